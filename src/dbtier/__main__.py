@@ -1,0 +1,3 @@
+from dbtier.cli.main import main
+
+raise SystemExit(main())

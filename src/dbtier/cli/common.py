@@ -1,0 +1,58 @@
+"""Options and plumbing every subcommand shares (sqlite-utils style).
+
+Every command: `--json` prints the result document on stdout and keeps the
+terminal quiet; `--out DIR` names the run directory (default
+runs/<UTC timestamp>-<command>).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable
+
+from rich.console import Console
+
+from dbtier.measure.machine import machine_info
+from dbtier.results.document import finish, new_document
+from dbtier.results.store import RunDir
+
+
+def add_output_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("output")
+    g.add_argument("--json", action="store_true", help="print the result document (JSON) on stdout")
+    g.add_argument("--out", metavar="DIR", help="run directory to write (default runs/<UTC timestamp>-<command>)")
+    g.add_argument("--runs-dir", metavar="DIR", default="runs", help="where new run directories go (default ./runs)")
+
+
+def console(args: argparse.Namespace) -> Console:
+    """Terminal output goes to stderr under --json, so stdout carries only the document."""
+    quiet = getattr(args, "json", False)
+    return Console(stderr=True, quiet=quiet) if quiet else Console(stderr=False)
+
+
+class Run:
+    """A run directory plus its document; `save()` after each step."""
+
+    def __init__(self, command: str, args: argparse.Namespace, params: dict[str, Any],
+                 paths: list[str] | None = None, devices: list[str] | None = None):
+        self.dir = RunDir.create(command, getattr(args, "out", None), getattr(args, "runs_dir", "runs"))
+        self.doc = new_document(command, params, machine_info(paths, devices))
+        self.save()
+
+    def save(self) -> None:
+        self.dir.write(self.doc)
+
+    def finish(self, status: str = "ok") -> None:
+        finish(self.doc, status)
+        self.save()
+
+
+def emit(doc: dict[str, Any], args: argparse.Namespace, render: Callable[[], None] | None = None) -> None:
+    if getattr(args, "json", False):
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    elif render is not None:
+        render()

@@ -1,0 +1,155 @@
+"""`dbtier probe PATH...`: characterise the storage under directories (or blank raw devices)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.core.errors import DbtierError
+from dbtier.core.units import parse_size
+from dbtier.measure import executor
+from dbtier.measure.probe import PROFILES, TESTS, check_device, check_directory, load_levels, probe_target, with_profile
+from dbtier.report.tables import probe_points_table, probe_summary_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("probe", help="characterise storage: IOPS/latency vs load, MB/s, commit latency, fsync honesty",
+                       description="Characterise the storage under each directory with fio (direct I/O): small random "
+                       "I/O over a load sweep, large sequential streams, commit (write + fdatasync) latency, and "
+                       "whether fsync is honest.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="directories to probe (default: none; see --device)")
+    p.add_argument("--device", action="append", default=[], metavar="DEV",
+                   help="probe a raw block device instead (needs --destroy-data; refused unless blank and unused)")
+    p.add_argument("--destroy-data", action="store_true", help="allow overwriting every byte of each --device")
+    p.add_argument("--profile", choices=sorted(PROFILES), default="quick",
+                   help="quick (about a minute a target) or full (longer points, bigger file, SNIA steady state)")
+    p.add_argument("--only", default=",".join(TESTS), metavar="TESTS",
+                   help=f"comma-separated subset of {','.join(TESTS)} (default: all)")
+    p.add_argument("--size", metavar="SIZE", help="test file size, e.g. 4G (default: the profile's, capped by free space)")
+    p.add_argument("--point-seconds", type=float, metavar="S", help="measured seconds per point (default: the profile's)")
+    p.add_argument("--max-lat-ms", type=float, default=50.0, help="stop a load sweep once p99 latency passes this (default 50)")
+    p.add_argument("--margin-pct", type=float, default=10.0,
+                   help="free space to leave untouched, %% of the filesystem (at least 512 MiB; default 10)")
+    p.add_argument("--fill", action="store_true", help="also measure write performance as the filesystem fills")
+    p.add_argument("--fill-max", metavar="SIZE", help="with --fill: write at most this much (default: up to the margin)")
+    p.add_argument("--buffered", action="store_true",
+                   help="measure through the page cache (for filesystems without direct I/O; the result says so)")
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def _tests(text: str) -> tuple[str, ...]:
+    chosen = tuple(t.strip() for t in text.split(",") if t.strip())
+    bad = [t for t in chosen if t not in TESTS]
+    if bad or not chosen:
+        raise DbtierError(f"--only: unknown test {', '.join(bad) or '(none)'}", f"choose from {', '.join(TESTS)}")
+    return chosen
+
+
+def _positive(name: str, value: float | None) -> None:
+    if value is not None and value <= 0:
+        raise DbtierError(f"{name} must be positive, got {value}", f"pass a number above zero to {name}")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.paths and not args.device:
+        raise DbtierError("nothing to probe", "pass one or more directories, e.g. `dbtier probe /var/lib/postgresql`")
+    tests = _tests(args.only)
+    _positive("--point-seconds", args.point_seconds)
+    _positive("--max-lat-ms", args.max_lat_ms)
+    if not 0 <= args.margin_pct < 100:
+        raise DbtierError(f"--margin-pct must be between 0 and 100, got {args.margin_pct}", "for example --margin-pct 10")
+    try:
+        size = parse_size(args.size) if args.size else None
+        fill_max = parse_size(args.fill_max) if args.fill_max else None
+    except ValueError as exc:
+        raise DbtierError(f"not a size: {exc}", "use a number with an optional k/M/G suffix, e.g. 4G") from exc
+    _positive("--size", size)
+    profile = with_profile(args.profile, args.point_seconds)
+    executor.require("fio")
+
+    targets = []
+    try:
+        for path in args.paths:
+            targets.append(check_directory(path, profile, args.margin_pct, size, args.buffered))
+        for dev in args.device:
+            targets.append(check_device(dev, args.destroy_data, profile, size))
+    except BaseException:
+        for t in targets:
+            t.cleanup()
+        raise
+
+    params = {"paths": args.paths, "devices": args.device, "profile": profile.name, "tests": list(tests),
+              "point_s": profile.point_s, "ramp_s": profile.ramp_s, "max_lat_ms": args.max_lat_ms,
+              "margin_pct": args.margin_pct, "direct_io": not args.buffered, "fill": args.fill,
+              "load_levels": [list(x) for x in load_levels(profile.max_outstanding, __import__("os").cpu_count() or 1)],
+              "engine": "fio", "latency": "fio lat_ns: submission to completion, percentiles per fio",
+              "commit_pattern": "8 KiB buffered write + fdatasync per write, psync engine, preallocated file"}
+    try:
+        run_ = Run("probe", args, params, paths=args.paths, devices=args.device)
+    except BaseException:
+        for t in targets:
+            t.cleanup()
+        raise
+    doc = run_.doc
+    doc["targets"] = []
+    out = console(args)
+    status = "ok"
+    try:
+        for i, t in enumerate(targets):
+            entry: dict[str, Any] = {"path": t.path, "kind": t.kind, "index": i, "status": "running",
+                                     "direct_io": not args.buffered, "file_bytes": t.file_bytes,
+                                     "filesystem": t.filesystem, "points": [], "summary": None,
+                                     "steady_state": None, "fill": None, "fsync_honesty": None}
+            doc["targets"].append(entry)
+            try:
+                _probe_one(t, entry, profile, run_, out, args, tests, size, fill_max)
+                entry["status"] = "ok"
+            except DbtierError as exc:
+                entry["status"] = "failed"
+                doc["errors"].append({"target": t.path, "message": exc.message, "hint": exc.hint})
+                status = "failed"
+                out.print(f"[red]dbtier: error: {exc.message}[/red]")
+                if exc.hint:
+                    out.print(f"  next: {exc.hint}")
+            finally:
+                t.cleanup()
+                run_.save()
+    except KeyboardInterrupt:
+        for t in targets:
+            t.cleanup()
+        for e in doc["targets"]:
+            if e["status"] == "running":
+                e["status"] = "interrupted"
+        run_.finish("interrupted")
+        raise
+    run_.finish(status)
+
+    def render() -> None:
+        for entry in doc["targets"]:
+            if entry["summary"]:
+                out.print(probe_summary_table(entry))
+        out.print(f"result: {run_.dir.result_path}")
+    emit(doc, args, render)
+    return 0 if status == "ok" else 1
+
+
+def _probe_one(t, entry, profile, run_, out, args, tests, size, fill_max) -> None:
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed} points"),
+                  TimeElapsedColumn(), console=out, transient=True, disable=args.json) as progress:
+        task = progress.add_task(f"probe {t.path}", total=None)
+        table_header = [False]
+
+        def on_point(point: dict[str, Any]) -> None:
+            progress.advance(task)
+            progress.update(task, description=f"{t.path}: {point['test']} x{point['outstanding']}")
+            if not args.json:
+                progress.console.print(probe_points_table([point], header=not table_header[0]))
+                table_header[0] = True
+
+        probe_target(t, entry, profile, run_.dir, run_.save, on_point, tests=tests, max_lat_ms=args.max_lat_ms,
+                     direct=not args.buffered, fill=args.fill, fill_max=fill_max, margin_pct=args.margin_pct)

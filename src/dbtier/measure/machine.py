@@ -1,0 +1,197 @@
+"""Machine metadata recorded with every run (pyperf-style).
+
+Reads /proc and /sys; the parsers are pure functions so they can be tested on
+saved files.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from dbtier import __version__
+
+# Virtual disks report whatever their driver defaults to: virtio_blk says
+# "rotational" for every disk, so the flag tells nothing about the media.
+VIRTUAL_DRIVERS = ("virtio", "xen", "vmw_pvscsi", "hv_storvsc", "nbd", "loop", "zram", "rbd")
+
+
+def parse_mountinfo(text: str) -> list[dict[str, Any]]:
+    """/proc/self/mountinfo lines -> mounts (see proc(5))."""
+    mounts = []
+    for line in text.splitlines():
+        left, _, right = line.partition(" - ")
+        f = left.split()
+        r = right.split()
+        if len(f) < 6 or len(r) < 2:
+            continue
+        major, minor = (int(x) for x in f[2].split(":"))
+        mounts.append({
+            "mount_point": _unescape(f[4]),
+            "major": major,
+            "minor": minor,
+            "mount_options": f[5],
+            "fs_type": r[0],
+            "source": _unescape(r[1]),
+            "super_options": r[2] if len(r) > 2 else "",
+        })
+    return mounts
+
+
+def _unescape(s: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)
+
+
+def mount_for(path: str, mounts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The mount a path lives on: the longest mount point that prefixes it (last one wins on ties)."""
+    real = os.path.realpath(path)
+    best = None
+    for m in mounts:
+        mp = m["mount_point"]
+        if real == mp or real.startswith(mp.rstrip("/") + "/") or mp == "/":
+            if best is None or len(mp) >= len(best["mount_point"]):
+                best = m
+    return best
+
+
+def _read(path: str | Path) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def block_device_info(major: int, minor: int, sys_root: str = "/sys") -> dict[str, Any] | None:
+    """Facts about the whole disk behind major:minor (a partition resolves to its disk)."""
+    if major == 0:
+        return None
+    node = Path(sys_root) / "dev" / "block" / f"{major}:{minor}"
+    if not node.exists():
+        return None
+    real = node.resolve()
+    name = real.name
+    disk = real.parent if (real / "partition").exists() else real
+    q = disk / "queue"
+    sched = _read(q / "scheduler")
+    active = re.search(r"\[([^\]]+)\]", sched or "")
+    driver = None
+    drv = disk / "device" / "driver"
+    if drv.exists():
+        driver = drv.resolve().name
+    model = _read(disk / "device" / "model")
+    vendor = _read(disk / "device" / "vendor")
+    rotational = _read(q / "rotational")
+    size = _read(disk / "size")
+    return {
+        "name": name,
+        "disk": disk.name,
+        "model": " ".join(x for x in (vendor, model) if x) or None,
+        "driver": driver,
+        "virtual": bool(driver and driver.startswith(VIRTUAL_DRIVERS)) or disk.name.startswith(VIRTUAL_DRIVERS),
+        "rotational": None if rotational is None else rotational == "1",
+        "scheduler": active.group(1) if active else sched,
+        "write_cache": _read(q / "write_cache"),
+        "logical_block_bytes": _int(_read(q / "logical_block_size")),
+        "physical_block_bytes": _int(_read(q / "physical_block_size")),
+        "size_bytes": None if size is None else int(size) * 512,
+    }
+
+
+def _int(s: str | None) -> int | None:
+    return None if s is None or not s.isdigit() else int(s)
+
+
+def path_info(path: str) -> dict[str, Any]:
+    mounts = parse_mountinfo(_read("/proc/self/mountinfo") or "")
+    m = mount_for(path, mounts)
+    info: dict[str, Any] = {"path": os.path.realpath(path)}
+    if m is None:
+        return info
+    info.update({
+        "mount_point": m["mount_point"],
+        "filesystem": m["fs_type"],
+        "mount_options": m["mount_options"] + ("," + m["super_options"] if m["super_options"] else ""),
+        "source": m["source"],
+    })
+    dev = block_device_info(m["major"], m["minor"])
+    if dev is None and m["source"].startswith("/dev/"):
+        try:
+            st = os.stat(m["source"])
+            dev = block_device_info(os.major(st.st_rdev), os.minor(st.st_rdev))
+        except OSError:
+            dev = None
+    info["block_device"] = dev
+    return info
+
+
+def device_info(dev: str) -> dict[str, Any]:
+    st = os.stat(dev)
+    return {"path": dev, "filesystem": None, "mount_options": None,
+            "block_device": block_device_info(os.major(st.st_rdev), os.minor(st.st_rdev))}
+
+
+def _cmd_version(argv: list[str], pattern: str) -> str | None:
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(pattern, out)
+    return m.group(1) if m else out.strip() or None
+
+
+def _pkg_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def tool_versions() -> dict[str, str | None]:
+    return {
+        "dbtier": __version__,
+        "python": platform.python_version(),
+        "fio": _cmd_version(["fio", "--version"], r"fio-(\S+)"),
+        "postgresql": _cmd_version(["postgres", "--version"], r"\(PostgreSQL\) (\S+)")
+        or _cmd_version(["pg_config", "--version"], r"PostgreSQL (\S+)"),
+        "duckdb": _pkg_version("duckdb"),
+    }
+
+
+def parse_meminfo_total(text: str) -> int | None:
+    m = re.search(r"^MemTotal:\s+(\d+) kB", text, re.M)
+    return int(m.group(1)) * 1024 if m else None
+
+
+def parse_cpu_model(text: str) -> str | None:
+    m = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
+    return m.group(1).strip() if m else None
+
+
+def os_release() -> str | None:
+    text = _read("/etc/os-release") or ""
+    m = re.search(r'^PRETTY_NAME="?([^"\n]+)"?', text, re.M)
+    return m.group(1) if m else None
+
+
+def machine_info(paths: list[str] | None = None, devices: list[str] | None = None) -> dict[str, Any]:
+    targets = [path_info(p) for p in (paths or [])] + [device_info(d) for d in (devices or [])]
+    return {
+        "hostname": socket.gethostname(),
+        "os": os_release(),
+        "kernel": platform.release(),
+        "arch": platform.machine(),
+        "cpu_model": parse_cpu_model(_read("/proc/cpuinfo") or ""),
+        "cpu_count": os.cpu_count(),
+        "memory_bytes": parse_meminfo_total(_read("/proc/meminfo") or ""),
+        "targets": targets,
+        "versions": tool_versions(),
+    }

@@ -1,0 +1,355 @@
+"""The device catalog: devices and the controller/enclosure/bus overhead they bring.
+
+Pure: reads TOML (the shipped files in `dbtier.catalog`, then any user files),
+validates every entry, and returns immutable objects. No subprocess, no network.
+
+Units (DESIGN: units in names): MB = 10**6 bytes, GB = 10**9 bytes, latency in
+microseconds, prices in US dollars. Every entry says where its figures come from
+(`source`).
+
+Invariants of a loaded Catalog:
+- every device and overhead passed validation (numbers > 0; a price of 0 only
+  with `notes` saying why);
+- ids are unique per table; a later file's entry with an existing id replaced
+  the earlier one (an override) and `origin` names the file it came from;
+- every `applies_to` token names a known kind, an interface in use, or a device id.
+
+Overheads are separate components (an HBA, an enclosure, a bus) and add up: a
+plan of n devices needs ceil(n / per_devices) units of each overhead returned by
+`Catalog.overheads_for`, each unit costing `price_usd` and passing at most
+`max_mbps`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from dataclasses import asdict, dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from dbtier.core.errors import DbtierError
+
+KINDS = ("hdd", "sata-ssd", "sas-ssd", "nvme", "pcie-flash", "cloud-volume")
+
+# The shipped files, in load order; a shipped id may appear in only one of them.
+SHIPPED_FILES = ("legacy.toml", "current.toml", "overhead.toml")
+
+_ID_RE = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
+_HINT_LIST = "run `dbtier catalog list` to see every device id"
+
+
+@dataclass(frozen=True)
+class Device:
+    id: str
+    name: str
+    kind: str
+    interface: str
+    capacity_gb: float
+    price_usd: float
+    read_iops: float
+    write_iops: float
+    read_mbps: float
+    write_mbps: float
+    read_latency_us: float
+    write_latency_us: float
+    source: str
+    notes: str | None = None
+    origin: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Overhead:
+    id: str
+    name: str
+    price_usd: float
+    per_devices: int
+    max_mbps: float
+    applies_to: tuple[str, ...]
+    source: str
+    notes: str | None = None
+    origin: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["applies_to"] = list(self.applies_to)
+        return d
+
+
+# field name -> (type check, description for messages); order is the schema's.
+_NUM = "number"
+_STR = "string"
+_INT = "integer"
+_LIST = "list of strings"
+
+_DEVICE_FIELDS: dict[str, str] = {
+    "id": _STR, "name": _STR, "kind": _STR, "interface": _STR,
+    "capacity_gb": _NUM, "price_usd": _NUM,
+    "read_iops": _NUM, "write_iops": _NUM, "read_mbps": _NUM, "write_mbps": _NUM,
+    "read_latency_us": _NUM, "write_latency_us": _NUM,
+    "source": _STR, "notes": _STR,
+}
+_DEVICE_OPTIONAL = {"notes"}
+
+_OVERHEAD_FIELDS: dict[str, str] = {
+    "id": _STR, "name": _STR, "price_usd": _NUM, "per_devices": _INT,
+    "max_mbps": _NUM, "applies_to": _LIST, "source": _STR, "notes": _STR,
+}
+_OVERHEAD_OPTIONAL = {"notes"}
+
+_TABLES = {"device": (_DEVICE_FIELDS, _DEVICE_OPTIONAL), "overhead": (_OVERHEAD_FIELDS, _OVERHEAD_OPTIONAL)}
+
+
+class Catalog:
+    """Devices and overheads by id, in load order (an override keeps the original position)."""
+
+    def __init__(self, devices: Mapping[str, Device], overheads: Mapping[str, Overhead],
+                 files: Sequence[str] = (), overridden: Mapping[str, str] | None = None):
+        self.devices: dict[str, Device] = dict(devices)
+        self.overheads: dict[str, Overhead] = dict(overheads)
+        self.files: tuple[str, ...] = tuple(files)
+        # "device:<id>" / "overhead:<id>" -> origin of the entry that was replaced
+        self.overridden: dict[str, str] = dict(overridden or {})
+
+    def device(self, id: str) -> Device:
+        try:
+            return self.devices[id]
+        except KeyError:
+            raise DbtierError(_unknown("device", id, list(self.devices)), _HINT_LIST) from None
+
+    def overhead(self, id: str) -> Overhead:
+        try:
+            return self.overheads[id]
+        except KeyError:
+            raise DbtierError(_unknown("overhead", id, list(self.overheads)),
+                              "run `dbtier catalog list` to see every overhead id") from None
+
+    def overheads_for(self, device: Device) -> list[Overhead]:
+        """The overheads a device needs, most specific match first wins.
+
+        An overhead applies when its `applies_to` names the device's id, its
+        interface or its kind. If any overhead names the device id, only those
+        apply; otherwise those naming the interface; otherwise those naming the
+        kind. (So a 2011 SATA SSD can be pinned to the SAS-2 HBA of its study
+        while today's SATA SSDs get today's HBA through their interface.)
+        """
+        for key in (device.id, device.interface, device.kind):
+            hits = [o for o in self.overheads.values() if key in o.applies_to]
+            if hits:
+                return hits
+        return []
+
+    def of_kind(self, kind: str | None) -> list[Device]:
+        return [d for d in self.devices.values() if kind is None or d.kind == kind]
+
+
+def _unknown(what: str, id: str, known: list[str]) -> str:
+    near = [k for k in known if id and id.lower() in k]
+    for k in difflib.get_close_matches(id.lower(), known, n=5, cutoff=0.6):
+        if k not in near:
+            near.append(k)
+    msg = f"unknown {what} id '{id}'"
+    if near:
+        msg += "; did you mean " + ", ".join(f"'{k}'" for k in near[:5]) + "?"
+    return msg
+
+
+def load_catalog(extra: Sequence[str | Path] = ()) -> Catalog:
+    """The shipped catalog, then each extra file in order (later entries override by id)."""
+    devices: dict[str, Device] = {}
+    overheads: dict[str, Overhead] = {}
+    overridden: dict[str, str] = {}
+    files: list[str] = []
+    positions: dict[tuple[str, str], int] = {}  # (origin, overhead id) -> index in its file, for messages
+
+    pkg = resources.files("dbtier.catalog")
+    for name in SHIPPED_FILES:
+        origin = f"shipped:{name}"
+        text = (pkg / name).read_text(encoding="utf-8")
+        devs, ovs = parse_catalog_text(text, origin)
+        for d in devs:
+            if d.id in devices:
+                raise DbtierError(f"{origin}: device id '{d.id}' is also in {devices[d.id].origin}",
+                                  "shipped catalog ids must be unique; this is a dbtier bug")
+            devices[d.id] = d
+        for i, o in enumerate(ovs, 1):
+            positions[(origin, o.id)] = i
+            if o.id in overheads:
+                raise DbtierError(f"{origin}: overhead id '{o.id}' is also in {overheads[o.id].origin}",
+                                  "shipped catalog ids must be unique; this is a dbtier bug")
+            overheads[o.id] = o
+        files.append(origin)
+
+    for path in extra:
+        origin = str(path)
+        devs, ovs = parse_catalog_text(_read_user_file(Path(path)), origin)
+        for d in devs:
+            if d.id in devices:
+                overridden[f"device:{d.id}"] = devices[d.id].origin
+            devices[d.id] = d
+        for i, o in enumerate(ovs, 1):
+            positions[(origin, o.id)] = i
+            if o.id in overheads:
+                overridden[f"overhead:{o.id}"] = overheads[o.id].origin
+            overheads[o.id] = o
+        files.append(origin)
+
+    catalog = Catalog(devices, overheads, files, overridden)
+    _check_applies_to(catalog, positions)
+    return catalog
+
+
+def _read_user_file(path: Path) -> str:
+    if not path.exists():
+        raise DbtierError(f"catalog file {path} not found",
+                          "check the path given to --catalog (relative paths start at the current directory)")
+    if path.is_dir():
+        raise DbtierError(f"catalog file {path} is a directory", "pass a .toml file to --catalog")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DbtierError(f"{path}: not UTF-8 text (byte {exc.start})", "save the catalog file as UTF-8") from exc
+    except OSError as exc:
+        raise DbtierError(f"cannot read catalog file {path}: {exc.strerror}", "check its permissions") from exc
+
+
+def parse_catalog_text(text: str, origin: str) -> tuple[list[Device], list[Overhead]]:
+    """Validate one file's text; `origin` names it in messages and in each entry."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message ends with "(at line N, column M)"
+        raise DbtierError(f"{origin}: not valid TOML: {exc}",
+                          "fix the syntax at that line (see the catalog files shipped in dbtier/catalog/)") from exc
+
+    unknown = [k for k in data if k not in _TABLES]
+    if unknown:
+        raise DbtierError(
+            f"{origin}: unknown top-level table '{unknown[0]}' (allowed: [[device]], [[overhead]])",
+            "each entry is a [[device]] or an [[overhead]] table")
+    if not data:
+        raise DbtierError(f"{origin}: no [[device]] or [[overhead]] tables",
+                          "add at least one entry, or drop the file from --catalog")
+
+    devices = [_device(e, i, origin) for i, e in enumerate(_entries(data, "device", origin), 1)]
+    overheads = [_overhead(e, i, origin) for i, e in enumerate(_entries(data, "overhead", origin), 1)]
+    for table, entries in (("device", devices), ("overhead", overheads)):
+        seen: dict[str, int] = {}
+        for i, e in enumerate(entries, 1):
+            if e.id in seen:
+                raise DbtierError(
+                    f"{origin}: {table} #{i} (id '{e.id}'): duplicate id, already used by {table} #{seen[e.id]}",
+                    "ids must be unique within a file; to replace a shipped entry, reuse its id once")
+            seen[e.id] = i
+    return devices, overheads
+
+
+def _entries(data: dict[str, Any], table: str, origin: str) -> list[dict[str, Any]]:
+    value = data.get(table, [])
+    if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+        raise DbtierError(f"{origin}: '{table}' must be an array of tables written [[{table}]]",
+                          f"write each entry under its own [[{table}]] header")
+    return value
+
+
+def _where(table: str, index: int, entry: dict[str, Any], origin: str) -> str:
+    id_ = entry.get("id")
+    label = f"id '{id_}'" if isinstance(id_, str) else "no id"
+    return f"{origin}: {table} #{index} ({label})"
+
+
+def _validate(table: str, entry: dict[str, Any], index: int, origin: str) -> dict[str, Any]:
+    schema, optional = _TABLES[table]
+    where = _where(table, index, entry, origin)
+    for key in entry:
+        if key not in schema:
+            raise DbtierError(f"{where}: unknown field '{key}' (allowed: {', '.join(schema)})",
+                              "fix the field name")
+    out: dict[str, Any] = {}
+    for key, typ in schema.items():
+        if key not in entry:
+            if key in optional:
+                continue
+            raise DbtierError(f"{where}: missing field '{key}' ({typ})", f"add {key} = ... to that entry")
+        value = entry[key]
+        if typ == _STR:
+            if not isinstance(value, str):
+                raise DbtierError(f"{where}: field '{key}' must be a string, got {_describe(value)}",
+                                  f'quote it: {key} = "..."')
+            if not value.strip():
+                raise DbtierError(f"{where}: field '{key}' is empty", f"give {key} a value")
+        elif typ == _NUM:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise DbtierError(f"{where}: field '{key}' must be a number, got {_describe(value)}",
+                                  f"write it as a bare number, e.g. {key} = 250")
+            if value != value or value in (float("inf"), float("-inf")):
+                raise DbtierError(f"{where}: field '{key}' must be a finite number, got {value}",
+                                  "give the figure from the source")
+        elif typ == _INT:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise DbtierError(f"{where}: field '{key}' must be a whole number, got {_describe(value)}",
+                                  f"e.g. {key} = 16")
+        elif typ == _LIST:
+            if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+                raise DbtierError(f"{where}: field '{key}' must be a non-empty list of strings, got {_describe(value)}",
+                                  f'e.g. {key} = ["sata-ssd", "sas-12g"]')
+        out[key] = value
+
+    if not _ID_RE.match(out["id"]):
+        raise DbtierError(f"{where}: id '{out['id']}' is not lowercase-kebab (letters, digits, '-' and '.')",
+                          "e.g. id = \"sas-15k-73gb\"")
+    for key, typ in schema.items():
+        if typ in (_NUM, _INT) and key in out:
+            v = out[key]
+            if key == "price_usd":
+                if v < 0:
+                    raise DbtierError(f"{where}: field 'price_usd' must not be negative, got {v}",
+                                      "give the list or street price in US dollars")
+                if v == 0 and not (out.get("notes") or "").strip():
+                    raise DbtierError(f"{where}: field 'price_usd' is 0 but no notes say why",
+                                      "give a price, or add notes explaining the zero (e.g. already owned)")
+            elif v <= 0:
+                raise DbtierError(f"{where}: field '{key}' must be positive, got {v}",
+                                  "every figure is a positive quantity; give the figure from the source")
+    return out
+
+
+def _describe(value: Any) -> str:
+    kind = {bool: "a boolean", str: "a string", int: "an integer", float: "a number",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    text = repr(value)
+    return f"{kind} ({text if len(text) <= 40 else text[:37] + '...'})"
+
+
+def _device(entry: dict[str, Any], index: int, origin: str) -> Device:
+    v = _validate("device", entry, index, origin)
+    if v["kind"] not in KINDS:
+        raise DbtierError(f"{_where('device', index, entry, origin)}: unknown kind '{v['kind']}' "
+                          f"(allowed: {', '.join(KINDS)})", "use one of the allowed kinds")
+    if not _ID_RE.match(v["interface"]):
+        raise DbtierError(f"{_where('device', index, entry, origin)}: interface '{v['interface']}' "
+                          "is not a lowercase token (letters, digits, '-' and '.')",
+                          'e.g. interface = "sata-6g", "sas-12g", "pcie4-x4", "aws-ebs"')
+    return Device(**{f.name: v.get(f.name) for f in fields(Device) if f.name != "origin"}, origin=origin)
+
+
+def _overhead(entry: dict[str, Any], index: int, origin: str) -> Overhead:
+    v = _validate("overhead", entry, index, origin)
+    v["applies_to"] = tuple(v["applies_to"])
+    return Overhead(**{f.name: v.get(f.name) for f in fields(Overhead) if f.name != "origin"}, origin=origin)
+
+
+def _check_applies_to(catalog: Catalog, positions: Mapping[tuple[str, str], int]) -> None:
+    known = set(KINDS) | {d.interface for d in catalog.devices.values()} | set(catalog.devices)
+    for o in catalog.overheads.values():
+        for token in o.applies_to:
+            if token not in known:
+                where = f"{o.origin}: overhead #{positions.get((o.origin, o.id), '?')} (id '{o.id}')"
+                raise DbtierError(
+                    f"{where}: field 'applies_to': '{token}' matches no kind, interface or device id",
+                    f"kinds are {', '.join(KINDS)}; `dbtier catalog list` shows interfaces and ids")

@@ -1,0 +1,60 @@
+"""Terminal tables (rich). They only read result documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+_POINT_COLS = (("test", 16, "left"), ("jobs×qd", 9, "right"), ("IOPS", 10, "right"), ("MB/s", 9, "right"),
+               ("p50 µs", 10, "right"), ("p99 µs", 10, "right"), ("p99.9 µs", 10, "right"), ("fio CPU", 8, "right"))
+
+
+def _num(x: float | None, digits: int = 0) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.{digits}f}"
+
+
+def probe_points_table(points: list[dict[str, Any]], header: bool = True) -> Table:
+    t = Table(show_header=header, box=None, pad_edge=False)
+    for name, width, justify in _POINT_COLS:
+        t.add_column(name, width=width, justify=justify, no_wrap=True)
+    for p in points:
+        lat = p.get("commit_lat_us") or p.get("lat_us") or {}
+        t.add_row(p["test"], f"{p['jobs']}x{p['iodepth']}", _num(p["iops"]), _num(p["mbps"], 1),
+                  _num(lat.get("p50"), 1), _num(lat.get("p99"), 1), _num(lat.get("p999"), 1),
+                  f"{p['cpu_cores']:.2f}c")
+    return t
+
+
+SUMMARY_LABELS = {
+    "read_iops_4k": ("4 KiB random read, peak", "IOPS", 0),
+    "write_iops_4k": ("4 KiB random write, peak", "IOPS", 0),
+    "mixed_iops_8k": ("8 KiB 70/30 mix, peak", "IOPS", 0),
+    "read_lat_us_qd1_p50": ("read latency at QD1, p50", "µs", 1),
+    "write_lat_us_qd1_p50": ("write latency at QD1, p50", "µs", 1),
+    "read_lat_us_p99_at_max": ("read latency at peak, p99", "µs", 1),
+    "read_mbps_seq": ("sequential read", "MB/s", 0),
+    "write_mbps_seq": ("sequential write", "MB/s", 0),
+    "commit_lat_us_p50": ("commit (8 KiB + fdatasync), p50", "µs", 1),
+    "commit_lat_us_p99": ("commit, p99", "µs", 1),
+    "commits_per_s": ("commits per second, best", "/s", 0),
+}
+
+
+def probe_summary_table(entry: dict[str, Any]) -> Table:
+    s = entry["summary"]
+    t = Table(title=f"{entry['path']} ({entry.get('filesystem') or entry['kind']})", title_justify="left")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_column("unit")
+    for key, (label, unit, digits) in SUMMARY_LABELS.items():
+        if s.get(key) is not None:
+            t.add_row(label, _num(s[key], digits), unit)
+    if s.get("fsync_honesty"):
+        colour = "green" if s["fsync_honesty"] == "ok" else "red"
+        t.add_row("fsync honesty", f"[{colour}]{s['fsync_honesty']}[/{colour}]", "")
+        t.caption = f"fsync {s['fsync_honesty']}: {s['fsync_honesty_reason']}"
+        t.caption_justify = "left"
+    return t
