@@ -75,8 +75,13 @@ def run_list(args: argparse.Namespace) -> int:
         if overheads:
             con.print()
             con.print(_overheads_table(overheads, "overheads (controllers, enclosures, buses)"))
-        if catalog.overridden:
-            con.print("overridden: " + ", ".join(f"{k} (was {v})" for k, v in catalog.overridden.items()))
+        for origin in catalog.files:
+            mine = [e.id + (" (replaces an earlier entry)" if f"{what}:{e.id}" in catalog.overridden else "")
+                    for what, entries in (("device", devices), ("overhead", overheads))
+                    for e in entries if e.origin == origin]
+            if mine and not origin.startswith("shipped:"):
+                con.print()
+                con.print(f"from {origin}: " + ", ".join(mine))
         con.print()
         con.print(f"[dim]{len(devices)} devices; `dbtier catalog show ID` gives sources. Run: {run.dir.path}[/dim]")
 
@@ -115,10 +120,6 @@ def _n(x: float, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
-def _origin(origin: str) -> str:
-    return "" if origin.startswith("shipped:") else origin
-
-
 def _si(x: float, digits: int = 3) -> str:
     """Compact number for narrow tables, `digits` significant: 250, 3.3K, 185K, 1.4M (5 digits: 12500)."""
     if x >= 10**digits:
@@ -130,15 +131,12 @@ def _si(x: float, digits: int = 3) -> str:
 
 def _devices_table(devices: list[Device], width: int) -> Table:
     """One section per kind; figures read/write. Narrow terminals drop $/GB (`show` has it)."""
-    user = any(_origin(d.origin) for d in devices)
     wide = width >= 80
     t = Table(title="devices (read/write figures; `dbtier catalog show ID` gives sources)", title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False, padding=0, show_edge=False)
     cols = ["id", "GB", "$"] + (["$/GB"] if wide else []) + ["IOPS", "MB/s", "latency µs"]
     for name in cols:
         t.add_column(name, justify="left" if name == "id" else "right", no_wrap=True)
-    if user:
-        t.add_column("from", overflow="fold")
     for kind in KINDS:
         group = [d for d in devices if d.kind == kind]
         if not group:
@@ -150,8 +148,6 @@ def _devices_table(devices: list[Device], width: int) -> Table:
                 row.append(_n(d.price_usd / d.capacity_gb, 2))
             row += [f"{_si(d.read_iops)}/{_si(d.write_iops)}", f"{_si(d.read_mbps, 5)}/{_si(d.write_mbps, 5)}",
                     f"{_si(d.read_latency_us, 5)}/{_si(d.write_latency_us, 5)}"]
-            if user:
-                row.append(_origin(d.origin))
             t.add_row(*row)
     return t
 

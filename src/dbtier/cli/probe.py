@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--point-seconds", type=float, metavar="S", help="measured seconds per point (default: the profile's)")
     p.add_argument("--max-lat-ms", type=float, default=50.0, help="stop a load sweep once p99 latency passes this (default 50)")
     p.add_argument("--margin-pct", type=float, default=10.0,
-                   help="free space to leave untouched, %% of the filesystem (at least 512 MiB; default 10)")
+                   help="free space to leave untouched, %% of the filesystem (default 10; never below "
+                   "512 MiB or 5%% of it, whichever is smaller)")
     p.add_argument("--fill", action="store_true", help="also measure write performance as the filesystem fills")
     p.add_argument("--fill-max", metavar="SIZE", help="with --fill: write at most this much (default: up to the margin)")
     p.add_argument("--buffered", action="store_true",

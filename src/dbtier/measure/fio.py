@@ -113,7 +113,8 @@ def parse_output(text: str, source: str = "fio output") -> dict[str, Any]:
     if start < 0:
         raise DbtierError(f"{source}: no JSON in fio's output", "see the raw output file beside result.json")
     try:
-        data = json.loads(text[start:])
+        # raw_decode: fio appends error lines after the JSON when a job fails.
+        data, _ = json.JSONDecoder().raw_decode(text[start:])
     except json.JSONDecodeError as exc:
         raise DbtierError(f"{source}: fio's JSON is malformed ({exc.msg} at line {exc.lineno})",
                           "fio was probably killed mid-run; re-run the probe") from exc
@@ -157,11 +158,16 @@ def run(job: FioJob, raw_path: Path, *, env: dict[str, str] | None = None) -> di
     timeout = job.runtime_s + job.ramp_s + 600  # layout of a big file can take minutes
     done = executor.run(build_args(job, str(raw_path)), env=env, timeout_s=timeout)
     text = raw_path.read_text() if raw_path.exists() else ""
-    if done.returncode != 0 or not text.strip():
-        raise fio_failure(job, done.returncode, (done.stderr or done.stdout or text).strip())
-    res = parse_output(text, str(raw_path))
-    if res["error"]:
-        raise fio_failure(job, res["error"], (done.stderr or "").strip())
+    res = None
+    try:
+        res = parse_output(text, str(raw_path))
+    except DbtierError:
+        if done.returncode == 0:
+            raise
+    if done.returncode != 0 or res is None or res["error"]:
+        code = (res or {}).get("error") or done.returncode
+        tail = text[text.rfind("}") + 1:] if res else text
+        raise fio_failure(job, code, "\n".join(x.strip() for x in (done.stderr, tail) if x and x.strip()))
     return res
 
 

@@ -82,8 +82,9 @@ def load_levels(max_outstanding: int, cpus: int) -> list[tuple[int, int]]:
 
 
 def margin_bytes(total_bytes: int, margin_pct: float) -> int:
-    """Free space dbtier leaves untouched: margin_pct of the filesystem, at least 512 MiB."""
-    return max(int(total_bytes * margin_pct / 100.0), 512 * MIB)
+    """Free space dbtier leaves untouched: margin_pct of the filesystem, and never less than
+    512 MiB or 5% of it, whichever is smaller (a floor that --margin-pct 0 cannot remove)."""
+    return max(int(total_bytes * margin_pct / 100.0), min(512 * MIB, total_bytes * 5 // 100))
 
 
 def plan_file_size(avail_bytes: int, total_bytes: int, wanted: int, margin_pct: float) -> int:
@@ -124,11 +125,6 @@ def check_directory(path: str, profile: Profile, margin_pct: float, size: int | 
         raise DbtierError(f"{path}: not a directory", hint)
     info = path_info(path)
     fs = info.get("filesystem")
-    if fs in MEMORY_FILESYSTEMS and not buffered:
-        raise DbtierError(
-            f"{path} is on {fs}: that is memory, not storage, so every figure would be RAM speed "
-            "and say nothing about a disk",
-            "probe a directory on a disk-backed filesystem (or pass --buffered to measure it anyway)")
     workdir = p / f"{WORKDIR_PREFIX}{uuid.uuid4().hex[:8]}"
     try:
         workdir.mkdir()
@@ -142,6 +138,11 @@ def check_directory(path: str, profile: Profile, margin_pct: float, size: int | 
                 "measuring memory rather than the device",
                 "probe a filesystem that supports O_DIRECT, or pass --buffered to measure through the cache "
                 "(the result then says direct_io: false)")
+        if fs in MEMORY_FILESYSTEMS and not buffered:
+            raise DbtierError(
+                f"{path} is on {fs}: that is memory, not storage, so every figure would be RAM speed "
+                "and say nothing about a disk",
+                "probe a directory on a disk-backed filesystem (or pass --buffered to measure it anyway)")
         st = os.statvfs(workdir)
         avail, total = st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize
         wanted = size if size else profile.file_bytes

@@ -1,0 +1,395 @@
+"""Chart primitives: pure functions from numbers to self-contained SVG strings.
+
+No JavaScript, no external fonts or images: each chart is one <svg> element with
+a <title> (its accessible name), a white background so it prints as seen, and
+all text escaped. Colours come from one palette so a test keeps its colour
+across the charts of a report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from html import escape
+from typing import Sequence
+
+# Tableau 10: distinguishable for most colour-vision deficiencies and in greyscale print.
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
+INK = "#222"
+MUTED = "#666"
+GRID = "#e3e3e3"
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
+
+_CHAR_W = 6.6       # rough width of one 12px character, for layout only
+_LEGEND_ROW = 18
+
+
+def colour(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    points: Sequence[tuple[float, float | None]]   # (x, y); y None is a gap
+    colour: str | None = None
+    dashed: bool = False
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A highlighted point (a ring and a label), e.g. the peak of a sweep."""
+    x: float
+    y: float
+    label: str
+    colour: str = INK
+
+
+@dataclass(frozen=True)
+class RefLine:
+    """A horizontal reference line across the plot (e.g. an average)."""
+    y: float
+    label: str
+    colour: str = MUTED
+
+
+@dataclass(frozen=True)
+class Band:
+    """A shaded x range (e.g. the steady-state window)."""
+    x0: float
+    x1: float
+    label: str = ""
+
+
+@dataclass
+class _Frame:
+    width: int
+    height: int
+    left: float
+    right: float
+    top: float
+    bottom: float
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def plot_w(self) -> float:
+        return self.width - self.left - self.right
+
+    @property
+    def plot_h(self) -> float:
+        return self.height - self.top - self.bottom
+
+
+# -- numbers -----------------------------------------------------------------
+
+def fmt_num(x: float | None) -> str:
+    """Short readable numbers for ticks and labels: 950, 1.2k, 10k, 1.2M, 0.25."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    if x == 0:
+        return "0"
+    ax = abs(x)
+    for div, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if ax >= div * 0.9995:
+            return _trim(x / div) + suffix
+    return _trim(x)
+
+
+def _trim(v: float) -> str:
+    av = abs(v)
+    if av >= 100:
+        text = f"{v:.0f}"
+    elif av >= 10:
+        text = f"{v:.1f}"
+    elif av >= 1:
+        text = f"{v:.2f}"
+    else:
+        text = f"{v:.3g}"
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi] with steps of 1, 2, 2.5 or 5 × 10^k."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return [0.0, 1.0]
+    if hi <= lo:
+        hi = lo + (abs(lo) or 1.0)
+    raw = (hi - lo) / max(count, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.floor(lo / step + 1e-9) * step
+    ticks = []
+    v = start
+    while v < hi + step * 0.5 and len(ticks) < 50:
+        ticks.append(round(v, 12))
+        if v >= hi - 1e-9 * step:
+            break
+        v += step
+    if ticks[-1] < hi - 1e-9 * step:
+        ticks.append(round(ticks[-1] + step, 12))
+    return ticks
+
+
+def log10_ticks(lo: float, hi: float) -> list[float]:
+    """Decades spanning [lo, hi] (lo > 0); 2 and 5 between them when the span is short."""
+    a, b = math.floor(math.log10(lo) + 1e-9), math.ceil(math.log10(hi) - 1e-9)
+    if b <= a:
+        b = a + 1
+    mults = (1, 2, 5) if b - a <= 2 else (1,)
+    ticks = [m * 10.0 ** e for e in range(a, b + 1) for m in mults if m * 10.0 ** e <= 10.0 ** b]
+    return ticks
+
+
+def log2_ticks(lo: float, hi: float) -> list[float]:
+    a, b = math.floor(math.log2(lo) + 1e-9), math.ceil(math.log2(hi) - 1e-9)
+    if b <= a:
+        b = a + 1
+    return [2.0 ** e for e in range(a, b + 1)]
+
+
+class _Axis:
+    """Maps data values to pixels, linear, log2 or log10."""
+
+    def __init__(self, values: Sequence[float], kind: str, p0: float, p1: float,
+                 include_zero: bool = False, pad: float = 0.0):
+        self.kind = kind
+        vals = [v for v in values if v is not None and math.isfinite(v) and (kind == "linear" or v > 0)]
+        if not vals:
+            vals = [1.0]
+        lo, hi = min(vals), max(vals)
+        if kind == "log2":
+            self.ticks = log2_ticks(lo, hi)
+        elif kind == "log10":
+            self.ticks = log10_ticks(lo, hi)
+        else:
+            if include_zero:
+                lo = min(lo, 0.0)
+                hi = max(hi, 0.0)
+            if pad and hi > lo:
+                span = hi - lo
+                hi += span * pad
+                if not include_zero or lo < 0:
+                    lo -= span * pad
+            self.ticks = nice_ticks(lo, hi)
+        self.lo, self.hi = self.ticks[0], self.ticks[-1]
+        self.p0, self.p1 = p0, p1
+
+    def _t(self, v: float) -> float:
+        if self.kind == "log2":
+            return math.log2(v)
+        if self.kind == "log10":
+            return math.log10(v)
+        return v
+
+    def __call__(self, v: float) -> float:
+        lo, hi = self._t(self.lo), self._t(self.hi)
+        if hi == lo:
+            return (self.p0 + self.p1) / 2
+        return self.p0 + (self._t(v) - lo) / (hi - lo) * (self.p1 - self.p0)
+
+    def ok(self, v: float | None) -> bool:
+        return v is not None and math.isfinite(v) and (self.kind == "linear" or v > 0)
+
+
+# -- SVG pieces ----------------------------------------------------------------
+
+def _f(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def _text(x: float, y: float, s: str, anchor: str = "start", size: int = 12, fill: str = INK,
+          weight: str | None = None, extra: str = "") -> str:
+    w = f' font-weight="{weight}"' if weight else ""
+    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}" fill="{fill}"{w}{extra}>'
+            f"{escape(s)}</text>")
+
+
+def _open(width: int, height: int, title: str, desc: str | None) -> list[str]:
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}" preserveAspectRatio="xMidYMid meet" '
+             f'font-family="{escape(FONT)}" aria-label="{escape(title)}">',
+             f"<title>{escape(title)}</title>"]
+    if desc:
+        parts.append(f"<desc>{escape(desc)}</desc>")
+    parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>')
+    parts.append(_text(12, 20, title, size=14, weight="600"))
+    return parts
+
+
+def _legend_layout(names: Sequence[str], width: int, x0: float) -> list[tuple[float, int]]:
+    """(x offset, row) for each legend entry, wrapping at the chart width."""
+    out, x, row = [], x0, 0
+    for name in names:
+        w = 22 + len(name) * _CHAR_W + 16
+        if x + w > width - 8 and x > x0:
+            x, row = x0, row + 1
+        out.append((x, row))
+        x += w
+    return out
+
+
+def _legend(items: Sequence[tuple[str, str, bool, str]], width: int, y: float, x0: float = 12) -> tuple[list[str], int]:
+    """items: (name, colour, dashed, kind 'line'|'box'). Returns parts and rows used."""
+    if not items:
+        return [], 0
+    layout = _legend_layout([i[0] for i in items], width, x0)
+    parts = ['<g class="legend">']
+    for (name, col, dashed, kind), (x, row) in zip(items, layout):
+        cy = y + row * _LEGEND_ROW
+        if kind == "box":
+            parts.append(f'<rect x="{_f(x)}" y="{_f(cy - 5)}" width="14" height="10" fill="{col}"/>')
+        else:
+            dash = ' stroke-dasharray="5 3"' if dashed else ""
+            parts.append(f'<line x1="{_f(x)}" y1="{_f(cy)}" x2="{_f(x + 16)}" y2="{_f(cy)}" stroke="{col}" '
+                         f'stroke-width="2.5"{dash}/>')
+            parts.append(f'<circle cx="{_f(x + 8)}" cy="{_f(cy)}" r="2.5" fill="{col}"/>')
+        parts.append(_text(x + 22, cy + 4, name))
+    parts.append("</g>")
+    return parts, max(row for _, row in layout) + 1
+
+
+def _axes(fr: _Frame, xa: _Axis | None, ya: _Axis, x_label: str, y_label: str,
+          x_tick_labels: Sequence[tuple[float, str]] | None = None) -> None:
+    p = fr.parts
+    x0, x1 = fr.left, fr.width - fr.right
+    y0, y1 = fr.height - fr.bottom, fr.top
+    for t in ya.ticks:
+        y = ya(t)
+        p.append(f'<line x1="{_f(x0)}" y1="{_f(y)}" x2="{_f(x1)}" y2="{_f(y)}" stroke="{GRID}" stroke-width="1"/>')
+        p.append(_text(x0 - 6, y + 4, fmt_num(t), anchor="end", size=11, fill=MUTED))
+    ticks = x_tick_labels if x_tick_labels is not None else [(t, fmt_num(t)) for t in (xa.ticks if xa else [])]
+    for t, label in ticks:
+        x = xa(t) if xa else t
+        p.append(f'<line x1="{_f(x)}" y1="{_f(y0)}" x2="{_f(x)}" y2="{_f(y0 + 4)}" stroke="{MUTED}"/>')
+        p.append(_text(x, y0 + 17, label, anchor="middle", size=11, fill=MUTED))
+    p.append(f'<line x1="{_f(x0)}" y1="{_f(y0)}" x2="{_f(x1)}" y2="{_f(y0)}" stroke="{MUTED}" stroke-width="1"/>')
+    p.append(f'<line x1="{_f(x0)}" y1="{_f(y0)}" x2="{_f(x0)}" y2="{_f(y1)}" stroke="{MUTED}" stroke-width="1"/>')
+    if x_label:
+        p.append(_text((x0 + x1) / 2, fr.height - 8, x_label, anchor="middle", size=12, fill=INK))
+    if y_label:
+        cy = (y0 + y1) / 2
+        p.append(_text(14, cy, y_label, anchor="middle", size=12, fill=INK,
+                       extra=f' transform="rotate(-90 14 {_f(cy)})"'))
+
+
+def _no_data(fr: _Frame, message: str) -> None:
+    fr.parts.append(_text(fr.width / 2, fr.top + fr.plot_h / 2, message, anchor="middle", size=13, fill=MUTED))
+
+
+# -- charts ----------------------------------------------------------------------
+
+def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_label: str = "",
+               x_log2: bool = False, y_log: bool = False, markers: Sequence[Marker] = (),
+               ref_lines: Sequence[RefLine] = (), bands: Sequence[Band] = (),
+               width: int = 560, height: int = 330, desc: str | None = None,
+               y_zero: bool = True) -> str:
+    """Several series over a shared x axis; x on a log2 scale for queue depth or streams."""
+    items = [(s.name, s.colour or colour(i), s.dashed, "line") for i, s in enumerate(series)]
+    legend_parts, rows = _legend(items, width, 40)
+    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0)
+    fr = _Frame(width, height, left=62, right=18, top=top, bottom=44)
+    fr.parts = _open(width, height, title, desc) + legend_parts
+
+    xs = [x for s in series for x, _ in s.points] + [b.x0 for b in bands] + [b.x1 for b in bands]
+    ys = [y for s in series for _, y in s.points] + [r.y for r in ref_lines] + [m.y for m in markers]
+    xa = _Axis(xs, "log2" if x_log2 else "linear", fr.left + 8, fr.width - fr.right - 8, pad=0)
+    ya = _Axis(ys, "log10" if y_log else "linear", fr.height - fr.bottom, fr.top,
+               include_zero=y_zero and not y_log, pad=0.04)
+    has_data = any(xa.ok(x) and ya.ok(y) for s in series for x, y in s.points)
+    if not has_data:
+        _axes(fr, None, ya, x_label, y_label, x_tick_labels=[])
+        _no_data(fr, "no data")
+        return "".join(fr.parts + ["</svg>"])
+
+    for b in bands:
+        if xa.ok(b.x0) and xa.ok(b.x1):
+            bx0, bx1 = xa(b.x0), xa(b.x1)
+            fr.parts.append(f'<rect x="{_f(min(bx0, bx1))}" y="{_f(fr.top)}" width="{_f(abs(bx1 - bx0))}" '
+                            f'height="{_f(fr.plot_h)}" fill="#f1f4f8"/>')
+            if b.label:
+                fr.parts.append(_text((bx0 + bx1) / 2, fr.top + 14, b.label, anchor="middle", size=11, fill=MUTED))
+    _axes(fr, xa, ya, x_label, y_label)
+    for r in ref_lines:
+        if ya.ok(r.y):
+            y = ya(r.y)
+            fr.parts.append(f'<line x1="{_f(fr.left)}" y1="{_f(y)}" x2="{_f(fr.width - fr.right)}" y2="{_f(y)}" '
+                            f'stroke="{r.colour}" stroke-width="1.2" stroke-dasharray="2 3"/>')
+            fr.parts.append(_text(fr.width - fr.right - 4, y - 4, r.label, anchor="end", size=11, fill=r.colour))
+    for (name, col, dashed, _), s in zip(items, series):
+        ordered = sorted(s.points, key=lambda p: (p[0] is None, p[0] or 0))
+        pts = [(xa(x), ya(y)) if xa.ok(x) and ya.ok(y) else None for x, y in ordered]
+        dash = ' stroke-dasharray="6 4"' if dashed else ""
+        fr.parts.append(f'<g class="series"><title>{escape(name)}</title>')
+        run: list[tuple[float, float]] = []
+        for pt in pts + [None]:
+            if pt is None:
+                if len(run) > 1:
+                    path = " ".join(f"{_f(x)},{_f(y)}" for x, y in run)
+                    fr.parts.append(f'<polyline points="{path}" fill="none" stroke="{col}" stroke-width="2.2" '
+                                    f'stroke-linejoin="round"{dash}/>')
+                run = []
+            else:
+                run.append(pt)
+        for pt, (x, y) in zip(pts, ordered):
+            if pt is not None:
+                fr.parts.append(f'<circle cx="{_f(pt[0])}" cy="{_f(pt[1])}" r="3" fill="{col}">'
+                                f"<title>{escape(name)}: {escape(fmt_num(x))} → {escape(fmt_num(y))}</title></circle>")
+        fr.parts.append("</g>")
+    for m in markers:
+        if xa.ok(m.x) and ya.ok(m.y):
+            mx, my = xa(m.x), ya(m.y)
+            fr.parts.append(f'<circle cx="{_f(mx)}" cy="{_f(my)}" r="7" fill="none" stroke="{m.colour}" '
+                            f'stroke-width="1.5"/>')
+            anchor = "end" if mx > fr.left + fr.plot_w * 0.7 else "start"
+            tx = mx - 10 if anchor == "end" else mx + 10
+            ty = my - 10 if my - 10 > fr.top + 8 else my + 20
+            fr.parts.append(_text(tx, ty, m.label, anchor=anchor, size=11, fill=m.colour, weight="600"))
+    fr.parts.append("</svg>")
+    return "".join(fr.parts)
+
+
+def bar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *, y_label: str = "",
+              x_label: str = "", width: int = 560, height: int = 330, desc: str | None = None,
+              value_labels: bool = True, unit: str = "") -> str:
+    """Grouped bars: one group per category, one bar per series. Series points are
+    (category index, value); a missing or None value leaves a gap."""
+    items = [(s.name, s.colour or colour(i), False, "box") for i, s in enumerate(series)]
+    legend_parts, rows = _legend(items if len(series) > 1 else [], width, 40)
+    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0) + (10 if value_labels else 0)
+    fr = _Frame(width, height, left=62, right=18, top=top, bottom=44)
+    fr.parts = _open(width, height, title, desc) + legend_parts
+    values = {(i, int(c)): v for i, s in enumerate(series) for c, v in s.points
+              if v is not None and math.isfinite(v)}
+    ya = _Axis(list(values.values()), "linear", fr.height - fr.bottom, fr.top, include_zero=True, pad=0.02)
+    n = len(categories)
+    if not values or n == 0:
+        _axes(fr, None, ya, x_label, y_label, x_tick_labels=[])
+        _no_data(fr, "no data")
+        return "".join(fr.parts + ["</svg>"])
+    group_w = fr.plot_w / n
+    inner = group_w * 0.72
+    bar_w = inner / max(len(series), 1)
+    centres = [(fr.left + group_w * (k + 0.5), cat) for k, cat in enumerate(categories)]
+    _axes(fr, None, ya, x_label, y_label, x_tick_labels=centres)
+    base = ya(0.0)
+    for i, s in enumerate(series):
+        col = items[i][1]
+        fr.parts.append(f'<g class="series"><title>{escape(s.name)}</title>')
+        for k in range(n):
+            v = values.get((i, k))
+            if v is None:
+                continue
+            x = fr.left + group_w * k + (group_w - inner) / 2 + bar_w * i
+            y = ya(v)
+            label = f"{s.name}, {categories[k]}: {fmt_num(v)}{(' ' + unit) if unit else ''}"
+            fr.parts.append(f'<rect x="{_f(x + 1)}" y="{_f(min(y, base))}" width="{_f(max(bar_w - 2, 1))}" '
+                            f'height="{_f(abs(base - y))}" fill="{col}"><title>{escape(label)}</title></rect>')
+            if value_labels:
+                fr.parts.append(_text(x + bar_w / 2, min(y, base) - 4, fmt_num(v), anchor="middle", size=11,
+                                      fill=INK))
+        fr.parts.append("</g>")
+    fr.parts.append("</svg>")
+    return "".join(fr.parts)

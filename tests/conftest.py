@@ -1,0 +1,99 @@
+"""Shared test plumbing: run the real `dbtier` entry point, make loop devices and mounts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+
+
+def run_dbtier(*args: str, cwd: Path, env: dict | None = None, timeout: float = 600,
+               prefix: list[str] | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "COLUMNS": "120", **(env or {})}
+    return subprocess.run([*(prefix or []), sys.executable, "-m", "dbtier", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=full_env)
+
+
+def assert_clean_error(r: subprocess.CompletedProcess, *needles: str) -> str:
+    """A user-facing failure: non-zero exit, one `dbtier: error:` message, no traceback."""
+    assert r.returncode != 0, r.stdout
+    assert "Traceback" not in r.stderr + r.stdout, r.stderr
+    assert r.stderr.startswith("dbtier: error: "), r.stderr
+    for n in needles:
+        assert n in r.stderr, r.stderr
+    return r.stderr
+
+
+def load_doc(run_dir: Path) -> dict:
+    return json.loads((run_dir / "result.json").read_text())
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for loop devices and mounts")
+
+
+def _sh(*argv: str) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def loop_device(tmp_path):
+    """Factory: a loop device over a file of `size_mb` MiB (optionally formatted); detached afterwards."""
+    made: list[str] = []
+    mounts: list[Path] = []
+
+    def make(size_mb: int = 256, fs: str | None = None, mount: bool = False) -> tuple[str, Path | None]:
+        backing = tmp_path / f"loop{len(made)}.img"
+        with open(backing, "wb") as f:
+            f.truncate(size_mb * 1024 * 1024)
+        if fs:
+            _sh(f"mkfs.{fs}", "-q", "-F", str(backing)) if fs.startswith("ext") else _sh(f"mkfs.{fs}", str(backing))
+        dev = _sh("losetup", "--find", "--show", str(backing))
+        made.append(dev)
+        mnt = None
+        if mount:
+            mnt = tmp_path / f"mnt{len(made)}"
+            mnt.mkdir()
+            _sh("mount", dev, str(mnt))
+            mounts.append(mnt)
+        return dev, mnt
+
+    yield make
+    for m in mounts:
+        subprocess.run(["umount", "-l", str(m)], capture_output=True)
+    for d in made:
+        subprocess.run(["losetup", "-d", d], capture_output=True)
+
+
+@pytest.fixture
+def mount_point(tmp_path):
+    """Factory: mount a filesystem (`mount -t TYPE -o OPTS`) on a fresh directory; unmounted afterwards."""
+    mounts: list[Path] = []
+
+    def make(fstype: str, opts: str | None = None, bind_from: Path | None = None) -> Path:
+        mnt = tmp_path / f"{fstype}{len(mounts)}"
+        mnt.mkdir()
+        if bind_from is not None:
+            _sh("mount", "--bind", str(bind_from), str(mnt))
+            mounts.append(mnt)
+            if opts:
+                _sh("mount", "-o", f"remount,bind,{opts}", str(mnt))
+        else:
+            _sh("mount", "-t", fstype, *(["-o", opts] if opts else []), fstype, str(mnt))
+            mounts.append(mnt)
+        return mnt
+
+    yield make
+    for m in reversed(mounts):
+        subprocess.run(["umount", "-l", str(m)], capture_output=True)
+
+
+def have(tool: str) -> bool:
+    return shutil.which(tool) is not None

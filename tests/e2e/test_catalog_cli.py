@@ -1,0 +1,169 @@
+"""`dbtier catalog list|show` through the real entry point (`python -m dbtier`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "catalog"
+
+
+def dbtier(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "120"}  # a wide table, as in most terminals
+    return subprocess.run([sys.executable, "-m", "dbtier", *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, env=env)
+
+
+def ok(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    r = dbtier(tmp_path, *args)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    return r
+
+
+def fails(tmp_path: Path, *args: str) -> str:
+    r = dbtier(tmp_path, *args)
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr + r.stdout
+    assert r.stderr.startswith("dbtier: error: ")
+    return r.stderr
+
+
+def test_list_json_prints_only_the_document_and_writes_the_run(tmp_path):
+    r = ok(tmp_path, "catalog", "list", "--json", "--out", "run")
+    doc = json.loads(r.stdout)
+    assert doc["command"] == "catalog" and doc["status"] == "ok"
+    assert doc["params"] == {"action": "list", "catalog_files": [], "kind": None}
+    ids = [d["id"] for d in doc["devices"]]
+    assert "sas-15k-73gb" in ids and "fusionio-iodrive-duo-1.2tb" in ids and "aws-gp3-1tb" in ids
+    assert {o["id"] for o in doc["overheads"]} >= {"sas2-hba-pcie2-x8"}
+    stored = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert stored["devices"] == doc["devices"]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_list_terminal_table(tmp_path):
+    r = ok(tmp_path, "catalog", "list", "--out", "run")
+    for text in ("sas-15k-73gb", "fusionio-iodrive-duo-1.2tb", "185K/278K", "pcie-flash", "sas2-hba-pcie2-x8"):
+        assert text in r.stdout
+    assert (tmp_path / "run" / "result.json").exists()
+
+
+def test_list_default_run_directory_goes_under_runs_dir(tmp_path):
+    ok(tmp_path, "catalog", "list", "--runs-dir", "myruns")
+    (run,) = (tmp_path / "myruns").iterdir()
+    assert run.name.endswith("-catalog")
+
+
+def test_list_by_kind(tmp_path):
+    doc = json.loads(ok(tmp_path, "catalog", "list", "--kind", "hdd", "--json", "--out", "run").stdout)
+    assert doc["devices"] and {d["kind"] for d in doc["devices"]} == {"hdd"}
+    assert doc["params"]["kind"] == "hdd"
+    # only the overheads those devices need
+    assert {o["id"] for o in doc["overheads"]} == {"sas2-hba-pcie2-x8", "sas3-hba-jbod-pcie4-x8"}
+
+
+def test_list_unknown_kind_is_refused_by_argparse(tmp_path):
+    r = dbtier(tmp_path, "catalog", "list", "--kind", "tape")
+    assert r.returncode == 2 and "invalid choice: 'tape'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_show_json(tmp_path):
+    doc = json.loads(ok(tmp_path, "catalog", "show", "sas-15k-73gb", "--json", "--out", "run").stdout)
+    d = doc["device"]
+    assert (d["read_iops"], d["read_mbps"], d["price_usd"], d["capacity_gb"]) == (250, 100, 300, 73)
+    assert "2010" in d["source"]
+    assert [o["id"] for o in doc["overheads"]] == ["sas2-hba-pcie2-x8"]
+    assert doc["overheads"][0]["per_devices"] == 16 and doc["overheads"][0]["max_mbps"] == 3200
+    assert doc["params"] == {"action": "show", "catalog_files": [], "id": "sas-15k-73gb"}
+
+
+def test_show_terminal(tmp_path):
+    r = ok(tmp_path, "catalog", "show", "fusionio-iodrive-duo-1.2tb", "--out", "run")
+    assert "185,000 / 278,000" in r.stdout and "1,500 / 1,100" in r.stdout and "$20,000" in r.stdout
+    assert "source" in r.stdout and "no controller/enclosure overhead" in r.stdout
+
+
+def test_show_unknown_id_suggests_the_closest(tmp_path):
+    err = fails(tmp_path, "catalog", "show", "sas-15k-72gb", "--out", "run")
+    assert "unknown device id 'sas-15k-72gb'" in err and "'sas-15k-73gb'" in err
+    assert "next: run `dbtier catalog list`" in err
+    assert not (tmp_path / "run").exists()  # nothing written for a failed lookup
+
+
+def test_override_file_replaces_a_shipped_entry_and_adds_one(tmp_path):
+    override = str(DATA / "override.toml")
+    doc = json.loads(ok(tmp_path, "catalog", "list", "--catalog", override, "--json", "--out", "run").stdout)
+    by_id = {d["id"]: d for d in doc["devices"]}
+    assert by_id["sas-15k-73gb"]["price_usd"] == 190 and by_id["sas-15k-73gb"]["origin"] == override
+    assert by_id["lab-san-lun"]["origin"] == override
+    assert by_id["fusionio-iodrive-duo-1.2tb"]["origin"] == "shipped:legacy.toml"
+    assert doc["catalog"]["overridden"] == {"device:sas-15k-73gb": "shipped:legacy.toml"}
+    assert doc["catalog"]["files"][-1] == override
+    assert doc["params"]["catalog_files"] == [override]
+
+    shown = json.loads(ok(tmp_path, "catalog", "show", "lab-san-lun", "--catalog", override,
+                          "--json", "--out", "run2").stdout)
+    assert shown["device"]["read_iops"] == 8300
+    assert [o["id"] for o in shown["overheads"]] == ["fc-hba-8g"]
+
+    table = " ".join(ok(tmp_path, "catalog", "list", "--catalog", override, "--out", "run3").stdout.split())
+    assert f"from {override}: sas-15k-73gb (replaces an earlier entry), lab-san-lun, fc-hba-8g" in table
+
+
+def test_relative_catalog_path_is_read_from_the_working_directory(tmp_path):
+    (tmp_path / "mine.toml").write_text((DATA / "override.toml").read_text())
+    doc = json.loads(ok(tmp_path, "catalog", "show", "lab-san-lun", "--catalog", "mine.toml", "--json",
+                        "--out", "run").stdout)
+    assert doc["device"]["origin"] == "mine.toml"
+
+
+@pytest.mark.parametrize("fixture, expected", [
+    ("missing-field.toml", "device #1 (id 'no-latency'): missing field 'write_latency_us'"),
+    ("wrong-type.toml", "device #1 (id 'quoted-number'): field 'capacity_gb' must be a number, got a string"),
+    ("not-positive.toml", "device #2 (id 'zero-iops'): field 'write_iops' must be positive, got 0"),
+    ("unknown-kind.toml", "device #1 (id 'tape'): unknown kind 'tape' (allowed: hdd, sata-ssd, sas-ssd, nvme, "
+                          "pcie-flash, cloud-volume)"),
+    ("syntax-error.toml", "not valid TOML: "),
+])
+@pytest.mark.parametrize("action", [["list"], ["show", "sas-15k-73gb"]])
+def test_bad_catalog_files(tmp_path, fixture, expected, action):
+    path = str(DATA / fixture)
+    err = fails(tmp_path, "catalog", *action, "--catalog", path, "--out", "run")
+    assert f"dbtier: error: {path}: " in err
+    assert expected in err
+    assert "\n  next: " in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_syntax_error_names_the_line(tmp_path):
+    err = fails(tmp_path, "catalog", "list", "--catalog", str(DATA / "syntax-error.toml"))
+    assert "line 5" in err
+
+
+def test_missing_catalog_file(tmp_path):
+    err = fails(tmp_path, "catalog", "list", "--catalog", "nope.toml", "--out", "run")
+    assert "dbtier: error: catalog file nope.toml not found" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_json_errors_keep_stdout_empty(tmp_path):
+    r = dbtier(tmp_path, "catalog", "show", "nope", "--json")
+    assert r.returncode == 2 and r.stdout == "" and "unknown device id 'nope'" in r.stderr
+
+
+def test_help(tmp_path):
+    for args in (["catalog", "--help"], ["catalog", "list", "--help"], ["catalog", "show", "--help"]):
+        r = ok(tmp_path, *args)
+        assert "usage: dbtier catalog" in r.stdout
+    assert "--catalog FILE" in ok(tmp_path, "catalog", "show", "--help").stdout
+
+
+def test_catalog_without_action_prints_help(tmp_path):
+    r = dbtier(tmp_path, "catalog")
+    assert r.returncode == 2 and "list" in r.stdout and "show" in r.stdout

@@ -1,0 +1,191 @@
+"""`dbtier probe` end to end with real fio on this machine's disk, loop devices and mounts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import assert_clean_error, load_doc, needs_root, run_dbtier
+from dbtier.results.probe import SUMMARY_KEYS
+from dbtier.results.schema import result_schema
+
+FAST = ["--point-seconds", "0.3", "--size", "256M"]
+
+
+def leftovers(d: Path) -> list[Path]:
+    return list(d.glob(".dbtier-probe-*"))
+
+
+def test_quick_probe_measures_everything_and_cleans_up(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    r = run_dbtier("probe", str(target), *FAST, "--json", "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, result_schema())
+    assert doc == load_doc(tmp_path / "run")
+    assert doc["status"] == "ok" and doc["command"] == "probe"
+    t = doc["targets"][0]
+    assert tuple(t["summary"]) == SUMMARY_KEYS
+    s = t["summary"]
+    for k in SUMMARY_KEYS[:-2]:
+        assert s[k] > 0, k
+    assert s["fsync_honesty"] == "ok", s["fsync_honesty_reason"]
+    # latency grows with load; peak IOPS beat QD1
+    assert s["read_iops_4k"] > 1e6 / s["read_lat_us_qd1_p50"] * 0.5
+    assert s["read_lat_us_p99_at_max"] > s["read_lat_us_qd1_p50"]
+    tests = {p["test"] for p in t["points"]}
+    assert {"rand-read-4k", "rand-write-4k", "rand-mix-8k", "rand-read-8k", "rand-write-8k", "rand-mix-4k",
+            "seq-read-128k", "seq-read-1m", "seq-write-128k", "seq-write-1m", "commit", "commit-nosync"} <= tests
+    assert all(p["direct"] for p in t["points"] if p["group"] in ("random", "sequential"))
+    for p in t["points"]:
+        assert (tmp_path / "run" / p["raw"]).exists()
+    m = doc["machine"]
+    assert m["targets"][0]["filesystem"] and m["versions"]["fio"]
+    assert leftovers(target) == []
+    assert r.stderr == ""  # --json keeps the terminal quiet
+
+
+def test_terminal_output_is_a_table(tmp_path):
+    r = run_dbtier("probe", str(tmp_path), "--only", "commit", "--point-seconds", "0.3", "--out",
+                   str(tmp_path / "run"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "commit" in r.stdout and "fsync honesty" in r.stdout and "result:" in r.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/eatmydata"), reason="eatmydata not installed")
+def test_fsync_honesty_ok_here_and_suspect_under_eatmydata(tmp_path):
+    base = ["probe", str(tmp_path), "--only", "commit", "--point-seconds", "0.5", "--json"]
+    honest = run_dbtier(*base, "--out", str(tmp_path / "honest"), cwd=tmp_path)
+    lying = run_dbtier(*base, "--out", str(tmp_path / "lying"), cwd=tmp_path, prefix=["eatmydata"])
+    assert honest.returncode == 0 and lying.returncode == 0, honest.stderr + lying.stderr
+    h = json.loads(honest.stdout)["targets"][0]
+    e = json.loads(lying.stdout)["targets"][0]
+    assert h["summary"]["fsync_honesty"] == "ok", h["summary"]["fsync_honesty_reason"]
+    assert e["summary"]["fsync_honesty"] == "suspect"
+    # judged on the measurements, not only on LD_PRELOAD
+    failed = {c["name"] for c in e["fsync_honesty"]["checks"] if c["passed"] is False}
+    assert {"flush_time", "sync_costs_time"} <= failed
+    assert e["summary"]["commit_lat_us_p50"] < h["summary"]["commit_lat_us_p50"] / 10
+
+
+def test_missing_fio_says_how_to_install(tmp_path):
+    r = run_dbtier("probe", str(tmp_path), cwd=tmp_path, env={"PATH": str(tmp_path / "empty")})
+    assert_clean_error(r, "fio is not installed", "apt-get install fio")
+
+
+def test_path_that_does_not_exist(tmp_path):
+    assert_clean_error(run_dbtier("probe", str(tmp_path / "nope"), cwd=tmp_path), "nope: no such directory")
+
+
+def test_path_that_is_a_file(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    assert_clean_error(run_dbtier("probe", str(f), cwd=tmp_path), "not a directory")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--only", "random,bogus"], "unknown test bogus"),
+    (["--point-seconds", "-1"], "--point-seconds must be positive"),
+    (["--size", "lots"], "not a size"),
+    ([], None),
+])
+def test_bad_options(tmp_path, args, needle):
+    if needle is None:  # nothing to probe
+        assert_clean_error(run_dbtier("probe", cwd=tmp_path), "nothing to probe")
+    else:
+        assert_clean_error(run_dbtier("probe", str(tmp_path), *args, cwd=tmp_path), needle)
+    assert not (tmp_path / "runs").exists()  # bad input leaves no run behind
+
+
+@needs_root
+def test_read_only_directory(tmp_path, mount_point):
+    src = tmp_path / "src"
+    src.mkdir()
+    ro = mount_point("bind", "ro", bind_from=src)
+    assert_clean_error(run_dbtier("probe", str(ro), cwd=tmp_path), "not writable", "Read-only file system")
+
+
+@needs_root
+def test_not_enough_free_space(tmp_path, loop_device):
+    _, mnt = loop_device(150, fs="ext4", mount=True)
+    err = assert_clean_error(run_dbtier("probe", str(mnt), cwd=tmp_path), "not enough free space", "margin")
+    assert "--size" in err
+    assert leftovers(mnt) == []
+
+
+@needs_root
+def test_tmpfs_is_refused_as_memory(tmp_path, mount_point):
+    shm = mount_point("tmpfs", "size=64m")
+    assert_clean_error(run_dbtier("probe", str(shm), cwd=tmp_path), "tmpfs", "memory, not storage", "--buffered")
+    assert leftovers(shm) == []
+
+
+@needs_root
+def test_tmpfs_buffered_commit_is_flagged_suspect(tmp_path, mount_point):
+    shm = mount_point("tmpfs", "size=600m")
+    r = run_dbtier("probe", str(shm), "--buffered", "--only", "commit", "--point-seconds", "0.3",
+                   "--margin-pct", "0", "--json", "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    t = json.loads(r.stdout)["targets"][0]
+    assert t["direct_io"] is False and t["summary"]["fsync_honesty"] == "suspect"
+
+
+@needs_root
+def test_filesystem_without_direct_io(tmp_path, mount_point):
+    rf = mount_point("ramfs")
+    assert_clean_error(run_dbtier("probe", str(rf), cwd=tmp_path), "does not support direct I/O", "page cache")
+    assert leftovers(rf) == []
+
+
+@needs_root
+def test_raw_device_needs_destroy_flag_and_a_blank_device(tmp_path, loop_device):
+    blank, _ = loop_device(256)
+    formatted, _ = loop_device(64, fs="ext4")
+    mounted, _ = loop_device(64, fs="ext4", mount=True)
+    assert_clean_error(run_dbtier("probe", "--device", blank, cwd=tmp_path), "--destroy-data")
+    assert_clean_error(run_dbtier("probe", "--device", formatted, "--destroy-data", cwd=tmp_path),
+                       "refusing to overwrite", "ext4")
+    assert_clean_error(run_dbtier("probe", "--device", mounted, "--destroy-data", cwd=tmp_path), "mounted at")
+    assert_clean_error(run_dbtier("probe", "--device", str(tmp_path), "--destroy-data", cwd=tmp_path),
+                       "not a block device")
+    r = run_dbtier("probe", "--device", blank, "--destroy-data", "--point-seconds", "0.2", "--size", "128M",
+                   "--json", "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    t = json.loads(r.stdout)["targets"][0]
+    assert t["kind"] == "device" and t["summary"]["read_iops_4k"] > 0 and t["summary"]["commits_per_s"] > 0
+
+
+def test_ctrl_c_keeps_finished_points_and_leaves_nothing(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "dbtier", "probe", str(target), "--point-seconds", "1",
+                             "--size", "256M", "--out", str(run_dir)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if len(load_doc(run_dir)["targets"][0]["points"]) >= 3:
+                break
+        except (FileNotFoundError, IndexError, KeyError, json.JSONDecodeError):
+            pass
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    doc = load_doc(run_dir)
+    assert doc["status"] == "interrupted" and doc["targets"][0]["status"] == "interrupted"
+    assert len(doc["targets"][0]["points"]) >= 3
+    assert leftovers(target) == []
+    ps = subprocess.run(["pgrep", "-f", str(target)], capture_output=True, text=True)
+    assert ps.stdout.strip() == "", "a fio process was left running"
