@@ -189,3 +189,36 @@ def test_ctrl_c_keeps_finished_points_and_leaves_nothing(tmp_path):
     assert leftovers(target) == []
     ps = subprocess.run(["pgrep", "-f", str(target)], capture_output=True, text=True)
     assert ps.stdout.strip() == "", "a fio process was left running"
+
+
+def test_full_profile_sweeps_every_test_and_reports_steady_state(tmp_path):
+    r = run_dbtier("probe", str(tmp_path), "--profile", "full", "--only", "random", "--point-seconds", "0.2",
+                   "--size", "256M", "--json", "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, result_schema())
+    t = doc["targets"][0]
+    ss = t["steady_state"]
+    assert ss["rounds"] >= 5 and len(ss["round_iops"]) == ss["rounds"]
+    assert isinstance(ss["reached"], bool) and "SNIA" in ss["rule"]
+    sweeps = {}
+    for p in t["points"]:
+        sweeps.setdefault(p["test"], []).append(p["outstanding"])
+    for test in ("rand-read-4k", "rand-write-4k", "rand-mix-8k", "rand-read-8k", "rand-write-8k", "rand-mix-4k"):
+        assert sweeps[test][:3] == [1, 2, 4], test  # each is a sweep, not a spot check
+    assert t["summary"]["read_mbps_seq"] is None and t["summary"]["fsync_honesty"] is None
+
+
+@needs_root
+def test_fill_measures_writes_as_the_filesystem_fills(tmp_path, loop_device):
+    _, mnt = loop_device(1024, fs="ext4", mount=True)
+    r = run_dbtier("probe", str(mnt), "--only", "commit", "--fill", "--point-seconds", "0.2", "--size", "64M",
+                   "--json", "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    fill = json.loads(r.stdout)["targets"][0]["fill"]
+    assert len(fill) >= 5
+    used = [f["fs_used_pct"] for f in fill]
+    assert used == sorted(used) and used[-1] > used[0] + 30
+    assert used[-1] < 92  # the 10% margin held
+    assert all(f["seq_write_mbps"] > 0 and f["rand_write_iops_4k"] > 0 for f in fill)
+    assert leftovers(mnt) == []

@@ -370,7 +370,7 @@ class Prober:
                 loc = dict(filename=None, directory=self.t.commit_dir)
             job = FioJob(name=f"{name}-w{writers}", rw="write", bs_bytes=8 * KIB, size_bytes=pr.commit_file_bytes,
                          numjobs=writers, iodepth=1, ioengine="psync", direct=False, fdatasync=sync,
-                         runtime_s=max(pr.point_s, 2.0), ramp_s=pr.ramp_s, **loc)
+                         runtime_s=2 * pr.point_s, ramp_s=pr.ramp_s, **loc)
             p = self.measure(job, name, "commit", 0, writers=writers)
             points[(name, writers)] = p
         self.save()
@@ -448,4 +448,8 @@ def with_profile(name: str, point_s: float | None) -> Profile:
     if name not in PROFILES:
         raise DbtierError(f"unknown profile {name!r}", f"use one of: {', '.join(PROFILES)}")
     p = PROFILES[name]
-    return replace(p, point_s=point_s, ramp_s=min(p.ramp_s, point_s / 2)) if point_s else p
+    if not point_s:
+        return p
+    # Steady-state rounds scale with the points, so a short full run stays short.
+    return replace(p, point_s=point_s, ramp_s=min(p.ramp_s, point_s / 2),
+                   ss_round_s=min(p.ss_round_s, point_s))

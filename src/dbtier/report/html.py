@@ -46,6 +46,9 @@ h3 { font-size: 18px; margin: 32px 0 10px; }
 h4 { font-size: 15px; margin: 22px 0 8px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
 p { margin: 6px 0 10px; }
 .sub { color: var(--muted); margin: 0 0 18px; }
+h2 code, h3 code { font-size: 0.92em; }
+code.wrap { word-break: break-all; }
+table.storage td:first-child { white-space: nowrap; color: var(--muted); font-weight: 600; font-size: 13px; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
               font-size: 13px; }
 table { border-collapse: collapse; font-size: 14px; margin: 6px 0 14px; }
@@ -68,6 +71,11 @@ table.kv th { width: 12em; }
 .note { border-left: 4px solid var(--warn); background: #fff8e5; padding: 8px 12px; margin: 10px 0; }
 .note.bad { border-color: var(--bad); background: #ffebe9; }
 .top { display: grid; grid-template-columns: minmax(0, 1.1fr) minmax(0, 1fr); gap: 28px; align-items: start; }
+.top table { width: 100%; }
+table.points { font-size: 13px; }
+table.points td { white-space: nowrap; padding-top: 3px; padding-bottom: 3px; }
+table.points th { vertical-align: bottom; white-space: normal; }
+table.points td.num, table.points th.num { padding-left: 8px; }
 .card { border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px; }
 .card h4 { margin-top: 4px; }
 ul.checks { list-style: none; padding: 0; margin: 6px 0; font-size: 14px; }
@@ -95,7 +103,8 @@ footer { margin-top: 48px; color: var(--muted); font-size: 13px; border-top: 1px
   nav.toc { display: none; }
   a { color: inherit; }
   section.run + section.run { break-before: page; page-break-before: always; }
-  .charts { grid-template-columns: 1fr 1fr; gap: 10px; }
+  .charts { grid-template-columns: 1fr; gap: 10px; }
+  svg.chart { max-width: 150mm; margin: 0 auto; }
   figure, table, .card { break-inside: avoid; page-break-inside: avoid; }
   h2, h3, h4 { break-after: avoid; page-break-after: avoid; }
   pre { max-height: none; white-space: pre-wrap; }
@@ -218,6 +227,8 @@ def _json_value(v: Any) -> str:
         return _yes_no(v)
     if _isnum(v):
         return _e(v)
+    if isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+        return ", ".join(f"<code>{_e(x)}</code>" if isinstance(x, str) else _e(x) for x in v) or "—"
     return f'<code>{_e(json.dumps(v, default=str))}</code>'
 
 
@@ -269,9 +280,9 @@ def _chart_iops(points: list[dict[str, Any]]) -> str | None:
     if read4k:
         peak = max(read4k, key=lambda p: p["iops"])
         markers.append(Marker(peak["outstanding"], peak["iops"], f"4k read peak {svg.fmt_num(peak['iops'])}"))
-    chart = svg.line_chart("Random I/O: IOPS vs outstanding I/O", series, x_label="outstanding I/O (jobs × queue depth)",
-                           y_label="IOPS", x_log2=True, markers=markers,
-                           desc="One line per random test; x on a log2 scale.")
+    chart = svg.line_chart("Random I/O: IOPS vs outstanding I/O", series,
+                           x_label="outstanding I/O (jobs × queue depth)", y_label="IOPS", x_log2=True,
+                           markers=markers, desc="One line per random test; x on a log2 scale.")
     cap = "One line per random test; the ring marks the 4 KiB random read peak."
     if sparse:
         cap += (f" Dashed: {', '.join(_e(s) for s in sparse)} measured at queue depth 1 and at the 4 KiB peak's "
@@ -295,7 +306,7 @@ def _chart_latency(points: list[dict[str, Any]]) -> str | None:
     chart = svg.line_chart("4 KiB random latency vs outstanding I/O", series,
                            x_label="outstanding I/O (jobs × queue depth)", y_label="latency (µs)",
                            x_log2=True, y_log=True, desc="p50 solid, p99 dashed; both axes logarithmic.")
-    return _figure(chart, "Completion latency per I/O (fio clat + submission); p50 solid, p99 dashed; "
+    return _figure(chart, "Latency per I/O from submission to completion (fio lat); p50 solid, p99 dashed; "
                           "logarithmic axes.")
 
 
@@ -402,11 +413,6 @@ def _verdict_html(verdict: Any) -> str:
     return f'<span class="{cls}">{_e(verdict)}</span>'
 
 
-def _summary_value(key: str, s: dict[str, Any]) -> str:
-    label, unit, digits = SUMMARY_LABELS.get(key, (key, "", 1))
-    return _num(s.get(key), digits)
-
-
 def _summary_table(target: dict[str, Any]) -> str:
     s = target.get("summary") if isinstance(target.get("summary"), dict) else {}
     rows = []
@@ -451,7 +457,8 @@ def _target_facts(target: dict[str, Any], mt: dict[str, Any] | None) -> str:
     rows = [("path", f"<code>{_e(target.get('path'))}</code>"),
             ("kind", _e(target.get("kind") or "—")),
             ("filesystem", _e(target.get("filesystem") or (mt or {}).get("filesystem") or "—")),
-            ("device", _e(" · ".join(str(x) for x in (bd.get("name"), bd.get("model"), bd.get("driver")) if x) or "—")),
+            ("device", _e(" · ".join(str(x) for x in (bd.get("name"), bd.get("model"), bd.get("driver")) if x)
+                          or "—")),
             ("test file", _e(human_bytes(target["file_bytes"])) if _isnum(target.get("file_bytes")) else "—"),
             ("I/O", "direct (O_DIRECT)" if target.get("direct_io") is not False else
              "<b>buffered, through the page cache</b>"),
@@ -460,7 +467,7 @@ def _target_facts(target: dict[str, Any], mt: dict[str, Any] | None) -> str:
 
 
 def _points_table(points: list[dict[str, Any]]) -> str:
-    headers = ["test", "group", "jobs×qd", "outstanding", "streams / writers", "IOPS", "MB/s",
+    headers = ["test", "group", "jobs×qd", "outstanding", "streams or writers", "IOPS", "MB/s",
                "p50 µs", "p99 µs", "p99.9 µs", "CPU cores", "engine", "direct"]
     rows = []
     for p in points:
@@ -474,7 +481,7 @@ def _points_table(points: list[dict[str, Any]]) -> str:
                      _num(p.get("iops")), _num(p.get("mbps"), 1),
                      _num(lat.get("p50"), 1), _num(lat.get("p99"), 1), _num(lat.get("p999"), 1),
                      _num(p.get("cpu_cores"), 2), _e(p.get("ioengine") or ""), _yes_no(p.get("direct"))])
-    table = _table(headers, rows, num_cols=(3, 4, 5, 6, 7, 8, 9, 10))
+    table = _table(headers, rows, num_cols=(3, 4, 5, 6, 7, 8, 9, 10), cls="points")
     return (f'<details><summary>All {len(points)} measured points</summary><div class="wide">{table}</div>'
             '<p class="reason">† commit latency: the buffered write plus its fdatasync. Other latencies: fio '
             'completion latency per I/O. CPU cores: fio\'s own user + system time.</p></details>')
@@ -501,7 +508,7 @@ def _machine_target(doc: dict[str, Any], target: dict[str, Any], index: int) -> 
 def _probe_target(doc: dict[str, Any], target: dict[str, Any], j: int, anchor: str) -> str:
     points = _points(target)
     status = target.get("status")
-    out = [f'<h3 id="{anchor}"><code>{_e(target.get("path") or f"target {j + 1}")}</code> '
+    out = [f'<h3 id="{anchor}">Target <code>{_e(target.get("path") or f"target {j + 1}")}</code> '
            f'{_badge(status)}</h3>']
     if status not in ("ok", None):
         out.append(f'<p class="note">This target\'s probe is <b>{_e(status)}</b>: {len(points)} point(s) were '
@@ -544,34 +551,49 @@ def _machine_section(doc: dict[str, Any]) -> str:
             ("memory", _e(human_bytes(m["memory_bytes"])) if _isnum(m.get("memory_bytes")) else "—")]
     known = {"hostname", "os", "kernel", "arch", "cpu_model", "cpu_count", "memory_bytes", "targets", "versions"}
     rows += [(k.replace("_", " "), _json_value(v)) for k, v in m.items() if k not in known]
-    out = ["<h4>Machine</h4>", _kv(rows)]
+    out = ["<h4>Host</h4>", _kv(rows)]
     mts = [t for t in (m.get("targets") or []) if isinstance(t, dict)]
+    storage = ""
     if mts:
-        trows = []
-        for t in mts:
-            bd = t.get("block_device") if isinstance(t.get("block_device"), dict) else {}
-            blocks = ""
-            if _isnum(bd.get("logical_block_bytes")):
-                blocks = f"{bd['logical_block_bytes']}/{bd.get('physical_block_bytes', '?')} B"
-            trows.append([f"<code>{_e(t.get('path') or t.get('device'))}</code>", _e(t.get("mount_point") or "—"),
-                          _e(t.get("filesystem") or "—"), f'<code>{_e(t.get("mount_options") or "—")}</code>',
-                          _e(t.get("source") or "—"), _e(bd.get("model") or "—"), _e(bd.get("driver") or "—"),
-                          _yes_no(bd.get("virtual")), _yes_no(bd.get("rotational")), _e(bd.get("scheduler") or "—"),
-                          _e(bd.get("write_cache") or "—"), _e(blocks or "—"),
-                          _e(human_bytes(bd["size_bytes"])) if _isnum(bd.get("size_bytes")) else "—"])
-        out.append("<h4>Storage</h4>")
-        out.append('<div class="wide">' + _table(
-            ["path", "mount point", "filesystem", "mount options", "source", "device model", "driver", "virtual",
-             "rotational", "scheduler", "write cache", "logical/physical block", "size"], trows) + "</div>")
-        if any(_get(t, "block_device", "virtual") for t in mts):
-            out.append('<p class="reason">On a virtual disk the rotational flag and the write-cache mode are the '
-                       'hypervisor driver\'s defaults and say little about the media underneath.</p>')
+        def bd(t: dict[str, Any]) -> dict[str, Any]:
+            return t["block_device"] if isinstance(t.get("block_device"), dict) else {}
+
+        def blocks(t: dict[str, Any]) -> str:
+            b = bd(t)
+            if not _isnum(b.get("logical_block_bytes")):
+                return "—"
+            return f"{b['logical_block_bytes']} / {_e(b.get('physical_block_bytes', '?'))} B"
+
+        attrs: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+            ("mount point", lambda t: _e(t.get("mount_point") or "—")),
+            ("filesystem", lambda t: _e(t.get("filesystem") or "—")),
+            ("mount options", lambda t: f'<code class="wrap">{_e(t.get("mount_options") or "—")}</code>'),
+            ("source", lambda t: _e(t.get("source") or "—")),
+            ("device", lambda t: _e(" · ".join(dict.fromkeys(str(x) for x in (bd(t).get("name"), bd(t).get("disk"))
+                                                             if x)) or "—")),
+            ("device model", lambda t: _e(bd(t).get("model") or "—")),
+            ("driver", lambda t: _e(bd(t).get("driver") or "—")),
+            ("virtual", lambda t: _yes_no(bd(t).get("virtual"))),
+            ("rotational", lambda t: _yes_no(bd(t).get("rotational"))),
+            ("scheduler", lambda t: _e(bd(t).get("scheduler") or "—")),
+            ("write cache", lambda t: _e(bd(t).get("write_cache") or "—")),
+            ("logical / physical block", blocks),
+            ("device size", lambda t: _e(human_bytes(bd(t)["size_bytes"])) if _isnum(bd(t).get("size_bytes"))
+             else "—"),
+        ]
+        heads = ["", *(f"<code>{_e(t.get('path') or t.get('device'))}</code>" for t in mts)]
+        rows = [[_e(name), *(fn(t) for t in mts)] for name, fn in attrs]
+        storage = "<h4>Storage</h4>" + '<div class="wide">' + _table(heads, rows, cls="storage") + "</div>"
+        if any(bd(t).get("virtual") for t in mts):
+            storage += ('<p class="reason">On a virtual disk the rotational flag and the write-cache mode are the '
+                        'hypervisor driver\'s defaults and say little about the media underneath.</p>')
     versions = m.get("versions")
+    tools = ""
     if isinstance(versions, dict) and versions:
-        out.append("<h4>Tool versions</h4>")
-        out.append(_kv((k, _e(v) if v is not None else '<span class="na">not installed</span>')
-                       for k, v in versions.items()))
-    return "".join(out)
+        tools = "<h4>Tool versions</h4>" + _kv((k, _e(v) if v is not None else '<span class="na">not installed</span>')
+                                               for k, v in versions.items())
+    return ('<h3>Machine</h3><div class="top"><div>' + "".join(out) + "</div><div>" + tools + "</div></div>"
+            + storage)
 
 
 def _levels(levels: Any) -> str:
@@ -611,7 +633,7 @@ def _method_section(doc: dict[str, Any]) -> str:
     known = {"engine", "direct_io", "profile", "point_s", "ramp_s", "load_levels", "max_lat_ms", "latency",
              "commit_pattern", "tests", "margin_pct", "fill"}
     rows += [(k.replace("_", " "), _json_value(v)) for k, v in p.items() if k not in known]
-    return ("<h4>How the numbers were obtained</h4>"
+    return ("<h3>How the numbers were obtained</h3>"
             "<p>Each point is one fio run against a test file dbtier created; random tests sweep the number of "
             "outstanding I/Os, sequential tests the number of streams, commit tests the number of writers. "
             "MB/s counts 10⁶ bytes; latencies are in microseconds.</p>" + _kv(rows))
@@ -664,8 +686,10 @@ def _probe_section(doc: dict[str, Any], i: int) -> str:
 def _generic_section(doc: dict[str, Any], i: int, note: str = "") -> str:
     anchor = f"run-{i + 1}"
     out = [_run_head(doc, i, anchor)]
-    if note:
-        out.append(f'<p class="note">{_e(note)}</p>')
+    if not note:
+        note = (f"This report does not draw {doc.get('command') or 'unknown'} runs yet: their parameters, machine "
+                "and result document follow.")
+    out.append(f'<p class="note">{_e(note)}</p>')
     out.append(_errors(doc))
     params = doc.get("params")
     if isinstance(params, dict) and params:

@@ -154,7 +154,7 @@ class _Axis:
     """Maps data values to pixels, linear, log2 or log10."""
 
     def __init__(self, values: Sequence[float], kind: str, p0: float, p1: float,
-                 include_zero: bool = False, pad: float = 0.0):
+                 include_zero: bool = False, pad: float = 0.0, tight: bool = False):
         self.kind = kind
         vals = [v for v in values if v is not None and math.isfinite(v) and (kind == "linear" or v > 0)]
         if not vals:
@@ -175,6 +175,10 @@ class _Axis:
                     lo -= span * pad
             self.ticks = nice_ticks(lo, hi)
         self.lo, self.hi = self.ticks[0], self.ticks[-1]
+        if tight and kind == "linear" and hi > lo:
+            # The axis spans the data exactly; only the round ticks inside it are drawn.
+            self.lo, self.hi = lo, hi
+            self.ticks = [t for t in self.ticks if lo - 1e-9 <= t <= hi + 1e-9] or [lo, hi]
         self.p0, self.p1 = p0, p1
 
     def _t(self, v: float) -> float:
@@ -285,17 +289,20 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
                x_log2: bool = False, y_log: bool = False, markers: Sequence[Marker] = (),
                ref_lines: Sequence[RefLine] = (), bands: Sequence[Band] = (),
                width: int = 560, height: int = 330, desc: str | None = None,
-               y_zero: bool = True) -> str:
-    """Several series over a shared x axis; x on a log2 scale for queue depth or streams."""
+               y_zero: bool = True, legend: bool | None = None) -> str:
+    """Several series over a shared x axis; x on a log2 scale for queue depth or streams.
+
+    The legend is drawn when there is more than one series unless `legend` says otherwise."""
     items = [(s.name, s.colour or colour(i), s.dashed, "line") for i, s in enumerate(series)]
-    legend_parts, rows = _legend(items, width, 40)
+    show_legend = len(series) > 1 if legend is None else legend
+    legend_parts, rows = _legend(items if show_legend else [], width, 40)
     top = 40 + rows * _LEGEND_ROW + (6 if rows else 0)
     fr = _Frame(width, height, left=62, right=18, top=top, bottom=44)
     fr.parts = _open(width, height, title, desc) + legend_parts
 
     xs = [x for s in series for x, _ in s.points] + [b.x0 for b in bands] + [b.x1 for b in bands]
     ys = [y for s in series for _, y in s.points] + [r.y for r in ref_lines] + [m.y for m in markers]
-    xa = _Axis(xs, "log2" if x_log2 else "linear", fr.left + 8, fr.width - fr.right - 8, pad=0)
+    xa = _Axis(xs, "log2" if x_log2 else "linear", fr.left + 8, fr.width - fr.right - 8, tight=True)
     ya = _Axis(ys, "log10" if y_log else "linear", fr.height - fr.bottom, fr.top,
                include_zero=y_zero and not y_log, pad=0.04)
     has_data = any(xa.ok(x) and ya.ok(y) for s in series for x, y in s.points)
@@ -317,7 +324,7 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
             y = ya(r.y)
             fr.parts.append(f'<line x1="{_f(fr.left)}" y1="{_f(y)}" x2="{_f(fr.width - fr.right)}" y2="{_f(y)}" '
                             f'stroke="{r.colour}" stroke-width="1.2" stroke-dasharray="2 3"/>')
-            fr.parts.append(_text(fr.width - fr.right - 4, y - 4, r.label, anchor="end", size=11, fill=r.colour))
+            fr.parts.append(_text(fr.left + 6, y - 5, r.label, size=11, fill=r.colour))
     for (name, col, dashed, _), s in zip(items, series):
         ordered = sorted(s.points, key=lambda p: (p[0] is None, p[0] or 0))
         pts = [(xa(x), ya(y)) if xa.ok(x) and ya.ok(y) else None for x, y in ordered]
@@ -335,8 +342,9 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
                 run.append(pt)
         for pt, (x, y) in zip(pts, ordered):
             if pt is not None:
+                tip = f"{name}: {fmt_num(x)} → {fmt_num(y)}"
                 fr.parts.append(f'<circle cx="{_f(pt[0])}" cy="{_f(pt[1])}" r="3" fill="{col}">'
-                                f"<title>{escape(name)}: {escape(fmt_num(x))} → {escape(fmt_num(y))}</title></circle>")
+                                f"<title>{escape(tip)}</title></circle>")
         fr.parts.append("</g>")
     for m in markers:
         if xa.ok(m.x) and ya.ok(m.y):
