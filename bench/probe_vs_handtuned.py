@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
@@ -47,8 +48,10 @@ def main() -> int:
     target = Path(a.dir).resolve()
     ratios: dict[str, list[float]] = {k: [] for k in TESTS}
     bests: dict[str, list[float]] = {k: [] for k in TESTS}
+    quicks: dict[str, list[float]] = {k: [] for k in TESTS}
     for rep in range(a.repeat):
         with tempfile.TemporaryDirectory(prefix="dbtier-bench-") as tmp:
+            t0 = time.monotonic()
             r = subprocess.run([sys.executable, "-m", "dbtier", "probe", str(target), "--only", "random",
                                 "--json", "--out", f"{tmp}/run"], capture_output=True, text=True)
             if r.returncode:
@@ -57,13 +60,14 @@ def main() -> int:
             doc = json.loads(r.stdout)
             t = doc["targets"][0]
             size = t["file_bytes"]
-            elapsed = sum(p["runtime_s"] + p["ramp_s"] for p in t["points"])
+            elapsed = time.monotonic() - t0
             f = target / f".dbtier-bench-{os.getpid()}.fio"
             try:
                 subprocess.run(build_args(FioJob("layout", "write", 1 << 20, size, filename=str(f), iodepth=16,
                                                  time_based=False, ramp_s=0)), capture_output=True, check=True)
+                print(flush=True)
                 print(f"run {rep + 1}: file {size >> 20} MiB on {target}; quick probe measured "
-                      f"{len(t['points'])} points ({elapsed:.0f} s of fio time)")
+                      f"{len(t['points'])} points in {elapsed:.0f} s")
                 print(f"{'measure':16} {'quick':>10} {'hand-tuned':>11} {'best jobs x qd':>15} {'ratio':>6}")
                 for key, (rw, bs, mix) in TESTS.items():
                     best, cfg = fio_best(f, size, rw, bs, mix, a.runtime_s)
@@ -71,15 +75,36 @@ def main() -> int:
                     print(f"{key:16} {quick:10,.0f} {best:11,.0f} {f'{cfg[0]}x{cfg[1]}':>15} {quick / best:6.3f}")
                     ratios[key].append(quick / best)
                     bests[key].append(best)
+                    quicks[key].append(quick)
             finally:
                 f.unlink(missing_ok=True)
     print(f"\nover {a.repeat} runs (quick peak / hand-tuned best; target >= 0.95):")
     for key in TESTS:
-        r, b = sorted(ratios[key]), bests[key]
+        r, b, q = sorted(ratios[key]), bests[key], quicks[key]
         spread = (max(b) - min(b)) / statistics.median(b) * 100
-        print(f"{key:16} median ratio {statistics.median(r):.3f}  range {r[0]:.3f}-{r[-1]:.3f}  "
-              f"(hand-tuned best itself varied {spread:.0f}% run to run)")
+        print(f"{key:16} median quick / median best {statistics.median(q) / statistics.median(b):.3f}  "
+              f"per-run ratios {r[0]:.3f}-{r[-1]:.3f}  (hand-tuned best itself varied {spread:.0f}% run to run)")
+    noise(target, a.runtime_s)
     return 0
+
+
+def noise(target: Path, runtime_s: float, n: int = 5) -> None:
+    """The floor under any comparison: one fio configuration run n times in a row."""
+    f = target / f".dbtier-bench-noise-{os.getpid()}.fio"
+    try:
+        subprocess.run(build_args(FioJob("layout", "write", 1 << 20, 1 << 30, filename=str(f), iodepth=16,
+                                         time_based=False, ramp_s=0)), capture_output=True, check=True)
+        xs = []
+        for _ in range(n):
+            job = FioJob("noise", "randread", 4096, 1 << 30, filename=str(f), iodepth=32, numjobs=2,
+                         runtime_s=runtime_s, ramp_s=2.0)
+            xs.append(parse_output(subprocess.run(build_args(job), capture_output=True, text=True,
+                                                  check=True).stdout)["iops"])
+        cv = statistics.stdev(xs) / statistics.mean(xs) * 100
+        print(f"noise floor: 4 KiB randread 2x32, {runtime_s:.0f} s, {n} identical runs: "
+              f"{min(xs):,.0f}-{max(xs):,.0f} IOPS, CV {cv:.1f}%")
+    finally:
+        f.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,8 @@ def loop_device(tmp_path):
     made: list[str] = []
     mounts: list[Path] = []
 
-    def make(size_mb: int = 256, fs: str | None = None, mount: bool = False) -> tuple[str, Path | None]:
+    def make(size_mb: int = 256, fs: str | None = None, mount: bool = False,
+             where: Path | None = None) -> tuple[str, Path | None]:
         backing = tmp_path / f"loop{len(made)}.img"
         with open(backing, "wb") as f:
             f.truncate(size_mb * 1024 * 1024)
@@ -59,7 +60,7 @@ def loop_device(tmp_path):
         made.append(dev)
         mnt = None
         if mount:
-            mnt = tmp_path / f"mnt{len(made)}"
+            mnt = (where or tmp_path) / f"mnt{len(made)}"
             mnt.mkdir()
             _sh("mount", dev, str(mnt))
             mounts.append(mnt)
@@ -97,3 +98,19 @@ def mount_point(tmp_path):
 
 def have(tool: str) -> bool:
     return shutil.which(tool) is not None
+
+
+@pytest.fixture
+def pg_dir():
+    """A directory the unprivileged PostgreSQL user can traverse (pytest's tmp dirs are mode 700)."""
+    import tempfile
+    d = Path(tempfile.mkdtemp(prefix="dbtier-test-", dir="/var/tmp"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def postgres_processes(marker: str) -> list[str]:
+    """Command lines of running postgres processes whose arguments mention marker."""
+    out = subprocess.run(["pgrep", "-a", "-f", marker], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "postgres" in line or "pgbench" in line]

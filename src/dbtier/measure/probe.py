@@ -49,7 +49,7 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile("quick", point_s=1.0, ramp_s=0.5, file_bytes=1 * GIB, max_outstanding=128,
+    "quick": Profile("quick", point_s=1.0, ramp_s=0.3, file_bytes=1 * GIB, max_outstanding=128,
                      seq_streams=(1, 2, 4), seq_bs=(128 * KIB, MIB), commit_writers=(1, 4),
                      commit_file_bytes=32 * MIB, full_random_grid=False, steady_state=False),
     "full": Profile("full", point_s=10.0, ramp_s=3.0, file_bytes=16 * GIB, max_outstanding=512,
@@ -303,7 +303,21 @@ class Prober:
             p99 = (p["lat_us"] or {}).get("p99") or 0
             if p99 > self.max_lat_us or sweep_should_stop([q["iops"] for q in pts]):
                 break
-        return pts
+        return pts + self.confirm(test, max(pts, key=lambda p: p["iops"]))
+
+    def confirm(self, test: str, best: dict[str, Any]) -> list[dict[str, Any]]:
+        """Re-measure around the peak with longer points: the same load again, and the same
+        outstanding I/O split over twice the threads. One short point is a noisy estimate
+        of a peak, and the best split of threads and depth differs between devices."""
+        rw, bs, read_pct = RANDOM_SWEEPS[test]
+        mix = read_pct if rw == "randrw" else None
+        splits = [(best["jobs"], best["iodepth"])]
+        if best["outstanding"] >= 32 and best["jobs"] < 2 * self.cpus:
+            splits.append((best["jobs"] * 2, best["iodepth"] // 2))
+        return [self.measure(self.job(f"{test}-j{jobs}-qd{qd}-confirm", rw=rw, bs_bytes=bs, iodepth=qd,
+                                      numjobs=jobs, rwmixread=mix, runtime_s=2 * self.profile.point_s),
+                             test, "random", read_pct, phase="confirm")
+                for jobs, qd in splits]
 
     def precondition(self) -> None:
         """SNIA PTS-style: 4 KiB random writes in rounds until steady state (or the round limit)."""

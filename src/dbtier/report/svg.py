@@ -401,3 +401,62 @@ def bar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *
         fr.parts.append("</g>")
     fr.parts.append("</svg>")
     return "".join(fr.parts)
+
+
+def hbar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *, x_label: str = "",
+               width: int = 560, desc: str | None = None, unit: str = "", value_labels: bool = True,
+               highlight: int | None = None) -> str:
+    """Horizontal grouped bars, for side-by-side comparisons with long names: one row per category (its
+    label on the left), one bar per series. Series points are (category index, value); a missing or None
+    value leaves a gap. The height grows with the rows; `highlight` draws one category's label in bold."""
+    items = [(s.name, s.colour or colour(i), False, "box") for i, s in enumerate(series)]
+    legend_parts, rows = _legend(items if len(series) > 1 else [], width, 40)
+    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0)
+    values = {(i, int(c)): v for i, s in enumerate(series) for c, v in s.points
+              if v is not None and math.isfinite(v)}
+    n = len(categories)
+    bar_h = 14 if len(series) > 1 else 18
+    row_h = bar_h * max(len(series), 1) + 10
+    label_w = min(max((len(c) for c in categories), default=4) * _CHAR_W + 14, width * 0.45)
+    # room on the right for the value label of the longest bar
+    right = 18 + (max((len(fmt_num(v)) for v in values.values()), default=1) * _CHAR_W + 6 if value_labels else 0)
+    height = int(top + max(n, 1) * row_h + 44)
+    fr = _Frame(width, height, left=label_w, right=right, top=top, bottom=44)
+    fr.parts = _open(width, height, title, desc) + legend_parts
+    xa = _Axis(list(values.values()), "linear", fr.left, fr.width - fr.right, include_zero=True, pad=0.0)
+    if not values or n == 0:
+        _no_data(fr, "no data")
+        return "".join(fr.parts + ["</svg>"])
+    p = fr.parts
+    y_axis = fr.height - fr.bottom
+    for t in xa.ticks:
+        x = xa(t)
+        p.append(f'<line x1="{_f(x)}" y1="{_f(fr.top)}" x2="{_f(x)}" y2="{_f(y_axis)}" stroke="{GRID}" '
+                 'stroke-width="1"/>')
+        p.append(_text(x, y_axis + 16, fmt_num(t), anchor="middle", size=11, fill=MUTED))
+    p.append(f'<line x1="{_f(fr.left)}" y1="{_f(fr.top)}" x2="{_f(fr.left)}" y2="{_f(y_axis)}" stroke="{MUTED}"/>')
+    p.append(f'<line x1="{_f(fr.left)}" y1="{_f(y_axis)}" x2="{_f(fr.width - fr.right)}" y2="{_f(y_axis)}" '
+             f'stroke="{MUTED}"/>')
+    if x_label:
+        p.append(_text((fr.left + fr.width - fr.right) / 2, fr.height - 8, x_label, anchor="middle", size=12))
+    base = xa(0.0)
+    for k, cat in enumerate(categories):
+        y0 = fr.top + k * row_h + 5
+        label = cat if len(cat) * _CHAR_W + 14 <= label_w else cat[:max(int((label_w - 14) / _CHAR_W) - 1, 1)] + "…"
+        text = _text(fr.left - 6, y0 + row_h / 2 + 3, label, anchor="end", size=12,
+                     weight="600" if highlight == k else None)
+        # a shortened label keeps the full name as its tooltip
+        p.append(text if label == cat else f"<g><title>{escape(cat)}</title>{text}</g>")
+        for i, s in enumerate(series):
+            v = values.get((i, k))
+            if v is None:
+                continue
+            y = y0 + i * bar_h
+            x = xa(v)
+            tip = f"{s.name + ', ' if len(series) > 1 else ''}{cat}: {fmt_num(v)}{(' ' + unit) if unit else ''}"
+            p.append(f'<rect x="{_f(min(x, base))}" y="{_f(y)}" width="{_f(max(abs(x - base), 0.5))}" '
+                     f'height="{_f(bar_h - 2)}" fill="{items[i][1]}"><title>{escape(tip)}</title></rect>')
+            if value_labels:
+                p.append(_text(max(x, base) + 4, y + bar_h - 5, fmt_num(v), size=11))
+    p.append("</svg>")
+    return "".join(p)

@@ -1,0 +1,303 @@
+"""A throw-away PostgreSQL cluster that dbtier owns, with data, indexes, WAL and temp placed.
+
+The cluster runs as an unprivileged OS user (the `postgres` user when dbtier
+runs as root, else the current user), listens on 127.0.0.1 at its own port
+and on a private socket directory, and is stopped and removed by `close()`,
+which the context manager calls on exit, on Ctrl-C and on failure.
+
+Every directory it writes is one it created: `<DIR>/dbtier-pg-<id>/...` inside
+each placement directory, and nothing else is touched or removed.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbtier.core.errors import DbtierError
+from dbtier.measure import executor
+
+ROLES = ("data", "index", "wal", "temp")
+PG_HINT = ("install PostgreSQL 15: `apt-get install postgresql` (Debian/Ubuntu) or "
+           "`dnf install postgresql-server` (Fedora/RHEL); `make lab` installs it")
+
+
+def find_bindir() -> str:
+    """Where initdb, pg_ctl, postgres and pgbench live (newest version first)."""
+    env = os.environ.get("DBTIER_PG_BINDIR")  # when set, the only place looked at
+    candidates = [env] if env else []
+    if not env:
+        candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=_version_key, reverse=True)
+        candidates += sorted(glob.glob("/usr/pgsql-*/bin"), key=_version_key, reverse=True)
+        which = shutil.which("pg_ctl")
+        if which:
+            candidates.append(str(Path(which).resolve().parent))
+    for c in candidates:
+        if c and all(os.access(os.path.join(c, b), os.X_OK) for b in ("initdb", "pg_ctl", "postgres", "pgbench")):
+            return c
+    raise DbtierError("PostgreSQL is not installed (initdb, pg_ctl, postgres and pgbench not found)", PG_HINT)
+
+
+def _version_key(path: str) -> float:
+    digits = "".join(ch if ch.isdigit() or ch == "." else " " for ch in path).split()
+    try:
+        return float(digits[0]) if digits else 0.0
+    except ValueError:
+        return 0.0
+
+
+def parse_placement(text: str | None) -> dict[str, str]:
+    """'data=/a,wal=/b' -> {'data': '/a', 'wal': '/b'} (pure; checks roles and repeats)."""
+    out: dict[str, str] = {}
+    if not text:
+        return out
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        role, sep, path = part.partition("=")
+        role = role.strip()
+        if not sep or not path.strip():
+            raise DbtierError(f"--place: {part!r} is not ROLE=DIR", f"for example --place data=/mnt/fast,wal=/mnt/ssd")
+        if role not in ROLES:
+            raise DbtierError(f"--place: unknown role {role!r}", f"roles are {', '.join(ROLES)}")
+        if role in out:
+            raise DbtierError(f"--place: {role} is given twice ({out[role]} and {path.strip()})",
+                              "give each role once")
+        out[role] = path.strip()
+    return out
+
+
+@dataclass
+class Settings:
+    shared_buffers: str = "128MB"
+    synchronous_commit: str = "on"
+    checkpoint_timeout: str = "5min"
+    max_wal_size: str = "1GB"
+    max_connections: int = 100
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def conf(self) -> dict[str, str]:
+        c = {
+            "shared_buffers": self.shared_buffers,
+            "synchronous_commit": self.synchronous_commit,
+            "checkpoint_timeout": self.checkpoint_timeout,
+            "max_wal_size": self.max_wal_size,
+            "max_connections": str(self.max_connections),
+            "track_io_timing": "on",
+            "track_wal_io_timing": "on",
+            "log_checkpoints": "on",
+            "fsync": "on",
+            "full_page_writes": "on",
+        }
+        c.update(self.extra)
+        return c
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """initdb → start → (use) → close. Use as a context manager."""
+
+    def __init__(self, default_dir: str | Path = ".", placement: dict[str, str] | None = None,
+                 settings: Settings | None = None, port: int | None = None, os_user: str | None = None,
+                 home_parent: str | Path | None = None):
+        self.bindir = find_bindir()
+        self.id = uuid.uuid4().hex[:8]
+        self.settings = settings or Settings()
+        self.placement_in = dict(placement or {})
+        self.default_dir = Path(default_dir).resolve()
+        self.home_parent = str(home_parent or tempfile.gettempdir())
+        self.os_user = os_user or ("postgres" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)
+        if port is not None and port_in_use(port):
+            raise DbtierError(f"port {port} is in use on 127.0.0.1 (another PostgreSQL or service)",
+                              "pick another with --port, or leave --port out and dbtier picks a free one")
+        self.port = port or free_port()
+        self.created: list[Path] = []
+        self.running = False
+        self.dirs: dict[str, Path] = {}
+        self.log_path: Path | None = None
+
+    # -------------------------------------------------------------- setup
+    def _as_user(self, argv: list[str]) -> list[str]:
+        if os.geteuid() == 0:
+            if shutil.which("runuser") is None:
+                raise DbtierError("runuser (util-linux) is needed to run PostgreSQL as an unprivileged user",
+                                  "apt-get install util-linux")
+            return ["runuser", "-u", self.os_user, "--", *argv]
+        return argv
+
+    def _make_dir(self, parent: Path, name: str) -> Path:
+        if not parent.exists():
+            raise DbtierError(f"{parent}: no such directory", "create it, or place the cluster elsewhere")
+        if not parent.is_dir():
+            raise DbtierError(f"{parent}: not a directory", "pass a directory")
+        d = parent / name
+        try:
+            d.mkdir(mode=0o700)
+        except OSError as exc:
+            raise DbtierError(f"{parent} is not writable ({exc.strerror}): dbtier must create a directory there",
+                              "pass a directory you can write to") from exc
+        self.created.append(d)
+        self._give(d)
+        if os.geteuid() == 0:
+            check = subprocess.run(self._as_user(["test", "-w", str(d), "-a", "-x", str(d)]))
+            if check.returncode != 0:
+                raise DbtierError(
+                    f"the {self.os_user} OS user cannot reach {d}: a parent directory is not searchable by others",
+                    f"place the cluster under a directory every user can traverse (chmod o+x on its parents)")
+        return d
+
+    def init(self) -> None:
+        base = f"dbtier-pg-{self.id}"
+        # Socket and log: a short private path (sockets have a ~100-byte path limit).
+        home = Path(tempfile.mkdtemp(prefix=f"{base}-", dir=self.home_parent))
+        self.created.append(home)
+        os.chmod(home, 0o755)
+        self._give(home)
+        self.dirs["home"] = home
+        self.dirs["socket"] = self._sub(home, "socket")
+        self.log_path = home / "server.log"
+        # The cluster directory (catalog, tables, and whatever is not placed elsewhere).
+        cluster_root = self._make_dir(Path(self.placement_in.get("data", self.default_dir)), base)
+        self.dirs["cluster"] = cluster_root / "pgdata"
+        argv = [f"{self.bindir}/initdb", "-D", str(self.dirs["cluster"]), "-U", "dbtier", "--auth=trust",
+                "-E", "UTF8", "--locale=C", "--no-sync"]
+        if "wal" in self.placement_in:
+            self.dirs["wal"] = self._make_dir(Path(self.placement_in["wal"]), f"{base}-wal") / "pg_wal"
+            argv += ["-X", str(self.dirs["wal"])]
+        for role in ("index", "temp"):
+            if role in self.placement_in:
+                self.dirs[role] = self._make_dir(Path(self.placement_in[role]), f"{base}-{role}")
+        done = executor.run(self._as_user(argv), timeout_s=300)
+        if done.returncode != 0:
+            raise DbtierError(f"initdb failed: {_tail(done.stderr or done.stdout)}",
+                              "check that the placement directories are writable and have space")
+        conf = self.settings.conf()
+        if "temp" in self.dirs:
+            conf["temp_tablespaces"] = "dbtier_temp"
+        conf.update({"listen_addresses": "127.0.0.1", "port": str(self.port),
+                     "unix_socket_directories": str(self.dirs["socket"])})
+        with open(self.dirs["cluster"] / "postgresql.auto.conf", "a") as f:
+            f.write("".join(f"{k} = {_quote(v)}\n" for k, v in conf.items()))
+
+    def _give(self, d: Path) -> None:
+        if os.geteuid() == 0:
+            try:
+                pw = pwd.getpwnam(self.os_user)
+            except KeyError as exc:
+                raise DbtierError(f"there is no OS user {self.os_user!r} to run PostgreSQL as",
+                                  "create one (useradd --system postgres) or pass --os-user NAME") from exc
+            os.chown(d, pw.pw_uid, pw.pw_gid)
+
+    def _sub(self, parent: Path, name: str) -> Path:
+        d = parent / name
+        d.mkdir(mode=0o700)
+        self._give(d)
+        return d
+
+    def start(self) -> None:
+        argv = [f"{self.bindir}/pg_ctl", "-D", str(self.dirs["cluster"]), "-l", str(self.log_path), "-w",
+                "-t", "120", "start"]
+        done = executor.run(self._as_user(argv), timeout_s=180)
+        if done.returncode != 0:
+            raise DbtierError(f"PostgreSQL would not start; the server log ends:\n{self.log_tail()}",
+                              f"fix the cause above (full log: {self.log_path})")
+        self.running = True
+
+    def log_tail(self, n: int = 8) -> str:
+        try:
+            lines = Path(self.log_path).read_text(errors="replace").splitlines() if self.log_path else []
+        except OSError:
+            lines = []
+        return "\n".join("    " + x for x in lines[-n:]) or "    (empty)"
+
+    # -------------------------------------------------------------- use
+    def conninfo(self, dbname: str = "postgres") -> str:
+        return f"host={self.dirs['socket']} port={self.port} user=dbtier dbname={dbname}"
+
+    def pg_env(self) -> dict[str, str]:
+        return {"PGHOST": str(self.dirs["socket"]), "PGPORT": str(self.port), "PGUSER": "dbtier"}
+
+    def alive(self) -> bool:
+        pid_file = self.dirs["cluster"] / "postmaster.pid"
+        try:
+            pid = int(pid_file.read_text().split()[0])
+            os.kill(pid, 0)
+            return True
+        except (OSError, ValueError, IndexError):
+            return False
+
+    def tablespaces_sql(self) -> list[str]:
+        """CREATE TABLESPACE for the placed roles: indexes go to `dbtier_index`, temp to `dbtier_temp`."""
+        return [f"CREATE TABLESPACE dbtier_{role} LOCATION '{self.dirs[role]}'"
+                for role in ("index", "temp") if role in self.dirs]
+
+    def placement(self) -> dict[str, str]:
+        """Where each role really is (directories dbtier created)."""
+        c = self.dirs["cluster"]
+        return {"data": str(c), "index": str(self.dirs.get("index", c)),
+                "wal": str(self.dirs.get("wal", c / "pg_wal")), "temp": str(self.dirs.get("temp", c))}
+
+    # -------------------------------------------------------------- teardown
+    def stop(self) -> None:
+        if not self.dirs.get("cluster") or not (self.dirs["cluster"] / "postmaster.pid").exists():
+            self.running = False
+            return
+        for mode in ("fast", "immediate"):
+            done = executor.run(self._as_user([f"{self.bindir}/pg_ctl", "-D", str(self.dirs["cluster"]), "-m", mode,
+                                               "-w", "-t", "60", "stop"]), timeout_s=90)
+            if done.returncode == 0:
+                break
+        self.running = False
+
+    def close(self) -> None:
+        """Stop the server and remove every directory this cluster created (idempotent)."""
+        try:
+            self.stop()
+        finally:
+            for d in reversed(self.created):
+                shutil.rmtree(d, ignore_errors=True)
+            self.created.clear()
+
+    def __enter__(self) -> "Cluster":
+        try:
+            self.init()
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _quote(v: str) -> str:
+    return "'" + v.replace("'", "''") + "'"
+
+
+def _tail(text: str, n: int = 5) -> str:
+    return " | ".join(text.strip().splitlines()[-n:])

@@ -1,0 +1,238 @@
+"""`dbtier bench oltp` end to end on a real PostgreSQL 15 cluster run as the postgres OS user."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import assert_clean_error, load_doc, needs_root, postgres_processes, run_dbtier
+from dbtier.results.schema import result_schema
+
+SHORT = ["--duration", "2", "--warmup", "0"]
+POINT_KEYS = {"clients", "tps", "tpm", "nopm", "lat_ms", "cpu_util", "devices", "bottleneck"}
+
+
+def bench(pg_dir: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+    return run_dbtier("bench", "oltp", *args, cwd=pg_dir, **kw)
+
+
+def leftovers(*dirs: Path) -> list[Path]:
+    return [p for d in dirs for p in d.glob("dbtier-pg-*")]
+
+
+def test_tpcc_sweep_contract_and_cleanup(pg_dir):
+    r = bench(pg_dir, "--workload", "tpcc", "--clients", "1,2", *SHORT, "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, result_schema())
+    assert doc["command"] == "bench" and doc["bench"] == "oltp" and doc["status"] == "ok"
+    assert [p["clients"] for p in doc["points"]] == [1, 2]
+    for p in doc["points"]:
+        assert POINT_KEYS <= set(p)
+        assert p["tps"] > 0 and p["tpm"] == pytest.approx(p["tps"] * 60)
+        # NOPM from the schema: new orders are ~45% of transactions (less 1% rolled back)
+        assert 0.30 * p["tpm"] < p["nopm"] < 0.50 * p["tpm"]
+        assert set(p["lat_ms"]) >= {"p50", "p95", "p99", "max"} and p["lat_ms"]["p50"] <= p["lat_ms"]["p99"]
+        assert {"user_pct", "system_pct", "iowait_pct"} <= set(p["cpu_util"])
+        assert p["devices"] and {"device", "iops", "mbps", "await_ms", "busy_pct"} <= set(p["devices"][0])
+        assert p["bottleneck"] in ("cpu", "storage", "commit", "client", "lock")
+        assert p["pg"]["wal_bytes"] > 0 and p["pg"]["commits"] > 0
+    assert doc["knee"]["clients"] in (1, 2) and doc["knee"]["tps"] > 0
+    assert set(doc["placement"]) == {"data", "index", "wal", "temp"}
+    assert doc["load"]["database_bytes"] > 50e6  # one warehouse is ~100 MB
+    assert (pg_dir / "run" / "raw" / "server-single.log").exists()
+    assert leftovers(pg_dir) == [] and postgres_processes("dbtier-pg-") == []
+
+
+def test_placement_puts_wal_indexes_temp_where_asked(pg_dir):
+    dirs = {r: pg_dir / r for r in ("data", "index", "wal", "temp")}
+    for d in dirs.values():
+        d.mkdir()
+        d.chmod(0o755)
+    place = ",".join(f"{r}={d}" for r, d in dirs.items())
+    r = bench(pg_dir, "--workload", "tpcb", "--scale", "1", "--clients", "1", *SHORT, "--place", place,
+              "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    pl = json.loads(r.stdout)["placement"]
+    for role, d in dirs.items():
+        assert pl[role].startswith(str(d) + "/dbtier-pg-"), (role, pl[role])
+    assert leftovers(*dirs.values()) == []
+
+
+@pytest.mark.parametrize("workload", ["tpcb", "select-only", "readmix"])
+def test_pgbench_workloads(pg_dir, workload):
+    r = bench(pg_dir, "--workload", workload, "--scale", "1", "--clients", "2", *SHORT, "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)["points"][0]
+    assert p["tps"] > 0 and p["nopm"] is None
+
+
+def test_open_loop_rate_and_repeats(pg_dir):
+    r = bench(pg_dir, "--workload", "select-only", "--scale", "1", "--clients", "2", "--rate", "200",
+              "--repeat", "2", *SHORT, "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)["points"][0]
+    assert 150 < p["tps"] < 250  # the schedule, not the server, sets the rate
+    assert p["rate"] == 200 and p["repeats"] == 2 and len(p["tps_runs"]) == 2
+
+
+def test_placement_matrix_runs_the_six_steps(pg_dir):
+    fast, slow = pg_dir / "fast", pg_dir / "slow"
+    for d in (fast, slow):
+        d.mkdir()
+        d.chmod(0o755)
+    r = bench(pg_dir, "--workload", "tpcb", "--scale", "1", "--clients", "1", "--duration", "1", "--warmup", "0",
+              "--placement-matrix", f"{fast},{slow}", "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    steps = json.loads(r.stdout)["steps"]
+    assert [s["name"] for s in steps] == ["all-slow", "index-fast", "tables-fast", "wal-fast", "temp-fast", "all-fast"]
+    for s in steps:
+        assert {"name", "placement", "points", "knee"} <= set(s) and s["points"][0]["tps"] > 0
+    where = {s["name"]: {r: ("fast" if str(fast) in v else "slow") for r, v in s["placement"].items()} for s in steps}
+    assert where["all-slow"] == {"data": "slow", "index": "slow", "wal": "slow", "temp": "slow"}
+    assert where["index-fast"] == {"data": "slow", "index": "fast", "wal": "slow", "temp": "slow"}
+    assert where["tables-fast"] == {"data": "fast", "index": "fast", "wal": "slow", "temp": "slow"}
+    assert where["wal-fast"] == {"data": "fast", "index": "fast", "wal": "fast", "temp": "slow"}
+    assert where["all-fast"] == {"data": "fast", "index": "fast", "wal": "fast", "temp": "fast"}
+    assert leftovers(fast, slow) == []
+
+
+def test_missing_postgres_says_how_to_install(pg_dir):
+    r = bench(pg_dir, env={"DBTIER_PG_BINDIR": str(pg_dir / "nowhere")})
+    assert_clean_error(r, "PostgreSQL is not installed", "apt-get install postgresql")
+
+
+@pytest.mark.parametrize("place,needle", [
+    ("data=/nonexistent/x", "no such directory"),
+    ("wal={d},wal={d}", "wal is given twice"),
+    ("disk={d}", "unknown role 'disk'"),
+    ("data", "is not ROLE=DIR"),
+])
+def test_bad_placement(pg_dir, place, needle):
+    assert_clean_error(bench(pg_dir, "--place", place.format(d=pg_dir)), needle)
+
+
+def test_matrix_with_the_same_directory_twice(pg_dir):
+    assert_clean_error(bench(pg_dir, "--placement-matrix", f"{pg_dir},{pg_dir}"), "given twice")
+
+
+@needs_root
+def test_placement_directory_not_writable(pg_dir, mount_point):
+    src = pg_dir / "src"
+    src.mkdir()
+    ro = mount_point("bind", "ro", bind_from=src)
+    assert_clean_error(bench(pg_dir, "--place", f"wal={ro}", *SHORT), "not writable")
+
+
+def test_port_in_use(pg_dir):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert_clean_error(bench(pg_dir, "--port", str(port)), f"port {port} is in use")
+
+
+def test_cluster_that_will_not_start_shows_the_log(pg_dir):
+    r = bench(pg_dir, "--shared-buffers", "900GB", "--clients", "1", *SHORT)
+    err = assert_clean_error(r, "PostgreSQL would not start", "server log ends")
+    assert "shared memory" in err or "memory" in err.lower()
+    assert leftovers(pg_dir) == [] and postgres_processes("dbtier-pg-") == []
+
+
+def test_dsn_that_fails_never_shows_the_password(pg_dir):
+    r = bench(pg_dir, "--dsn", "host=127.0.0.1 port=1 user=alice password=s3cret-value dbname=x", *SHORT)
+    err = assert_clean_error(r, "cannot connect to PostgreSQL", "PGPASSWORD")
+    assert "s3cret-value" not in err + r.stdout
+
+
+def test_dsn_mode_creates_and_drops_only_its_own_database(pg_dir):
+    """A user's server (a cluster this test starts) keeps its own database; dbtier_* is dropped."""
+    from dbtier.workloads.postgres import Cluster
+    with Cluster(pg_dir) as server:
+        subprocess.run(["psql", "-d", "postgres", "-c", "CREATE DATABASE userdb"], env={**os.environ, **server.pg_env()},
+                       check=True, capture_output=True)
+        dsn = server.conninfo("postgres")
+        r = bench(pg_dir, "--dsn", dsn, "--workload", "tpcb", "--scale", "1", "--clients", "1", *SHORT,
+                  "--json", "--out", "run")
+        assert r.returncode == 0, r.stderr
+        dbs = subprocess.run(["psql", "-At", "-d", "postgres", "-c", "SELECT datname FROM pg_database"],
+                             env={**os.environ, **server.pg_env()}, capture_output=True, text=True).stdout.split()
+        assert "userdb" in dbs and not [d for d in dbs if d.startswith("dbtier_")]
+        assert json.loads(r.stdout)["points"][0]["tps"] > 0
+
+
+def _wait_points(run_dir: Path, n: int, proc: subprocess.Popen, timeout_s: float = 120) -> None:
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"dbtier ended early: {proc.stderr.read()}")
+        try:
+            if len(load_doc(run_dir)["points"]) >= n:
+                return
+        except (FileNotFoundError, KeyError, json.JSONDecodeError):
+            pass
+        time.sleep(0.2)
+    raise AssertionError("no point finished in time")
+
+
+def _start(pg_dir: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dbtier", "bench", "oltp", *args, "--out", "run"], cwd=pg_dir,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_server_dying_mid_run_keeps_finished_points(pg_dir):
+    proc = _start(pg_dir, "--workload", "tpcb", "--scale", "1", "--clients", "1,2,4", "--duration", "3", "--warmup", "0")
+    _wait_points(pg_dir / "run", 1, proc)
+    time.sleep(1.0)
+    pid_files = list(pg_dir.glob("dbtier-pg-*/pgdata/postmaster.pid"))
+    assert pid_files
+    os.kill(int(pid_files[0].read_text().split()[0]), signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in err
+    assert "PostgreSQL died" in err or "pgbench failed" in err, err
+    doc = load_doc(pg_dir / "run")
+    assert doc["status"] == "failed" and len(doc["points"]) >= 1
+    assert leftovers(pg_dir) == [] and postgres_processes("dbtier-pg-") == []
+
+
+@needs_root
+def test_disk_filling_mid_run_keeps_finished_points(pg_dir, loop_device):
+    _, mnt = loop_device(300, fs="ext4", mount=True, where=pg_dir)
+    mnt.chmod(0o755)
+    proc = _start(pg_dir, "--workload", "tpcb", "--scale", "1", "--clients", "1,2,4", "--duration", "4",
+                  "--warmup", "0", "--place", f"wal={mnt}")
+    _wait_points(pg_dir / "run", 1, proc)
+    # Someone else fills the WAL disk while the benchmark runs; the next WAL segment has no room.
+    subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/filler", "bs=1M", "status=none"], capture_output=True)
+    pid = next(pg_dir.glob("dbtier-pg-*/pgdata/postmaster.pid")).read_text().splitlines()
+    subprocess.run(["psql", "-h", pid[4], "-p", pid[3], "-U", "dbtier", "-d", "postgres", "-c",
+                    "SELECT pg_switch_wal(); CREATE TABLE fill AS SELECT g FROM generate_series(1, 300000) g"],
+                   capture_output=True)
+    out, err = proc.communicate(timeout=180)
+    (mnt / "filler").unlink()
+    assert proc.returncode != 0 and "Traceback" not in err
+    assert "filled up" in err or "No space" in err or "died" in err, err
+    doc = load_doc(pg_dir / "run")
+    assert len(doc["points"]) >= 1
+    assert leftovers(pg_dir, mnt) == [] and postgres_processes("dbtier-pg-") == []
+
+
+def test_ctrl_c_stops_and_removes_the_cluster(pg_dir):
+    proc = _start(pg_dir, "--workload", "tpcb", "--scale", "1", "--clients", "1,2,4,8", "--duration", "3",
+                  "--warmup", "0")
+    _wait_points(pg_dir / "run", 1, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    doc = load_doc(pg_dir / "run")
+    assert doc["status"] == "interrupted" and len(doc["points"]) >= 1
+    assert leftovers(pg_dir) == [] and postgres_processes("dbtier-pg-") == []

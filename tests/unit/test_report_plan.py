@@ -1,0 +1,168 @@
+"""The HTML report's plan sections, from documents built exactly as `dbtier plan` builds them."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dbtier.cli.plan import budget_body, equivalent_body, size_body, value_body
+from dbtier.model.array import evaluate, parse_spec
+from dbtier.model.catalog import load_catalog
+from dbtier.model.planner import Requirement, budget, equivalent, size, value
+from dbtier.report import svg
+from dbtier.report.html import render_html
+from dbtier.report.svg import Series
+from dbtier.results.document import finish, new_document
+from test_report_html import check_structure, external_references
+
+CARD, DISK = "fusionio-iodrive-duo-1.2tb", "sas-15k-73gb"
+PROBE = Path(__file__).resolve().parent.parent / "data" / "probe" / "quick-ext4-virtio.json"
+
+
+def plan_doc(action: str, body: dict, name: str) -> dict:
+    doc = new_document("plan", {"action": action}, {"hostname": "h"})
+    doc["plan"] = action
+    doc.update(body)
+    doc["catalog"] = {"files": ["shipped:legacy.toml"], "overridden": {}}
+    finish(doc)
+    doc["_run_dir"] = f"runs/{name}"
+    return doc
+
+
+@pytest.fixture(scope="module")
+def docs() -> dict[str, dict]:
+    cat = load_catalog()
+    eq = plan_doc("equivalent", equivalent_body(equivalent(cat, CARD, DISK)), "eq")
+    bud = plan_doc("budget", budget_body(budget(cat, 20_000, [CARD, DISK, "nvme-enterprise-3.84tb"]), 20_000,
+                                         "jbod", 0.5), "bud")
+    sz = size(cat, Requirement(read_iops=2000, write_iops=500, capacity_gb=500), devices=[CARD, DISK],
+              layouts=["raid10", "raid5", "preferred-read-mirror", "read-cache"])
+    siz = plan_doc("size", size_body(sz), "size")
+    v = value(json.loads(PROBE.read_text()), evaluate(parse_spec(cat, f"{DISK}:8:raid10")), "runs/probe")
+    val = plan_doc("value", value_body(v, "runs/probe", "probe"), "val")
+    return {"equivalent": eq, "budget": bud, "size": siz, "value": val}
+
+
+def charts(html: str) -> list[str]:
+    return re.findall(r"<svg .*?</svg>", html, re.S)
+
+
+def test_equivalent_section(docs):
+    html = render_html([docs["equivalent"]])
+    check_structure(html)
+    assert external_references(html) == []
+    assert "could not be drawn" not in html
+    assert "Equal performance: <code>sas-15k-73gb</code> (jbod) against one <code>fusionio-iodrive-duo-1.2tb</code>" \
+        in html
+    # the summary table: count, price, reference price, ratio per metric
+    for row in (">889</td>", ">$322,700</td>", ">16.14×</td>", ">15</td>", ">$5,500</td>", ">0.28×</td>",
+                ">17</td>", ">$7,100</td>", ">0.35×</td>", "222,160 IOPS at 50% reads"):
+        assert row in html, row
+    # side-by-side bar charts: price, capacity, IOPS, MB/s, latency - one row per configuration
+    svgs = charts(html)
+    assert len(svgs) == 5
+    for title in ("Price", "Usable capacity", "Random IOPS", "Sequential MB/s", "Latency (one I/O, nothing queued)"):
+        assert f"<title>{title}</title>" in html
+    for label in ("1 × fusionio-iodrive-duo-1.2tb", "889 × sas-15k-73gb (iops)", "15 × sas-15k-73gb (throughput)",
+                  "17 × sas-15k-73gb (capacity)"):
+        assert all(label in s for s in svgs), label
+    assert "fusionio-iodrive-duo-1.2tb: 20k USD" in svgs[0] and "889 × sas-15k-73gb (iops): 323k USD" in svgs[0]
+    # the figures table names what limits each figure
+    assert "controller/bus" not in html.split("Side by side")[0]
+    assert html.count(">devices</span>") > 10
+
+
+def test_budget_section(docs):
+    html = render_html([docs["budget"]])
+    check_structure(html)
+    assert "Equal budget: what $20,000 buys (jbod)" in html
+    assert ">53</td>" in html and ">$19,900</td>" in html and ">3,869</td>" in html
+    svgs = charts(html)
+    assert len(svgs) == 5
+    assert all("53 × sas-15k-73gb" in s and "1 × fusionio-iodrive-duo-1.2tb" in s for s in svgs)
+
+
+def test_budget_section_with_a_device_out_of_reach(docs):
+    cat = load_catalog()
+    doc = plan_doc("budget", budget_body(budget(cat, 10_000, [CARD, DISK]), 10_000, "jbod", 0.5), "b2")
+    html = render_html([doc])
+    check_structure(html)
+    assert "the budget buys no jbod array of it: the smallest costs $20,000" in html
+    svgs = charts(html)
+    assert len(svgs) == 5 and not any("fusionio" in s for s in svgs)      # only what was bought is drawn
+
+
+def test_size_section(docs):
+    html = render_html([docs["size"]])
+    check_structure(html)
+    assert "Binding requirement: capacity" in html
+    # ranked candidates with their binding requirement and per-requirement margins
+    table = html[html.index('<table class="cands">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]
+    assert len(rows) == 8
+    assert "18 x sas-15k-73gb raid10" in rows[0] and "$7,400" in rows[0] and "<b>capacity</b>" in rows[0]
+    assert "21 x sas-15k-73gb raid5" in rows[1] and ">iops</td>" in rows[1]
+    # margins: read IOPS +60%, write IOPS +90%, capacity +31% for the cheapest; all met
+    assert "✓ +60%" in rows[0] and "✓ +90%" in rows[0] and "✓ +31%" in rows[0]
+    assert "read IOPS<br>margin" in table and "capacity GB<br>margin" in table
+    assert "✗" not in table
+    assert "<svg" not in html
+
+
+def test_size_margin_cells_show_multiples_and_misses(docs):
+    doc = copy.deepcopy(docs["size"])
+    m = doc["candidates"][0]["meets"]
+    m["read_iops"].update(offered=560_000, margin=279.0)
+    m["capacity_gb"].update(met=False, margin=0.1)
+    html = render_html([doc])
+    assert "✓ 280×" in html and '<span class="fail"' in html and "✗ +10%" in html
+
+
+def test_value_section(docs):
+    html = render_html([docs["value"]])
+    check_structure(html)
+    assert "Price/performance of <code>runs/probe</code> (probe run)" in html
+    for text in ("IOPS per $", ">23.190</td>", "MB/s per $", "$ per usable GB", ">11.64</td>",
+                 "mixed_iops_8k = 78,845", "Which figures were used"):
+        assert text in html, text
+
+
+def test_plan_documents_side_by_side_with_a_probe(docs):
+    probe = json.loads(PROBE.read_text())
+    html = render_html([docs["equivalent"], probe, docs["size"], docs["budget"], docs["value"]])
+    check_structure(html)
+    assert html.count("<svg") == 5 + 5 + 5
+    assert 'id="run-5"' in html
+
+
+def test_malformed_plan_documents_do_not_crash(docs):
+    odd = [{"command": "plan", "plan": "equivalent", "by_metric": {"iops": 3}, "arrays": {"iops": "x"}},
+           {"command": "plan", "plan": "budget", "options": [{"device": "d", "count": 2, "array": 5}, 7]},
+           {"command": "plan", "plan": "size", "candidates": [{"meets": {"read_iops": 3}}, "x"], "requirement": 4},
+           {"command": "plan", "plan": "value", "value": None, "figures_used": [1, "a"]},
+           {"command": "plan", "plan": "teleport"}, {"command": "plan"}]
+    html = render_html(odd)
+    check_structure(html)
+    assert "no known action" in html
+    assert "could not be drawn" not in html
+
+
+def test_hbar_chart_primitive():
+    import xml.etree.ElementTree as ET
+    chart = svg.hbar_chart("MB/s <&>", ["a very long configuration name that will not fit in the label room", "b"],
+                           [Series("read", [(0, 1500), (1, 88_900)]), Series("write", [(0, 1100), (1, None)])],
+                           unit="MB/s", highlight=1)
+    root = ET.fromstring(chart)
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.find(f"{ns}title").text == "MB/s <&>"
+    assert len(root.findall(f".//{ns}rect")) == 1 + 3 + 2          # background, three bars, two legend boxes
+    texts = [t.text for t in root.iter(f"{ns}text")]
+    assert "1.5k" in texts and "88.9k" in texts and "read" in texts and "write" in texts
+    assert any(t and t.endswith("…") for t in texts)                  # a long label is shortened ...
+    assert "a very long configuration name that will not fit in the label room" in chart   # ... keeps a tooltip
+    assert "no data" in svg.hbar_chart("empty", [], [])
