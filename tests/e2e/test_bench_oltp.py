@@ -93,7 +93,9 @@ def test_placement_matrix_runs_the_six_steps(pg_dir):
     r = bench(pg_dir, "--workload", "tpcb", "--scale", "1", "--clients", "1", "--duration", "1", "--warmup", "0",
               "--placement-matrix", f"{fast},{slow}", "--json", "--out", "run")
     assert r.returncode == 0, r.stderr
-    steps = json.loads(r.stdout)["steps"]
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, result_schema())
+    steps = doc["steps"]
     assert [s["name"] for s in steps] == ["all-slow", "index-fast", "tables-fast", "wal-fast", "temp-fast", "all-fast"]
     for s in steps:
         assert {"name", "placement", "points", "knee"} <= set(s) and s["points"][0]["tps"] > 0
