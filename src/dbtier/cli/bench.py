@@ -59,6 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--max-wal-size", default="1GB")
     add_output_options(o)
     o.set_defaults(func=run_oltp)
+    register_dss(bsub)
+    register_backup(bsub)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
 
 
@@ -244,3 +246,318 @@ def _render(doc: dict[str, Any], out, run) -> None:
         if k:
             out.print(f"{s['name']}: knee at {k['clients']} clients, {k['tps']:,.0f} TPS ({k['reason']})")
     out.print(f"result: {run.dir.result_path}")
+
+
+# ---------------------------------------------------------------------- dss
+
+
+def register_dss(bsub: argparse._SubParsersAction) -> None:
+    d = bsub.add_parser("dss", help="TPC-H power run on DuckDB or PostgreSQL with data and temp placed",
+                        description="TPC-H (22 queries, single stream) on DuckDB (embedded, default) or the managed "
+                        "PostgreSQL: data generated with DuckDB's tpch extension, every answer checked against the "
+                        "reference answers, per-query time, rows, temp spilled and bytes read/written per device.")
+    d.add_argument("--engine", choices=("duckdb", "postgres"), default="duckdb")
+    d.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor (default 1, about 1 GB of data)")
+    d.add_argument("--data", default=".", help="directory for the database files (default .)")
+    d.add_argument("--temp", help="directory for spills (DuckDB temp_directory, PostgreSQL temp_tablespaces)")
+    d.add_argument("--memory-limit", help="DuckDB memory_limit / PostgreSQL work_mem, small to force spills (e.g. 500MB)")
+    d.add_argument("--threads", type=int, help="DuckDB threads (default: all cores)")
+    d.add_argument("--compression", choices=("on", "off"), default="on",
+                   help="off forces uncompressed DuckDB storage (PostgreSQL: not applicable)")
+    d.add_argument("--repeat", type=int, default=2, help="power runs: the first cold, the rest warm (default 2)")
+    d.add_argument("--generator", choices=("dbgen", "tpchgen"), default="dbgen",
+                   help="dbgen (the tpch extension; answers checked; default) or tpchgen-cli (faster, all cores; its "
+                   "text columns differ from dbgen's, so answers cannot be checked)")
+    d.add_argument("--queries", default="1-22", help="a subset, e.g. 1,3,5-9 (default all 22)")
+    d.add_argument("--probe", metavar="RUN_DIR", help="a probe run of the data directory: compare scan MB/s with it")
+    d.add_argument("--port", type=int, help="postgres: the managed cluster's port")
+    d.add_argument("--os-user", help="postgres: the OS user the cluster runs as")
+    d.add_argument("--shared-buffers", default="256MB", help="postgres: shared_buffers (default 256MB)")
+    add_output_options(d)
+    d.set_defaults(func=run_dss)
+
+
+def _queries(text: str) -> tuple[int, ...]:
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            a, _, b = part.strip().partition("-")
+            out += list(range(int(a), int(b) + 1)) if b else [int(a)]
+    except ValueError as exc:
+        raise DbtierError(f"--queries: {text!r} is not a list of query numbers", "for example --queries 1,3,5-9") from exc
+    if not out or any(q < 1 or q > 22 for q in out):
+        raise DbtierError(f"--queries: TPC-H has queries 1 to 22 (got {text})", "for example --queries 1-22")
+    return tuple(sorted(set(out)))
+
+
+def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
+    from dbtier.model.dss import estimate
+    from dbtier.measure.probe import margin_bytes
+    if args.scale <= 0:
+        raise DbtierError(f"--scale must be positive, got {args.scale}", "for example --scale 1")
+    if args.repeat < 1:
+        raise DbtierError(f"--repeat must be at least 1, got {args.repeat}", "for example --repeat 2")
+    for flag, d in (("--data", args.data), ("--temp", args.temp)):
+        if d and not Path(d).is_dir():
+            raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
+    est = estimate(args.engine, args.scale, args.compression)
+    st = os.statvfs(args.data)
+    free = st.f_bavail * st.f_frsize - margin_bytes(st.f_blocks * st.f_frsize, 10)
+    if free < est["disk_gb"] * 1e9:
+        raise DbtierError(
+            f"not enough disk for TPC-H SF {args.scale:g} on {args.engine}: it needs about {est['disk_gb']:.1f} GB "
+            f"in {args.data}, which has {max(free, 0) / 1e9:.1f} GB to spare after dbtier's free-space margin",
+            "choose a smaller --scale or a directory with more space")
+    avail = _mem_available()
+    if avail is not None and avail < est["memory_gb"] * 1e9:
+        raise DbtierError(
+            f"not enough memory for TPC-H SF {args.scale:g}: generating it needs about {est['memory_gb']:.1f} GB, "
+            f"{avail / 1e9:.1f} GB is available", "choose a smaller --scale")
+    return est
+
+
+def _mem_available() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def run_dss(args: argparse.Namespace) -> int:
+    from dbtier.workloads import dss
+    queries = _queries(args.queries)
+    est = _precheck_dss(args)
+    dss.tpch_extension()  # the generator must be there before anything starts
+    if args.generator == "tpchgen":
+        dss.tpchgen()
+    if args.engine == "postgres":
+        find_bindir()
+        if args.compression == "off":
+            raise DbtierError("--compression off applies to DuckDB only",
+                              "PostgreSQL has no table compression to switch off; leave --compression out")
+    params = {"engine": args.engine, "scale": args.scale, "data": args.data, "temp": args.temp,
+              "memory_limit": args.memory_limit, "threads": args.threads, "compression": args.compression,
+              "repeat": args.repeat, "queries": list(queries), "estimate": est, "generator": args.generator,
+              "method": "single stream (power run); run 1 cold (database reopened, OS page cache dropped when "
+                        "root), later runs warm; every answer checked where reference answers exist"}
+    run = Run("bench", args, params, paths=[p for p in (args.data, args.temp) if p])
+    doc = run.doc
+    doc.update({"bench": "dss", "engine": args.engine, "scale": args.scale, "placement": None, "load": None,
+                "runs": [], "queries": [], "total_seconds": None, "geomean_seconds": None, "answers_ok": None})
+    out = console(args)
+    engine = None
+    cluster = None
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeElapsedColumn(), console=out, transient=True, disable=args.json) as progress:
+            task = progress.add_task(f"generating TPC-H SF {args.scale:g}", total=len(queries) * args.repeat)
+            if args.engine == "duckdb":
+                engine = dss.DuckDBEngine(Path(args.data), Path(args.temp) if args.temp else None,
+                                          args.memory_limit, args.threads, args.compression, args.generator)
+            else:
+                placement = {"data": args.data, **({"temp": args.temp} if args.temp else {})}
+                cluster = Cluster(args.data, placement, Settings(shared_buffers=args.shared_buffers),
+                                  port=args.port, os_user=args.os_user)
+                cluster.__enter__()
+                engine = dss.PostgresEngine(cluster, args.memory_limit, args.generator)
+            doc["placement"] = {"data": str(engine.db_path), "temp": str(engine.temp_path)}
+            devices = devices_for_dirs([str(engine.db_path.parent), str(engine.temp_path)])
+            doc["devices"] = devices
+            doc["load"] = engine.load(args.scale)
+            run.save()
+            expected = dss.answers(args.scale) if args.generator == "dbgen" else None
+            doc["answers_checked"] = expected is not None
+            for r in range(args.repeat):
+                progress.update(task, description=f"run {r + 1} ({'cold' if r == 0 else 'warm'})")
+
+                def on_query(rec: dict[str, Any], r=r) -> None:
+                    progress.advance(task)
+                    doc["runs"][r].append(rec)
+                    _dss_totals(doc)
+                    run.save()
+                    if not args.json:
+                        progress.console.print(f"run {r + 1} Q{rec['query']:>2}  {rec['seconds']:8.3f} s  "
+                                               f"{rec['rows']:>6} rows  temp {rec['temp_bytes'] / 1e6:8.1f} MB  "
+                                               f"read {rec['read_bytes'] / 1e6:8.1f} MB  "
+                                               f"{'ok' if rec['answer_ok'] else ('unchecked' if rec['answer_ok'] is None else 'WRONG')}")
+                doc["runs"].append([])
+                dss.power_run(engine, r + 1, r == 0, devices, expected, on_query, queries)
+            _dss_scan(doc, args.probe, devices)
+    except KeyboardInterrupt:
+        run.finish("interrupted")
+        raise
+    except DbtierError as exc:
+        doc["errors"].append({"message": exc.message, "hint": exc.hint})
+        if "wrong answer" in exc.message:
+            doc["answers_ok"] = False
+        run.finish("failed")
+        raise
+    finally:
+        if engine is not None:
+            engine.close()
+        if cluster is not None:
+            if cluster.log_path and Path(cluster.log_path).exists():
+                shutil.copy(cluster.log_path, run.dir.raw_path("server-dss.log"))
+            cluster.close()
+    run.finish("ok")
+
+    def render() -> None:
+        out.print(f"TPC-H SF {args.scale:g} on {args.engine}: total {doc['total_seconds']:.2f} s, geometric mean "
+                  f"{doc['geomean_seconds']:.3f} s, answers {'ok' if doc['answers_ok'] else 'not checked'}")
+        out.print(f"result: {run.dir.result_path}")
+    emit(doc, args, render)
+    return 0
+
+
+def devices_for_dirs(dirs: list[str]) -> list[str]:
+    from dbtier.measure.machine import path_info
+    out = []
+    for d in dirs:
+        name = (path_info(d).get("block_device") or {}).get("name")
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def _dss_totals(doc: dict[str, Any]) -> None:
+    """queries[]: per query, the median of the warm runs (the cold run when there is no warm one)."""
+    from dbtier.model.dss import geomean
+    by_q: dict[int, list[dict[str, Any]]] = {}
+    for run in doc["runs"]:
+        for rec in run:
+            by_q.setdefault(rec["query"], []).append(rec)
+    queries = []
+    for q, recs in sorted(by_q.items()):
+        warm = [r for r in recs if not r["cold"]] or recs
+        rep = sorted(warm, key=lambda r: r["seconds"])[(len(warm) - 1) // 2]
+        cold = next((r for r in recs if r["cold"]), None)
+        queries.append({"query": q, "seconds": rep["seconds"], "rows": rep["rows"],
+                        "temp_bytes": max(r["temp_bytes"] for r in recs), "read_bytes": rep["read_bytes"],
+                        "write_bytes": rep["write_bytes"], "cpu_util": rep["cpu_util"],
+                        "cold_seconds": cold["seconds"] if cold else None,
+                        "cold_read_bytes": cold["read_bytes"] if cold else None,
+                        "runs_seconds": [r["seconds"] for r in recs]})
+    doc["queries"] = queries
+    doc["total_seconds"] = sum(q["seconds"] for q in queries)
+    doc["geomean_seconds"] = geomean([q["seconds"] for q in queries])
+    checked = [r["answer_ok"] for run in doc["runs"] for r in run if r["answer_ok"] is not None]
+    doc["answers_ok"] = all(checked) if checked else None
+
+
+def _dss_scan(doc: dict[str, Any], probe_dir: str | None, devices: list[str]) -> None:
+    """Scan bandwidth of the cold run against the probe's sequential read MB/s for the same device."""
+    if not probe_dir or not doc["runs"]:
+        return
+    from dbtier.results.store import load_run
+    probe = load_run(probe_dir)
+    if probe.get("command") != "probe":
+        raise DbtierError(f"--probe {probe_dir}: not a probe run ({probe.get('command')})", "pass a `dbtier probe` run directory")
+    data_dev = devices[0] if devices else None
+    cold = doc["runs"][0]
+    secs = sum(r["seconds"] for r in cold)
+    read = sum(r["devices"].get(data_dev, {}).get("read_bytes", 0) for r in cold) if data_dev else 0
+    match = None
+    for info, t in zip(probe["machine"]["targets"], probe["targets"]):
+        if (info.get("block_device") or {}).get("name") == data_dev and t.get("summary"):
+            match = t
+    doc["scan"] = {"device": data_dev, "achieved_mbps": read / secs / 1e6 if secs else None,
+                   "probe_read_mbps_seq": match["summary"]["read_mbps_seq"] if match else None,
+                   "ratio": (read / secs / 1e6) / match["summary"]["read_mbps_seq"]
+                   if match and secs and match["summary"]["read_mbps_seq"] else None,
+                   "note": "cold run: bytes read from the data device over the summed query time"
+                   if match else "no probe target on the data device"}
+
+
+# ---------------------------------------------------------------------- backup
+
+
+def register_backup(bsub: argparse._SubParsersAction) -> None:
+    b = bsub.add_parser("backup", help="full-backup MB/s to a directory and to a null sink; which side limits it",
+                        description="Back up a database dbtier builds (PostgreSQL: pgbench data in the managed "
+                        "cluster, with pg_basebackup plain, tar and tar+gzip; DuckDB: TPC-H, with a file copy and "
+                        "EXPORT DATABASE) to --to DIR and to a null sink; MB/s for each and the limiting side: "
+                        "source read, target write, or CPU for compression.")
+    b.add_argument("--engine", choices=("postgres", "duckdb"), default="postgres")
+    b.add_argument("--to", required=True, metavar="DIR", help="the backup target directory")
+    b.add_argument("--data", default=".", help="where the source database is built (default .)")
+    b.add_argument("--scale", type=float, default=20,
+                   help="source size: pgbench scale (16 MB each, default 20) or TPC-H SF for duckdb")
+    b.add_argument("--methods", default="plain,tar,tar-gzip", help="postgres: plain,tar,tar-gzip (default all)")
+    b.add_argument("--port", type=int)
+    b.add_argument("--os-user")
+    add_output_options(b)
+    b.set_defaults(func=run_backup)
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    from dbtier.workloads import backup, dss
+    from dbtier.workloads.oltp import Database, load
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    bad = [m for m in methods if m not in backup.PG_METHODS]
+    if bad or not methods:
+        raise DbtierError(f"--methods: unknown method {', '.join(bad) or '(none)'}",
+                          f"choose from {', '.join(backup.PG_METHODS)}")
+    if args.scale <= 0:
+        raise DbtierError(f"--scale must be positive, got {args.scale}", "for example --scale 20")
+    for flag, d in (("--to", args.to), ("--data", args.data)):
+        if not Path(d).is_dir():
+            raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
+    if args.engine == "postgres":
+        find_bindir()
+    else:
+        dss.tpch_extension()
+    params = {"engine": args.engine, "to": args.to, "data": args.data, "scale": args.scale,
+              "methods": methods if args.engine == "postgres" else ["file copy", "EXPORT DATABASE parquet"],
+              "method": "each backup timed end to end; OS page cache dropped first when root; null sink: "
+                        "pg_basebackup tar to stdout discarded / file read to /dev/null"}
+    run = Run("bench", args, params, paths=[args.data, args.to])
+    doc = run.doc
+    doc.update({"bench": "backup", "engine": args.engine, "source": None, "targets": []})
+    out = console(args)
+    src_dev = (devices_for_dirs([args.data]) or [None])[0]
+    dst_dev = (devices_for_dirs([args.to]) or [None])[0]
+    devices = [d for d in dict.fromkeys([src_dev, dst_dev]) if d]
+
+    def on_result(rec: dict[str, Any]) -> None:
+        doc["targets"].append(rec)
+        run.save()
+        if not args.json:
+            out.print(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "
+                      f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}")
+    cluster = engine = None
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(), console=out,
+                      transient=True, disable=args.json) as progress:
+            progress.add_task(f"building the {args.engine} source", total=None)
+            if args.engine == "postgres":
+                cluster = Cluster(args.data, {}, Settings(), port=args.port, os_user=args.os_user)
+                cluster.__enter__()
+                db = Database(cluster)
+                db.create()
+                doc["source"] = load(db, "tpcb", 1, int(args.scale), lambda m: None)
+                run.save()
+                backup.pg_backups(cluster, Path(args.to), methods, devices, src_dev, dst_dev, on_result)
+            else:
+                engine = dss.DuckDBEngine(Path(args.data), None, None, None, "on")
+                doc["source"] = engine.load(args.scale)
+                engine.close_conn()
+                run.save()
+                backup.duckdb_backups(engine.db_path, Path(args.to), devices, src_dev, dst_dev, on_result)
+    except KeyboardInterrupt:
+        run.finish("interrupted")
+        raise
+    except DbtierError as exc:
+        doc["errors"].append({"message": exc.message, "hint": exc.hint})
+        run.finish("failed")
+        raise
+    finally:
+        if engine is not None:
+            engine.close()
+        if cluster is not None:
+            cluster.close()
+    run.finish("ok")
+    emit(doc, args, lambda: out.print(f"result: {run.dir.result_path}"))
+    return 0

@@ -56,10 +56,12 @@ def _stop_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
 
 
 def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-        timeout_s: float | None = None) -> Completed:
-    """Run argv to completion; on Ctrl-C/SIGTERM or timeout stop its process group first."""
+        timeout_s: float | None = None, discard_stdout: bool = False) -> Completed:
+    """Run argv to completion; on Ctrl-C/SIGTERM or timeout stop its process group first.
+    discard_stdout sends stdout to /dev/null (a null sink for large outputs)."""
     start = time.monotonic()
-    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL if discard_stdout else subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
                             env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout_s)
@@ -75,4 +77,4 @@ def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str |
         except (subprocess.TimeoutExpired, ValueError):
             pass
         raise
-    return Completed(tuple(argv), proc.returncode, out, err, time.monotonic() - start)
+    return Completed(tuple(argv), proc.returncode, out or "", err or "", time.monotonic() - start)

@@ -101,6 +101,19 @@ nav.toc ul { margin: 4px 0; padding-left: 20px; }
 a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underline; }
 footer { margin-top: 48px; color: var(--muted); font-size: 13px; border-top: 1px solid var(--line);
          padding-top: 8px; }
+p.lead { font-size: 16px; margin: 4px 0 10px; }
+.tier { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px; font-weight: 600;
+        line-height: 18px; }
+.tier.fast { background: #dafbe1; color: #116329; } .tier.slow { background: #fff1e5; color: #953800; }
+table.placement td:first-child { white-space: nowrap; color: var(--muted); font-weight: 600; font-size: 13px; }
+table.matrix { font-size: 13px; }
+table.matrix td { white-space: nowrap; } table.matrix th { vertical-align: bottom; white-space: normal; }
+table.placement td:last-child { white-space: nowrap; }
+table.matrix td.num, table.matrix th.num { padding-left: 8px; }
+table.settings { margin: 0; font-size: 13px; } table.settings td { padding: 1px 14px 1px 0; border: 0; }
+ul.reason { padding-left: 20px; } ul.reason li { margin: 3px 0; }
+details.step { border-top: 1px solid var(--line); padding-top: 4px; }
+.bn { font-weight: 700; }
 @media (max-width: 820px) { .top { grid-template-columns: 1fr; } .charts { grid-template-columns: 1fr; } }
 @media print {
   @page { margin: 14mm; }
@@ -113,7 +126,7 @@ footer { margin-top: 48px; color: var(--muted); font-size: 13px; border-top: 1px
   figure, table, .card { break-inside: avoid; page-break-inside: avoid; }
   h2, h3, h4 { break-after: avoid; page-break-after: avoid; }
   pre { max-height: none; white-space: pre-wrap; }
-  .badge, .note { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  .badge, .note, .tier { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 """
 
@@ -947,7 +960,621 @@ def _plan_section(doc: dict[str, Any], i: int) -> str:
     return f'<section class="run plan">{"".join(out)}</section>'
 
 
-SECTIONS: dict[str, Callable[[dict[str, Any], int], str]] = {"probe": _probe_section, "plan": _plan_section}
+# -- bench oltp ------------------------------------------------------------------------------------
+
+# Where backends spent their time, and the bottleneck classes: one colour each, in every chart.
+WAIT_CLASSES = ("cpu", "storage", "commit", "lock", "client", "other", "idle")
+WAIT_COLOURS = {"cpu": svg.colour(2), "storage": svg.colour(0), "commit": svg.colour(1), "lock": svg.colour(6),
+                "client": svg.colour(3), "other": svg.colour(9), "idle": "#d0d0d0"}
+_ROLES = ("data", "index", "wal", "temp")
+_ROLE_LABELS = {"data": "tables (data)", "index": "indexes", "wal": "WAL", "temp": "temp"}
+_WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
+                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
+_WORKLOAD_METHOD = {
+    "tpcc": "TPC-C-like: the five transactions (new-order, payment, order-status, delivery, stock-level in a "
+            "45/43/4/4/4 mix) as PL/pgSQL functions driven by pgbench, 1% of new orders rolled back, TPC-C's "
+            "cardinalities. NOPM counts new orders per minute (from district.d_next_o_id); TPM counts all "
+            "transactions. It is not TPC-C and its figures are not tpmC.",
+    "tpcb": "pgbench's built-in TPC-B-like script: three updates, a select and an insert per transaction.",
+    "select-only": "pgbench's built-in select-only script: one primary-key lookup per transaction.",
+    "readmix": "80% 100-row index range scans and 20% update + insert.",
+}
+_MATRIX_STEPS = {"all-slow": "everything on the slow directory", "index-fast": "indexes moved to fast",
+                 "tables-fast": "+ tables fast", "wal-fast": "+ WAL fast", "temp-fast": "+ temp fast",
+                 "all-fast": "everything on the fast directory"}
+
+
+def _oltp_points(x: Any) -> list[dict[str, Any]]:
+    """The points with a client count, in client order."""
+    pts = [p for p in x if isinstance(p, dict) and _isnum(p.get("clients"))] if isinstance(x, list) else []
+    return sorted(pts, key=lambda p: p["clients"])
+
+
+def _best_point(points: list[dict[str, Any]]) -> dict[str, Any] | None:
+    pts = [p for p in points if _isnum(p.get("tps"))]
+    return max(pts, key=lambda p: p["tps"]) if pts else None
+
+
+def _knee_point(points: list[dict[str, Any]], knee: Any) -> dict[str, Any] | None:
+    c = _get(knee, "clients")
+    return next((p for p in points if p.get("clients") == c), None) if _isnum(c) else None
+
+
+def _devices(p: dict[str, Any] | None) -> list[dict[str, Any]]:
+    ds = (p or {}).get("devices")
+    return [d for d in ds if isinstance(d, dict)] if isinstance(ds, list) else []
+
+
+def _dev_max(p: dict[str, Any] | None, key: str) -> float | None:
+    vals = [d[key] for d in _devices(p) if _isnum(d.get(key))]
+    return max(vals) if vals else None
+
+
+def _clients_label(c: Any) -> str:
+    return f"{_num(c)} client" + ("" if c == 1 else "s")
+
+
+def _plural(n: Any, word: str) -> str:
+    return f"{_num(n)} {word}" + ("" if n == 1 else "s")
+
+
+def _oltp_workload(doc: dict[str, Any], load: Any) -> str:
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    w = p.get("workload") or _get(load, "workload")
+    name = _WORKLOAD_NAMES.get(w, str(w or "?"))
+    if w == "tpcc":
+        n = _get(load, "warehouses") if _isnum(_get(load, "warehouses")) else p.get("warehouses")
+        return f"{name}, {_plural(n, 'warehouse')}" if _isnum(n) else name
+    s = _get(load, "scale") if _isnum(_get(load, "scale")) else p.get("scale")
+    return f"{name}, scale {_num(s)}" if _isnum(s) else name
+
+
+def _matrix_dirs(doc: dict[str, Any]) -> dict[str, str]:
+    """{'fast': FAST, 'slow': SLOW} from --placement-matrix FAST,SLOW; {} otherwise."""
+    m = _get(doc, "params", "placement_matrix")
+    parts = [x.strip() for x in m.split(",")] if isinstance(m, str) else []
+    return {"fast": parts[0], "slow": parts[1]} if len(parts) == 2 and all(parts) else {}
+
+
+def _under(path: str, d: str) -> bool:
+    d = d.rstrip("/") or "/"
+    return path == d or path.startswith(d if d.endswith("/") else d + "/")
+
+
+def _tier(path: Any, dirs: dict[str, str]) -> str | None:
+    """'fast' or 'slow' for a directory under one of the matrix directories (the longer match wins)."""
+    if not isinstance(path, str):
+        return None
+    hits = [(len(d), t) for t, d in dirs.items() if _under(path, d)]
+    return max(hits)[1] if hits else None
+
+
+def _tier_tag(tier: str | None) -> str:
+    return f'<span class="tier {tier}">{tier}</span>' if tier in ("fast", "slow") else ""
+
+
+def _block_device(doc: dict[str, Any], path: Any) -> str:
+    """The block device under a directory, from the machine's targets (the longest matching path)."""
+    if not isinstance(path, str):
+        return ""
+    best, name = -1, ""
+    for t in _get(doc, "machine", "targets") or []:
+        if isinstance(t, dict) and isinstance(t.get("path"), str) and _under(path, t["path"]):
+            bd = t.get("block_device") if isinstance(t.get("block_device"), dict) else {}
+            if len(t["path"]) > best:
+                best = len(t["path"])
+                name = " · ".join(str(x) for x in (bd.get("name"), t.get("filesystem")) if x)
+    return name
+
+
+def _placement_table(doc: dict[str, Any], placement: Any, dirs: dict[str, str]) -> str:
+    if not isinstance(placement, dict) or not placement:
+        return '<p class="na">No placement recorded: the cluster was not created.</p>'
+    rows = []
+    for role in [*_ROLES, *(r for r in placement if r not in _ROLES)]:
+        if role not in placement:
+            continue
+        path = placement[role]
+        rows.append([_e(_ROLE_LABELS.get(role, role)), _tier_tag(_tier(path, dirs)),
+                     f'<code class="wrap">{_e(path)}</code>', _e(_block_device(doc, path))])
+    return _table(["", "tier" if dirs else "", "directory", "device"], rows, cls="placement")
+
+
+def _oltp_summary(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any, load: Any,
+                  step: str | None) -> str:
+    """The headline line and the summary table of one sweep."""
+    best = _best_point(points)
+    kp = _knee_point(points, knee)
+    rows: list[tuple[str, str]] = [("workload", _e(_oltp_workload(doc, load)))]
+    if step:
+        rows.append(("step shown", f"<code>{_e(step)}</code> (the last step run; every step is below)"))
+    planned = _get(doc, "params", "clients")
+    swept = ", ".join(_num(p["clients"]) for p in points) or "none"
+    if isinstance(planned, list) and len(planned) != len(points):
+        swept += f' <span class="reason">(of {_e(", ".join(str(c) for c in planned))} planned)</span>'
+    rows.append(("clients measured", swept))
+    if isinstance(knee, dict) and _isnum(knee.get("clients")):
+        rows.append(("knee", f"<b>{_clients_label(knee['clients'])}, {_num(knee.get('tps'), 1)} TPS</b>"
+                             f'<br><span class="reason">{_e(knee.get("reason") or "")}</span>'))
+    else:
+        rows.append(("knee", "—"))
+    if best:
+        rows.append(("best TPS", f"<b>{_num(best['tps'], 1)}</b> at {_clients_label(best['clients'])}"))
+        rows.append(("best TPM", _num(best.get("tpm"))))
+        nopm = [p for p in points if _isnum(p.get("nopm"))]
+        if nopm:
+            bn = max(nopm, key=lambda p: p["nopm"])
+            rows.append(("best NOPM", f"<b>{_num(bn['nopm'])}</b> at {_clients_label(bn['clients'])}"))
+    else:
+        rows.append(("best TPS", "—"))
+    if kp:
+        lat = kp.get("lat_ms") if isinstance(kp.get("lat_ms"), dict) else {}
+        rows.append(("latency at the knee", f"p50 {_num(lat.get('p50'), 2)} · p95 {_num(lat.get('p95'), 2)} · "
+                                            f"p99 {_num(lat.get('p99'), 2)} ms"))
+        rows.append(("bottleneck at the knee",
+                     f'<span class="bn bn-{_e(kp.get("bottleneck"))}">{_e(kp.get("bottleneck") or "—")}</span>'
+                     f'<br><span class="reason">{_e(kp.get("bottleneck_evidence") or "")}</span>'))
+    size, secs = _get(load, "database_bytes"), _get(load, "load_seconds")
+    if _isnum(size) or _isnum(secs):
+        rows.append(("database", (_e(human_bytes(size)) if _isnum(size) else "—")
+                     + (f", loaded in {_num(secs, 1)} s" if _isnum(secs) else "")))
+    lead = ""
+    if best and isinstance(knee, dict) and _isnum(knee.get("clients")):
+        bn = (kp or {}).get("bottleneck")
+        lead = (f'<p class="lead">Knee at <b>{_clients_label(knee["clients"])}</b> ({_num(knee.get("tps"))} TPS); '
+                f'best <b>{_num(best["tps"])} TPS</b> at {_clients_label(best["clients"])}'
+                + (f"; the limit at the knee: <b>{_e(bn)}</b>" if bn else "") + ".</p>")
+    return lead + _kv(rows)
+
+
+# -- bench oltp charts
+
+def _chart_oltp_tps(points: list[dict[str, Any]], knee: Any) -> str | None:
+    pts = [(p["clients"], p.get("tps")) for p in points if _isnum(p.get("tps"))]
+    if not pts:
+        return None
+    markers = []
+    if _isnum(_get(knee, "clients")) and _isnum(_get(knee, "tps")):
+        markers.append(Marker(knee["clients"], knee["tps"],
+                              f"knee: {_clients_label(knee['clients'])}, {_num(knee['tps'])} TPS"))
+    chart = svg.line_chart("Throughput vs clients", [Series("TPS", pts, svg.colour(0))], x_label="clients",
+                           y_label="transactions per second", x_log2=True, markers=markers,
+                           desc="TPS at each client count; the ring marks the knee.")
+    spread = [p for p in points if _isnum(p.get("tps_spread_pct")) and (p.get("repeats") or 1) > 1]
+    cap = "Transactions per second over the measured window (warm-up excluded); the ring marks the knee."
+    if spread:
+        worst = max(spread, key=lambda p: p["tps_spread_pct"])
+        cap += (f" Each point is the median of {_num(worst.get('repeats'))} runs; the widest spread is "
+                f"{_num(worst['tps_spread_pct'], 1)}% at {_clients_label(worst['clients'])}.")
+    return _figure(chart, cap)
+
+
+def _chart_oltp_nopm(points: list[dict[str, Any]], knee: Any) -> str | None:
+    pts = [(p["clients"], p["nopm"]) for p in points if _isnum(p.get("nopm"))]
+    if not pts:
+        return None
+    kp = _knee_point(points, knee)
+    markers = [Marker(kp["clients"], kp["nopm"], f"knee: {_num(kp['nopm'])} NOPM")] \
+        if kp and _isnum(kp.get("nopm")) else []
+    chart = svg.line_chart("New orders per minute vs clients", [Series("NOPM", pts, svg.colour(4))],
+                           x_label="clients", y_label="new orders per minute", x_log2=True, markers=markers,
+                           desc="NOPM at each client count; the ring marks the knee.")
+    return _figure(chart, "New orders per minute, counted from district.d_next_o_id (TPC-C-like, not tpmC).")
+
+
+def _chart_oltp_latency(points: list[dict[str, Any]], knee: Any) -> str | None:
+    series = []
+    for i, pct in enumerate(("p50", "p95", "p99")):
+        pts = [(p["clients"], _get(p, "lat_ms", pct)) for p in points]
+        if any(_isnum(y) and y > 0 for _, y in pts):
+            series.append(Series(pct, [(x, y if _isnum(y) else None) for x, y in pts], svg.colour(i),
+                                 dashed=pct == "p99"))
+    if not series:
+        return None
+    kp = _knee_point(points, knee)
+    markers = [Marker(kp["clients"], kp["lat_ms"]["p95"], "knee p95")] \
+        if kp and _isnum(_get(kp, "lat_ms", "p95")) and kp["lat_ms"]["p95"] > 0 else []
+    chart = svg.line_chart("Transaction latency vs clients", series, x_label="clients", y_label="latency (ms)",
+                           x_log2=True, y_log=True, markers=markers,
+                           desc="p50, p95 and p99 latency per transaction; logarithmic y axis.")
+    return _figure(chart, "Per-transaction latency from pgbench's logs over the measured window; logarithmic "
+                          "y axis; the ring marks p95 at the knee.")
+
+
+def _wait_order(keys: Iterable[str]) -> list[str]:
+    ks = set(keys)
+    return [k for k in WAIT_CLASSES if k in ks] + sorted(k for k in ks if k not in WAIT_CLASSES)
+
+
+def _wait_colour(cls: str, i: int) -> str:
+    return WAIT_COLOURS.get(cls) or svg.colour(i)
+
+
+def _chart_oltp_waits(points: list[dict[str, Any]]) -> str | None:
+    waits = [p.get("waits") if isinstance(p.get("waits"), dict) else {} for p in points]
+    classes = _wait_order(k for w in waits for k, v in w.items() if _isnum(v) and v > 0)
+    if not classes:
+        return None
+    cats = [_num(p["clients"]) for p in points]
+    series = [Series(c, [(k, 100 * w[c] if _isnum(w.get(c)) else None) for k, w in enumerate(waits)],
+                     _wait_colour(c, i)) for i, c in enumerate(classes)]
+    notes = [str(p.get("bottleneck") or "") for p in points]
+    chart = svg.stacked_bar_chart("Where the backends spent their time", cats, series, x_label="clients",
+                                  y_label="% of sampled backend states", y_max=100, unit="%", totals=False,
+                                  notes=notes, desc="Shares of sampled pg_stat_activity states per client count; "
+                                                    "under each bar, the bottleneck judged at that point.")
+    return _figure(chart, "pg_stat_activity sampled during each point, wait events grouped: cpu (running), "
+                          "storage (I/O waits), commit (WAL write and sync), lock (heavy and light-weight locks), "
+                          "client (waiting for pgbench). Under each bar: the bottleneck judged at that point.")
+
+
+def _chart_oltp_util(points: list[dict[str, Any]]) -> str | None:
+    series = [Series("CPU busy", [(p["clients"], _get(p, "cpu_util", "busy_pct")) for p in points], svg.colour(2)),
+              Series("CPU iowait", [(p["clients"], _get(p, "cpu_util", "iowait_pct")) for p in points],
+                     svg.colour(2), dashed=True)]
+    names = list(dict.fromkeys(str(d.get("device")) for p in points for d in _devices(p)))
+    for i, name in enumerate(names):
+        pts = []
+        for p in points:
+            d = next((d for d in _devices(p) if str(d.get("device")) == name), None)
+            pts.append((p["clients"], d.get("busy_pct") if d and _isnum(d.get("busy_pct")) else None))
+        series.append(Series(f"{name} busy", pts, svg.colour((i * 2) % 10 if i else 0)))
+    if not any(_isnum(y) for s in series for _, y in s.points):
+        return None
+    chart = svg.line_chart("CPU and device utilisation vs clients", series, x_label="clients", y_label="%",
+                           x_log2=True, y_max=100,
+                           desc="Machine CPU busy and iowait %, and each placement device's busy %.")
+    return _figure(chart, "CPU: user + system time of all cores (/proc/stat); iowait dashed. Device busy %: the "
+                          "share of time the device had I/O in flight (/proc/diskstats) — a pegged CPU stretches "
+                          "completions and can make a fast device look busy.")
+
+
+def _series_samples(p: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A point's samples over time, without those covering under a quarter of the usual interval (the
+    sampler's last, cut-short interval: a few milliseconds of counters are noise, not load)."""
+    s = (p or {}).get("series")
+    samples = sorted((x for x in s if isinstance(x, dict) and _isnum(x.get("t_s"))), key=lambda x: x["t_s"]) \
+        if isinstance(s, list) else []
+    gaps = [b["t_s"] - a["t_s"] for a, b in zip(samples, samples[1:])]
+    if len(gaps) < 2:
+        return samples
+    usual = sorted(gaps)[len(gaps) // 2]
+    return samples[:1] + [b for b, g in zip(samples[1:], gaps) if g >= usual / 4]
+
+
+def _charts_oltp_time(p: dict[str, Any] | None, which: str) -> list[str]:
+    samples = _series_samples(p)
+    if not samples or p is None:
+        return []
+    where = f"{which}: {_clients_label(p.get('clients'))}"
+    out = []
+    parts = [("user_pct", "user", svg.colour(0)), ("system_pct", "system", svg.colour(1)),
+             ("iowait_pct", "iowait", svg.colour(2)), ("steal_pct", "steal", svg.colour(9))]
+    series = [Series(label, [(s["t_s"], _get(s, "cpu", key)) for s in samples], col) for key, label, col in parts
+              if label != "steal" or any(_isnum(_get(s, "cpu", key)) and _get(s, "cpu", key) >= 0.5
+                                         for s in samples)]
+    cpu = svg.stacked_area_chart(f"CPU over time ({where})", series, x_label="seconds into the measured run",
+                                 y_label="% of all cores", y_max=100, unit="%",
+                                 desc="CPU user, system and iowait %, stacked, sampled during the point.")
+    interval = ""
+    if len(samples) > 1:
+        interval = f" every {_num((samples[-1]['t_s'] - samples[0]['t_s']) / (len(samples) - 1), 1)} s"
+    raw = p.get("series") if isinstance(p.get("series"), list) else []
+    cut = (" A final sample covering only a few milliseconds is left out." if len(raw) > len(samples) else "")
+    out.append(_figure(cpu, f"Sampled from /proc/stat{interval} during the {_e(which)} point "
+                            f"({_clients_label(p.get('clients'))}); the bands are stacked.{cut}"))
+    names = list(dict.fromkeys(str(n) for s in samples for n in (s.get("devices") or {})
+                               if isinstance(s.get("devices"), dict)))
+    if names:
+        for key, title, unit, cap in (
+                ("busy_pct", "Device busy % over time", "busy %",
+                 "Share of each interval the device had I/O in flight (/proc/diskstats)."),
+                ("await_ms", "Device await over time", "await (ms)",
+                 "Average time an I/O took, queueing included, in each interval (/proc/diskstats).")):
+            series = [Series(n, [(s["t_s"], _get(s, "devices", n, key)) for s in samples], svg.colour(i))
+                      for i, n in enumerate(names)]
+            chart = svg.line_chart(f"{title} ({where})", series, x_label="seconds into the measured run",
+                                   y_label=unit, legend=True, y_max=100 if key == "busy_pct" else None,
+                                   desc=f"{title} for the placement devices.")
+            out.append(_figure(chart, cap + " One line per device behind the placement."))
+    return out
+
+
+def _oltp_charts(points: list[dict[str, Any]], knee: Any) -> list[str]:
+    figs = [_chart_oltp_tps(points, knee), _chart_oltp_nopm(points, knee), _chart_oltp_latency(points, knee),
+            _chart_oltp_waits(points), _chart_oltp_util(points)]
+    out = [f for f in figs if f]
+    kp = _knee_point(points, knee)
+    which = "knee"
+    if not _series_samples(kp):
+        kp, which = _best_point(points), "best"
+    out += _charts_oltp_time(kp, which)
+    return out
+
+
+# -- bench oltp tables
+
+def _mb(b: Any) -> float | None:
+    return b / 1e6 if _isnum(b) else None
+
+
+def _oltp_points_table(points: list[dict[str, Any]]) -> str:
+    def devs(key: str, digits: int) -> str:
+        return "<br>".join(_num(d.get(key), digits) for d in _devices(p)) or "—"
+
+    repeated = any(_isnum(p.get("repeats")) and p["repeats"] > 1 for p in points)
+    heads = ["clients", "TPS", "TPM", "NOPM", "p50 ms", "p95 ms", "p99 ms", "max ms", "CPU user %", "CPU sys %",
+             "iowait %", "device", "IOPS", "MB/s", "await ms", "busy %", "queue", "bottleneck"]
+    heads += ["runs", "TPS spread %"] if repeated else []
+    rows = []
+    for p in points:
+        lat = p.get("lat_ms") if isinstance(p.get("lat_ms"), dict) else {}
+        cpu = p.get("cpu_util") if isinstance(p.get("cpu_util"), dict) else {}
+        rows.append([_num(p.get("clients")), _num(p.get("tps"), 1), _num(p.get("tpm")), _num(p.get("nopm")),
+                     _num(lat.get("p50"), 2), _num(lat.get("p95"), 2), _num(lat.get("p99"), 2),
+                     _num(lat.get("max"), 1), _num(cpu.get("user_pct"), 0), _num(cpu.get("system_pct"), 0),
+                     _num(cpu.get("iowait_pct"), 1), "<br>".join(_e(d.get("device")) for d in _devices(p)) or "—",
+                     devs("iops", 0), devs("mbps", 1), devs("await_ms", 2), devs("busy_pct", 0), devs("queue", 1),
+                     _e(p.get("bottleneck") or "—")]
+                    + ([_num(p.get("repeats")), _num(p.get("tps_spread_pct"), 1)] if repeated else []))
+    t1 = _table(heads, rows, num_cols=[*range(11), *range(12, 17), 18, 19], cls="points")
+    heads2 = ["clients", "hit ratio %", "blocks read", "WAL MB", "WAL syncs", "ms per sync", "temp MB",
+              "checkpoints", "backend fsyncs", "commits / rollbacks", "pgbench cores", "pgbench % of CPU",
+              "sampler % of CPU", "pgbench output in raw/"]
+    rows2 = []
+    for p in points:
+        pg = p.get("pg") if isinstance(p.get("pg"), dict) else {}
+        ov = p.get("overhead") if isinstance(p.get("overhead"), dict) else {}
+        syncs, sync_ms = pg.get("wal_syncs"), pg.get("wal_sync_ms")
+        per_sync = sync_ms / syncs if _isnum(syncs) and _isnum(sync_ms) and syncs else None
+        rows2.append([_num(p.get("clients")),
+                      _num(100 * pg["hit_ratio"], 2) if _isnum(pg.get("hit_ratio")) else "—",
+                      _num(pg.get("blks_read")), _num(_mb(pg.get("wal_bytes")), 1), _num(syncs),
+                      _num(per_sync, 2), _num(_mb(pg.get("temp_bytes")), 1), _num(pg.get("checkpoints")),
+                      _num(pg.get("backend_fsyncs")), f'{_num(pg.get("commits"))} / {_num(pg.get("rollbacks"))}',
+                      
+                      _num(ov.get("client_cpu_cores"), 2), _num(ov.get("client_cpu_pct_of_machine"), 1),
+                      _num(ov.get("sampler_cpu_pct_of_machine"), 2),
+                      f'<code title="{_e(p.get("raw"))}">{_e(os.path.basename(str(p.get("raw") or "")))}</code>'])
+    t2 = _table(heads2, rows2, num_cols=range(13), cls="points")
+    ev = "".join(f"<li><b>{_clients_label(p.get('clients'))}</b>: {_e(p.get('bottleneck') or '—')} — "
+                 f"{_e(p.get('bottleneck_evidence') or '')}</li>" for p in points if p.get("bottleneck_evidence"))
+    return (f'<details><summary>All {len(points)} measured points</summary>'
+            f'<h4>Throughput, latency, CPU and devices</h4><div class="wide">{t1}</div>'
+            f'<h4>PostgreSQL counters and measurement overhead</h4><div class="wide">{t2}</div>'
+            + (f'<h4>Bottleneck evidence</h4><ul class="reason">{ev}</ul>' if ev else "")
+            + '<p class="reason">MB = 10⁶ bytes. Device columns: one line per device behind the placement. '
+            + ("Runs: repeats of the point; the run with the median TPS is shown, the spread is "
+               "(max − min) / median of their TPS. " if repeated else "Each point was run once. ")
+            + "Raw output: pgbench's output, in the run directory.</p></details>")
+
+
+def _steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    st = doc.get("steps")
+    return [s for s in st if isinstance(s, dict)] if isinstance(st, list) else []
+
+
+def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict[str, str]) -> str:
+    names = [str(s.get("name") or f"step {k + 1}") for k, s in enumerate(steps)]
+    pts = [_oltp_points(s.get("points")) for s in steps]
+    bests = [_best_point(p) for p in pts]
+    out = ["<h3>Placement matrix</h3>",
+           '<p class="sub">The same workload with data, indexes, WAL and temp moved step by step from the slow '
+           "directory to the fast one, a fresh cluster each step, in the order run. Figures are at each step's "
+           "best point (the client count with the highest TPS).</p>"]
+    bns = [str(b.get("bottleneck") or "unknown") if b else "" for b in bests]
+    classes = _wait_order(b for b in bns if b)
+    tps_series = [Series(f"bottleneck: {c}", [(k, b["tps"]) for k, b in enumerate(bests)
+                             if b and bns[k] == c and _isnum(b.get("tps"))], _wait_colour(c, i))
+                  for i, c in enumerate(classes)]
+    notes = [f"{bns[k]}\n{_clients_label(b['clients'])}" if b else "no points" for k, b in enumerate(bests)]
+    figs = [_figure(svg.stacked_bar_chart("Best TPS per placement step", names, tps_series, x_label="step",
+                                          y_label="transactions per second", unit="TPS", notes=notes,
+                                          desc="One bar per step in the order run, coloured by the bottleneck "
+                                               "at its best point."),
+                    "One bar per step, in the order run; the colour and the label under each bar name the "
+                    "bottleneck at that step's best point, with its client count.")]
+    p95 = [(k, _get(b, "lat_ms", "p95")) for k, b in enumerate(bests) if b]
+    figs.append(_figure(svg.bar_chart("p95 latency per placement step", names,
+                                      [Series("p95", p95, svg.colour(1))], x_label="step", y_label="ms",
+                                      unit="ms", desc="p95 transaction latency at each step's best point."),
+                        "p95 transaction latency at each step's best point."))
+    util = [Series("CPU busy %", [(k, _get(b, "cpu_util", "busy_pct")) for k, b in enumerate(bests) if b],
+                   svg.colour(2)),
+            Series("device busy % (busiest)", [(k, _dev_max(b, "busy_pct")) for k, b in enumerate(bests) if b],
+                   svg.colour(0))]
+    figs.append(_figure(svg.bar_chart("CPU and device busy per placement step", names, util, x_label="step",
+                                      y_label="%", unit="%", y_max=100,
+                                      desc="CPU busy % and the busiest placement device's busy % at each step's "
+                                           "best point."),
+                        "When the CPU is near 100% the device figures are stretched by scheduling: the limit "
+                        "is the CPU even where a device looks busy."))
+    lines = [Series(n, [(p["clients"], p.get("tps")) for p in ps], svg.colour(k)) for k, (n, ps)
+             in enumerate(zip(names, pts)) if ps]
+    if lines:
+        figs.append(_figure(svg.line_chart("TPS vs clients, every step", lines, x_label="clients",
+                                           y_label="transactions per second", x_log2=True,
+                                           desc="One line per placement step."),
+                            "One line per step: where each placement's throughput stops growing."))
+    out.append('<div class="charts">' + "".join(figs) + "</div>")
+    rows = []
+    for k, (s, b, ps) in enumerate(zip(steps, bests, pts)):
+        pl = s.get("placement") if isinstance(s.get("placement"), dict) else {}
+        cells = [f'<b title="{_e(_MATRIX_STEPS.get(names[k], ""))}">{_e(names[k])}</b>']
+        for role in _ROLES:
+            path = pl.get(role)
+            tier = _tier(path, dirs)
+            cells.append(f'<span title="{_e(path)}">{_tier_tag(tier)}</span>' if tier
+                         else (f'<code class="wrap">{_e(path)}</code>' if path else "—"))
+        kn = s.get("knee") if isinstance(s.get("knee"), dict) else {}
+        b = b or {}
+        cells += [f"{_num(kn.get('clients'))} · {_num(kn.get('tps'))}" if kn else "—",
+                  _num(b.get("tps")), _num(b.get("clients")), _num(b.get("tpm")),
+                  _num(_get(b, "lat_ms", "p95"), 2), _num(_get(b, "cpu_util", "busy_pct"), 0),
+                  _num(_get(b, "cpu_util", "iowait_pct"), 1), _num(_dev_max(b, "busy_pct"), 0),
+                  _num(_dev_max(b, "await_ms"), 2),
+                  f'<span class="bn bn-{_e(b.get("bottleneck"))}" title="{_e(b.get("bottleneck_evidence"))}">'
+                  f'{_e(b.get("bottleneck") or "—")}</span>']
+        rows.append(cells)
+    heads = ["step", "tables", "indexes", "WAL", "temp", "knee: clients · TPS", "best TPS", "at clients", "TPM",
+             "p95 ms", "CPU busy %", "iowait %", "device busy %", "device await ms", "bottleneck"]
+    out.append('<div class="wide">' + _table(heads, rows, num_cols=range(5, 14), cls="matrix") + "</div>")
+    if dirs:
+        out.append(f'<p class="reason">fast = <code>{_e(dirs["fast"])}</code>, slow = <code>{_e(dirs["slow"])}'
+                   "</code>; hover a tier for the directory. Device figures are the busiest device behind the "
+                   "placement.</p>")
+    return "".join(out)
+
+
+def _oltp_sweep(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any) -> str:
+    figs = _oltp_charts(points, knee)
+    out = []
+    if figs:
+        out.append('<div class="charts">' + "".join(figs) + "</div>")
+    else:
+        out.append('<p class="na">No points were measured.</p>')
+    if points:
+        out.append(_oltp_points_table(points))
+    return "".join(out)
+
+
+def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: dict[str, str]) -> str:
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    pg = _get(doc, "machine", "versions", "postgresql")
+    cores = _get(doc, "machine", "cpu_count")
+    w = p.get("workload")
+    rows: list[tuple[str, str]] = [
+        ("engine", _e(p.get("engine") or "pgbench (PostgreSQL)") + (f"; PostgreSQL {_e(pg)}" if pg else "")),
+        ("workload", _e(_WORKLOAD_METHOD.get(w, w or "—")))]
+    if p.get("mode") == "dsn":
+        rows.append(("server", f"your server (<code>{_e(p.get('dsn'))}</code>), in a database dbtier created and "
+                               "dropped"))
+    else:
+        rows.append(("server", "a throw-away PostgreSQL cluster dbtier created with initdb, placed as shown, and "
+                               "removed at the end"))
+    rows.append(("clients", _e(", ".join(str(c) for c in p.get("clients") or []) or "—")))
+    if _isnum(p.get("duration_s")):
+        rows.append(("each point", f"{_num(p['duration_s'], 1)} s measured after {_num(p.get('warmup_s'), 1)} s "
+                                   "of warm-up, which is excluded from every figure"))
+    rep = p.get("repeat")
+    spread = [q for q in all_points if _isnum(q.get("tps_spread_pct")) and (q.get("repeats") or 1) > 1]
+    if _isnum(rep) and rep > 1:
+        text = (f"{_num(rep)} runs per point; the run with the median TPS stands for the point, all runs' TPS are "
+                "kept (<code>tps_runs</code>)")
+        if spread:
+            worst = max(spread, key=lambda q: q["tps_spread_pct"])
+            text += (f"; spread (max − min) / median up to {_num(worst['tps_spread_pct'], 1)}% "
+                     f"(at {_clients_label(worst['clients'])})")
+        rows.append(("repeats", text))
+    else:
+        rows.append(("repeats", "one run per point (no spread measured; <code>--repeat</code> runs each point "
+                                "several times)"))
+    if _isnum(p.get("rate")):
+        rows.append(("load", f"open loop: transactions scheduled at {_num(p['rate'])} per second in total; latency "
+                             "counts from the scheduled start, so queueing behind a slow server is included"))
+    else:
+        rows.append(("load", "closed loop: each client sends its next transaction when the last one returns"))
+    rows.append(("latency", _e(p.get("latency") or "—") + ": each transaction from pgbench sending it to the "
+                 "reply; p50/p95/p99/max of all transactions in the measured window, in milliseconds"))
+    rows.append(("knee", _e(p.get("knee_rule") or "—") + "; with no such step, the last point"))
+    rows.append(("bottleneck", "judged at each point from sampled <code>pg_stat_activity</code> wait events, CPU "
+                               "(/proc/stat) and the placement devices' queue and await (/proc/diskstats): a CPU "
+                               "90% or more busy wins over a device that only looks busy"))
+    cpu_txt = "user + system time as a % of all cores" + (f" ({_num(cores)})" if _isnum(cores) else "")
+    rows.append(("CPU %", cpu_txt + "; iowait separately"))
+    cl = [q["overhead"]["client_cpu_pct_of_machine"] for q in all_points
+          if _isnum(_get(q, "overhead", "client_cpu_pct_of_machine"))]
+    cc = [q["overhead"]["client_cpu_cores"] for q in all_points if _isnum(_get(q, "overhead", "client_cpu_cores"))]
+    sm = [q["overhead"]["sampler_cpu_pct_of_machine"] for q in all_points
+          if _isnum(_get(q, "overhead", "sampler_cpu_pct_of_machine"))]
+    if cl or sm:
+        rows.append(("measurement overhead",
+                     (f"pgbench used up to {_num(max(cl), 1)}% of the machine's CPU"
+                      + (f" ({_num(max(cc), 2)} cores)" if cc else "") if cl else "")
+                     + ("; " if cl and sm else "")
+                     + (f"dbtier's sampler up to {_num(max(sm), 2)}%" if sm else "")
+                     + "; both run on the same machine as the server and are inside the CPU figures"))
+    if dirs:
+        rows.append(("placement matrix", f"fast <code>{_e(dirs['fast'])}</code>, slow <code>{_e(dirs['slow'])}"
+                                         "</code>; steps: all slow; indexes fast; + tables; + WAL; + temp; all "
+                                         "fast — tables with the cluster directory, indexes through a tablespace, "
+                                         "WAL through initdb's waldir, temp through temp_tablespaces"))
+    asked = p.get("placement_requested")
+    if isinstance(asked, dict):
+        rows.append(("placement asked for", ", ".join(f"{_e(k)}=<code>{_e(v)}</code>" for k, v in asked.items())
+                     or "none: everything in the cluster directory"))
+    settings = p.get("settings")
+    if isinstance(settings, dict) and settings:
+        rows.append(("PostgreSQL settings", '<table class="settings"><tbody>' + "".join(
+            f"<tr><td><code>{_e(k)}</code></td><td><code>{_e(v)}</code></td></tr>" for k, v in settings.items())
+            + "</tbody></table>"))
+    known = {"workload", "warehouses", "scale", "clients", "duration_s", "warmup_s", "repeat", "rate", "mode", "dsn",
+             "settings", "engine", "latency", "knee_rule", "placement_matrix", "placement_requested"}
+    rows += [(k.replace("_", " "), _json_value(v)) for k, v in p.items() if k not in known]
+    return ("<h3>How the numbers were obtained</h3>"
+            "<p>Each point is one pgbench run at a fixed number of clients against a freshly loaded database; "
+            "CPU, devices and PostgreSQL's wait events are sampled while it runs.</p>" + _kv(rows)
+            + '<p class="reason">PostgreSQL reads through the OS page cache: a small <code>shared_buffers</code> '
+              "forces reads out of PostgreSQL's cache but not out of the kernel's; the device figures show how "
+              "much really reached the disk.</p>")
+
+
+def _oltp_section(doc: dict[str, Any], i: int) -> str:
+    anchor = f"run-{i + 1}"
+    out = [_run_head(doc, i, anchor), _errors(doc)]
+    steps = _steps(doc)
+    dirs = _matrix_dirs(doc)
+    points = _oltp_points(doc.get("points"))
+    knee = doc.get("knee")
+    placement = doc.get("placement")
+    load = doc.get("load")
+    last = steps[-1] if steps else None
+    if last is not None:   # the top level repeats the last step; fill what an older document left out
+        if not points:
+            points = _oltp_points(last.get("points"))
+        knee = knee if isinstance(knee, dict) else last.get("knee")
+        placement = placement if isinstance(placement, dict) else last.get("placement")
+        load = load if isinstance(load, dict) else last.get("load")
+    status = doc.get("status")
+    all_points = points + [p for s in steps[:-1] for p in _oltp_points(s.get("points"))]
+    if status not in ("ok", None):
+        out.append(f'<p class="note">This run is <b>{_e(status)}</b>: {_plural(len(all_points), "point")} '
+                   "measured before it stopped; the figures below show only what finished.</p>")
+    kind = "Placement matrix" if steps else "OLTP sweep"
+    out.append(f'<h3>{kind}: {_e(_oltp_workload(doc, load))}</h3>')
+    out.append('<div class="top"><div><h4>Summary</h4>'
+               + _oltp_summary(doc, points, knee, load, str(last.get("name")) if last else None)
+               + "</div><div><h4>Placement</h4>" + _placement_table(doc, placement, dirs) + "</div></div>")
+    if steps:
+        out.append(_matrix_section(doc, steps, dirs))
+        out.append(f'<h3>Sweep: step <code>{_e(last.get("name"))}</code></h3>' if last else "")
+    else:
+        out.append("<h3>Sweep</h3>")
+    out.append(_oltp_sweep(doc, points, knee))
+    for s in steps[:-1]:
+        sp = _oltp_points(s.get("points"))
+        kn = s.get("knee") if isinstance(s.get("knee"), dict) else {}
+        head = (f"Step <code>{_e(s.get('name'))}</code>: {_plural(len(sp), 'point')}"
+                + (f", knee at {_clients_label(kn['clients'])} ({_num(kn.get('tps'))} TPS)"
+                   if _isnum(kn.get("clients")) else ""))
+        out.append(f'<details class="step"><summary>{head}</summary>'
+                   + _placement_table(doc, s.get("placement"), dirs) + _oltp_sweep(doc, sp, kn) + "</details>")
+    out.append(_oltp_method(doc, all_points, dirs))
+    out.append(_machine_section(doc))
+    out.append(_json_details(doc))
+    return f'<section class="run bench oltp">{"".join(out)}</section>'
+
+
+_BENCH_KINDS: dict[str, Callable[[dict[str, Any], int], str]] = {"oltp": _oltp_section}
+
+
+def _bench_section(doc: dict[str, Any], i: int) -> str:
+    render = _BENCH_KINDS.get(doc.get("bench"))  # type: ignore[arg-type]
+    return render(doc, i) if render else _generic_section(doc, i)
+
+
+SECTIONS: dict[str, Callable[[dict[str, Any], int], str]] = {"probe": _probe_section, "plan": _plan_section,
+                                                           "bench": _bench_section}
 
 
 def _section(doc: dict[str, Any], i: int) -> str:

@@ -283,16 +283,37 @@ def _no_data(fr: _Frame, message: str) -> None:
     fr.parts.append(_text(fr.width / 2, fr.top + fr.plot_h / 2, message, anchor="middle", size=13, fill=MUTED))
 
 
+def _note_lines(note: str | None) -> list[str]:
+    return [ln for ln in str(note).split("\n")] if note else []
+
+
+def _notes_height(notes: Sequence[str] | None) -> int:
+    """Extra bottom margin for notes under the category labels: 14 px a line."""
+    return 14 * max((len(_note_lines(n)) for n in notes or ()), default=0)
+
+
+def _notes(fr: _Frame, centres: Sequence[tuple[float, str]], notes: Sequence[str] | None) -> None:
+    """Each category's note under its label (below the x axis, above the axis title)."""
+    if not notes:
+        return
+    y_axis = fr.height - fr.bottom
+    for (x, _), note in zip(centres, notes):
+        for j, line in enumerate(_note_lines(note)):
+            fr.parts.append(_text(x, y_axis + 31 + 14 * j, line, anchor="middle", size=11, fill=INK,
+                                  weight="600" if j == 0 else None))
+
+
 # -- charts ----------------------------------------------------------------------
 
 def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_label: str = "",
                x_log2: bool = False, y_log: bool = False, markers: Sequence[Marker] = (),
                ref_lines: Sequence[RefLine] = (), bands: Sequence[Band] = (),
                width: int = 560, height: int = 330, desc: str | None = None,
-               y_zero: bool = True, legend: bool | None = None) -> str:
+               y_zero: bool = True, legend: bool | None = None, y_max: float | None = None) -> str:
     """Several series over a shared x axis; x on a log2 scale for queue depth or streams.
 
-    The legend is drawn when there is more than one series unless `legend` says otherwise."""
+    The legend is drawn when there is more than one series unless `legend` says otherwise.
+    `y_max` puts the top of a linear y axis there (100 for a %) unless the data go higher."""
     items = [(s.name, s.colour or colour(i), s.dashed, "line") for i, s in enumerate(series)]
     show_legend = len(series) > 1 if legend is None else legend
     legend_parts, rows = _legend(items if show_legend else [], width, 40)
@@ -302,9 +323,10 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
 
     xs = [x for s in series for x, _ in s.points] + [b.x0 for b in bands] + [b.x1 for b in bands]
     ys = [y for s in series for _, y in s.points] + [r.y for r in ref_lines] + [m.y for m in markers]
+    fixed = y_max is not None and not y_log
     xa = _Axis(xs, "log2" if x_log2 else "linear", fr.left + 8, fr.width - fr.right - 8, tight=True)
-    ya = _Axis(ys, "log10" if y_log else "linear", fr.height - fr.bottom, fr.top,
-               include_zero=y_zero and not y_log, pad=0.04)
+    ya = _Axis(ys + ([y_max] if fixed else []), "log10" if y_log else "linear", fr.height - fr.bottom, fr.top,
+               include_zero=y_zero and not y_log, pad=0.0 if fixed else 0.04)
     has_data = any(xa.ok(x) and ya.ok(y) for s in series for x, y in s.points)
     if not has_data:
         _axes(fr, None, ya, x_label, y_label, x_tick_labels=[])
@@ -361,17 +383,21 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
 
 def bar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *, y_label: str = "",
               x_label: str = "", width: int = 560, height: int = 330, desc: str | None = None,
-              value_labels: bool = True, unit: str = "") -> str:
+              value_labels: bool = True, unit: str = "", notes: Sequence[str] | None = None,
+              y_max: float | None = None) -> str:
     """Grouped bars: one group per category, one bar per series. Series points are
-    (category index, value); a missing or None value leaves a gap."""
+    (category index, value); a missing or None value leaves a gap. `notes` (one per category,
+    lines split at newlines) are written under the category labels; `y_max` puts the top of the
+    axis there (100 for a %) unless the data go higher."""
     items = [(s.name, s.colour or colour(i), False, "box") for i, s in enumerate(series)]
     legend_parts, rows = _legend(items if len(series) > 1 else [], width, 40)
     top = 40 + rows * _LEGEND_ROW + (6 if rows else 0) + (10 if value_labels else 0)
-    fr = _Frame(width, height, left=62, right=18, top=top, bottom=44)
+    fr = _Frame(width, height, left=62, right=18, top=top, bottom=44 + _notes_height(notes))
     fr.parts = _open(width, height, title, desc) + legend_parts
     values = {(i, int(c)): v for i, s in enumerate(series) for c, v in s.points
               if v is not None and math.isfinite(v)}
-    ya = _Axis(list(values.values()), "linear", fr.height - fr.bottom, fr.top, include_zero=True, pad=0.02)
+    ya = _Axis(list(values.values()) + ([y_max] if y_max is not None else []), "linear", fr.height - fr.bottom,
+               fr.top, include_zero=True, pad=0.0 if y_max is not None else 0.02)
     n = len(categories)
     if not values or n == 0:
         _axes(fr, None, ya, x_label, y_label, x_tick_labels=[])
@@ -382,6 +408,7 @@ def bar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *
     bar_w = inner / max(len(series), 1)
     centres = [(fr.left + group_w * (k + 0.5), cat) for k, cat in enumerate(categories)]
     _axes(fr, None, ya, x_label, y_label, x_tick_labels=centres)
+    _notes(fr, centres, notes)
     base = ya(0.0)
     for i, s in enumerate(series):
         col = items[i][1]
@@ -460,3 +487,99 @@ def hbar_chart(title: str, categories: Sequence[str], series: Sequence[Series], 
                 p.append(_text(max(x, base) + 4, y + bar_h - 5, fmt_num(v), size=11))
     p.append("</svg>")
     return "".join(p)
+
+
+def stacked_bar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *, y_label: str = "",
+                      x_label: str = "", width: int = 560, height: int = 330, desc: str | None = None,
+                      unit: str = "", y_max: float | None = None, totals: bool = True,
+                      notes: Sequence[str] | None = None, legend: bool = True) -> str:
+    """One bar per category made of one segment per series, stacked in series order from the
+    bottom. Series points are (category index, value); missing, None and non-positive values add no
+    segment. `y_max` fixes the top of the axis (100 for shares in %); `totals` writes each bar's total
+    above it; `notes` (one per category, lines split at newlines) go under the category labels."""
+    items = [(s.name, s.colour or colour(i), False, "box") for i, s in enumerate(series)]
+    legend_parts, rows = _legend(items if legend and series else [], width, 40)
+    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0) + (10 if totals else 0)
+    fr = _Frame(width, height, left=62, right=18, top=top, bottom=44 + _notes_height(notes))
+    fr.parts = _open(width, height, title, desc) + legend_parts
+    n = len(categories)
+    values = {(i, int(c)): v for i, s in enumerate(series) for c, v in s.points
+              if v is not None and math.isfinite(v) and v > 0 and 0 <= int(c) < n}
+    sums = [sum(v for (i, k), v in values.items() if k == kk) for kk in range(n)]
+    ya = _Axis(sums + ([y_max] if y_max is not None else []), "linear", fr.height - fr.bottom, fr.top,
+               include_zero=True, pad=0.0 if y_max is not None else 0.02)
+    if not values or n == 0:
+        _axes(fr, None, ya, x_label, y_label, x_tick_labels=[])
+        _no_data(fr, "no data")
+        return "".join(fr.parts + ["</svg>"])
+    group_w = fr.plot_w / n
+    bar_w = min(group_w * 0.62, 90.0)
+    centres = [(fr.left + group_w * (k + 0.5), cat) for k, cat in enumerate(categories)]
+    _axes(fr, None, ya, x_label, y_label, x_tick_labels=centres)
+    _notes(fr, centres, notes)
+    suffix = (" " + unit) if unit else ""
+    stacked = [0.0] * n
+    for i, s in enumerate(series):
+        col = items[i][1]
+        fr.parts.append(f'<g class="series"><title>{escape(s.name)}</title>')
+        for k in range(n):
+            v = values.get((i, k))
+            if v is None:
+                continue
+            y_lo, y_hi = ya(stacked[k]), ya(stacked[k] + v)
+            stacked[k] += v
+            x = centres[k][0] - bar_w / 2
+            tip = f"{s.name}, {categories[k]}: {fmt_num(v)}{suffix}"
+            fr.parts.append(f'<rect x="{_f(x)}" y="{_f(y_hi)}" width="{_f(bar_w)}" '
+                            f'height="{_f(max(y_lo - y_hi, 0.5))}" fill="{col}" stroke="#fff" stroke-width="0.6">'
+                            f"<title>{escape(tip)}</title></rect>")
+        fr.parts.append("</g>")
+    if totals:
+        for k, (x, _) in enumerate(centres):
+            if sums[k] > 0:
+                fr.parts.append(_text(x, ya(sums[k]) - 4, fmt_num(sums[k]), anchor="middle", size=11))
+    fr.parts.append("</svg>")
+    return "".join(fr.parts)
+
+
+def stacked_area_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_label: str = "",
+                       y_max: float | None = None, width: int = 560, height: int = 330, desc: str | None = None,
+                       unit: str = "") -> str:
+    """Series stacked on each other over a shared x axis (e.g. CPU user, system and iowait % over
+    time): each band is filled from the sum of the series below it. The x values are the union of the
+    series' x values; a series without a value at an x (or with None) adds nothing there."""
+    items = [(s.name, s.colour or colour(i), False, "box") for i, s in enumerate(series)]
+    legend_parts, rows = _legend(items if series else [], width, 40)
+    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0)
+    fr = _Frame(width, height, left=62, right=18, top=top, bottom=44)
+    fr.parts = _open(width, height, title, desc) + legend_parts
+    xs = sorted({x for s in series for x, _ in s.points if x is not None and math.isfinite(x)})
+    table = [{x: y for x, y in s.points if x is not None and y is not None and math.isfinite(y) and y > 0}
+             for s in series]
+    sums = [sum(t.get(x, 0.0) for t in table) for x in xs]
+    xa = _Axis(xs, "linear", fr.left + 8, fr.width - fr.right - 8, tight=True)
+    ya = _Axis(sums + ([y_max] if y_max is not None else []), "linear", fr.height - fr.bottom, fr.top,
+               include_zero=True, pad=0.0 if y_max is not None else 0.04)
+    if not xs or not any(sums):
+        _axes(fr, None, ya, x_label, y_label, x_tick_labels=[])
+        _no_data(fr, "no data")
+        return "".join(fr.parts + ["</svg>"])
+    _axes(fr, xa, ya, x_label, y_label)
+    suffix = (" " + unit) if unit else ""
+    below = [0.0] * len(xs)
+    for (name, col, _, _), t in zip(items, table):
+        above = [b + t.get(x, 0.0) for b, x in zip(below, xs)]
+        if len(xs) == 1:   # one sample: a thin column rather than an invisible area
+            x = xa(xs[0])
+            edge = [(x - 3, ya(above[0])), (x + 3, ya(above[0])), (x + 3, ya(below[0])), (x - 3, ya(below[0]))]
+        else:
+            edge = [(xa(x), ya(v)) for x, v in zip(xs, above)] + \
+                   [(xa(x), ya(v)) for x, v in reversed(list(zip(xs, below)))]
+        path = " ".join(f"{_f(px)},{_f(py)}" for px, py in edge)
+        peak = max(t.values(), default=0.0)
+        fr.parts.append(f'<g class="series"><title>{escape(f"{name}: up to {fmt_num(peak)}{suffix}")}</title>'
+                        f'<polygon points="{path}" fill="{col}" fill-opacity="0.85" stroke="{col}" '
+                        'stroke-width="1"/></g>')
+        below = above
+    fr.parts.append("</svg>")
+    return "".join(fr.parts)

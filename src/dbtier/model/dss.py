@@ -1,0 +1,77 @@
+"""Pure DSS helpers: answer checking, totals, size estimates, the backup bottleneck."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+from typing import Any, Sequence
+
+QUERIES = tuple(range(1, 23))
+ANSWER_SCALES = (0.01, 0.1, 1.0)  # the tpch extension ships reference answers for these
+
+# Rough on-disk and in-memory footprints per scale factor, from DuckDB 1.x runs:
+# SF 1 is ~0.26 GB compressed, ~0.9 GB uncompressed; dbgen peaks at ~1 GB of memory.
+DUCKDB_GB_PER_SF = {"on": 0.3, "off": 1.0}
+POSTGRES_GB_PER_SF = 2.0  # tables + indexes
+DBGEN_MEMORY_GB_PER_SF = 1.2
+
+
+def estimate(engine: str, scale: float, compression: str = "on") -> dict[str, float]:
+    disk = scale * (DUCKDB_GB_PER_SF[compression] if engine == "duckdb" else POSTGRES_GB_PER_SF)
+    return {"disk_gb": disk, "memory_gb": scale * DBGEN_MEMORY_GB_PER_SF}
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, decimal.Decimal):
+        return format(v, "f")
+    if isinstance(v, (_dt.date, _dt.datetime)):
+        return v.isoformat()
+    return "" if v is None else str(v)
+
+
+def _same(got: str, want: str) -> bool:
+    if got.strip() == want.strip():
+        return True
+    try:
+        a, b = float(got), float(want)
+    except ValueError:
+        return False
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=0.011)
+
+
+def check_answer(rows: Sequence[Sequence[Any]], answer: str) -> str | None:
+    """Compare result rows with a reference answer (pipe-separated, header first).
+
+    None when they agree; otherwise what differs first. Numbers agree within a
+    relative 1e-6 or an absolute 0.011 (answers are printed to two decimals).
+    """
+    lines = [ln for ln in answer.strip("\n").split("\n")]
+    want = [ln.split("|") for ln in lines[1:]] if lines else []
+    if len(rows) != len(want):
+        return f"{len(rows)} rows, expected {len(want)}"
+    for i, (g, w) in enumerate(zip(rows, want), start=1):
+        if len(g) != len(w):
+            return f"row {i}: {len(g)} columns, expected {len(w)}"
+        for j, (a, b) in enumerate(zip(g, w), start=1):
+            if not _same(_cell(a), b):
+                return f"row {i}, column {j}: {_cell(a)!r}, expected {b!r}"
+    return None
+
+
+def geomean(xs: Sequence[float]) -> float | None:
+    xs = [x for x in xs if x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def backup_bottleneck(target: str, compressed: bool, proc_cpu_cores: float, src_busy_pct: float,
+                      dst_busy_pct: float, mbps: float, null_mbps: float | None) -> tuple[str, str]:
+    """-> (source | target | cpu, why). A compressing client pegging one core is the CPU;
+    a directory target much slower than the null sink is the target; else the source."""
+    if compressed and proc_cpu_cores >= 0.85:
+        return "cpu", f"compression kept the backup process at {proc_cpu_cores:.2f} cores"
+    if target == "dir" and null_mbps and mbps < 0.8 * null_mbps and dst_busy_pct >= src_busy_pct:
+        return "target", (f"{mbps:.0f} MB/s to the directory against {null_mbps:.0f} MB/s to null; "
+                          f"target busy {dst_busy_pct:.0f}%, source busy {src_busy_pct:.0f}%")
+    return "source", f"source busy {src_busy_pct:.0f}%, target busy {dst_busy_pct:.0f}%, " \
+                     f"backup process {proc_cpu_cores:.2f} cores"
