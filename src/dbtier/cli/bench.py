@@ -301,6 +301,11 @@ def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
         if d and not Path(d).is_dir():
             raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
     est = estimate(args.engine, args.scale, args.compression)
+    avail = _mem_available()
+    if avail is not None and avail < est["memory_gb"] * 1e9:
+        raise DbtierError(
+            f"not enough memory for TPC-H SF {args.scale:g}: generating it needs about {est['memory_gb']:.1f} GB, "
+            f"{avail / 1e9:.1f} GB is available", "choose a smaller --scale")
     st = os.statvfs(args.data)
     free = st.f_bavail * st.f_frsize - margin_bytes(st.f_blocks * st.f_frsize, 10)
     if free < est["disk_gb"] * 1e9:
@@ -308,11 +313,6 @@ def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
             f"not enough disk for TPC-H SF {args.scale:g} on {args.engine}: it needs about {est['disk_gb']:.1f} GB "
             f"in {args.data}, which has {max(free, 0) / 1e9:.1f} GB to spare after dbtier's free-space margin",
             "choose a smaller --scale or a directory with more space")
-    avail = _mem_available()
-    if avail is not None and avail < est["memory_gb"] * 1e9:
-        raise DbtierError(
-            f"not enough memory for TPC-H SF {args.scale:g}: generating it needs about {est['memory_gb']:.1f} GB, "
-            f"{avail / 1e9:.1f} GB is available", "choose a smaller --scale")
     return est
 
 
@@ -366,7 +366,10 @@ def run_dss(args: argparse.Namespace) -> int:
             doc["placement"] = {"data": str(engine.db_path), "temp": str(engine.temp_path)}
             devices = devices_for_dirs([str(engine.db_path.parent), str(engine.temp_path)])
             doc["devices"] = devices
-            doc["load"] = engine.load(args.scale)
+            try:
+                doc["load"] = engine.load(args.scale)
+            except Exception as exc:
+                raise dss.engine_error(exc, f"loading TPC-H SF {args.scale:g}", args.engine) from exc
             run.save()
             expected = dss.answers(args.scale) if args.generator == "dbgen" else None
             doc["answers_checked"] = expected is not None

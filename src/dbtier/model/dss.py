@@ -46,7 +46,9 @@ def check_answer(rows: Sequence[Sequence[Any]], answer: str) -> str | None:
     None when they agree; otherwise what differs first. Numbers agree within a
     relative 1e-6 or an absolute 0.011 (answers are printed to two decimals).
     """
-    lines = [ln for ln in answer.strip("\n").split("\n")]
+    # One trailing newline ends the last row; a blank line before it is a row of NULLs (Q17 at SF 0.01).
+    text = answer[:-1] if answer.endswith("\n") else answer
+    lines = text.split("\n") if text else []
     want = [ln.split("|") for ln in lines[1:]] if lines else []
     if len(rows) != len(want):
         return f"{len(rows)} rows, expected {len(want)}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -30,7 +31,8 @@ def tpch_extension() -> str:
     except ImportError as exc:
         raise DbtierError(f"the TPC-H generator is missing ({exc.name} is not installed)",
                           "install duckdb==1.5.5 and duckdb-extension-tpch==1.5.5 (`uv sync` or `make lab`)") from exc
-    path = Path(duckdb_extension_tpch.__file__).parent / "extensions" / f"v{duckdb.__version__}" / "tpch.duckdb_extension"
+    default = Path(duckdb_extension_tpch.__file__).parent / "extensions" / f"v{duckdb.__version__}" / "tpch.duckdb_extension"
+    path = Path(os.environ.get("DBTIER_TPCH_EXTENSION", default))  # a custom build may be named instead
     if not path.exists():
         raise DbtierError(f"the tpch extension for DuckDB {duckdb.__version__} is missing ({path})",
                           f"install duckdb-extension-tpch=={duckdb.__version__}")
@@ -141,13 +143,14 @@ class DuckDBEngine:
         self.created.append(d)
         return d
 
-    def connect(self) -> None:
+    def connect(self, limited: bool = True) -> None:
+        """limited: apply --memory-limit (the query runs; the load uses DuckDB's default)."""
         import duckdb
         self.close_conn()
         self.conn = duckdb.connect(str(self.db_path))
         self.conn.execute(f"LOAD '{tpch_extension()}'")
         self.conn.execute(f"SET temp_directory = '{self.temp_path}'")
-        if self.memory_limit:
+        if self.memory_limit and limited:
             self.conn.execute(f"SET memory_limit = '{self.memory_limit}'")
         if self.threads:
             self.conn.execute(f"SET threads = {int(self.threads)}")
@@ -155,7 +158,7 @@ class DuckDBEngine:
 
     def load(self, scale: float) -> dict[str, Any]:
         t0 = time.monotonic()
-        self.connect()
+        self.connect(limited=False)
         if self.compression == "off":
             self.conn.execute("SET force_compression = 'uncompressed'")
         if self.generator == "tpchgen":
@@ -264,39 +267,62 @@ def _pg_type(duck: str) -> str:
     return {"INTEGER": "integer", "BIGINT": "bigint", "DATE": "date", "DOUBLE": "double precision"}.get(d, "text")
 
 
+class TempWatch:
+    """The peak size of the spill directory during a query, polled every 10 ms: spill files
+    live only as long as the operator that needs them."""
+
+    def __init__(self, path: Path, interval_s: float = 0.01):
+        self.path, self.interval_s, self.peak_bytes = path, interval_s, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="dbtier-tempwatch", daemon=True)
+
+    def _loop(self) -> None:
+        while True:
+            if self.path.exists():
+                self.peak_bytes = max(self.peak_bytes, dir_bytes(self.path))
+            if self._stop.wait(self.interval_s):
+                return
+
+    def __enter__(self) -> "TempWatch":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def engine_error(exc: BaseException, what: str, engine: str) -> BaseException:
+    """An engine's exception as the user should see it (DuckDB turns Ctrl-C into 'interrupted')."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+    if isinstance(exc, (KeyboardInterrupt, DbtierError)):
+        return exc
+    if "interrupted" in text.lower():
+        return KeyboardInterrupt()
+    if "No space left" in str(exc) or "out of memory" in str(exc).lower():
+        return DbtierError(f"{what} failed on {engine}: {text}",
+                           "give the temp directory more space or raise --memory-limit; finished queries are kept")
+    return DbtierError(f"{what} failed on {engine}: {text}", "see the result's errors")
+
+
 def power_run(engine, run_no: int, cold: bool, devices: list[str], expected: dict[int, str] | None,
               on_query: Callable[[dict[str, Any]], None], queries: tuple[int, ...] = QUERIES) -> list[dict[str, Any]]:
     """One single-stream run of the 22 queries; each timed, sampled and checked."""
     dropped = drop_caches() if cold else False
     engine.connect()
     out = []
-    peak = {"bytes": 0}
-
-    def temp_size() -> int:
-        b = dir_bytes(engine.temp_path) if engine.temp_path.exists() else 0
-        peak["bytes"] = max(peak["bytes"], b)
-        return b
-
     for q in queries:
-        peak["bytes"] = 0
-        with Sampler(devices, interval_s=0.2, extra=temp_size) as s:
+        with TempWatch(engine.temp_path) as temp, Sampler(devices, interval_s=0.2) as s:
             t0 = time.perf_counter()
             try:
                 rows = engine.run_query(q)
             except Exception as exc:
-                if isinstance(exc, (KeyboardInterrupt, DbtierError)):
-                    raise
-                text = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-                if "No space left" in str(exc) or "Out of Memory" in str(exc) or "out of memory" in str(exc):
-                    raise DbtierError(f"query {q} failed: {text}",
-                                      "give the temp directory more space or raise --memory-limit; finished "
-                                      "queries are kept") from exc
-                raise DbtierError(f"query {q} failed on {engine.name}: {text}", "see the result's errors") from exc
+                raise engine_error(exc, f"query {q}", engine.name) from exc
             seconds = time.perf_counter() - t0
         overall = s.overall()
         wrong = check_answer(rows, expected[q]) if expected and q in expected else None
         rec = {"query": q, "run": run_no, "cold": cold, "caches_dropped": dropped, "seconds": seconds,
-               "rows": len(rows), "temp_bytes": peak["bytes"],
+               "rows": len(rows), "temp_bytes": temp.peak_bytes,
                "read_bytes": sum(d["read_bytes"] for d in overall["devices"].values()),
                "write_bytes": sum(d["write_bytes"] for d in overall["devices"].values()),
                "cpu_util": overall["cpu"]["busy_pct"] if overall["cpu"] else None,

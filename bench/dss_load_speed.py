@@ -1,0 +1,43 @@
+"""TPC-H generation + load time at a scale factor (issue target: SF 1 under a minute).
+
+Usage: uv run python bench/dss_load_speed.py [--scale 1] [--repeat 3] [--generator dbgen|tpchgen]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+from dbtier.workloads.dss import DuckDBEngine  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--generator", default="dbgen", choices=("dbgen", "tpchgen"))
+    ap.add_argument("--dir", default=".")
+    a = ap.parse_args()
+    times = []
+    for _ in range(a.repeat):
+        work = Path(tempfile.mkdtemp(prefix="dbtier-dss-bench-", dir=a.dir))
+        eng = DuckDBEngine(work, None, None, None, "on", a.generator)
+        try:
+            load = eng.load(a.scale)
+            times.append(load["seconds"])
+            print(f"SF {a.scale:g} {a.generator}: generated and loaded in {load['seconds']:.1f} s "
+                  f"({load['database_bytes'] / 1e6:,.0f} MB, {load['rows']['lineitem']:,} lineitem rows)", flush=True)
+        finally:
+            eng.close()
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"median {statistics.median(times):.1f} s over {len(times)} runs (target: under 60 s at SF 1)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

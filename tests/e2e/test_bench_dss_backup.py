@@ -1,0 +1,166 @@
+"""`dbtier bench dss` and `dbtier bench backup` end to end: real DuckDB, real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_clean_error, needs_root, postgres_processes, run_dbtier
+
+QUERY_KEYS = {"query", "seconds", "rows", "temp_bytes", "read_bytes", "write_bytes", "cpu_util"}
+
+
+def dss(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+    return run_dbtier("bench", "dss", *args, cwd=cwd, **kw)
+
+
+def test_duckdb_power_run_checks_every_answer(pg_dir):
+    temp = pg_dir / "temp"
+    temp.mkdir()
+    r = dss(pg_dir, "--scale", "0.01", "--repeat", "2", "--temp", str(temp), "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["bench"] == "dss" and doc["engine"] == "duckdb" and doc["scale"] == 0.01
+    assert doc["answers_ok"] is True and doc["answers_checked"] is True
+    assert [q["query"] for q in doc["queries"]] == list(range(1, 23))
+    for q in doc["queries"]:
+        assert QUERY_KEYS <= set(q) and q["seconds"] > 0 and q["rows"] > 0
+    assert doc["total_seconds"] == pytest.approx(sum(q["seconds"] for q in doc["queries"]))
+    assert 0 < doc["geomean_seconds"] < doc["total_seconds"]
+    assert [r["cold"] for r in doc["runs"][0]] == [True] * 22 and not any(r["cold"] for r in doc["runs"][1])
+    assert set(doc["placement"]) == {"data", "temp"} and doc["placement"]["temp"].startswith(str(temp))
+    assert list(pg_dir.glob("dbtier-dss-*")) == [] and list(temp.glob("*")) == []
+
+
+def test_memory_limit_forces_spills_to_the_temp_directory(pg_dir):
+    """--memory-limit below a query's need makes DuckDB spill; the peak spill size is recorded."""
+    # Q9's joins at SF 0.5 need more than 60 MB: DuckDB spills (at SF 0.1 it runs out of memory instead)
+    r = dss(pg_dir, "--scale", "0.5", "--repeat", "1", "--queries", "9", "--memory-limit", "60MB",
+            "--threads", "1", "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["queries"][0]["temp_bytes"] > 1e6
+    assert doc["answers_ok"] is None and doc["answers_checked"] is False  # no reference answers at SF 0.5
+
+
+def test_uncompressed_storage_is_bigger(pg_dir):
+    sizes = {}
+    for c in ("on", "off"):
+        r = dss(pg_dir, "--scale", "0.01", "--repeat", "1", "--queries", "6", "--compression", c, "--json",
+                "--out", f"run-{c}")
+        assert r.returncode == 0, r.stderr
+        sizes[c] = json.loads(r.stdout)["load"]["database_bytes"]
+    assert sizes["off"] > sizes["on"]
+
+
+def test_postgres_power_run(pg_dir):
+    r = dss(pg_dir, "--engine", "postgres", "--scale", "0.01", "--repeat", "1", "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["engine"] == "postgres" and doc["answers_ok"] is True and len(doc["queries"]) == 22
+    assert list(pg_dir.glob("dbtier-pg-*")) == [] and postgres_processes("dbtier-pg-") == []
+
+
+def test_wrong_answer_fails_loudly(pg_dir):
+    """A corrupted table must fail the run, not be timed."""
+    from dbtier.core.errors import DbtierError
+    from dbtier.model.dss import QUERIES
+    from dbtier.workloads import dss as w
+    eng = w.DuckDBEngine(pg_dir, None, None, None, "on", "dbgen")
+    try:
+        eng.load(0.01)
+        eng.conn.execute("UPDATE lineitem SET l_quantity = l_quantity + 1 WHERE l_orderkey < 100")
+        eng.conn.execute("CHECKPOINT")
+        with pytest.raises(DbtierError, match="query 1 returned a wrong answer"):
+            w.power_run(eng, 1, False, [], w.answers(0.01), lambda r: None, QUERIES)
+    finally:
+        eng.close()
+    assert list(pg_dir.glob("dbtier-dss-*")) == []
+
+
+def test_not_enough_memory_is_said_before_starting(pg_dir):
+    err = assert_clean_error(dss(pg_dir, "--scale", "1000"), "not enough memory", "GB")
+    assert "1200.0 GB" in err
+    assert not (pg_dir / "runs").exists()
+
+
+@needs_root
+def test_not_enough_disk_is_said_before_starting(pg_dir, loop_device):
+    _, mnt = loop_device(200, fs="ext4", mount=True, where=pg_dir)
+    assert_clean_error(dss(pg_dir, "--scale", "1", "--data", str(mnt)), "not enough disk", "0.3 GB")
+
+
+def test_missing_extension(pg_dir):
+    assert_clean_error(dss(pg_dir, env={"DBTIER_TPCH_EXTENSION": str(pg_dir / "none.duckdb_extension")}),
+                       "tpch extension", "duckdb-extension-tpch")
+
+
+def test_bad_query_list(pg_dir):
+    assert_clean_error(dss(pg_dir, "--queries", "0,23"), "queries 1 to 22")
+
+
+def test_interrupted_load_cleans_up(pg_dir):
+    proc = subprocess.Popen([sys.executable, "-m", "dbtier", "bench", "dss", "--scale", "1", "--out", "run"],
+                            cwd=pg_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline and not list(pg_dir.glob("dbtier-dss-*/tpch.duckdb*")):
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert list(pg_dir.glob("dbtier-dss-*")) == []
+    assert json.loads((pg_dir / "run" / "result.json").read_text())["status"] == "interrupted"
+
+
+BACKUP_KEYS = {"target", "method", "bytes", "seconds", "mbps", "bottleneck"}
+
+
+def test_postgres_backup_to_dir_and_null(pg_dir):
+    to = pg_dir / "to"
+    to.mkdir()
+    r = run_dbtier("bench", "backup", "--to", str(to), "--scale", "1", "--json", "--out", "run", cwd=pg_dir)
+    assert r.returncode == 0, r.stderr
+    targets = json.loads(r.stdout)["targets"]
+    assert {(t["method"], t["target"]) for t in targets} == {
+        ("pg_basebackup plain", "dir"), ("pg_basebackup tar", "null"), ("pg_basebackup tar", "dir"),
+        ("pg_basebackup tar-gzip", "null"), ("pg_basebackup tar-gzip", "dir")}
+    for t in targets:
+        assert BACKUP_KEYS <= set(t) and t["bytes"] > 10e6 and t["mbps"] > 0
+        assert t["bottleneck"] in ("source", "target", "cpu")
+    gz = next(t for t in targets if t["method"].endswith("gzip") and t["target"] == "dir")
+    assert gz["output_bytes"] < gz["bytes"]  # compressed
+    assert list(to.iterdir()) == [] and list(pg_dir.glob("dbtier-pg-*")) == []
+
+
+def test_duckdb_backup(pg_dir):
+    to = pg_dir / "to"
+    to.mkdir()
+    r = run_dbtier("bench", "backup", "--engine", "duckdb", "--scale", "0.01", "--to", str(to), "--json",
+                   "--out", "run", cwd=pg_dir)
+    assert r.returncode == 0, r.stderr
+    targets = json.loads(r.stdout)["targets"]
+    assert [(t["method"], t["target"]) for t in targets] == [("file copy", "null"), ("file copy", "dir"),
+                                                             ("EXPORT DATABASE parquet", "dir")]
+    assert list(to.iterdir()) == []
+
+
+def test_backup_bad_input(pg_dir):
+    assert_clean_error(run_dbtier("bench", "backup", "--to", str(pg_dir / "nope"), cwd=pg_dir), "no such directory")
+    assert_clean_error(run_dbtier("bench", "backup", "--to", str(pg_dir), "--methods", "zip", cwd=pg_dir),
+                       "unknown method zip")
+
+
+@needs_root
+def test_backup_target_filling_up(pg_dir, loop_device):
+    _, mnt = loop_device(40, fs="ext4", mount=True, where=pg_dir)
+    r = run_dbtier("bench", "backup", "--to", str(mnt), "--scale", "5", "--methods", "tar", "--out", "run",
+                   cwd=pg_dir)
+    assert_clean_error(r, "filled up")
+    assert list(mnt.glob("dbtier-backup-*")) == [] and postgres_processes("dbtier-pg-") == []
