@@ -9,17 +9,16 @@ LAB_DIR ?= runs/lab-$(shell date -u +%Y%m%dT%H%M%SZ)
 setup:
 	@scripts/bootstrap.sh
 
-# Until `dbtier lab` lands: probe the current directory and write the report.
+# The whole study of the current directory: probe, OLTP, DSS, backup, plan, report.
 lab: setup
-	uv run dbtier probe . --out $(LAB_DIR)/probe
-	uv run dbtier report $(LAB_DIR)/probe --out $(LAB_DIR)/report
-	@echo "report: $(LAB_DIR)/report/report.html"
+	uv run dbtier lab . --out $(LAB_DIR)
 
-test: setup
+test:
+	@scripts/bootstrap.sh --test
 	uv run pytest -q
 
 bench: setup
-	uv run python bench/probe_vs_handtuned.py
+	for b in bench/*.py; do echo "== $$b"; uv run python $$b || exit 1; done
 
 clean:
 	rm -rf runs .pytest_cache

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what dbtier needs and is missing: uv and the Python packages (uv.lock),
 # and the engines from the system package manager: fio, eatmydata, PostgreSQL 15,
-# blkid. Safe to run again; does nothing when all is there.
+# blkid; with --test also chromium (the report's browser test). Safe to run
+# again; does nothing when all is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,10 @@ command -v eatmydata >/dev/null 2>&1 || missing+=(eatmydata)
 command -v blkid >/dev/null 2>&1 || missing+=(util-linux)
 have_pg || missing+=(postgresql postgresql-contrib)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+# The test suite also renders the report in a real browser.
+if [ "${1:-}" = "--test" ]; then
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+fi
 
 if ((${#missing[@]})); then
     if ! command -v apt-get >/dev/null 2>&1; then

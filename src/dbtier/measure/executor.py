@@ -56,7 +56,7 @@ def _stop_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
 
 
 def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-        timeout_s: float | None = None, discard_stdout: bool = False) -> Completed:
+        timeout_s: float | None = None, discard_stdout: bool = False, grace_s: float = 10.0) -> Completed:
     """Run argv to completion; on Ctrl-C/SIGTERM or timeout stop its process group first.
     discard_stdout sends stdout to /dev/null (a null sink for large outputs)."""
     start = time.monotonic()
@@ -71,7 +71,7 @@ def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str |
         raise DbtierError(f"{argv[0]} did not finish within {timeout_s:.0f} s and was stopped",
                           "the device may be hung or far slower than expected; check `dmesg`")
     except BaseException:
-        _stop_group(proc)
+        _stop_group(proc, grace_s)
         try:
             proc.communicate(timeout=5)
         except (subprocess.TimeoutExpired, ValueError):

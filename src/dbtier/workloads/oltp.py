@@ -220,7 +220,8 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
     delta = {k: after[k] - before[k] for k in after}
     overall = sampler.overall()
     shares = wait_shares(sum((s.extra for s in sampler.samples if s.extra), Counter()))
-    dev_figs = [{"device": d, "iops": v["iops"], "mbps": v["mbps"], "await_ms": v["await_ms"],
+    dev_figs = [{"device": d, "iops": v["iops"], "read_iops": v["read_iops"], "write_iops": v["write_iops"],
+                 "mbps": v["mbps"], "await_ms": v["await_ms"],
                  "busy_pct": v["busy_pct"], "queue": v["queue"], "read_bytes": v["read_bytes"],
                  "write_bytes": v["write_bytes"]} for d, v in overall["devices"].items()]
     worst = max(dev_figs, key=lambda d: d["busy_pct"], default={"await_ms": 0.0, "busy_pct": 0.0, "queue": 0.0})

@@ -1,0 +1,221 @@
+"""`dbtier lab [DIR ...]`: the whole study in one command.
+
+Each step is a dbtier command run as a child process into its own run
+directory under the lab's, so one failing step is reported while the others
+still run, and Ctrl-C stops the running child (which cleans up after itself)
+and keeps every finished step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.core.errors import DbtierError
+from dbtier.measure import executor
+
+PROFILES = {
+    # smoke: seconds-long steps that check the wiring (the test suite uses it), not the storage
+    "smoke": {"probe_args": ["--point-seconds", "0.2", "--size", "128M"], "oltp_clients": "1,2", "oltp_duration": "2",
+              "oltp_warmup": "0", "matrix_clients": "1", "matrix_duration": "1", "dss_scale": "0.01",
+              "dss_repeat": "1", "backup_scale": "1", "backup_methods": "tar"},
+    "quick": {"oltp_clients": "1,2,4,8", "oltp_duration": "8", "oltp_warmup": "2", "matrix_clients": "1,4",
+              "matrix_duration": "5", "dss_scale": "0.1", "dss_repeat": "2", "backup_scale": "5",
+              "backup_methods": "tar,tar-gzip"},
+    "full": {"oltp_clients": "1,2,4,8,16,32", "oltp_duration": "60", "oltp_warmup": "10", "matrix_clients": "1,4,16",
+             "matrix_duration": "30", "dss_scale": "1", "dss_repeat": "3", "backup_scale": "50",
+             "backup_methods": "plain,tar,tar-gzip"},
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("lab", help="the whole study: probe, OLTP, DSS, backup, plan, report",
+                       description="Study the storage under each directory (default: the current one): probe it, "
+                       "run an OLTP sweep on a managed PostgreSQL (the placement matrix with two or more "
+                       "directories, fastest as the fast tier), a TPC-H power run on DuckDB with temp on each "
+                       "directory, backups to each directory and to null, plan the cheapest configuration for the "
+                       "measured load, and write the report.")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="directories to study (tiers); default: .")
+    p.add_argument("--profile", choices=sorted(PROFILES), default="quick",
+                   help="quick (every step, about 5 minutes for one directory here), full, or smoke "
+                   "(seconds-long steps that only check the wiring)")
+    p.add_argument("--skip", default="", help="comma-separated steps to leave out: probe,oltp,dss,backup,plan")
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def _child(argv: list[str], out_dir: Path) -> tuple[int, str, float]:
+    t0 = time.monotonic()
+    done = executor.run([sys.executable, "-m", "dbtier", *argv, "--json", "--out", str(out_dir)],
+                        timeout_s=6 * 3600, grace_s=60)
+    err = next((ln[len("dbtier: error: "):] for ln in done.stderr.splitlines() if ln.startswith("dbtier: error: ")),
+               None)
+    if done.returncode != 0 and err is None:
+        tail = [ln for ln in done.stderr.strip().splitlines() if ln.strip()][-1:] or [f"exit {done.returncode}"]
+        err = tail[0]
+    (out_dir.parent / f"{out_dir.name}.stderr.txt").write_text(done.stderr)
+    return done.returncode, err or "", time.monotonic() - t0
+
+
+def _load(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((run_dir / "result.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def requirement_from_oltp(oltp: dict[str, Any]) -> dict[str, float] | None:
+    """The measured peak load: device I/O at the OLTP knee (pure). Capacity: 3x the database, at least 10 GB."""
+    knee = oltp.get("knee")
+    if not knee:
+        return None
+    pt = next((p for p in oltp.get("points", []) if p["clients"] == knee["clients"]), None)
+    if not pt or not pt.get("devices"):
+        return None
+    secs = pt.get("duration_s") or 1.0
+    req = {
+        "read_iops": sum(d.get("read_iops", 0.0) for d in pt["devices"]),
+        "write_iops": sum(d.get("write_iops", 0.0) for d in pt["devices"]),
+        "read_mbps": sum(d.get("read_bytes", 0.0) for d in pt["devices"]) / secs / 1e6,
+        "write_mbps": sum(d.get("write_bytes", 0.0) for d in pt["devices"]) / secs / 1e6,
+        "capacity_gb": max(10.0, 3 * (oltp.get("load") or {}).get("database_bytes", 0) / 1e9),
+    }
+    # plan needs positive figures: a rate that did not show up is sized at a token 1.
+    return {k: max(v, 1.0) for k, v in req.items()}
+
+
+def run(args: argparse.Namespace) -> int:
+    dirs = args.dirs or ["."]
+    for d in dirs:
+        if not Path(d).is_dir():
+            raise DbtierError(f"{d}: no such directory", "pass directories that exist (tiers to study)")
+    if len({os.path.realpath(d) for d in dirs}) != len(dirs):
+        raise DbtierError("a directory is given twice", "give each tier once")
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    bad = skip - {"probe", "oltp", "dss", "backup", "plan"}
+    if bad:
+        raise DbtierError(f"--skip: unknown step {', '.join(sorted(bad))}", "steps are probe,oltp,dss,backup,plan")
+    prof = PROFILES[args.profile]
+    run_ = Run("lab", args, {"dirs": [os.path.realpath(d) for d in dirs], "profile": args.profile, "skip": sorted(skip),
+                             "settings": prof}, paths=dirs)
+    doc = run_.doc
+    doc["steps"] = []
+    lab = run_.dir.path.resolve()
+    out = console(args)
+
+    def step(name: str, argv: list[str] | None, why_skipped: str | None = None) -> dict[str, Any] | None:
+        rec = {"name": name, "status": "skipped", "run_dir": None, "seconds": 0.0, "error": why_skipped,
+               "argv": ["dbtier", *argv] if argv else None}
+        doc["steps"].append(rec)
+        if argv is None:
+            run_.save()
+            return None
+        rec["status"] = "running"
+        run_.save()
+        with out.status(f"[bold]{name}[/bold]: dbtier {' '.join(argv)}"):
+            code, err, secs = _child(argv, lab / name)
+        rec.update(status="ok" if code == 0 else "failed", run_dir=name, seconds=secs, error=err or None)
+        run_.save()
+        colour = "green" if code == 0 else "red"
+        out.print(f"[{colour}]{name}: {rec['status']}[/{colour}] in {secs:.0f} s" + (f" — {err}" if err else ""))
+        return _load(lab / name)
+
+    try:
+        probe = step("probe", ["probe", *dirs, *prof.get("probe_args", ["--profile", args.profile])]) \
+            if "probe" not in skip else \
+            step("probe", None, "skipped by --skip")
+        fast, slow = _tiers(dirs, probe)
+        if len(dirs) >= 2:
+            doc["params"].update(fast_dir=fast, slow_dir=slow)
+        oltp = None
+        if "oltp" in skip:
+            step("oltp", None, "skipped by --skip")
+        elif len(dirs) >= 2:
+            oltp = step("oltp", ["bench", "oltp", "--workload", "tpcc", "--placement-matrix", f"{fast},{slow}",
+                                 "--clients", prof["matrix_clients"], "--duration", prof["matrix_duration"],
+                                 "--warmup", prof["oltp_warmup"], "--dir", fast])
+        else:
+            oltp = step("oltp", ["bench", "oltp", "--workload", "tpcc", "--clients", prof["oltp_clients"],
+                                 "--duration", prof["oltp_duration"], "--warmup", prof["oltp_warmup"], "--dir", dirs[0]])
+        for i, d in enumerate(dirs):
+            if "dss" in skip:
+                step(f"dss-{i + 1}", None, "skipped by --skip")
+                continue
+            step(f"dss-{i + 1}", ["bench", "dss", "--scale", prof["dss_scale"], "--repeat", prof["dss_repeat"],
+                                  "--data", fast, "--temp", d] +
+                 (["--probe", str(lab / "probe")] if probe else []))
+        for i, d in enumerate(dirs):
+            if "backup" in skip:
+                step(f"backup-{i + 1}", None, "skipped by --skip")
+                continue
+            step(f"backup-{i + 1}", ["bench", "backup", "--to", d, "--data", fast, "--scale", prof["backup_scale"],
+                                     "--methods", prof["backup_methods"]])
+        req = requirement_from_oltp(oltp) if oltp else None
+        doc["requirement"] = req
+        if "plan" in skip:
+            step("plan-size", None, "skipped by --skip")
+        elif req is None:
+            step("plan-size", None, "no measured load: the OLTP step did not finish")
+        else:
+            step("plan-size", ["plan", "size", "--read-iops", f"{req['read_iops']:.0f}",
+                               "--write-iops", f"{req['write_iops']:.0f}", "--read-mbps", f"{req['read_mbps']:.1f}",
+                               "--write-mbps", f"{req['write_mbps']:.1f}", "--capacity-gb", f"{req['capacity_gb']:.0f}",
+                               "--headroom", "0.3", "--top", "5"])
+        if probe:
+            doc["standing"] = _standing(probe)
+        run_.save()
+        code, err, secs = _child(["report", str(lab)], lab / "report")
+        doc["report"] = {"status": "ok" if code == 0 else "failed", "run_dir": "report",
+                         "html": str(lab / "report" / "report.html") if code == 0 else None, "error": err or None}
+    except KeyboardInterrupt:
+        for s in doc["steps"]:
+            if s["status"] == "running":
+                s["status"] = "interrupted"
+        run_.finish("interrupted")
+        raise
+    failed = [s for s in doc["steps"] if s["status"] == "failed"] + \
+        ([{"name": "report"}] if doc.get("report", {}).get("status") == "failed" else [])
+    run_.finish("failed" if failed else "ok")
+
+    def render() -> None:
+        t = Table(title=f"dbtier lab ({args.profile})", title_justify="left")
+        for c in ("step", "status", "seconds", "note"):
+            t.add_column(c)
+        for s in doc["steps"]:
+            t.add_row(s["name"], s["status"], f"{s['seconds']:.0f}", s["error"] or "")
+        out.print(t)
+        if doc.get("report", {}).get("html"):
+            out.print(f"report: {doc['report']['html']}")
+        out.print(f"result: {run_.dir.result_path}")
+    emit(doc, args, render)
+    return 1 if failed else 0
+
+
+def _tiers(dirs: list[str], probe: dict[str, Any] | None) -> tuple[str, str]:
+    """The fast tier is the directory with the most 4 KiB random-read IOPS (the first one without a probe)."""
+    real = [os.path.realpath(d) for d in dirs]
+    if len(real) < 2:
+        return real[0], real[0]
+    score = {}
+    for t in (probe or {}).get("targets", []):
+        s = t.get("summary") or {}
+        score[os.path.realpath(t["path"])] = s.get("read_iops_4k") or 0
+    ranked = sorted(real, key=lambda d: -score.get(d, 0)) if score else real
+    return ranked[0], ranked[-1]
+
+
+def _standing(probe: dict[str, Any]) -> list[dict[str, Any]]:
+    """Where each probed target stands against the catalog: measured / catalog per figure."""
+    from dbtier.model.catalog import load_catalog
+    from dbtier.model.standing import closest
+    cat = load_catalog()
+    return [{"path": t["path"], **closest(t["summary"], list(cat.devices.values()))}
+            for t in probe.get("targets", []) if t.get("summary")]

@@ -1,0 +1,89 @@
+"""`dbtier lab` end to end (smoke profile: real engines, seconds-long steps)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import assert_clean_error, load_doc, postgres_processes, run_dbtier
+
+
+def test_lab_on_one_directory_runs_every_step(pg_dir):
+    r = run_dbtier("lab", str(pg_dir), "--profile", "smoke", "--json", "--out", "lab", cwd=pg_dir)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["command"] == "lab" and doc["status"] == "ok"
+    names = [s["name"] for s in doc["steps"]]
+    assert names == ["probe", "oltp", "dss-1", "backup-1", "plan-size"]
+    for s in doc["steps"]:
+        assert s["status"] == "ok", s
+        child = load_doc(pg_dir / "lab" / s["run_dir"])
+        assert child["status"] == "ok"
+    req = doc["requirement"]
+    assert req and all(req[k] >= 1 for k in ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb"))
+    plan = load_doc(pg_dir / "lab" / "plan-size")
+    assert plan["candidates"] and plan["binding"]
+    assert doc["standing"][0]["closest"]
+    assert doc["report"]["status"] == "ok" and Path(doc["report"]["html"]).stat().st_size > 10_000
+    assert list(pg_dir.glob("dbtier-*")) == [] and postgres_processes("dbtier-pg-") == []
+
+
+def test_lab_with_two_tiers_runs_the_placement_matrix(pg_dir):
+    a, b = pg_dir / "a", pg_dir / "b"
+    for d in (a, b):
+        d.mkdir()
+        d.chmod(0o755)
+    r = run_dbtier("lab", str(a), str(b), "--profile", "smoke", "--skip", "dss,backup,plan", "--json",
+                   "--out", "lab", cwd=pg_dir)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert {doc["params"]["fast_dir"], doc["params"]["slow_dir"]} == {str(a), str(b)}
+    oltp = load_doc(pg_dir / "lab" / "oltp")
+    assert len(oltp["steps"]) == 6
+    assert [s["status"] for s in doc["steps"] if s["name"].startswith(("dss", "backup"))] == ["skipped"] * 4
+
+
+def test_a_failed_step_is_reported_and_the_rest_still_run(pg_dir):
+    # without PostgreSQL the OLTP and backup steps fail; DSS still runs; the exit status says so
+    r = run_dbtier("lab", str(pg_dir), "--profile", "smoke", "--skip", "probe", "--json", "--out", "lab",
+                   cwd=pg_dir, env={"DBTIER_PG_BINDIR": str(pg_dir / "nowhere")})
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    by = {s["name"]: s for s in doc["steps"]}
+    assert by["oltp"]["status"] == "failed" and "PostgreSQL is not installed" in by["oltp"]["error"]
+    assert by["dss-1"]["status"] == "ok"
+    assert by["plan-size"]["status"] == "skipped"
+    assert doc["status"] == "failed"
+
+
+def test_ctrl_c_stops_the_running_step_and_keeps_finished_ones(pg_dir):
+    proc = subprocess.Popen([sys.executable, "-m", "dbtier", "lab", str(pg_dir), "--profile", "smoke", "--out", "lab"],
+                            cwd=pg_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        try:
+            steps = load_doc(pg_dir / "lab")["steps"]
+            if any(s["name"] == "oltp" and s["status"] == "running" for s in steps):
+                break
+        except (FileNotFoundError, KeyError, json.JSONDecodeError):
+            pass
+        time.sleep(0.2)
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    doc = load_doc(pg_dir / "lab")
+    assert doc["status"] == "interrupted"
+    by = {s["name"]: s["status"] for s in doc["steps"]}
+    assert by["probe"] == "ok" and by["oltp"] == "interrupted"
+    assert list(pg_dir.glob("dbtier-pg-*")) == [] and postgres_processes("dbtier-pg-") == []
+
+
+def test_lab_bad_input(pg_dir):
+    assert_clean_error(run_dbtier("lab", str(pg_dir / "nope"), cwd=pg_dir), "no such directory")
+    assert_clean_error(run_dbtier("lab", str(pg_dir), str(pg_dir), cwd=pg_dir), "given twice")
+    assert_clean_error(run_dbtier("lab", "--skip", "coffee", cwd=pg_dir), "unknown step coffee")
