@@ -12,7 +12,7 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError
 from dbtier.model.oltp import WORKLOADS, knee, redact
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.set_defaults(func=run_oltp)
     register_dss(bsub)
     register_backup(bsub)
-    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+    p.set_defaults(func=usage(p))
 
 
 def _clients(text: str) -> list[int]:
@@ -131,9 +131,8 @@ def run_oltp(args: argparse.Namespace) -> int:
         doc["steps"] = []
     out = console(args)
     total = len(steps) * len(clients) * args.repeat * (args.duration + args.warmup)
-    try:
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                      console=out, transient=True, disable=args.json) as progress:
+    with run.guard(), Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
+                               TimeRemainingColumn(), console=out, transient=True, disable=args.json) as progress:
             task = progress.add_task("oltp", total=total)
             for name, placement in steps:
                 step = {"name": name, "placement": None, "points": [], "knee": None, "load": None}
@@ -143,13 +142,6 @@ def run_oltp(args: argparse.Namespace) -> int:
                     doc["points"] = step["points"]
                 _run_step(args, run, step, placement, settings, clients, progress, task, out)
                 run.save()
-    except KeyboardInterrupt:
-        run.finish("interrupted")
-        raise
-    except DbtierError as exc:
-        doc["errors"].append({"message": exc.message, "hint": exc.hint})
-        run.finish("failed")
-        raise
     if args.placement_matrix:
         # The top-level view is the all-fast step (the best case); every step is in steps[].
         last = doc["steps"][-1]
@@ -351,8 +343,9 @@ def run_dss(args: argparse.Namespace) -> int:
     engine = None
     cluster = None
     try:
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      TimeElapsedColumn(), console=out, transient=True, disable=args.json) as progress:
+        with run.guard(), Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=out,
+                                   transient=True, disable=args.json) as progress:
             task = progress.add_task(f"generating TPC-H SF {args.scale:g}", total=len(queries) * args.repeat)
             if args.engine == "duckdb":
                 engine = dss.DuckDBEngine(Path(args.data), Path(args.temp) if args.temp else None,
@@ -389,15 +382,6 @@ def run_dss(args: argparse.Namespace) -> int:
                 doc["runs"].append([])
                 dss.power_run(engine, r + 1, r == 0, devices, expected, on_query, queries)
             _dss_scan(doc, args.probe, devices)
-    except KeyboardInterrupt:
-        run.finish("interrupted")
-        raise
-    except DbtierError as exc:
-        doc["errors"].append({"message": exc.message, "hint": exc.hint})
-        if "wrong answer" in exc.message:
-            doc["answers_ok"] = False
-        run.finish("failed")
-        raise
     finally:
         if engine is not None:
             engine.close()
@@ -532,8 +516,8 @@ def run_backup(args: argparse.Namespace) -> int:
                       f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}")
     cluster = engine = None
     try:
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(), console=out,
-                      transient=True, disable=args.json) as progress:
+        with run.guard(), Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
+                                   console=out, transient=True, disable=args.json) as progress:
             progress.add_task(f"building the {args.engine} source", total=None)
             if args.engine == "postgres":
                 cluster = Cluster(args.data, {}, Settings(), port=args.port, os_user=args.os_user)
@@ -549,13 +533,6 @@ def run_backup(args: argparse.Namespace) -> int:
                 engine.close_conn()
                 run.save()
                 backup.duckdb_backups(engine.db_path, Path(args.to), devices, src_dev, dst_dev, on_result)
-    except KeyboardInterrupt:
-        run.finish("interrupted")
-        raise
-    except DbtierError as exc:
-        doc["errors"].append({"message": exc.message, "hint": exc.hint})
-        run.finish("failed")
-        raise
     finally:
         if engine is not None:
             engine.close()

@@ -8,7 +8,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.model.catalog import KINDS, Catalog, Device, Overhead, load_catalog
 
 
@@ -40,12 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_options(sp)
     sp.set_defaults(func=run_show)
 
-    p.set_defaults(func=lambda args: _usage(p))
+    p.set_defaults(func=usage(p))
 
-
-def _usage(p: argparse.ArgumentParser) -> int:
-    p.print_help()
-    return 2
 
 
 def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, Any]:

@@ -8,12 +8,14 @@ runs/<UTC timestamp>-<command>).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from rich.console import Console
 
+from dbtier.core.errors import DbtierError
 from dbtier.measure.machine import machine_info
 from dbtier.results.document import finish, new_document
 from dbtier.results.store import RunDir
@@ -47,6 +49,28 @@ class Run:
     def finish(self, status: str = "ok") -> None:
         finish(self.doc, status)
         self.save()
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator["Run"]:
+        """Ctrl-C marks the run interrupted, a DbtierError marks it failed with the error recorded;
+        either way the document keeps every finished step, and the exception goes on to the CLI."""
+        try:
+            yield self
+        except KeyboardInterrupt:
+            self.finish("interrupted")
+            raise
+        except DbtierError as exc:
+            self.doc["errors"].append({"message": exc.message, "hint": exc.hint})
+            self.finish("failed")
+            raise
+
+
+def usage(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """The action of a command group called without a subcommand: its help, exit 2."""
+    def show(_args: argparse.Namespace) -> int:
+        p.print_help()
+        return 2
+    return show
 
 
 def emit(doc: dict[str, Any], args: argparse.Namespace, render: Callable[[], None] | None = None) -> None:

@@ -16,7 +16,7 @@ from rich import box
 from rich.table import Table
 
 from dbtier.cli.catalog import _catalog_doc, add_catalog_option
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
                                 Evaluation, evaluate, parse_spec)
@@ -114,12 +114,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_options(vp)
     vp.set_defaults(func=run_value)
 
-    p.set_defaults(func=lambda args: _usage(p))
+    p.set_defaults(func=usage(p))
 
-
-def _usage(p: argparse.ArgumentParser) -> int:
-    p.print_help()
-    return 2
 
 
 # -- checks ----------------------------------------------------------------------------------------

@@ -118,7 +118,18 @@ def queries_text() -> dict[int, str]:
     return q
 
 
-class DuckDBEngine:
+class Engine:
+    """What power_run needs: connect(), run_query(q), close_conn(); `conn` is the open connection."""
+    name = ""
+    conn: Any = None
+
+    def close_conn(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+class DuckDBEngine(Engine):
     name = "duckdb"
 
     def __init__(self, data_dir: Path, temp_dir: Path | None, memory_limit: str | None, threads: int | None,
@@ -179,11 +190,6 @@ class DuckDBEngine:
     def run_query(self, q: int) -> list[tuple]:
         return self.conn.execute(f"PRAGMA tpch({q})").fetchall()
 
-    def close_conn(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
     def close(self) -> None:
         self.close_conn()
         for d in reversed(self.created):
@@ -191,7 +197,7 @@ class DuckDBEngine:
         self.created.clear()
 
 
-class PostgresEngine:
+class PostgresEngine(Engine):
     """TPC-H in the managed cluster: tables with the cluster, temp in the temp tablespace."""
     name = "postgres"
 
@@ -250,11 +256,6 @@ class PostgresEngine:
 
     def run_query(self, q: int) -> list[tuple]:
         return self.conn.execute(self.texts[q]).fetchall()
-
-    def close_conn(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
 
     def close(self) -> None:
         self.close_conn()
