@@ -1,0 +1,115 @@
+"""How fast `dbtier simulate` replays a cache: requests per second per core, and a size sweep on all cores.
+
+    uv run python bench/simulate_speed.py                     # 50 million requests (about 3 GB of memory)
+    uv run python bench/simulate_speed.py --requests 5e6      # a quicker look
+
+The trace is generated: single-block (8 KiB) requests over `--blocks` distinct blocks, Zipf-like
+popularity (P(rank k) ~ 1/k^alpha, popular blocks scattered over the address space), `--write-pct`
+writes, one request per 10 µs. What is timed:
+
+- load: generating the arrays, then `cache.prepare` (cutting into blocks and numbering the distinct
+  blocks densely, a sort): reported, not part of the replay figure;
+- JIT: the kernels are compiled (or loaded from numba's cache) on a small prefix first: excluded;
+- replay: one `cache.run_cache` call, LRU, write-around, on one core (the kernel is single-threaded),
+  counters only (`record=False`), and again with the per-request outputs the latency model needs; the
+  figure is requests per CPU-second of the replaying thread (robust to other processes on the machine),
+  with the wall-clock rate beside it;
+- sweep: `cache.sweep` over 8 sizes with 1 thread, then with one thread per core (the kernels release
+  the GIL): aggregate requests replayed per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from dbtier.sim import cache
+from dbtier.sim.traces import from_arrays
+
+BS = 8192
+
+
+def zipf_trace(n: int, blocks: int, alpha: float, write_pct: float, seed: int):
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, blocks + 1, dtype=np.float64) ** alpha
+    cdf = np.cumsum(weights)
+    cdf /= cdf[-1]
+    rank = np.searchsorted(cdf, rng.random(n), side="right").astype(np.int64)
+    rank = np.minimum(rank, blocks - 1)
+    scatter = rng.permutation(blocks).astype(np.int64)      # popular blocks are not neighbours on disk
+    offset = scatter[rank] * BS
+    op = (rng.random(n) < write_pct / 100).astype(np.uint8)
+    t = np.arange(n, dtype=np.float64) * 1e-5
+    return from_arrays(t, op, offset, np.full(n, BS, dtype=np.int64), name="zipf")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--requests", type=float, default=50e6)
+    ap.add_argument("--blocks", type=float, default=10e6, help="distinct blocks (default 10 million: 82 GB)")
+    ap.add_argument("--alpha", type=float, default=0.9)
+    ap.add_argument("--write-pct", type=float, default=10.0)
+    ap.add_argument("--cache-pct", type=float, default=10.0, help="cache size, %% of the working set")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    n, blocks = int(args.requests), int(args.blocks)
+    cores = os.cpu_count() or 1
+
+    t0 = time.perf_counter()
+    tr = zipf_trace(n, blocks, args.alpha, args.write_pct, args.seed)
+    t_gen = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    prep = cache.prepare(tr, BS)
+    t_prep = time.perf_counter() - t0
+    del tr
+    cap = max(1, int(prep.nids * args.cache_pct / 100))
+    print(f"trace: {n:,} requests ({args.write_pct:g}% writes), Zipf alpha {args.alpha:g} over {blocks:,} blocks; "
+          f"{prep.nids:,} touched ({prep.working_set_bytes / 1e9:.1f} GB of 8 KiB blocks)")
+    print(f"load (not timed below): generate {t_gen:.1f} s, prepare (blocks, dense ids) {t_prep:.1f} s")
+
+    small = cache.Prepared(BS, prep.nblk[:10_000], prep.ids[:10_000], prep.nids, 0, prep.op[:10_000])
+    t0 = time.perf_counter()
+    for policy in cache.POLICIES:
+        cache.run_cache(small, 100, policy, record=True)
+        cache.run_cache(small, 100, policy, record=False)
+    print(f"JIT compile or cache load (excluded): {time.perf_counter() - t0:.1f} s")
+
+    def timed(policy: str, record: bool, repeat: int = 3) -> tuple[float, float, cache.CacheResult]:
+        """Best wall time and best CPU time of this thread (the kernel runs on it: one core). The CPU time
+        is the per-core figure even when other processes share the machine; wall time is what you wait."""
+        wall, cpu, res = float("inf"), float("inf"), None
+        for _ in range(repeat):
+            t0, c0 = time.perf_counter(), time.thread_time()
+            res = cache.run_cache(prep, cap, policy, "write-around", record=record)
+            wall = min(wall, time.perf_counter() - t0)
+            cpu = min(cpu, time.thread_time() - c0)
+        return wall, cpu, res
+
+    print(f"\nreplay, cache {cap:,} blocks ({args.cache_pct:g}% of the working set), write-around, one core, "
+          "best of 3 (per CPU-second of the replaying thread; wall clock in brackets):")
+    for policy in ("lru", "s3fifo", "fifo"):
+        for record in (False, True):
+            wall, cpu, res = timed(policy, record)
+            what = "counters + per-request outputs" if record else "counters only"
+            print(f"  {policy:7s} {what:31s} {n / cpu / 1e6:6.1f} M requests/s  ({n / wall / 1e6:.1f} M/s wall, "
+                  f"{wall:.2f} s; read hit ratio {res.read_hit_ratio:.3f})")
+
+    caps = [max(1, int(prep.nids * f)) for f in (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)]
+    print(f"\nLRU size sweep, {len(caps)} sizes ({len(caps) * n:,} requests replayed), wall clock:")
+    for jobs in sorted({1, cores}):
+        t0, c0 = time.perf_counter(), time.process_time()
+        curve = cache.sweep(prep, caps, "lru", jobs=jobs)
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"  {jobs} thread{'s' if jobs > 1 else ' '} {len(caps) * n / secs / 1e6:6.1f} M requests/s in all "
+              f"({secs:.1f} s wall, {cpu:.1f} s CPU: {cpu / secs:.2f} cores busy)")
+    load = os.getloadavg()[0]
+    print(f"  load average during the run: {load:.1f} on {cores} cores"
+          + ("  (other processes share the machine: wall-clock figures are low)" if load > cores else ""))
+    print("  hit ratios: " + ", ".join(f"{c / prep.nids:.1%}: {r.read_hit_ratio:.3f}" for c, r in zip(caps, curve)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,538 @@
+"""`dbtier simulate run|capture`: replay block I/O traces through tier designs; record a trace.
+
+    dbtier simulate run TRACE --design single --device ID
+    dbtier simulate run TRACE --design read-cache --cache ID --backing ID --cache-gb GB [--sweep]
+    dbtier simulate run TRACE --design preferred-read-mirror --fast ID --slow ID [--fail fast@T --return fast@T]
+    dbtier simulate capture DEVICE|DIR [--duration S] [--run 'COMMAND ...']
+
+A device ID is a catalog id (`dbtier catalog list`) or a probe run directory
+(`runs/<stamp>-probe`, `#N` for its N-th target); `--probe RUN_DIR` fills the
+one device role the command line leaves open with the measured device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dbtier.cli.catalog import add_catalog_option
+from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.core.errors import DbtierError
+from dbtier.core.units import parse_size
+from dbtier.measure import executor
+from dbtier.model.catalog import load_catalog
+from dbtier.results.store import load_run
+from dbtier.sim import capture as cap
+from dbtier.sim import names
+
+# numpy and numba load only when a simulation runs (imports inside the functions), not with every
+# `dbtier` command.
+if TYPE_CHECKING:
+    from dbtier.sim import latency
+    from dbtier.sim import simulate as sim
+
+CAPTURE_TRACE = "trace.blkparse.txt"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("simulate", help="replay block I/O traces through tier designs (flash cache, mirror)",
+                       description="Replay a block I/O trace through a tier design: one device, a flash read "
+                       "cache in front of slower storage, or a mirror whose fast side serves every read; hit "
+                       "ratios, latency distributions, utilisation, and resync after a failure.")
+    ssub = p.add_subparsers(dest="simulate_command", metavar="ACTION")
+
+    rp = ssub.add_parser("run", help="replay a trace through a design",
+                         description="Replay TRACE through --design, with device figures from the catalog or a "
+                         "probe run. Trace formats: " + ", ".join(names.FORMATS) + " (detected; --columns maps any "
+                         "other CSV). Times (--restart-at, --fail) are seconds from the first request, or "
+                         "with a unit: 90s, 10m, 1.5h.",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    rp.add_argument("trace", metavar="TRACE", help="trace file (gzip/bz2/xz read as is), or a `simulate capture` "
+                    "run directory")
+    g = rp.add_argument_group("trace")
+    g.add_argument("--format", default="auto", choices=("auto", *names.FORMATS), help="trace format (default: detect)")
+    g.add_argument("--columns", metavar="MAP", help=names.COLUMNS_HELP)
+    g.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines instead of stopping")
+    g.add_argument("--sort", action="store_true", help="sort requests by time when the file is out of order")
+    g.add_argument("--volume", metavar="NAME", help="only this volume/disk/device of a multi-volume trace")
+    g.add_argument("--block-size", default="8K", metavar="SIZE", help="cache and bitmap block (default 8K)")
+    g.add_argument("--no-spread", action="store_true",
+                   help="keep requests that share a coarse (>= 1 ms) timestamp as one burst in the queueing "
+                        "model (default: spread evenly across the tick)")
+
+    d = rp.add_argument_group("design and devices")
+    d.add_argument("--design", required=True, choices=names.DESIGNS, help="the tier design")
+    for role, text in (("device", "the device of --design single"), ("cache", "the cache device"),
+                       ("backing", "the device behind the cache"), ("fast", "the mirror side that serves reads"),
+                       ("slow", "the other mirror side")):
+        d.add_argument(f"--{role}", metavar="ID", help=f"{text}: catalog id or probe run directory")
+    d.add_argument("--probe", metavar="RUN_DIR", help="a probe run: the measured device takes the one role "
+                   "not named otherwise")
+    add_catalog_option(d)
+
+    c = rp.add_argument_group("read-cache")
+    c.add_argument("--cache-gb", type=float, metavar="GB", help="cache size in GB (10^9 bytes)")
+    c.add_argument("--policy", default="lru", choices=names.POLICIES, help="eviction policy (default lru; "
+                   "s3fifo resists scans)")
+    c.add_argument("--write-mode", default="write-around", choices=names.WRITE_MODES,
+                   help="what writes do to the cache (default write-around)")
+    c.add_argument("--seq-cutoff", metavar="SIZE", help="bypass the cache for sequential streams of this size "
+                   "or more, as bcache's sequential_cutoff (e.g. 4M; default off)")
+    c.add_argument("--restart-at", action="append", default=[], metavar="T",
+                   help="empty the cache at time T, as a host restart does (repeatable)")
+    c.add_argument("--sweep", nargs="?", const="auto", metavar="GB,GB,...",
+                   help="also replay these cache sizes for the hit-ratio curve (default: halvings of the "
+                        "working set); runs on all cores")
+    c.add_argument("--jobs", type=int, metavar="N", help="parallel replays for --sweep (default: all cores)")
+
+    m = rp.add_argument_group("preferred-read-mirror")
+    m.add_argument("--fail", metavar="SIDE@T", help="the side (fast or slow) fails at time T")
+    m.add_argument("--return", dest="return_", metavar="SIDE@T", help="the failed side returns at time T")
+    m.add_argument("--region-size", default="64M", metavar="SIZE",
+                   help="write-intent bitmap region (default 64M, as md)")
+    add_output_options(rp)
+    rp.set_defaults(func=run_sim)
+
+    cp = ssub.add_parser("capture", help="record a block trace (blktrace) while a command or a timer runs",
+                         description="Record the block I/O of DEVICE (or of the disk under a directory) with "
+                         "blktrace while --run COMMAND runs, or for --duration seconds; blkparse turns it "
+                         "into text that `dbtier simulate run` reads. Where the kernel does not allow it, says "
+                         "exactly why.")
+    cp.add_argument("target", metavar="DEVICE|DIR", help="a block device, or a directory on the disk to trace")
+    cp.add_argument("--duration", type=float, metavar="S", help="trace for S seconds (default: while the --run "
+                    "command runs; 10 s without one)")
+    cp.add_argument("--mount-debugfs", action="store_true",
+                    help="mount debugfs at /sys/kernel/debug if it is not (and unmount it afterwards)")
+    cp.add_argument("--run", dest="run_cmd", metavar="COMMAND",
+                    help="the workload to trace while it runs, one quoted command line, "
+                         "e.g. --run 'dbtier bench oltp --clients 16'")
+    add_output_options(cp)
+    cp.set_defaults(func=run_capture)
+
+    p.set_defaults(func=lambda args: _usage(p))
+
+
+def _usage(p: argparse.ArgumentParser) -> int:
+    p.print_help()
+    return 2
+
+
+# -- argument parsing ------------------------------------------------------------------------------------
+
+_TIME_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|m|min|h|hr)?\s*$", re.I)
+
+
+def parse_time(text: str, flag: str) -> float:
+    m = _TIME_RE.match(text)
+    if not m:
+        raise DbtierError(f"{flag}: '{text}' is not a time", "give seconds from the first request, or 90s, 10m, 1.5h")
+    unit = (m.group(2) or "s").lower()
+    return float(m.group(1)) * {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600}[unit]
+
+
+def parse_side_time(text: str, flag: str) -> tuple[str, float]:
+    side, at, t = text.partition("@")
+    if not at:
+        raise DbtierError(f"{flag}: '{text}' is not SIDE@T", f"e.g. {flag} fast@600 or {flag} slow@10m")
+    side = side.strip().lower()
+    if side not in names.SIDES:
+        raise DbtierError(f"{flag}: unknown side '{side}' (fast or slow)", f"e.g. {flag} fast@600")
+    return side, parse_time(t, flag)
+
+
+def _size(text: str, flag: str) -> int:
+    try:
+        v = parse_size(text)
+    except ValueError:
+        raise DbtierError(f"{flag}: '{text}' is not a size", "e.g. 8K, 64M, 4M") from None
+    if v <= 0:
+        raise DbtierError(f"{flag}: {text} must be positive", "e.g. 8K, 64M")
+    return v
+
+
+def _sweep(text: str | None) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    if text == "auto":
+        return ()
+    out = []
+    for part in text.split(","):
+        try:
+            v = float(part)
+        except ValueError:
+            raise DbtierError(f"--sweep: '{part}' is not a size in GB", "e.g. --sweep 1,2,4,8") from None
+        if v <= 0:
+            raise DbtierError(f"--sweep: {part} GB must be positive", "e.g. --sweep 1,2,4,8")
+        out.append(v)
+    return tuple(out)
+
+
+def build_params(args: argparse.Namespace) -> sim.Params:
+    from dbtier.sim import mirror
+    from dbtier.sim import simulate as sim
+    failure = None
+    if args.fail:
+        side, t1 = parse_side_time(args.fail, "--fail")
+        t2 = None
+        if args.return_:
+            side2, t2 = parse_side_time(args.return_, "--return")
+            if side2 != side:
+                raise DbtierError(f"--return {side2} but --fail {side}: only the failed side can return",
+                                  f"write --return {side}@T")
+        failure = mirror.Failure(side, t1, t2)
+    elif args.return_:
+        raise DbtierError("--return without --fail", "name the failure first: --fail SIDE@T")
+    block = _size(args.block_size, "--block-size")
+    return sim.Params(
+        design=args.design, block_size=block, policy=args.policy, write_mode=args.write_mode,
+        cache_gb=args.cache_gb,
+        seq_cutoff_bytes=_size(args.seq_cutoff, "--seq-cutoff") if args.seq_cutoff else None,
+        restart_at_s=tuple(parse_time(t, "--restart-at") for t in args.restart_at),
+        sweep_gb=_sweep(args.sweep), failure=failure, region_size=_size(args.region_size, "--region-size"),
+        spread_ties=not args.no_spread, jobs=args.jobs)
+
+
+def _device(value: str, catalog_files: list[str], catalog_cache: dict[str, Any]) -> latency.DeviceModel:
+    """A catalog id or a probe run directory (RUN_DIR or RUN_DIR#N)."""
+    from dbtier.sim import latency
+    path, _, num = value.partition("#")
+    if os.sep in value or Path(path).is_dir() or Path(path).name == "result.json":
+        target = None
+        if num:
+            if not num.isdigit():
+                raise DbtierError(f"'{value}': the part after # must be a target number", f"e.g. {path}#1")
+            target = int(num)
+        return latency.from_probe(load_run(path), path, target)
+    if "catalog" not in catalog_cache:
+        catalog_cache["catalog"] = load_catalog(catalog_files)
+    return latency.from_catalog(catalog_cache["catalog"].device(value))
+
+
+def resolve_devices(args: argparse.Namespace) -> dict[str, latency.DeviceModel]:
+    roles = names.ROLES[args.design]
+    named = {r: getattr(args, r) for r in ("device", "cache", "backing", "fast", "slow") if getattr(args, r)}
+    stray = [r for r in named if r not in roles]
+    if stray:
+        raise DbtierError(f"--{stray[0]} does not apply to --design {args.design} (its devices: "
+                          + ", ".join(f"--{r}" for r in roles) + ")", f"drop --{stray[0]}")
+    if args.probe:
+        open_roles = [r for r in roles if r not in named]
+        if len(open_roles) != 1:
+            raise DbtierError(f"--probe fills the one device role left open, but {len(open_roles)} are open "
+                              f"({', '.join('--' + r for r in open_roles) or 'none'})",
+                              "name the other devices, or pass the probe run to a role: --backing RUN_DIR")
+        named[open_roles[0]] = args.probe
+    missing = [r for r in roles if r not in named]
+    if missing:
+        raise DbtierError(f"--design {args.design} needs " + " and ".join(f"--{r} ID" for r in missing),
+                          "ID is a catalog device id (`dbtier catalog list`) or a probe run directory")
+    catalog_cache: dict[str, Any] = {}
+    return {r: _device(named[r], args.catalog, catalog_cache) for r in roles}
+
+
+def _trace_path(text: str) -> Path:
+    p = Path(text)
+    if p.is_dir():
+        candidate = p / CAPTURE_TRACE
+        if candidate.exists():
+            return candidate
+        raise DbtierError(f"{p} is a directory without a captured trace ({CAPTURE_TRACE})",
+                          "pass a trace file, or the run directory of a successful `dbtier simulate capture`")
+    return p
+
+
+# -- run ----------------------------------------------------------------------------------------------------
+
+class _Progress:
+    """A transient progress display on a terminal; silent otherwise (or under --json)."""
+
+    def __init__(self, args: argparse.Namespace):
+        con = console(args)
+        self.enabled = con.is_terminal and not args.json
+        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                            console=con, transient=True) if self.enabled else None
+        self.task = None
+
+    def __enter__(self) -> "_Progress":
+        if self.bar:
+            self.bar.start()
+            self.task = self.bar.add_task("reading the trace", total=1.0)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar:
+            self.bar.stop()
+
+    def __call__(self, phase: str, frac: float) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, description=phase, completed=frac)
+
+    def reading(self, frac: float) -> None:
+        self("reading the trace", frac)
+
+
+def _params_doc(args: argparse.Namespace, p: sim.Params, trace_path: Path) -> dict[str, Any]:
+    return {"trace": str(trace_path), "format": args.format, "columns": args.columns, "skip_bad": args.skip_bad,
+            "sort": args.sort, "volume": args.volume,
+            "devices": {r: getattr(args, r) for r in ("device", "cache", "backing", "fast", "slow")
+                        if getattr(args, r)}, "probe": args.probe, "catalog_files": list(args.catalog),
+            "jobs": args.jobs, **p.to_dict()}
+
+
+def run_sim(args: argparse.Namespace) -> int:
+    from dbtier.sim import simulate as sim
+    from dbtier.sim.traces import read_trace
+    # Everything that can be refused is refused before the run directory exists.
+    params = build_params(args)
+    devices = resolve_devices(args)
+    path = _trace_path(args.trace)
+    with _Progress(args) as prog:
+        trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
+                           progress=prog.reading)
+        if args.volume:
+            trace = trace.only_volume(args.volume)
+        sim.check_params(params, trace, devices)
+        run = Run("simulate", args, _params_doc(args, params, path))
+        try:
+            out = sim.simulate(trace, params, devices, progress=prog)
+        except BaseException as exc:
+            if isinstance(exc, DbtierError):
+                run.doc["errors"].append({"message": exc.message, "hint": exc.hint})
+            run.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
+            raise
+    run.doc.update(out.contract)
+    run.doc["simulation"] = out.details
+    run.finish()
+    for w in out.warnings:
+        print(f"dbtier: warning: {w}", file=sys.stderr)
+    emit(run.doc, args, lambda: _render(run.doc, run.dir.path, args))
+    return 0
+
+
+def _us(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x >= 1_000_000:
+        return f"{x / 1e6:,.2f} s"
+    if x >= 1000:
+        return f"{x / 1000:,.2f} ms"
+    return f"{x:,.0f} µs"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.1f}%"
+
+
+def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> None:
+    con = console(args)
+    det = doc["simulation"]
+    tr = doc["trace"]
+    info = det["trace_info"]
+    dur = "untimed" if tr["duration_s"] is None else f"{tr['duration_s']:,.1f} s"
+    con.print(f"[bold]{info['path']}[/bold] ({info['format']}): {tr['requests']:,} requests "
+              f"({tr['reads']:,} reads, {tr['writes']:,} writes), {tr['bytes'] / 1e9:,.3f} GB, {dur}"
+              + (f"; {info['skipped_bad_lines']} malformed lines skipped" if info["skipped_bad_lines"] else ""),
+              highlight=False)
+    devs = ", ".join(f"{r} {d['id']}" for r, d in det["devices"].items())
+    head = f"design [bold]{doc['design']}[/bold]: {devs}"
+    if doc["design"] == "read-cache":
+        c = det["cache"]
+        head += (f"; {c['cache_gb']:g} GB {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
+                 f"read hit ratio {_pct(doc['read_hit_ratio'])} of blocks, {_pct(doc['request_hit_ratio'])} "
+                 "of requests")
+    con.print(head, highlight=False)
+
+    t = Table(box=box.SIMPLE_HEAD, title="latency (queueing model)", title_justify="left")
+    t.add_column("")
+    for k in ("p50", "p95", "p99", "p99.9"):
+        t.add_column(k, justify="right")
+    base = det.get("baseline")
+    for op in ("read", "write"):
+        lat = doc["latency_us"][op]
+        t.add_row(f"{op}", *[_us(lat[k]) for k in ("p50", "p95", "p99", "p999")])
+        if base:
+            bl = base["latency_us"][op]
+            t.add_row(f"[dim]{op}, {base['device']} alone[/dim]",
+                      *[f"[dim]{_us(bl[k])}[/dim]" for k in ("p50", "p95", "p99", "p999")])
+    con.print(t)
+    con.print("utilisation: " + ", ".join(f"{r} {_pct(u)}" for r, u in doc["device_util"].items()),
+              highlight=False)
+    if doc["curve"] and len(doc["curve"]) > 1:
+        ct = Table(box=box.SIMPLE_HEAD, title="hit-ratio curve", title_justify="left")
+        for name in ("cache GB", "read hit ratio", "request hit ratio"):
+            ct.add_column(name, justify="right")
+        for pt in det["curve_detail"]:
+            mark = " (≥ working set)" if pt["larger_than_working_set"] else ""
+            ct.add_row(f"{pt['cache_gb']:.4g}{mark}", _pct(pt["read_hit_ratio"]), _pct(pt["request_hit_ratio"]))
+        con.print(ct)
+    rs = doc["resync"]
+    if rs:
+        f = det["mirror"]["failure"]
+        secs = "never (the side does not return)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
+        con.print(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions, "
+                  f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s",
+                  highlight=False)
+    for n in det["notes"]:
+        con.print(f"[dim]note: {n}[/dim]", highlight=False)
+    con.print(f"[dim]Run: {run_dir}  (`dbtier report {run_dir}` draws the curve, CDFs and timeline)[/dim]",
+              highlight=False)
+
+
+# -- capture --------------------------------------------------------------------------------------------------
+
+def _lockdown() -> str | None:
+    try:
+        text = Path("/sys/kernel/security/lockdown").read_text()
+    except OSError:
+        return None
+    m = re.search(r"\[(\w+)\]", text)
+    return None if not m or m.group(1) == "none" else m.group(1)
+
+
+def _debugfs_mounted() -> bool:
+    try:
+        return any(line.split()[1] == "/sys/kernel/debug" and line.split()[2] == "debugfs"
+                   for line in Path("/proc/mounts").read_text().splitlines() if len(line.split()) > 2)
+    except OSError:
+        return False
+
+
+def _facts(target: str) -> tuple[cap.Facts, dict[str, Any]]:
+    from dbtier.measure.machine import device_info, path_info
+    p = Path(target)
+    if not p.exists():
+        raise DbtierError(f"{target} does not exist", "give a block device (/dev/NAME) or a directory")
+    if p.is_block_device():
+        info = device_info(str(p))
+        fs = None
+    elif p.is_dir():
+        info = path_info(str(p))
+        fs = info.get("filesystem")
+    else:
+        raise DbtierError(f"{target} is neither a block device nor a directory",
+                          "give a block device (/dev/NAME) or a directory on the disk to trace")
+    bd = info.get("block_device")
+    dev = f"/dev/{bd['name']}" if bd else None
+    trace_sysfs = False
+    if bd:
+        trace_sysfs = (Path("/sys/block") / bd["disk"] / "trace").exists() or \
+            (Path("/sys/block") / bd["disk"] / bd["name"] / "trace").exists()
+    facts = cap.Facts(target=target, block_device=dev, filesystem=fs, blktrace=shutil.which("blktrace"),
+                      blkparse=shutil.which("blkparse"), root=os.geteuid() == 0, trace_sysfs=trace_sysfs,
+                      debugfs_mounted=_debugfs_mounted(), lockdown=_lockdown())
+    return facts, info
+
+
+def run_capture(args: argparse.Namespace) -> int:
+    try:
+        cmd = shlex.split(args.run_cmd) if args.run_cmd else []
+    except ValueError as exc:
+        raise DbtierError(f"--run: cannot split '{args.run_cmd}': {exc}", "quote the command line once") from None
+    if args.duration is not None and args.duration <= 0:
+        raise DbtierError(f"--duration must be positive, got {args.duration:g}", "e.g. --duration 60")
+    facts, info = _facts(args.target)
+    mounted_here = False
+    if args.mount_debugfs and not facts.debugfs_mounted and facts.root:
+        r = executor.run(["mount", "-t", "debugfs", "debugfs", "/sys/kernel/debug"], timeout_s=30)
+        if r.returncode != 0:
+            raise DbtierError(f"cannot mount debugfs: {r.stderr.strip() or r.returncode}",
+                              "mount it by hand: mount -t debugfs debugfs /sys/kernel/debug")
+        mounted_here = True
+        facts = cap.Facts(**{**facts.__dict__, "debugfs_mounted": True})
+    try:
+        problem = cap.obstacle(facts)
+        if problem is not None:
+            raise problem
+        assert facts.block_device and facts.blktrace and facts.blkparse
+        return _capture(args, facts, cmd, info)
+    finally:
+        if mounted_here:
+            executor.run(["umount", "/sys/kernel/debug"], timeout_s=30)
+
+
+def _dmesg() -> str:
+    try:
+        return executor.run(["dmesg"], timeout_s=30).stdout[-200_000:]
+    except (DbtierError, OSError):
+        return ""
+
+
+def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: dict[str, Any]) -> int:
+    duration = args.duration if args.duration is not None else (None if cmd else 10.0)
+    params = {"action": "capture", "target": args.target, "block_device": facts.block_device,
+              "duration_s": duration, "command": cmd or None}
+    run = Run("simulate", args, params, devices=[facts.block_device])
+    raw = run.dir.path / "raw"
+    raw.mkdir(exist_ok=True)
+    argv = cap.blktrace_argv(facts.blktrace, facts.block_device, str(raw), seconds=duration if not cmd else None)
+    # blktrace runs in the background while the workload (or the timer) runs; its own session, so a
+    # Ctrl-C reaches dbtier first and dbtier stops it (as executor.run does for foreground processes).
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    con = console(args)
+    workload = None
+    try:
+        time.sleep(1.0)
+        if proc.poll() is not None and proc.returncode != 0:
+            _, err = proc.communicate()
+            exc = cap.blktrace_failure(err, _dmesg(), facts.block_device)
+            run.doc["errors"].append({"message": exc.message, "hint": exc.hint})
+            run.finish("failed")
+            raise exc
+        if cmd:
+            con.print(f"tracing {facts.block_device} while running: {' '.join(cmd)}", highlight=False)
+            workload = executor.run(cmd, timeout_s=args.duration)
+            (raw / "command.stdout").write_text(workload.stdout)
+            (raw / "command.stderr").write_text(workload.stderr)
+            executor._stop_group(proc)          # SIGINT: blktrace flushes and exits
+        else:
+            con.print(f"tracing {facts.block_device} for {duration:g} s", highlight=False)
+        out, err = proc.communicate(timeout=(duration or 0) + 60)
+    except BaseException:
+        executor._stop_group(proc)
+        if run.doc["status"] == "running":
+            run.finish("interrupted")
+        raise
+    (raw / "blktrace.stdout").write_text(out)
+    (raw / "blktrace.stderr").write_text(err)
+    trace_file = run.dir.path / CAPTURE_TRACE
+    parsed = executor.run(cap.blkparse_argv(facts.blkparse, str(raw), str(trace_file)), timeout_s=600)
+    if parsed.returncode != 0 or not trace_file.exists():
+        exc = DbtierError(f"blkparse could not read the capture: {parsed.stderr.strip()[:300]}",
+                          f"the raw files are in {raw}")
+        run.doc["errors"].append({"message": exc.message, "hint": exc.hint})
+        run.finish("failed")
+        raise exc
+    from dbtier.sim.traces import read_trace
+    try:
+        trace = read_trace(trace_file, "blkparse")
+        summary: dict[str, Any] | None = trace.summary()
+    except DbtierError as exc:          # an idle device: nothing to replay, but the capture itself worked
+        summary = None
+        run.doc["errors"].append({"message": exc.message, "hint": exc.hint})
+    run.doc["capture"] = {"block_device": facts.block_device, "trace_file": str(trace_file),
+                          "command_returncode": None if workload is None else workload.returncode,
+                          "trace": summary}
+    run.finish()
+
+    def render() -> None:
+        if summary:
+            con.print(f"captured {summary['requests']:,} requests ({summary['reads']:,} reads, "
+                      f"{summary['writes']:,} writes) into {trace_file}", highlight=False)
+        else:
+            con.print(f"captured no read or write requests into {trace_file}", highlight=False)
+        con.print(f"[dim]next: dbtier simulate run {run.dir.path} --design ...[/dim]", highlight=False)
+
+    emit(run.doc, args, render)
+    return 0 if workload is None or workload.returncode == 0 else 1

@@ -1,0 +1,246 @@
+"""The report section of a `dbtier simulate run` document: figures, the hit-ratio curve, latency CDFs
+beside the baseline's, and the timeline (warm-up after a restart; a mirror's failure, unprotected window
+and resync). Pure: a document in, HTML out; it only reads the document.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any, Sequence
+
+from dbtier.report import svg
+from dbtier.report.svg import Marker, Series
+from dbtier.report.svg_extra import Event, Window, cdf_chart, timeline_chart
+
+DESIGN_NAMES = {"single": "one device", "read-cache": "flash read cache",
+                "preferred-read-mirror": "preferred-read mirror"}
+
+
+def _e(x: Any) -> str:
+    return escape(str(x))
+
+
+def _us(x: float | None) -> str:
+    if x is None:
+        return "—"
+    if x >= 1e6:
+        return f"{x / 1e6:,.2f} s"
+    if x >= 1e3:
+        return f"{x / 1e3:,.2f} ms"
+    return f"{x:,.0f} µs"
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x * 100:.1f}%"
+
+
+def _figure(chart: str, caption: str) -> str:
+    return f"<figure>{chart}<figcaption>{caption}</figcaption></figure>"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], num_from: int = 1) -> str:
+    head = "".join(f'<th{" class=num" if i >= num_from else ""}>{h}</th>' for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(f'<td{" class=num" if i >= num_from else ""}>{c}</td>' for i, c in enumerate(r))
+                   + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _kv(rows: Sequence[tuple[str, str]]) -> str:
+    return '<table class="kv"><tbody>' + "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in rows) + \
+        "</tbody></table>"
+
+
+def _time_unit(end_s: float) -> tuple[float, str]:
+    if end_s >= 3 * 3600:
+        return 3600.0, "h"
+    if end_s >= 180:
+        return 60.0, "min"
+    return 1.0, "s"
+
+
+# -- charts ----------------------------------------------------------------------------------------
+
+def curve_chart(doc: dict[str, Any]) -> str | None:
+    det = doc.get("simulation") or {}
+    pts = det.get("curve_detail") or []
+    if len(pts) < 2:
+        return None
+    # GB when every size is at least 1 GB, else MB: log2 ticks stay short either way.
+    scale, unit = (1.0, "GB") if min(p["cache_gb"] for p in pts) >= 1 else (1000.0, "MB")
+    read = Series("read hit ratio (blocks)", [(p["cache_gb"] * scale, _pc(p["read_hit_ratio"])) for p in pts],
+                  colour=svg.colour(0))
+    req = Series("request hit ratio", [(p["cache_gb"] * scale, _pc(p["request_hit_ratio"])) for p in pts],
+                 colour=svg.colour(1), dashed=True)
+    markers = []
+    cg = (det.get("cache") or {}).get("cache_gb")
+    if cg is not None and doc.get("read_hit_ratio") is not None:
+        markers.append(Marker(cg * scale, doc["read_hit_ratio"] * 100,
+                              f"{cg * scale:.4g} {unit}: {_pct(doc['read_hit_ratio'])}"))
+    ws = (det.get("cache") or {}).get("working_set_bytes")
+    chart = svg.line_chart(f"Hit ratio by cache size ({doc.get('policy')}, "
+                           f"{(det.get('cache') or {}).get('write_mode')})", [read, req],
+                           x_label=f"cache size ({unit}, log scale)", y_label="hit ratio (%)", x_log2=True,
+                           markers=markers)
+    cap = (f"One replay per size. Working set {ws / 1e9:.3g} GB ({det.get('block_size')}-byte blocks): a "
+           "larger cache only saves first-touch misses." if ws else "One replay per size.")
+    return _figure(chart, cap)
+
+
+def _pc(x: float | None) -> float | None:
+    return None if x is None else x * 100
+
+
+def cdf_charts(doc: dict[str, Any], others: Sequence[tuple[str, dict[str, Any]]] = ()) -> list[str]:
+    """Read and write latency CDFs: this design, its baseline, and any other designs given."""
+    det = doc.get("simulation") or {}
+    base = det.get("baseline")
+    out = []
+    for op in ("read", "write"):
+        series = [Series(_label(doc), (det.get("cdf_us") or {}).get(op) or [], colour=svg.colour(0))]
+        if base:
+            series.append(Series(f"{base['device']} alone", base["cdf_us"].get(op) or [], colour=svg.colour(2),
+                                 dashed=True))
+        for i, (name, other) in enumerate(others):
+            series.append(Series(name, ((other.get("simulation") or {}).get("cdf_us") or {}).get(op) or [],
+                                 colour=svg.colour(3 + i)))
+        if not any(s.points for s in series):
+            continue
+        chart = cdf_chart(f"{op.capitalize()} latency, cumulative", series)
+        out.append(_figure(chart, f"Fraction of {op}s completed within each latency (log scale); dots mark p50 "
+                           "and p99. From the queueing model over the trace's own arrival times."))
+    return out
+
+
+def _label(doc: dict[str, Any]) -> str:
+    d = doc.get("design")
+    if d == "read-cache":
+        c = (doc.get("simulation") or {}).get("cache") or {}
+        return f"{c.get('cache_gb', 0):g} GB {doc.get('policy')} cache"
+    return DESIGN_NAMES.get(d, str(d))
+
+
+def timeline_charts(doc: dict[str, Any]) -> list[str]:
+    det = doc.get("simulation") or {}
+    tl = det.get("timeline") or {}
+    series = tl.get("series") or []
+    if not series:
+        return []
+    end = series[-1]["t_s"] + (tl.get("bucket_s") or 0)
+    div, unit = _time_unit(end)
+    windows: list[Window] = []
+    events: list[Event] = []
+    evs = {e["event"]: e for e in tl.get("events") or []}
+    if "fail" in evs:
+        down_end = evs["return"]["t_s"] if "return" in evs else end
+        windows.append(Window(evs["fail"]["t_s"] / div, down_end / div, evs["fail"]["label"]))
+        if "resynced" in evs:
+            windows.append(Window(evs["return"]["t_s"] / div, max(evs["resynced"]["t_s"], evs["return"]["t_s"]) / div,
+                                  "resync", fill="#fff1c2"))
+    for e in tl.get("events") or []:
+        if e["event"] == "restart":
+            events.append(Event(e["t_s"] / div, "restart"))
+    out = []
+    lat = [Series("read p99", [(p["t_s"] / div, p["read_p99_us"]) for p in series], colour=svg.colour(2)),
+           Series("read mean", [(p["t_s"] / div, p["read_mean_us"]) for p in series], colour=svg.colour(0))]
+    cap = f"Per {tl.get('bucket_s', 0) / div:.3g} {unit} bucket of the trace."
+    rs = doc.get("resync")
+    if rs:
+        secs = "it never returns within the trace" if rs["seconds"] is None else \
+            f"resync of {rs['regions']:,} regions ({rs['bytes'] / 1e9:.3g} GB) takes {rs['seconds']:.3g} s"
+        cap += (f" Shaded: the side is down, then resyncing; {secs}; the design ran without redundancy for "
+                f"{rs['unprotected_seconds']:,.0f} s.")
+    out.append(_figure(timeline_chart("Read latency over the trace", lat, windows=windows, events=events,
+                                      x_label=f"time ({unit})", y_label="latency (µs, log scale)", y_log=True),
+                       cap))
+    if any(p.get("read_hit_ratio") is not None for p in series):
+        hr = [Series("read hit ratio", [(p["t_s"] / div, _pc(p.get("read_hit_ratio"))) for p in series],
+                     colour=svg.colour(0))]
+        out.append(_figure(timeline_chart("Cache hit ratio over the trace", hr, events=events,
+                                          x_label=f"time ({unit})", y_label="read hit ratio (%)", y_max=100.0),
+                           "Blocks of reads served from the cache, per bucket; after a restart the cache starts "
+                           "empty and warms up again."))
+    return out
+
+
+# -- the section ---------------------------------------------------------------------------------------
+
+def section_html(doc: dict[str, Any]) -> str:
+    """HTML for one simulate document (headings from h3 down; the caller places it)."""
+    det = doc.get("simulation") or {}
+    if doc.get("params", {}).get("action") == "capture" or "capture" in doc:
+        return _capture_html(doc)
+    tr = doc.get("trace") or {}
+    info = det.get("trace_info") or {}
+    out = [f"<h3>Simulation: {_e(DESIGN_NAMES.get(doc.get('design'), doc.get('design')))}</h3>"]
+    dur = "untimed" if tr.get("duration_s") is None else f"{tr['duration_s']:,.1f} s"
+    rows = [("trace", f"<code>{_e(info.get('path'))}</code> ({_e(info.get('format'))}): "
+                      f"{tr.get('requests', 0):,} requests, {tr.get('reads', 0):,} reads, {tr.get('writes', 0):,} "
+                      f"writes, {tr.get('bytes', 0) / 1e9:,.3f} GB, {dur}")]
+    if info.get("skipped_bad_lines"):
+        rows.append(("skipped", f"{info['skipped_bad_lines']:,} malformed lines (--skip-bad)"))
+    for role, d in (det.get("devices") or {}).items():
+        rows.append((role, f"<code>{_e(d['id'])}</code>: {d['read_iops']:,.0f}/{d['write_iops']:,.0f} IOPS, "
+                           f"{d['read_mbps']:,.0f}/{d['write_mbps']:,.0f} MB/s, {d['read_latency_us']:,.0f}/"
+                           f"{d['write_latency_us']:,.0f} µs (read/write) <span class=reason>{_e(d['source'])}"
+                           "</span>"))
+    if doc.get("design") == "read-cache":
+        c = det.get("cache") or {}
+        rows.append(("cache", f"{c.get('cache_gb', 0):g} GB, {_e(doc.get('policy'))}, {_e(c.get('write_mode'))}, "
+                              f"{det.get('block_size')}-byte blocks"
+                              + (f", sequential cutoff {c['seq_cutoff_bytes']:,} B" if c.get("seq_cutoff_bytes")
+                                 else "")))
+        rows.append(("read hit ratio", f"{_pct(doc.get('read_hit_ratio'))} of blocks, "
+                                       f"{_pct(doc.get('request_hit_ratio'))} of requests"))
+    rows.append(("utilisation", ", ".join(f"{_e(r)} {_pct(u)}" for r, u in (doc.get("device_util") or {}).items())))
+    rs = doc.get("resync")
+    if rs:
+        secs = "— (never returns)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
+        rows.append(("resync", f"{rs['regions']:,} regions, {rs['bytes'] / 1e9:,.3f} GB, {secs}; without "
+                               f"redundancy {rs['unprotected_seconds']:,.1f} s"))
+    out.append(_kv(rows))
+
+    lat = doc.get("latency_us") or {}
+    base = det.get("baseline")
+    trows = []
+    for op in ("read", "write"):
+        v = lat.get(op) or {}
+        trows.append([op, *[_us(v.get(k)) for k in ("p50", "p95", "p99", "p999")]])
+        if base:
+            b = base["latency_us"].get(op) or {}
+            trows.append([f"{op}, {_e(base['device'])} alone", *[_us(b.get(k)) for k in ("p50", "p95", "p99", "p999")]])
+    out.append("<h4>Latency</h4>" + _table(["", "p50", "p95", "p99", "p99.9"], trows))
+
+    figures = [f for f in [curve_chart(doc)] if f] + cdf_charts(doc) + timeline_charts(doc)
+    if figures:
+        out.append('<h4>Charts</h4><div class="charts">' + "".join(figures) + "</div>")
+    model = det.get("latency_model")
+    notes = det.get("notes") or []
+    if model or notes:
+        out.append("<h4>How these numbers were obtained</h4>")
+        if model:
+            out.append(f'<p class="reason">{_e(model)}</p>')
+        for n in notes:
+            out.append(f'<p class="reason">{_e(n)}</p>')
+    return "\n".join(out)
+
+
+def compare_html(docs: Sequence[dict[str, Any]]) -> str:
+    """Latency CDFs of several simulate documents side by side (e.g. the same trace through three designs)."""
+    sims = [d for d in docs if d.get("command") == "simulate" and (d.get("simulation") or {}).get("cdf_us")]
+    if len(sims) < 2:
+        return ""
+    first, rest = sims[0], sims[1:]
+    others = [(_label(d) + (f" ({i + 2})" if _label(d) == _label(first) else ""), d) for i, d in enumerate(rest)]
+    figures = cdf_charts(first, others)
+    return '<h3>Designs side by side</h3><div class="charts">' + "".join(figures) + "</div>"
+
+
+def _capture_html(doc: dict[str, Any]) -> str:
+    c = doc.get("capture") or {}
+    tr = c.get("trace") or {}
+    rows = [("device", f"<code>{_e(c.get('block_device'))}</code>"),
+            ("trace file", f"<code>{_e(c.get('trace_file'))}</code>")]
+    if tr:
+        rows.append(("captured", f"{tr.get('requests', 0):,} requests ({tr.get('reads', 0):,} reads, "
+                                 f"{tr.get('writes', 0):,} writes)"))
+    return "<h3>Trace capture (blktrace)</h3>" + _kv(rows)

@@ -1,0 +1,709 @@
+"""Block I/O trace readers: one file in, numpy arrays out.
+
+Pure parsing: every reader turns lines into requests (time, op, offset,
+length, volume) and nothing else. A request is what the host asked of the
+block device; splitting it into cache blocks happens later (`cache.py`).
+
+Invariants of a returned Trace:
+- arrays have one entry per read or write request, in file order (or sorted
+  by time with `sort=True`); other lines (headers, flushes, trims, blkparse
+  events other than the one chosen, fio open/close) are counted in `ignored`;
+- `time_s` starts at 0 (the first request) and never decreases; an untimed
+  trace (fio v2 without `wait`, a `--columns` map without time) has all zeros
+  and `timed=False`;
+- `op` is 0 for a read, 1 for a write; `offset_bytes` >= 0, `length_bytes` > 0;
+- `volume` indexes `volumes` (disk, device, file or volume id of the trace);
+  the same offset on two volumes is two different places.
+
+A malformed line is a DbtierError naming file and line, unless `skip_bad`,
+which counts it (and keeps the first few line numbers) instead.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from dbtier.core.errors import DbtierError
+from dbtier.sim.names import COLUMNS_HELP, FORMATS, TraceFormat, known_formats_text  # noqa: F401 (re-exported)
+
+READ, WRITE = 0, 1
+SECTOR = 512
+FILETIME_S = 1e-7          # Windows filetime ticks (100 ns)
+
+_SKIP_HINT = "fix or delete that line, or pass --skip-bad to count and skip malformed lines"
+
+
+@dataclass
+class Trace:
+    path: str
+    format: str
+    time_s: np.ndarray
+    op: np.ndarray
+    offset_bytes: np.ndarray
+    length_bytes: np.ndarray
+    volume: np.ndarray
+    volumes: tuple[str, ...] = ("0",)
+    timed: bool = True
+    time_origin: float = 0.0               # the first request's time on the trace's own clock, in seconds
+    lines: int = 0
+    skipped: int = 0                       # malformed lines skipped under --skip-bad
+    skipped_lines: list[tuple[int, str]] = field(default_factory=list)   # first few (line, reason)
+    ignored: dict[str, int] = field(default_factory=dict)                # non-I/O lines by kind
+    sorted: bool = False                   # reordered by time (--sort)
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.op.shape[0])
+
+    def summary(self) -> dict[str, Any]:
+        """The contract's `trace` block."""
+        reads = int(np.count_nonzero(self.op == READ))
+        return {
+            "requests": len(self),
+            "reads": reads,
+            "writes": len(self) - reads,
+            "bytes": int(self.length_bytes.sum()),
+            "duration_s": float(self.time_s[-1] - self.time_s[0]) if (self.timed and len(self)) else None,
+        }
+
+    def info(self) -> dict[str, Any]:
+        """What was read and how, for the result document (beside the contract's block)."""
+        return {
+            "path": self.path, "format": self.format, "timed": self.timed, "lines": self.lines,
+            "volumes": list(self.volumes[:50]), "volume_count": len(self.volumes),
+            "skipped_bad_lines": self.skipped,
+            "skipped_examples": [{"line": n, "reason": r} for n, r in self.skipped_lines],
+            "ignored_lines": dict(self.ignored), "sorted_by_time": self.sorted,
+            "time_origin_s": self.time_origin, "notes": list(self.notes),
+        }
+
+    def select(self, mask: np.ndarray) -> "Trace":
+        keep = np.flatnonzero(mask)
+        t = self.time_s[keep]
+        t = t - t[0] if len(t) else t
+        return Trace(self.path, self.format, t, self.op[keep], self.offset_bytes[keep], self.length_bytes[keep],
+                     self.volume[keep], self.volumes, self.timed, self.time_origin, self.lines, self.skipped,
+                     list(self.skipped_lines), dict(self.ignored), self.sorted, list(self.notes))
+
+    def only_volume(self, name: str) -> "Trace":
+        if name not in self.volumes:
+            shown = ", ".join(self.volumes[:20]) + (" ..." if len(self.volumes) > 20 else "")
+            raise DbtierError(f"{self.path}: no volume '{name}' in the trace (volumes: {shown})",
+                              "pass one of the volumes listed to --volume, or leave --volume out")
+        sub = self.select(self.volume == self.volumes.index(name))
+        sub.volume = np.zeros(len(sub), dtype=np.int32)
+        sub.volumes = (name,)
+        return sub
+
+
+@dataclass
+class Columns:
+    """A --columns map for the generic CSV reader."""
+    time: str | None = None
+    op: str = ""
+    offset: str = ""
+    length: str = ""
+    volume: str | None = None
+    time_scale: float = 1.0       # seconds per unit
+    offset_scale: int = 1         # bytes per unit
+    length_scale: int = 1
+    read_tokens: frozenset[str] = frozenset({"r", "read", "rd"})
+    write_tokens: frozenset[str] = frozenset({"w", "write", "wr"})
+    delimiter: str = ","
+    header: str = "auto"          # auto | yes | no
+
+
+_TIME_UNITS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "filetime": FILETIME_S}
+_DELIMS = {"comma": ",", ",": ",", "tab": "\t", "space": None, "semicolon": ";", "pipe": "|"}
+
+
+def parse_columns(spec: str) -> Columns:
+    """`time=1,op=Type,offset=5,length=6,time_unit=us,...` -> Columns (DbtierError on anything unclear)."""
+    c = Columns()
+    seen: set[str] = set()
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        key, value = key.strip().lower(), value.strip()
+        if not eq or not value:
+            raise DbtierError(f"--columns: '{part}' is not KEY=VALUE", COLUMNS_HELP)
+        if key == "size":
+            key = "length"
+        seen.add(key)
+        if key in ("time", "op", "offset", "length", "volume"):
+            setattr(c, key, value)
+        elif key == "time_unit":
+            if value.lower() not in _TIME_UNITS:
+                raise DbtierError(f"--columns: unknown time_unit '{value}' (s, ms, us, ns, filetime)", COLUMNS_HELP)
+            c.time_scale = _TIME_UNITS[value.lower()]
+        elif key in ("offset_unit", "length_unit"):
+            v = value.lower()
+            scale = {"bytes": 1, "byte": 1, "b": 1, "sectors": SECTOR, "sector": SECTOR, "kib": 1024}.get(v)
+            if scale is None:
+                if not v.isdigit() or int(v) <= 0:
+                    raise DbtierError(f"--columns: {key} '{value}' is not bytes, sectors or a positive number "
+                                      "of bytes", COLUMNS_HELP)
+                scale = int(v)
+            setattr(c, key.replace("_unit", "_scale"), scale)
+        elif key in ("read", "write"):
+            setattr(c, f"{key}_tokens", frozenset(t.strip().lower() for t in value.split("|") if t.strip()))
+        elif key == "delimiter":
+            if value.lower() not in _DELIMS:
+                raise DbtierError(f"--columns: unknown delimiter '{value}' (comma, tab, space, semicolon, pipe)",
+                                  COLUMNS_HELP)
+            c.delimiter = _DELIMS[value.lower()]
+        elif key == "header":
+            if value.lower() not in ("auto", "yes", "no"):
+                raise DbtierError(f"--columns: header must be auto, yes or no, not '{value}'", COLUMNS_HELP)
+            c.header = value.lower()
+        else:
+            raise DbtierError(f"--columns: unknown key '{key}'", COLUMNS_HELP)
+    missing = [k for k in ("op", "offset", "length") if k not in seen]
+    if missing:
+        raise DbtierError(f"--columns: missing {', '.join(missing)} (which column holds it?)", COLUMNS_HELP)
+    if c.read_tokens & c.write_tokens:
+        raise DbtierError("--columns: the same token means read and write: "
+                          + ", ".join(sorted(c.read_tokens & c.write_tokens)), COLUMNS_HELP)
+    return c
+
+
+# -- opening files -------------------------------------------------------------------
+
+def _open_text(path: Path) -> tuple[io.TextIOWrapper, Any, int]:
+    """(text stream, raw file for progress, raw size). gzip/bz2/xz are read transparently."""
+    if not path.exists():
+        raise DbtierError(f"trace file {path} not found",
+                          "check the path (relative paths start at the current directory)")
+    if path.is_dir():
+        raise DbtierError(f"{path} is a directory, not a trace file",
+                          "pass the trace file itself (or a `dbtier simulate capture` run directory)")
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise DbtierError(f"cannot read trace file {path}: {exc.strerror}", "check its permissions") from exc
+    size = os.fstat(raw.fileno()).st_size
+    magic = raw.read(6)
+    raw.seek(0)
+    stream: Any = raw
+    if magic[:2] == b"\x1f\x8b":
+        stream = gzip.GzipFile(fileobj=raw)
+    elif magic[:3] == b"BZh":
+        stream = bz2.BZ2File(raw)
+    elif magic[:6] == b"\xfd7zXZ\x00":
+        stream = lzma.LZMAFile(raw)
+    try:
+        head = stream.peek(4096)[:4096] if hasattr(stream, "peek") else b""
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raw.close()
+        raise DbtierError(f"{path}: cannot decompress ({exc})", "check the file is complete") from exc
+    if b"\x00" in head:
+        raw.close()
+        hint = ("blktrace writes binary files: turn them into text with `blkparse -i NAME -o trace.txt` first"
+                if ".blktrace." in path.name else "pass a text trace (CSV, blkparse text or a fio iolog)")
+        raise DbtierError(f"{path}: binary data, not a text trace", hint)
+    text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)
+    return text, raw, size
+
+
+# -- per-format line parsers -------------------------------------------------------
+# Each returns (time, op, offset_bytes, length_bytes, volume) or None for a line that
+# is not a request (header, flush, ...), and raises _Bad(reason) for a malformed line.
+
+
+class _Bad(Exception):
+    pass
+
+
+class _Ignore(Exception):
+    """A well-formed line that is not a read or write request; its kind is counted."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+
+def _int(tok: str, what: str, base: int = 10) -> int:
+    try:
+        return int(tok, base)
+    except ValueError:
+        raise _Bad(f"{what} '{tok.strip()}' is not a whole number") from None
+
+
+def _nonneg(v: int, what: str) -> int:
+    if v < 0:
+        raise _Bad(f"{what} {v} is negative")
+    return v
+
+
+def _fields(line: str, n: int, layout: str, sep: str | None = ",") -> list[str]:
+    f = line.split(sep)
+    if len(f) != n:
+        raise _Bad(f"{len(f)} fields, expected {n} ({layout})")
+    return f
+
+
+def _msr(line: str):
+    f = _fields(line, 7, FORMATS["msr"].layout)
+    typ = f[3].strip().lower()
+    if typ == "read":
+        op = READ
+    elif typ == "write":
+        op = WRITE
+    elif f[0].strip().lower() == "timestamp":
+        raise _Ignore("header")
+    else:
+        raise _Bad(f"Type '{f[3].strip()}' is neither Read nor Write")
+    return (_int(f[0], "Timestamp"), op, _nonneg(_int(f[4], "Offset"), "Offset"), _int(f[5], "Size"),
+            f"{f[1].strip()}_{f[2].strip()}")
+
+
+def _cloudphysics(line: str):
+    f = _fields(line, 5, FORMATS["cloudphysics"].layout)
+    code = f[2].strip().lower()
+    if code == "28":
+        op = READ
+    elif code == "2a":
+        op = WRITE
+    elif code == "op":
+        raise _Ignore("header")
+    elif code in ("88", "8a", "a8", "aa", "08", "0a"):  # READ/WRITE (16), (12), (6): other CDB sizes
+        op = READ if code in ("88", "a8", "08") else WRITE
+    else:
+        raise _Bad(f"op '{f[2].strip()}' is not a SCSI read (28) or write (2a) opcode")
+    return (_int(f[1], "time"), op, _nonneg(_int(f[4], "lbn"), "lbn") * SECTOR, _int(f[3], "size"), "0")
+
+
+def _alibaba(line: str):
+    f = _fields(line, 5, FORMATS["alibaba"].layout)
+    code = f[1].strip().upper()
+    if code == "R":
+        op = READ
+    elif code == "W":
+        op = WRITE
+    elif code == "OPCODE":
+        raise _Ignore("header")
+    else:
+        raise _Bad(f"opcode '{f[1].strip()}' is neither R nor W")
+    return (_int(f[4], "timestamp"), op, _nonneg(_int(f[2], "offset"), "offset"), _int(f[3], "length"),
+            f[0].strip())
+
+
+def _tencent(line: str):
+    f = _fields(line, 5, FORMATS["tencent"].layout)
+    code = f[3].strip()
+    if code == "0":
+        op = READ
+    elif code == "1":
+        op = WRITE
+    elif code.lower() == "iotype":
+        raise _Ignore("header")
+    else:
+        raise _Bad(f"IOType '{code}' is neither 0 (read) nor 1 (write)")
+    return (_int(f[0], "Timestamp"), op, _nonneg(_int(f[1], "Offset"), "Offset") * SECTOR,
+            _int(f[2], "Size") * SECTOR, f[4].strip())
+
+
+_BLK_EVENT = re.compile(r"^\s*(\d+,\d+)\s+(\d+)\s+(\d+)\s+(\d+)\.(\d+)\s+(\d+)\s+([A-Za-z]{1,2})\s+(\S+)\s*(.*)$")
+_BLK_IO = re.compile(r"^(\d+)\s+\+\s+(\d+)(?:\s|$)")
+_BLK_SUMMARY = re.compile(r"^(CPU\d+ \(|Total \(|Throughput \(|Events \(|Skips:)")
+
+
+class _BlkparseState:
+    def __init__(self) -> None:
+        self.in_summary = False
+
+
+def _blkparse_line(state: _BlkparseState):
+    def parse(line: str):
+        if state.in_summary:
+            raise _Ignore("summary")
+        m = _BLK_EVENT.match(line)
+        if m is None:
+            if _BLK_SUMMARY.match(line):
+                state.in_summary = True
+                raise _Ignore("summary")
+            raise _Bad("not a blkparse event line (dev cpu seq seconds.nanoseconds pid action rwbs ...)")
+        dev, _cpu, _seq, sec, frac, _pid, action, rwbs, rest = m.groups()
+        if action not in ("Q", "D", "C"):
+            raise _Ignore(f"event {action}")
+        io_ = _BLK_IO.match(rest)
+        kind = rwbs.upper()
+        if io_ is None:
+            if rest.startswith("[") or rest == "" or "F" in kind or kind == "N":
+                raise _Ignore("flush")
+            raise _Bad(f"{action} event without 'sector + count'")
+        if "D" in kind:
+            raise _Ignore("discard")
+        if "W" in kind:
+            op = WRITE
+        elif "R" in kind:
+            op = READ
+        else:
+            raise _Ignore(f"event {action} {rwbs}")
+        nsec = int(io_.group(2))
+        if nsec == 0:
+            raise _Ignore(f"event {action} of zero sectors (flush)")
+        t_ns = int(sec) * 1_000_000_000 + int(frac.ljust(9, "0")[:9])
+        return (t_ns, op, int(io_.group(1)) * SECTOR, nsec * SECTOR, dev, action)
+    return parse
+
+
+class _FioState:
+    def __init__(self) -> None:
+        self.version = 0
+        self.wait_us = 0
+        self.waits = 0
+
+
+def _fio_line(state: _FioState):
+    def parse(line: str):
+        s = line.strip()
+        if state.version == 0:
+            if s == "fio version 2 iolog":
+                state.version = 2
+            elif s == "fio version 3 iolog":
+                state.version = 3
+            else:
+                raise _Bad("a fio iolog starts with 'fio version 2 iolog' or 'fio version 3 iolog'")
+            raise _Ignore("header")
+        toks = s.split()
+        ts = None
+        if state.version == 3:
+            if len(toks) < 3:
+                raise _Bad("expected 'timestamp filename action [offset length]'")
+            ts = _int(toks[0], "timestamp")
+            toks = toks[1:]
+        if len(toks) >= 4 and toks[-3] in ("read", "write", "trim", "sync", "datasync", "wait"):
+            name, action, off, ln = " ".join(toks[:-3]), toks[-3], toks[-2], toks[-1]
+        elif len(toks) >= 2:
+            name, action, off, ln = " ".join(toks[:-1]), toks[-1], None, None
+        else:
+            raise _Bad("expected 'filename action [offset length]'")
+        if action in ("add", "open", "close", "sync", "datasync", "trim"):
+            raise _Ignore(action)
+        if action == "wait":
+            if state.version != 2 or off is None:
+                raise _Bad("'wait' needs a microsecond count (fio v2)")
+            state.wait_us += _int(off, "wait")
+            state.waits += 1
+            raise _Ignore("wait")
+        if action not in ("read", "write"):
+            raise _Bad(f"unknown action '{action}'")
+        if off is None:
+            raise _Bad(f"'{action}' without offset and length")
+        t = ts if ts is not None else state.wait_us
+        return (t, READ if action == "read" else WRITE, _nonneg(_int(off, "offset"), "offset"),
+                _int(ln, "length"), name)
+    return parse
+
+
+def _csv_line(cols: Columns, index: dict[str, int]):
+    ti, oi, fi, li, vi = (index.get(k) for k in ("time", "op", "offset", "length", "volume"))
+    need = max(i for i in (ti, oi, fi, li, vi) if i is not None) + 1
+    delim = cols.delimiter
+
+    def parse(line: str):
+        f = line.split(delim)
+        if len(f) < need:
+            raise _Bad(f"{len(f)} fields, the --columns map needs at least {need}")
+        code = f[oi].strip().lower()
+        if code in cols.read_tokens:
+            op = READ
+        elif code in cols.write_tokens:
+            op = WRITE
+        else:
+            raise _Bad(f"op '{f[oi].strip()}' is none of read tokens {sorted(cols.read_tokens)} "
+                       f"or write tokens {sorted(cols.write_tokens)} (set read=... and write=... in --columns)")
+        if ti is None:
+            t: Any = 0
+        else:
+            tok = f[ti].strip()
+            try:
+                t = int(tok)
+            except ValueError:
+                try:
+                    t = float(tok)
+                except ValueError:
+                    raise _Bad(f"time '{tok}' is not a number") from None
+        off = _nonneg(_int(f[fi].strip(), "offset"), "offset") * cols.offset_scale
+        ln = _int(f[li].strip(), "length") * cols.length_scale
+        return (t, op, off, ln, f[vi].strip() if vi is not None else "0")
+    return parse
+
+
+# -- format detection -----------------------------------------------------------------
+
+_HEADERS = {
+    "msr": "timestamp,hostname,disknumber,type,offset,size,responsetime",
+    "cloudphysics": "version,time,op,size,lbn",
+    "alibaba": "device_id,opcode,offset,length,timestamp",
+    "tencent": "timestamp,offset,size,iotype,volumeid",
+}
+
+
+def detect_format(head: Sequence[str]) -> str | None:
+    """The format of a trace from its first non-empty lines, or None."""
+    lines = [ln.strip() for ln in head if ln.strip()]
+    if not lines:
+        return None
+    first = lines[0]
+    if first in ("fio version 2 iolog", "fio version 3 iolog"):
+        return "fio"
+    low = first.replace(" ", "").lower()
+    for name, header in _HEADERS.items():
+        if low == header:
+            return name
+    if any(_BLK_EVENT.match(ln) for ln in lines[:5]):
+        return "blkparse"
+    f = first.split(",")
+    if len(f) == 7 and f[3].strip().lower() in ("read", "write") and f[0].strip().isdigit():
+        return "msr"
+    if len(f) == 5:
+        if f[1].strip().upper() in ("R", "W") and f[0].strip().isdigit() and f[4].strip().isdigit():
+            return "alibaba"
+        if all(x.strip().isdigit() for x in f) and f[3].strip() in ("0", "1"):
+            return "tencent"
+        if f[2].strip().lower() in ("28", "2a") and f[0].strip().isdigit():
+            return "cloudphysics"
+    return None
+
+
+def _unknown_format(path: Path, head: Sequence[str]) -> DbtierError:
+    sample = next((ln.strip() for ln in head if ln.strip()), "")
+    shown = sample if len(sample) <= 80 else sample[:77] + "..."
+    return DbtierError(
+        f"{path}: unknown trace format (first line: '{shown}'); known formats: {known_formats_text()}",
+        f"name the format with --format, or {COLUMNS_HELP}")
+
+
+def _csv_index(cols: Columns, header_fields: list[str] | None, path: Path) -> dict[str, int]:
+    index: dict[str, int] = {}
+    names = [h.strip().lower() for h in header_fields] if header_fields else None
+    for key in ("time", "op", "offset", "length", "volume"):
+        ref = getattr(cols, key)
+        if ref is None:
+            continue
+        if ref.isdigit():
+            if int(ref) < 1:
+                raise DbtierError(f"--columns: {key}={ref}: columns are numbered from 1", COLUMNS_HELP)
+            index[key] = int(ref) - 1
+        elif names is not None and ref.lower() in names:
+            index[key] = names.index(ref.lower())
+        else:
+            have = f"the header has: {', '.join(h.strip() for h in header_fields)}" if header_fields else \
+                "the file has no header line, so use column numbers (1 = first)"
+            raise DbtierError(f"{path}: --columns {key}={ref}: no such column; {have}", COLUMNS_HELP)
+    return index
+
+
+# -- the reader -------------------------------------------------------------------------
+
+def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Columns | None = None, *,
+               skip_bad: bool = False, sort: bool = False,
+               progress: Callable[[float], None] | None = None) -> Trace:
+    """Read a trace file into arrays. `fmt` is 'auto' or a key of FORMATS ('csv' needs `columns`)."""
+    p = Path(path)
+    cols = parse_columns(columns) if isinstance(columns, str) else columns
+    if cols is not None and fmt == "auto":
+        fmt = "csv"
+    if fmt not in ("auto", *FORMATS):
+        raise DbtierError(f"unknown --format '{fmt}' (known: auto, {', '.join(FORMATS)})",
+                          "leave --format out to detect it, or map the columns with --columns")
+    if fmt == "csv" and cols is None:
+        raise DbtierError("--format csv needs --columns", COLUMNS_HELP)
+
+    text, raw, size = _open_text(p)
+    with raw, text:
+        head: list[str] = []
+        for _ in range(20):
+            ln = text.readline()
+            if not ln:
+                break
+            head.append(ln)
+        if fmt == "auto":
+            found = detect_format(head)
+            if found is None:
+                if not any(ln.strip() for ln in head):
+                    raise DbtierError(f"{p}: empty trace (no lines)", "pass a trace with read or write requests")
+                raise _unknown_format(p, head)
+            fmt = found
+
+        header_fields = None
+        skip_first = False
+        if fmt == "csv":
+            assert cols is not None
+            first = next((ln for ln in head if ln.strip()), "")
+            ff = first.rstrip("\r\n").split(cols.delimiter)
+            refs_by_name = any(not getattr(cols, k).isdigit() for k in ("time", "op", "offset", "length", "volume")
+                               if getattr(cols, k) is not None)
+            if cols.header == "yes" or (cols.header == "auto" and (refs_by_name or not any(
+                    x.strip().replace(".", "", 1).isdigit() for x in ff))):
+                header_fields, skip_first = ff, True
+            parser = _csv_line(cols, _csv_index(cols, header_fields, p))
+        elif fmt == "blkparse":
+            parser = _blkparse_line(_BlkparseState())
+        elif fmt == "fio":
+            fio_state = _FioState()
+            parser = _fio_line(fio_state)
+        else:
+            parser = {"msr": _msr, "cloudphysics": _cloudphysics, "alibaba": _alibaba, "tencent": _tencent}[fmt]
+
+        times: list = []
+        ops: list[int] = []
+        offs: list[int] = []
+        lens: list[int] = []
+        vols: list[int] = []
+        lines_of: list[int] = []
+        actions: list[str] = []
+        vol_index: dict[str, int] = {}
+        ignored: dict[str, int] = {}
+        bad: list[tuple[int, str]] = []
+        nbad = 0
+        lineno = 0
+        is_blk = fmt == "blkparse"
+
+        def lines() -> Iterable[str]:
+            yield from head
+            yield from text
+
+        for lineno, line in enumerate(lines(), 1):
+            if skip_first and lineno == 1:
+                ignored["header"] = ignored.get("header", 0) + 1
+                continue
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            try:
+                rec = parser(line.rstrip("\r\n"))
+            except _Ignore as ign:
+                ignored[ign.kind] = ignored.get(ign.kind, 0) + 1
+                continue
+            except _Bad as exc:
+                if not skip_bad:
+                    raise DbtierError(f"{p}:{lineno}: malformed {fmt} line: {exc}", _SKIP_HINT) from None
+                nbad += 1
+                if len(bad) < 10:
+                    bad.append((lineno, str(exc)))
+                continue
+            t, op, off, ln, vol = rec[:5]
+            if ln <= 0:
+                ignored["zero-length"] = ignored.get("zero-length", 0) + 1
+                continue
+            times.append(t)
+            ops.append(op)
+            offs.append(off)
+            lens.append(ln)
+            v = vol_index.get(vol)
+            if v is None:
+                v = vol_index[vol] = len(vol_index)
+            vols.append(v)
+            lines_of.append(lineno)
+            if is_blk:
+                actions.append(rec[5])
+            if progress is not None and lineno % 65536 == 0 and size:
+                progress(min(raw.tell() / size, 1.0))
+        total_lines = lineno
+
+    notes: list[str] = []
+    if is_blk and actions:
+        acts = np.array(actions)
+        chosen = next(a for a in ("Q", "D", "C") if (acts == a).any())
+        keep = acts == chosen
+        dropped = int((~keep).sum())
+        if dropped:
+            for a in ("Q", "D", "C"):
+                n = int((acts == a).sum())
+                if a != chosen and n:
+                    ignored[f"event {a}"] = ignored.get(f"event {a}", 0) + n
+        notes.append({"Q": "requests are blkparse Q (queued) events: what the host asked, before merging",
+                      "D": "requests are blkparse D (issued) events: the trace has no Q events",
+                      "C": "requests are blkparse C (completed) events: the trace has no Q or D events"}[chosen])
+        idx = np.flatnonzero(keep)
+        times = [times[i] for i in idx]
+        ops = [ops[i] for i in idx]
+        offs = [offs[i] for i in idx]
+        lens = [lens[i] for i in idx]
+        vols = [vols[i] for i in idx]
+        lines_of = [lines_of[i] for i in idx]
+
+    if not ops:
+        what = f"{total_lines} lines" + (f", {nbad} malformed and skipped" if nbad else "")
+        if ignored:
+            what += "; ignored: " + ", ".join(f"{k} {v}" for k, v in ignored.items())
+        raise DbtierError(f"{p}: empty trace: no read or write requests ({what})",
+                          "pass a trace with read or write requests" +
+                          (" (the file is in the " + fmt + " format)" if fmt != "csv" else ""))
+
+    scale = {"msr": FILETIME_S, "cloudphysics": 1.0, "alibaba": 1e-6, "tencent": 1.0, "blkparse": 1e-9,
+             "fio": 1e-6}.get(fmt, cols.time_scale if cols else 1.0)
+    timed = True
+    if fmt == "fio" and fio_state.version == 2 and fio_state.waits == 0:
+        timed = False
+        notes.append("fio v2 iolog without wait lines: untimed, replayed back to back")
+    if fmt == "csv" and cols is not None and cols.time is None:
+        timed = False
+        notes.append("no time column: untimed, replayed back to back")
+
+    if all(type(t) is int for t in times[:1000]) and all(type(t) is int for t in times):
+        ti = np.array(times, dtype=np.int64)
+        origin_raw = float(ti[0]) * scale
+        ti_rel = ti - ti[0]
+        time_s = ti_rel.astype(np.float64) * scale
+    else:
+        tf = np.array(times, dtype=np.float64)
+        origin_raw = float(tf[0]) * scale
+        time_s = (tf - tf[0]) * scale
+    line_no = np.array(lines_of, dtype=np.int64)
+    op_a = np.array(ops, dtype=np.uint8)
+    off_a = np.array(offs, dtype=np.int64)
+    len_a = np.array(lens, dtype=np.int64)
+    vol_a = np.array(vols, dtype=np.int32)
+
+    did_sort = False
+    if timed and len(time_s) > 1:
+        back = np.flatnonzero(np.diff(time_s) < 0)
+        if back.size:
+            if not sort:
+                i = int(back[0]) + 1
+                raise DbtierError(
+                    f"{p}:{line_no[i]}: time goes backwards: {_fmt_t(time_s[i])} after {_fmt_t(time_s[i - 1])} "
+                    f"at line {line_no[i - 1]} (seconds from the first request; {back.size} such steps)",
+                    "sort the file by time first, or pass --sort to sort the requests in memory")
+            order = np.argsort(time_s, kind="stable")
+            time_s, op_a, off_a, len_a, vol_a = time_s[order], op_a[order], off_a[order], len_a[order], vol_a[order]
+            did_sort = True
+            notes.append(f"sorted by time: {back.size} steps backwards in the file")
+            origin_raw += float(time_s[0])
+            time_s = time_s - time_s[0]
+    if not timed:
+        time_s = np.zeros(len(op_a), dtype=np.float64)
+
+    volumes = tuple(sorted(vol_index, key=vol_index.get))
+    return Trace(str(p), fmt, time_s, op_a, off_a, len_a, vol_a, volumes, timed, origin_raw, total_lines, nbad,
+                 bad, ignored, did_sort, notes)
+
+
+def _fmt_t(x: float) -> str:
+    return f"{x:.6f}".rstrip("0").rstrip(".") + " s"
+
+
+def from_arrays(time_s: Sequence[float] | np.ndarray, op: Sequence[int] | np.ndarray,
+                offset_bytes: Sequence[int] | np.ndarray, length_bytes: Sequence[int] | np.ndarray,
+                volume: Sequence[int] | np.ndarray | None = None, name: str = "<arrays>") -> Trace:
+    """A Trace made in memory (tests, the bench's generated trace)."""
+    t = np.asarray(time_s, dtype=np.float64)
+    n = len(t)
+    vol = np.zeros(n, dtype=np.int32) if volume is None else np.asarray(volume, dtype=np.int32)
+    nvol = int(vol.max()) + 1 if n else 1
+    return Trace(name, "arrays", t - (t[0] if n else 0.0), np.asarray(op, dtype=np.uint8),
+                 np.asarray(offset_bytes, dtype=np.int64), np.asarray(length_bytes, dtype=np.int64), vol,
+                 tuple(str(i) for i in range(nvol)), True, 0.0, n)

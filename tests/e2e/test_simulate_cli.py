@@ -1,0 +1,282 @@
+"""`dbtier simulate` through the real entry point: the JSON contract, the terminal, and every bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, assert_clean_error, run_dbtier
+
+TRACES = ROOT / "tests" / "data" / "traces"
+PROBE = ROOT / "tests" / "data" / "probe" / "quick-ext4-virtio.json"
+CLOUDPHYSICS = ROOT.parent / "shared" / "data" / "traces" / "cloudPhysicsIO.csv"
+if not CLOUDPHYSICS.exists():
+    CLOUDPHYSICS = Path("/work/shared/data/traces/cloudPhysicsIO.csv")
+
+CONTRACT = {"trace", "design", "policy", "read_hit_ratio", "request_hit_ratio", "curve", "latency_us",
+            "device_util", "resync"}
+CACHE = ["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--backing", "sas-15k-73gb"]
+
+
+def ok(tmp_path: Path, *args: str) -> dict:
+    r = run_dbtier("simulate", "run", *args, "--json", "--out", "run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    return json.loads(r.stdout)         # stdout holds only the document
+
+
+def fails(tmp_path: Path, *args: str) -> str:
+    r = run_dbtier("simulate", "run", *args, "--out", "run", cwd=tmp_path)
+    err = assert_clean_error(r)
+    assert "\n  next: " in err
+    assert not (tmp_path / "run").exists()      # refused before the run directory is made
+    return err
+
+
+def _check_contract(doc: dict) -> None:
+    assert CONTRACT <= set(doc)
+    assert set(doc["trace"]) == {"requests", "reads", "writes", "bytes", "duration_s"}
+    assert set(doc["latency_us"]) == {"read", "write"}
+    for op in ("read", "write"):
+        assert set(doc["latency_us"][op]) == {"p50", "p95", "p99", "p999"}
+    if doc["curve"] is not None:
+        assert all(set(p) == {"cache_gb", "read_hit_ratio"} for p in doc["curve"])
+    if doc["resync"] is not None:
+        assert set(doc["resync"]) == {"regions", "bytes", "seconds", "unprotected_seconds"}
+    assert doc["command"] == "simulate" and doc["status"] == "ok"
+
+
+def test_read_cache_json_contract(tmp_path):
+    doc = ok(tmp_path, str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "0.000032768", "--sweep")
+    _check_contract(doc)
+    assert doc["design"] == "read-cache" and doc["policy"] == "lru"
+    assert doc["trace"] == {"requests": 17, "reads": 17, "writes": 0, "bytes": 17 * 8192, "duration_s": 16.0}
+    # 0.000032768 GB = 4 blocks of 8 KiB: the hand-worked LRU count, 5 hits of 17
+    assert doc["read_hit_ratio"] == pytest.approx(5 / 17) and doc["request_hit_ratio"] == pytest.approx(5 / 17)
+    assert [p["cache_gb"] for p in doc["curve"]][-1] == pytest.approx(8 * 8192 / 1e9)   # the working set
+    assert doc["curve"][-1]["read_hit_ratio"] == pytest.approx(9 / 17)
+    assert set(doc["device_util"]) == {"cache", "backing"}
+    assert doc["resync"] is None
+    sim = doc["simulation"]
+    assert sim["cache"]["capacity_blocks"] == 4 and sim["baseline"]["device"] == "sas-15k-73gb"
+    stored = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert stored["read_hit_ratio"] == doc["read_hit_ratio"]
+
+
+def test_s3fifo_policy_on_the_committed_trace(tmp_path):
+    doc = ok(tmp_path, str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "0.000032768", "--policy", "s3fifo")
+    assert doc["policy"] == "s3fifo" and doc["read_hit_ratio"] == pytest.approx(7 / 17)
+    assert doc["curve"] == [{"cache_gb": 0.000032768, "read_hit_ratio": pytest.approx(7 / 17)}]
+
+
+def test_single_design_has_null_cache_fields(tmp_path):
+    doc = ok(tmp_path, str(TRACES / "msr-hm1.csv"), "--design", "single", "--device", "sas-15k-73gb")
+    _check_contract(doc)
+    assert (doc["policy"], doc["read_hit_ratio"], doc["request_hit_ratio"], doc["curve"], doc["resync"]) == \
+        (None, None, None, None, None)
+    assert set(doc["device_util"]) == {"device"}
+    # an idle 15K disk answers the first random 32 KiB read in 5 ms + (32768 - 4096) / 100 MB/s
+    assert doc["latency_us"]["read"]["p50"] >= 5000
+
+
+def test_mirror_with_failure_and_return(tmp_path):
+    doc = ok(tmp_path, str(TRACES / "msr-hm1.csv"), "--design", "preferred-read-mirror",
+             "--fast", "nvme-enterprise-3.84tb", "--slow", "sas-15k-73gb", "--fail", "fast@1", "--return", "fast@2.5")
+    _check_contract(doc)
+    # writes between 1 s and 2.5 s: at 1.3321 s (offset 2567680000), 1.3343 s (2567684096), 1.3443 s
+    # (1941307392), 2.3242 s (2567688192) -> 64 MiB regions 38, 38, 28, 38: 2 regions, copied at the
+    # NVMe's 4,000 MB/s write rate
+    assert doc["resync"] == {"regions": 2, "bytes": 2 * 64 * 2**20, "seconds": pytest.approx(2 * 64 * 2**20 / 4e9),
+                             "unprotected_seconds": pytest.approx(1.5 + 2 * 64 * 2**20 / 4e9)}
+    assert set(doc["device_util"]) == {"fast", "slow"}
+    events = [e["event"] for e in doc["simulation"]["timeline"]["events"]]
+    assert events == ["fail", "return", "resynced"]
+
+
+def test_probe_run_as_the_backing_device(tmp_path):
+    doc = ok(tmp_path, str(TRACES / "tencent-cbs.csv"), "--design", "read-cache", "--cache",
+             "nvme-enterprise-3.84tb", "--probe", str(PROBE), "--cache-gb", "1")
+    assert doc["simulation"]["devices"]["backing"]["id"] == "probe:/tmp/pt"
+    assert doc["params"]["probe"] == str(PROBE)
+
+
+def test_terminal_output(tmp_path):
+    r = run_dbtier("simulate", "run", str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "0.000032768",
+                   "--out", "run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for text in ("17 requests", "read hit ratio 29.4% of blocks", "latency (queueing model)", "p99.9",
+                 "sas-15k-73gb alone", "utilisation: cache", "Run: run"):
+        assert text in r.stdout, r.stdout
+    assert (tmp_path / "run" / "result.json").exists()
+
+
+def test_skip_bad_counts_the_lines(tmp_path):
+    bad = tmp_path / "bad.csv"
+    lines = (TRACES / "msr-hm1.csv").read_text().splitlines()
+    lines[4] = "128166372016504151,hm,1,Write,1941307392"
+    bad.write_text("\n".join(lines) + "\n")
+    err = fails(tmp_path, str(bad), "--design", "single", "--device", "sas-15k-73gb")
+    assert f"dbtier: error: {bad}:5: malformed msr line: 5 fields, expected 7" in err and "--skip-bad" in err
+    doc = ok(tmp_path, str(bad), "--design", "single", "--device", "sas-15k-73gb", "--skip-bad")
+    assert doc["trace"]["requests"] == 9
+    info = doc["simulation"]["trace_info"]
+    assert info["skipped_bad_lines"] == 1 and info["skipped_examples"][0]["line"] == 5
+
+
+def test_cache_larger_than_the_working_set_says_so(tmp_path):
+    r = run_dbtier("simulate", "run", str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "1", "--json",
+                   "--out", "run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "dbtier: warning: the cache (1 GB, 122,070 blocks) is larger than the trace's working set" in r.stderr
+    doc = json.loads(r.stdout)
+    assert any("larger than the trace's working set" in n for n in doc["simulation"]["notes"])
+    assert doc["read_hit_ratio"] == pytest.approx(9 / 17)          # only the 8 first touches miss
+
+
+def test_unknown_format(tmp_path):
+    odd = tmp_path / "odd.log"
+    odd.write_text("GET /index.html 200 5120\n")
+    err = fails(tmp_path, str(odd), "--design", "single", "--device", "sas-15k-73gb")
+    assert "unknown trace format (first line: 'GET /index.html 200 5120'); known formats: msr" in err
+    assert "tencent (Timestamp,Offset,Size,IOType,VolumeID)" in err and "--columns time=COL" in err
+
+
+def test_time_going_backwards(tmp_path):
+    back = tmp_path / "back.csv"
+    back.write_text("1538323205,100,8,0,1\n1538323200,200,8,0,1\n")
+    err = fails(tmp_path, str(back), "--design", "single", "--device", "sas-15k-73gb")
+    assert f"{back}:2: time goes backwards: -5 s after 0 s at line 1" in err and "--sort" in err
+    doc = ok(tmp_path, str(back), "--design", "single", "--device", "sas-15k-73gb", "--sort")
+    assert doc["trace"]["requests"] == 2 and doc["simulation"]["trace_info"]["sorted_by_time"]
+
+
+def test_empty_trace(tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("Timestamp,Offset,Size,IOType,VolumeID\n")
+    err = fails(tmp_path, str(empty), "--design", "single", "--device", "sas-15k-73gb")
+    assert "empty trace: no read or write requests" in err
+
+
+def test_columns_map(tmp_path):
+    doc = ok(tmp_path, str(TRACES / "custom-ms.csv"), "--design", "single", "--device", "sas-15k-73gb",
+             "--columns", "time=ts_ms,op=rw,offset=lba,length=sectors,volume=lun,time_unit=ms,offset_unit=sectors,"
+             "length_unit=sectors,delimiter=semicolon")
+    assert doc["trace"]["requests"] == 5 and doc["simulation"]["trace_info"]["format"] == "csv"
+    (tmp_path / "again").mkdir()
+    err = fails(tmp_path / "again", str(TRACES / "custom-ms.csv"), "--design", "single", "--device",
+                "sas-15k-73gb", "--columns", "time=ts_ms,op=rw")
+    assert "--columns: missing offset, length" in err
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--design", "single", "--device", "sas-15k-72gb"], "unknown device id 'sas-15k-72gb'; did you mean"),
+    (["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--cache-gb", "1"],
+     "--design read-cache needs --backing ID"),
+    (["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--backing", "sas-15k-73gb"],
+     "design read-cache needs --cache-gb GB (or --sweep)"),
+    (["--design", "single", "--device", "sas-15k-73gb", "--fast", "nvme-enterprise-3.84tb"],
+     "--fast does not apply to --design single"),
+    (["--design", "single", "--device", "sas-15k-73gb", "--fail", "fast@1"],
+     "--fail applies to --design preferred-read-mirror, not single"),
+    (["--design", "preferred-read-mirror", "--fast", "nvme-enterprise-3.84tb", "--slow", "sas-15k-73gb",
+      "--fail", "fast@1h"], "--fail at 3600 s is after the trace ends (16 s)"),
+    (["--design", "preferred-read-mirror", "--fast", "nvme-enterprise-3.84tb", "--slow", "sas-15k-73gb",
+      "--fail", "fast-at-1"], "--fail: 'fast-at-1' is not SIDE@T"),
+    (["--design", "preferred-read-mirror", "--fast", "nvme-enterprise-3.84tb", "--slow", "sas-15k-73gb",
+      "--fail", "fast@5", "--return", "slow@9"], "only the failed side can return"),
+    (CACHE + ["--cache-gb", "1", "--restart-at", "99"], "--restart-at 99 s is outside the trace (0 to 16 s)"),
+    (CACHE + ["--cache-gb", "1", "--block-size", "3000"], "--block-size 3000 must be a power of two"),
+    (CACHE + ["--cache-gb", "-2"], "--cache-gb must be positive"),
+    (["--design", "single", "--device", "sas-15k-73gb", "--catalog", "nope.toml"], "catalog file nope.toml not found"),
+])
+def test_bad_options(tmp_path, args, needle):
+    err = fails(tmp_path, str(TRACES / "policy-17.csv"), *args)
+    assert needle in err, err
+
+
+def test_missing_trace_file(tmp_path):
+    err = fails(tmp_path, "nope.csv", "--design", "single", "--device", "sas-15k-73gb")
+    assert "trace file nope.csv not found" in err
+
+
+def test_json_errors_keep_stdout_empty(tmp_path):
+    r = run_dbtier("simulate", "run", "nope.csv", "--design", "single", "--device", "sas-15k-73gb", "--json",
+                   cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+
+
+@pytest.mark.skipif(not CLOUDPHYSICS.exists(), reason="shared/data/traces/cloudPhysicsIO.csv not present")
+def test_real_trace_sweep_and_restart(tmp_path):
+    doc = ok(tmp_path, str(CLOUDPHYSICS), *CACHE, "--cache-gb", "0.25", "--policy", "s3fifo", "--sweep",
+             "0.05,0.1,0.5", "--restart-at", "1h", "--seq-cutoff", "4M", "--jobs", "2")
+    _check_contract(doc)
+    assert doc["trace"]["requests"] == 113872
+    assert [p["cache_gb"] for p in doc["curve"]] == [0.05, 0.1, 0.25, 0.5]
+    ratios = [p["read_hit_ratio"] for p in doc["curve"]]
+    assert all(0 < r < 1 for r in ratios)
+    series = doc["simulation"]["timeline"]["series"]
+    assert len(series) == 60 and any(p["read_hit_ratio"] is not None for p in series)
+    assert doc["simulation"]["timeline"]["events"] == [{"t_s": 3600.0, "event": "restart",
+                                                        "label": "cache emptied (restart)"}]
+    assert doc["simulation"]["cache"]["bypassed_reqs"] > 0
+
+
+# -- capture -----------------------------------------------------------------------------------------
+
+KNOWN_REASONS = ("not installed", "needs root", "no block device", "CONFIG_BLK_DEV_IO_TRACE", "lockdown",
+                 "debugfs is not mounted", "refused blktrace")
+
+
+def _disk() -> str | None:
+    for name in ("vda", "sda", "nvme0n1", "xvda"):
+        if Path(f"/dev/{name}").exists():
+            return f"/dev/{name}"
+    return None
+
+
+@pytest.mark.skipif(_disk() is None, reason="no disk device to try")
+def test_capture_takes_this_machines_path(tmp_path):
+    """Either a real capture (a trace `simulate run` reads) or one clear reason why not."""
+    r = run_dbtier("simulate", "capture", _disk(), "--duration", "1", "--mount-debugfs", "--out", "cap",
+                   cwd=tmp_path, timeout=120)
+    assert "Traceback" not in r.stderr
+    if r.returncode == 0:
+        doc = json.loads((tmp_path / "cap" / "result.json").read_text())
+        assert doc["capture"]["block_device"] == _disk()
+        assert (tmp_path / "cap" / "trace.blkparse.txt").exists()
+    else:
+        err = assert_clean_error(r)
+        assert any(k in err for k in KNOWN_REASONS), err
+        assert "\n  next: " in err
+
+
+def test_capture_without_blktrace_installed(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(os.path.realpath(shutil.which("python3") or "/usr/bin/python3"))
+    r = run_dbtier("simulate", "capture", str(tmp_path), "--duration", "1", cwd=tmp_path,
+                   env={"PATH": str(bin_dir)})
+    err = assert_clean_error(r, "cannot capture: blktrace and blkparse not installed")
+    assert "apt-get install blktrace" in err
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir() or shutil.which("blktrace") is None or os.geteuid() != 0,
+                    reason="needs blktrace, root and /dev/shm")
+def test_capture_on_tmpfs_has_no_block_device(tmp_path):
+    r = run_dbtier("simulate", "capture", "/dev/shm", "--duration", "1", cwd=tmp_path)
+    assert_clean_error(r, "/dev/shm is on a filesystem with no block device under it (tmpfs)")
+
+
+def test_capture_options_after_the_target_are_options(tmp_path):
+    # `--run` carries the workload; options after the device stay options (not part of a command)
+    r = run_dbtier("simulate", "capture", "/no/such/dev", "--duration", "2", "--run", "fio --name=x --size=1M",
+                   "--out", "c", cwd=tmp_path)
+    assert_clean_error(r, "/no/such/dev does not exist")
+
+
+def test_capture_of_a_missing_target(tmp_path):
+    r = run_dbtier("simulate", "capture", "/no/such/dev", cwd=tmp_path)
+    assert_clean_error(r, "/no/such/dev does not exist")
