@@ -31,6 +31,7 @@ command -v eatmydata >/dev/null 2>&1 || missing+=(eatmydata)
 command -v blkid >/dev/null 2>&1 || missing+=(util-linux)
 have_pg || missing+=(postgresql postgresql-contrib)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+command -v blktrace >/dev/null 2>&1 || missing+=(blktrace)   # simulate capture
 # The test suite also renders the report in a real browser.
 if [ "${1:-}" = "--test" ]; then
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
