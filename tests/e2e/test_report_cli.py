@@ -103,3 +103,33 @@ def test_output_into_a_missing_directory_is_a_clear_error(tmp_path):
 def test_report_needs_a_run(tmp_path):
     r = dbtier("report", cwd=tmp_path)
     assert r.returncode == 2 and "RUN_DIR" in r.stderr
+
+
+def test_report_of_a_lab_and_markdown(tmp_path):
+    from samples import make_lab
+    lab = make_lab(tmp_path / "runs")
+    out = tmp_path / "rep"
+    r = dbtier("report", str(lab), "--format", "both", "--out", str(out), "--output", str(tmp_path / "lab.html"),
+               cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    html, md = (out / "report.html").read_text(), (out / "report.md").read_text()
+    assert html.count('<section class="run ') == 8 and 'id="verdict"' in html
+    assert (tmp_path / "lab.html").read_text() == html and (tmp_path / "lab.md").read_text() == md
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["params"]["format"] == "both" and doc["report_md"] == str(out / "report.md")
+    assert doc["output_md"] == str(tmp_path / "lab.md")
+    assert md.startswith("# dbtier report\n\n## Verdict\n\n- **good for**: /tmp/pt (ext4 on vda) is good for")
+    assert "- **cheapest**: The cheapest configuration for the measured load" in md
+    assert "| pg_basebackup tar → directory | 134 | 157 | MB/s |" in md
+
+
+def test_report_md_only(tmp_path):
+    run = probe_run(tmp_path)
+    r = dbtier("report", str(run), "--format", "md", "--out", str(tmp_path / "rep"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "rep" / "report.html").exists()
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| 4 KiB random read, peak | 109,270 | IOPS |" in md.replace("/tmp/pt: ", "")
+    assert f"report: {tmp_path / 'rep' / 'report.md'}" in r.stdout
+    r = dbtier("report", str(run), "--format", "pdf", cwd=tmp_path)
+    assert r.returncode == 2 and "invalid choice: 'pdf'" in r.stderr

@@ -293,10 +293,16 @@ def test_text_from_the_document_is_escaped(tpcc, matrix):
 
 
 def test_other_bench_kinds_and_odd_values_fall_back_or_survive(tpcc):
-    html = render_html([{"schema_version": 1, "command": "bench", "bench": "dss", "status": "ok", "params": {}},
+    html = render_html([{"schema_version": 1, "command": "bench", "bench": "tpcds", "status": "ok", "params": {}},
                         {"schema_version": 1, "command": "bench", "status": "ok"}])
     check_structure(html)
     assert html.count("This report does not draw bench runs yet") == 2
+    # dss and backup are drawn now: empty documents of theirs still render, without charts
+    html = render_html([{"schema_version": 1, "command": "bench", "bench": "dss", "status": "ok", "params": {}},
+                        {"schema_version": 1, "command": "bench", "bench": "backup", "status": "failed"}])
+    check_structure(html)
+    assert "does not draw" not in html and "could not be drawn" not in html and "<svg" not in html
+    assert "No query finished." in html and "No backup finished." in html
     odd = copy.deepcopy(tpcc)
     odd["points"] = [{"clients": 1}, {"clients": "x"}, 7, {"clients": 2, "tps": None, "lat_ms": None,
                                                             "devices": [None, {"device": "vdb"}],
@@ -377,3 +383,138 @@ def test_bar_chart_notes_and_y_max_and_line_chart_y_max():
     # data above y_max still fit
     over = svg.line_chart("util", [Series("cpu", [(1, 97), (2, 130)])], y_max=100)
     assert "140" in texts(over) or "150" in texts(over)
+
+
+# -- bench dss, bench backup, a lab, the verdict -------------------------------------------------------------
+
+from dbtier.report.inputs import load_runs          # noqa: E402
+from samples import BACKUP_DUCKDB, DSS_SPILL, LAB, make_lab   # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def dss() -> dict:
+    doc = load_run(DSS_SPILL)
+    doc["_run_dir"] = "runs/20261122T002300Z-bench"
+    return doc
+
+
+@pytest.fixture(scope="module")
+def lab_html(tmp_path_factory) -> str:
+    return render_html(load_runs([make_lab(tmp_path_factory.mktemp("lab"))]))
+
+
+def test_dss_section(dss):
+    html = render_html([dss])
+    clean(html)
+    assert '<section class="run bench dss">' in html and "does not draw" not in html
+    assert "<h3>TPC-H power run: DuckDB, SF 0.3</h3>" in html
+    for text in ("<b>1.837 s</b>", "1 query; peak 1.4 MB (Q9); 23% of the time", "97% of all cores",
+                 "320 MB/s from vda: 21% of the probe's sequential read (1,552 MB/s)", "answers</th><td>not checked",
+                 "dbtier-dss-temp-", "All 22 queries", "1 cold, the rest warm",
+                 "one warm run per query at most: no spread measured"):
+        assert text in html, text
+    c = charts(html)
+    assert list(c) == ["TPC-H: time per query", "TPC-H: temp spilled per query", "TPC-H: device bytes per query",
+                       "TPC-H: CPU busy per query"]
+    bars = [r.find(f"{NS}title").text for r in parse(c["TPC-H: time per query"]).iter(f"{NS}rect")
+            if r.find(f"{NS}title") is not None]
+    assert len(bars) == 22 * 2 and "warm (median), Q9: 0.418 s" in bars
+    spill = [r.find(f"{NS}title").text for r in parse(c["TPC-H: temp spilled per query"]).iter(f"{NS}rect")
+             if r.find(f"{NS}title") is not None]
+    assert [t for t in spill if not t.endswith(": 0 MB")] == ["temp MB, Q9: 1.41 MB"]
+
+
+def test_backup_section():
+    doc = load_run(BACKUP_DUCKDB)
+    html = render_html([doc])
+    clean(html)
+    assert '<section class="run bench backup">' in html
+    assert "<h3>Full backup: DuckDB (TPC-H, 36.3 MiB)</h3>" in html
+    assert ("<b>file copy</b>: 531 MB/s to the directory, 804 MB/s to null — limited by the <b>target (write)</b>; "
+            "<b>EXPORT DATABASE parquet</b>: 38 MB/s to the directory — limited by the <b>CPU (compression)</b>.") \
+        in html
+    chart = parse(charts(html)["Backup throughput: to the directory and to null"])
+    bars = [r.find(f"{NS}title").text for r in chart.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]
+    assert bars == ["to the directory, file copy: 531 MB/s", "to the directory, EXPORT DATABASE parquet: 38.3 MB/s",
+                    "to null, file copy: 804 MB/s"]
+    assert {"target", "cpu"} <= set(texts(charts(html)["Backup throughput: to the directory and to null"]))
+    assert "compression kept the backup process at 0.87 cores" in html
+
+
+def test_the_verdict_comes_first(dss):
+    html = render_html([dss])
+    assert html.index('id="verdict"') < html.index("<h2>Runs</h2>") < html.index('id="run-1"')
+    verdict = html[html.index('id="verdict"'):html.index("<h2>Runs</h2>")]
+    assert "<th>bottleneck</th>" in verdict and "TPC-H SF 0.3 on DuckDB is CPU-bound" in verdict
+    assert "<svg" not in verdict
+
+
+def test_lab_is_expanded_into_its_step_runs(lab_html):
+    clean(lab_html)
+    assert "1 run and 7 lab step runs on vm" in lab_html
+    # the lab first, then every step's run in step order, each its own section
+    order = [lab_html.index(x) for x in ('id="run-1"', 'id="run-2"', 'id="run-3"', 'id="run-4"', 'id="run-5"',
+                                         'id="run-6"', 'id="run-7"', 'id="run-8"')]
+    assert order == sorted(order)
+    assert [m for m in re.findall(r'<section class="run ([a-z ]+)">', lab_html)] == [
+        "lab", "probe", "bench oltp", "bench dss", "bench dss", "bench backup", "bench backup", "plan"]
+    assert "<h2 id=\"run-4\">bench · lab/dss-1" in lab_html
+    steps = rows(lab_html, "steps")
+    assert len(steps) == 7 and 'href="#run-4"><code>dss-1</code></a>' in steps[2]
+    assert "dbtier bench dss --scale 0.1 --repeat 2 --data /var/tmp/lab-sample/fast --temp /var/tmp/lab-sample/slow" \
+        in steps[3]
+    # a step's document is not repeated inside the lab's JSON
+    lab_json = lab_html[lab_html.index('<section class="run lab">'):lab_html.index('id="run-2"')]
+    assert "_children" not in lab_json and "queries" not in lab_json
+
+
+def test_lab_side_by_side_dss_and_backup(lab_html):
+    compare = lab_html[lab_html.index('id="compare"'):lab_html.index('<section class="run lab">')]
+    assert "<h3>bench dss: 2 runs</h3>" in compare and "<h3>bench backup: 2 runs</h3>" in compare
+    assert "temp on /var/tmp/lab-sample/slow" in compare
+    assert '<td class="num best">0.739</td>' in compare           # the shorter power run in bold
+    c = charts(compare)
+    bars = [r.find(f"{NS}title").text for r in parse(c["TPC-H per-query time, runs side by side"]).iter(f"{NS}rect")
+            if r.find(f"{NS}title") is not None]
+    assert len(bars) == 44 and any(b.startswith("lab/dss-2 (temp on /var/tmp/lab-sample/slow), Q10:") for b in bars)
+    assert "Backup MB/s to the directory, runs side by side" in c
+    # the verdict on the lab
+    assert "The TPC-H runs cannot tell the temp tiers apart" in lab_html
+    assert "the binding requirement is capacity" in lab_html
+
+
+def test_lab_with_failed_and_unreadable_steps(tmp_path):
+    lab_dir = make_lab(tmp_path, fail={"dss-2": "dbtier: query 9 failed <badly>"})
+    (lab_dir / "backup-1" / "result.json").write_text("{")
+    html = render_html(load_runs([lab_dir]))
+    clean(html)
+    steps = rows(html, "steps")
+    assert '<span class="badge failed">failed</span>' in steps[3] and "query 9 failed &lt;badly&gt;" in steps[3]
+    assert "its result could not be read" in steps[4] and "not valid JSON" in steps[4]
+    assert html.count('<section class="run bench dss">') == 1
+    assert "Lab step dss-2 failed: dbtier: query 9 failed &lt;badly&gt;" in html
+
+
+def test_a_lab_without_its_step_runs_still_renders():
+    doc = load_run(LAB / "lab.json")          # not loaded through inputs: no step documents attached
+    html = render_html([doc])
+    clean(html)
+    assert '<section class="run lab">' in html and len(rows(html, "steps")) == 7
+    assert "fast tier" in html and "<code>oltp_clients</code>" in html
+
+
+def test_simulate_and_history_sections_use_their_modules_when_present(monkeypatch):
+    import sys
+    import types
+
+    fake = types.ModuleType("dbtier.report.history")
+    fake.section_html = lambda doc, run_dir: f"<h3>History of {run_dir}</h3>"
+    monkeypatch.setitem(sys.modules, "dbtier.report.history", fake)
+    doc = {"schema_version": 1, "command": "history", "status": "ok", "params": {"action": "import"},
+           "_run_dir": "runs/h1"}
+    html = render_html([doc])
+    check_structure(html)
+    assert "<h3>History of runs/h1</h3>" in html and '<section class="run history">' in html
+    monkeypatch.setitem(sys.modules, "dbtier.report.history", None)     # absent: the generic section
+    html = render_html([doc])
+    assert "This report does not draw history runs yet" in html

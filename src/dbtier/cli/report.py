@@ -1,7 +1,8 @@
-"""`dbtier report RUN_DIR...`: one self-contained HTML page for one or more runs.
+"""`dbtier report RUN_DIR...`: one self-contained HTML page (or a Markdown summary) for one or more runs.
 
-The report only reads result documents; it writes its own run directory
-(`report.html` beside its `result.json`) and, with --output, a copy elsewhere.
+The report only reads result documents (a lab's with its step runs); it writes its own run
+directory (`report.html` and/or `report.md` beside its `result.json`) and, with --output, a copy
+elsewhere.
 """
 
 from __future__ import annotations
@@ -13,18 +14,27 @@ from pathlib import Path
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.report.html import render_html
-from dbtier.results.store import load_run
+from dbtier.report.inputs import load_runs
+from dbtier.report.markdown import render_markdown
 
 REPORT_FILE = "report.html"
+MD_FILE = "report.md"
+FORMATS = {"html": (REPORT_FILE,), "md": (MD_FILE,), "both": (REPORT_FILE, MD_FILE)}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write a self-contained HTML report of one or more runs",
-                       description="Write one HTML page (charts inline, opens offline, prints cleanly) for the "
-                       "given run directories; several runs are shown side by side.")
+                       description="Write one HTML page (the verdict first, charts inline, opens offline, prints "
+                       "cleanly) for the given run directories; several runs are shown side by side, a lab with "
+                       "every step's run. --format md writes a Markdown summary (the verdict and the key tables) "
+                       "to paste into a ticket.")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
                    help="run directories written by dbtier (or their result.json files)")
-    p.add_argument("--output", "-o", metavar="FILE", help="also write the HTML to FILE")
+    p.add_argument("--format", choices=sorted(FORMATS), default="html",
+                   help="html (report.html, the default), md (report.md) or both")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="also write the report to FILE (with --format both: the HTML; the Markdown beside it, "
+                        "as FILE with .md)")
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -45,7 +55,7 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Load everything first: a bad input fails before anything is written.
-    docs = [load_run(r) for r in args.runs]
+    docs = load_runs(args.runs)
     inputs = [os.path.abspath(d["_run_dir"]) for d in docs]
     output = Path(args.output) if args.output else None
     if output is not None and output.is_dir():
@@ -54,23 +64,29 @@ def run(args: argparse.Namespace) -> int:
         raise DbtierError(f"--output {output}: the directory {output.parent} does not exist",
                           "create it first or choose another place")
 
-    run_ = Run("report", args, {"runs": list(args.runs)})
+    fmt = getattr(args, "format", "html") or "html"
+    run_ = Run("report", args, {"runs": list(args.runs), "format": fmt})
     doc = run_.doc
-    html = render_html(docs)
-    path = run_.dir.path / REPORT_FILE
-    write_text_atomic(path, html)
     doc["inputs"] = inputs
-    doc["report_html"] = str(path)
-    if output is not None:
-        write_text_atomic(output, html)
-        doc["output_html"] = str(output)
+    written: list[tuple[str, Path]] = []
+    for name in FORMATS[fmt]:
+        text = render_html(docs) if name == REPORT_FILE else render_markdown(docs)
+        path = run_.dir.path / name
+        write_text_atomic(path, text)
+        kind = "html" if name == REPORT_FILE else "md"
+        doc[f"report_{kind}"] = str(path)
+        written.append(("report", path))
+        if output is not None:
+            copy = output if kind == "html" or fmt == "md" else output.with_suffix(".md")
+            write_text_atomic(copy, text)
+            doc[f"output_{kind}"] = str(copy)
+            written.append(("copy", copy))
     run_.finish()
 
     out = console(args)
 
     def render() -> None:
-        out.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)
-        if output is not None:
-            out.print(f"copy:   {output}", markup=False, highlight=False, soft_wrap=True)
+        for label, path in written:
+            out.print(f"{label + ':':<8}{path}", markup=False, highlight=False, soft_wrap=True)
     emit(doc, args, render)
     return 0

@@ -9,6 +9,7 @@ fails on a newer or partial document.
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import json
 import math
 import os
@@ -17,8 +18,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 from dbtier import __version__
 from dbtier.core.units import human_bytes
+from dbtier.report import figures as F
 from dbtier.report import svg
 from dbtier.report.svg import Band, Marker, RefLine, Series
+from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results.probe import SUMMARY_KEYS
 
@@ -114,6 +117,16 @@ table.settings { margin: 0; font-size: 13px; } table.settings td { padding: 1px 
 ul.reason { padding-left: 20px; } ul.reason li { margin: 3px 0; }
 details.step { border-top: 1px solid var(--line); padding-top: 4px; }
 .bn { font-weight: 700; }
+section.verdict { border: 2px solid var(--ink); border-radius: 8px; padding: 2px 20px 8px; margin: 18px 0 8px; }
+section.verdict h2 { margin-top: 12px; border-bottom: 0; padding-bottom: 0; }
+table.verdict { width: 100%; font-size: 15px; }
+table.verdict th { width: 7.5em; text-transform: uppercase; font-size: 12px; letter-spacing: .04em; padding-top: 8px; }
+table.verdict td p { margin: 4px 0; }
+.charts.one { grid-template-columns: 1fr; }
+table.steps td:last-child { font-size: 12px; }
+table.steps td:first-child, table.steps td:nth-child(4) { white-space: nowrap; }
+table.backup { font-size: 13px; } table.backup th { vertical-align: bottom; }
+table.backup td.num, table.backup th.num { padding-left: 8px; white-space: nowrap; }
 @media (max-width: 820px) { .top { grid-template-columns: 1fr; } .charts { grid-template-columns: 1fr; } }
 @media print {
   @page { margin: 14mm; }
@@ -209,7 +222,9 @@ def _yes_no(x: Any) -> str:
 
 def _run_name(doc: dict[str, Any], i: int) -> str:
     d = doc.get("_run_dir")
-    return os.path.basename(os.path.normpath(d)) if isinstance(d, str) and d else f"run {i + 1}"
+    name = os.path.basename(os.path.normpath(d)) if isinstance(d, str) and d else f"run {i + 1}"
+    parent = doc.get("_parent")     # a lab's step run: lab/step
+    return f"{parent}/{name}" if isinstance(parent, str) and parent else name
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], num_cols: Iterable[int] = (),
@@ -684,7 +699,8 @@ def _run_head(doc: dict[str, Any], i: int, anchor: str) -> str:
 
 
 def _json_details(doc: dict[str, Any]) -> str:
-    text = json.dumps(doc, indent=2, default=str, sort_keys=False)
+    text = json.dumps({k: v for k, v in doc.items() if k not in ("_children", "_parent")}, indent=2, default=str,
+                      sort_keys=False)
     return f"<details><summary>Result document (JSON)</summary><pre>{_e(text)}</pre></details>"
 
 
@@ -968,8 +984,7 @@ WAIT_COLOURS = {"cpu": svg.colour(2), "storage": svg.colour(0), "commit": svg.co
                 "client": svg.colour(3), "other": svg.colour(9), "idle": "#d0d0d0"}
 _ROLES = ("data", "index", "wal", "temp")
 _ROLE_LABELS = {"data": "tables (data)", "index": "indexes", "wal": "WAL", "temp": "temp"}
-_WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
-                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
+_WORKLOAD_NAMES = F.WORKLOAD_NAMES
 _WORKLOAD_METHOD = {
     "tpcc": "TPC-C-like: the five transactions (new-order, payment, order-status, delivery, stock-level in a "
             "45/43/4/4/4 mix) as PL/pgSQL functions driven by pgbench, 1% of new orders rolled back, TPC-C's "
@@ -1565,7 +1580,263 @@ def _oltp_section(doc: dict[str, Any], i: int) -> str:
     return f'<section class="run bench oltp">{"".join(out)}</section>'
 
 
-_BENCH_KINDS: dict[str, Callable[[dict[str, Any], int], str]] = {"oltp": _oltp_section}
+# -- bench dss ---------------------------------------------------------------------------------------------
+
+def _queries(n: Any) -> str:
+    return f"{_num(n)} quer" + ("y" if n == 1 else "ies")
+
+
+def _engine_name(e: Any) -> str:
+    return {"duckdb": "DuckDB", "postgres": "PostgreSQL"}.get(e, str(e or "?"))
+
+
+def _dss_placement(doc: dict[str, Any]) -> str:
+    pl = doc.get("placement") if isinstance(doc.get("placement"), dict) else {}
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    rows = []
+    for role, label in (("data", "database"), ("temp", "temp (spills)")):
+        path = pl.get(role) or p.get(role)
+        if path is None:
+            continue
+        rows.append([_e(label), f'<code class="wrap">{_e(path)}</code>',
+                     _e(_block_device(doc, p.get(role)) or _block_device(doc, path))])
+    if not rows:
+        return '<p class="na">No placement recorded.</p>'
+    return _table(["", "directory", "device"], rows, cls="placement")
+
+
+def _dss_summary(doc: dict[str, Any], s: dict[str, Any]) -> str:
+    load = doc.get("load") if isinstance(doc.get("load"), dict) else {}
+    ver = _get(doc, "machine", "versions", s["engine"]) if isinstance(s["engine"], str) else None
+    rows: list[tuple[str, str]] = [
+        ("engine", _e(_engine_name(s["engine"])) + (f" {_e(ver)}" if ver else "")),
+        ("scale factor", _e(F.fmt_auto(s["scale"])) + (f"; database {_e(human_bytes(load['database_bytes']))}"
+                                                if _isnum(load.get("database_bytes")) else "")
+         + (f", loaded in {_num(load.get('seconds'), 1)} s" if _isnum(load.get("seconds")) else "")),
+        ("queries run", _num(s["queries"])),
+        ("power run, total", f"<b>{_num(s['total_s'], 3)} s</b>" if _isnum(s["total_s"]) else "—"),
+        ("per query, geometric mean", f"{_num(s['geomean_s'], 4)} s" if _isnum(s["geomean_s"]) else "—"),
+        ("answers", _e(F.answers_text(s["answers_ok"])) if s["queries"] else "—")]
+    if s["spilled"]:
+        q, b = max(s["spilled"], key=lambda x: x[1])
+        share = _num(100 * (s["spill_share"] or 0), 0)
+        rows.append(("spilled to temp", f"{_queries(len(s['spilled']))}; peak {_num(b / 1e6, 1)} MB (Q{_e(q)}); "
+                                        f"{share}% of the time"))
+    elif s["queries"]:
+        rows.append(("spilled to temp", "nothing: every query ran in memory"))
+    if _isnum(s["cpu_pct"]):
+        rows.append(("CPU busy", f"{_num(s['cpu_pct'], 0)}% of all cores, weighted by each query's time"))
+    if _isnum(s["scan_mbps"]):
+        scan = doc.get("scan") if isinstance(doc.get("scan"), dict) else {}
+        rows.append(("cold scan", f"{_num(s['scan_mbps'])} MB/s from {_e(scan.get('device') or '?')}"
+                     + (f": {_num(100 * s['scan_ratio'])}% of the probe's sequential read "
+                        f"({_num(s['probe_mbps'])} MB/s)" if _isnum(s["scan_ratio"]) else "")))
+    return _kv(rows)
+
+
+def _dss_charts(doc: dict[str, Any]) -> list[str]:
+    qs = F.dss_queries(doc)
+    if not qs:
+        return []
+    cats = [f"Q{q['query']}" for q in qs]
+    labels = len(cats) <= 8
+    warm = [(k, q.get("seconds") if _isnum(q.get("seconds")) else None) for k, q in enumerate(qs)]
+    cold = [(k, q.get("cold_seconds") if _isnum(q.get("cold_seconds")) else None) for k, q in enumerate(qs)]
+    rep = _get(doc, "params", "repeat")
+    series = [Series("warm (median)" if _isnum(rep) and rep > 1 else "time", warm, svg.colour(0))]
+    if _isnum(rep) and rep > 1 and any(y is not None for _, y in cold):
+        series.append(Series("cold (run 1)", cold, svg.colour(9)))
+    out = [_figure(svg.bar_chart("TPC-H: time per query", cats, series, x_label="query", y_label="seconds",
+                                 unit="s", width=1000, value_labels=labels,
+                                 desc="Seconds per query; warm median and the cold first run."),
+                   "Each query's time: the median of the warm runs, and the cold first run (database reopened"
+                   + (", OS page cache dropped" if any(r.get("caches_dropped") for run in doc.get("runs") or []
+                                                     if isinstance(run, list) for r in run if isinstance(r, dict))
+                      else "") + ").")]
+    if any(_isnum(q.get("temp_bytes")) and q["temp_bytes"] > 0 for q in qs):
+        out.append(_figure(svg.bar_chart("TPC-H: temp spilled per query", cats, [
+            Series("temp MB", [(k, q["temp_bytes"] / 1e6 if _isnum(q.get("temp_bytes")) else None)
+                               for k, q in enumerate(qs)], svg.colour(1))],
+            x_label="query", y_label="MB", unit="MB", width=1000, value_labels=labels,
+            desc="Peak size of the spill directory per query."),
+            "Peak size of the temp (spill) directory while each query ran, polled every 10 ms; MB = 10⁶ bytes."))
+    io = [Series("read, cold run", [(k, q["cold_read_bytes"] / 1e6 if _isnum(q.get("cold_read_bytes")) else None)
+                                    for k, q in enumerate(qs)], svg.colour(0)),
+          Series("read, warm", [(k, q["read_bytes"] / 1e6 if _isnum(q.get("read_bytes")) else None)
+                                for k, q in enumerate(qs)], svg.colour(3)),
+          Series("written", [(k, q["write_bytes"] / 1e6 if _isnum(q.get("write_bytes")) else None)
+                             for k, q in enumerate(qs)], svg.colour(1))]
+    io = [x for x in io if any(y for _, y in x.points)]
+    if io:
+        out.append(_figure(svg.bar_chart("TPC-H: device bytes per query", cats, io, x_label="query", y_label="MB",
+                                         unit="MB", width=1000, value_labels=False,
+                                         desc="Bytes read and written on the placement devices per query."),
+                           "From /proc/diskstats of the devices behind the data and temp directories; MB = 10⁶ "
+                           "bytes. A warm run reads little: the data is in the page cache."))
+    cpu = [(k, q.get("cpu_util") if _isnum(q.get("cpu_util")) else None) for k, q in enumerate(qs)]
+    if any(y is not None for _, y in cpu):
+        out.append(_figure(svg.bar_chart("TPC-H: CPU busy per query", cats, [Series("CPU %", cpu, svg.colour(2))],
+                                         x_label="query", y_label="% of all cores", unit="%", y_max=100, width=1000,
+                                         value_labels=False, desc="CPU busy % of all cores while each query ran."),
+                           "User + system time of all cores while each query ran (/proc/stat): near 100% the "
+                           "queries wait on the CPU, not the storage."))
+    return out
+
+
+def _dss_table(doc: dict[str, Any]) -> str:
+    qs = F.dss_queries(doc)
+    if not qs:
+        return ""
+    answers: dict[Any, list[Any]] = {}
+    for run in doc.get("runs") or []:
+        for r in run if isinstance(run, list) else []:
+            if isinstance(r, dict):
+                answers.setdefault(r.get("query"), []).append(r.get("answer_ok"))
+    rows = []
+    for q in qs:
+        a = answers.get(q["query"], [])
+        ok = "✗ wrong" if False in a else ("✓" if True in a else "—")
+        runs = q.get("runs_seconds") if isinstance(q.get("runs_seconds"), list) else []
+        rows.append([f"Q{_e(q['query'])}", _num(q.get("seconds"), 3), _num(q.get("cold_seconds"), 3),
+                     " · ".join(_num(x, 3) for x in runs) or "—", _num(q.get("rows")),
+                     _num(_mb(q.get("temp_bytes")), 1), _num(_mb(q.get("cold_read_bytes")), 1),
+                     _num(_mb(q.get("read_bytes")), 1), _num(_mb(q.get("write_bytes")), 1),
+                     _num(q.get("cpu_util"), 0), ok])
+    t = _table(["query", "seconds", "cold s", "every run (s)", "rows", "temp MB", "read MB (cold)", "read MB",
+                "written MB", "CPU %", "answer"], rows, num_cols=range(1, 10), cls="points")
+    return (f'<details><summary>All {len(qs)} queries</summary><div class="wide">{t}</div>'
+            '<p class="reason">seconds: the median of the warm runs (the cold run when there is no warm one); '
+            "MB = 10⁶ bytes; read/written on the placement devices.</p></details>")
+
+
+def _dss_method(doc: dict[str, Any]) -> str:
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    rep = p.get("repeat")
+    spreads = []
+    for q in F.dss_queries(doc):
+        runs = [x for x in (q.get("runs_seconds") or []) if _isnum(x)][1:]   # the warm runs
+        if len(runs) >= 2 and sorted(runs)[len(runs) // 2] > 0:
+            spreads.append(((max(runs) - min(runs)) / sorted(runs)[len(runs) // 2] * 100, q["query"]))
+    rows = [("method", _e(p.get("method") or "—")),
+            ("runs", (f"{_num(rep)} power run{'s' if rep != 1 else ''}: run 1 cold, the rest warm; each query's "
+                      "figure is the median of its warm runs") if _isnum(rep) else "—"),
+            ("spread", (f"warm runs differ by up to {_num(max(spreads)[0], 1)}% of their median (Q{max(spreads)[1]})"
+                        if spreads else "one warm run per query at most: no spread measured (<code>--repeat</code> "
+                                        "3 or more measures it)")),
+            ("data", _e(f"TPC-H generated with {p['generator']}") if p.get("generator") else "—"),
+            ("memory limit", _e(p.get("memory_limit") or "the engine's default")),
+            ("threads", _e(p.get("threads") or "all cores")), ("compression", _e(p.get("compression") or "—")),
+            ("timing", "each query timed end to end by dbtier; CPU from /proc/stat, device bytes from "
+                       "/proc/diskstats; temp: the peak size of the spill directory, polled every 10 ms")]
+    est = p.get("estimate")
+    if isinstance(est, dict):
+        rows.append(("checked before the run", f"needs about {_num(est.get('disk_gb'), 3)} GB of disk and "
+                                               f"{_num(est.get('memory_gb'), 3)} GB of memory"))
+    known = {"method", "repeat", "generator", "memory_limit", "threads", "compression", "estimate", "engine",
+             "scale", "data", "temp"}
+    rows += [(k.replace("_", " "), _json_value(v)) for k, v in p.items() if k not in known]
+    return "<h3>How the numbers were obtained</h3>" + _kv(rows)
+
+
+def _dss_section(doc: dict[str, Any], i: int) -> str:
+    out = [_run_head(doc, i, f"run-{i + 1}"), _errors(doc)]
+    s = F.dss_stats(doc)
+    status = doc.get("status")
+    if status not in ("ok", None):
+        out.append(f'<p class="note">This run is <b>{_e(status)}</b>: {_queries(s["queries"])} finished before it '
+                   "stopped; the figures below show only those.</p>")
+    out.append(f"<h3>TPC-H power run: {_e(_engine_name(s['engine']))}, SF {_e(F.fmt_auto(s['scale']))}</h3>")
+    out.append('<div class="top"><div><h4>Summary</h4>' + _dss_summary(doc, s) + "</div><div><h4>Placement</h4>"
+               + _dss_placement(doc) + "</div></div>")
+    figs = _dss_charts(doc)
+    out.append('<div class="charts one">' + "".join(figs) + "</div>" if figs
+               else '<p class="na">No query finished.</p>')
+    out.append(_dss_table(doc))
+    out.append(_dss_method(doc))
+    out.append(_machine_section(doc))
+    out.append(_json_details(doc))
+    return f'<section class="run bench dss">{"".join(out)}</section>'
+
+
+# -- bench backup -----------------------------------------------------------------------------------------
+
+_LIMIT_TEXT = {"source": "source (read)", "target": "target (write)", "cpu": "CPU (compression)"}
+
+
+def _backup_section(doc: dict[str, Any], i: int) -> str:
+    out = [_run_head(doc, i, f"run-{i + 1}"), _errors(doc)]
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    src = doc.get("source") if isinstance(doc.get("source"), dict) else {}
+    engine = doc.get("engine") or p.get("engine")
+    methods = F.backup_methods(doc)
+    targets = [t for t in (doc.get("targets") or []) if isinstance(t, dict)]
+    status = doc.get("status")
+    if status not in ("ok", None):
+        out.append(f'<p class="note">This run is <b>{_e(status)}</b>: {_plural(len(targets), "backup")} finished '
+                   "before it stopped.</p>")
+    size = src.get("database_bytes")
+    what = (f"pgbench scale {_num(src.get('scale'))}" if engine == "postgres" and _isnum(src.get("scale"))
+            else ("TPC-H" if engine == "duckdb" else ""))
+    out.append(f"<h3>Full backup: {_e(_engine_name(engine))}"
+               + (f" ({_e(what)}{', ' if what and _isnum(size) else ''}"
+                  f"{_e(human_bytes(size)) if _isnum(size) else ''})" if what or _isnum(size) else "") + "</h3>")
+    limited = [m for m in methods if m["limit"]]
+    if limited:
+        out.append('<p class="lead">' + "; ".join(
+            f"<b>{_e(m['method'])}</b>: {_num(m['dir_mbps'])} MB/s to the directory"
+            + (f", {_num(m['null_mbps'])} MB/s to null" if _isnum(m["null_mbps"]) else "")
+            + f" — limited by the <b>{_e(_LIMIT_TEXT.get(m['limit'], m['limit']))}</b>" for m in limited) + ".</p>")
+    rows = [("source", f"<code>{_e(p.get('data'))}</code> {_e(_block_device(doc, p.get('data')))}"),
+            ("backup directory", f"<code>{_e(p.get('to'))}</code> {_e(_block_device(doc, p.get('to')))}"),
+            ("null sink", "the same backup with its output discarded: what the source can deliver")]
+    built = src.get("load_seconds") or src.get("seconds")
+    if _isnum(size):
+        rows.append(("source size", _e(human_bytes(size))
+                     + (f", built in {_num(built, 1)} s" if _isnum(built) else "")))
+    out.append(_kv(rows))
+    cats = [m["method"] for m in methods]
+    if cats:
+        chart = svg.bar_chart("Backup throughput: to the directory and to null", cats, [
+            Series("to the directory", [(k, m["dir_mbps"]) for k, m in enumerate(methods)], svg.colour(0)),
+            Series("to null", [(k, m["null_mbps"]) for k, m in enumerate(methods)], svg.colour(9))],
+            x_label="method", y_label="MB/s", unit="MB/s", notes=[str(m["limit"] or "") for m in methods],
+            desc="MB/s of source bytes per method, to the backup directory and to a null sink.")
+        out.append('<div class="charts">' + _figure(chart, "MB/s of source bytes over the whole backup. Under each "
+                                                    "method: the limiting side of the run to the directory (source "
+                                                    "read, target write, or the CPU compressing).") + "</div>")
+    trows = []
+    for t in targets:
+        devs = t.get("devices") if isinstance(t.get("devices"), dict) else {}
+        trows.append([_e(t.get("method")), _e(t.get("target")), _num(t.get("mbps")), _num(t.get("seconds"), 2),
+                      _num(_mb(t.get("bytes")), 1), _num(_mb(t.get("output_bytes")), 1),
+                      _num(t.get("proc_cpu_cores"), 2), _num(_get(t, "cpu_util", "busy_pct"), 0),
+                      "<br>".join(f"{_e(n)} {_num(_get(d, 'busy_pct'), 0)}%" for n, d in devs.items()) or "—",
+                      _yes_no(t.get("caches_dropped")),
+                      f'<b>{_e(t.get("bottleneck") or "—")}</b><br><span class="reason">'
+                      f'{_e(t.get("bottleneck_evidence") or "")}</span>'])
+    if trows:
+        out.append('<div class="wide">' + _table(
+            ["method", "to", "MB/s", "seconds", "source MB", "written MB", "backup process cores", "CPU busy %",
+             "device busy", "page cache dropped", "limiting side"], trows, num_cols=range(2, 8), cls="backup")
+            + "</div>")
+    else:
+        out.append('<p class="na">No backup finished.</p>')
+    ver = _get(doc, "machine", "versions", engine) if isinstance(engine, str) else None
+    mrows = [("engine", _e(_engine_name(engine)) + (f" {_e(ver)}" if ver else "")),
+             ("methods", _json_value(p.get("methods"))), ("method", _e(p.get("method") or "—")),
+             ("MB/s", "source bytes (10⁶) over the whole backup, start to finish; one run per method and target "
+                      "(no repeats, no spread)"),
+             ("limiting side", "the CPU when compression keeps the backup process at 0.85 cores or more; the "
+                               "target when the directory is under 80% of the null sink and at least as busy as "
+                               "the source; the source otherwise")]
+    out.append("<h3>How the numbers were obtained</h3>" + _kv(mrows))
+    out.append(_machine_section(doc))
+    out.append(_json_details(doc))
+    return f'<section class="run bench backup">{"".join(out)}</section>'
+
+
+_BENCH_KINDS: dict[str, Callable[[dict[str, Any], int], str]] = {"oltp": _oltp_section, "dss": _dss_section,
+                                                                "backup": _backup_section}
 
 
 def _bench_section(doc: dict[str, Any], i: int) -> str:
@@ -1573,8 +1844,35 @@ def _bench_section(doc: dict[str, Any], i: int) -> str:
     return render(doc, i) if render else _generic_section(doc, i)
 
 
+# -- simulate and history: their own modules, when present ------------------------------------------------
+
+def _module_section(doc: dict[str, Any], i: int, module: str, call: Callable[[Any], str]) -> str:
+    """A section drawn by dbtier.report.<module> (imported only now: it may not exist yet)."""
+    try:
+        mod = importlib.import_module(f"dbtier.report.{module}")
+    except ImportError:
+        return _generic_section(doc, i)
+    body = call(mod)
+    out = [_run_head(doc, i, f"run-{i + 1}"), _errors(doc), body]
+    params = doc.get("params")
+    if isinstance(params, dict) and params:
+        out.append("<h4>Parameters</h4>" + _kv((k, _json_value(v)) for k, v in params.items()))
+    out.append(_machine_section(doc))
+    out.append(_json_details(doc))
+    return f'<section class="run {_e(module)}">{"".join(out)}</section>'
+
+
+def _simulate_section(doc: dict[str, Any], i: int) -> str:
+    return _module_section(doc, i, "simulate", lambda m: m.section_html(doc))
+
+
+def _history_section(doc: dict[str, Any], i: int) -> str:
+    return _module_section(doc, i, "history", lambda m: m.section_html(doc, doc.get("_run_dir")))
+
+
 SECTIONS: dict[str, Callable[[dict[str, Any], int], str]] = {"probe": _probe_section, "plan": _plan_section,
-                                                           "bench": _bench_section}
+                                                           "bench": _bench_section, "simulate": _simulate_section,
+                                                           "history": _history_section}
 
 
 def _section(doc: dict[str, Any], i: int) -> str:
@@ -1588,11 +1886,100 @@ def _section(doc: dict[str, Any], i: int) -> str:
                                              f"({type(exc).__name__}: {exc}); its raw content follows.")
 
 
+# -- lab -------------------------------------------------------------------------------------------------------
+
+def _lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int]) -> str:
+    """The lab itself: its directories, a table of its steps (each linked to its run's section, which
+    follows), and what it passed between steps. `anchors` maps a step's position to its section's number."""
+    out = [_run_head(doc, i, f"run-{i + 1}"), _errors(doc)]
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    rows: list[tuple[str, str]] = []
+    dirs = p.get("dirs")
+    if isinstance(dirs, list):
+        rows.append(("directories", "<br>".join(f"<code>{_e(d)}</code> {_e(F.device_of(doc, d) or '')}"
+                                                for d in dirs) or "—"))
+    for key, label in (("fast_dir", "fast tier"), ("slow_dir", "slow tier")):
+        if p.get(key):
+            rows.append((label, f"<code>{_e(p[key])}</code>"))
+    if p.get("profile"):
+        rows.append(("profile", _e(p["profile"])))
+    if isinstance(p.get("skip"), list) and p["skip"]:
+        rows.append(("skipped", _e(", ".join(map(str, p["skip"])))))
+    known = {"dirs", "fast_dir", "slow_dir", "profile", "skip"}
+    for k, v in p.items():
+        if k in known:
+            continue
+        if isinstance(v, dict) and v and all(isinstance(x, (str, int, float)) for x in v.values()):
+            rows.append((k.replace("_", " "), '<table class="settings"><tbody>' + "".join(
+                f"<tr><td><code>{_e(a)}</code></td><td><code>{_e(b)}</code></td></tr>" for a, b in v.items())
+                + "</tbody></table>"))
+        else:
+            rows.append((k.replace("_", " "), _json_value(v)))
+    out.append("<h3>The lab</h3>" + _kv(rows))
+    srows = []
+    for k, (s, _, err) in enumerate(F.children(doc)):
+        link = (f'<a href="#run-{anchors[k] + 1}"><code>{_e(s.get("run_dir"))}</code></a>' if k in anchors
+                else (f'<code>{_e(s.get("run_dir"))}</code>' if s.get("run_dir") else "—"))
+        note = s.get("error") or (f"its result could not be read: {err}" if err else "")
+        argv = s.get("argv")
+        srows.append([f"<b>{_e(s.get('name'))}</b>", _badge(s.get("status")), _num(s.get("seconds"), 1), link,
+                      _e(note), f'<code class="wrap">{_e(" ".join(map(str, argv)))}</code>'
+                      if isinstance(argv, list) else "—"])
+    if srows:
+        out.append("<h3>Steps</h3>" + '<div class="wide">' + _table(
+            ["step", "status", "seconds", "run", "note", "command"], srows, num_cols=(2,), cls="steps") + "</div>"
+            + '<p class="reason">Each step is a dbtier command run in its own run directory under the lab\'s; '
+              "each finished step's run follows as its own section, in step order.</p>")
+    else:
+        out.append('<p class="na">This lab has no steps yet.</p>')
+    req = doc.get("requirement")
+    if isinstance(req, dict) and req:
+        out.append("<h4>Load passed to the plan</h4>" + _kv((_REQ_LABELS.get(k, k.replace("_", " ")),
+                                                             _num(v, 1) if _isnum(v) else _json_value(v))
+                                                            for k, v in req.items()))
+    standing = doc.get("standing")
+    if isinstance(standing, list) and standing:
+        out.append("<h4>Against the catalog</h4>" + "".join(
+            _kv((k.replace("_", " "), _json_value(v)) for k, v in s.items()) for s in standing if isinstance(s, dict)))
+    out.append(_machine_section(doc))
+    out.append(_json_details(doc))
+    return f'<section class="run lab">{"".join(out)}</section>'
+
+
+# -- the verdict ----------------------------------------------------------------------------------------------
+
+def _verdict_section(docs: Sequence[dict[str, Any]]) -> str:
+    try:
+        v = verdict(docs)
+    except Exception as exc:  # the verdict must not cost the report
+        return (f'<section class="verdict"><h2 id="verdict">Verdict</h2><p class="note">No verdict: the documents '
+                f"did not add up ({_e(type(exc).__name__)}: {_e(exc)}).</p></section>")
+    rows = []
+    for topic in TOPICS:
+        items = v.get(topic) or []
+        if items:
+            rows.append(f"<tr><th>{_e(TOPIC_LABELS[topic])}</th><td>"
+                        + "".join(f"<p>{_e(it['text'])}</p>" for it in items) + "</td></tr>")
+    notes = "".join(f'<p class="note{" bad" if c.get("kind") in ("fsync", "step", "status") else ""}">{_e(c["text"])}'
+                    "</p>" for c in v.get("caveats") or [])
+    body = (f'<table class="verdict"><tbody>{"".join(rows)}</tbody></table>' if rows else
+            '<p class="na">No verdict: these runs hold no probe, benchmark or plan figures to judge from.</p>')
+    return (f'<section class="verdict"><h2 id="verdict">Verdict</h2>{body}{notes}'
+            '<p class="reason">Each sentence rests on the figures it cites, from the runs below; a question the runs '
+            "do not answer gets no sentence. The rules of thumb are in <code>dbtier.report.verdict</code>.</p>"
+            "</section>")
+
+
 # -- comparison and page ------------------------------------------------------------------------
 
-def _probe_targets(docs: Sequence[dict[str, Any]]) -> list[tuple[int, int, dict[str, Any], dict[str, Any]]]:
+Entry = tuple[dict[str, Any], int]     # a document and its section number (0-based)
+
+_NO_COMPARE = {"probe", "lab", "report", "show", "compare", "unknown"}
+
+
+def _probe_targets(entries: Sequence[Entry]) -> list[tuple[int, int, dict[str, Any], dict[str, Any]]]:
     out = []
-    for i, d in enumerate(docs):
+    for d, i in entries:
         if d.get("command") != "probe":
             continue
         for j, t in enumerate(d.get("targets") or []):
@@ -1601,8 +1988,8 @@ def _probe_targets(docs: Sequence[dict[str, Any]]) -> list[tuple[int, int, dict[
     return out
 
 
-def _comparison(docs: Sequence[dict[str, Any]]) -> str:
-    cols = _probe_targets(docs)
+def _probe_comparison(entries: Sequence[Entry]) -> str:
+    cols = _probe_targets(entries)
     if len(cols) < 2:
         return ""
     heads = ["measure"]
@@ -1631,27 +2018,142 @@ def _comparison(docs: Sequence[dict[str, Any]]) -> str:
                         for v in vals)
         rows.append(f"<tr><td>{_e(label)}</td>{cells}<td class=unit>{_e(unit)}</td></tr>")
     head = "".join(f"<th{' class=num' if 0 < k < len(heads) - 1 else ''}>{h}</th>" for k, h in enumerate(heads))
-    return ('<section class="compare"><h2 id="compare">Side by side</h2>'
-            '<p class="sub">Every probe target in this report; the best value of each row in bold.</p>'
+    return ('<p class="sub">Every probe target in this report; the best value of each row in bold.</p>'
             f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-            "</div></section>")
+            "</div>")
+
+
+def _run_hint(doc: dict[str, Any]) -> str:
+    """What sets a run apart from others of its kind: its temp directory, its backup target ..."""
+    k = F.kind(doc)
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    if k == "bench dss" and p.get("temp"):
+        return f"temp on {p['temp']}"
+    if k == "bench backup" and p.get("to"):
+        return f"to {p['to']}"
+    if k == "bench oltp":
+        return F.workload_name(doc) or ""
+    host = _get(doc, "machine", "hostname")
+    return f"on {host}" if host else ""
+
+
+def _figures_comparison(kind: str, group: Sequence[Entry]) -> str:
+    figs = [{f.key: f for f in F.figures(d) if not f.detail} for d, _ in group]
+    keys = list(dict.fromkeys(k for fs in figs for k in fs))
+    if not keys:
+        return ""
+    heads = ["measure"] + [f'<a href="#run-{i + 1}"><code>{_e(_run_name(d, i))}</code></a><br>'
+                           f'<span class="reason">{_e(_run_hint(d))}</span>' for d, i in group] + ["unit"]
+    rows = []
+    for key in keys:
+        f0 = next(fs[key] for fs in figs if key in fs)
+        vals = [fs[key].value if key in fs else None for fs in figs]
+        if all(v is None for v in vals):
+            continue
+        nums = [v for v in vals if _isnum(v)]
+        best = ((max(nums) if f0.better == "higher" else min(nums))
+                if f0.better in ("higher", "lower") and len(nums) > 1 and len(set(nums)) > 1 else None)
+        cells = "".join(f'<td class="num{" best" if best is not None and v == best else ""}">'
+                        f'{_num(v, f0.digits) if _isnum(v) else _e(v) if v is not None else "—"}</td>' for v in vals)
+        label = (f"{f0.group}: " if f0.group and f0.group not in f0.label else "") + f0.label
+        rows.append(f"<tr><td>{_e(label)}</td>{cells}<td class=unit>{_e(f0.unit)}</td></tr>")
+    head = "".join(f"<th{' class=num' if 0 < k < len(heads) - 1 else ''}>{h}</th>" for k, h in enumerate(heads))
+    return (f"<h3>{_e(kind)}: {len(group)} runs</h3>"
+            f'<div class="wide"><table class="compare"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table></div>")
+
+
+def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
+    names = [f"{_run_name(d, i)}" + (f" ({_run_hint(d)})" if _run_hint(d) else "") for d, i in group]
+    out = []
+    if kind == "bench dss":
+        qs = sorted({q["query"] for d, _ in group for q in F.dss_queries(d)})
+        if qs:
+            series = []
+            for k, (d, _) in enumerate(group):
+                by = {q["query"]: q.get("seconds") for q in F.dss_queries(d)}
+                series.append(Series(names[k], [(n, by.get(q) if _isnum(by.get(q)) else None)
+                                                for n, q in enumerate(qs)], svg.colour(k)))
+            out.append(_figure(svg.bar_chart("TPC-H per-query time, runs side by side", [f"Q{q}" for q in qs], series,
+                                             x_label="query", y_label="seconds", unit="s", width=1000,
+                                             value_labels=False, desc="Grouped bars: each query, one bar per run."),
+                               "One group per query, one bar per run (the median of its warm runs)."))
+    elif kind == "bench oltp":
+        lines = [Series(names[k], [(p["clients"], p.get("tps")) for p in F.oltp_view(d)["points"]], svg.colour(k))
+                 for k, (d, _) in enumerate(group)]
+        if any(s.points for s in lines):
+            out.append(_figure(svg.line_chart("TPS vs clients, runs side by side", lines, x_label="clients",
+                                              y_label="transactions per second", x_log2=True,
+                                              desc="One line per run."), "One line per run (a placement matrix: its "
+                                                                        "last step)."))
+    elif kind == "bench backup":
+        methods = list(dict.fromkeys(m["method"] for d, _ in group for m in F.backup_methods(d)))
+        if methods:
+            series = []
+            for k, (d, _) in enumerate(group):
+                by = {m["method"]: m["dir_mbps"] for m in F.backup_methods(d)}
+                series.append(Series(names[k], [(n, by.get(m)) for n, m in enumerate(methods)], svg.colour(k)))
+            out.append(_figure(svg.bar_chart("Backup MB/s to the directory, runs side by side", methods, series,
+                                             x_label="method", y_label="MB/s", unit="MB/s",
+                                             desc="Grouped bars: each method, one bar per run."),
+                               "One group per method, one bar per run: MB/s to the backup directory."))
+    return out
+
+
+def _comparison(entries: Sequence[Entry]) -> str:
+    parts = []
+    probes = _probe_comparison(entries)
+    if probes:
+        parts.append(probes)
+    groups: dict[str, list[Entry]] = {}
+    for d, i in entries:
+        k = F.kind(d)
+        if k not in _NO_COMPARE and d.get("command") not in _NO_COMPARE:
+            groups.setdefault(k, []).append((d, i))
+    for k, group in groups.items():
+        if len(group) < 2:
+            continue
+        table = _figures_comparison(k, group)
+        charts = _comparison_charts(k, group)
+        if k.startswith("simulate"):
+            try:
+                mod = importlib.import_module("dbtier.report.simulate")
+                extra = mod.compare_html([d for d, _ in group]) if hasattr(mod, "compare_html") else ""
+            except Exception:  # noqa: BLE001 - another module's comparison must not cost the report
+                extra = ""
+            if extra:
+                charts.append(extra)
+        if table or charts:
+            parts.append(table + (f'<div class="charts{" one" if k == "bench dss" else ""}">' + "".join(charts)
+                                  + "</div>" if charts else ""))
+    if not parts:
+        return ""
+    return ('<section class="compare"><h2 id="compare">Side by side</h2>'
+            '<p class="sub">Runs of the same kind, their key figures next to each other; the best value of a row in '
+            "bold.</p>" + "".join(parts) + "</section>")
 
 
 def _header(docs: Sequence[dict[str, Any]]) -> str:
+    hosts = sorted({str(_get(d, "machine", "hostname")) for d in F.expand(docs) if _get(d, "machine", "hostname")})
+    steps = sum(1 for d in docs if d.get("command") == "lab" for _, c, _ in F.children(d) if c is not None)
+    sub = (f"{len(docs)} run{'s' if len(docs) != 1 else ''}"
+           + (f" and {steps} lab step run{'s' if steps != 1 else ''}" if steps else "")
+           + (f" on {_e(', '.join(hosts))}" if hosts else ""))
+    return f'<header><h1>dbtier report</h1><p class="sub">{sub}</p></header>'
+
+
+def _runs_table(docs: Sequence[dict[str, Any]]) -> str:
     rows = []
     for i, d in enumerate(docs):
         rows.append([str(i + 1), f'<a href="#run-{i + 1}">{_e(d.get("command") or "unknown")}</a>',
                      f"<code>{_e(_run_name(d, i))}</code>", _badge(d.get("status")), _time(d.get("started_at")),
                      _time(d.get("finished_at")), _duration(d.get("started_at"), d.get("finished_at"))])
-    hosts = sorted({str(_get(d, "machine", "hostname")) for d in docs if _get(d, "machine", "hostname")})
-    sub = f"{len(docs)} run{'s' if len(docs) != 1 else ''}" + (f" on {_e(', '.join(hosts))}" if hosts else "")
-    table = _table(["#", "command", "run", "status", "started", "finished", "took"], rows)
-    return f'<header><h1>dbtier report</h1><p class="sub">{sub}</p>{table}</header>'
+    return "<h2>Runs</h2>" + _table(["#", "command", "run", "status", "started", "finished", "took"], rows)
 
 
-def _toc(docs: Sequence[dict[str, Any]]) -> str:
+def _toc(docs: Sequence[dict[str, Any]], kids: dict[int, list[Entry]], compare: bool) -> str:
     items = []
-    if len(_probe_targets(docs)) >= 2:
+    if compare:
         items.append('<li><a href="#compare">Side by side</a></li>')
     for i, d in enumerate(docs):
         sub = ""
@@ -1660,19 +2162,51 @@ def _toc(docs: Sequence[dict[str, Any]]) -> str:
             if len(ts) > 1:
                 sub = "<ul>" + "".join(f'<li><a href="#run-{i + 1}-t{j + 1}"><code>{_e(t.get("path"))}</code></a></li>'
                                        for j, t in enumerate(ts)) + "</ul>"
+        if kids.get(i):
+            sub = "<ul>" + "".join(f'<li><a href="#run-{k + 1}">{_e(F.kind(c))} · {_e(_run_name(c, k))}</a></li>'
+                                   for c, k in kids[i]) + "</ul>"
         items.append(f'<li><a href="#run-{i + 1}">{_e(d.get("command") or "unknown")} · '
                      f"{_e(_run_name(d, i))}</a>{sub}</li>")
-    if len(items) < 2:
+    if len(items) + sum(len(v) for v in kids.values()) < 2:
         return ""
     return f'<nav class="toc"><b>Contents</b><ul>{"".join(items)}</ul></nav>'
 
 
 def render_html(docs: list[dict[str, Any]]) -> str:
-    """The whole report for these documents, as one self-contained HTML page."""
+    """The whole report for these documents, as one self-contained HTML page: the verdict first, then
+    the runs side by side, then a section per run (a lab's step runs right after the lab's own)."""
     docs = [d if isinstance(d, dict) else {"command": "unknown", "value": d} for d in docs]
     names = ", ".join(_run_name(d, i) for i, d in enumerate(docs)) or "no runs"
-    body = [_header(docs), _toc(docs), _comparison(docs)]
-    body += [_section(d, i) for i, d in enumerate(docs)]
+    # Section numbers: the given runs 0..n-1 (anchors run-1 ...), then each lab's step runs.
+    kids: dict[int, list[Entry]] = {}
+    anchors: dict[int, dict[int, int]] = {}
+    n = len(docs)
+    for i, d in enumerate(docs):
+        if d.get("command") != "lab":
+            continue
+        lab_name = _run_name(d, i)
+        for k, (_, child, _) in enumerate(F.children(d)):
+            if child is not None:
+                kids.setdefault(i, []).append(({**child, "_parent": lab_name}, n))
+                anchors.setdefault(i, {})[k] = n
+                n += 1
+    entries: list[Entry] = []
+    for i, d in enumerate(docs):
+        entries.append((d, i))
+        entries += kids.get(i, [])
+    compare = _comparison([(d, i) for d, i in entries if d.get("command") != "lab"])
+    body = [_header(docs), _verdict_section(docs), _runs_table(docs) if docs else "", _toc(docs, kids, bool(compare)),
+            compare]
+    for i, d in enumerate(docs):
+        if d.get("command") == "lab":
+            try:
+                body.append(_lab_section(d, i, anchors.get(i, {})))
+            except Exception as exc:  # as _section: a malformed lab must not cost the report
+                body.append(_generic_section(d, i, note=f"This lab document could not be drawn in full "
+                                                        f"({type(exc).__name__}: {exc}); its raw content follows."))
+        else:
+            body.append(_section(d, i))
+        body += [_section(c, k) for c, k in kids.get(i, [])]
     if not docs:
         body.append('<p class="note">No result documents were given.</p>')
     body.append(f"<footer>Written by dbtier {_e(__version__)}. Self-contained: no scripts, fonts or images are "

@@ -1,0 +1,67 @@
+"""`dbtier compare RUN_A RUN_B`: the key figures of two runs of the same command, side by side,
+with their differences (B − A) and ratios (B / A)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.core.errors import DbtierError
+from dbtier.report import figures as F
+from dbtier.report.inputs import load_runs
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compare", help="two runs of the same command side by side, with differences and ratios",
+                       description="Print the key figures of two runs of the same command (two machines, or "
+                       "before and after) side by side, with the difference B − A and the ratio B / A of each.")
+    p.add_argument("a", metavar="RUN_A", help="the first run directory (the baseline)")
+    p.add_argument("b", metavar="RUN_B", help="the second run directory")
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def _ratio(r: dict) -> str:
+    x = r["ratio"]
+    if not F.isnum(x):
+        return "-"
+    text = f"{x:,.2f}x" if abs(x) < 100 else f"{x:,.0f}x"
+    better = r.get("better")
+    if better in ("higher", "lower") and abs(x - 1) >= 0.05:
+        good = (x > 1) == (better == "higher")
+        return f"[{'green' if good else 'red'}]{text}[/]"
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    a, b = load_runs([args.a, args.b])
+    ka, kb = F.kind(a), F.kind(b)
+    if a.get("command") != b.get("command") or ka != kb:
+        raise DbtierError(f"{args.a} is a {ka} run and {args.b} a {kb} run: compare takes two runs of the same "
+                          "command", f"compare two {ka} runs, or show both in one report: dbtier report "
+                                     f"{args.a} {args.b}")
+    rows = F.compare_rows(a, b)
+    run_ = Run("compare", args, {"a": args.a, "b": args.b})
+    doc = run_.doc
+    doc.update(a=F.run_info(a), b=F.run_info(b), rows=rows)
+    run_.finish()
+    out = console(args)
+
+    def render() -> None:
+        t = Table(title=f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}", title_justify="left",
+                  caption="B − A and B / A; green: better, red: worse (by 5% or more)", caption_justify="left")
+        for name, justify in (("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"),
+                              ("B / A", "right"), ("unit", "left")):
+            t.add_column(name, justify=justify)
+        for r in rows:
+            d = r["digits"] or 0
+            label = (f"{r['group']}: " if r["group"] and r["group"] not in r["metric"] else "") + r["metric"]
+            diff = f"{r['diff']:+,.{d}f}" if F.isnum(r["diff"]) else ("same" if r["a"] == r["b"] else "differs")
+            t.add_row(label, F.fmt(r["a"], d), F.fmt(r["b"], d), diff, _ratio(r), r["unit"] or "")
+        out.print(t)
+        if not rows:
+            out.print("no figures to compare in these runs")
+    emit(doc, args, render)
+    return 0

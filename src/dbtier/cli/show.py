@@ -1,0 +1,111 @@
+"""`dbtier show RUN_DIR`: a run's summary as terminal tables (any command; a lab with every step).
+
+The summary (figures, tables, how they were obtained; for a lab each step's too) comes from
+dbtier.report.figures, the verdict from dbtier.report.verdict: the same the reports print.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.report import figures as F
+from dbtier.report.inputs import load_runs
+from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("show", help="print a run's summary as tables",
+                       description="Print the summary of a run directory written by any dbtier command as "
+                       "tables: the verdict, the key figures, the key tables and how the numbers were obtained "
+                       "(a lab: every step's run too).")
+    p.add_argument("run", metavar="RUN_DIR", help="a run directory written by dbtier (or its result.json)")
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def _cell(v: Any, digits: int = 0) -> str:
+    return F.fmt(v, digits) if v is not None else "-"
+
+
+def figures_table(figs: list[dict[str, Any]], title: str = "key figures") -> Table | None:
+    figs = [f for f in figs if not f.get("detail") and f.get("value") is not None]
+    if not figs:
+        return None
+    t = Table(title=title, title_justify="left", show_lines=False)
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_column("unit")
+    group = None
+    for f in figs:
+        if f.get("group") and f["group"] != group:
+            group = f["group"]
+            t.add_row(f"[bold]{group}[/bold]", "", "")
+        t.add_row(("  " if group else "") + str(f["label"]), _cell(f["value"], f.get("digits") or 0),
+                  str(f.get("unit") or ""))
+    return t
+
+
+def key_table(tab: dict[str, Any], digits: Any = ()) -> Table:
+    t = Table(title=tab["title"], title_justify="left")
+    rows = tab["rows"]
+    for k, c in enumerate(tab["columns"]):
+        numeric = any(F.isnum(r[k]) for r in rows if k < len(r))
+        t.add_column(str(c), justify="right" if numeric else "left")
+    for r in rows:
+        t.add_row(*(_cell(v, digits[k] if k < len(digits) else 0) for k, v in enumerate(r)))
+    return t
+
+
+def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
+    """The figures, tables and method lines of one document (a lab: then each step's)."""
+    info = F.run_info(doc)
+    out.print(f"{indent}[bold]{info['kind']}[/bold] · {F.run_name(doc)} · {info['status'] or 'unknown'}"
+              + (f" · started {info['started_at']}" if info["started_at"] else ""), highlight=False)
+    if doc.get("command") != "lab":
+        t = figures_table([f.as_dict() for f in F.figures(doc)])
+        if t is not None:
+            out.print(t)
+    for tab in F.tables(doc):
+        out.print(key_table(tab.as_dict(), tab.digits))
+    for what, how in F.method(doc):
+        out.print(f"[dim]{what}: {how}[/dim]", highlight=False)
+    if doc.get("command") == "lab":
+        for s, child, _ in F.children(doc):
+            if child is not None:
+                out.print()
+                out.rule(f"step {s.get('name')}")
+                print_summary(out, child)
+
+
+def print_verdict(out: Console, v: dict[str, Any]) -> None:
+    lines = [(TOPIC_LABELS[t], it["text"]) for t in TOPICS for it in v.get(t) or []]
+    if not lines and not v.get("caveats"):
+        return
+    out.print("[bold]Verdict[/bold]")
+    for label, text in lines:
+        out.print(f"  [bold]{label}[/bold]: {text}", highlight=False)
+    for c in v.get("caveats") or []:
+        out.print(f"  [yellow]note[/yellow]: {c['text']}", highlight=False)
+    out.print()
+
+
+def run(args: argparse.Namespace) -> int:
+    [shown] = load_runs([args.run])
+    v = verdict([shown])
+    run_ = Run("show", args, {"run": args.run})
+    doc = run_.doc
+    doc.update(F.summary(shown))
+    doc["verdict"] = {"sentences": v["sentences"], "caveats": [c["text"] for c in v["caveats"]]}
+    run_.finish()
+    out = console(args)
+
+    def render() -> None:
+        print_verdict(out, v)
+        print_summary(out, shown)
+    emit(doc, args, render)
+    return 0

@@ -1,0 +1,737 @@
+"""Key figures of a result document, per command: one pure module that `dbtier show`, `dbtier
+compare`, the Markdown report, the HTML side-by-side tables and the verdict all read.
+
+Documents in, plain values out; nothing here touches a file. A lab document's step runs are
+read by `dbtier.report.inputs` and attached under `_children`; `children()` and `expand()`
+give them back. Every figure has a stable `key` (what `compare` matches two runs on), a
+label, a unit, how many digits to show, and whether higher or lower is better.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Sequence
+
+from dbtier.report.tables import SUMMARY_LABELS
+from dbtier.results.probe import SUMMARY_KEYS
+
+# Summary keys of a probe target where a higher number is better (the rest: lower is better).
+PROBE_HIGHER_BETTER = {"read_iops_4k", "write_iops_4k", "mixed_iops_8k", "read_mbps_seq", "write_mbps_seq",
+                       "commits_per_s"}
+# The probe's sweep stop rule: a load level counts as growth when it beats the best so far by 3%.
+PROBE_MIN_GAIN = 0.03
+WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
+                  "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
+# The placement matrix: the step that moved a role to the fast tier, and that role.
+MATRIX_MOVES = {"index-fast": "indexes", "tables-fast": "tables", "wal-fast": "WAL", "temp-fast": "temp"}
+PRIVATE_KEYS = ("_children",)
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str
+    label: str
+    value: float | str | None
+    unit: str = ""
+    digits: int = 0
+    better: str | None = None      # "higher", "lower" or None (a text, or no order)
+    group: str = ""                # a sub-heading: the probe target, the placement step, "per query"
+    detail: bool = False           # one of many (per query): tables, not the headline list
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: Sequence[str]
+    rows: Sequence[Sequence[Any]]
+    digits: Sequence[int] = ()     # per column, for numbers
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "columns": list(self.columns), "rows": [list(r) for r in self.rows]}
+
+
+# -- small helpers -----------------------------------------------------------------------------------
+
+def isnum(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def get(d: Any, *keys: str) -> Any:
+    """d[k1][k2]... or None when any step is missing or not a dict."""
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
+def dicts(x: Any) -> list[dict[str, Any]]:
+    return [v for v in x if isinstance(v, dict)] if isinstance(x, list) else []
+
+
+def fmt(x: Any, digits: int = 0) -> str:
+    """A number with thousands separators; text as is; None as '—'."""
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isnum(x):
+        return f"{x:,.{digits}f}"
+    return str(x)
+
+
+def fmt_auto(x: Any) -> str:
+    """A measured figure for a sentence: whole numbers (grouped) from 100 up, three significant digits below."""
+    if not isnum(x):
+        return fmt(x)
+    return fmt(x, 0) if abs(x) >= 100 else f"{x:.3g}"
+
+
+def fmt_pct(x: Any) -> str:
+    """A signed change in % (0.35 -> '+35%')."""
+    return "—" if not isnum(x) else f"{x * 100:+.0f}%"
+
+
+def run_name(doc: dict[str, Any], i: int | None = None) -> str:
+    d = doc.get("_run_dir")
+    if isinstance(d, str) and d:
+        return os.path.basename(os.path.normpath(d))
+    return f"run {i + 1}" if i is not None else "run"
+
+
+def public(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document without what the loader attached (a lab's step documents)."""
+    return {k: v for k, v in doc.items() if k not in PRIVATE_KEYS}
+
+
+def kind(doc: dict[str, Any]) -> str:
+    """'probe', 'bench oltp', 'plan size', 'lab' ...: what decides which figures a document has."""
+    cmd = doc.get("command")
+    cmd = cmd if isinstance(cmd, str) and cmd else "unknown"
+    sub = None
+    if cmd == "bench":
+        sub = doc.get("bench")
+    elif cmd == "plan":
+        sub = doc.get("plan")
+    elif cmd in ("history", "simulate"):
+        sub = get(doc, "params", "action")
+    return f"{cmd} {sub}" if isinstance(sub, str) and sub else cmd
+
+
+# -- lab documents --------------------------------------------------------------------------------------
+
+def children(doc: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any] | None, str | None]]:
+    """(step record, its run's document or None, why there is none) for each step of a lab, in order."""
+    steps = dicts(doc.get("steps"))
+    attached = {c.get("step"): c for c in dicts(doc.get("_children"))}
+    out = []
+    for s in steps:
+        c = attached.get(s.get("name"), {})
+        child = c.get("doc") if isinstance(c.get("doc"), dict) else None
+        out.append((s, child, c.get("error") if isinstance(c.get("error"), str) else None))
+    return out
+
+
+def expand(docs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The documents with each lab followed by its step runs' documents (step order)."""
+    out: list[dict[str, Any]] = []
+    for d in docs:
+        if not isinstance(d, dict):
+            continue
+        out.append(d)
+        if d.get("command") == "lab":
+            out += [c for _, c, _ in children(d) if c is not None]
+    return out
+
+
+# -- probe ------------------------------------------------------------------------------------------------
+
+def probe_targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return dicts(doc.get("targets")) if doc.get("command") == "probe" else []
+
+
+def machine_target(doc: dict[str, Any], path: Any) -> dict[str, Any] | None:
+    """The machine's record of the directory holding `path` (the longest matching target path)."""
+    if not isinstance(path, str):
+        return None
+    best, found = -1, None
+    for t in dicts(get(doc, "machine", "targets")):
+        p = t.get("path") if isinstance(t.get("path"), str) else t.get("device")
+        if isinstance(p, str) and (path == p or path.startswith(p.rstrip("/") + "/")) and len(p) > best:
+            best, found = len(p), t
+    return found
+
+
+def device_of(doc: dict[str, Any], path: Any) -> str | None:
+    """The block device under a directory (from the machine metadata), e.g. 'vda'."""
+    t = machine_target(doc, path)
+    name = get(t, "block_device", "name") or get(t, "block_device", "disk")
+    return name if isinstance(name, str) and name else None
+
+
+def random_points(target: dict[str, Any], test: str) -> list[dict[str, Any]]:
+    pts = [p for p in dicts(target.get("points")) if p.get("test") == test and isnum(p.get("outstanding"))
+           and isnum(p.get("iops"))]
+    return sorted(pts, key=lambda p: p["outstanding"])
+
+
+def point_lat(p: dict[str, Any], side: str, pct: str) -> float | None:
+    v = get(p, side, "lat_us", pct)
+    v = v if isnum(v) else get(p, "lat_us", pct)
+    return v if isnum(v) else None
+
+
+def probe_knee(target: dict[str, Any], test: str = "rand-read-4k",
+               min_gain: float = PROBE_MIN_GAIN) -> dict[str, Any] | None:
+    """Where IOPS stop growing: the first load level that no later level beats by `min_gain`.
+
+    -> {test, outstanding, iops, p99_us, last_outstanding, last_iops, still_rising}; still_rising
+    when that level is the largest one measured (the sweep did not find a ceiling)."""
+    pts = random_points(target, test)
+    if not pts:
+        return None
+    side = "write" if "write" in test else "read"
+    for k, p in enumerate(pts):
+        later = pts[k + 1:]
+        if all(q["iops"] < p["iops"] * (1 + min_gain) for q in later):
+            return {"test": test, "outstanding": p["outstanding"], "iops": p["iops"],
+                    "p99_us": point_lat(p, side, "p99"), "last_outstanding": pts[-1]["outstanding"],
+                    "last_iops": pts[-1]["iops"], "still_rising": not later}
+    return None  # unreachable: the last point always qualifies
+
+
+def _probe_figures(doc: dict[str, Any]) -> list[Figure]:
+    targets = probe_targets(doc)
+    out: list[Figure] = []
+    for j, t in enumerate(targets):
+        s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
+        prefix = f"t{j + 1}." if len(targets) > 1 else ""
+        group = str(t.get("path") or f"target {j + 1}")
+        for key in SUMMARY_KEYS:
+            if key == "fsync_honesty_reason":
+                continue
+            if key == "fsync_honesty":
+                out.append(Figure(prefix + key, "fsync honesty", s.get(key) if isinstance(s.get(key), str) else None,
+                                  group=group))
+                continue
+            label, unit, digits = SUMMARY_LABELS.get(key, (key.replace("_", " "), "", 1))
+            v = s.get(key)
+            out.append(Figure(prefix + key, label, v if isnum(v) else None, unit, digits,
+                              "higher" if key in PROBE_HIGHER_BETTER else "lower", group))
+        k = probe_knee(t)
+        if k:
+            out.append(Figure(prefix + "read_knee_outstanding", "4 KiB random read knee", k["outstanding"],
+                              "outstanding I/O", 0, None, group))
+    return out
+
+
+# -- bench oltp --------------------------------------------------------------------------------------------
+
+def oltp_points(x: Any) -> list[dict[str, Any]]:
+    """The points with a client count, in client order."""
+    return sorted((p for p in dicts(x) if isnum(p.get("clients"))), key=lambda p: p["clients"])
+
+
+def best_point(points: list[dict[str, Any]]) -> dict[str, Any] | None:
+    pts = [p for p in points if isnum(p.get("tps"))]
+    return max(pts, key=lambda p: p["tps"]) if pts else None
+
+
+def oltp_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return dicts(doc.get("steps")) if doc.get("command") == "bench" else []
+
+
+def oltp_view(doc: dict[str, Any]) -> dict[str, Any]:
+    """The sweep a bench oltp document stands for: its points, knee, knee point, best point and
+    load (a placement matrix's top level repeats its last step; an older document may not)."""
+    points, knee, load = oltp_points(doc.get("points")), doc.get("knee"), doc.get("load")
+    steps = oltp_steps(doc)
+    step = None
+    if steps:
+        last = steps[-1]
+        step = last.get("name")
+        points = points or oltp_points(last.get("points"))
+        knee = knee if isinstance(knee, dict) else last.get("knee")
+        load = load if isinstance(load, dict) else last.get("load")
+    knee = knee if isinstance(knee, dict) else None
+    kp = next((p for p in points if p.get("clients") == knee.get("clients")), None) if knee else None
+    return {"points": points, "knee": knee, "knee_point": kp, "best": best_point(points),
+            "load": load if isinstance(load, dict) else {}, "step": step}
+
+
+def workload_name(doc: dict[str, Any]) -> str | None:
+    w = get(doc, "params", "workload") or get(doc, "load", "workload")
+    if not isinstance(w, str):
+        return None
+    name = WORKLOAD_NAMES.get(w, w)
+    load = oltp_view(doc)["load"]
+    if w == "tpcc":
+        n = load.get("warehouses") if isnum(load.get("warehouses")) else get(doc, "params", "warehouses")
+        return f"{name}, {fmt(n)} warehouse{'s' if n != 1 else ''}" if isnum(n) else name
+    s = load.get("scale") if isnum(load.get("scale")) else get(doc, "params", "scale")
+    return f"{name}, scale {fmt(s)}" if isnum(s) else name
+
+
+def busiest_device(p: dict[str, Any] | None) -> dict[str, Any] | None:
+    devs = [d for d in dicts((p or {}).get("devices")) if isnum(d.get("busy_pct"))]
+    return max(devs, key=lambda d: d["busy_pct"]) if devs else None
+
+
+def matrix_dirs(doc: dict[str, Any]) -> dict[str, str]:
+    """{'fast': FAST, 'slow': SLOW} from --placement-matrix FAST,SLOW; {} otherwise."""
+    m = get(doc, "params", "placement_matrix")
+    parts = [x.strip() for x in m.split(",")] if isinstance(m, str) else []
+    return {"fast": parts[0], "slow": parts[1]} if len(parts) == 2 and all(parts) else {}
+
+
+def matrix_bests(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each placement step's best point: {name, tps, clients}, in the order run."""
+    out = []
+    for k, s in enumerate(oltp_steps(doc)):
+        b = best_point(oltp_points(s.get("points")))
+        out.append({"name": str(s.get("name") or f"step {k + 1}"), "tps": b.get("tps") if b else None,
+                    "clients": b.get("clients") if b else None})
+    return out
+
+
+def matrix_moves(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """What each move to the fast tier did to the best TPS: {step, role, before, after, gain}
+    (gain = after / before - 1, against the step run just before it)."""
+    bests = matrix_bests(doc)
+    out = []
+    for a, b in zip(bests, bests[1:]):
+        role = MATRIX_MOVES.get(b["name"])
+        if role and isnum(a["tps"]) and isnum(b["tps"]) and a["tps"] > 0:
+            out.append({"step": b["name"], "role": role, "before": a["tps"], "after": b["tps"],
+                        "gain": b["tps"] / a["tps"] - 1, "from_step": a["name"]})
+    return out
+
+
+def _oltp_figures(doc: dict[str, Any]) -> list[Figure]:
+    v = oltp_view(doc)
+    best, knee, kp = v["best"] or {}, v["knee"] or {}, v["knee_point"] or {}
+    nopm = [p for p in v["points"] if isnum(p.get("nopm"))]
+    dev = busiest_device(kp)
+    out = [Figure("workload", "workload", workload_name(doc)),
+           Figure("best_tps", "best TPS", best.get("tps"), "TPS", 1, "higher"),
+           Figure("best_clients", "clients at the best TPS", best.get("clients"), "clients", 0),
+           Figure("best_tpm", "TPM at the best TPS", best.get("tpm"), "TPM", 0, "higher")]
+    if nopm:
+        out.append(Figure("best_nopm", "best NOPM", max(p["nopm"] for p in nopm), "NOPM", 0, "higher"))
+    out += [Figure("knee_clients", "knee: clients", knee.get("clients"), "clients", 0),
+            Figure("knee_tps", "knee: TPS", knee.get("tps"), "TPS", 1, "higher"),
+            Figure("knee_p95_ms", "p95 latency at the knee", get(kp, "lat_ms", "p95"), "ms", 2, "lower"),
+            Figure("knee_bottleneck", "bottleneck at the knee", kp.get("bottleneck")),
+            Figure("knee_cpu_busy_pct", "CPU busy at the knee", get(kp, "cpu_util", "busy_pct"), "%", 0),
+            Figure("knee_device_busy_pct", "busiest device at the knee", (dev or {}).get("busy_pct"), "%", 0)]
+    for b in matrix_bests(doc):
+        out.append(Figure(f"step.{b['name']}.best_tps", f"{b['name']}: best TPS", b["tps"], "TPS", 1, "higher",
+                          "placement matrix"))
+    return out
+
+
+# -- bench dss -----------------------------------------------------------------------------------------------
+
+def dss_queries(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return sorted((q for q in dicts(doc.get("queries")) if isnum(q.get("query"))), key=lambda q: q["query"])
+
+
+def dss_stats(doc: dict[str, Any]) -> dict[str, Any]:
+    """The power run at a glance: totals, spills (which queries, how much, their share of the time),
+    the CPU weighted by each query's time, and the cold scan against the probe."""
+    qs = dss_queries(doc)
+    secs = [q["seconds"] for q in qs if isnum(q.get("seconds"))]
+    total = doc.get("total_seconds") if isnum(doc.get("total_seconds")) else (sum(secs) if secs else None)
+    spilled = [q for q in qs if isnum(q.get("temp_bytes")) and q["temp_bytes"] > 0]
+    spill_s = sum(q["seconds"] for q in spilled if isnum(q.get("seconds")))
+    timed = [q for q in qs if isnum(q.get("seconds")) and isnum(q.get("cpu_util"))]
+    wsum = sum(q["seconds"] for q in timed)
+    cpu = sum(q["seconds"] * q["cpu_util"] for q in timed) / wsum if wsum > 0 else None
+    peak = max((q["temp_bytes"] for q in spilled), default=0 if qs else None)
+    scan = doc.get("scan") if isinstance(doc.get("scan"), dict) else {}
+    return {"engine": doc.get("engine") or get(doc, "params", "engine"),
+            "scale": doc.get("scale") if isnum(doc.get("scale")) else get(doc, "params", "scale"),
+            "data": get(doc, "params", "data"), "temp": get(doc, "params", "temp"),
+            "queries": len(qs), "total_s": total,
+            "geomean_s": doc.get("geomean_seconds") if isnum(doc.get("geomean_seconds")) else None,
+            "spilled": [(q["query"], q["temp_bytes"]) for q in spilled], "peak_temp_bytes": peak,
+            "spill_share": spill_s / total if spilled and isnum(total) and total > 0 else 0.0 if qs else None,
+            "cpu_pct": cpu, "answers_ok": doc.get("answers_ok"),
+            "scan_mbps": scan.get("achieved_mbps") if isnum(scan.get("achieved_mbps")) else None,
+            "scan_ratio": scan.get("ratio") if isnum(scan.get("ratio")) else None,
+            "probe_mbps": scan.get("probe_read_mbps_seq") if isnum(scan.get("probe_read_mbps_seq")) else None}
+
+
+def answers_text(ok: Any) -> str:
+    return "all correct" if ok is True else ("a wrong answer" if ok is False else "not checked")
+
+
+def _dss_figures(doc: dict[str, Any]) -> list[Figure]:
+    s = dss_stats(doc)
+    out = [Figure("engine", "engine", s["engine"]),
+           Figure("scale", "TPC-H scale factor", s["scale"], "SF", 2),
+           Figure("temp", "temp directory", s["temp"] if isinstance(s["temp"], str) else None),
+           Figure("total_seconds", "power run, total", s["total_s"], "s", 3, "lower"),
+           Figure("geomean_seconds", "per query, geometric mean", s["geomean_s"], "s", 4, "lower"),
+           Figure("queries", "queries run", s["queries"], "", 0),
+           Figure("answers", "answers", answers_text(s["answers_ok"]) if s["queries"] else None),
+           Figure("peak_temp_mb", "peak temp spilled", s["peak_temp_bytes"] / 1e6
+                  if isnum(s["peak_temp_bytes"]) else None, "MB", 1, "lower"),
+           Figure("spilled_queries", "queries that spilled", len(s["spilled"]) if s["queries"] else None, "", 0,
+                  "lower"),
+           Figure("cpu_pct", "CPU busy (time-weighted)", s["cpu_pct"], "%", 0)]
+    if s["scan_mbps"] is not None:
+        out.append(Figure("scan_mbps", "cold scan", s["scan_mbps"], "MB/s", 0, "higher"))
+    if s["scan_ratio"] is not None:
+        out.append(Figure("scan_pct_of_probe", "cold scan / probe sequential read", 100 * s["scan_ratio"], "%", 0,
+                          "higher"))
+    for q in dss_queries(doc):
+        out.append(Figure(f"q{q['query']}.seconds", f"Q{q['query']}", q.get("seconds") if isnum(q.get("seconds"))
+                          else None, "s", 3, "lower", "per query", detail=True))
+    return out
+
+
+# -- bench backup --------------------------------------------------------------------------------------------
+
+def backup_methods(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per method, in the order run: {method, dir_mbps, null_mbps, limit, evidence, bytes, output_bytes,
+    compressed, seconds, cpu_cores}; the limiting side is the directory run's (else the null run's)."""
+    by: dict[str, dict[str, Any]] = {}
+    for t in dicts(doc.get("targets")):
+        m = str(t.get("method") or "?")
+        rec = by.setdefault(m, {"method": m, "dir_mbps": None, "null_mbps": None, "limit": None, "evidence": None,
+                                "bytes": None, "output_bytes": None, "compressed": t.get("compressed"),
+                                "seconds": None, "cpu_cores": None})
+        side = t.get("target")
+        if side == "null":
+            rec["null_mbps"] = t.get("mbps") if isnum(t.get("mbps")) else None
+            if rec["limit"] is None:
+                rec["limit"], rec["evidence"] = t.get("bottleneck"), t.get("bottleneck_evidence")
+        elif side == "dir":
+            rec["dir_mbps"] = t.get("mbps") if isnum(t.get("mbps")) else None
+            rec["limit"], rec["evidence"] = t.get("bottleneck"), t.get("bottleneck_evidence")
+            rec["output_bytes"] = t.get("output_bytes") if isnum(t.get("output_bytes")) else None
+            rec["seconds"] = t.get("seconds") if isnum(t.get("seconds")) else None
+            rec["cpu_cores"] = t.get("proc_cpu_cores") if isnum(t.get("proc_cpu_cores")) else None
+        if isnum(t.get("bytes")):
+            rec["bytes"] = t["bytes"]
+    return list(by.values())
+
+
+def _backup_figures(doc: dict[str, Any]) -> list[Figure]:
+    src = get(doc, "source", "database_bytes")
+    out = [Figure("engine", "engine", doc.get("engine") or get(doc, "params", "engine")),
+           Figure("target", "backup directory", get(doc, "params", "to")),
+           Figure("source_mb", "source database", src / 1e6 if isnum(src) else None, "MB", 0)]
+    for m in backup_methods(doc):
+        name = m["method"]
+        out += [Figure(f"{name}.dir_mbps", f"{name} → directory", m["dir_mbps"], "MB/s", 0, "higher", name),
+                Figure(f"{name}.null_mbps", f"{name} → null", m["null_mbps"], "MB/s", 0, "higher", name),
+                Figure(f"{name}.limit", f"{name}: limiting side", m["limit"], group=name)]
+    return out
+
+
+# -- plan ------------------------------------------------------------------------------------------------------
+
+_VALUE_KEYS = (("tpm_per_usd", "TPM per $", 3, "higher"), ("tps_per_usd", "TPS per $", 4, "higher"),
+               ("iops_per_usd", "IOPS per $", 3, "higher"), ("mbps_per_usd", "MB/s per $", 4, "higher"),
+               ("usd_per_gb", "$ per usable GB", 2, "lower"), ("usd_per_tpm", "$ per TPM", 3, "lower"),
+               ("usd_per_tps", "$ per TPS", 2, "lower"), ("usd_per_iops", "$ per IOPS", 4, "lower"))
+
+
+def config_name(a: Any) -> str | None:
+    if not isinstance(a, dict):
+        return None
+    if isinstance(a.get("description"), str):
+        return a["description"]
+    if a.get("device") is None:
+        return None
+    return f"{fmt(a.get('count'))} x {a.get('device')}" + (f" {a['layout']}" if a.get("layout") else "")
+
+
+def _plan_figures(doc: dict[str, Any]) -> list[Figure]:
+    action = doc.get("plan")
+    out: list[Figure] = []
+    if action == "size":
+        c = (dicts(doc.get("candidates")) or [{}])[0]
+        out += [Figure("cheapest", "cheapest configuration", config_name(c)),
+                Figure("price_usd", "its price", c.get("price_usd"), "$", 0, "lower"),
+                Figure("capacity_gb", "its usable capacity", c.get("capacity_gb"), "GB", 0, "higher"),
+                Figure("read_iops", "its random read IOPS", c.get("read_iops"), "IOPS", 0, "higher"),
+                Figure("write_iops", "its random write IOPS", c.get("write_iops"), "IOPS", 0, "higher"),
+                Figure("binding", "binding requirement", doc.get("binding")),
+                Figure("designs_meeting", "designs meeting the requirement", doc.get("designs_meeting"), "", 0)]
+    elif action == "value":
+        cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+        out += [Figure("config", "configuration", config_name(cfg)),
+                Figure("price_usd", "price", cfg.get("price_usd"), "$", 0, "lower")]
+        out += [Figure(k, label, get(doc, "value", k), "", d, better) for k, label, d, better in _VALUE_KEYS]
+    elif action == "equivalent":
+        out.append(Figure("reference", "reference", get(doc, "reference", "device")))
+        out.append(Figure("using", "matched with", get(doc, "using", "device")))
+        for metric in ("iops", "throughput", "capacity"):
+            m = get(doc, "by_metric", metric)
+            out += [Figure(f"{metric}.count", f"count to match on {metric}", get(m, "count"), "", 0, "lower", metric),
+                    Figure(f"{metric}.price_usd", f"price to match on {metric}", get(m, "price_usd"), "$", 0,
+                           "lower", metric),
+                    Figure(f"{metric}.price_ratio", f"× the reference's price ({metric})", get(m, "price_ratio"),
+                           "×", 2, "lower", metric)]
+    elif action == "budget":
+        out.append(Figure("usd", "budget", doc.get("usd"), "$", 0))
+        for o in dicts(doc.get("options")):
+            d = str(o.get("device"))
+            out += [Figure(f"{d}.count", f"{d}: count", o.get("count"), "", 0, None, d),
+                    Figure(f"{d}.iops", f"{d}: IOPS (mix)", o.get("iops"), "IOPS", 0, "higher", d),
+                    Figure(f"{d}.capacity_gb", f"{d}: capacity", o.get("capacity_gb"), "GB", 0, "higher", d)]
+    return [f for f in out if isnum(f.value) or isinstance(f.value, str) or f.value is None]
+
+
+# -- simulate, history, lab, anything else -------------------------------------------------------------------
+
+def _simulate_figures(doc: dict[str, Any]) -> list[Figure]:
+    out = [Figure("design", "design", doc.get("design") if isinstance(doc.get("design"), str) else None),
+           Figure("policy", "cache policy", doc.get("policy") if isinstance(doc.get("policy"), str) else None),
+           Figure("requests", "requests replayed", get(doc, "trace", "requests"), "", 0),
+           Figure("read_hit_ratio", "read hit ratio (blocks)", 100 * doc["read_hit_ratio"]
+                  if isnum(doc.get("read_hit_ratio")) else None, "%", 1, "higher"),
+           Figure("request_hit_ratio", "read hit ratio (requests)", 100 * doc["request_hit_ratio"]
+                  if isnum(doc.get("request_hit_ratio")) else None, "%", 1, "higher")]
+    for op in ("read", "write"):
+        for pct in ("p50", "p99"):
+            v = get(doc, "latency_us", op, pct)
+            out.append(Figure(f"{op}_{pct}_us", f"{op} latency {pct}", v if isnum(v) else None, "µs", 0, "lower"))
+    rs = doc.get("resync") if isinstance(doc.get("resync"), dict) else None
+    if rs:
+        out += [Figure("resync_gb", "resync volume", rs["bytes"] / 1e9 if isnum(rs.get("bytes")) else None, "GB", 3,
+                       "lower"),
+                Figure("resync_s", "resync time", rs.get("seconds") if isnum(rs.get("seconds")) else None, "s", 1,
+                       "lower"),
+                Figure("unprotected_s", "time without redundancy", rs.get("unprotected_seconds")
+                       if isnum(rs.get("unprotected_seconds")) else None, "s", 1, "lower")]
+    return out
+
+
+def _generic_figures(doc: dict[str, Any]) -> list[Figure]:
+    """Top-level numbers (and a `requirement` object's): what any document has to compare."""
+    out = []
+    for k, v in doc.items():
+        if k.startswith("_") or k == "schema_version" or isinstance(v, bool):
+            continue
+        if isnum(v):
+            out.append(Figure(k, k.replace("_", " "), v, "", 2))
+    req = doc.get("requirement")
+    if isinstance(req, dict):
+        out += [Figure(f"requirement.{k}", f"requirement: {k.replace('_', ' ')}", v, "", 1, None, "requirement")
+                for k, v in req.items() if isnum(v) and not isinstance(v, bool)]
+    return out
+
+
+def _lab_figures(doc: dict[str, Any]) -> list[Figure]:
+    steps = children(doc)
+    statuses = [str(s.get("status")) for s, _, _ in steps]
+    out = [Figure("steps_ok", "steps ok", statuses.count("ok"), "", 0, "higher"),
+           Figure("steps_failed", "steps failed", statuses.count("failed"), "", 0, "lower")]
+    for s, child, _ in steps:
+        if child is None:
+            continue
+        name = str(s.get("name"))
+        for f in figures(child):
+            out.append(Figure(f"{name}/{f.key}", f"{name}: {f.label}", f.value, f.unit, f.digits, f.better,
+                              name + (f" · {f.group}" if f.group else ""), f.detail))
+    return out
+
+
+def figures(doc: dict[str, Any]) -> list[Figure]:
+    """The key figures of one document, by its command (a lab: every step's, prefixed by the step)."""
+    k = kind(doc)
+    if k == "probe":
+        return _probe_figures(doc)
+    if k == "bench oltp":
+        return _oltp_figures(doc)
+    if k == "bench dss":
+        return _dss_figures(doc)
+    if k == "bench backup":
+        return _backup_figures(doc)
+    if k.startswith("plan "):
+        return _plan_figures(doc)
+    if k.startswith("simulate"):
+        return _simulate_figures(doc)
+    if k == "lab":
+        return _lab_figures(doc)
+    return _generic_figures(doc)
+
+
+# -- tables ---------------------------------------------------------------------------------------------------
+
+def tables(doc: dict[str, Any]) -> list[Table]:
+    """The key tables of one document beyond its figures (points, queries, methods, candidates, steps)."""
+    k = kind(doc)
+    out: list[Table] = []
+    if k == "probe":
+        for t in probe_targets(doc):
+            rows = []
+            for test in ("rand-read-4k", "rand-write-4k", "rand-mix-8k"):
+                kn = probe_knee(t, test)
+                if kn:
+                    rows.append([test, kn["outstanding"], kn["iops"], kn["p99_us"],
+                                 "still rising" if kn["still_rising"] else f"{fmt(kn['last_iops'])} at "
+                                 f"{fmt(kn['last_outstanding'])}"])
+            if rows:
+                out.append(Table(f"Where IOPS stop growing: {t.get('path')}",
+                                 ["test", "knee (outstanding I/O)", "IOPS", "p99 µs", "largest load"], rows,
+                                 (0, 0, 0, 1, 0)))
+    elif k == "bench oltp":
+        bests = matrix_bests(doc)
+        if bests:
+            steps = oltp_steps(doc)
+            rows = []
+            for s, b in zip(steps, bests):
+                kn = s.get("knee") if isinstance(s.get("knee"), dict) else {}
+                rows.append([b["name"], b["tps"], b["clients"], kn.get("clients"), kn.get("tps")])
+            out.append(Table("Placement matrix (best point of each step)",
+                             ["step", "best TPS", "at clients", "knee clients", "knee TPS"], rows, (0, 1, 0, 0, 1)))
+        v = oltp_view(doc)
+        rows = []
+        for p in v["points"]:
+            dev = busiest_device(p)
+            rows.append([p.get("clients"), p.get("tps"), p.get("tpm"), get(p, "lat_ms", "p50"),
+                         get(p, "lat_ms", "p95"), get(p, "lat_ms", "p99"), get(p, "cpu_util", "busy_pct"),
+                         (dev or {}).get("busy_pct"), p.get("bottleneck")])
+        if rows:
+            out.append(Table("Sweep" + (f" (step {v['step']})" if v["step"] else ""),
+                             ["clients", "TPS", "TPM", "p50 ms", "p95 ms", "p99 ms", "CPU %", "device busy %",
+                              "bottleneck"], rows, (0, 1, 0, 2, 2, 2, 0, 0, 0)))
+    elif k == "bench dss":
+        rows = [[f"Q{q['query']}", q.get("seconds"), q.get("cold_seconds"), q.get("rows"),
+                 q["temp_bytes"] / 1e6 if isnum(q.get("temp_bytes")) else None,
+                 q["read_bytes"] / 1e6 if isnum(q.get("read_bytes")) else None, q.get("cpu_util")]
+                for q in dss_queries(doc)]
+        if rows:
+            out.append(Table("Per query", ["query", "seconds", "cold seconds", "rows", "temp MB", "read MB", "CPU %"],
+                             rows, (0, 3, 3, 0, 1, 1, 0)))
+    elif k == "bench backup":
+        rows = [[m["method"], m["dir_mbps"], m["null_mbps"],
+                 m["dir_mbps"] / m["null_mbps"] if isnum(m["dir_mbps"]) and isnum(m["null_mbps"]) and m["null_mbps"]
+                 else None, m["limit"], m["evidence"]] for m in backup_methods(doc)]
+        if rows:
+            out.append(Table("Backup throughput", ["method", "to directory MB/s", "to null MB/s", "dir / null",
+                                                   "limiting side", "evidence"], rows, (0, 0, 0, 2, 0, 0)))
+    elif k == "plan size":
+        rows = [[i, config_name(c), c.get("price_usd"), c.get("capacity_gb"), c.get("read_iops"),
+                 c.get("write_iops"), c.get("binding")] for i, c in enumerate(dicts(doc.get("candidates")), 1)]
+        if rows:
+            out.append(Table("Cheapest configurations", ["#", "configuration", "price $", "GB", "read IOPS",
+                                                         "write IOPS", "binding"], rows, (0, 0, 0, 0, 0, 0, 0)))
+    elif k == "lab":
+        rows = [[s.get("name"), s.get("status"), s.get("seconds"), s.get("run_dir"),
+                 s.get("error") or err] for s, _, err in children(doc)]
+        if rows:
+            out.append(Table("Steps", ["step", "status", "seconds", "run", "error"], rows, (0, 0, 0, 0, 0)))
+    return out
+
+
+# -- how the numbers were obtained ---------------------------------------------------------------------------
+
+def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """How a document's numbers were obtained, as (what, how) lines."""
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    k = kind(doc)
+    out: list[tuple[str, str]] = []
+    if k == "probe":
+        out.append(("I/O", "direct I/O (O_DIRECT), the page cache bypassed" if p.get("direct_io") is not False
+                    else "buffered, through the page cache"))
+        if isnum(p.get("point_s")):
+            out.append(("each point", f"{fmt_auto(p['point_s'])} s measured after {fmt_auto(p.get('ramp_s'))} s of "
+                                      "warm-up (excluded)"))
+        if p.get("profile"):
+            out.append(("profile", str(p["profile"])))
+        if p.get("latency"):
+            out.append(("latency", str(p["latency"])))
+        out.append(("repeats", "one fio run per point; the sweep stops once IOPS stop growing (+3%) or p99 passes "
+                               f"{fmt(p.get('max_lat_ms'))} ms"))
+    elif k == "bench oltp":
+        if isnum(p.get("duration_s")):
+            out.append(("each point", f"{fmt_auto(p['duration_s'])} s measured after {fmt_auto(p.get('warmup_s'))} s "
+                                      "of warm-up (excluded)"))
+        pts = oltp_view(doc)["points"] + [q for s in oltp_steps(doc)[:-1] for q in oltp_points(s.get("points"))]
+        spread = [q["tps_spread_pct"] for q in pts if isnum(q.get("tps_spread_pct")) and (q.get("repeats") or 1) > 1]
+        rep = p.get("repeat")
+        out.append(("repeats", f"{fmt(rep)} runs per point, the median reported"
+                    + (f"; TPS spread up to {fmt(max(spread), 1)}%" if spread else "")
+                    if isnum(rep) and rep > 1 else "one run per point (no spread measured)"))
+        out.append(("load", f"open loop at {fmt(p['rate'])} transactions/s" if isnum(p.get("rate"))
+                    else "closed loop (each client sends its next transaction when the last returns)"))
+        if p.get("latency"):
+            out.append(("latency", str(p["latency"])))
+        if p.get("knee_rule"):
+            out.append(("knee", str(p["knee_rule"])))
+    elif k == "bench dss":
+        rep = p.get("repeat")
+        out.append(("runs", f"{fmt(rep)} power run{'s' if rep != 1 else ''}: the first cold, the rest warm; per "
+                            "query the median of the warm runs" if isnum(rep) else "—"))
+        if p.get("method"):
+            out.append(("method", str(p["method"])))
+        out.append(("memory limit", str(p.get("memory_limit") or "engine default")))
+        if p.get("generator"):
+            out.append(("data", f"TPC-H generated with {p['generator']}"))
+    elif k == "bench backup":
+        if p.get("method"):
+            out.append(("method", str(p["method"])))
+        methods = p.get("methods")
+        if isinstance(methods, list):
+            out.append(("backups", ", ".join(map(str, methods))))
+    elif k.startswith("plan "):
+        files = get(doc, "catalog", "files")
+        if isinstance(files, list):
+            out.append(("catalog", ", ".join(map(str, files)) + " (datasheet figures, not measurements)"))
+    elif k == "lab":
+        if p.get("profile"):
+            out.append(("profile", str(p["profile"])))
+        if isinstance(p.get("dirs"), list):
+            out.append(("directories", ", ".join(map(str, p["dirs"]))))
+    return out
+
+
+# -- summaries (show) and comparisons (compare) --------------------------------------------------------------
+
+def run_info(doc: dict[str, Any]) -> dict[str, Any]:
+    return {"dir": doc.get("_run_dir"), "command": doc.get("command"), "kind": kind(doc),
+            "status": doc.get("status"), "started_at": doc.get("started_at"), "finished_at": doc.get("finished_at"),
+            "host": get(doc, "machine", "hostname")}
+
+
+def summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """What `dbtier show` prints: the run, its key figures and tables, how they were obtained, and for a
+    lab every step's own summary."""
+    out = {"run": run_info(doc), "figures": [f.as_dict() for f in figures(doc) if doc.get("command") != "lab"],
+           "tables": [t.as_dict() for t in tables(doc)],
+           "method": [{"what": a, "how": b} for a, b in method(doc)]}
+    if doc.get("command") == "lab":
+        out["steps"] = [{"name": s.get("name"), "status": s.get("status"), "seconds": s.get("seconds"),
+                         "run_dir": s.get("run_dir"), "error": s.get("error") or err,
+                         "summary": summary(c) if c is not None else None} for s, c, err in children(doc)]
+    return out
+
+
+def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """Figures of two documents matched by key: {key, metric, unit, a, b, diff, ratio} (ratio = b / a)."""
+    fa = {f.key: f for f in figures(a)}
+    fb = {f.key: f for f in figures(b)}
+    keys = list(fa) + [k for k in fb if k not in fa]
+    rows = []
+    for k in keys:
+        f = fa.get(k) or fb[k]
+        va = fa[k].value if k in fa else None
+        vb = fb[k].value if k in fb else None
+        if va is None and vb is None:
+            continue
+        num = isnum(va) and isnum(vb)
+        rows.append({"key": k, "metric": f.label, "unit": f.unit, "digits": f.digits, "better": f.better,
+                     "group": f.group, "a": va, "b": vb, "diff": vb - va if num else None,
+                     "ratio": vb / va if num and va != 0 else None})
+    return rows

@@ -1,0 +1,134 @@
+"""The Markdown report: the verdict and the key tables of one or more runs, to paste into a ticket.
+
+Pure: documents in (a lab with its step runs attached), a string out. GitHub-flavoured
+Markdown: headings, bullet lists and pipe tables only, so it reads as plain text too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from dbtier import __version__
+from dbtier.report import figures as F
+from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
+
+
+def _cell(x: Any, digits: int = 0) -> str:
+    text = F.fmt(x, digits) if F.isnum(x) else ("—" if x is None else str(x))
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], digits: Sequence[int] = (),
+           numeric: Sequence[bool] | None = None) -> list[str]:
+    if numeric is None:
+        numeric = [any(F.isnum(r[k]) for r in rows if k < len(r)) for k in range(len(columns))]
+    out = ["| " + " | ".join(_cell(c) for c in columns) + " |",
+           "|" + "|".join("---:" if numeric[k] else "---" for k in range(len(columns))) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(_cell(v, digits[k] if k < len(digits) else 0) for k, v in enumerate(r)) + " |")
+    return out
+
+
+def _figures_rows(figs: Sequence[F.Figure]) -> list[str]:
+    out = ["| measure | value | unit |", "|---|---:|---|"]
+    for f in figs:
+        if f.value is None:
+            continue
+        label = (f"{f.group}: " if f.group and f.group not in f.label else "") + f.label
+        out.append(f"| {_cell(label)} | {_cell(f.value, f.digits)} | {_cell(f.unit)} |")
+    return out
+
+
+def _side_by_side(kind: str, docs: Sequence[dict[str, Any]]) -> list[str]:
+    figs = [{f.key: f for f in F.figures(d) if not f.detail} for d in docs]
+    keys = list(dict.fromkeys(k for fs in figs for k in fs))
+    rows = []
+    for k in keys:
+        f0 = next(fs[k] for fs in figs if k in fs)
+        vals = [fs[k].value if k in fs else None for fs in figs]
+        if all(v is None for v in vals):
+            continue
+        label = (f"{f0.group}: " if f0.group and f0.group not in f0.label else "") + f0.label
+        rows.append([label, *(_cell(v, f0.digits) for v in vals), f0.unit])
+    if not rows:
+        return []
+    cols = ["measure", *(F.run_name(d) for d in docs), "unit"]
+    return [f"### {kind}: {len(docs)} runs", "",
+            *_table(cols, rows, numeric=[False, *([True] * len(docs)), False]), ""]
+
+
+def _run(doc: dict[str, Any], i: int, level: str = "##") -> list[str]:
+    name = F.run_name(doc, i)
+    out = [f"{level} {F.kind(doc)} · {name}", "",
+           f"status **{doc.get('status') or 'unknown'}**, started {doc.get('started_at') or '—'}"
+           + (f", `{doc.get('_run_dir')}`" if doc.get("_run_dir") else ""), ""]
+    errs = [e.get("message") if isinstance(e, dict) else str(e) for e in doc.get("errors") or []]
+    out += [f"> **Error:** {e}" for e in errs if e] + ([""] if any(errs) else [])
+    figs = [f for f in F.figures(doc) if not f.detail] if doc.get("command") != "lab" else []
+    table = _figures_rows(figs) if any(f.value is not None for f in figs) else []
+    if table:
+        out += table + [""]
+    for t in F.tables(doc):
+        out += [f"**{t.title}**", "", *_table(t.columns, t.rows, t.digits), ""]
+    m = F.method(doc)
+    if m:
+        out += ["How the numbers were obtained:", ""] + [f"- {a}: {b}" for a, b in m] + [""]
+    return out
+
+
+def _machines(docs: Sequence[dict[str, Any]]) -> list[str]:
+    seen: dict[str, dict[str, Any]] = {}
+    for d in docs:
+        m = d.get("machine")
+        if isinstance(m, dict) and m.get("hostname"):
+            seen.setdefault(str(m["hostname"]), m)
+    out = []
+    for host, m in seen.items():
+        mem = m.get("memory_bytes")
+        out.append(f"- **{host}**: {m.get('os') or '—'}, kernel {m.get('kernel') or '—'}, "
+                   f"{m.get('cpu_model') or '—'} × {m.get('cpu_count') or '?'}"
+                   + (f", {mem / 2**30:.1f} GiB memory" if F.isnum(mem) else ""))
+        for t in F.dicts(m.get("targets")):
+            bd = t.get("block_device") if isinstance(t.get("block_device"), dict) else {}
+            out.append(f"  - `{t.get('path') or t.get('device')}`: {t.get('filesystem') or '—'} on "
+                       f"{bd.get('name') or '—'} ({bd.get('model') or bd.get('driver') or '—'}"
+                       + (", virtual" if bd.get("virtual") else "")
+                       + (f", write cache {bd['write_cache']}" if bd.get("write_cache") else "") + ")")
+    return out
+
+
+def render_markdown(docs: list[dict[str, Any]]) -> str:
+    """The verdict, the runs side by side, each run's key figures and tables, and the machines."""
+    docs = [d for d in docs if isinstance(d, dict)]
+    out = ["# dbtier report", ""]
+    v = verdict(docs)
+    out += ["## Verdict", ""]
+    lines = [f"- **{TOPIC_LABELS[t]}**: {it['text']}" for t in TOPICS for it in v.get(t) or []]
+    out += lines or ["No verdict: these runs hold no probe, benchmark or plan figures to judge from."]
+    out += [""] + [f"> **Note:** {c['text']}" for c in v.get("caveats") or []]
+    if v.get("caveats"):
+        out.append("")
+    out += ["## Runs", "",
+            *_table(["#", "command", "run", "status", "started", "finished"],
+                    [[i + 1, F.kind(d), F.run_name(d, i), d.get("status") or "unknown", d.get("started_at"),
+                      d.get("finished_at")] for i, d in enumerate(docs)], numeric=[True, False, False, False, False,
+                                                                                     False]), ""]
+    flat = [d for d in F.expand(docs) if d.get("command") != "lab"]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for d in flat:
+        groups.setdefault(F.kind(d), []).append(d)
+    sbs = [line for k, g in groups.items() if len(g) >= 2 and k not in ("unknown", "report")
+           for line in _side_by_side(k, g)]
+    if sbs:
+        out += ["## Side by side", ""] + sbs
+    for i, d in enumerate(docs):
+        out += _run(d, i)
+        if d.get("command") == "lab":
+            for _, child, _ in F.children(d):
+                if child is not None:
+                    out += _run(child, 0, "###")
+    mach = _machines(F.expand(docs))
+    if mach:
+        out += ["## Machines", ""] + mach + [""]
+    out.append(f"_Written by dbtier {__version__}._")
+    return "\n".join(out).rstrip() + "\n"

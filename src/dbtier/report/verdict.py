@@ -1,0 +1,587 @@
+"""The verdict: a few plain sentences, each derived from numbers in the documents and citing them.
+
+Pure: documents in (a lab document brings its step runs, see `dbtier.report.inputs`), a dict
+out. Five topics, in this order: what the storage is good for, where it saturates, the
+bottleneck, where data/indexes/WAL/temp belong, and the cheapest configuration for the measured
+load; plus caveats (a suspect fsync, a virtual disk, two "tiers" on one device, a failed step).
+A topic whose inputs are missing has no sentence: nothing is guessed.
+
+The rules of thumb are the constants below; each sentence names the figure it rests on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any, Iterable, Sequence
+
+from dbtier.report.figures import (MATRIX_MOVES, backup_methods, busiest_device, device_of, dicts, dss_stats, expand,
+                                   fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
+                                   matrix_moves, oltp_view, probe_knee, probe_targets, run_name, workload_name)
+
+# A 4 KiB random read at queue depth 1 (p50) at or under this: flash-class, fit for latency-bound OLTP.
+OLTP_READ_LAT_US = 500.0
+# A commit (8 KiB write + fdatasync, p50) at or under this: commits are cheap; WAL can live here.
+COMMIT_LAT_US = 1000.0
+# Sequential read at or over this: scans and backups run well.
+SEQ_MBPS = 500.0
+# A placement move counts when it changes TPS (or a DSS run's time) by this much.
+MIN_GAIN = 0.05
+# A DSS run is CPU-bound when its queries kept the CPU this busy (time-weighted) ...
+CPU_BOUND_PCT = 80.0
+# ... and temp-heavy when the queries that spilled took this share of its time.
+TEMP_HEAVY_SHARE = 0.25
+
+TOPICS = ("good_for", "saturates", "bottleneck", "placement", "cheapest")
+TOPIC_LABELS = {"good_for": "good for", "saturates": "saturates", "bottleneck": "bottleneck",
+                "placement": "placement", "cheapest": "cheapest", "caveats": "caveats"}
+_BOTTLENECKS = {"cpu": "the CPU, not the storage", "storage": "the storage (backends waiting on I/O)",
+                "commit": "commits (WAL writes and their fsync)", "lock": "lock contention",
+                "client": "the load generator (pgbench), not the server"}
+_BACKUP_LIMITS = {"source": "the source (reading the database)", "target": "the target directory (writing)",
+                  "cpu": "the CPU (compression)"}
+_ENGINES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
+_REQ = (("read_iops", "read IOPS"), ("write_iops", "write IOPS"), ("read_mbps", "read MB/s"),
+        ("write_mbps", "write MB/s"), ("capacity_gb", "GB"))
+
+
+def _join(items: Sequence[str]) -> str:
+    items = [i for i in items if i]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:] if s and not s[:3].isupper() else s
+
+
+def _n(x: Any) -> str:
+    return fmt(x, 0)
+
+
+def _where(doc: dict[str, Any], t: dict[str, Any]) -> str:
+    """'/data (ext4 on nvme0n1)' for a probe target."""
+    path = str(t.get("path") or "the target")
+    mt = machine_target(doc, t.get("path")) or {}
+    fs = t.get("filesystem") or mt.get("filesystem")
+    dev = device_of(doc, t.get("path"))
+    extra = " on ".join(str(x) for x in (fs, dev) if x)
+    return f"{path} ({extra})" if extra else path
+
+
+# -- what the storage is good for --------------------------------------------------------------------
+
+def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
+    s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
+    rl, riops = s.get("read_lat_us_qd1_p50"), s.get("read_iops_4k")
+    cl, cps = s.get("commit_lat_us_p50"), s.get("commits_per_s")
+    rm, wm = s.get("read_mbps_seq"), s.get("write_mbps_seq")
+    honesty = s.get("fsync_honesty")
+    good: list[str] = []
+    poor: list[str] = []
+    uses: list[str] = []
+    if isnum(rl):
+        if rl <= OLTP_READ_LAT_US:
+            uses.append("oltp")
+            good.append(f"latency-bound OLTP (a 4 KiB random read takes {fmt_auto(rl)} µs at queue depth 1, p50"
+                        + (f"; {_n(riops)} IOPS at the peak" if isnum(riops) else "") + ")")
+        else:
+            poor.append(f"latency-bound OLTP (a 4 KiB random read takes {fmt_auto(rl)} µs at queue depth 1, p50)")
+    if isnum(cl) and honesty != "suspect":
+        if cl <= COMMIT_LAT_US:
+            uses.append("commits")
+            good.append(f"commit-heavy work (an 8 KiB write + fdatasync takes {fmt_auto(cl)} µs, p50"
+                        + (f"; {_n(cps)} commits/s at best" if isnum(cps) else "") + ")")
+        else:
+            poor.append(f"commit-heavy work (a commit takes {fmt_auto(cl)} µs, p50)")
+    if isnum(rm):
+        if rm >= SEQ_MBPS:
+            uses.append("sequential")
+            good.append(f"sequential scans and backups ({_n(rm)} MB/s read"
+                        + (f", {_n(wm)} MB/s write" if isnum(wm) else "") + ")")
+        else:
+            poor.append(f"large scans ({_n(rm)} MB/s sequential read)")
+    out = []
+    where = _where(doc, t)
+    if good or poor:
+        text = f"{where} is good for {_join(good)}." if good else f"{where} is slow for {_join(poor)}."
+        if good and poor:
+            text += f" It is slow for {_join(poor)}."
+        out.append({"text": text, "target": t.get("path"), "uses": uses, "read_lat_us_qd1_p50": rl,
+                    "commit_lat_us_p50": cl, "read_mbps_seq": rm})
+    if honesty == "suspect":
+        reason = s.get("fsync_honesty_reason")
+        out.append({"text": f"fsync on {t.get('path')} is suspect" + (f" ({reason})" if reason else "")
+                    + ": its commit figures, and any OLTP figures measured on it, are not comparable with storage "
+                      "that flushes honestly.", "target": t.get("path"), "fsync_honesty": "suspect"})
+    return out
+
+
+# -- where it saturates --------------------------------------------------------------------------------
+
+def _probe_saturation(t: dict[str, Any]) -> dict[str, Any] | None:
+    k = probe_knee(t, "rand-read-4k")
+    if not k:
+        return None
+    path = t.get("path")
+    p99 = f", p99 {fmt_auto(k['p99_us'])} µs" if isnum(k["p99_us"]) else ""
+    if k["still_rising"]:
+        text = (f"On {path}, 4 KiB random reads were still scaling at the largest load measured: {_n(k['iops'])} "
+                f"IOPS at {_n(k['outstanding'])} outstanding I/Os{p99}.")
+    else:
+        text = (f"On {path}, 4 KiB random reads saturate at {_n(k['outstanding'])} outstanding I/Os: "
+                f"{_n(k['iops'])} IOPS{p99}; more load adds no IOPS ({_n(k['last_iops'])} at "
+                f"{_n(k['last_outstanding'])}).")
+    w = probe_knee(t, "rand-write-4k")
+    if w:
+        text += (f" 4 KiB random writes {'were still growing at' if w['still_rising'] else 'stop growing at'} "
+                 f"{_n(w['outstanding'])} ({_n(w['iops'])} IOPS).")
+    return {"text": text, "target": path, "read_knee": k, "write_knee": w}
+
+
+def _clients(n: Any) -> str:
+    return f"{_n(n)} client" + ("" if n == 1 else "s")
+
+
+def _oltp_saturation(doc: dict[str, Any]) -> dict[str, Any] | None:
+    v = oltp_view(doc)
+    knee, kp, best = v["knee"], v["knee_point"], v["best"]
+    if not knee or not isnum(knee.get("clients")) or not isnum(knee.get("tps")):
+        return None
+    wl = workload_name(doc)
+    on = f"placement step {v['step']}" if v["step"] else ""
+    wl = "OLTP" + (f" — {', '.join(x for x in (wl, on) if x)} —" if wl or on else "")
+    last = v["points"][-1] if v["points"] else None
+    if last is not None and last.get("clients") == knee["clients"] and "still rising" in str(knee.get("reason")):
+        text = (f"{wl} was still scaling at {_clients(knee['clients'])}, the most measured: "
+                f"{fmt_auto(knee['tps'])} TPS.")
+    else:
+        p95 = get(kp, "lat_ms", "p95")
+        text = (f"{wl} saturates at {_clients(knee['clients'])}: {fmt_auto(knee['tps'])} TPS"
+                + (f", p95 {fmt_auto(p95)} ms" if isnum(p95) else ""))
+        if best and best is not kp and isnum(best.get("tps")):
+            text += f"; the best was {fmt_auto(best['tps'])} TPS at {_clients(best['clients'])}"
+        text += "."
+    return {"text": text, "knee_clients": knee["clients"], "knee_tps": knee["tps"],
+            "best_tps": (best or {}).get("tps"), "best_clients": (best or {}).get("clients")}
+
+
+# -- the bottleneck -----------------------------------------------------------------------------------------
+
+def _oltp_bottleneck(doc: dict[str, Any]) -> dict[str, Any] | None:
+    kp = oltp_view(doc)["knee_point"]
+    bn = (kp or {}).get("bottleneck")
+    if not isinstance(bn, str) or not bn:
+        return None
+    cpu = get(kp, "cpu_util", "busy_pct")
+    dev = busiest_device(kp)
+    facts = []
+    if isnum(cpu):
+        facts.append(f"CPU {_n(cpu)}% busy")
+    if dev:
+        aw = dev.get("await_ms")
+        facts.append(f"{dev.get('device')} {_n(dev['busy_pct'])}% busy"
+                     + (f" with {fmt_auto(aw)} ms await" if isnum(aw) else ""))
+    text = (f"At the OLTP knee ({_clients(kp.get('clients'))}) the bottleneck is {_BOTTLENECKS.get(bn, bn)}"
+            + (f": {_join(facts)}" if facts else "") + ".")
+    return {"text": text, "bottleneck": bn, "cpu_busy_pct": cpu, "device": (dev or {}).get("device"),
+            "device_busy_pct": (dev or {}).get("busy_pct")}
+
+
+def _dss_class(s: dict[str, Any]) -> str:
+    if s["spilled"] and isnum(s["spill_share"]) and s["spill_share"] >= TEMP_HEAVY_SHARE:
+        return "temp"
+    if isnum(s["cpu_pct"]) and s["cpu_pct"] >= CPU_BOUND_PCT:
+        return "cpu"
+    if isnum(s["cpu_pct"]):
+        return "io"
+    return "unknown"
+
+
+def _engine(s: dict[str, Any]) -> str:
+    e = s.get("engine")
+    return _ENGINES.get(e, str(e or "?"))
+
+
+def _spills(s: dict[str, Any]) -> str:
+    q, b = max(s["spilled"], key=lambda x: x[1])
+    return (f"{len(s['spilled'])} of {s['queries']} queries spilled to temp (peak {fmt_auto(b / 1e6)} MB in Q{q}, "
+            f"{_n(100 * s['spill_share'])}% of the time)")
+
+
+def _dss_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for d in docs:
+        s = dss_stats(d)
+        if not s["queries"]:
+            continue
+        cls = _dss_class(s)
+        if cls != "unknown":
+            groups.setdefault((cls, s["engine"], s["scale"]), []).append(s)
+    out = []
+    for (cls, _, scale), ss in groups.items():
+        head = f"TPC-H SF {fmt_auto(scale)} on {_engine(ss[0])}"
+        if len(ss) == 1:
+            runs = f" ({ss[0]['queries']} queries, {fmt_auto(ss[0]['total_s'])} s)"
+        else:
+            runs = (f" ({ss[0]['queries']} queries: "
+                    + "; ".join(f"{fmt_auto(s['total_s'])} s with temp on {s['temp']}" for s in ss) + ")")
+        cpus = [s["cpu_pct"] for s in ss if isnum(s["cpu_pct"])]
+        if cls == "temp":
+            for s in ss:
+                text = (f"{head} (temp on {s['temp']}) is temp-heavy: {_spills(s)} of a "
+                        f"{fmt_auto(s['total_s'])} s power run" + (f"; the CPU was {_n(s['cpu_pct'])}% busy"
+                                                                  if isnum(s["cpu_pct"]) else "") + ".")
+                out.append({"text": text, "class": "temp", "temp": s["temp"], "spill_share": s["spill_share"],
+                            "peak_temp_bytes": s["peak_temp_bytes"]})
+            continue
+        spilled = [s for s in ss if s["spilled"]]
+        if not spilled:
+            spill = "no query spilled to temp"
+        elif len(ss) == 1:
+            spill = _spills(ss[0]) + ","
+        else:
+            counts = {len(s["spilled"]) for s in ss}
+            peak = fmt_auto(max(s["peak_temp_bytes"] for s in spilled) / 1e6)
+            spill = (f"{counts.pop()} of {ss[0]['queries']} queries spilled to temp in each run (peak {peak} MB),"
+                     if len(counts) == 1 else
+                     f"at most {max(counts)} of {ss[0]['queries']} queries spilled to temp (peak {peak} MB),")
+        if cls == "cpu":
+            cpu = f"{_n(min(cpus))}%" if len(cpus) == 1 else f"at least {_n(min(cpus))}%"
+            text = f"{head} is CPU-bound: {spill} and the CPU was {cpu} busy{runs}."
+        else:
+            cpu = f"{_n(max(cpus))}%"
+            scans = [s for s in ss if isnum(s["scan_mbps"])]
+            text = f"{head} waits on storage: {spill} and the CPU was only {cpu} busy{runs}"
+            if scans:
+                s = scans[0]
+                text += (f"; the cold scans read {_n(s['scan_mbps'])} MB/s"
+                         + (f", {_n(100 * s['scan_ratio'])}% of the probe's sequential read" if isnum(s["scan_ratio"])
+                            else ""))
+            text += "."
+        out.append({"text": text, "class": cls, "cpu_pct": min(cpus) if cpus else None,
+                    "total_s": [s["total_s"] for s in ss]})
+    return out
+
+
+def _backup_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_engine: dict[str, list[dict[str, Any]]] = {}
+    for d in docs:
+        if any(m["limit"] for m in backup_methods(d)):
+            by_engine.setdefault(str(d.get("engine") or get(d, "params", "engine")), []).append(d)
+    out = []
+    for engine, ds in by_engine.items():
+        limits = [m["limit"] for d in ds for m in backup_methods(d) if m["limit"]]
+        main = Counter(limits).most_common(1)[0][0]
+        parts = []
+        for d in ds:
+            ms = [m for m in backup_methods(d) if isnum(m["dir_mbps"])]
+            if not ms:
+                continue
+            best = max(ms, key=lambda m: m["dir_mbps"])
+            parts.append(f"to {get(d, 'params', 'to')}, {best['method']} wrote {_n(best['dir_mbps'])} MB/s"
+                         + (f" against {_n(best['null_mbps'])} MB/s to a null sink" if isnum(best["null_mbps"])
+                            else ""))
+        others = sorted({(m["method"], m["limit"]) for d in ds for m in backup_methods(d)
+                         if m["limit"] and m["limit"] != main})
+        text = (f"Backups ({_ENGINES.get(engine, engine)}) are limited by {_BACKUP_LIMITS.get(main, main)}"
+                + (" in every method" if not others else "") + (": " + "; ".join(parts) if parts else "")
+                + "".join(f"; {m} is limited by {_BACKUP_LIMITS.get(lim, lim)}" for m, lim in others) + ".")
+        out.append({"text": text, "engine": engine, "limit": main})
+    return out
+
+
+# -- placement ----------------------------------------------------------------------------------------------
+
+def _same_device(doc: dict[str, Any], a: Any, b: Any) -> str | None:
+    da, db = device_of(doc, a), device_of(doc, b)
+    return da if da and da == db else None
+
+
+def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any]]:
+    dirs = matrix_dirs(doc)
+    moves = matrix_moves(doc)
+    bests = [b for b in matrix_bests(doc) if isnum(b["tps"])]
+    if not bests:
+        return []
+    fast, slow = dirs.get("fast", "the fast directory"), dirs.get("slow", "the slow directory")
+    dev = _same_device(doc, dirs.get("fast"), dirs.get("slow")) if dirs else None
+    if dev:
+        explained.add(_pair(fast, slow))
+        tps = [b["tps"] for b in bests]
+        return [{"text": f"The placement matrix cannot tell the tiers apart: {fast} and {slow} are both on {dev}, so "
+                         f"the spread of its steps' best TPS ({fmt_auto(min(tps))} to {fmt_auto(max(tps))}) is "
+                         "run-to-run variation, not placement.", "source": "placement matrix", "same_device": dev}]
+    if not moves:
+        return []
+    top = max(moves, key=lambda m: m["gain"])
+    out = []
+    if top["gain"] >= MIN_GAIN:
+        fast_roles = [m["role"] for m in moves if m["gain"] >= MIN_GAIN]
+        slow_moves = [m for m in moves if m["gain"] < MIN_GAIN]
+        text = (f"{_cap(top['role'])} on the fast tier gave the biggest gain in the placement matrix: "
+                f"{top['gain'] * 100:+.0f}% ({fmt_auto(top['before'])} → {fmt_auto(top['after'])} TPS, the best "
+                "point of each step).")
+        text += f" Recommended: {_join(fast_roles)} on the fast tier ({fast})"
+        if slow_moves:
+            text += (f"; {_join([m['role'] for m in slow_moves])} can stay on the slow tier ({slow}): moving "
+                     + ("it" if len(slow_moves) == 1 else "them") + " changed TPS by "
+                     + _join([f"{m['gain'] * 100:+.0f}%" + (f" ({m['role']})" if len(slow_moves) > 1 else "")
+                              for m in slow_moves]))
+        text += "."
+        rec = {"fast": fast_roles, "slow": [m["role"] for m in slow_moves]}
+    else:
+        text = (f"No move to the fast tier raised TPS by {MIN_GAIN:.0%} or more in the placement matrix (the best: "
+                f"{top['role']}, {top['gain'] * 100:+.0f}%): for this load data, indexes, WAL and temp can all stay "
+                f"on the slow tier ({slow}).")
+        rec = {"fast": [], "slow": list(MATRIX_MOVES.values())}
+    by = {b["name"]: b["tps"] for b in bests}
+    if "all-fast" in by and "all-slow" in by and by["all-slow"] > 0:
+        text += (f" Everything on the fast tier: {(by['all-fast'] / by['all-slow'] - 1) * 100:+.0f}% against "
+                 "everything on the slow one.")
+    out.append({"text": text, "source": "placement matrix", "biggest": top, "recommended": rec})
+    return out
+
+
+def _pair(a: Any, b: Any) -> tuple[str, str]:
+    x, y = (os.path.normpath(str(a)), os.path.normpath(str(b)))
+    return (x, y) if x <= y else (y, x)
+
+
+def _dss_placement(docs: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
+    groups: dict[tuple, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for d in docs:
+        s = dss_stats(d)
+        if s["queries"] and isnum(s["total_s"]) and isinstance(s["temp"], str):
+            groups.setdefault((s["engine"], s["scale"], s["data"], s["queries"]), []).append((d, s))
+    out = []
+    for (_, scale, _, _), runs in groups.items():
+        if len({s["temp"] for _, s in runs}) < 2:
+            continue
+        runs = sorted(runs, key=lambda r: r[1]["total_s"])
+        (fd, fs), (sd, ss) = runs[0], runs[-1]
+        times = f"{fmt_auto(fs['total_s'])} s with temp on {fs['temp']}, {fmt_auto(ss['total_s'])} s on {ss['temp']}"
+        dev_f, dev_s = device_of(fd, fs["temp"]), device_of(sd, ss["temp"])
+        if dev_f and dev_f == dev_s:
+            explained.add(_pair(fs["temp"], ss["temp"]))
+            text = (f"The TPC-H runs cannot tell the temp tiers apart ({times}): {fs['temp']} and {ss['temp']} are "
+                    f"both on {dev_f}.")
+            out.append({"text": text, "source": "dss", "same_device": dev_f})
+            continue
+        gain = ss["total_s"] / fs["total_s"] - 1 if fs["total_s"] > 0 else 0.0
+        if not any(s["spilled"] for _, s in runs):
+            text = f"Temp placement did not matter for TPC-H SF {fmt_auto(scale)}: no query spilled ({times})."
+            rec = None
+        elif gain >= MIN_GAIN:
+            text = (f"Put temp on {fs['temp']}: the TPC-H SF {fmt_auto(scale)} power run took "
+                    f"{fmt_auto(fs['total_s'])} s with temp there against {fmt_auto(ss['total_s'])} s on {ss['temp']} "
+                    f"({gain * 100:.0f}% longer).")
+            rec = fs["temp"]
+        else:
+            text = (f"Temp placement changed the TPC-H SF {fmt_auto(scale)} power run by under {MIN_GAIN:.0%} "
+                    f"({times}).")
+            rec = None
+        out.append({"text": text, "source": "dss", "temp_on": rec, "gain": gain})
+    return out
+
+
+def _probe_placement(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """From probe targets alone: several on different devices -> each role where its pattern is fastest;
+    one -> whether everything can live together on it."""
+    items = [(d, t) for d, t in items if isinstance(t.get("summary"), dict)]
+    devs = {device_of(d, t.get("path")) or t.get("path") for d, t in items}
+    if len(items) >= 2 and len(devs) >= 2:
+        return _probe_placement_tiers(items)
+    if not items:
+        return []
+    d, t = items[0]
+    s = t["summary"]
+    rl, cl, wm = s.get("read_lat_us_qd1_p50"), s.get("commit_lat_us_p50"), s.get("write_mbps_seq")
+    if not (isnum(rl) and isnum(cl)):
+        return []
+    path = t.get("path")
+    commit = f"a commit takes {fmt_auto(cl)} µs and a 4 KiB random read {fmt_auto(rl)} µs (p50)"
+    if s.get("fsync_honesty") == "suspect":
+        text = (f"With one storage measured ({path}), its commit figure ({fmt_auto(cl)} µs) cannot be trusted while "
+                "fsync is suspect: fix that before placing the WAL there; data and indexes "
+                + ("suit it" if rl <= OLTP_READ_LAT_US else "wait on slow random reads there")
+                + f" ({fmt_auto(rl)} µs per 4 KiB random read).")
+        rec = {}
+    elif rl <= OLTP_READ_LAT_US and cl <= COMMIT_LAT_US:
+        text = (f"With one storage measured, data, indexes, WAL and temp can all live on {path}: {commit}, both "
+                "fast enough that no part needs a separate tier.")
+        rec = {"data": path, "indexes": path, "wal": path, "temp": path}
+    elif rl <= OLTP_READ_LAT_US:
+        text = (f"Data and indexes suit {path}, but the WAL wants storage that commits faster (a device with a "
+                f"durable write cache): {commit}.")
+        rec = {"data": path, "indexes": path, "wal": None}
+    elif cl <= COMMIT_LAT_US:
+        text = (f"The WAL suits {path}, but data and indexes wait on random reads there: {commit}; put them on "
+                "flash or give them memory.")
+        rec = {"wal": path, "data": None, "indexes": None}
+    else:
+        text = (f"Both random reads and commits are slow on {path} ({commit}): it suits temp, backups and "
+                "sequential scans" + (f" ({_n(wm)} MB/s sequential write)" if isnum(wm) else "")
+                + " rather than OLTP data or WAL.")
+        rec = {"temp": path}
+    return [{"text": text, "source": "probe", "recommended": rec}]
+
+
+def _probe_placement_tiers(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    def pick(key: str, lowest: bool, honest_only: bool = False) -> tuple[dict, list[dict]] | None:
+        cands = [t for _, t in items if isnum(t["summary"].get(key))
+                 and not (honest_only and t["summary"].get("fsync_honesty") == "suspect")]
+        if len(cands) < 2:
+            return None
+        cands.sort(key=lambda t: t["summary"][key], reverse=not lowest)
+        return cands[0], cands[1:]
+
+    parts, rec = [], {}
+    for role, key, lowest, what, unit in (
+            ("WAL", "commit_lat_us_p50", True, "commit", "µs p50"),
+            ("data and indexes", "read_lat_us_qd1_p50", True, "4 KiB random read", "µs at QD1"),
+            ("temp", "write_mbps_seq", False, "sequential write", "MB/s")):
+        got = pick(key, lowest, honest_only=key.startswith("commit"))
+        if not got:
+            continue
+        best, rest = got
+        other = rest[0]
+        parts.append(f"{role} on {best.get('path')} ({what} {fmt_auto(best['summary'][key])} {unit} against "
+                     f"{fmt_auto(other['summary'][key])} on {other.get('path')})")
+        rec[role] = best.get("path")
+    if not parts:
+        return []
+    return [{"text": "From the probe: " + "; ".join(parts) + ".", "source": "probe", "recommended": rec}]
+
+
+# -- the cheapest configuration ------------------------------------------------------------------------------
+
+def _cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
+    cands = dicts(doc.get("candidates"))
+    if not cands:
+        return None
+    c = cands[0]
+    req = doc.get("requirement") if isinstance(doc.get("requirement"), dict) else {}
+    parts = [f"{fmt_auto(req[k])} {label}" for k, label in _REQ if isnum(req.get(k)) and req[k] > 1]
+    h = req.get("headroom")
+    what = "the measured load" if from_lab else "the requirement"
+    if parts:
+        what += f" ({_join(parts)}" + (f", +{h * 100:.0f}% headroom" if isnum(h) else "") + ")"
+    name = c.get("description") or f"{_n(c.get('count'))} x {c.get('device')} {c.get('layout') or ''}".strip()
+    figs = []
+    if isnum(c.get("capacity_gb")):
+        figs.append(f"{_n(c['capacity_gb'])} GB usable")
+    if isnum(c.get("read_iops")) and isnum(c.get("write_iops")):
+        figs.append(f"{_n(c['read_iops'])} read / {_n(c['write_iops'])} write IOPS")
+    text = (f"The cheapest configuration for {what} is {name}"
+            + (f" at ${_n(c['price_usd'])}" if isnum(c.get("price_usd")) else "")
+            + (f" ({', '.join(figs)})" if figs else ""))
+    binding = doc.get("binding")
+    text += (f"; the binding requirement is {binding}." if isinstance(binding, str) else ".")
+    return {"text": text, "configuration": name, "price_usd": c.get("price_usd"), "binding": binding}
+
+
+def _value(doc: dict[str, Any]) -> dict[str, Any] | None:
+    v = doc.get("value") if isinstance(doc.get("value"), dict) else {}
+    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    parts = [f"{fmt(v[k], d)} {label}" for k, label, d in (("tpm_per_usd", "TPM per $", 1),
+                                                           ("iops_per_usd", "IOPS per $", 1),
+                                                           ("mbps_per_usd", "MB/s per $", 3)) if isnum(v.get(k))]
+    if not parts:
+        return None
+    name = cfg.get("description") or "the configuration"
+    price = f" (${_n(cfg['price_usd'])})" if isnum(cfg.get("price_usd")) else ""
+    run = get(doc, "result", "run_dir")
+    return {"text": "Measured price/performance" + (f" of {run}" if run else "") + f" on {name}{price}: "
+                    + _join(parts) + ".", "value": v}
+
+
+# -- caveats ---------------------------------------------------------------------------------------------------
+
+def _caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
+    out = []
+    seen = set()
+    for d in flat:
+        for t in probe_targets(d):
+            bd = get(machine_target(d, t.get("path")), "block_device")
+            if isinstance(bd, dict) and bd.get("virtual") is True:
+                dev = bd.get("name") or t.get("path")
+                if dev in seen:
+                    continue
+                seen.add(dev)
+                out.append({"text": f"{t.get('path')} is on a virtual disk ({bd.get('driver') or dev}): its figures "
+                                    "are what the hypervisor gives this machine, not the physical media's.",
+                            "kind": "virtual"})
+    for d in flat:
+        if d.get("command") == "lab":
+            p = d.get("params") if isinstance(d.get("params"), dict) else {}
+            a, b = p.get("fast_dir"), p.get("slow_dir")
+            if isinstance(a, str) and isinstance(b, str) and a != b and _pair(a, b) not in explained:
+                dev = _same_device(d, a, b)
+                if dev:
+                    explained.add(_pair(a, b))
+                    out.append({"text": f"{a} and {b} are on the same device ({dev}): the differences between them "
+                                        "in this report are run-to-run variation, not the storage.",
+                                "kind": "same_device"})
+            for s in dicts(d.get("steps")):
+                if s.get("status") in ("failed", "interrupted"):
+                    out.append({"text": f"Lab step {s.get('name')} {s.get('status')}"
+                                        + (f": {s.get('error')}" if s.get("error") else "")
+                                        + "; the verdict uses only the steps that finished.", "kind": "step"})
+        elif d.get("status") in ("failed", "interrupted"):
+            out.append({"text": f"{run_name(d)} ({kind(d)}) is {d.get('status')}: only what it finished counts "
+                                "here.", "kind": "status"})
+    return out
+
+
+# -- the verdict ------------------------------------------------------------------------------------------------
+
+def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """{good_for, saturates, bottleneck, placement, cheapest, caveats: [{text, ...figures}], sentences}"""
+    docs = [d for d in docs if isinstance(d, dict)]
+    flat = expand(docs)
+    lab_children = {id(c) for d in flat if d.get("command") == "lab" for c in expand([d])[1:]}
+    probes = [(d, t) for d in flat for t in probe_targets(d)]
+    oltps = [d for d in flat if kind(d) == "bench oltp"]
+    dsss = [d for d in flat if kind(d) == "bench dss"]
+    backups = [d for d in flat if kind(d) == "bench backup"]
+    out: dict[str, list[dict[str, Any]]] = {t: [] for t in TOPICS}
+    explained: set = set()
+
+    for d, t in probes:
+        out["good_for"] += _good_for(d, t)
+        sat = _probe_saturation(t)
+        if sat:
+            out["saturates"].append(sat)
+    for d in oltps:
+        sat = _oltp_saturation(d)
+        if sat:
+            out["saturates"].append(sat)
+        bn = _oltp_bottleneck(d)
+        if bn:
+            out["bottleneck"].append(bn)
+    out["bottleneck"] += _dss_bottleneck(dsss)
+    out["bottleneck"] += _backup_bottleneck(backups)
+
+    matrix = [p for d in oltps if d.get("steps") for p in _matrix_placement(d, explained)]
+    out["placement"] += matrix
+    out["placement"] += _dss_placement(dsss, explained)
+    if not any(p.get("recommended") for p in matrix):
+        out["placement"] += _probe_placement(probes)
+
+    for d in flat:
+        k = kind(d)
+        if k == "plan size":
+            c = _cheapest(d, id(d) in lab_children)
+            if c:
+                out["cheapest"].append(c)
+        elif k == "plan value":
+            v = _value(d)
+            if v:
+                out["cheapest"].append(v)
+
+    result: dict[str, Any] = dict(out)
+    result["caveats"] = _caveats(flat, explained)
+    result["sentences"] = [item["text"] for t in TOPICS for item in out[t]]
+    return result

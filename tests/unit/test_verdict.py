@@ -1,0 +1,298 @@
+"""The verdict (dbtier.report.verdict) on saved real documents: exact sentences and the figures they cite.
+
+Where a branch needs storage this project's VM does not have (a slow disk, a second device), the
+saved document is changed in one named place and the sentence checked against that change.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from dbtier.report.inputs import load_runs
+from dbtier.report.verdict import TOPICS, verdict
+from dbtier.results.store import load_run
+from samples import BACKUP_DUCKDB, DSS_SPILL, LAB, MATRIX, PROBE, TPCC, make_lab
+
+VIRTUAL = ("/tmp/pt is on a virtual disk (virtio_blk): its figures are what the hypervisor gives this machine, not "
+           "the physical media's.")
+GOOD_FOR = ("/tmp/pt (ext4 on vda) is good for latency-bound OLTP (a 4 KiB random read takes 54 µs at queue depth 1, "
+            "p50; 109,270 IOPS at the peak), commit-heavy work (an 8 KiB write + fdatasync takes 116 µs, p50; 10,384 "
+            "commits/s at best) and sequential scans and backups (1,552 MB/s read, 2,405 MB/s write).")
+SATURATES = ("On /tmp/pt, 4 KiB random reads saturate at 64 outstanding I/Os: 109,270 IOPS, p99 987 µs; more load "
+             "adds no IOPS (103,755 at 256). 4 KiB random writes stop growing at 128 (94,518 IOPS).")
+ONE_STORAGE = ("With one storage measured, data, indexes, WAL and temp can all live on /tmp/pt: a commit takes 116 µs "
+               "and a 4 KiB random read 54 µs (p50), both fast enough that no part needs a separate tier.")
+MATRIX_SAME = ("The placement matrix cannot tell the tiers apart: /var/tmp/m1/fast and /var/tmp/m1/slow are both on "
+               "vda, so the spread of its steps' best TPS (649 to 2,912) is run-to-run variation, not placement.")
+MATRIX_SAT = ("OLTP — pgbench tpcb (TPC-B-like), scale 2, placement step all-fast — saturates at 1 client: 893 TPS, "
+              "p95 4 ms.")
+MATRIX_BN = ("At the OLTP knee (1 client) the bottleneck is the CPU, not the storage: CPU 96% busy and vda 14% busy "
+             "with 0.956 ms await.")
+
+
+def texts(v: dict, topic: str) -> list[str]:
+    return [x["text"] for x in v[topic]]
+
+
+@pytest.fixture(scope="module")
+def probe() -> dict:
+    return load_run(PROBE)
+
+
+@pytest.fixture(scope="module")
+def matrix() -> dict:
+    return load_run(MATRIX)
+
+
+def on_two_devices(matrix: dict) -> dict:
+    """The matrix with its slow directory on another device (sdb) than its fast one (vda)."""
+    m = copy.deepcopy(matrix)
+    for t in m["machine"]["targets"]:
+        if t["path"].endswith("/slow"):
+            t["block_device"]["name"] = "sdb"
+    return m
+
+
+# -- one document at a time ----------------------------------------------------------------------------------
+
+def test_the_sample_probe(probe):
+    v = verdict([probe])
+    assert texts(v, "good_for") == [GOOD_FOR]
+    assert texts(v, "saturates") == [SATURATES]
+    assert texts(v, "placement") == [ONE_STORAGE]
+    assert texts(v, "bottleneck") == [] and texts(v, "cheapest") == []     # nothing measured them: no sentence
+    assert texts(v, "caveats") == [VIRTUAL]
+    assert v["sentences"] == [GOOD_FOR, SATURATES, ONE_STORAGE]
+    # the structured side carries the figures the sentences cite
+    assert v["good_for"][0]["uses"] == ["oltp", "commits", "sequential"]
+    assert v["saturates"][0]["read_knee"]["outstanding"] == 64
+    assert v["placement"][0]["recommended"] == {"data": "/tmp/pt", "indexes": "/tmp/pt", "wal": "/tmp/pt",
+                                                "temp": "/tmp/pt"}
+
+
+def test_the_tpcc_sweep():
+    v = verdict([load_run(TPCC)])
+    assert v["sentences"] == [
+        "OLTP — TPC-C-like, 1 warehouse — saturates at 2 clients: 522 TPS, p95 8.01 ms; the best was 639 TPS at "
+        "4 clients.",
+        "At the OLTP knee (2 clients) the bottleneck is the CPU, not the storage: CPU 97% busy and vda 60% busy with "
+        "0.48 ms await."]
+    assert v["bottleneck"][0]["bottleneck"] == "cpu" and v["saturates"][0]["knee_tps"] == 521.6
+
+
+def test_a_matrix_on_one_device_says_it_cannot_tell(matrix):
+    v = verdict([matrix])
+    assert v["sentences"] == [MATRIX_SAT, MATRIX_BN, MATRIX_SAME]
+    assert v["placement"][0]["same_device"] == "vda"
+
+
+def test_a_matrix_on_two_devices_names_the_biggest_gain(matrix):
+    v = verdict([on_two_devices(matrix)])
+    assert texts(v, "placement") == [
+        "Temp on the fast tier gave the biggest gain in the placement matrix: +137% (1,228 → 2,912 TPS, the best "
+        "point of each step). Recommended: WAL and temp on the fast tier (/var/tmp/m1/fast); indexes and tables can "
+        "stay on the slow tier (/var/tmp/m1/slow): moving them changed TPS by -48% (indexes) and -4% (tables). "
+        "Everything on the fast tier: -32% against everything on the slow one."]
+    p = v["placement"][0]
+    assert p["biggest"]["role"] == "temp" and p["biggest"]["gain"] == pytest.approx(2912 / 1228.5 - 1)
+    assert p["recommended"] == {"fast": ["WAL", "temp"], "slow": ["indexes", "tables"]}
+
+
+def test_a_matrix_where_no_move_helps(matrix):
+    m = on_two_devices(matrix)
+    for s in m["steps"]:
+        for p in s["points"]:
+            p["tps"] = 1010.0 if s["name"] == "wal-fast" else 1000.0
+    assert texts(verdict([m]), "placement") == [
+        "No move to the fast tier raised TPS by 5% or more in the placement matrix (the best: WAL, +1%): for this "
+        "load data, indexes, WAL and temp can all stay on the slow tier (/var/tmp/m1/slow). Everything on the fast "
+        "tier: +0% against everything on the slow one."]
+
+
+def test_dss_with_a_small_spill_is_cpu_bound():
+    assert verdict([load_run(DSS_SPILL)])["sentences"] == [
+        "TPC-H SF 0.3 on DuckDB is CPU-bound: 1 of 22 queries spilled to temp (peak 1.41 MB in Q9, 23% of the time), "
+        "and the CPU was 97% busy (22 queries, 1.84 s)."]
+
+
+def test_dss_temp_heavy_and_io_bound():
+    heavy = load_run(DSS_SPILL)
+    q9 = next(q for q in heavy["queries"] if q["query"] == 9)
+    q9["seconds"] = 1.0                                   # the spilling query now takes 41% of the run
+    heavy["total_seconds"] = sum(q["seconds"] for q in heavy["queries"])
+    v = verdict([heavy])
+    assert texts(v, "bottleneck") == [
+        "TPC-H SF 0.3 on DuckDB (temp on t1) is temp-heavy: 1 of 22 queries spilled to temp (peak 1.41 MB in Q9, "
+        "41% of the time) of a 2.42 s power run; the CPU was 97% busy."]
+    assert v["bottleneck"][0]["class"] == "temp" and v["bottleneck"][0]["spill_share"] == pytest.approx(1 / 2.4189,
+                                                                                                        abs=1e-3)
+    idle = load_run(DSS_SPILL)
+    for q in idle["queries"]:
+        q["cpu_util"], q["temp_bytes"] = 30.0, 0
+    assert texts(verdict([idle]), "bottleneck") == [
+        "TPC-H SF 0.3 on DuckDB waits on storage: no query spilled to temp and the CPU was only 30% busy (22 queries, "
+        "1.84 s); the cold scans read 320 MB/s, 21% of the probe's sequential read."]
+
+
+def test_dss_temp_on_two_devices():
+    a, b = load_run(DSS_SPILL), load_run(DSS_SPILL)
+    for d, path, dev in ((a, "/mnt/nvme", "nvme0n1"), (b, "/mnt/hdd", "sdb")):
+        d["params"]["temp"] = path
+        d["machine"]["targets"] = [{"path": path, "block_device": {"name": dev}}]
+    for q in b["queries"]:
+        q["seconds"] *= 3
+    b["total_seconds"] = a["total_seconds"] * 3
+    v = verdict([a, b])
+    assert texts(v, "placement") == [
+        "Put temp on /mnt/nvme: the TPC-H SF 0.3 power run took 1.84 s with temp there against 5.51 s on /mnt/hdd "
+        "(200% longer)."]
+    assert v["placement"][0]["temp_on"] == "/mnt/nvme"
+    assert texts(v, "bottleneck")[0].startswith("TPC-H SF 0.3 on DuckDB is CPU-bound: 1 of 22 queries spilled to "
+                                                "temp in each run (peak 1.41 MB)")
+
+
+def test_backups():
+    assert verdict([load_run(BACKUP_DUCKDB)])["sentences"] == [
+        "Backups (DuckDB) are limited by the target directory (writing): to bk, file copy wrote 531 MB/s against "
+        "804 MB/s to a null sink; EXPORT DATABASE parquet is limited by the CPU (compression)."]
+
+
+def test_cheapest_and_value():
+    size = load_run(LAB / "plan-size.json")
+    assert verdict([size])["sentences"] == [
+        "The cheapest configuration for the requirement (2.3 read MB/s, 8.7 write MB/s and 10 GB, +30% headroom) is "
+        "2 x nvme-consumer-2tb mirror2 at $340 (2,000 GB usable, 2,800,000 read / 1,550,000 write IOPS); the binding "
+        "requirement is capacity."]
+    value = {"command": "plan", "plan": "value", "result": {"run_dir": "oltp"},
+             "config": {"description": "2 x nvme-enterprise-3.84tb raid1", "price_usd": 900},
+             "value": {"tpm_per_usd": 42.6, "tps_per_usd": 0.71, "iops_per_usd": None}}
+    assert verdict([value])["sentences"] == [
+        "Measured price/performance of oltp on 2 x nvme-enterprise-3.84tb raid1 ($900): 42.6 TPM per $."]
+
+
+# -- the probe's other verdicts -----------------------------------------------------------------------------
+
+def test_suspect_fsync_is_said_and_commits_are_not_praised(probe):
+    p = copy.deepcopy(probe)
+    p["targets"][0]["summary"].update(fsync_honesty="suspect", fsync_honesty_reason="fdatasync returned in 1.2 µs")
+    v = verdict([p])
+    assert texts(v, "good_for") == [
+        "/tmp/pt (ext4 on vda) is good for latency-bound OLTP (a 4 KiB random read takes 54 µs at queue depth 1, p50; "
+        "109,270 IOPS at the peak) and sequential scans and backups (1,552 MB/s read, 2,405 MB/s write).",
+        "fsync on /tmp/pt is suspect (fdatasync returned in 1.2 µs): its commit figures, and any OLTP figures measured "
+        "on it, are not comparable with storage that flushes honestly."]
+    assert texts(v, "placement") == [
+        "With one storage measured (/tmp/pt), its commit figure (116 µs) cannot be trusted while fsync is suspect: "
+        "fix that before placing the WAL there; data and indexes suit it (54 µs per 4 KiB random read)."]
+
+
+def test_slow_random_reads(probe):
+    p = copy.deepcopy(probe)
+    p["targets"][0]["summary"].update(read_lat_us_qd1_p50=5200.0, commit_lat_us_p50=300.0)
+    v = verdict([p])
+    assert texts(v, "good_for") == [
+        "/tmp/pt (ext4 on vda) is good for commit-heavy work (an 8 KiB write + fdatasync takes 300 µs, p50; 10,384 "
+        "commits/s at best) and sequential scans and backups (1,552 MB/s read, 2,405 MB/s write). It is slow for "
+        "latency-bound OLTP (a 4 KiB random read takes 5,200 µs at queue depth 1, p50)."]
+    assert texts(v, "placement") == [
+        "The WAL suits /tmp/pt, but data and indexes wait on random reads there: a commit takes 300 µs and a 4 KiB "
+        "random read 5,200 µs (p50); put them on flash or give them memory."]
+
+
+def test_two_probe_targets_on_two_devices_place_each_role(probe):
+    p = copy.deepcopy(probe)
+    hdd = copy.deepcopy(p["targets"][0])
+    hdd["path"] = "/mnt/hdd"
+    hdd["summary"].update(read_lat_us_qd1_p50=5200.0, commit_lat_us_p50=8300.0, write_mbps_seq=180.0,
+                          read_mbps_seq=190.0)
+    p["targets"].append(hdd)
+    p["machine"]["targets"].append({"path": "/mnt/hdd", "filesystem": "xfs", "block_device": {"name": "sdb"}})
+    v = verdict([p])
+    assert texts(v, "good_for")[1] == (
+        "/mnt/hdd (ext4 on sdb) is slow for latency-bound OLTP (a 4 KiB random read takes 5,200 µs at queue depth 1, "
+        "p50), commit-heavy work (a commit takes 8,300 µs, p50) and large scans (190 MB/s sequential read).")
+    assert texts(v, "placement") == [
+        "From the probe: WAL on /tmp/pt (commit 116 µs p50 against 8,300 on /mnt/hdd); data and indexes on /tmp/pt "
+        "(4 KiB random read 54 µs at QD1 against 5,200 on /mnt/hdd); temp on /tmp/pt (sequential write 2,405 MB/s "
+        "against 180 on /mnt/hdd)."]
+
+
+def test_an_interrupted_probe_says_only_what_it_measured(probe):
+    p = copy.deepcopy(probe)
+    p["status"] = "interrupted"
+    t = p["targets"][0]
+    t["points"] = [x for x in t["points"] if x["test"] == "rand-read-4k"][:3]
+    t["summary"] = {k: None for k in t["summary"]}
+    v = verdict([p])
+    assert v["sentences"] == ["On /tmp/pt, 4 KiB random reads were still scaling at the largest load measured: "
+                              "49,018 IOPS at 4 outstanding I/Os, p99 196 µs."]
+    assert texts(v, "caveats")[-1] == "probe (probe) is interrupted: only what it finished counts here."
+
+
+# -- a lab ------------------------------------------------------------------------------------------------------
+
+def test_the_sample_lab(tmp_path):
+    v = verdict(load_runs([make_lab(tmp_path)]))
+    assert v["sentences"] == [
+        GOOD_FOR, SATURATES, MATRIX_SAT, MATRIX_BN,
+        "TPC-H SF 0.1 on DuckDB is CPU-bound: no query spilled to temp and the CPU was at least 92% busy (22 queries: "
+        "0.826 s with temp on /var/tmp/lab-sample/fast; 0.739 s with temp on /var/tmp/lab-sample/slow).",
+        "Backups (PostgreSQL) are limited by the source (reading the database) in every method: to "
+        "/var/tmp/lab-sample/fast, pg_basebackup tar wrote 134 MB/s against 86 MB/s to a null sink; to "
+        "/var/tmp/lab-sample/slow, pg_basebackup tar wrote 157 MB/s against 76 MB/s to a null sink.",
+        MATRIX_SAME,
+        "The TPC-H runs cannot tell the temp tiers apart (0.739 s with temp on /var/tmp/lab-sample/slow, 0.826 s on "
+        "/var/tmp/lab-sample/fast): /var/tmp/lab-sample/slow and /var/tmp/lab-sample/fast are both on vda.",
+        ONE_STORAGE,
+        "The cheapest configuration for the measured load (2.3 read MB/s, 8.7 write MB/s and 10 GB, +30% headroom) "
+        "is 2 x nvme-consumer-2tb mirror2 at $340 (2,000 GB usable, 2,800,000 read / 1,550,000 write IOPS); the "
+        "binding requirement is capacity."]
+    assert texts(v, "caveats") == [VIRTUAL]           # the lab's own tiers are explained by the TPC-H sentence
+
+
+def test_a_lab_with_a_failed_step_and_no_matrix(tmp_path):
+    lab = make_lab(tmp_path, oltp=TPCC, plan=False, fail={"backup-2": "pg_basebackup: could not connect"})
+    v = verdict(load_runs([lab]))
+    assert texts(v, "cheapest") == []                             # no plan-size step: no sentence
+    assert "/var/tmp/lab-sample/slow" not in texts(v, "bottleneck")[-1]   # the failed backup is not cited
+    assert texts(v, "caveats")[-1] == ("Lab step backup-2 failed: pg_basebackup: could not connect; the verdict uses "
+                                       "only the steps that finished.")
+    assert texts(v, "saturates")[1].startswith("OLTP — TPC-C-like, 1 warehouse — saturates at 2 clients")
+
+
+def test_a_lab_whose_tiers_share_a_device_without_dss_says_so(tmp_path):
+    lab_dir = make_lab(tmp_path, oltp=None, probe=None, plan=False,
+                       fail={"dss-1": "x", "dss-2": "y", "backup-1": "z", "backup-2": "w"})
+    v = verdict(load_runs([lab_dir]))
+    assert v["sentences"] == []
+    assert texts(v, "caveats")[0] == ("/var/tmp/lab-sample/fast and /var/tmp/lab-sample/slow are on the same device "
+                                      "(vda): the differences between them in this report are run-to-run variation, "
+                                      "not the storage.")
+
+
+# -- nothing to say, odd documents ---------------------------------------------------------------------------
+
+def test_no_inputs_no_sentences():
+    v = verdict([])
+    assert v["sentences"] == [] and all(v[t] == [] for t in TOPICS) and v["caveats"] == []
+    assert verdict([{"command": "catalog"}, {"command": "report", "status": "ok"}])["sentences"] == []
+
+
+def test_malformed_documents_do_not_crash(probe):
+    odd = copy.deepcopy(probe)
+    odd["machine"]["targets"] = [{"block_device": None}, {"path": "/tmp/pt", "block_device": "x"}, 7]
+    odd["targets"].append({"path": "/x", "summary": {"read_lat_us_qd1_p50": "12"}, "points": [7, {"test": 1}]})
+    docs = [odd, {"command": "probe", "targets": "nope"},
+            {"command": "bench", "bench": "oltp", "points": [{"clients": 1}], "knee": {"clients": 1}},
+            {"command": "bench", "bench": "oltp", "steps": [{"name": "all-slow", "points": [{"clients": 1, "tps": 0}]},
+                                                            {"name": "index-fast", "points": "x"}]},
+            {"command": "bench", "bench": "dss", "queries": [{"query": 1, "seconds": None}]},
+            {"command": "bench", "bench": "backup", "targets": [{"target": "dir", "bottleneck": "source"}]},
+            {"command": "plan", "plan": "size", "candidates": [{}], "requirement": "x"},
+            {"command": "lab", "steps": [{"name": "probe", "status": "failed"}], "params": {"fast_dir": 1}}, {}]
+    v = verdict(docs)
+    assert isinstance(v["sentences"], list)
+    # the broken machine record costs the device name, not the sentence
+    assert v["sentences"][0] == GOOD_FOR.replace("(ext4 on vda)", "(ext4)")
