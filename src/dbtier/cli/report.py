@@ -13,9 +13,6 @@ from pathlib import Path
 
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.report.html import render_html
-from dbtier.report.inputs import load_runs
-from dbtier.report.markdown import render_markdown
 
 REPORT_FILE = "report.html"
 MD_FILE = "report.md"
@@ -54,6 +51,10 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The renderers load here, not at start-up: every other command stays fast to start.
+    from dbtier.report.html import render_html
+    from dbtier.report.inputs import load_runs
+    from dbtier.report.markdown import render_markdown
     # Load everything first: a bad input fails before anything is written.
     docs = load_runs(args.runs)
     inputs = [os.path.abspath(d["_run_dir"]) for d in docs]
