@@ -11,7 +11,7 @@ from dbtier import __version__
 from dbtier.core.errors import DbtierError
 
 # Module name under dbtier.cli for each subcommand, in help order.
-SUBCOMMANDS = ["lab", "probe", "bench", "report", "show", "compare", "catalog", "plan", "simulate"]
+SUBCOMMANDS = ["lab", "probe", "bench", "report", "show", "compare", "catalog", "plan", "history", "simulate"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,321 @@
+"""CSV exports into DuckDB, with errors that name the file, the line and the column.
+
+The fast path is DuckDB's CSV reader (every value read as text, then cast in SQL, so a million
+rows cost no Python loop). Only when something is wrong does Python read the file again, line by
+line, to say exactly where: a wrong field count, a value that is not a number or a time.
+
+Accepted: `,` `;` `|` or tab as delimiter (found from the header), a UTF-8 byte-order mark, blank
+lines before the header (SQL*Plus prints one), the header repeated further down (collectors that
+append a snapshot at a time do that; those lines are skipped), column names in any case.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import duckdb
+
+from dbtier.core.errors import DbtierError
+from dbtier.history.tidy import sql_str
+
+DELIMITERS = (",", ";", "|", "\t")
+_DELIM_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    path: str
+    delim: str
+    header: tuple[str, ...]        # names as written
+    names: tuple[str, ...]         # lower-case, stripped
+    header_line: int               # 1-based line of the header
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+
+def check_file(path: str | os.PathLike) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise DbtierError(f"{p}: no such file", "check the path")
+    if p.is_dir():
+        raise DbtierError(f"{p} is a directory", "pass the export files themselves")
+    try:
+        size = p.stat().st_size
+        with open(p, "rb"):
+            pass
+    except OSError as exc:
+        raise DbtierError(f"{p}: cannot read it ({exc.strerror})", "check its permissions") from exc
+    if size == 0:
+        raise DbtierError(f"{p} is empty", "export it again; the collector may have been stopped before it wrote")
+    return p
+
+
+def head_lines(path: str | os.PathLike, n: int = 40) -> list[str]:
+    """The first `n` lines as text (UTF-8, BOM dropped, undecodable bytes replaced)."""
+    out: list[str] = []
+    with open(path, "r", encoding="utf-8-sig", errors="replace", newline="") as f:
+        for line in f:
+            out.append(line.rstrip("\r\n"))
+            if len(out) >= n:
+                break
+    return out
+
+
+def _split(line: str, delim: str) -> list[str]:
+    try:
+        return next(csv.reader([line], delimiter=delim, quotechar='"'))
+    except (csv.Error, StopIteration):
+        return line.split(delim)
+
+
+def norm(name: str) -> str:
+    return name.strip().strip('"').strip().lower()
+
+
+def sniff(path: str | os.PathLike, required: Iterable[str]) -> Layout | tuple[int, str, list[str]]:
+    """The layout if a delimiter makes the header hold every required column; else
+    (best number of required columns found, the delimiter of that guess, the missing ones)."""
+    req = [r.lower() for r in required]
+    lines = head_lines(path)
+    first = next((i for i, l in enumerate(lines) if l.strip()), None)
+    if first is None:
+        raise DbtierError(f"{path} is empty (only blank lines)", "export it again")
+    line = lines[first]
+    best: tuple[int, str, list[str]] = (-1, ",", req)
+    for d in DELIMITERS:
+        fields = _split(line, d)
+        names = tuple(norm(f) for f in fields)
+        missing = [r for r in req if r not in names]
+        if not missing:
+            return Layout(str(path), d, tuple(fields), names, first + 1)
+        found = len(req) - len(missing)
+        if found > best[0] or (found == best[0] and len(fields) > 1 and d == ","):
+            best = (found, d, missing)
+    return best
+
+
+def header_error(path: str, line: int, source: str, missing: list[str], delim: str, other: str | None) -> DbtierError:
+    if other:
+        return DbtierError(f"{path}: line {line}: this looks like a {other} file, not {source}",
+                           f"import it with --source {other.split()[0]}")
+    names = ", ".join(missing)
+    return DbtierError(f"{path}: line {line}: missing columns: {names} (the {source} reader needs them; "
+                       f"looked for {_DELIM_NAMES.get(delim, repr(delim))}-separated names)",
+                       "export with the collector in collectors/ (see README, `dbtier history`), or fix the header")
+
+
+def load(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], columns: Sequence[str],
+         numeric: Iterable[str] = (), required: Iterable[str] = ()) -> None:
+    """Read the files (same kind, maybe different layouts) into `table`: `columns` (NULL when a file
+    lacks an optional one), `numeric` ones as DOUBLE, the rest as VARCHAR, plus `_file`.
+
+    Fast path: DuckDB parses the numbers itself. If it refuses anything (a repeated header, a bad
+    value, a short line), the slow path reads text, names the first bad line and column, and only
+    when nothing is wrong converts the text. Then every `required` numeric column must be a
+    finite number >= 0 on every row, and optional ones when present (see check_numbers)."""
+    numeric = [c for c in columns if c in set(numeric)]
+    try:
+        _create(con, table, layouts, columns, numeric, typed=True)
+    except duckdb.Error:
+        try:
+            _create(con, table, layouts, columns, numeric, typed=False)
+        except duckdb.Error as exc:
+            _diagnose_structure(layouts, exc)
+        for lay in layouts:
+            problem = first_bad_row(lay) or first_bad_value(lay, numeric, set(required))
+            if problem:
+                raise DbtierError(problem, "fix or remove that line (or export the file again)")
+        sel = ", ".join(f'TRY_CAST(trim("{c}") AS DOUBLE) AS "{c}"' if c in numeric else f'"{c}"' for c in columns)
+        con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT {sel}, _file FROM {table}")
+    check_numbers(con, table, layouts, [c for c in numeric if c in set(required)],
+                  [c for c in numeric if c not in set(required)])
+
+
+def _create(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], columns: Sequence[str],
+            numeric: Sequence[str], typed: bool) -> None:
+    groups: dict[tuple[str, tuple[str, ...], int], list[Layout]] = {}
+    for lay in layouts:
+        groups.setdefault((lay.delim, lay.header, lay.header_line), []).append(lay)
+    parts = []
+    for (delim, header, skip), lays in groups.items():
+        names = [norm(h) for h in header]
+        seen: dict[str, int] = {}
+        uniq = []
+        for n in names:          # DuckDB needs unique names: number the repeats (the first one is used)
+            k = seen.get(n, 0)
+            seen[n] = k + 1
+            uniq.append(n if k == 0 else f"{n}__{k}")
+        types = {u: ("DOUBLE" if typed and u in numeric else "VARCHAR") for u in uniq}
+        cols = "{" + ", ".join(f"{sql_str(u)}: '{t}'" for u, t in types.items()) + "}"
+        files = "[" + ", ".join(sql_str(l.path) for l in lays) + "]"
+        sel = []
+        for c in columns:
+            t = "DOUBLE" if typed and c in numeric else "VARCHAR"
+            sel.append(f'"{c}"' if c in uniq else f'CAST(NULL AS {t}) AS "{c}"')
+        parts.append(f"SELECT {', '.join(sel)}, filename AS _file FROM read_csv({files}, auto_detect=false, "
+                     f"header=false, skip={skip}, delim={sql_str(delim)}, quote='\"', escape='\"', columns={cols}, "
+                     f"filename=true, strict_mode=false, null_padding=false, ignore_errors=false, "
+                     f"max_line_size=1048576)")
+    union = " UNION ALL BY NAME ".join(parts)
+    where = ""
+    if not typed:   # repeated headers and sqlcmd's dashed line, text only (the typed read fails on them)
+        first = next((c for c in columns if c not in numeric), columns[0])
+        where = (f"WHERE NOT (lower(trim(coalesce(\"{first}\", ''))) = {sql_str(first)}) "
+                 f"AND NOT regexp_matches(coalesce(\"{first}\", ''), '^\\s*-+\\s*$')")
+    con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM ({union}) {where}")
+
+
+def first_bad_value(lay: Layout, numeric: Sequence[str], required: set[str]) -> str | None:
+    """The first line where a numeric column holds something other than a finite number >= 0
+    (empty is allowed in optional columns)."""
+    idx = [(c, lay.index(c)) for c in numeric if c in lay.names]
+    for line, row in rows(lay):
+        for c, i in idx:
+            v = row[i].strip() if i < len(row) else ""
+            problem = _value_problem(v, c in required)
+            if problem:
+                return f"{lay.path}: line {line}: column {lay.header[i].strip()}: {problem}"
+    return None
+
+
+def _value_problem(v: str, required: bool) -> str | None:
+    if v == "":
+        return "empty; a number is needed" if required else None
+    try:
+        x = float(v)
+    except ValueError:
+        return f"{v!r} is not a number"
+    if not (x >= 0 and x != float("inf")):
+        return f"{v} is negative or not finite; a counter cannot be"
+    return None
+
+
+def _diagnose_structure(layouts: Sequence[Layout], exc: Exception) -> None:
+    """DuckDB refused a file: find the first bad line ourselves, or pass its first message on."""
+    for lay in layouts:
+        problem = first_bad_row(lay)
+        if problem:
+            raise DbtierError(problem, "fix or remove that line (or export the file again)")
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    names = ", ".join(l.path for l in layouts[:3])
+    raise DbtierError(f"{names}: cannot be read as CSV ({msg})", "export the file again with the collector")
+
+
+def rows(lay: Layout) -> Iterable[tuple[int, list[str]]]:
+    """(line number, fields) after the header; blank lines and repeated headers skipped."""
+    with open(lay.path, "r", encoding="utf-8-sig", errors="replace", newline="") as f:
+        reader = csv.reader(f, delimiter=lay.delim, quotechar='"')
+        try:
+            for row in reader:
+                line = reader.line_num
+                if line <= lay.header_line:
+                    continue
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                if len(row) == len(lay.names) and tuple(norm(x) for x in row) == lay.names:
+                    continue
+                if row and row[0].strip() and set(row[0].strip()) == {"-"}:   # sqlcmd's line under the header
+                    continue
+                yield line, row
+        except csv.Error as exc:
+            raise DbtierError(f"{lay.path}: line {reader.line_num}: not valid CSV ({exc})",
+                              "fix or remove that line") from exc
+
+
+def first_bad_row(lay: Layout) -> str | None:
+    n = len(lay.names)
+    for line, row in rows(lay):
+        if len(row) != n:
+            hint = ""
+            for d in DELIMITERS:
+                if d != lay.delim and len(_split(",".join(row) if lay.delim == "," else lay.delim.join(row), d)) == n:
+                    hint = f" (is it {_DELIM_NAMES[d]}-separated? the header is {_DELIM_NAMES.get(lay.delim)}-separated)"
+                    break
+            return f"{lay.path}: line {line}: {len(row)} fields where the header has {n}{hint}"
+        if any("\x00" in x for x in row):
+            return f"{lay.path}: line {line}: a NUL byte in the data"
+    return None
+
+
+def locate(lay: Layout, column: str, value: str | None) -> int | None:
+    """The line where `column` holds `value` (None: is empty)."""
+    if column not in lay.names:
+        return None
+    i = lay.index(column)
+    for line, row in rows(lay):
+        if i >= len(row):
+            continue
+        v = row[i].strip()
+        if (value is None and v == "") or (value is not None and v == value.strip()):
+            return line
+    return None
+
+
+def check_numbers(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], required: Sequence[str],
+                  optional: Sequence[str] = ()) -> None:
+    """Numeric (DOUBLE) columns: required ones never NULL; all finite and >= 0. One aggregate pass;
+    on a failure, the file's first bad line and column, found by reading it again."""
+    cols = list(required) + list(optional)
+    if not cols:
+        return
+    conds = []
+    for c in cols:
+        bad = f'("{c}" < 0 OR NOT isfinite("{c}"))'
+        conds.append(f'("{c}" IS NULL OR {bad})' if c in required else bad)
+    row = con.execute(f"SELECT _file FROM {table} WHERE {' OR '.join(conds)} LIMIT 1").fetchone()
+    if row is None:
+        return
+    lay = next((l for l in layouts if l.path == row[0]), None)
+    if lay is not None:
+        numeric = [c for c in cols]
+        problem = first_bad_value(lay, numeric, set(required))
+        if problem:
+            raise DbtierError(problem, "export it again, or fix or remove that line")
+    raise DbtierError(f"{row[0]}: a value in the columns {', '.join(cols)} is empty, negative or not finite",
+                      "export it again")
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def check_times(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], raw_col: str,
+                parsed_sql: str) -> None:
+    """Every `raw_col` parses with `parsed_sql`; else the file and line of the first that does not."""
+    by_path = {l.path: l for l in layouts}
+    bad = con.execute(f'SELECT _file, "{raw_col}" FROM {table} WHERE ({parsed_sql}) IS NULL LIMIT 1').fetchone()
+    if bad is None:
+        return
+    path, raw = bad
+    lay = by_path.get(path)
+    line = locate(lay, raw_col, raw) if lay else None
+    col = lay.header[lay.index(raw_col)].strip() if lay and raw_col in lay.names else raw_col
+    where_ = f"{path}: line {line}" if line else path
+    if raw is None or not str(raw).strip():
+        raise DbtierError(f"{where_}: column {col} is empty; a time is needed", "export it again, or remove that line")
+    raise DbtierError(f"{where_}: column {col}: {raw!r} is not a time dbtier reads",
+                      "use ISO 8601 (2024-03-01 10:00:00, optionally +01:00) or Oracle's DD-MON-RR HH.MI.SS AM")
+
+
+def times_after_insert(con: duckdb.DuckDBPyConnection, counters: str, checks: Sequence[tuple]) -> None:
+    """Times are parsed once, while inserting; only when some came out NULL is each raw table
+    checked again (`checks`: check_times arguments) to name the file and line."""
+    if con.execute(f"SELECT count(*) FROM {counters} WHERE sample_time IS NULL").fetchone()[0] == 0:
+        return
+    for args in checks:
+        check_times(con, *args)
+    raise DbtierError("some sample times could not be read", "use ISO 8601 times (2024-03-01 10:00:00+01:00)")
+
+
+def text_io(path: str | os.PathLike) -> io.TextIOWrapper:
+    return open(path, "r", encoding="utf-8-sig", errors="replace", newline="")

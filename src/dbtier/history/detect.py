@@ -1,0 +1,62 @@
+"""Which source a file looks like, from its first lines: for "this is a SQL Server file, not AWR" messages."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dbtier.history import csvio
+
+NAMES = {
+    "awr": "awr (Oracle AWR CSV)",
+    "dma": "dma (Google Database Migration Assessment collection)",
+    "sqlserver": "sqlserver (sys.dm_io_virtual_file_stats)",
+    "postgres": "postgres (pg_stat_* views)",
+    "diskstats": "diskstats (/proc/diskstats snapshots)",
+    "iostat": "iostat (`iostat -x` output)",
+    "sar": "sar (`sar -d` output)",
+}
+
+_DISKSTATS_LINE = re.compile(r"^\s*\d+\s+\d+\s+\S+(\s+\d+){10,}\s*$")
+_SAR_HEAD = re.compile(r"^\S+(\s+[AP]M)?\s+DEV\s+tps\b")
+
+
+def guess(path: str | Path) -> str | None:
+    """The source the file looks like, or None."""
+    p = Path(path)
+    name = p.name.lower()
+    if name.endswith((".zip", ".tgz", ".tar.gz", ".tar")) or name.startswith("opdb__"):
+        return "dma"
+    try:
+        lines = csvio.head_lines(p, 60)
+    except OSError:
+        return None
+    text = "\n".join(lines)
+    low = text.lower()
+    if "pkey" in low and ("||" in low or "|ho|" in low):
+        return "dma"
+    if "# dbtier-diskstats" in text or sum(1 for l in lines if _DISKSTATS_LINE.match(l)) >= 2:
+        return "diskstats"
+    if any(_SAR_HEAD.match(l) for l in lines):
+        return "sar"
+    if any(l.startswith("Device") and ("r/s" in l or "tps" in l) for l in lines):
+        return "iostat"
+    first = next((l for l in lines if l.strip()), "")
+    fields = {csvio.norm(f) for d in csvio.DELIMITERS for f in first.split(d)}
+    if {"num_of_reads", "num_of_bytes_read"} <= fields:
+        return "sqlserver"
+    if "snap_id" in fields and (fields & {"stat_name", "filetype_name", "end_interval_time",
+                                          "physical read total io requests"}):
+        return "awr"
+    if fields & {"blks_read", "wal_bytes", "heap_blks_read", "buffers_clean"} or \
+            {"backend_type", "object", "context"} <= fields:
+        return "postgres"
+    return None
+
+
+def other_source(path: str | Path, current: str) -> str | None:
+    """NAMES[...] of the source the file looks like, when that is not `current`."""
+    g = guess(path)
+    if g and g != current:
+        return NAMES[g]
+    return None

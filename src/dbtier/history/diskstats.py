@@ -1,0 +1,205 @@
+"""Linux /proc/diskstats snapshots (collectors/diskstats.sh), one counter row per device per snapshot.
+
+A snapshot starts with a marker line: `# dbtier-diskstats time=EPOCH btime=EPOCH host=NAME` (the
+collector's), or a line holding only a time (`date +%s` or `date -Is` in a shell loop of your own;
+then no boot time is known). The lines after it are /proc/diskstats as the kernel prints it:
+`major minor name` and 11, 15 or 17 counters. dbtier takes reads completed, sectors read, ms
+reading, writes completed, sectors written, ms writing; sectors are 512 bytes whatever the
+device's sector size. Latency is ms reading / reads (iostat's r_await).
+
+Counters that wrap: the kernel prints the ms fields as 32-bit `unsigned int` (they wrap after
+2^32 ms, 49.7 days of busy time) and the I/O and sector counts as `unsigned long` (64-bit on
+64-bit kernels, 32-bit on 32-bit ones); the boot time (btime) tells a reboot from a wrap. See
+series.py for the rule. Which devices count: by default every whole disk, not partitions of a
+disk that is listed too, nor loop, ram, zram, sr, fd, md, nbd or device-mapper (dm-*) devices,
+so nothing is counted twice; `--devices sdb,sdc` (or `dm-3`) names them instead. The others are
+kept as `detail`. The database is `--database`, else the host from the marker, else the file name.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import duckdb
+
+from dbtier.core.errors import DbtierError
+from dbtier.history import csvio, detect
+from dbtier.history.tidy import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult, database_name_from_file, sql_str
+
+SOURCE = "diskstats"
+FIELDS = ("reads completed", "reads merged", "sectors read", "ms reading", "writes completed", "writes merged",
+          "sectors written", "ms writing", "I/Os in progress", "ms doing I/O", "weighted ms doing I/O",
+          "discards completed", "discards merged", "sectors discarded", "ms discarding", "flushes completed",
+          "ms flushing")
+_MARKER = re.compile(r"^#\s*dbtier-diskstats\b(.*)$")
+_KV = re.compile(r"(\w+)=(\S+)")
+_EPOCH = re.compile(r"^\s*(\d{9,11}(\.\d+)?)\s*$")
+_ISO = re.compile(r"^\s*\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:?\d\d|Z)?\s*$")
+_NOT_DISKS = re.compile(r"^(loop|ram|zram|sr|fd|md|nbd|dm-)\d*")
+
+
+def parse_time(text: str, tz: str = "UTC") -> _dt.datetime | None:
+    """A marker's time as naive UTC: epoch seconds, or ISO 8601 (local in `tz` without an offset)."""
+    text = text.strip()
+    m = _EPOCH.match(text)
+    if m:
+        try:
+            return _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=float(m.group(1)))
+        except (OverflowError, ValueError):
+            return None
+    if _ISO.match(text):
+        try:
+            t = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if t.tzinfo is None:
+            import zoneinfo
+            t = t.replace(tzinfo=zoneinfo.ZoneInfo(tz))
+        return t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return None
+
+
+def whole_disks(names: Iterable[str]) -> set[str]:
+    """The names that are whole disks (see the module docstring)."""
+    names = set(names)
+    out = set()
+    for n in names:
+        if _NOT_DISKS.match(n):
+            continue
+        mm = re.fullmatch(r"dev(\d+)-(\d+)", n)      # sar without -p: devMAJOR-MINOR
+        if mm:
+            major, minor = int(mm.group(1)), int(mm.group(2))
+            if major in (1, 7, 11) or (major in (8, 65, 66, 67, 68, 69, 70, 71, 128, 129, 130, 131, 132, 133, 134,
+                                                 135) and minor % 16) or (major in (3, 22, 33, 34) and minor % 64):
+                continue
+        if any(n != p and n.startswith(p) and re.fullmatch(r"p?\d+", n[len(p):]) for p in names):
+            continue
+        out.add(n)
+    return out
+
+
+def roles(names: Iterable[str], devices: str | None) -> dict[str, str]:
+    names = set(names)
+    if devices:
+        chosen = {d.strip().removeprefix("/dev/") for d in devices.split(",") if d.strip()}
+        missing = sorted(chosen - names)
+        if missing:
+            raise DbtierError(f"--devices: {', '.join(missing)} not in the data (it has {', '.join(sorted(names))})",
+                              "name devices as the input does")
+        return {n: ("part" if n in chosen else "detail") for n in names}
+    disks = whole_disks(names)
+    return {n: ("part" if n in disks else "detail") for n in names}
+
+
+def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: ReadOptions) -> ReadResult:
+    fd, tmp = tempfile.mkstemp(prefix="dbtier-diskstats-", suffix=".csv")
+    os.close(fd)
+    try:
+        names: set[str] = set()
+        with open(tmp, "w", newline="") as out:
+            w = csv.writer(out)
+            for p in paths:
+                csvio.check_file(p)
+                names |= _parse_file(str(p), w, opts)
+        con.execute(f"CREATE OR REPLACE TABLE ds_counters ({COUNTER_TABLE_COLUMNS})")
+        role = roles(names, opts.devices)
+        con.execute("CREATE OR REPLACE TEMP TABLE ds_roles (unit VARCHAR, role VARCHAR)")
+        con.executemany("INSERT INTO ds_roles VALUES (?, ?)", sorted(role.items()))
+        con.execute(f"""INSERT INTO ds_counters
+            SELECT database, c.unit, c.unit, r.role, sample_time, epoch, read_ios, read_bytes, write_ios, write_bytes,
+                   read_time_ms, write_time_ms, NULL, _file, NULL
+            FROM read_csv({sql_str(tmp)}, header=false, auto_detect=false, delim=',', quote='"', escape='"',
+                 columns={{'database': 'VARCHAR', 'unit': 'VARCHAR', 'sample_time': 'TIMESTAMP', 'epoch': 'VARCHAR',
+                           'read_ios': 'DOUBLE', 'read_bytes': 'DOUBLE', 'write_ios': 'DOUBLE',
+                           'write_bytes': 'DOUBLE', 'read_time_ms': 'DOUBLE', 'write_time_ms': 'DOUBLE',
+                           '_file': 'VARCHAR'}}) c JOIN ds_roles r ON c.unit = r.unit""")
+    finally:
+        os.unlink(tmp)
+    counted = sorted(n for n, r in role.items() if r == "part")
+    if not counted:
+        raise DbtierError(f"{paths[0]}: no whole disk among the devices ({', '.join(sorted(names))})",
+                          "name the database's devices with --devices")
+    notes = [f"diskstats: counted devices {', '.join(counted)}; the others are kept as detail"
+             + ("" if opts.devices else " (choose with --devices)")]
+    wrap = {"read_ios": "auto", "read_bytes": "auto", "write_ios": "auto", "write_bytes": "auto",
+            "read_time_ms": 32, "write_time_ms": 32}
+    return ReadResult(SOURCE, "counters", "ds_counters", [str(p) for p in paths], notes=notes, wrap_bits=wrap,
+                      one_unit=True)
+
+
+def _parse_file(path: str, w: "csv._writer", opts: ReadOptions) -> set[str]:
+    names: set[str] = set()
+    t: _dt.datetime | None = None
+    btime: str | None = None
+    host = None
+    snapshots = 0
+    rows = 0
+    other = detect.other_source(path, "diskstats")
+    if other:
+        raise DbtierError(f"{path}: this looks like a {other} file, not diskstats",
+                          f"import it with --source {other.split()[0]}")
+    with csvio.text_io(path) as f:
+        for lineno, line in enumerate(f, 1):
+            s = line.strip()
+            if not s:
+                continue
+            m = _MARKER.match(s)
+            if m:
+                kv = dict(_KV.findall(m.group(1)))
+                t = parse_time(kv.get("time", ""), opts.tz)
+                if t is None:
+                    raise DbtierError(f"{path}: line {lineno}: the marker has no valid time= ({s[:80]!r})",
+                                      "use collectors/diskstats.sh, which writes time=<epoch seconds>")
+                btime = kv.get("btime")
+                host = kv.get("host", host)
+                snapshots += 1
+                continue
+            if s.startswith("#"):
+                continue
+            parts = s.split()
+            if len(parts) == 1 or (len(parts) <= 3 and parse_time(s, opts.tz) is not None):
+                tt = parse_time(s, opts.tz)
+                if tt is None:
+                    raise DbtierError(f"{path}: line {lineno}: {s[:60]!r} is neither a time nor a diskstats line",
+                                      "each snapshot starts with a time line (date +%s) or the collector's marker")
+                t, btime = tt, None
+                snapshots += 1
+                continue
+            if len(parts) < 14:
+                other = detect.other_source(path, SOURCE) if lineno < 60 else None
+                if other:
+                    raise DbtierError(f"{path}: line {lineno}: this looks like a {other} file, not diskstats",
+                                      f"import it with --source {other.split()[0]}")
+                raise DbtierError(f"{path}: line {lineno}: {len(parts)} fields; a /proc/diskstats line has 14, 18 "
+                                  "or 20 (major minor name and the counters)", "fix or remove that line")
+            if t is None:
+                raise DbtierError(f"{path}: line {lineno}: a diskstats line before any snapshot time",
+                                  "record each snapshot with collectors/diskstats.sh (it writes the time first)")
+            name = parts[2]
+            vals = []
+            for i in (0, 2, 3, 4, 6, 7):
+                v = parts[3 + i]
+                if not v.isdigit():
+                    raise DbtierError(f"{path}: line {lineno}: field {4 + i} ({FIELDS[i]}) of {name}: {v!r} is not "
+                                      "a counter", "fix or remove that line")
+                vals.append(int(v))
+            if not (parts[0].isdigit() and parts[1].isdigit()):
+                raise DbtierError(f"{path}: line {lineno}: {parts[0]} {parts[1]} is not a major minor device number",
+                                  "fix or remove that line")
+            r, rs, rms, wr, ws, wms = vals
+            db = opts.database or host or database_name_from_file(path)
+            w.writerow([db, name, t.isoformat(sep=" "), btime or "", r, rs * 512, wr, ws * 512, rms, wms, path])
+            names.add(name)
+            rows += 1
+    if snapshots == 0:
+        raise DbtierError(f"{path}: no snapshot times (plain /proc/diskstats has none)",
+                          "record it with collectors/diskstats.sh, or put `date +%s` before each copy")
+    if rows == 0:
+        raise DbtierError(f"{path}: no /proc/diskstats lines", "record it with collectors/diskstats.sh")
+    return names

@@ -1,0 +1,332 @@
+"""Google Database Migration Assessment (DMA) collections for Oracle: hour-of-day I/O statistics.
+
+Input: the .zip or .tgz the DMA collector writes (or its extracted directory, or its CSV files).
+dbtier reads three extracts:
+
+- `opdb__dbahistsysstat__*.csv`: per instance and hour of day (`HO`, `HOUR` in older collectors),
+  statistics of the per-snapshot deltas of each system statistic: CNT, AVG, MEDIAN, MIN, MAX,
+  SUM and PERC50/75/90/95/100. dbtier uses `physical read total IO requests`, `physical write
+  total IO requests`, `physical read total bytes` and `physical write total bytes`.
+- `opdb__awrsnapdetails__*.csv`: per instance and hour, the snapshots' count and their total
+  length (SUM_SNAPS_DIFF_SECS), first and last begin time.
+- `opdb__dbsummary__*.csv` (optional): DB_NAME and DB_SIZE_ALLOCATED_GB (the capacity).
+
+Both formats the collectors have used are read: pipe-delimited with a plain header (collector
+2.0.6+), and comma-delimited under SQL*Plus's concatenation header (`PKEY||','||DBID||...`, cut
+short by the column width; values may be padded with spaces) in older ones.
+
+Rates: a statistic S of the deltas in hour h gives S / (SUM_SNAPS_DIFF_SECS / CNT) per second
+(the hour's mean snapshot length); the mean is exact, SUM_VALUE / SUM_SNAPS_DIFF_SECS. The result
+has, per instance, one row per hour of day and statistic (avg, p50, p75, p90, p95, max).
+
+What this source cannot give: these are statistics per hour of day, not a time series, so there
+is no true peak of a sum (read + write, file types, instances, several databases), and no p99.
+The database's p50 and p95 are the highest hour-of-day p50 and p95: an upper bound of the
+percentile over all snapshots (each hour's p95 is at most their maximum, so the mixture's is too);
+max is exact. The result says so in `limitations`. Times (MIN/MAX_BEGIN_INTERVAL_TIME) are the
+database's local time, read in `--tz`.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import duckdb
+
+from dbtier.core.errors import DbtierError
+from dbtier.history import detect
+from dbtier.history.series import _num, iso
+from dbtier.history.tidy import MB, ReadOptions, ReadResult
+
+SOURCE = "dma"
+SYSSTAT_COLS = ("pkey", "dbid", "instance_number", "hour", "stat_name", "cnt", "avg_value", "mode_value",
+                "median_value", "min_value", "max_value", "sum_value", "perc50", "perc75", "perc90", "perc95",
+                "perc100")
+SNAP_COLS = ("pkey", "dbid", "instance_number", "hour", "min_snap_id", "max_snap_id", "min_begin_interval_time",
+             "max_begin_interval_time", "cnt", "sum_snaps_diff_secs", "avg_snaps_diff_secs",
+             "median_snaps_diff_secs", "mode_snaps_diff_secs", "min_snaps_diff_secs", "max_snaps_diff_secs")
+SUMMARY_COLS = ("pkey", "dbid", "db_name", "cdb", "db_version", "db_fullversion", "log_mode", "force_logging",
+                "redo_gb_per_day", "rac_dbinstaces", "characterset", "platform_name", "startup_time", "user_schemas",
+                "buffer_cache_mb", "shared_pool_mb", "total_pga_allocated_mb", "db_size_allocated_gb",
+                "db_size_in_use_gb", "db_long_size_gb", "dg_database_role", "dg_protection_mode",
+                "dg_protection_level")
+ALIASES = {"ho": "hour", "min_snapid": "min_snap_id", "max_snapid": "max_snap_id", "dbversion": "db_version",
+           "dbfullversion": "db_fullversion", "'n/a'": "cdb"}
+STATS = {"physical read total io requests": "read_ios", "physical read total bytes": "read_bytes",
+         "physical write total io requests": "write_ios", "physical write total bytes": "write_bytes"}
+STATISTICS = (("avg", None), ("p50", "perc50"), ("p75", "perc75"), ("p90", "perc90"), ("p95", "perc95"),
+              ("max", "perc100"))
+EXTRACTS = ("dbahistsysstat", "awrsnapdetails", "dbsummary")
+_MEMBER = re.compile(r"(?:^|[/:\\])opdb__([a-z0-9]+)__[^/]*\.csv$", re.I)
+
+
+def _members(path: Path) -> dict[str, list[tuple[str, str]]]:
+    """{extract: [(name, text)]} for the extracts dbtier reads, from an archive, a directory or CSV files."""
+    out: dict[str, list[tuple[str, str]]] = {}
+
+    def add(name: str, data: bytes) -> None:
+        m = _MEMBER.search(name)
+        if m and m.group(1).lower() in EXTRACTS:
+            out.setdefault(m.group(1).lower(), []).append((name, data.decode("utf-8", errors="replace")))
+
+    name = path.name.lower()
+    try:
+        if path.is_dir():
+            for f in sorted(path.rglob("opdb__*.csv")):
+                add(str(f), f.read_bytes())
+        elif name.endswith(".zip"):
+            with zipfile.ZipFile(path) as z:
+                for info in z.infolist():
+                    if _MEMBER.search(info.filename):
+                        add(f"{path}:{info.filename}", z.read(info))
+        elif name.endswith((".tgz", ".tar.gz", ".tar")):
+            with tarfile.open(path) as t:
+                for m in t.getmembers():
+                    if m.isfile() and _MEMBER.search(m.name):
+                        f = t.extractfile(m)
+                        if f is not None:
+                            add(f"{path}:{m.name}", f.read())
+        elif _MEMBER.search(name):
+            add(str(path), path.read_bytes())
+        else:
+            other = detect.other_source(path, SOURCE)
+            hint = f"import it with --source {other.split()[0]}" if other else \
+                "pass the .zip or .tgz the DMA collector wrote (or its opdb__*.csv files)"
+            raise DbtierError(f"{path}: not a DMA collection" + (f" (it looks like a {other} file)" if other else ""),
+                              hint)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+        raise DbtierError(f"{path}: cannot open the DMA archive ({exc})",
+                          "pass the .zip or .tgz exactly as the collector wrote it") from exc
+    return out
+
+
+def _split(line: str, delim: str) -> list[str]:
+    if delim == "|":
+        return [x.strip() for x in line.split("|")]
+    return [x.strip() for x in next(csv.reader([line], delimiter=delim, skipinitialspace=True))]
+
+
+def parse_extract(name: str, text: str, known: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
+    """[(line number, {column: value})] of one extract; the header's names, or `known` when the
+    SQL*Plus header is cut short."""
+    lines = text.splitlines()
+    first = next((i for i, l in enumerate(lines) if l.strip()), None)
+    if first is None:
+        raise DbtierError(f"{name} is empty", "collect again with the DMA collector")
+    header = lines[first].strip()
+    concat = "||" in header
+    if concat:
+        raw = [h.strip().strip("'").lower() for h in re.split(r"\|\|\s*'[,|]'\s*\|\|", header)]
+        sample = next((l for l in lines[first + 1:] if l.strip()), "")
+        delim = "|" if sample.count("|") > sample.count(",") else ","
+    else:
+        delim = "|" if header.count("|") >= header.count(",") else ","
+        raw = [h.strip().lower() for h in header.split(delim)]
+    names = [ALIASES.get(h, h) for h in raw]
+    rows = []
+    for i in range(first + 1, len(lines)):
+        line = lines[i]
+        if not line.strip():
+            continue
+        try:
+            fields = _split(line, delim)
+        except (csv.Error, StopIteration):
+            raise DbtierError(f"{name}: line {i + 1}: not valid {delim!r}-separated text", "collect again") from None
+        if concat and len(fields) == len(known):   # SQL*Plus's header may be cut short: the known order
+            cols = list(known)
+        elif len(fields) == len(names):
+            cols = names
+        elif len(fields) == len(known):
+            cols = list(known)
+        else:
+            raise DbtierError(f"{name}: line {i + 1}: {len(fields)} fields where the header has {len(names)}",
+                              "collect again with the DMA collector (the file is cut or edited)")
+        rows.append((i + 1, dict(zip(cols, fields))))
+    return rows
+
+
+def _f(name: str, line: int, col: str, v: str | None, required: bool = True) -> float | None:
+    if v is None or v.strip() == "":
+        if required:
+            raise DbtierError(f"{name}: line {line}: column {col.upper()} is empty; a number is needed", "collect again")
+        return None
+    try:
+        x = float(v)
+    except ValueError:
+        raise DbtierError(f"{name}: line {line}: column {col.upper()}: {v!r} is not a number",
+                          "collect again with the DMA collector") from None
+    if x != x or x in (float("inf"), float("-inf")):
+        raise DbtierError(f"{name}: line {line}: column {col.upper()}: {v} is not finite", "collect again")
+    return x
+
+
+def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: ReadOptions) -> ReadResult:
+    members: dict[str, list[tuple[str, str]]] = {}
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise DbtierError(f"{p}: no such file", "check the path")
+        if p.is_file() and p.stat().st_size == 0:
+            raise DbtierError(f"{p} is empty", "collect again with the DMA collector")
+        for k, v in _members(p).items():
+            members.setdefault(k, []).extend(v)
+    for need in ("dbahistsysstat", "awrsnapdetails"):
+        if need not in members:
+            raise DbtierError(f"{', '.join(str(p) for p in paths)}: no opdb__{need}__*.csv in the collection",
+                              "pass the whole DMA collection (.zip or .tgz); it needs the AWR extracts (collected "
+                              "with AWR/Diagnostics Pack licensing)")
+    snaps: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for name, text in members["awrsnapdetails"]:
+        for line, r in parse_extract(name, text, SNAP_COLS):
+            for c in ("pkey", "instance_number", "hour", "cnt", "sum_snaps_diff_secs"):
+                if c not in r:
+                    raise DbtierError(f"{name}: missing columns: {c.upper()}", "collect again with the DMA collector")
+            hour = _f(name, line, "hour", r["hour"])
+            if not (0 <= hour <= 23):
+                raise DbtierError(f"{name}: line {line}: column HOUR: {r['hour']} is not an hour of day", "collect again")
+            cnt = _f(name, line, "cnt", r["cnt"])
+            secs = _f(name, line, "sum_snaps_diff_secs", r["sum_snaps_diff_secs"])
+            if cnt <= 0 or secs <= 0:
+                continue
+            key = (r["pkey"], r["instance_number"], int(hour))
+            if key in snaps:
+                raise DbtierError(f"{name}: line {line}: instance {r['instance_number']} hour {int(hour)} appears twice",
+                                  "pass each collection once")
+            snaps[key] = {"cnt": cnt, "secs": secs, "first": r.get("min_begin_interval_time"),
+                          "last": r.get("max_begin_interval_time"), "dbid": r.get("dbid")}
+    stats: dict[tuple[str, str, int], dict[str, dict[str, float | None]]] = {}
+    for name, text in members["dbahistsysstat"]:
+        for line, r in parse_extract(name, text, SYSSTAT_COLS):
+            for c in ("pkey", "instance_number", "hour", "stat_name", "sum_value", "perc50", "perc95", "perc100"):
+                if c not in r:
+                    raise DbtierError(f"{name}: missing columns: {c.upper()}", "collect again with the DMA collector")
+            stat = STATS.get(r["stat_name"].strip().lower())
+            if stat is None:
+                continue
+            hour = _f(name, line, "hour", r["hour"])
+            key = (r["pkey"], r["instance_number"], int(hour))
+            vals = {"avg": _f(name, line, "sum_value", r["sum_value"])}
+            for label, col in STATISTICS[1:]:
+                vals[label] = _f(name, line, col, r.get(col), required=col in ("perc50", "perc95", "perc100"))
+            if stat in stats.setdefault(key, {}):
+                raise DbtierError(f"{name}: line {line}: {r['stat_name']!r} for instance {r['instance_number']} hour "
+                                  f"{int(hour)} appears twice", "pass each collection once")
+            stats[key][stat] = vals
+    if not stats:
+        raise DbtierError(f"{members['dbahistsysstat'][0][0]}: none of the statistics dbtier needs ("
+                          + ", ".join(STATS) + ")", "collect again with the DMA collector")
+    summary: dict[str, dict[str, str]] = {}
+    for name, text in members.get("dbsummary", []):
+        try:
+            for _, r in parse_extract(name, text, SUMMARY_COLS):
+                summary[r.get("pkey", "")] = r
+        except DbtierError:
+            pass   # optional: names and size only
+    rows = []
+    for key, st in stats.items():
+        pkey, inst, hour = key
+        sn = snaps.get(key)
+        if sn is None:
+            continue
+        secs = sn["secs"] / sn["cnt"]
+        for label, _ in STATISTICS:
+            r = {}
+            for stat in STATS.values():
+                v = (st.get(stat) or {}).get(label)
+                if v is None:
+                    r[stat] = None
+                elif label == "avg":
+                    r[stat] = v / sn["secs"]
+                else:
+                    r[stat] = v / secs
+            rows.append((pkey, inst, hour, label, sn["cnt"], secs, r.get("read_ios"), r.get("write_ios"),
+                         None if r.get("read_bytes") is None else r["read_bytes"] / MB,
+                         None if r.get("write_bytes") is None else r["write_bytes"] / MB))
+    if not rows:
+        raise DbtierError(f"{paths[0]}: the sysstat and snapshot extracts have no instance and hour in common",
+                          "pass both from the same collection")
+    per_db = {}
+    for pkey, inst, *_ in rows:
+        per_db.setdefault(pkey, set()).add(inst)
+    con.execute("""CREATE OR REPLACE TABLE hourly (database VARCHAR, instance VARCHAR, hour INTEGER, statistic VARCHAR,
+                   snapshots DOUBLE, interval_s DOUBLE, read_iops DOUBLE, write_iops DOUBLE, read_mbps DOUBLE,
+                   write_mbps DOUBLE)""")
+    named = []
+    for pkey, inst, hour, label, cnt, secs, ri, wi, rm, wm in rows:
+        db = opts.database or (summary.get(pkey, {}).get("db_name") or pkey)
+        if len(per_db[pkey]) > 1:
+            db = f"{db}/{inst}"
+        named.append((db, inst, hour, label, cnt, secs, ri, wi, rm, wm))
+    con.executemany("INSERT INTO hourly VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", named)
+    caps: dict[str, float] = {}
+    for pkey, r in summary.items():
+        db = opts.database or r.get("db_name") or pkey
+        try:
+            caps[db] = float(r.get("db_size_allocated_gb", ""))
+        except ValueError:
+            pass
+    res = ReadResult(SOURCE, "hourly", "hourly", [str(p) for p in paths], capacity_gb=caps,
+                     limitations=[_limitation()])
+    res.notes.append(f"dma: snapshot times are the database's local time, read as {opts.tz} (--tz)")
+    res.extra["spans"] = _spans(con, snaps, summary, per_db, opts)
+    return res
+
+
+def _limitation() -> str:
+    from dbtier.history.summary import DMA_LIMITATION
+    return DMA_LIMITATION
+
+
+def _spans(con: duckdb.DuckDBPyConnection, snaps: dict, summary: dict, per_db: dict, opts: ReadOptions) -> dict:
+    """{database: (first snapshot begin, last snapshot begin)} in UTC, from the snapshot extract's times."""
+    from dbtier.history.tidy import utc_sql
+    out: dict[str, list] = {}
+    for (pkey, inst, hour), sn in snaps.items():
+        db = opts.database or (summary.get(pkey, {}).get("db_name") or pkey)
+        if len(per_db.get(pkey, ())) > 1:
+            db = f"{db}/{inst}"
+        for k in ("first", "last"):
+            v = sn.get(k)
+            if not v:
+                continue
+            t = con.execute(f"SELECT {utc_sql('v', opts.tz)} FROM (SELECT CAST(? AS VARCHAR) AS v)", [v]).fetchone()[0]
+            if t is None:
+                continue
+            cur = out.setdefault(db, [t, t])
+            cur[0], cur[1] = min(cur[0], t), max(cur[1], t)
+    return {k: (iso(a), iso(b)) for k, (a, b) in out.items()}
+
+
+def summarise(con: duckdb.DuckDBPyConnection, res: ReadResult) -> dict[str, Any]:
+    """databases[] (peaks as upper bounds, see the module docstring) and hour_of_day per database."""
+    spans = res.extra.get("spans", {})
+    dbs = [r[0] for r in con.execute("SELECT DISTINCT database FROM hourly ORDER BY database").fetchall()]
+    out = []
+    for db in dbs:
+        peaks = {}
+        for m in ("read_iops", "write_iops", "read_mbps", "write_mbps"):
+            got = dict(con.execute(f"SELECT statistic, max({m}) FROM hourly WHERE database = ? GROUP BY statistic",
+                                   [db]).fetchall())
+            peaks[m] = {"p50": _num(got.get("p50")), "p95": _num(got.get("p95")), "p99": None,
+                        "max": _num(got.get("max"))}
+        n = con.execute("SELECT sum(snapshots) FROM hourly WHERE database = ? AND statistic = 'avg'", [db]).fetchone()[0]
+        hours = []
+        for h, cnt, secs in con.execute("SELECT hour, any_value(snapshots), any_value(interval_s) FROM hourly "
+                                        "WHERE database = ? GROUP BY hour ORDER BY hour", [db]).fetchall():
+            item: dict[str, Any] = {"hour": h, "snapshots": int(cnt), "interval_s": _num(secs)}
+            rows = con.execute("SELECT statistic, read_iops, write_iops, read_mbps, write_mbps FROM hourly "
+                               "WHERE database = ? AND hour = ?", [db, h]).fetchall()
+            for i, m in enumerate(("read_iops", "write_iops", "read_mbps", "write_mbps")):
+                item[m] = {st: _num(r[1 + i]) for r in rows for st in [r[0]]}
+            hours.append(item)
+        start, end = spans.get(db, (None, None))
+        out.append({"name": db, "intervals": int(n or 0), "start": start, "end": end, "peaks": peaks,
+                    "peaks_method": "hour-of-day upper bound (p50, p95); max exact; no p99",
+                    "capacity_gb": res.capacity_gb.get(db.split("/")[0]), "hour_of_day": hours})
+    return {"source": res.source, "kind": "hourly", "files": res.files, "notes": list(res.notes),
+            "limitations": list(res.limitations), "databases": out}

@@ -1,0 +1,209 @@
+"""From a reader's tidy table to the result document's sections and the run's Parquet files.
+
+The CLI calls these three steps (import, consolidate, requirement); each returns plain dicts for
+result.json and leaves its full series in DuckDB tables that store.py writes as Parquet.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import duckdb
+
+from dbtier.core.errors import DbtierError
+from dbtier.history import consolidate as cons
+from dbtier.history import series, store
+from dbtier.history.tidy import INTERVAL_COLUMNS, ReadResult
+
+PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}
+REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom")
+
+DMA_LIMITATION = ("dma gives hour-of-day statistics of per-snapshot deltas, not a time series: it cannot give "
+                  "true peaks of sums (of file types, instances or databases), nor p99. p50 and p95 here are the "
+                  "highest hour-of-day p50/p95 (an upper bound of the percentile over all snapshots); max is exact.")
+
+
+def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int = 10, profile_tz: str = "UTC",
+                     step: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Intervals, totals, peaks, top intervals, profiles. Leaves tables `intervals`, `totals`, `profiles`."""
+    step = step or (lambda _: None)
+    if res.kind == "hourly":
+        from dbtier.history import dma
+        return dma.summarise(con, res)
+    if res.kind == "counters":
+        step("intervals from counters")
+        series.intervals_from_counters(con, res.table, "intervals", res.wrap_bits, res.one_unit)
+        _drop(con, res.table)          # memory: the counters (and the raw text behind them) are done with
+        for t in res.cleanup:
+            _drop(con, t)
+        ev = series.events(con, "intervals_events")
+    else:
+        cols = ", ".join(f'"{c}"' for c in INTERVAL_COLUMNS)
+        con.execute(f"CREATE OR REPLACE TABLE intervals AS SELECT {cols} FROM {res.table} WHERE seconds > 0")
+        ev = {}
+    n = con.execute("SELECT count(*) FROM intervals").fetchone()[0]
+    if n == 0:
+        files = ", ".join(res.files[:3]) + (" ..." if len(res.files) > 3 else "")
+        raise DbtierError(f"{files}: fewer than two snapshots of any database (or only restarts between them): "
+                          "no interval to measure", "collect at least two snapshots, some minutes apart")
+    step("totals, peaks and profiles")
+    series.totals(con, "intervals", "totals")
+    pk = series.peaks(con, "totals")
+    tops = series.top_intervals(con, "totals", top)
+    fts = series.file_type_summary(con, "intervals")
+    series.profiles(con, "totals", "profiles", profile_tz)
+    databases = []
+    for name, p in pk.items():
+        e = ev.get(name, {"restarts": 0, "wraps": 0, "duplicates": 0})
+        item = {"name": name, "intervals": p["intervals"], "start": p["start"], "end": p["end"],
+                "peaks": {m: p["peaks"][m] for m in series.PEAK_METRICS},
+                "total": {"iops": p["peaks"]["iops"], "mbps": p["peaks"]["mbps"]},
+                "segments": 1 + e["restarts"], "restarts": e["restarts"], "wraps": e["wraps"],
+                "duplicates_dropped": e["duplicates"],
+                "capacity_gb": res.capacity_gb.get(name),
+                "top_intervals": tops.get(name, []),
+                "file_types": fts.get(name, [])}
+        databases.append(item)
+    out: dict[str, Any] = {"source": res.source, "kind": res.kind, "files": res.files, "notes": list(res.notes),
+                           "limitations": list(res.limitations), "profile_tz": profile_tz, "databases": databases}
+    return out
+
+
+def write_import_files(con: duckdb.DuckDBPyConnection, run_dir: Path, kind: str) -> list[str]:
+    if kind == "hourly":
+        store.write_parquet(con, "SELECT * FROM hourly ORDER BY database, hour, statistic", run_dir / store.HOURLY_FILE)
+        return [store.HOURLY_FILE]
+    # Not sorted (a sort of millions of rows costs more than the write): readers order as they need.
+    # intervals.parquet only when it says more than totals.parquet (several file types somewhere).
+    files = []
+    if con.execute("SELECT count(*) FROM (SELECT database FROM intervals GROUP BY database "
+                   "HAVING count(DISTINCT file_type) > 1 LIMIT 1)").fetchone()[0]:
+        store.write_parquet(con, "SELECT * FROM intervals", run_dir / store.INTERVALS_FILE)
+        files.append(store.INTERVALS_FILE)
+    store.write_parquet(con, "SELECT * FROM totals", run_dir / store.TOTALS_FILE)
+    store.write_parquet(con, "SELECT * FROM profiles ORDER BY database, kind, key", run_dir / store.PROFILES_FILE)
+    return files + [store.TOTALS_FILE, store.PROFILES_FILE]
+
+
+def _drop(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    for kind in ("VIEW", "TABLE"):
+        try:
+            con.execute(f"DROP {kind} IF EXISTS {name}")
+        except duckdb.Error:
+            pass
+
+
+def _has(con: duckdb.DuckDBPyConnection, table: str, col: str) -> bool:
+    return col in {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
+
+
+def _import_docs(docs: Sequence[dict[str, Any]]) -> None:
+    for d in docs:
+        if d.get("command") != "history" or (d.get("params") or {}).get("action") != "import":
+            raise DbtierError(f"{d.get('_run_dir')}: not a `dbtier history import` run "
+                              f"(a {d.get('command')} {(d.get('params') or {}).get('action') or ''} run)".rstrip(),
+                              "pass run directories written by `dbtier history import`")
+        if d.get("kind") == "hourly":
+            raise DbtierError(f"{d.get('_run_dir')}: a dma import has hour-of-day statistics, not a time series; "
+                              "it cannot be put on a common time grid",
+                              "size it alone with `dbtier history requirement`, or export AWR with "
+                              "collectors/oracle_awr.sql and import that")
+
+
+def load_totals(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], table: str = "all_totals") -> None:
+    """Every run's totals.parquet into one table; a database name in two runs is an error."""
+    _import_docs(docs)
+    seen: dict[str, str] = {}
+    for d in docs:
+        for db in d.get("databases") or []:
+            name = db.get("name")
+            if name in seen:
+                raise DbtierError(f"database {name!r} is in two runs: {seen[name]} and {d['_run_dir']}",
+                                  "consolidate each database once (or re-import one with --database NEWNAME)")
+            seen[name] = d["_run_dir"]
+    parts = [f"SELECT database, start, \"end\", seconds, read_iops, write_iops, iops, read_mbps, write_mbps, mbps "
+             f"FROM {store.parquet(d['_run_dir'], store.TOTALS_FILE)}" for d in docs]
+    con.execute(f"CREATE OR REPLACE TABLE {table} AS " + " UNION ALL ".join(parts))
+
+
+def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], step: int | None,
+                            top: int) -> dict[str, Any]:
+    load_totals(con, docs)
+    r = cons.consolidate(con, "all_totals", step=step, top=top, grid="grid", out_sum="sum_series")
+    pk = series.peaks(con, "sum_series", by=None)[None]
+    r["peaks"] = {m: pk["peaks"][m] for m in series.PEAK_METRICS}
+    r["total"] = {"iops": pk["peaks"]["iops"], "mbps": pk["peaks"]["mbps"]}
+    r["intervals"] = pk["intervals"]
+    caps = {db["name"]: db.get("capacity_gb") for d in docs for db in d.get("databases") or []}
+    known = [v for v in caps.values() if isinstance(v, (int, float))]
+    r["capacity_gb"] = sum(known) if known and len(known) == len(caps) else None
+    if known and len(known) != len(caps):
+        r["capacity_note"] = (f"capacity known for {len(known)} of {len(caps)} databases "
+                              f"({sum(known):.1f} GB); give --capacity-gb to `history requirement`")
+    r["runs"] = [d["_run_dir"] for d in docs]
+    con.execute("CREATE OR REPLACE VIEW sum_named AS SELECT 'sum' AS database, * FROM sum_series")
+    series.profiles(con, "sum_named", "sum_profiles")
+    return r
+
+
+def write_consolidation_files(con: duckdb.DuckDBPyConnection, run_dir: Path) -> list[str]:
+    store.write_parquet(con, "SELECT * FROM grid", run_dir / store.GRID_FILE)
+    store.write_parquet(con, "SELECT * FROM sum_series ORDER BY bin", run_dir / store.SUM_FILE)
+    store.write_parquet(con, "SELECT * FROM sum_profiles ORDER BY kind, key", run_dir / store.PROFILES_FILE)
+    return [store.GRID_FILE, store.SUM_FILE, store.PROFILES_FILE]
+
+
+def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_gb: float | None = None,
+                database: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(requirement, where it came from) from an import run (one database) or a consolidation run.
+
+    The rates are the measured percentile (no headroom added: `headroom` travels with them and the
+    planner applies it); capacity_gb is what the source says is allocated (0 when unknown)."""
+    if percentile not in PERCENTILES:
+        raise DbtierError(f"--percentile {percentile}: not one of 95, 99, max", "use --percentile 95, 99 or max")
+    if not (isinstance(headroom, (int, float)) and math.isfinite(headroom) and 0 <= headroom <= 10):
+        raise DbtierError(f"--headroom {headroom}: must be between 0 and 10 (0.3 = 30% on top)", "e.g. --headroom 0.3")
+    key, pnum = PERCENTILES[percentile]
+    params = doc.get("params") or {}
+    action = params.get("action")
+    run_dir = doc.get("_run_dir")
+    if doc.get("command") != "history" or action not in ("import", "consolidate"):
+        raise DbtierError(f"{run_dir}: not a `dbtier history import` or `consolidate` run",
+                          "pass a run directory written by one of them")
+    if action == "consolidate":
+        peaks, cap, what = doc.get("peaks") or {}, doc.get("capacity_gb"), f"sum of {len(doc.get('databases') or [])} databases"
+        kind = "consolidate"
+    else:
+        dbs = doc.get("databases") or []
+        if database:
+            dbs = [d for d in dbs if d.get("name") == database]
+            if not dbs:
+                names = ", ".join(d.get("name") for d in doc.get("databases") or [])
+                raise DbtierError(f"{run_dir}: no database {database!r} (it has {names})", "give one of those names")
+        if len(dbs) != 1:
+            raise DbtierError(f"{run_dir}: {len(dbs)} databases in this import; a requirement is for one database "
+                              "or one consolidation",
+                              f"run `dbtier history consolidate {run_dir}` and take the requirement from that run, "
+                              "or choose one with --database NAME")
+        db = dbs[0]
+        peaks, cap, what = db.get("peaks") or {}, db.get("capacity_gb"), db.get("name")
+        kind = doc.get("kind")
+    out: dict[str, Any] = {}
+    for m in ("read_iops", "write_iops", "read_mbps", "write_mbps"):
+        v = (peaks.get(m) or {}).get(key)
+        if v is None and kind == "hourly" and key == "p99":
+            raise DbtierError(f"{run_dir}: a dma collection has no p99 (it gives p50, p75, p90, p95 and max per "
+                              "hour of day)", "use --percentile 95 or --percentile max")
+        out[m] = float(v) if isinstance(v, (int, float)) else 0.0
+    if capacity_gb is not None:
+        out["capacity_gb"] = float(capacity_gb)
+    else:
+        out["capacity_gb"] = float(cap) if isinstance(cap, (int, float)) else 0.0
+    out["percentile"] = pnum
+    out["headroom"] = float(headroom)
+    source = {"run_dir": run_dir, "action": action, "source": doc.get("source"), "of": what,
+              "statistic": key, "capacity_from": "--capacity-gb" if capacity_gb is not None else
+              ("the source" if isinstance(cap, (int, float)) else "unknown (0: no capacity requirement)")}
+    return {k: out[k] for k in REQUIREMENT_KEYS}, source

@@ -1,0 +1,319 @@
+"""`dbtier history` end to end: the JSON contract of import, consolidate and requirement, the Parquet
+series, and every kind of bad input ending in one `dbtier: error:` line that names the file, the
+line and the column, with a non-zero exit and no traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import DATA, assert_clean_error, load_doc, run_dbtier
+
+H = DATA / "history"
+MSS = H / "sqlserver" / "file_stats-sql01.csv"
+AWR = H / "awr" / "awr_sysstat_PROD.csv"
+SHARED = Path("/work/shared/data/history")
+if not SHARED.exists():
+    SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "history"
+
+PEAK_KEYS = {"read_iops", "write_iops", "read_mbps", "write_mbps"}
+STAT_KEYS = {"p50", "p95", "p99", "max"}
+REQ_KEYS = {"read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom"}
+
+
+def dbtier_json(tmp_path, *args):
+    r = run_dbtier(*args, "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)   # --json prints only the document
+
+
+def test_import_json_contract_and_parquet(tmp_path):
+    out = tmp_path / "mss"
+    doc = dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(out))
+    assert doc["command"] == "history" and doc["params"]["action"] == "import" and doc["status"] == "ok"
+    assert len(doc["databases"]) == 2
+    for db in doc["databases"]:
+        assert {"name", "intervals", "start", "end", "peaks"} <= set(db)
+        assert set(db["peaks"]) == PEAK_KEYS
+        for m in PEAK_KEYS:
+            assert set(db["peaks"][m]) == STAT_KEYS
+            assert all(isinstance(v, float) for v in db["peaks"][m].values())
+    assert load_doc(out) == {k: v for k, v in doc.items()}
+    con = duckdb.connect()
+    n = con.execute(f"SELECT count(*), count(DISTINCT database) FROM read_parquet('{out / 'totals.parquet'}')").fetchone()
+    assert n == (6, 2)
+    cols = {c[0] for c in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{out / 'intervals.parquet'}')").fetchall()}
+    assert {"database", "file_type", "start", "end", "read_iops", "write_iops", "read_mbps", "write_mbps",
+            "read_lat_ms", "write_lat_ms", "read_io_kb"} <= cols
+    assert (out / "profiles.parquet").exists() and (out / "raw" / MSS.name).exists()
+
+
+def test_consolidate_and_requirement_contract(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(a))
+    dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--out", str(b), "--database", "PROD")
+    c = dbtier_json(tmp_path, "history", "consolidate", str(a), str(b), "--out", str(tmp_path / "c"), "--step", "5m")
+    for k in ("sum_of_peaks", "peak_of_sum"):
+        assert set(c[k]) == {"iops", "mbps"}
+    assert c["gain"] >= 1.0 and c["peak_time"].endswith("Z")
+    assert isinstance(c["drivers"], list) and {"database", "iops", "share"} <= set(c["drivers"][0])
+    assert set(c["peaks"]) == PEAK_KEYS
+    assert (tmp_path / "c" / "sum.parquet").exists() and (tmp_path / "c" / "grid.parquet").exists()
+    r = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "c"), "--percentile", "99", "--headroom", "0.3",
+                    "--out", str(tmp_path / "r"))
+    assert set(r["requirement"]) == REQ_KEYS
+    for k in REQ_KEYS:
+        assert r[k] == r["requirement"][k]
+    assert r["percentile"] == 99 and r["headroom"] == 0.3
+    assert r["read_iops"] == pytest.approx(c["peaks"]["read_iops"]["p99"])
+    stored = load_doc(tmp_path / "r")
+    assert stored["requirement"] == r["requirement"]
+
+
+def test_requirement_of_one_database_with_capacity_and_max(tmp_path):
+    dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--out", str(tmp_path / "a"))
+    r = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "a"), "--percentile", "max",
+                    "--capacity-gb", "750", "--out", str(tmp_path / "r"))
+    imp = load_doc(tmp_path / "a")
+    assert r["requirement"]["read_iops"] == imp["databases"][0]["peaks"]["read_iops"]["max"]
+    assert r["requirement"]["percentile"] == 100 and r["requirement"]["capacity_gb"] == 750.0
+
+
+def test_terminal_output_is_a_table(tmp_path):
+    r = run_dbtier("history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "x"), cwd=tmp_path)
+    assert r.returncode == 0 and "SQL01/sales" in r.stdout and "read IOPS" in r.stdout
+
+
+def test_dma_import_then_requirement_p95_but_not_p99(tmp_path):
+    d = dbtier_json(tmp_path, "history", "import", "--source", "dma", str(SHARED / "dma-oracle19c-single.tgz"),
+                    "--out", str(tmp_path / "d"))
+    assert d["kind"] == "hourly" and d["limitations"]
+    assert (tmp_path / "d" / "hourly.parquet").exists()
+    r = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "d"), "--percentile", "95",
+                    "--out", str(tmp_path / "r"))
+    assert r["requirement"]["capacity_gb"] == 8.0
+    bad = run_dbtier("history", "requirement", str(tmp_path / "d"), "--percentile", "99", cwd=tmp_path)
+    assert_clean_error(bad, "no p99")
+    cons = run_dbtier("history", "consolidate", str(tmp_path / "d"), cwd=tmp_path)
+    assert_clean_error(cons, "hour-of-day statistics", "common time grid")
+
+
+# -- bad input -------------------------------------------------------------------------------------------
+
+def _lines(p: Path) -> list[str]:
+    return p.read_text().splitlines(keepends=True)
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def imp(tmp_path, source, *files, extra=()):
+    return run_dbtier("history", "import", "--source", source, *map(str, files), *extra,
+                      "--out", str(tmp_path / "out"), cwd=tmp_path)
+
+
+def test_wrong_delimiter_in_the_data_names_file_and_line(tmp_path):
+    lines = _lines(AWR)
+    lines[4] = lines[4].replace(",", ";")
+    p = write(tmp_path, "awr.csv", "".join(lines))
+    assert_clean_error(imp(tmp_path, "awr", p), f"{p}: line 5", "fields where the header has 13",
+                       "semicolon-separated")
+    assert not (tmp_path / "out").exists()   # bad input leaves no run directory
+
+
+def test_whole_file_with_another_delimiter_is_read(tmp_path):
+    p = write(tmp_path, "awr.csv", AWR.read_text().replace(",", ";"))
+    r = imp(tmp_path, "awr", p)
+    assert r.returncode == 0, r.stderr
+
+
+def test_wrong_header_names_the_missing_columns(tmp_path):
+    text = AWR.read_text().replace('"physical write total bytes"', '"phys write bytes"')
+    p = write(tmp_path, "awr.csv", text)
+    assert_clean_error(imp(tmp_path, "awr", p), f"{p}: line 2", "missing columns: physical write total bytes")
+
+
+def test_file_from_another_source(tmp_path):
+    assert_clean_error(imp(tmp_path, "awr", MSS), str(MSS), "looks like a sqlserver", "--source sqlserver")
+    assert_clean_error(imp(tmp_path, "sqlserver", AWR), str(AWR), "looks like a awr", "--source awr")
+    assert_clean_error(imp(tmp_path, "diskstats", MSS), "looks like a sqlserver")
+    assert_clean_error(imp(tmp_path, "iostat", H / "real" / "sar-d.txt"), "looks like a sar")
+    assert_clean_error(imp(tmp_path, "dma", MSS), "not a DMA collection")
+    assert_clean_error(imp(tmp_path, "postgres", AWR), "looks like a awr")
+
+
+def test_missing_columns_sqlserver(tmp_path):
+    text = "".join(l.replace(",num_of_bytes_read,", ",bytes_read,") for l in _lines(MSS))
+    p = write(tmp_path, "mss.csv", text)
+    assert_clean_error(imp(tmp_path, "sqlserver", p), "missing columns: num_of_bytes_read")
+
+
+def test_non_numeric_value_names_file_line_and_column(tmp_path):
+    lines = _lines(MSS)
+    f = lines[5].split(",")
+    f[10] = "12x4"
+    lines[5] = ",".join(f)
+    p = write(tmp_path, "mss.csv", "".join(lines))
+    assert_clean_error(imp(tmp_path, "sqlserver", p), f"{p}: line 6", "column io_stall_read_ms", "'12x4'",
+                       "not a number")
+
+
+def test_negative_counter_is_refused(tmp_path):
+    lines = _lines(AWR)
+    f = lines[3].split(",")
+    f[8] = "-5"
+    lines[3] = ",".join(f)
+    p = write(tmp_path, "awr.csv", "".join(lines))
+    assert_clean_error(imp(tmp_path, "awr", p), f"{p}: line 4", "physical read total IO requests", "negative")
+
+
+def test_bad_time_names_file_and_line(tmp_path):
+    lines = _lines(AWR)
+    lines[6] = lines[6].replace("2024-03-04 05:00", "2024-13-04 05:00")
+    p = write(tmp_path, "awr.csv", "".join(lines))
+    assert_clean_error(imp(tmp_path, "awr", p), f"{p}: line 7", "END_INTERVAL_TIME", "not a time")
+
+
+def test_identical_duplicate_snapshots_are_kept_once(tmp_path):
+    lines = _lines(AWR)
+    p = write(tmp_path, "awr.csv", "".join(lines[:10] + lines[8:]))
+    r = run_dbtier("history", "import", "--source", "awr", str(p), "--json", "--out", str(tmp_path / "o"),
+                   cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["databases"][0]["duplicates_dropped"] == 2
+
+
+def test_conflicting_duplicate_snapshots_name_the_file(tmp_path):
+    lines = _lines(AWR)
+    dup = lines[9].split(",")
+    dup[8] = str(int(dup[8]) + 1)
+    p = write(tmp_path, "awr.csv", "".join(lines[:10] + [",".join(dup)] + lines[10:]))
+    assert_clean_error(imp(tmp_path, "awr", p), f"{p}: duplicate snapshots with different values", "PROD")
+
+
+def test_empty_and_header_only_files(tmp_path):
+    e = write(tmp_path, "empty.csv", "")
+    assert_clean_error(imp(tmp_path, "sqlserver", e), f"{e} is empty")
+    h = write(tmp_path, "header.csv", _lines(MSS)[0])
+    assert_clean_error(imp(tmp_path, "sqlserver", h), f"{h}: no samples after the header")
+    one = write(tmp_path, "one.csv", "".join(_lines(AWR)[:3]))
+    assert_clean_error(imp(tmp_path, "awr", one), "fewer than two snapshots")
+    blank = write(tmp_path, "blank.txt", "\n\n  \n")
+    assert_clean_error(imp(tmp_path, "diskstats", blank), "no snapshot times")
+
+
+def test_counters_that_wrap_are_documented_handling(tmp_path):
+    """A 32-bit diskstats time field that wraps is a delta, not an error (see series.py)."""
+    lines = _lines(H / "real" / "diskstats-vm.txt")[:22]
+    k = 0
+    out = []
+    for l in lines:
+        if l.startswith("#"):
+            k += 1
+        elif " vda " in l:
+            f = l.split()
+            f[6] = str(2**32 - 10) if k == 1 else "5"
+            l = " ".join(f) + "\n"
+        out.append(l)
+    p = write(tmp_path, "ds.txt", "".join(out))
+    doc = dbtier_json(tmp_path, "history", "import", "--source", "diskstats", str(p), "--out", str(tmp_path / "o"))
+    assert doc["databases"][0]["wraps"] == 1 and doc["databases"][0]["restarts"] == 0
+
+
+def test_restart_is_a_new_segment_not_a_negative_rate(tmp_path):
+    doc = dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "o"))
+    for db in doc["databases"]:
+        assert db["restarts"] == 1 and db["segments"] == 2
+        assert all(v >= 0 for m in db["peaks"].values() for v in m.values())
+
+
+def test_diskstats_bad_lines(tmp_path):
+    lines = _lines(H / "real" / "diskstats-vm.txt")[:22]
+    lines[9] = lines[9].replace(" vda 6", " vda x")
+    p = write(tmp_path, "ds.txt", "".join(lines))
+    assert_clean_error(imp(tmp_path, "diskstats", p), f"{p}: line 10", "field 4 (reads completed) of vda")
+    short = write(tmp_path, "ds2.txt", "".join(_lines(H / "real" / "diskstats-vm.txt")[:2]) + "8 0 sda 1 2 3\n")
+    assert_clean_error(imp(tmp_path, "diskstats", short), "line 3", "6 fields")
+    no_marker = write(tmp_path, "ds3.txt", "".join(_lines(H / "real" / "diskstats-vm.txt")[1:11]))
+    assert_clean_error(imp(tmp_path, "diskstats", no_marker), "before any snapshot time")
+    assert_clean_error(imp(tmp_path, "diskstats", H / "real" / "diskstats-vm.txt", extra=["--devices", "sdz"]),
+                       "--devices: sdz not in the data")
+
+
+def test_iostat_without_times_and_sar_bad_value(tmp_path):
+    text = "".join(l for l in _lines(H / "real" / "iostat-x-t.txt") if not l.startswith("11/22/26 00:"))
+    p = write(tmp_path, "iostat.txt", text)
+    assert_clean_error(imp(tmp_path, "iostat", p), "no report times", "-t")
+    lines = _lines(H / "real" / "sar-d.txt")
+    lines[6] = lines[6].replace("525.40", "5x5.40")
+    s = write(tmp_path, "sar.txt", "".join(lines))
+    assert_clean_error(imp(tmp_path, "sar", s), f"{s}: line 7", "column tps", "not a number")
+
+
+def test_dma_bad_archive_and_missing_extract(tmp_path):
+    import tarfile
+    bad = write(tmp_path, "dma.tgz", "not a tar")
+    assert_clean_error(imp(tmp_path, "dma", bad), "cannot open the DMA archive")
+    t = tmp_path / "partial.tgz"
+    with tarfile.open(SHARED / "dma-oracle19c-single.tgz") as src, tarfile.open(t, "w:gz") as dst:
+        for m in src.getmembers():
+            if "awrsnapdetails" not in m.name:
+                dst.addfile(m, src.extractfile(m))
+    assert_clean_error(imp(tmp_path, "dma", t), "no opdb__awrsnapdetails__*.csv")
+
+
+def test_bad_options_and_runs(tmp_path):
+    assert_clean_error(imp(tmp_path, "awr", AWR, extra=["--tz", "Mars/Olympus"]), "--tz Mars/Olympus")
+    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "nope"), cwd=tmp_path), "no result.json")
+    dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "m"))
+    assert_clean_error(run_dbtier("history", "requirement", str(tmp_path / "m"), cwd=tmp_path),
+                       "2 databases in this import", "consolidate")
+    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "m"), cwd=tmp_path),
+                       "is in two runs")
+    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "m"), "--step", "soon", cwd=tmp_path),
+                       "--step soon")
+    dbtier_json(tmp_path, "history", "import", "--source", "diskstats", str(H / "real" / "diskstats-vm.txt"),
+                "--out", str(tmp_path / "d"))
+    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "d"), cwd=tmp_path),
+                       "vm: the history covers no 300 s grid cell")
+    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "d"), "--step", "60",
+                                  cwd=tmp_path), "do not overlap")
+    dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--out", str(tmp_path / "a"))
+    assert_clean_error(run_dbtier("history", "requirement", str(tmp_path / "a"), "--headroom", "-1", cwd=tmp_path),
+                       "--headroom")
+
+
+def test_help_mentions_every_source():
+    r = run_dbtier("history", "import", "--help", cwd=Path("."))
+    assert r.returncode == 0
+    for s in ("awr", "dma", "sqlserver", "postgres", "diskstats", "iostat", "sar"):
+        assert s in r.stdout
+
+
+def test_report_section_draws_every_kind_of_run(tmp_path):
+    from dbtier.report.history import section_html
+    dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "m"))
+    dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--out", str(tmp_path / "a"))
+    dbtier_json(tmp_path, "history", "consolidate", str(tmp_path / "m"), str(tmp_path / "a"), "--step", "5m",
+                "--out", str(tmp_path / "c"))
+    dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "c"), "--out", str(tmp_path / "r"))
+    dbtier_json(tmp_path, "history", "import", "--source", "dma", str(SHARED / "dma-oracle11g-single.tgz"),
+                "--out", str(tmp_path / "d"))
+    for run, needles in (("m", ("SQL01/sales", "peak", "heatmap", "busiest intervals")),
+                         ("a", ("PROD", "IOPS per interval", "heatmap")),
+                         ("c", ("sum of the peaks", "what drives the combined peak", "drivers of the combined peak")),
+                         ("r", ("with headroom",)),
+                         ("d", ("by hour of day", "cannot give true peaks of sums", "heatmap"))):
+        html = section_html(load_doc(tmp_path / run), str(tmp_path / run))
+        assert html.startswith('<div class="history">') and "could not be drawn" not in html, run
+        for n in needles:
+            assert n in html, (run, n)
+    (tmp_path / "a" / "totals.parquet").unlink()
+    html = section_html(load_doc(tmp_path / "a"), str(tmp_path / "a"))
+    assert "not in the run directory" in html
