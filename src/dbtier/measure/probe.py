@@ -307,13 +307,15 @@ class Prober:
 
     def confirm(self, test: str, best: dict[str, Any]) -> list[dict[str, Any]]:
         """Re-measure around the peak with longer points: the same load again, and the same
-        outstanding I/O split over twice the threads. One short point is a noisy estimate
-        of a peak, and the best split of threads and depth differs between devices."""
+        outstanding I/O split over twice and over half the threads. One short point is a noisy
+        estimate of a peak, and the best split of threads and depth differs between devices."""
         rw, bs, read_pct = RANDOM_SWEEPS[test]
         mix = read_pct if rw == "randrw" else None
         splits = [(best["jobs"], best["iodepth"])]
         if best["outstanding"] >= 32 and best["jobs"] < 2 * self.cpus:
             splits.append((best["jobs"] * 2, best["iodepth"] // 2))
+        if best["jobs"] >= 2:  # and over half the threads: one deep queue beats two on some devices
+            splits.append((best["jobs"] // 2, best["iodepth"] * 2))
         return [self.measure(self.job(f"{test}-j{jobs}-qd{qd}-confirm", rw=rw, bs_bytes=bs, iodepth=qd,
                                       numjobs=jobs, rwmixread=mix, runtime_s=2 * self.profile.point_s),
                              test, "random", read_pct, phase="confirm")
