@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from dbtier.core.errors import DbtierError
+
 from dbtier.history import csvio
 
 NAMES = {
@@ -60,3 +62,11 @@ def other_source(path: str | Path, current: str) -> str | None:
     if g and g != current:
         return NAMES[g]
     return None
+
+
+def refuse_other(path: str | Path, current: str, what: str) -> None:
+    """One clear error when a file of another source is imported as `current`."""
+    other = other_source(path, current)
+    if other:
+        raise DbtierError(f"{path}: this looks like a {other} file, not {what}",
+                          f"import it with --source {other.split()[0]}")

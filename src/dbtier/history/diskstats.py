@@ -140,10 +140,7 @@ def _parse_file(path: str, w: "csv._writer", opts: ReadOptions) -> set[str]:
     host = None
     snapshots = 0
     rows = 0
-    other = detect.other_source(path, "diskstats")
-    if other:
-        raise DbtierError(f"{path}: this looks like a {other} file, not diskstats",
-                          f"import it with --source {other.split()[0]}")
+    detect.refuse_other(path, "diskstats", "diskstats")
     with csvio.text_io(path) as f:
         for lineno, line in enumerate(f, 1):
             s = line.strip()

@@ -167,10 +167,7 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
     saw_device_header = False
     reports = 0
     written = 0
-    other = detect.other_source(path, "iostat")
-    if other:
-        raise DbtierError(f"{path}: this looks like a {other} file, not iostat",
-                          f"import it with --source {other.split()[0]}")
+    detect.refuse_other(path, "iostat", "iostat")
     with csvio.text_io(path) as f:
         for lineno, line in enumerate(f, 1):
             s = line.strip()
@@ -235,10 +232,7 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
             devices.add(parts[0])
             written += 1
     if not saw_device_header:
-        other = detect.other_source(path, "iostat")
-        if other:
-            raise DbtierError(f"{path}: this looks like a {other} file, not iostat",
-                              f"import it with --source {other.split()[0]}")
+        detect.refuse_other(path, "iostat", "iostat")
         raise DbtierError(f"{path}: no `Device` header: not `iostat -x` output", "run iostat -x -t INTERVAL")
     if reports == 0:
         raise DbtierError(f"{path}: no report times: iostat was run without -t",
@@ -286,10 +280,7 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
     prev_t = cur_t = None
     last_clock: _dt.time | None = None
     restarts = written = 0
-    other = detect.other_source(path, "sar")
-    if other:
-        raise DbtierError(f"{path}: this looks like a {other} file, not sar",
-                          f"import it with --source {other.split()[0]}")
+    detect.refuse_other(path, "sar", "sar")
     with csvio.text_io(path) as f:
         for lineno, line in enumerate(f, 1):
             s = line.strip()
@@ -367,9 +358,6 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
             devices.add(dev)
             written += 1
     if written == 0:
-        other = detect.other_source(path, "sar")
-        if other:
-            raise DbtierError(f"{path}: this looks like a {other} file, not sar -d",
-                              f"import it with --source {other.split()[0]}")
+        detect.refuse_other(path, "sar", "sar -d")
         raise DbtierError(f"{path}: no `sar -d` device lines", "run sar -d -p INTERVAL (or sar -d -p -f saDD)")
     return devices, restarts

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
-from dbtier.report.svg import FONT, GRID, INK, MUTED, Series, colour, fmt_num, log10_ticks, nice_ticks
+from dbtier.report.svg import (FONT, GRID, INK, MUTED, Series, _f, _open, _text, colour, fmt_num, log10_ticks,
+                               nice_ticks)
 
 _CHAR_W = 6.6
 _ROW = 18
@@ -31,28 +32,6 @@ class Event:
     x: float
     label: str
     colour: str = INK
-
-
-def _f(v: float) -> str:
-    return f"{v:.1f}".rstrip("0").rstrip(".")
-
-
-def _text(x: float, y: float, s: str, anchor: str = "start", size: int = 12, fill: str = INK,
-          weight: str | None = None, extra: str = "") -> str:
-    w = f' font-weight="{weight}"' if weight else ""
-    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}" fill="{fill}"{w}{extra}>'
-            f"{escape(s)}</text>")
-
-
-def _open(width: int, height: int, title: str, desc: str | None) -> list[str]:
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" viewBox="0 0 {width} {height}" '
-             f'width="{width}" height="{height}" preserveAspectRatio="xMidYMid meet" '
-             f'font-family="{escape(FONT)}" aria-label="{escape(title)}">', f"<title>{escape(title)}</title>"]
-    if desc:
-        parts.append(f"<desc>{escape(desc)}</desc>")
-    parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>')
-    parts.append(_text(12, 20, title, size=14, weight="600"))
-    return parts
 
 
 def _legend(series: Sequence[Series], width: int, y: float) -> tuple[list[str], int]:
