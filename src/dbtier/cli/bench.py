@@ -14,6 +14,7 @@ from rich.table import Table
 
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError
+from dbtier.measure.machine import devices_for
 from dbtier.model.oltp import WORKLOADS, knee, redact
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
 
@@ -98,9 +99,7 @@ def _steps(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
             raise DbtierError(f"--placement-matrix: {parts[0]} is given twice", "pass two different directories")
         fast, slow = parts
         return [(n, {r: fast if d == "FAST" else slow for r, d in pl.items()}) for n, pl in MATRIX]
-    placement = parse_placement(args.place)
-    dirs = list(placement.values())
-    return [("single", placement)]
+    return [("single", parse_placement(args.place))]
 
 
 def run_oltp(args: argparse.Namespace) -> int:
@@ -153,7 +152,7 @@ def run_oltp(args: argparse.Namespace) -> int:
 
 def _run_step(args, run, step, placement, settings, clients, progress, task, out) -> None:
     # psycopg loads here, not at start-up: every other command stays fast to start.
-    from dbtier.workloads.oltp import Database, devices_for, load, run_point
+    from dbtier.workloads.oltp import Database, load, run_point
     cluster = None
     db = None
     try:
@@ -357,7 +356,7 @@ def run_dss(args: argparse.Namespace) -> int:
                 cluster.__enter__()
                 engine = dss.PostgresEngine(cluster, args.memory_limit, args.generator)
             doc["placement"] = {"data": str(engine.db_path), "temp": str(engine.temp_path)}
-            devices = devices_for_dirs([str(engine.db_path.parent), str(engine.temp_path)])
+            devices = devices_for([str(engine.db_path.parent), str(engine.temp_path)])
             doc["devices"] = devices
             try:
                 doc["load"] = engine.load(args.scale)
@@ -397,16 +396,6 @@ def run_dss(args: argparse.Namespace) -> int:
         out.print(f"result: {run.dir.result_path}")
     emit(doc, args, render)
     return 0
-
-
-def devices_for_dirs(dirs: list[str]) -> list[str]:
-    from dbtier.measure.machine import path_info
-    out = []
-    for d in dirs:
-        name = (path_info(d).get("block_device") or {}).get("name")
-        if name and name not in out:
-            out.append(name)
-    return out
 
 
 def _dss_totals(doc: dict[str, Any]) -> None:
@@ -504,8 +493,8 @@ def run_backup(args: argparse.Namespace) -> int:
     doc = run.doc
     doc.update({"bench": "backup", "engine": args.engine, "source": None, "targets": []})
     out = console(args)
-    src_dev = (devices_for_dirs([args.data]) or [None])[0]
-    dst_dev = (devices_for_dirs([args.to]) or [None])[0]
+    src_dev = (devices_for([args.data]) or [None])[0]
+    dst_dev = (devices_for([args.to]) or [None])[0]
     devices = [d for d in dict.fromkeys([src_dev, dst_dev]) if d]
 
     def on_result(rec: dict[str, Any]) -> None:

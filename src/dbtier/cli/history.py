@@ -18,7 +18,7 @@ from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.history import SOURCES
 from dbtier.history import read as read_history
@@ -77,12 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_options(rp)
     rp.set_defaults(func=run_requirement)
 
-    p.set_defaults(func=lambda args: _usage(p))
+    p.set_defaults(func=usage(p))
 
-
-def _usage(p: argparse.ArgumentParser) -> int:
-    p.print_help()
-    return 2
 
 
 def _progress(args: argparse.Namespace, total: int):

@@ -28,9 +28,9 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from dbtier.cli.catalog import add_catalog_option
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.core.units import parse_size
+from dbtier.core.units import human_pct, human_us, parse_size
 from dbtier.measure import executor
 from dbtier.model.catalog import load_catalog
 from dbtier.results.store import load_run
@@ -121,12 +121,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_options(cp)
     cp.set_defaults(func=run_capture)
 
-    p.set_defaults(func=lambda args: _usage(p))
+    p.set_defaults(func=usage(p))
 
-
-def _usage(p: argparse.ArgumentParser) -> int:
-    p.print_help()
-    return 2
 
 
 # -- argument parsing ------------------------------------------------------------------------------------
@@ -321,18 +317,6 @@ def run_sim(args: argparse.Namespace) -> int:
     return 0
 
 
-def _us(x: float | None) -> str:
-    if x is None:
-        return "-"
-    if x >= 1_000_000:
-        return f"{x / 1e6:,.2f} s"
-    if x >= 1000:
-        return f"{x / 1000:,.2f} ms"
-    return f"{x:,.0f} µs"
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x * 100:.1f}%"
 
 
 def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> None:
@@ -350,7 +334,7 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
     if doc["design"] == "read-cache":
         c = det["cache"]
         head += (f"; {c['cache_gb']:g} GB {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
-                 f"read hit ratio {_pct(doc['read_hit_ratio'])} of blocks, {_pct(doc['request_hit_ratio'])} "
+                 f"read hit ratio {human_pct(doc['read_hit_ratio'])} of blocks, {human_pct(doc['request_hit_ratio'])} "
                  "of requests")
     con.print(head, highlight=False)
 
@@ -361,13 +345,13 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
     base = det.get("baseline")
     for op in ("read", "write"):
         lat = doc["latency_us"][op]
-        t.add_row(f"{op}", *[_us(lat[k]) for k in ("p50", "p95", "p99", "p999")])
+        t.add_row(f"{op}", *[human_us(lat[k]) for k in ("p50", "p95", "p99", "p999")])
         if base:
             bl = base["latency_us"][op]
             t.add_row(f"[dim]{op}, {base['device']} alone[/dim]",
-                      *[f"[dim]{_us(bl[k])}[/dim]" for k in ("p50", "p95", "p99", "p999")])
+                      *[f"[dim]{human_us(bl[k])}[/dim]" for k in ("p50", "p95", "p99", "p999")])
     con.print(t)
-    con.print("utilisation: " + ", ".join(f"{r} {_pct(u)}" for r, u in doc["device_util"].items()),
+    con.print("utilisation: " + ", ".join(f"{r} {human_pct(u)}" for r, u in doc["device_util"].items()),
               highlight=False)
     if doc["curve"] and len(doc["curve"]) > 1:
         ct = Table(box=box.SIMPLE_HEAD, title="hit-ratio curve", title_justify="left")
@@ -375,7 +359,7 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
             ct.add_column(name, justify="right")
         for pt in det["curve_detail"]:
             mark = " (≥ working set)" if pt["larger_than_working_set"] else ""
-            ct.add_row(f"{pt['cache_gb']:.4g}{mark}", _pct(pt["read_hit_ratio"]), _pct(pt["request_hit_ratio"]))
+            ct.add_row(f"{pt['cache_gb']:.4g}{mark}", human_pct(pt["read_hit_ratio"]), human_pct(pt["request_hit_ratio"]))
         con.print(ct)
     rs = doc["resync"]
     if rs:

@@ -34,3 +34,19 @@ def human_bytes(n: float) -> str:
         if abs(n) >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n:.0f} B"
+
+
+def human_us(x: float | None, missing: str = "-") -> str:
+    """A latency in µs shown in the unit that reads best: 850 µs, 1.20 ms, 2.50 s."""
+    if x is None:
+        return missing
+    if x >= 1e6:
+        return f"{x / 1e6:,.2f} s"
+    if x >= 1e3:
+        return f"{x / 1e3:,.2f} ms"
+    return f"{x:,.0f} µs"
+
+
+def human_pct(x: float | None, missing: str = "-") -> str:
+    """A fraction (0..1) as a percentage."""
+    return missing if x is None else f"{x * 100:.1f}%"

@@ -131,6 +131,16 @@ def path_info(path: str) -> dict[str, Any]:
     return info
 
 
+def devices_for(dirs: list[str]) -> list[str]:
+    """The block devices (as /proc/diskstats names them) behind directories, each once."""
+    out: list[str] = []
+    for d in dirs:
+        name = (path_info(d).get("block_device") or {}).get("name")
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
 def device_info(dev: str) -> dict[str, Any]:
     st = os.stat(dev)
     return {"path": dev, "filesystem": None, "mount_options": None,

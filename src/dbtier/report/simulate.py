@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Sequence
 
+from dbtier.core.units import human_pct, human_us
 from dbtier.report import svg
 from dbtier.report.svg import Marker, Series
 from dbtier.report.svg_extra import Event, Window, cdf_chart, timeline_chart
@@ -20,18 +21,6 @@ def _e(x: Any) -> str:
     return escape(str(x))
 
 
-def _us(x: float | None) -> str:
-    if x is None:
-        return "—"
-    if x >= 1e6:
-        return f"{x / 1e6:,.2f} s"
-    if x >= 1e3:
-        return f"{x / 1e3:,.2f} ms"
-    return f"{x:,.0f} µs"
-
-
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{x * 100:.1f}%"
 
 
 def _figure(chart: str, caption: str) -> str:
@@ -244,3 +233,11 @@ def _capture_html(doc: dict[str, Any]) -> str:
         rows.append(("captured", f"{tr.get('requests', 0):,} requests ({tr.get('reads', 0):,} reads, "
                                  f"{tr.get('writes', 0):,} writes)"))
     return "<h3>Trace capture (blktrace)</h3>" + _kv(rows)
+
+
+def _us(x: float | None) -> str:
+    return human_us(x, "—")
+
+
+def _pct(x: float | None) -> str:
+    return human_pct(x, "—")

@@ -23,7 +23,6 @@ import psycopg
 
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.measure.machine import path_info
 from dbtier.measure.sampler import Sampler
 from dbtier.model.oltp import (WORKLOADS, Evidence, bottleneck, redact, classify_wait, latency_summary, parse_pgbench_log,
                                parse_pgbench_summary, wait_shares)
@@ -269,14 +268,3 @@ def pgbench_failure(db: Database, text: str, clients: int) -> DbtierError:
     last = [x for x in text.strip().splitlines() if x.strip()][-3:]
     return DbtierError(f"pgbench failed at {clients} clients: {redact(' | '.join(last))}",
                        "see the raw pgbench output in the run directory")
-
-
-def devices_for(dirs: list[str]) -> list[str]:
-    """The block devices (as /proc/diskstats names them) behind directories."""
-    out = []
-    for d in dirs:
-        bd = path_info(d).get("block_device") or {}
-        name = bd.get("name")
-        if name and name not in out:
-            out.append(name)
-    return out
