@@ -125,7 +125,7 @@ def run_import(args: argparse.Namespace) -> int:
         run.doc.update(doc_part)
         run.save()
         step("write Parquet")
-        run.doc["series_files"] = summary.write_import_files(con, run.dir.path, res.kind)
+        run.doc["series_files"] = summary.write_import_files(con, run.dir.path, res.kind, run.doc["databases"])
         _copy_raw(run, [f for f in args.files])
         run.finish()
     con.close()

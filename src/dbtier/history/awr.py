@@ -37,8 +37,8 @@ from dbtier.history.tidy import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult, 
 
 SOURCE = "awr"
 KEYS = ("snap_id", "dbid", "instance_number")
-TIMES = ("startup_time", "begin_interval_time", "end_interval_time", "snap_timezone")
-NAME_COLS = ("db_name", "name", "database_name")
+TIMES = ("startup_time", "end_interval_time", "snap_timezone")
+TIME_COLS = ("startup_time", "end_interval_time")   # read as TIMESTAMP when plain ISO (csvio.load)
 STATS = {
     "physical read total io requests": "read_ios",
     "physical read total bytes": "read_bytes",
@@ -126,7 +126,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     if not any(k in layouts for k in ("filetype", "sysstat_long", "sysstat_wide")):
         raise DbtierError(f"{', '.join(str(p) for p in paths)}: only dba_hist_snapshot exports; no I/O statistics",
                           "add the dba_hist_sysstat or dba_hist_iostat_filetype export (collectors/oracle_awr.sql)")
-    name_cols = NAME_COLS
+    name_cols = ("db_name",)    # the name the export gives (_NAME falls back to the DBID)
     notes: list[str] = []
     selects: list[str] = []      # one SELECT per part, in the counter table's column order
 
@@ -134,7 +134,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     if "snapshot" in layouts:
         lays = layouts["snapshot"]
         cols = list(KEYS) + list(TIMES) + list(name_cols)
-        csvio.load(con, "awr_snap_raw", lays, cols)
+        csvio.load(con, "awr_snap_raw", lays, cols, times=TIME_COLS)
         snap = "awr_snap_raw"
 
     def times_for(table: str, lays: list[Layout]) -> str:
@@ -167,10 +167,11 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
 
     parts = []
     time_checks: list = []
+    epochs: list[str] = []       # each part's epoch: "startup_time" (a TIMESTAMP) or text
     if "sysstat_long" in layouts:
         lays = layouts["sysstat_long"]
         cols = list(KEYS) + list(TIMES) + ["stat_name", "value"] + list(name_cols)
-        csvio.load(con, "awr_long_raw", lays, cols, numeric=["value"], required=["value"])
+        csvio.load(con, "awr_long_raw", lays, cols, numeric=["value"], required=["value"], times=TIME_COLS)
         con.execute(f"DELETE FROM awr_long_raw WHERE lower(trim(stat_name)) NOT IN "
                     f"({', '.join(sql_str(s) for s in list(STATS) + [REDO])})")
         if con.execute("SELECT count(*) FROM awr_long_raw").fetchone()[0] == 0:
@@ -185,26 +186,26 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         parts.append(("awr_wide_l", lays))
     if "sysstat_wide" in layouts:
         lays = layouts["sysstat_wide"]
-        cols = list(KEYS) + list(TIMES) + list(STATS) + [REDO] + list(name_cols)
-        csvio.load(con, "awr_wide_raw", lays, cols, numeric=list(STATS) + [REDO], required=STATS)
+        cols = _keys(lays) + list(TIMES) + list(STATS) + [REDO] + list(name_cols)
+        csvio.load(con, "awr_wide_raw", lays, cols, numeric=list(STATS) + [REDO], required=STATS, times=TIME_COLS)
         parts.append(("awr_wide_raw", lays))
 
     for table, lays in parts:
         t = times_for(table, lays)
-        ts = _time_exprs(con, t, lays, opts.tz, time_checks)
+        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs)
         name = _NAME
         counters = ", ".join(f'"{s}"' for s in STATS)
         selects.append(f"""
-            SELECT {name}, 'total', trim(instance_number), 'total', {ts['end']}, trim(startup_time), {counters},
+            SELECT {name}, 'total', trim(instance_number), 'total', {ts['end']}, {ts['epoch']}, {counters},
                    NULL, NULL, NULL, _file, "{REDO}" FROM {t} {ts['join']}""")
 
     if "filetype" in layouts:
         lays = layouts["filetype"]
-        cols = list(KEYS) + list(TIMES) + list(FILETYPE_REQUIRED) + list(FILETYPE_OPTIONAL) + list(name_cols)
+        cols = _keys(lays) + list(TIMES) + list(FILETYPE_REQUIRED) + list(FILETYPE_OPTIONAL) + list(name_cols)
         csvio.load(con, "awr_ft_raw", lays, cols, numeric=list(FILETYPE_REQUIRED[1:]) + list(FILETYPE_OPTIONAL),
-                   required=FILETYPE_REQUIRED[1:])
+                   required=FILETYPE_REQUIRED[1:], times=TIME_COLS)
         t = times_for("awr_ft_raw", lays)
-        ts = _time_exprs(con, t, lays, opts.tz, time_checks)
+        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs)
         name = _NAME
 
         def n(c: str) -> str:
@@ -214,7 +215,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
             return f'CASE WHEN "{a}" IS NULL AND "{b}" IS NULL THEN NULL ELSE coalesce("{a}", 0) + coalesce("{b}", 0) END'
 
         selects.append(f"""
-            SELECT {name}, trim(filetype_name), trim(instance_number), 'part', {ts['end']}, trim(startup_time),
+            SELECT {name}, trim(filetype_name), trim(instance_number), 'part', {ts['end']}, {ts['epoch']},
                    {n('small_read_reqs')} + {n('large_read_reqs')},
                    ({n('small_read_megabytes')} + {n('large_read_megabytes')}) * {MIB},
                    {n('small_write_reqs')} + {n('large_write_reqs')},
@@ -228,9 +229,17 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     # series.py reads through it once. RAC: each instance its own series, NAME/INSTANCE.
     names = [c.split()[0] for c in COUNTER_TABLE_COLUMNS.split(", ")]
     types = [c.split()[1] for c in COUNTER_TABLE_COLUMNS.split(", ")]
+    # The epoch stays a TIMESTAMP when every part read STARTUP_TIME as one (no text made of millions of times).
+    typed_epoch = all(e == "startup_time" for e in epochs)
+    if typed_epoch:
+        types[names.index("epoch")] = "TIMESTAMP"
+    selects = [q.replace("{EPOCH}", "startup_time" if typed_epoch else "CAST(startup_time AS VARCHAR)")
+               for q in selects]
     union = " UNION ALL ".join(f"SELECT * FROM ({q}) AS x({', '.join(names)})" for q in selects)
-    multi = [r[0] for r in con.execute(f"SELECT database FROM ({union}) GROUP BY database "
-                                       "HAVING count(DISTINCT unit) > 1").fetchall()]
+    multi = []
+    if con.execute(f"SELECT count(DISTINCT unit) > 1 FROM ({union})").fetchone()[0]:   # RAC somewhere
+        multi = [r[0] for r in con.execute(f"SELECT database FROM ({union}) GROUP BY database "
+                                           "HAVING count(DISTINCT unit) > 1").fetchall()]
     base = sql_str(opts.database) if opts.database else "database"
     if multi:
         inlist = ", ".join(sql_str(m) for m in multi)
@@ -243,11 +252,23 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     csvio.times_after_insert(con, "awr_counters", time_checks)
     raw = [t for t in ("awr_long_raw", "awr_snap_raw", "awr_ft_raw_t", "awr_wide_raw_t", "awr_wide_l_t", "awr_wide_l",
                        "awr_wide_raw", "awr_ft_raw")]
+    sysstat = "sysstat_long" in layouts or "sysstat_wide" in layouts
+    absent = (() if "filetype" in layouts else ("read_time_ms", "write_time_ms")) + (() if sysstat else ("redo_bytes",))
+    # A database (NAME/INSTANCE with RAC) is one series of sysstat totals; file types split it.
+    series_by = ("database", "file_type") if "filetype" in layouts else ("database",)
     res = ReadResult(SOURCE, "counters", "awr_counters", [str(p) for p in paths], notes=notes, one_unit=True,
-                     cleanup=raw)
+                     cleanup=raw, absent=absent, series_by=series_by)
     if not any("snap_timezone" in l.names for ls in layouts.values() for l in ls):
         res.notes.append(f"AWR times are the database's local time; read as {opts.tz} (--tz)")
     return res
+
+
+def _keys(lays: list[Layout]) -> list[str]:
+    """The key columns to load: SNAP_ID only when the times must be joined from the snapshot export
+    (one column fewer on each of millions of rows otherwise)."""
+    if all("end_interval_time" in l.names and "startup_time" in l.names for l in lays):
+        return ["dbid", "instance_number"]
+    return list(KEYS)
 
 
 def _cols_of(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
@@ -258,9 +279,11 @@ _NAME = "coalesce(nullif(trim(db_name), ''), 'DBID ' || trim(dbid))"
 
 
 def _time_exprs(con: duckdb.DuckDBPyConnection, table: str, lays: list[Layout], tz: str,
-                time_checks: list) -> dict[str, str]:
-    """SQL for the UTC end time (`table` joined with awr_tz on snap_timezone); validates every row's
-    times first (file and line on error). SNAP_TIMEZONE has few values: they are parsed once."""
+                time_checks: list, epochs: list[str]) -> dict[str, str]:
+    """SQL for the UTC end time (`table` joined with awr_tz on snap_timezone) and the epoch; validates
+    every row's times first (file and line on error). SNAP_TIMEZONE has few values: they are parsed
+    once. Times csvio.load read as TIMESTAMP need no parsing; text ones go through tidy's parsers."""
+    typed = csvio.typed_times(con, table)
     con.execute(f"""CREATE OR REPLACE TEMP TABLE awr_tz AS
                     SELECT tzs, {interval_sql('tzs')} AS off FROM (SELECT DISTINCT snap_timezone AS tzs FROM {table})
                     WHERE tzs IS NOT NULL AND trim(tzs) <> ''""")
@@ -278,13 +301,18 @@ def _time_exprs(con: duckdb.DuckDBPyConnection, table: str, lays: list[Layout], 
         join = ""
     else:
         off, join = "z.off", "LEFT JOIN awr_tz z ON snap_timezone = z.tzs"
-    end = (f"(CASE WHEN {off} IS NOT NULL THEN {naive_ts_sql('end_interval_time')} - to_seconds({off}) "
-           f"ELSE {utc_sql('end_interval_time', tz)} END)")
+    end_t = "end_interval_time" in typed
+    naive_end = "end_interval_time" if end_t else naive_ts_sql("end_interval_time")
+    end = (f"(CASE WHEN {off} IS NOT NULL THEN {naive_end} - to_seconds({off}) "
+           f"ELSE {utc_sql('end_interval_time', tz, typed=end_t)} END)")
     # STARTUP_TIME has few values: checked once each. END_INTERVAL_TIME is checked after the insert.
+    start_t = "startup_time" in typed
     con.execute(f"CREATE OR REPLACE TEMP TABLE awr_st AS SELECT DISTINCT startup_time, _file FROM {table}")
-    csvio.check_times(con, "awr_st", lays, "startup_time", naive_ts_sql('"startup_time"'))
+    csvio.check_times(con, "awr_st", lays, "startup_time",
+                      '"startup_time"' if start_t else naive_ts_sql('"startup_time"'))
     time_checks.append((f"{table} {join}", lays, "end_interval_time", end))
-    return {"end": end, "join": join}
+    epochs.append("startup_time" if start_t else "trim(startup_time)")
+    return {"end": end, "join": join, "epoch": "{EPOCH}" if start_t else "trim(startup_time)"}
 
 
 def _check_dupes_long(con: duckdb.DuckDBPyConnection, table: str, lays: list[Layout]) -> None:

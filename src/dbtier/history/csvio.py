@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -111,38 +112,89 @@ def header_error(path: str, line: int, source: str, missing: list[str], delim: s
 
 
 def load(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], columns: Sequence[str],
-         numeric: Iterable[str] = (), required: Iterable[str] = ()) -> None:
+         numeric: Iterable[str] = (), required: Iterable[str] = (), times: Iterable[str] = ()) -> None:
     """Read the files (same kind, maybe different layouts) into `table`: `columns` (NULL when a file
-    lacks an optional one), `numeric` ones as DOUBLE, the rest as VARCHAR, plus `_file`.
+    lacks an optional one), `numeric` ones as DOUBLE, the rest as VARCHAR, plus `_file` (an ENUM of
+    the paths: a small code a row, not the path again on each of millions of rows).
 
-    Fast path: DuckDB parses the numbers itself. If it refuses anything (a repeated header, a bad
-    value, a short line), the slow path reads text, names the first bad line and column, and only
-    when nothing is wrong converts the text. Then every `required` numeric column must be a
-    finite number >= 0 on every row, and optional ones when present (see check_numbers)."""
+    Fast path: DuckDB parses the numbers itself, and the `times` too when every file prints them
+    in plain ISO 8601 without an offset (then they are TIMESTAMP columns: see typed_times; text
+    with offsets or in Oracle's formats stays VARCHAR for tidy.utc_sql). If
+    DuckDB refuses anything (a repeated header, a bad value, a short line), the slow path reads
+    text, names the first bad line and column, and only when nothing is wrong converts the text.
+    Then every `required` numeric column must be a finite number >= 0 on every row, and optional
+    ones when present (see check_numbers)."""
     numeric = [c for c in columns if c in set(numeric)]
-    try:
-        _create(con, table, layouts, columns, numeric, typed=True)
-    except duckdb.Error:
+    times = [c for c in columns if c in set(times)]
+    attempts = ([times] if times and _plain_times(layouts, times) else []) + [[]]
+    for i, as_time in enumerate(attempts):
         try:
-            _create(con, table, layouts, columns, numeric, typed=False)
-        except duckdb.Error as exc:
-            _diagnose_structure(layouts, exc)
-        for lay in layouts:
-            problem = first_bad_row(lay) or first_bad_value(lay, numeric, set(required))
-            if problem:
-                raise DbtierError(problem, "fix or remove that line (or export the file again)")
-        sel = ", ".join(f'TRY_CAST(trim("{c}") AS DOUBLE) AS "{c}"' if c in numeric else f'"{c}"' for c in columns)
-        con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT {sel}, _file FROM {table}")
+            _create(con, table, layouts, columns, numeric, typed=True, times=as_time)
+            break
+        except duckdb.Error:
+            if i + 1 < len(attempts):
+                continue
+            _load_text(con, table, layouts, columns, numeric, required)
     check_numbers(con, table, layouts, [c for c in numeric if c in set(required)],
                   [c for c in numeric if c not in set(required)])
 
 
+def _load_text(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], columns: Sequence[str],
+               numeric: Sequence[str], required: Iterable[str]) -> None:
+    """The slow path: every value as text; the first bad line named; then the numbers converted."""
+    try:
+        _create(con, table, layouts, columns, numeric, typed=False)
+    except duckdb.Error as exc:
+        _diagnose_structure(layouts, exc)
+    for lay in layouts:
+        problem = first_bad_row(lay) or first_bad_value(lay, numeric, set(required))
+        if problem:
+            raise DbtierError(problem, "fix or remove that line (or export the file again)")
+    sel = ", ".join(f'TRY_CAST(trim("{c}") AS DOUBLE) AS "{c}"' if c in numeric else f'"{c}"' for c in columns)
+    con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT {sel}, _file FROM {table}")
+
+
+# Plain ISO times, which DuckDB's CSV reader parses itself. It would drop a UTC offset without a
+# word, so a file's times are typed only when its first and last rows print them without one (an
+# export prints all its times one way); otherwise they stay text for tidy.utc_sql.
+_PLAIN_TIME = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,6})?")
+
+
+def _plain_times(layouts: Sequence[Layout], times: Sequence[str]) -> bool:
+    for lay in layouts:
+        first = next((r for _, r in rows(lay)), None)
+        if first is None:
+            return False
+        for row in (first, _last_row(lay)):
+            for c in times:
+                if c in lay.names:
+                    i = lay.index(c)
+                    if i >= len(row) or not _PLAIN_TIME.fullmatch(row[i].strip()):
+                        return False
+    return True
+
+
+def _last_row(lay: Layout) -> list[str]:
+    """The file's last non-blank line, split (read from the end: files run to gigabytes)."""
+    with open(lay.path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - 65536))
+        lines = [l for l in f.read().decode("utf-8", "replace").splitlines() if l.strip()]
+    return _split(lines[-1], lay.delim) if lines else []
+
+
+def typed_times(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
+    """The columns of `table` that load() read as TIMESTAMP."""
+    return {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description if str(d[1]) == "TIMESTAMP"}
+
+
 def _create(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], columns: Sequence[str],
-            numeric: Sequence[str], typed: bool) -> None:
+            numeric: Sequence[str], typed: bool, times: Sequence[str] = ()) -> None:
     groups: dict[tuple[str, tuple[str, ...], int], list[Layout]] = {}
     for lay in layouts:
         groups.setdefault((lay.delim, lay.header, lay.header_line), []).append(lay)
     parts = []
+    file_enum = "ENUM(" + ", ".join(sql_str(p) for p in dict.fromkeys(l.path for l in layouts)) + ")"
     for (delim, header, skip), lays in groups.items():
         names = [norm(h) for h in header]
         seen: dict[str, int] = {}
@@ -151,17 +203,19 @@ def _create(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout
             k = seen.get(n, 0)
             seen[n] = k + 1
             uniq.append(n if k == 0 else f"{n}__{k}")
-        types = {u: ("DOUBLE" if typed and u in numeric else "VARCHAR") for u in uniq}
-        cols = "{" + ", ".join(f"{sql_str(u)}: '{t}'" for u, t in types.items()) + "}"
+
+        def type_of(c: str) -> str:
+            if typed and c in numeric:
+                return "DOUBLE"
+            return "TIMESTAMP" if typed and c in times else "VARCHAR"
+
+        cols = "{" + ", ".join(f"{sql_str(u)}: '{type_of(u)}'" for u in uniq) + "}"
         files = "[" + ", ".join(sql_str(l.path) for l in lays) + "]"
-        sel = []
-        for c in columns:
-            t = "DOUBLE" if typed and c in numeric else "VARCHAR"
-            sel.append(f'"{c}"' if c in uniq else f'CAST(NULL AS {t}) AS "{c}"')
-        parts.append(f"SELECT {', '.join(sel)}, filename AS _file FROM read_csv({files}, auto_detect=false, "
-                     f"header=false, skip={skip}, delim={sql_str(delim)}, quote='\"', escape='\"', columns={cols}, "
-                     f"filename=true, strict_mode=false, null_padding=false, ignore_errors=false, "
-                     f"max_line_size=1048576)")
+        sel = [f'"{c}"' if c in uniq else f'CAST(NULL AS {type_of(c)}) AS "{c}"' for c in columns]
+        parts.append(f"SELECT {', '.join(sel)}, CAST(filename AS {file_enum}) AS _file FROM read_csv({files}, "
+                     f"auto_detect=false, header=false, skip={skip}, delim={sql_str(delim)}, quote='\"', escape='\"', "
+                     f"columns={cols}, filename=true, strict_mode=false, null_padding=false, "
+                     f"ignore_errors=false, max_line_size=1048576)")
     union = " UNION ALL BY NAME ".join(parts)
     where = ""
     if not typed:   # repeated headers and sqlcmd's dashed line, text only (the typed read fails on them)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import duckdb
 
@@ -67,14 +67,22 @@ def _modulus(bits: object, prev: str) -> str:
 
 
 def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: str,
-                            wrap_bits: dict[str, object] | None = None, one_unit: bool = False) -> None:
+                            wrap_bits: dict[str, object] | None = None, one_unit: bool = False,
+                            absent: Iterable[str] = (), series_by: Sequence[str] = ("database", "file_type", "unit")
+                            ) -> None:
     """`counters` (see tidy.py) -> `out` (INTERVAL columns plus the deltas) and `{out}_events`
     (per database: restarts, wraps, intervals dropped). `one_unit`: the reader promises one unit per
-    database and file type, so there is nothing to add up per interval (a faster path)."""
+    database and file type, so there is nothing to add up per interval (a faster path). `absent`:
+    counters the reader never fills (NULL on every row): not carried through the window. `series_by`:
+    the columns that tell one unit's series from another's, when the reader knows fewer suffice (a
+    window partitioned by one key sorts much faster than by three)."""
     wrap_bits = wrap_bits or {}
-    ALL = COUNTERS + EXTRA_COUNTERS
-    lags = ", ".join(f"lag({c}) OVER w AS p_{c}" for c in ALL)
+    ALL = tuple(c for c in COUNTERS + EXTRA_COUNTERS if c not in set(absent))
+    keep = ["database", "file_type", "unit", "role", "sample_time", "epoch", *ALL, "lag(sample_time) OVER w AS p_time",
+            "lag(epoch) OVER w AS p_epoch", *(f"lag({c}) OVER w AS p_{c}" for c in ALL)]
     wraps, resets, deltas = [], [], []
+    missing = ", ".join(f"CAST(NULL AS DOUBLE) AS d_{c}" for c in COUNTERS + EXTRA_COUNTERS if c not in ALL)
+    with_missing = f"*, {missing}" if missing else "*"
     for c in ALL:
         m = _modulus(wrap_bits.get(c), f"p_{c}")
         if m == "NULL":
@@ -86,7 +94,7 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
         resets.append(f"coalesce({c} < p_{c}, false) AND NOT {wrap}")
         deltas.append(f"CASE WHEN {c} >= p_{c} THEN {c} - p_{c} "
                       + (f"WHEN {wrap} THEN ({m} - p_{c}) + {c} " if m != "NULL" else "") + f"END AS d_{c}")
-    same = " AND ".join(f"{c} IS NOT DISTINCT FROM p_{c}" for c in ALL) + " AND epoch IS NOT DISTINCT FROM p_epoch"
+    same = " AND ".join([f"{c} IS NOT DISTINCT FROM p_{c}" for c in ALL] + ["epoch IS NOT DISTINCT FROM p_epoch"])
     any_wrap = " OR ".join(w for w in wraps if w != "false") or "false"
     rates = f"""d_read_ios / seconds AS read_iops, d_write_ios / seconds AS write_iops,
                CASE WHEN d_read_ios IS NULL AND d_write_ios IS NULL THEN NULL
@@ -100,28 +108,23 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
                d_write_bytes / nullif(d_write_ios, 0) / 1000 AS write_io_kb,
                d_redo_bytes / seconds / {MB} AS redo_mbps"""
     flagged = f"""
-        WITH l AS (SELECT database, file_type, unit, role, sample_time, epoch, {', '.join(ALL)},
-                          lag(sample_time) OVER w AS p_time, lag(epoch) OVER w AS p_epoch, {lags}
+        WITH l AS (SELECT {', '.join(keep)}
                    FROM {counters}
-                   WINDOW w AS (PARTITION BY database, file_type, unit ORDER BY sample_time))
-        SELECT database, file_type, unit, role, p_time, sample_time,
+                   WINDOW w AS (PARTITION BY {', '.join(series_by)} ORDER BY sample_time))
+        SELECT database, file_type, unit, role, p_time AS start, sample_time AS "end",
+               (epoch_us(sample_time) - epoch_us(p_time)) / 1e6 AS seconds,
                p_time = sample_time AS dup,
-               p_time = sample_time AND NOT ({same}) AS conflict,
-               p_time < sample_time AND ((epoch IS NOT NULL AND p_epoch IS NOT NULL AND epoch <> p_epoch)
-                                         OR {' OR '.join(f'({r})' for r in resets)}) AS restart,
-               {any_wrap} AS wrapped,
-               {', '.join(deltas)}
+               CASE WHEN p_time = sample_time THEN NOT ({same}) ELSE false END AS conflict,
+               CASE WHEN p_time < sample_time THEN (epoch IS NOT NULL AND p_epoch IS NOT NULL AND epoch <> p_epoch)
+                                                   OR {' OR '.join([f'({r})' for r in resets] or ['false'])}
+                    ELSE false END AS restart,
+               {any_wrap} AS wrapped{''.join(', ' + d for d in deltas)}
         FROM l"""
-    if one_unit:   # one pass: flags and rates together; `out` is a view of the valid intervals
-        con.execute(f"DROP VIEW IF EXISTS {out}")
-        con.execute(f"""
-            CREATE OR REPLACE TABLE _deltas AS
-            SELECT database, file_type, unit, role, p_time AS start, sample_time AS "end", sample_time, dup,
-                   conflict, restart, wrapped, seconds, {rates}
-            FROM (SELECT *, (epoch_us(sample_time) - epoch_us(p_time)) / 1e6 AS seconds FROM ({flagged}))""")
-    else:
-        con.execute(f"CREATE OR REPLACE TABLE _deltas AS {flagged}")
-    conflict = con.execute("SELECT database, file_type, unit, sample_time FROM _deltas WHERE conflict LIMIT 1").fetchone()
+    # One pass through the window into _deltas (only the counters there are: millions of rows);
+    # rates are worked out on reading, by the view `out` (one_unit) or after adding up units.
+    con.execute(f"DROP VIEW IF EXISTS {out}")
+    con.execute(f"CREATE OR REPLACE TABLE _deltas AS {flagged}")
+    conflict = con.execute('SELECT database, file_type, unit, "end" FROM _deltas WHERE conflict LIMIT 1').fetchone()
     if conflict:
         db, ft, unit, t = conflict
         files = [r[0] for r in con.execute(
@@ -133,51 +136,64 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
     con.execute(f"""
         CREATE OR REPLACE TABLE {out}_events AS
         SELECT database,
-               count(DISTINCT sample_time) FILTER (WHERE restart) AS restarts,
+               count(DISTINCT "end") FILTER (WHERE restart) AS restarts,
                count(*) FILTER (WHERE wrapped AND NOT restart AND NOT dup) AS wraps,
-               count(DISTINCT sample_time) FILTER (WHERE dup) AS duplicates
+               count(DISTINCT "end") FILTER (WHERE dup) AS duplicates
         FROM _deltas GROUP BY database""")
     if one_unit:
         con.execute(f"DROP TABLE IF EXISTS {out}_rows")
         con.execute(f"ALTER TABLE _deltas RENAME TO {out}_rows")
-        con.execute(f"""CREATE OR REPLACE VIEW {out} AS SELECT database, file_type, role, start, "end", seconds,
-                            read_iops, write_iops, iops, read_mbps, write_mbps, mbps, read_lat_ms, write_lat_ms,
-                            read_io_kb, write_io_kb, redo_mbps
-                        FROM {out}_rows WHERE start < "end" AND NOT restart""")
+        con.execute(f"""CREATE OR REPLACE VIEW {out} AS SELECT database, file_type, role, start, "end", seconds, {rates}
+                        FROM (SELECT {with_missing} FROM {out}_rows WHERE start < "end" AND NOT restart)""")
         return
     sums = ", ".join(f"sum(d_{c}) AS d_{c}" for c in ALL)
-    con.execute(f"DROP VIEW IF EXISTS {out}")
     con.execute(f"""
         CREATE OR REPLACE TABLE {out} AS
         WITH a AS (
-            SELECT database, file_type, role, p_time AS start, sample_time AS "end",
-                   (epoch_us(sample_time) - epoch_us(p_time)) / 1e6 AS seconds, {sums}
-            FROM _deltas WHERE p_time < sample_time AND NOT restart
-            GROUP BY database, file_type, role, p_time, sample_time)
+            SELECT database, file_type, role, start, "end", any_value(seconds) AS seconds, {sums}
+            FROM _deltas WHERE start < "end" AND NOT restart
+            GROUP BY database, file_type, role, start, "end")
         SELECT database, file_type, role, start, "end", seconds, {rates}
-        FROM a""")
+        FROM (SELECT {with_missing} FROM a)""")
     con.execute("DROP TABLE _deltas")
 
 
-def totals(con: duckdb.DuckDBPyConnection, intervals: str, out: str) -> None:
-    """Per database and interval: its `total` rows if it has any, else the sum of its `part` rows."""
+def totals(con: duckdb.DuckDBPyConnection, intervals: str, out: str) -> dict[str, Any]:
+    """Per database and interval: its `total` rows if it has any, else the sum of its `part` rows.
+
+    Returns what it found: `intervals` (rows of `intervals`), `multi_file_type` (some database has
+    several file types) and `same_rows` (`out` is `intervals` row for row: one file type per
+    database, all chosen; then one pass over `intervals` can serve both)."""
     con.execute(f"DROP VIEW IF EXISTS {out}")
     con.execute(f"""CREATE OR REPLACE TABLE _pick AS
                     SELECT database, bool_or(role = 'total') AS has_total,
                            count(DISTINCT file_type) FILTER (WHERE role = 'total') AS n_total,
-                           count(DISTINCT file_type) FILTER (WHERE role = 'part') AS n_part
+                           count(DISTINCT file_type) FILTER (WHERE role = 'part') AS n_part,
+                           count(DISTINCT file_type) AS n_types, count(*) AS n,
+                           count(*) FILTER (WHERE role = 'total') AS n_total_rows,
+                           count(*) FILTER (WHERE role = 'part') AS n_part_rows
                     FROM {intervals} GROUP BY database""")
-    single = con.execute("SELECT coalesce(bool_and(CASE WHEN has_total THEN n_total = 1 ELSE n_part = 1 END), true) "
-                         "FROM _pick").fetchone()[0]
-    chosen = "i.role = CASE WHEN p.has_total THEN 'total' ELSE 'part' END"
+    single, all_total, no_total, n, multi, same = con.execute("""
+        SELECT coalesce(bool_and(CASE WHEN has_total THEN n_total = 1 ELSE n_part = 1 END), true),
+               coalesce(bool_and(has_total), false), coalesce(bool_and(NOT has_total), false), coalesce(sum(n), 0),
+               coalesce(max(n_types), 0) > 1,
+               coalesce(bool_and(n_types = 1 AND n = CASE WHEN has_total THEN n_total_rows ELSE n_part_rows END),
+                        true)
+        FROM _pick""").fetchone()
+    info = {"intervals": int(n), "multi_file_type": bool(multi), "same_rows": bool(single and same)}
+    cols = ('i.database, i.start, i."end", i.seconds, i.read_iops, i.write_iops, i.iops, i.read_mbps, i.write_mbps, '
+            'i.mbps, i.read_lat_ms, i.write_lat_ms')
     if single:   # one row per interval already: a filter (a view: no copy of millions of rows)
+        if info["same_rows"]:
+            where = ""
+        elif all_total or no_total:   # the same role for every database: no join
+            where = f"WHERE i.role = '{'total' if all_total else 'part'}'"
+        else:
+            where = ("JOIN _pick p ON i.database = p.database "
+                     "WHERE i.role = CASE WHEN p.has_total THEN 'total' ELSE 'part' END")
         con.execute(f"DROP TABLE IF EXISTS {out}")
-        con.execute(f"""
-            CREATE OR REPLACE VIEW {out} AS
-            SELECT i.database, i.start, i."end", i.seconds, i.read_iops, i.write_iops, i.iops, i.read_mbps,
-                   i.write_mbps, i.mbps, i.read_lat_ms, i.write_lat_ms
-            FROM {intervals} i JOIN _pick p ON i.database = p.database WHERE {chosen}""")
-        return
+        con.execute(f"CREATE OR REPLACE VIEW {out} AS SELECT {cols} FROM {intervals} i {where}")
+        return info
     con.execute(f"""
         CREATE OR REPLACE TABLE {out} AS
         SELECT i.database, i.start, i."end", max(i.seconds) AS seconds,
@@ -188,9 +204,9 @@ def totals(con: duckdb.DuckDBPyConnection, intervals: str, out: str) -> None:
                sum(i.write_lat_ms * i.write_iops) / nullif(sum(CASE WHEN i.write_lat_ms IS NOT NULL
                                                                 THEN i.write_iops END), 0) AS write_lat_ms
         FROM {intervals} i JOIN _pick p ON i.database = p.database
-        WHERE {chosen}
+        WHERE i.role = CASE WHEN p.has_total THEN 'total' ELSE 'part' END
         GROUP BY i.database, i.start, i."end" """)
-
+    return info
 
 
 def _num(x: Any) -> float | None:
@@ -213,38 +229,80 @@ def iso(ts: _dt.datetime | None) -> str | None:
     return ts.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
-def peaks(con: duckdb.DuckDBPyConnection, table: str, by: str | None = "database",
-          metrics: Iterable[str] = PEAK_METRICS + ("iops", "mbps")) -> dict[str | None, dict[str, Any]]:
-    """{key: {intervals, start, end, peaks: {metric: {p50, p95, p99, max}}}} over `table`'s rows."""
-    metrics = list(metrics)
-    qs = ", ".join(f"quantile_cont({m}, [{', '.join(str(p / 100) for p in PCTS)}]) AS q_{m}, max({m}) AS m_{m}"
-                   for m in metrics)
-    key = by if by else "NULL"
-    grp = f"GROUP BY {by}" if by else ""
-    res = con.execute(f'SELECT {key} AS k, count(*) AS n, min(start) AS s, max("end") AS e, {qs} '
-                      f"FROM {table} {grp} ORDER BY k").fetchall()
-    out: dict[str | None, dict[str, Any]] = {}
-    for row in res:
-        k, n, s, e = row[:4]
-        vals = row[4:]
-        out[k] = {"intervals": int(n), "start": iso(s), "end": iso(e),
-                  "peaks": {m: _quants(vals[2 * i], vals[2 * i + 1]) for i, m in enumerate(metrics)}}
+RATES = ("read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps")
+
+
+def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("database",), top: int = 0,
+              detail: bool = False) -> dict[tuple, dict[str, Any]]:
+    """One aggregation over `table` grouped by `by` (a few full passes over millions of rows are
+    the cost of a history import, so everything a group needs is taken in the same pass):
+    {key tuple: {intervals, start, end, peaks: {metric: {p50, p95, p99, max}}, top, ...}}.
+
+    `top`: the N intervals of highest total IOPS (ties: the earlier first; max_by keeps the N best,
+    no sort of the whole series). `detail`: the role, latency p50/p95 and redo MB/s p95/max too."""
+    cols = {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
+    qlist = "[" + ", ".join(str(p / 100) for p in PCTS) + "]"
+    aggs = ['count(*)', 'min(start)', 'max("end")']
+    aggs += [f"quantile_cont({m}, {qlist}), max({m})" for m in RATES]
+    if top:
+        aggs.append(f"""max_by({{'start': start, 'end': "end", {', '.join(f"'{m}': {m}" for m in RATES)}}},
+                               (coalesce(iops, -1), -epoch(start)), {int(top)})""")
+    if detail:
+        aggs.append("any_value(role)" if "role" in cols else "NULL")
+        aggs += [f"quantile_cont({m}, [0.5, 0.95])" if m in cols else "NULL" for m in ("read_lat_ms", "write_lat_ms")]
+        aggs.append("quantile_cont(redo_mbps, 0.95), max(redo_mbps)" if "redo_mbps" in cols else "NULL, NULL")
+    keys = ", ".join(by)
+    rows = con.execute(f"SELECT {keys + ', ' if by else ''}{', '.join(aggs)} FROM {table} "
+                       f"{'GROUP BY ' + keys + ' ORDER BY ' + keys if by else ''}").fetchall()
+    out: dict[tuple, dict[str, Any]] = {}
+    for row in rows:
+        key, vals = tuple(row[:len(by)]), list(row[len(by):])
+        n, s, e = vals[:3]
+        item: dict[str, Any] = {"intervals": int(n), "start": iso(s), "end": iso(e),
+                                "peaks": {m: _quants(vals[3 + 2 * i], vals[4 + 2 * i]) for i, m in enumerate(RATES)}}
+        rest = vals[3 + 2 * len(RATES):]
+        if top:
+            item["top"] = [{"start": iso(t["start"]), "end": iso(t["end"]), **{m: _num(t[m]) for m in RATES}}
+                           for t in rest.pop(0) or []]
+        if detail:
+            role, rl, wl, rp95, rmax = rest
+            item["role"] = role
+            for name, q in (("read_lat_ms", rl), ("write_lat_ms", wl)):
+                if q is not None and any(v is not None for v in q):
+                    item[name] = {"p50": _num(q[0]), "p95": _num(q[1])}
+            if rmax is not None:
+                item["redo_mbps"] = {"p95": _num(rp95), "max": _num(rmax)}
+        out[key] = item
     return out
 
 
+def peaks(con: duckdb.DuckDBPyConnection, table: str, by: str | None = "database") -> dict[str | None, dict[str, Any]]:
+    """{key: {intervals, start, end, peaks: {metric: {p50, p95, p99, max}}}} over `table`'s rows."""
+    return {(k[0] if by else None): v for k, v in summarise(con, table, (by,) if by else ()).items()}
+
+
 def top_intervals(con: duckdb.DuckDBPyConnection, table: str, n: int, by: str = "database") -> dict[str, list[dict]]:
-    """The `n` intervals of highest total IOPS per database (ties: the earlier first). One hash
-    aggregation (max_by keeps the n best), no sort of the whole series."""
-    res = con.execute(f"""
-        SELECT {by}, max_by({{'start': start, 'end': "end", 'read_iops': read_iops, 'write_iops': write_iops,
-                              'iops': iops, 'read_mbps': read_mbps, 'write_mbps': write_mbps, 'mbps': mbps}},
-                            (coalesce(iops, -1), -epoch(start)), {int(n)})
-        FROM {table} GROUP BY {by}""").fetchall()
-    out: dict[str, list[dict]] = {}
-    for k, items in res:
-        out[k] = [{"start": iso(t["start"]), "end": iso(t["end"]),
-                   **{m: _num(t[m]) for m in ("read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps")}}
-                  for t in items]
+    """The `n` intervals of highest total IOPS per database (ties: the earlier first)."""
+    return {k[0]: v["top"] for k, v in summarise(con, table, (by,), top=n).items()}
+
+
+def file_type_item(file_type: str, v: dict[str, Any]) -> dict[str, Any]:
+    """One file type's line of the import document, from its summarise() entry."""
+    pk = v["peaks"]
+    item = {"file_type": file_type, "role": v.get("role"), "intervals": v["intervals"],
+            "iops": {"p95": pk["iops"]["p95"], "max": pk["iops"]["max"]},
+            "mbps": {"p95": pk["mbps"]["p95"], "max": pk["mbps"]["max"]},
+            **{f"max_{m}": pk[m]["max"] for m in PEAK_METRICS}}
+    item.update({k: v[k] for k in ("read_lat_ms", "write_lat_ms", "redo_mbps") if k in v})
+    return item
+
+
+def file_type_summary(con: duckdb.DuckDBPyConnection, intervals: str) -> dict[str, list[dict[str, Any]]]:
+    """Per database, per file type (busiest first): intervals, IOPS and MB/s p95/max, latency p50/p95 where known."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (db, ft), v in sorted(summarise(con, intervals, ("database", "file_type"), detail=True).items(),
+                              key=lambda kv: (kv[0][0], -(kv[1]["peaks"]["iops"]["max"] or -1.0), kv[0][1])):
+        out.setdefault(db, []).append(file_type_item(ft, v))
     return out
 
 
@@ -254,45 +312,23 @@ def local_sql(col: str, tz: str) -> str:
 
 def profiles(con: duckdb.DuckDBPyConnection, table: str, out: str, tz: str = "UTC", by: str = "database") -> None:
     """`out`: {by}, kind (hour | dow | dow_hour), key (0-23 | 1-7 Monday first | (dow-1)*24+hour),
-    intervals, mean/max of iops and mbps, mean of read/write iops and mbps."""
+    intervals, mean/max of iops and mbps, mean of read/write iops and mbps.
+
+    One pass over the series into the 168 hours of the week; hours and days are added up from those."""
     loc = local_sql("start", tz)
-    aggs = ("count(*) AS intervals, avg(iops) AS mean_iops, max(iops) AS max_iops, avg(mbps) AS mean_mbps, "
-            "max(mbps) AS max_mbps, avg(read_iops) AS mean_read_iops, avg(write_iops) AS mean_write_iops, "
-            "avg(read_mbps) AS mean_read_mbps, avg(write_mbps) AS mean_write_mbps")
+    means = ("iops", "mbps", "read_iops", "write_iops", "read_mbps", "write_mbps")
+    fine = ", ".join(f"sum({m}) AS s_{m}, count({m}) AS c_{m}" for m in means)
+    roll = ", ".join([f"sum(n) AS intervals"]
+                     + [f"sum(s_{m}) / nullif(sum(c_{m}), 0) AS mean_{m}"
+                        + (f", max(x_{m}) AS max_{m}" if m in ("iops", "mbps") else "") for m in means])
     con.execute(f"""
         CREATE OR REPLACE TABLE {out} AS
-        WITH t AS (SELECT *, hour({loc}) AS h, isodow({loc}) AS d FROM {table})
-        SELECT {by}, 'hour' AS kind, h AS key, {aggs} FROM t GROUP BY {by}, h
-        UNION ALL SELECT {by}, 'dow', d, {aggs} FROM t GROUP BY {by}, d
-        UNION ALL SELECT {by}, 'dow_hour', (d - 1) * 24 + h, {aggs} FROM t GROUP BY {by}, d, h""")
-
-
-def file_type_summary(con: duckdb.DuckDBPyConnection, intervals: str) -> dict[str, list[dict[str, Any]]]:
-    """Per database, per file type: intervals, IOPS and MB/s p95/max, latency p50/p95 where known."""
-    cols = {d[0] for d in con.execute(f"SELECT * FROM {intervals} LIMIT 0").description}
-    redo = ("quantile_cont(redo_mbps, 0.95), max(redo_mbps)" if "redo_mbps" in cols else "NULL, NULL")
-    res = con.execute(f"""
-        SELECT database, file_type, any_value(role), count(*),
-               quantile_cont(iops, 0.95), max(iops), quantile_cont(mbps, 0.95), max(mbps),
-               quantile_cont(read_lat_ms, [0.5, 0.95]), quantile_cont(write_lat_ms, [0.5, 0.95]),
-               max(read_iops), max(write_iops), max(read_mbps), max(write_mbps),
-               {redo}
-        FROM {intervals} GROUP BY database, file_type ORDER BY database, max(iops) DESC NULLS LAST, file_type
-        """).fetchall()
-    out: dict[str, list[dict[str, Any]]] = {}
-    for db, ft, role, n, ip95, imax, mp95, mmax, rl, wl, ri, wi, rm, wm, rp95, rmax in res:
-        item = {"file_type": ft, "role": role, "intervals": int(n),
-                "iops": {"p95": _num(ip95), "max": _num(imax)}, "mbps": {"p95": _num(mp95), "max": _num(mmax)},
-                "max_read_iops": _num(ri), "max_write_iops": _num(wi),
-                "max_read_mbps": _num(rm), "max_write_mbps": _num(wm)}
-        if rl is not None and any(v is not None for v in rl):
-            item["read_lat_ms"] = {"p50": _num(rl[0]), "p95": _num(rl[1])}
-        if wl is not None and any(v is not None for v in wl):
-            item["write_lat_ms"] = {"p50": _num(wl[0]), "p95": _num(wl[1])}
-        if rmax is not None:
-            item["redo_mbps"] = {"p95": _num(rp95), "max": _num(rmax)}
-        out.setdefault(db, []).append(item)
-    return out
+        WITH f AS (SELECT {by}, (isodow({loc}) - 1) * 24 + hour({loc}) AS k, count(*) AS n, {fine},
+                          max(iops) AS x_iops, max(mbps) AS x_mbps
+                   FROM {table} GROUP BY ALL)
+        SELECT {by}, 'hour' AS kind, k % 24 AS key, {roll} FROM f GROUP BY {by}, k % 24
+        UNION ALL SELECT {by}, 'dow', k // 24 + 1, {roll} FROM f GROUP BY {by}, k // 24 + 1
+        UNION ALL SELECT {by}, 'dow_hour', k, {roll} FROM f GROUP BY {by}, k""")
 
 
 def events(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, dict[str, int]]:

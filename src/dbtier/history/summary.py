@@ -34,7 +34,8 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
         return dma.summarise(con, res)
     if res.kind == "counters":
         step("intervals from counters")
-        series.intervals_from_counters(con, res.table, "intervals", res.wrap_bits, res.one_unit)
+        series.intervals_from_counters(con, res.table, "intervals", res.wrap_bits, res.one_unit, res.absent,
+                                       res.series_by)
         _drop(con, res.table)          # memory: the counters (and the raw text behind them) are done with
         for t in res.cleanup:
             _drop(con, t)
@@ -43,16 +44,19 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
         cols = ", ".join(f'"{c}"' for c in INTERVAL_COLUMNS)
         con.execute(f"CREATE OR REPLACE TABLE intervals AS SELECT {cols} FROM {res.table} WHERE seconds > 0")
         ev = {}
-    n = con.execute("SELECT count(*) FROM intervals").fetchone()[0]
-    if n == 0:
+    shape = series.totals(con, "intervals", "totals")
+    if shape["intervals"] == 0:
         files = ", ".join(res.files[:3]) + (" ..." if len(res.files) > 3 else "")
         raise DbtierError(f"{files}: fewer than two snapshots of any database (or only restarts between them): "
                           "no interval to measure", "collect at least two snapshots, some minutes apart")
     step("totals, peaks and profiles")
-    series.totals(con, "intervals", "totals")
-    pk = series.peaks(con, "totals")
-    tops = series.top_intervals(con, "totals", top)
-    fts = series.file_type_summary(con, "intervals")
+    if shape["same_rows"]:   # totals are the intervals (one file type a database): one pass serves both
+        both = series.summarise(con, "intervals", ("database", "file_type"), top=top, detail=True)
+        pk = {db: v for (db, _), v in both.items()}
+        fts = {db: [series.file_type_item(ft, v)] for (db, ft), v in both.items()}
+    else:
+        pk = {db: v for (db,), v in series.summarise(con, "totals", top=top).items()}
+        fts = series.file_type_summary(con, "intervals")
     series.profiles(con, "totals", "profiles", profile_tz)
     databases = []
     for name, p in pk.items():
@@ -63,7 +67,7 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
                 "segments": 1 + e["restarts"], "restarts": e["restarts"], "wraps": e["wraps"],
                 "duplicates_dropped": e["duplicates"],
                 "capacity_gb": res.capacity_gb.get(name),
-                "top_intervals": tops.get(name, []),
+                "top_intervals": p["top"],
                 "file_types": fts.get(name, [])}
         databases.append(item)
     out: dict[str, Any] = {"source": res.source, "kind": res.kind, "files": res.files, "notes": list(res.notes),
@@ -71,15 +75,14 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     return out
 
 
-def write_import_files(con: duckdb.DuckDBPyConnection, run_dir: Path, kind: str) -> list[str]:
+def write_import_files(con: duckdb.DuckDBPyConnection, run_dir: Path, kind: str, databases: Sequence[dict]) -> list[str]:
     if kind == "hourly":
         store.write_parquet(con, "SELECT * FROM hourly ORDER BY database, hour, statistic", run_dir / store.HOURLY_FILE)
         return [store.HOURLY_FILE]
     # Not sorted (a sort of millions of rows costs more than the write): readers order as they need.
     # intervals.parquet only when it says more than totals.parquet (several file types somewhere).
     files = []
-    if con.execute("SELECT count(*) FROM (SELECT database FROM intervals GROUP BY database "
-                   "HAVING count(DISTINCT file_type) > 1 LIMIT 1)").fetchone()[0]:
+    if any(len(d.get("file_types") or []) > 1 for d in databases):
         store.write_parquet(con, "SELECT * FROM intervals", run_dir / store.INTERVALS_FILE)
         files.append(store.INTERVALS_FILE)
     store.write_parquet(con, "SELECT * FROM totals", run_dir / store.TOTALS_FILE)

@@ -66,6 +66,8 @@ class ReadResult:
     limitations: list[str] = field(default_factory=list)
     extra: dict[str, object] = field(default_factory=dict)    # reader-specific, for its own summarise()
     one_unit: bool = False          # one unit per database and file type (series.py can skip adding up)
+    absent: tuple[str, ...] = ()    # counters this source never fills (NULL on every row)
+    series_by: tuple[str, ...] = ("database", "file_type", "unit")   # what tells one counter series from another
     cleanup: list[str] = field(default_factory=list)   # tables behind `table` (a view), dropped after use
 
 
@@ -96,12 +98,15 @@ def naive_ts_sql(expr: str) -> str:
     return f"coalesce(try_cast({expr} AS TIMESTAMP), try_strptime(upper(trim({expr})), [{fmts}]))"
 
 
-def utc_sql(expr: str, tz: str) -> str:
+def utc_sql(expr: str, tz: str, typed: bool = False) -> str:
     """SQL turning text `expr` into a UTC TIMESTAMP: an explicit offset wins, else it is local time in `tz`.
 
     SQL Server's `2024-03-01 10:00:00.1234567 +01:00` (a space before the offset) is accepted.
-    Cheap string tests pick the branch, so a million ISO times cost a cast each, not a regex."""
+    Cheap string tests pick the branch, so a million ISO times cost a cast each, not a regex.
+    `typed`: `expr` is already a TIMESTAMP (csvio.load read it; it had no offset), local to `tz`."""
     e = expr
+    if typed:
+        return e if tz == "UTC" else f"timezone('UTC', timezone({sql_str(tz)}, {e}))"
     has_offset = (f"(contains(substr({e}, 11), '+') OR contains(substr({e}, 12), '-') OR suffix({e}, 'Z') "
                   f"OR suffix(upper(rtrim({e})), 'UTC'))")
     spaced = (f"CASE WHEN contains({e}, ' +') OR contains({e}, ' -') OR suffix(upper(rtrim({e})), 'UTC') THEN "
