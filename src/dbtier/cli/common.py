@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from typing import Any, Callable, Iterator
 
@@ -18,7 +17,7 @@ from rich.console import Console
 from dbtier.core.errors import DbtierError
 from dbtier.measure.machine import machine_info
 from dbtier.results.document import finish, new_document
-from dbtier.results.store import RunDir
+from dbtier.results.store import RunDir, dumps
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
@@ -75,8 +74,7 @@ def usage(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
 
 def emit(doc: dict[str, Any], args: argparse.Namespace, render: Callable[[], None] | None = None) -> None:
     if getattr(args, "json", False):
-        json.dump(doc, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(dumps(doc).decode())
         sys.stdout.flush()
     elif render is not None:
         render()

@@ -30,29 +30,55 @@ from dbtier.history.series import _num, iso
 _METRICS = ("read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps")
 
 
-def auto_step(con: duckdb.DuckDBPyConnection, table: str) -> int:
+def _shape(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, Any]:
+    """One pass over `table`: the databases, their median interval, which rates are never NULL and
+    whether IOPS and MB/s are read + write on every row (then they are added up, not weighed)."""
+    q = con.execute(f"""
+        SELECT list(database ORDER BY database), max(m), bool_and(full_r), bool_and(full_w), bool_and(full_i),
+               bool_and(full_rm), bool_and(full_wm), bool_and(full_m), bool_and(sum_i), bool_and(sum_m)
+        FROM (SELECT database, median(seconds) AS m,
+                     count(read_iops) = count(*) AS full_r, count(write_iops) = count(*) AS full_w,
+                     count(iops) = count(*) AS full_i, count(read_mbps) = count(*) AS full_rm,
+                     count(write_mbps) = count(*) AS full_wm, count(mbps) = count(*) AS full_m,
+                     count(*) FILTER (WHERE read_iops IS NULL OR write_iops IS NULL OR iops IS NULL
+                                      OR abs(iops - read_iops - write_iops) > 1e-9 * greatest(1, iops)) = 0 AS sum_i,
+                     count(*) FILTER (WHERE read_mbps IS NULL OR write_mbps IS NULL OR mbps IS NULL
+                                      OR abs(mbps - read_mbps - write_mbps) > 1e-9 * greatest(1, mbps)) = 0 AS sum_m
+              FROM {table} GROUP BY database)""").fetchone()
+    return {"databases": list(q[0] or []), "median_s": q[1], "full": dict(zip(_METRICS, q[2:8])),
+            "derive": {"iops": bool(q[8]), "mbps": bool(q[9])}}
+
+
+def shape_of_imports(databases: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """_shape's answer from the import documents' `series_shape` (the import took it in its own
+    pass), or None when a document lacks it (then _shape reads the series)."""
+    shapes = [db.get("series_shape") for db in databases]
+    if not databases or not all(isinstance(sh, dict) for sh in shapes):
+        return None
+    meds = [sh.get("median_interval_s") for sh in shapes if sh.get("median_interval_s") is not None]
+    return {"databases": sorted(db["name"] for db in databases), "median_s": max(meds) if meds else None,
+            "full": {m: all(m in (sh.get("complete") or []) for sh in shapes) for m in _METRICS},
+            "derive": {"iops": all(sh.get("iops_is_sum") for sh in shapes),
+                       "mbps": all(sh.get("mbps_is_sum") for sh in shapes)}}
+
+
+def auto_step(con: duckdb.DuckDBPyConnection, table: str, shape: dict[str, Any] | None = None) -> int:
     """The longest of the databases' median interval lengths, to the nearest whole minute (at least 60 s)."""
-    row = con.execute(f"SELECT max(m) FROM (SELECT database, median(seconds) AS m FROM {table} GROUP BY database)"
-                      ).fetchone()
-    med = row[0] if row and row[0] is not None else 3600.0
+    med = (shape or _shape(con, table))["median_s"]
+    med = med if med is not None else 3600.0
     return max(60, int(round(float(med) / 60.0)) * 60)
 
 
-def regrid(con: duckdb.DuckDBPyConnection, table: str, step: int, out: str = "grid") -> None:
+def regrid(con: duckdb.DuckDBPyConnection, table: str, step: int, out: str = "grid",
+           shape: dict[str, Any] | None = None) -> None:
     """`out`: database, bin (cell index; its start is bin * step seconds after the Unix epoch),
     covered seconds, and the time-weighted rates.
 
     An interval no longer than a cell touches at most two cells: those two pieces are made
-    directly; only longer intervals are cut by a generated series of cells. Databases are
-    numbered while they are cut and added up (integers hash and compare faster than names)."""
+    directly; only longer intervals are cut by a generated series of cells."""
     g = float(step)
-    q = con.execute(f"""SELECT {', '.join(f'count({m}) = count(*)' for m in _METRICS)},
-                               count(*) FILTER (WHERE read_iops IS NULL OR write_iops IS NULL OR iops IS NULL
-                                                OR abs(iops - read_iops - write_iops) > 1e-9 * greatest(1, iops)) = 0,
-                               count(*) FILTER (WHERE read_mbps IS NULL OR write_mbps IS NULL OR mbps IS NULL
-                                                OR abs(mbps - read_mbps - write_mbps) > 1e-9 * greatest(1, mbps)) = 0
-                        FROM {table}""").fetchone()
-    full, derive = dict(zip(_METRICS, q[:6])), {"iops": q[6], "mbps": q[7]}
+    shape = shape or _shape(con, table)
+    full, derive = shape["full"], shape["derive"]
     # Fewer sums: totals that are read + write are added up after, not weighed again.
     summed = [m for m in _METRICS if not derive.get(m)]
     rates = ", ".join(
@@ -62,49 +88,44 @@ def regrid(con: duckdb.DuckDBPyConnection, table: str, step: int, out: str = "gr
     final = ", ".join(("read_iops + write_iops AS iops" if m == "iops" else "read_mbps + write_mbps AS mbps")
                       if derive.get(m) else m for m in _METRICS)
     cols = ", ".join(summed)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _dbs AS SELECT row_number() OVER (ORDER BY database) AS id, database "
-                f"FROM (SELECT DISTINCT database FROM {table})")
-    if not _regrid_sorted(con, table, g, summed, full, cols):
+    cells = f"{out}_cells"
+    if not _regrid_sorted(con, table, g, summed, full, cols, cells):
         con.execute(f"""
-            CREATE OR REPLACE TEMP TABLE _cells AS
-            WITH t AS (SELECT d.id, epoch_us(x.start) / 1e6 AS s, epoch_us(x."end") / 1e6 AS e, {cols},
-                              CAST(floor(epoch_us(x.start) / 1e6 / {g}) AS BIGINT) AS b0
-                       FROM {table} x JOIN _dbs d ON x.database = d.database),
+            CREATE OR REPLACE TABLE {cells} AS
+            WITH t AS (SELECT database, epoch_us(start) / 1e6 AS s, epoch_us("end") / 1e6 AS e, {cols},
+                              CAST(floor(epoch_us(start) / 1e6 / {g}) AS BIGINT) AS b0
+                       FROM {table}),
             short AS (SELECT * FROM t WHERE e - s <= {g}),
             pieces AS (
-                SELECT id, b0 AS bin, least(e, (b0 + 1) * {g}) - s AS ov, {cols} FROM short
+                SELECT database, b0 AS bin, least(e, (b0 + 1) * {g}) - s AS ov, {cols} FROM short
                 UNION ALL
-                SELECT id, b0 + 1, e - (b0 + 1) * {g}, {cols} FROM short WHERE e > (b0 + 1) * {g}
+                SELECT database, b0 + 1, e - (b0 + 1) * {g}, {cols} FROM short WHERE e > (b0 + 1) * {g}
                 UNION ALL
-                SELECT id, bin, least(e, (bin + 1) * {g}) - greatest(s, bin * {g}), {cols}
+                SELECT database, bin, least(e, (bin + 1) * {g}) - greatest(s, bin * {g}), {cols}
                 FROM (SELECT *, unnest(range(b0, CAST(ceil(e / {g}) AS BIGINT))) AS bin FROM t WHERE e - s > {g}))
-            SELECT id, bin, sum(ov) AS covered, {rates} FROM pieces WHERE ov > 0 GROUP BY id, bin
-            HAVING sum(ov) >= {g / 2}""")
-    con.execute(f"""CREATE OR REPLACE TABLE {out} AS SELECT d.database, c.bin, c.covered, {final}
-                    FROM _cells c JOIN _dbs d ON c.id = d.id""")
-    con.execute("DROP TABLE _cells")
+            SELECT database, bin, sum(ov) AS covered, {rates} FROM pieces WHERE ov > 0 GROUP BY database, bin""")
+    # A view: the cells a database covers for at least half, with the totals added up on reading
+    # (no second copy of millions of cells).
+    con.execute(f"DROP TABLE IF EXISTS {out}")
+    con.execute(f"CREATE OR REPLACE VIEW {out} AS SELECT database, bin, covered, {final} FROM {cells} "
+                f"WHERE covered >= {g / 2}")
 
 
 def _regrid_sorted(con: duckdb.DuckDBPyConnection, table: str, g: float, summed: list[str], full: dict,
-                   cols: str) -> bool:
+                   cols: str, cells: str) -> bool:
     """The common case without a hash aggregation over millions of cells: at most one interval
     starts in each cell (snapshots at least a cell apart, however far off the hour). Then a
     cell is the first cell of at most one interval, which shares it only with the spill of the
     interval before; cells in between are one interval's alone; a spill that no interval starts
-    after is a cell of its own. One window over each database's intervals in time order does it.
+    after is a cell of its own. One window over each database's intervals in time order makes
+    the first kind (nearly all cells) and flags the intervals whose last cell is of the third
+    kind; the rare others come from a second, filtered pass.
     False when the case does not hold (regrid then adds up the pieces the general way)."""
+    t = f"""(SELECT database, epoch_us(start) / 1e6 AS s, epoch_us("end") / 1e6 AS e, {cols},
+                    CAST(floor(epoch_us(start) / 1e6 / {g}) AS BIGINT) AS b0,
+                    CAST(ceil(epoch_us("end") / 1e6 / {g}) AS BIGINT) - 1 AS last
+             FROM {table})"""
     lags = ", ".join(f"lag({m}) OVER w AS p_{m}" for m in summed)
-    con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE _iv AS
-        WITH t AS (SELECT d.id, epoch_us(x.start) / 1e6 AS s, epoch_us(x."end") / 1e6 AS e, {cols},
-                          CAST(floor(epoch_us(x.start) / 1e6 / {g}) AS BIGINT) AS b0,
-                          CAST(ceil(epoch_us(x."end") / 1e6 / {g}) AS BIGINT) - 1 AS last
-                   FROM {table} x JOIN _dbs d ON x.database = d.database)
-        SELECT *, lag(e) OVER w AS p_e, lag(last) OVER w AS p_last, lead(b0) OVER w AS n_b0, {lags}
-        FROM t WINDOW w AS (PARTITION BY id ORDER BY s)""")
-    if con.execute("SELECT count(*) FILTER (WHERE n_b0 = b0) FROM _iv").fetchone()[0]:
-        con.execute("DROP TABLE _iv")
-        return False
 
     def w(m: str, own: str, prev: str) -> str:
         # time-weighted mean of this interval's share and the previous one's spill (a NULL rate weighs nothing)
@@ -115,20 +136,28 @@ def _regrid_sorted(con: duckdb.DuckDBPyConnection, table: str, g: float, summed:
         return f"({num}) / nullif({den}, 0) AS {m}"
 
     own = f"(least(e, (b0 + 1) * {g}) - s)"
-    prev = f"(CASE WHEN p_last = b0 THEN p_e - b0 * {g} ELSE 0 END)"
+    # the previous interval spills into this cell when it ends inside it (its last cell is this one)
+    prev = f"(CASE WHEN CAST(ceil(p_e / {g}) AS BIGINT) - 1 = b0 THEN p_e - b0 * {g} ELSE 0 END)"
     con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE _cells AS
-        SELECT id, bin, covered, {', '.join(summed)} FROM (
-            SELECT id, b0 AS bin, {own} + {prev} AS covered, {', '.join(w(m, own, prev) for m in summed)}
-            FROM _iv
-            UNION ALL
-            SELECT id, bin, {g}, {', '.join(summed)}
-            FROM (SELECT *, unnest(range(b0 + 1, last)) AS bin FROM _iv WHERE last > b0 + 1)
-            UNION ALL
-            SELECT id, last, e - last * {g}, {', '.join(summed)}
-            FROM _iv WHERE last > b0 AND (n_b0 IS NULL OR n_b0 > last))
-        WHERE covered >= {g / 2}""")
-    con.execute("DROP TABLE _iv")
+        CREATE OR REPLACE TABLE {cells} AS
+        SELECT database, b0 AS bin, {own} + {prev} AS covered, {', '.join(w(m, own, prev) for m in summed)},
+               coalesce(n_b0 = b0, false) AS clash, last > b0 AND (n_b0 IS NULL OR n_b0 > last) AS alone,
+               last > b0 + 1 AS long
+        FROM (SELECT *, lag(e) OVER w AS p_e, lead(b0) OVER w AS n_b0, {lags}
+              FROM {t} WINDOW w AS (PARTITION BY database ORDER BY s))""")
+    clash, long = con.execute(f"SELECT bool_or(clash), bool_or(long) FROM {cells}").fetchone()
+    if clash:
+        con.execute(f"DROP TABLE {cells}")
+        return False
+    if long:
+        con.execute(f"""INSERT INTO {cells} SELECT database, bin, {g}, {cols}, false, false, false
+                        FROM (SELECT *, unnest(range(b0 + 1, last)) AS bin FROM {t} WHERE last > b0 + 1)""")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _alone AS SELECT database, bin FROM {cells} WHERE alone")
+    con.execute(f"""
+        INSERT INTO {cells}
+        SELECT x.database, x.last, x.e - x.last * {g}, {', '.join(f'x.{m}' for m in summed)}, false, false, false
+        FROM {t} x JOIN _alone a ON x.database = a.database AND x.b0 = a.bin""")
+    con.execute("DROP TABLE _alone")
     return True
 
 
@@ -139,30 +168,30 @@ def _ts(bin_: int | None, step: int) -> str | None:
 
 
 def consolidate(con: duckdb.DuckDBPyConnection, table: str, step: int | None = None, top: int = 10,
-                grid: str = "grid", out_sum: str = "sum_series") -> dict[str, Any]:
+                grid: str = "grid", out_sum: str = "sum_series", shape: dict[str, Any] | None = None) -> dict[str, Any]:
     """`table` holds every database's totals (database, start, end, rates). Returns the summary;
-    leaves `grid` (each database in the window) and `out_sum` (the sum per cell) in `con`."""
-    n_db = con.execute(f"SELECT count(DISTINCT database) FROM {table}").fetchone()[0]
-    if n_db == 0:
+    leaves `grid` (each database in the window) and `out_sum` (the sum per cell) in `con`.
+    `shape`: _shape's answer when the caller knows it (shape_of_imports)."""
+    shape = shape or _shape(con, table)
+    if not shape["databases"]:
         raise DbtierError("no intervals to consolidate", "import some history first: `dbtier history import`")
-    step = int(step or auto_step(con, table))
-    regrid(con, table, step, "_grid_all")
-    lost = con.execute(f"SELECT DISTINCT database FROM {table} EXCEPT SELECT DISTINCT database FROM _grid_all "
-                       "ORDER BY 1 LIMIT 5").fetchall()
+    step = int(step or auto_step(con, table, shape))
+    regrid(con, table, step, "_grid_all", shape)
+    spans = dict((db, (b0, b1)) for db, b0, b1 in con.execute(
+        "SELECT database, min(bin), max(bin) FROM _grid_all GROUP BY database").fetchall())
+    lost = [db for db in shape["databases"] if db not in spans]
     if lost:
-        raise DbtierError(f"{', '.join(r[0] for r in lost)}: the history covers no {step} s grid cell for at least "
+        raise DbtierError(f"{', '.join(lost[:5])}: the history covers no {step} s grid cell for at least "
                           "half of it (a history shorter than the grid step?)", "give a smaller --step")
-    lo, hi = con.execute("SELECT max(b0), min(b1) FROM (SELECT database, min(bin) AS b0, max(bin) AS b1 "
-                         "FROM _grid_all GROUP BY database)").fetchone()
-    if lo is None or lo > hi:
-        spans = con.execute(f'SELECT database, min(start), max("end") FROM {table} GROUP BY database '
+    lo, hi = max(b0 for b0, _ in spans.values()), min(b1 for _, b1 in spans.values())
+    if lo > hi:
+        first = con.execute(f'SELECT database, min(start), max("end") FROM {table} GROUP BY database '
                             "ORDER BY min(start) LIMIT 6").fetchall()
-        text = "; ".join(f"{d}: {iso(s)} to {iso(e)}" for d, s, e in spans)
+        text = "; ".join(f"{d}: {iso(s)} to {iso(e)}" for d, s, e in first)
         raise DbtierError(f"the databases' histories do not overlap in time ({text})",
                           "consolidate histories that cover the same period")
     con.execute(f"DROP TABLE IF EXISTS {grid}")
-    con.execute(f"ALTER TABLE _grid_all RENAME TO {grid}")
-    con.execute(f"DELETE FROM {grid} WHERE bin < {lo} OR bin > {hi}")
+    con.execute(f"CREATE OR REPLACE VIEW {grid} AS SELECT * FROM _grid_all WHERE bin BETWEEN {lo} AND {hi}")
     sums = ", ".join(f"sum({m}) AS {m}" for m in _METRICS)
     con.execute(f"""
         CREATE OR REPLACE TABLE {out_sum} AS

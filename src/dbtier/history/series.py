@@ -133,12 +133,14 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
         raise DbtierError(f"{' and '.join(files) or 'the input'}: duplicate snapshots with different values: "
                           f"{db}, {ft} ({unit}) at {t.isoformat(sep=' ')} UTC appears twice",
                           "export each snapshot once, or import the overlapping files separately")
+    # The events, and (one_unit) what totals() needs to know of the valid intervals, in one pass.
+    shape = ", " + _PICK.format(valid="AND start < \"end\" AND NOT restart") if one_unit else ""
     con.execute(f"""
         CREATE OR REPLACE TABLE {out}_events AS
         SELECT database,
                count(DISTINCT "end") FILTER (WHERE restart) AS restarts,
                count(*) FILTER (WHERE wrapped AND NOT restart AND NOT dup) AS wraps,
-               count(DISTINCT "end") FILTER (WHERE dup) AS duplicates
+               count(DISTINCT "end") FILTER (WHERE dup) AS duplicates{shape}
         FROM _deltas GROUP BY database""")
     if one_unit:
         con.execute(f"DROP TABLE IF EXISTS {out}_rows")
@@ -158,27 +160,38 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
     con.execute("DROP TABLE _deltas")
 
 
-def totals(con: duckdb.DuckDBPyConnection, intervals: str, out: str) -> dict[str, Any]:
+# Per database, of its intervals: has `total` rows; one file type among them, among its `part`
+# rows, among all (min = max: cheaper than counting distinct values); how many rows of each role.
+_PICK = """coalesce(bool_or(role = 'total') FILTER (WHERE true {valid}), false) AS has_total,
+           min(file_type) FILTER (WHERE role = 'total' {valid}) IS NOT DISTINCT FROM
+               max(file_type) FILTER (WHERE role = 'total' {valid}) AS one_total,
+           min(file_type) FILTER (WHERE role = 'part' {valid}) IS NOT DISTINCT FROM
+               max(file_type) FILTER (WHERE role = 'part' {valid}) AS one_part,
+           min(file_type) FILTER (WHERE true {valid}) IS NOT DISTINCT FROM
+               max(file_type) FILTER (WHERE true {valid}) AS one_type,
+           count(*) FILTER (WHERE true {valid}) AS n,
+           count(*) FILTER (WHERE role = 'total' {valid}) AS n_total_rows,
+           count(*) FILTER (WHERE role = 'part' {valid}) AS n_part_rows"""
+
+
+def totals(con: duckdb.DuckDBPyConnection, intervals: str, out: str, pick: str | None = None) -> dict[str, Any]:
     """Per database and interval: its `total` rows if it has any, else the sum of its `part` rows.
 
     Returns what it found: `intervals` (rows of `intervals`), `multi_file_type` (some database has
     several file types) and `same_rows` (`out` is `intervals` row for row: one file type per
-    database, all chosen; then one pass over `intervals` can serve both)."""
+    database, all chosen; then one pass over `intervals` can serve both). `pick`: a table that
+    already holds _PICK's columns per database (intervals_from_counters' events): no pass here."""
     con.execute(f"DROP VIEW IF EXISTS {out}")
-    con.execute(f"""CREATE OR REPLACE TABLE _pick AS
-                    SELECT database, bool_or(role = 'total') AS has_total,
-                           count(DISTINCT file_type) FILTER (WHERE role = 'total') AS n_total,
-                           count(DISTINCT file_type) FILTER (WHERE role = 'part') AS n_part,
-                           count(DISTINCT file_type) AS n_types, count(*) AS n,
-                           count(*) FILTER (WHERE role = 'total') AS n_total_rows,
-                           count(*) FILTER (WHERE role = 'part') AS n_part_rows
-                    FROM {intervals} GROUP BY database""")
+    if pick:
+        con.execute(f"CREATE OR REPLACE TABLE _pick AS SELECT * FROM {pick} WHERE n > 0")
+    else:
+        con.execute(f"CREATE OR REPLACE TABLE _pick AS SELECT database, {_PICK.format(valid='')} "
+                    f"FROM {intervals} GROUP BY database")
     single, all_total, no_total, n, multi, same = con.execute("""
-        SELECT coalesce(bool_and(CASE WHEN has_total THEN n_total = 1 ELSE n_part = 1 END), true),
+        SELECT coalesce(bool_and(CASE WHEN has_total THEN one_total ELSE n_part_rows > 0 AND one_part END), true),
                coalesce(bool_and(has_total), false), coalesce(bool_and(NOT has_total), false), coalesce(sum(n), 0),
-               coalesce(max(n_types), 0) > 1,
-               coalesce(bool_and(n_types = 1 AND n = CASE WHEN has_total THEN n_total_rows ELSE n_part_rows END),
-                        true)
+               NOT coalesce(bool_and(one_type), true),
+               coalesce(bool_and(one_type AND n = CASE WHEN has_total THEN n_total_rows ELSE n_part_rows END), true)
         FROM _pick""").fetchone()
     info = {"intervals": int(n), "multi_file_type": bool(multi), "same_rows": bool(single and same)}
     cols = ('i.database, i.start, i."end", i.seconds, i.read_iops, i.write_iops, i.iops, i.read_mbps, i.write_mbps, '
@@ -233,13 +246,14 @@ RATES = ("read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps")
 
 
 def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("database",), top: int = 0,
-              detail: bool = False) -> dict[tuple, dict[str, Any]]:
+              detail: bool = False, shape: bool = False) -> dict[tuple, dict[str, Any]]:
     """One aggregation over `table` grouped by `by` (a few full passes over millions of rows are
     the cost of a history import, so everything a group needs is taken in the same pass):
     {key tuple: {intervals, start, end, peaks: {metric: {p50, p95, p99, max}}, top, ...}}.
 
     `top`: the N intervals of highest total IOPS (ties: the earlier first; max_by keeps the N best,
-    no sort of the whole series). `detail`: the role, latency p50/p95 and redo MB/s p95/max too."""
+    no sort of the whole series). `detail`: the role, latency p50/p95 and redo MB/s p95/max too.
+    `shape`: what consolidate needs to know of a series (see consolidate._shape), at no extra pass."""
     cols = {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
     qlist = "[" + ", ".join(str(p / 100) for p in PCTS) + "]"
     aggs = ['count(*)', 'min(start)', 'max("end")']
@@ -247,6 +261,12 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
     if top:
         aggs.append(f"""max_by({{'start': start, 'end': "end", {', '.join(f"'{m}': {m}" for m in RATES)}}},
                                (coalesce(iops, -1), -epoch(start)), {int(top)})""")
+    if shape:
+        aggs.append("median(seconds)")
+        aggs += [f"count({m})" for m in RATES]
+        aggs += [f"""count(*) FILTER (WHERE {a} IS NULL OR {b} IS NULL OR {t} IS NULL
+                                    OR abs({t} - {a} - {b}) > 1e-9 * greatest(1, {t}))"""
+                 for a, b, t in (("read_iops", "write_iops", "iops"), ("read_mbps", "write_mbps", "mbps"))]
     if detail:
         aggs.append("any_value(role)" if "role" in cols else "NULL")
         aggs += [f"quantile_cont({m}, [0.5, 0.95])" if m in cols else "NULL" for m in ("read_lat_ms", "write_lat_ms")]
@@ -264,6 +284,11 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
         if top:
             item["top"] = [{"start": iso(t["start"]), "end": iso(t["end"]), **{m: _num(t[m]) for m in RATES}}
                            for t in rest.pop(0) or []]
+        if shape:
+            med, *counts, not_i, not_m = rest[:3 + len(RATES)]
+            rest = rest[3 + len(RATES):]
+            item["shape"] = {"median_interval_s": _num(med), "complete": [m for m, c in zip(RATES, counts) if c == n],
+                             "iops_is_sum": not_i == 0, "mbps_is_sum": not_m == 0}
         if detail:
             role, rl, wl, rp95, rmax = rest
             item["role"] = role

@@ -44,18 +44,19 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
         cols = ", ".join(f'"{c}"' for c in INTERVAL_COLUMNS)
         con.execute(f"CREATE OR REPLACE TABLE intervals AS SELECT {cols} FROM {res.table} WHERE seconds > 0")
         ev = {}
-    shape = series.totals(con, "intervals", "totals")
+    shape = series.totals(con, "intervals", "totals",
+                          pick="intervals_events" if res.kind == "counters" and res.one_unit else None)
     if shape["intervals"] == 0:
         files = ", ".join(res.files[:3]) + (" ..." if len(res.files) > 3 else "")
         raise DbtierError(f"{files}: fewer than two snapshots of any database (or only restarts between them): "
                           "no interval to measure", "collect at least two snapshots, some minutes apart")
     step("totals, peaks and profiles")
     if shape["same_rows"]:   # totals are the intervals (one file type a database): one pass serves both
-        both = series.summarise(con, "intervals", ("database", "file_type"), top=top, detail=True)
+        both = series.summarise(con, "intervals", ("database", "file_type"), top=top, detail=True, shape=True)
         pk = {db: v for (db, _), v in both.items()}
         fts = {db: [series.file_type_item(ft, v)] for (db, ft), v in both.items()}
     else:
-        pk = {db: v for (db,), v in series.summarise(con, "totals", top=top).items()}
+        pk = {db: v for (db,), v in series.summarise(con, "totals", top=top, shape=True).items()}
         fts = series.file_type_summary(con, "intervals")
     series.profiles(con, "totals", "profiles", profile_tz)
     databases = []
@@ -68,6 +69,7 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
                 "duplicates_dropped": e["duplicates"],
                 "capacity_gb": res.capacity_gb.get(name),
                 "top_intervals": p["top"],
+                "series_shape": p["shape"],
                 "file_types": fts.get(name, [])}
         databases.append(item)
     out: dict[str, Any] = {"source": res.source, "kind": res.kind, "files": res.files, "notes": list(res.notes),
@@ -128,13 +130,15 @@ def load_totals(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], 
             seen[name] = d["_run_dir"]
     parts = [f"SELECT database, start, \"end\", seconds, read_iops, write_iops, iops, read_mbps, write_mbps, mbps "
              f"FROM {store.parquet(d['_run_dir'], store.TOTALS_FILE)}" for d in docs]
-    con.execute(f"CREATE OR REPLACE TABLE {table} AS " + " UNION ALL ".join(parts))
+    # A view: the Parquet files are read where needed (twice), never copied into memory whole.
+    con.execute(f"CREATE OR REPLACE VIEW {table} AS " + " UNION ALL ".join(parts))
 
 
 def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], step: int | None,
                             top: int) -> dict[str, Any]:
     load_totals(con, docs)
-    r = cons.consolidate(con, "all_totals", step=step, top=top, grid="grid", out_sum="sum_series")
+    r = cons.consolidate(con, "all_totals", step=step, top=top, grid="grid", out_sum="sum_series",
+                         shape=cons.shape_of_imports([db for d in docs for db in d.get("databases") or []]))
     pk = series.peaks(con, "sum_series", by=None)[None]
     r["peaks"] = {m: pk["peaks"][m] for m in series.PEAK_METRICS}
     r["total"] = {"iops": pk["peaks"]["iops"], "mbps": pk["peaks"]["mbps"]}

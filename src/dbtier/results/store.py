@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from dbtier.core.errors import DbtierError
 from dbtier.results.document import upgrade
 
@@ -58,11 +60,16 @@ class RunDir:
         write_json_atomic(self.result_path, doc)
 
 
+def dumps(doc: Any) -> bytes:
+    """The document as indented JSON (orjson: Python's own encoder falls back to pure Python when it
+    indents, seconds for a history import of a thousand databases). NaN and infinities become null."""
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+
+
 def write_json_atomic(path: Path, doc: Any) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=2, sort_keys=False)
-        f.write("\n")
+    with open(tmp, "wb") as f:
+        f.write(dumps(doc))
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
