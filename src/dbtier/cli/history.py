@@ -89,16 +89,16 @@ def _progress(args: argparse.Namespace, total: int):
 
 def _copy_raw(run: Run, files: list[str]) -> None:
     """Small inputs are kept beside the document (raw/); large ones are named, not copied."""
-    total = 0
+    sizes = {}
     for f in files:
         try:
-            size = Path(f).stat().st_size
+            sizes[f] = Path(f).stat().st_size
         except OSError:
             continue
-        total += size
-        if total > 50_000_000:
-            run.doc["raw_note"] = "inputs over 50 MB are not copied into raw/; params.files names them"
-            return
+    if sum(sizes.values()) > 50_000_000:
+        run.doc["raw_note"] = "inputs over 50 MB in all are not copied into raw/; params.files names them"
+        return
+    for f in sizes:
         shutil.copyfile(f, run.dir.raw_path(Path(f).name))
 
 
