@@ -302,3 +302,44 @@ def test_copies_are_unchanged():
     # The real captures are used as they are (see tests/data/history/README.md).
     assert (REAL / "postgres15" / "pg_stat_database.csv").read_text().startswith("sample_time,cluster,block_size,datid")
     assert shutil.which("true")
+
+
+# -- times the CSV reader types itself (csvio.load) ------------------------------------------------------
+
+_AWR_HEADER = ("DB_NAME,SNAP_ID,DBID,INSTANCE_NUMBER,STARTUP_TIME,BEGIN_INTERVAL_TIME,END_INTERVAL_TIME,"
+               "physical read total IO requests,physical write total IO requests,physical read total bytes,"
+               "physical write total bytes,redo size")
+
+
+def _awr_three_snapshots(path, last_end):
+    rows = [(1, "2024-03-04 09:00:00", "2024-03-04 10:00:00", 0), (2, "2024-03-04 10:00:00", "2024-03-04 11:00:00", 3600),
+            (3, "2024-03-04 11:00:00", last_end, 10800)]
+    path.write_text(_AWR_HEADER + "\n" + "".join(
+        f"TZDB,{s},42,1,2024-03-01 08:00:00,{b},{e},{r},0,{r * 8192},0,0\n" for s, b, e, r in rows))
+    return path
+
+
+def test_awr_plain_iso_times_are_typed_and_read_in_tz(tmp_path):
+    from dbtier.history import awr, csvio
+    f = _awr_three_snapshots(tmp_path / "a.csv", "2024-03-04 12:00:00")
+    con = connect()
+    csvio.load(con, "raw", [awr.sniff_awr(str(f))], ["end_interval_time", "startup_time", "db_name"],
+               times=awr.TIME_COLS)
+    assert csvio.typed_times(con, "raw") == {"end_interval_time", "startup_time"}
+    # Paris is UTC+1 on 4 March: 10:00, 11:00, 12:00 local are 09:00, 10:00, 11:00 UTC; 1 then 2 reads a second.
+    doc, _ = imp("awr", f, tz="Europe/Paris")
+    (db,) = doc["databases"]
+    assert (db["start"], db["end"]) == ("2024-03-04T09:00:00Z", "2024-03-04T11:00:00Z")
+    assert db["peaks"]["read_iops"]["max"] == 2.0 and db["peaks"]["read_iops"]["p50"] == 1.5
+
+
+def test_awr_a_time_with_an_offset_keeps_the_times_text_and_the_offset_wins(tmp_path):
+    from dbtier.history import awr, csvio
+    # The last row says 13:00 at +02:00, which is 11:00 UTC (read as plain Paris time it would be 12:00 UTC).
+    f = _awr_three_snapshots(tmp_path / "b.csv", "2024-03-04 13:00:00+02:00")
+    con = connect()
+    csvio.load(con, "raw", [awr.sniff_awr(str(f))], ["end_interval_time", "startup_time"], times=awr.TIME_COLS)
+    assert csvio.typed_times(con, "raw") == set()
+    doc, _ = imp("awr", f, tz="Europe/Paris")
+    (db,) = doc["databases"]
+    assert db["end"] == "2024-03-04T11:00:00Z" and db["peaks"]["read_iops"]["max"] == 2.0

@@ -301,3 +301,18 @@ def test_auto_step_is_the_longest_median_interval(con):
     _intervals(con, [("A", 0, 900, 1, 0, 0, 0), ("A", 900, 1800, 1, 0, 0, 0),
                      ("B", 0, 3590, 1, 0, 0, 0), ("B", 3590, 7210, 1, 0, 0, 0)])
     assert cons.auto_step(con, "tot") == 3600
+
+
+def test_series_shape_taken_at_import_matches_the_one_consolidate_reads(con):
+    # A: 15-minute intervals, IOPS = read + write; B: hourly, one write rate unknown (NULL).
+    _intervals(con, [("A", 0, 900, 4, 1, 0, 0), ("A", 900, 1800, 6, 2, 0, 0), ("A", 1800, 2700, 1, 1, 0, 0),
+                     ("B", 0, 3600, 10, 1, 0, 0), ("B", 3600, 7200, 10, 1, 0, 0)])
+    con.execute("UPDATE tot SET write_iops = NULL, iops = 10 WHERE database = 'B' AND start = ?", [at(3600)])
+    got = {k[0]: v["shape"] for k, v in series.summarise(con, "tot", shape=True).items()}
+    assert got["A"] == {"median_interval_s": 900.0, "complete": list(series.RATES), "iops_is_sum": True,
+                        "mbps_is_sum": True}
+    assert got["B"]["median_interval_s"] == 3600.0 and "write_iops" not in got["B"]["complete"]
+    assert got["B"]["iops_is_sum"] is False
+    docs = [{"name": db, "series_shape": sh} for db, sh in got.items()]
+    assert cons.shape_of_imports(docs) == cons._shape(con, "tot")
+    assert cons.shape_of_imports(docs + [{"name": "C"}]) is None     # an older import: read the series
