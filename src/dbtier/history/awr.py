@@ -142,8 +142,6 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         has_times = all("end_interval_time" in l.names and "startup_time" in l.names for l in lays)
         if has_times:
             return table
-        if any("end_interval_time" in l.names for l in lays) and not has_times:
-            pass
         if snap is None:
             lay = next(l for l in lays if "end_interval_time" not in l.names or "startup_time" not in l.names)
             raise DbtierError(f"{lay.path}: no END_INTERVAL_TIME/STARTUP_TIME columns and no dba_hist_snapshot "
@@ -233,6 +231,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     typed_epoch = all(e == "startup_time" for e in epochs)
     if typed_epoch:
         types[names.index("epoch")] = "TIMESTAMP"
+    # (_time_exprs left "{EPOCH}" where a part's STARTUP_TIME is a TIMESTAMP: now it is known which type fits all.)
     selects = [q.replace("{EPOCH}", "startup_time" if typed_epoch else "CAST(startup_time AS VARCHAR)")
                for q in selects]
     union = " UNION ALL ".join(f"SELECT * FROM ({q}) AS x({', '.join(names)})" for q in selects)

@@ -193,6 +193,11 @@ def _create(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout
     groups: dict[tuple[str, tuple[str, ...], int], list[Layout]] = {}
     for lay in layouts:
         groups.setdefault((lay.delim, lay.header, lay.header_line), []).append(lay)
+    def type_of(c: str) -> str:
+        if typed and c in numeric:
+            return "DOUBLE"
+        return "TIMESTAMP" if typed and c in times else "VARCHAR"
+
     parts = []
     file_enum = "ENUM(" + ", ".join(sql_str(p) for p in dict.fromkeys(l.path for l in layouts)) + ")"
     for (delim, header, skip), lays in groups.items():
@@ -203,12 +208,6 @@ def _create(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout
             k = seen.get(n, 0)
             seen[n] = k + 1
             uniq.append(n if k == 0 else f"{n}__{k}")
-
-        def type_of(c: str) -> str:
-            if typed and c in numeric:
-                return "DOUBLE"
-            return "TIMESTAMP" if typed and c in times else "VARCHAR"
-
         cols = "{" + ", ".join(f"{sql_str(u)}: '{type_of(u)}'" for u in uniq) + "}"
         files = "[" + ", ".join(sql_str(l.path) for l in lays) + "]"
         sel = [f'"{c}"' if c in uniq else f'CAST(NULL AS {type_of(c)}) AS "{c}"' for c in columns]
