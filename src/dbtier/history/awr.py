@@ -255,8 +255,9 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     absent = (() if "filetype" in layouts else ("read_time_ms", "write_time_ms")) + (() if sysstat else ("redo_bytes",))
     # A database (NAME/INSTANCE with RAC) is one series of sysstat totals; file types split it.
     series_by = ("database", "file_type") if "filetype" in layouts else ("database",)
+    constant = {} if "filetype" in layouts else {"file_type": "total", "role": "total"}
     res = ReadResult(SOURCE, "counters", "awr_counters", [str(p) for p in paths], notes=notes, one_unit=True,
-                     cleanup=raw, absent=absent, series_by=series_by)
+                     cleanup=raw, absent=absent, series_by=series_by, constant=constant)
     if not any("snap_timezone" in l.names for ls in layouts.values() for l in ls):
         res.notes.append(f"AWR times are the database's local time; read as {opts.tz} (--tz)")
     return res

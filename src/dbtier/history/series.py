@@ -68,17 +68,20 @@ def _modulus(bits: object, prev: str) -> str:
 
 def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: str,
                             wrap_bits: dict[str, object] | None = None, one_unit: bool = False,
-                            absent: Iterable[str] = (), series_by: Sequence[str] = ("database", "file_type", "unit")
-                            ) -> None:
+                            absent: Iterable[str] = (), series_by: Sequence[str] = ("database", "file_type", "unit"),
+                            constant: dict[str, str] | None = None) -> None:
     """`counters` (see tidy.py) -> `out` (INTERVAL columns plus the deltas) and `{out}_events`
     (per database: restarts, wraps, intervals dropped). `one_unit`: the reader promises one unit per
     database and file type, so there is nothing to add up per interval (a faster path). `absent`:
     counters the reader never fills (NULL on every row): not carried through the window. `series_by`:
     the columns that tell one unit's series from another's, when the reader knows fewer suffice (a
-    window partitioned by one key sorts much faster than by three)."""
+    window partitioned by one key sorts much faster than by three). `constant`: label columns with one
+    value on every row (e.g. file_type and role of AWR's sysstat totals): not carried either."""
     wrap_bits = wrap_bits or {}
+    constant = dict(constant or {})
     ALL = tuple(c for c in COUNTERS + EXTRA_COUNTERS if c not in set(absent))
-    keep = ["database", "file_type", "unit", "role", "sample_time", "epoch", *ALL, "lag(sample_time) OVER w AS p_time",
+    labels = [c for c in ("database", "file_type", "unit", "role") if c not in constant or c == "database"]
+    keep = [*labels, "sample_time", "epoch", *ALL, "lag(sample_time) OVER w AS p_time",
             "lag(epoch) OVER w AS p_epoch", *(f"lag({c}) OVER w AS p_{c}" for c in ALL)]
     wraps, resets, deltas = [], [], []
     missing = ", ".join(f"CAST(NULL AS DOUBLE) AS d_{c}" for c in COUNTERS + EXTRA_COUNTERS if c not in ALL)
@@ -96,6 +99,11 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
                       + (f"WHEN {wrap} THEN ({m} - p_{c}) + {c} " if m != "NULL" else "") + f"END AS d_{c}")
     same = " AND ".join([f"{c} IS NOT DISTINCT FROM p_{c}" for c in ALL] + ["epoch IS NOT DISTINCT FROM p_epoch"])
     any_wrap = " OR ".join(w for w in wraps if w != "false") or "false"
+    # The constants come back as literals wherever _deltas is read (constant vectors cost nothing).
+    lits = [f"{sql_str(v)} AS {c}" for c, v in constant.items() if c != "database"]
+    if any_wrap == "false":
+        lits.append("false AS wrapped")
+    src = f"(SELECT *, {', '.join(lits)} FROM _deltas)" if lits else "_deltas"
     rates = f"""d_read_ios / seconds AS read_iops, d_write_ios / seconds AS write_iops,
                CASE WHEN d_read_ios IS NULL AND d_write_ios IS NULL THEN NULL
                     ELSE (coalesce(d_read_ios, 0) + coalesce(d_write_ios, 0)) / seconds END AS iops,
@@ -111,20 +119,20 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
         WITH l AS (SELECT {', '.join(keep)}
                    FROM {counters}
                    WINDOW w AS (PARTITION BY {', '.join(series_by)} ORDER BY sample_time))
-        SELECT database, file_type, unit, role, p_time AS start, sample_time AS "end",
+        SELECT {', '.join(labels)}, p_time AS start, sample_time AS "end",
                (epoch_us(sample_time) - epoch_us(p_time)) / 1e6 AS seconds,
                p_time = sample_time AS dup,
                CASE WHEN p_time = sample_time THEN NOT ({same}) ELSE false END AS conflict,
                CASE WHEN p_time < sample_time THEN (epoch IS NOT NULL AND p_epoch IS NOT NULL AND epoch <> p_epoch)
                                                    OR {' OR '.join([f'({r})' for r in resets] or ['false'])}
                     ELSE false END AS restart,
-               {any_wrap} AS wrapped{''.join(', ' + d for d in deltas)}
+               {'' if any_wrap == 'false' else any_wrap + ' AS wrapped, '}{', '.join(deltas)}
         FROM l"""
     # One pass through the window into _deltas (only the counters there are: millions of rows);
     # rates are worked out on reading, by the view `out` (one_unit) or after adding up units.
     con.execute(f"DROP VIEW IF EXISTS {out}")
     con.execute(f"CREATE OR REPLACE TABLE _deltas AS {flagged}")
-    conflict = con.execute('SELECT database, file_type, unit, "end" FROM _deltas WHERE conflict LIMIT 1').fetchone()
+    conflict = con.execute(f'SELECT database, file_type, unit, "end" FROM {src} WHERE conflict LIMIT 1').fetchone()
     if conflict:
         db, ft, unit, t = conflict
         files = [r[0] for r in con.execute(
@@ -141,19 +149,20 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
                count(DISTINCT "end") FILTER (WHERE restart) AS restarts,
                count(*) FILTER (WHERE wrapped AND NOT restart AND NOT dup) AS wraps,
                count(DISTINCT "end") FILTER (WHERE dup) AS duplicates{shape}
-        FROM _deltas GROUP BY database""")
+        FROM {src} GROUP BY database""")
     if one_unit:
         con.execute(f"DROP TABLE IF EXISTS {out}_rows")
         con.execute(f"ALTER TABLE _deltas RENAME TO {out}_rows")
         con.execute(f"""CREATE OR REPLACE VIEW {out} AS SELECT database, file_type, role, start, "end", seconds, {rates}
-                        FROM (SELECT {with_missing} FROM {out}_rows WHERE start < "end" AND NOT restart)""")
+                        FROM (SELECT {with_missing}{''.join(', ' + l for l in lits)} FROM {out}_rows
+                              WHERE start < "end" AND NOT restart)""")
         return
     sums = ", ".join(f"sum(d_{c}) AS d_{c}" for c in ALL)
     con.execute(f"""
         CREATE OR REPLACE TABLE {out} AS
         WITH a AS (
             SELECT database, file_type, role, start, "end", any_value(seconds) AS seconds, {sums}
-            FROM _deltas WHERE start < "end" AND NOT restart
+            FROM {src} WHERE start < "end" AND NOT restart
             GROUP BY database, file_type, role, start, "end")
         SELECT database, file_type, role, start, "end", seconds, {rates}
         FROM (SELECT {with_missing} FROM a)""")
@@ -246,14 +255,15 @@ RATES = ("read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps")
 
 
 def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("database",), top: int = 0,
-              detail: bool = False, shape: bool = False) -> dict[tuple, dict[str, Any]]:
+              detail: bool = False, shape: bool = False, also: Sequence[str] = ()) -> dict[tuple, dict[str, Any]]:
     """One aggregation over `table` grouped by `by` (a few full passes over millions of rows are
     the cost of a history import, so everything a group needs is taken in the same pass):
     {key tuple: {intervals, start, end, peaks: {metric: {p50, p95, p99, max}}, top, ...}}.
 
     `top`: the N intervals of highest total IOPS (ties: the earlier first; max_by keeps the N best,
     no sort of the whole series). `detail`: the role, latency p50/p95 and redo MB/s p95/max too.
-    `shape`: what consolidate needs to know of a series (see consolidate._shape), at no extra pass."""
+    `shape`: what consolidate needs to know of a series (see consolidate._shape), at no extra pass.
+    `also`: columns with one value per group, taken as they are (cheaper than grouping by them too)."""
     cols = {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
     qlist = "[" + ", ".join(str(p / 100) for p in PCTS) + "]"
     aggs = ['count(*)', 'min(start)', 'max("end")']
@@ -267,6 +277,7 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
         aggs += [f"""count(*) FILTER (WHERE {a} IS NULL OR {b} IS NULL OR {t} IS NULL
                                     OR abs({t} - {a} - {b}) > 1e-9 * greatest(1, {t}))"""
                  for a, b, t in (("read_iops", "write_iops", "iops"), ("read_mbps", "write_mbps", "mbps"))]
+    aggs += [f"any_value({c})" for c in also]
     if detail:
         aggs.append("any_value(role)" if "role" in cols else "NULL")
         aggs += [f"quantile_cont({m}, [0.5, 0.95])" if m in cols else "NULL" for m in ("read_lat_ms", "write_lat_ms")]
@@ -289,6 +300,8 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
             rest = rest[3 + len(RATES):]
             item["shape"] = {"median_interval_s": _num(med), "complete": [m for m, c in zip(RATES, counts) if c == n],
                              "iops_is_sum": not_i == 0, "mbps_is_sum": not_m == 0}
+        for c in also:
+            item[c] = rest.pop(0)
         if detail:
             role, rl, wl, rp95, rmax = rest
             item["role"] = role

@@ -35,7 +35,7 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     if res.kind == "counters":
         step("intervals from counters")
         series.intervals_from_counters(con, res.table, "intervals", res.wrap_bits, res.one_unit, res.absent,
-                                       res.series_by)
+                                       res.series_by, res.constant)
         _drop(con, res.table)          # memory: the counters (and the raw text behind them) are done with
         for t in res.cleanup:
             _drop(con, t)
@@ -52,9 +52,9 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
                           "no interval to measure", "collect at least two snapshots, some minutes apart")
     step("totals, peaks and profiles")
     if shape["same_rows"]:   # totals are the intervals (one file type a database): one pass serves both
-        both = series.summarise(con, "intervals", ("database", "file_type"), top=top, detail=True, shape=True)
-        pk = {db: v for (db, _), v in both.items()}
-        fts = {db: [series.file_type_item(ft, v)] for (db, ft), v in both.items()}
+        both = series.summarise(con, "intervals", top=top, detail=True, shape=True, also=("file_type",))
+        pk = {db: v for (db,), v in both.items()}
+        fts = {db: [series.file_type_item(v["file_type"], v)] for (db,), v in both.items()}
     else:
         pk = {db: v for (db,), v in series.summarise(con, "totals", top=top, shape=True).items()}
         fts = series.file_type_summary(con, "intervals")

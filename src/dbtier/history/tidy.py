@@ -68,6 +68,7 @@ class ReadResult:
     one_unit: bool = False          # one unit per database and file type (series.py can skip adding up)
     absent: tuple[str, ...] = ()    # counters this source never fills (NULL on every row)
     series_by: tuple[str, ...] = ("database", "file_type", "unit")   # what tells one counter series from another
+    constant: dict[str, str] = field(default_factory=dict)   # label columns with one value on every row
     cleanup: list[str] = field(default_factory=list)   # tables behind `table` (a view), dropped after use
 
 
