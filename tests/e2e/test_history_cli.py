@@ -62,6 +62,16 @@ def test_consolidate_and_requirement_contract(tmp_path):
     assert isinstance(c["drivers"], list) and {"database", "iops", "share"} <= set(c["drivers"][0])
     assert set(c["peaks"]) == PEAK_KEYS
     assert (tmp_path / "c" / "sum.parquet").exists() and (tmp_path / "c" / "grid.parquet").exists()
+    # grid.parquet holds the drivers' cells; --full-grid every database's.
+    grid_dbs = lambda run: {r[0] for r in duckdb.sql(  # noqa: E731
+        f"SELECT DISTINCT database FROM read_parquet('{run / 'grid.parquet'}')").fetchall()}
+    one = dbtier_json(tmp_path, "history", "consolidate", str(a), str(b), "--out", str(tmp_path / "c1"), "--step", "5m",
+                      "--top", "1")
+    assert grid_dbs(tmp_path / "c1") == {one["drivers"][0]["database"]} == set(one["grid_databases"])
+    full = dbtier_json(tmp_path, "history", "consolidate", str(a), str(b), "--out", str(tmp_path / "c2"), "--step", "5m",
+                       "--top", "1", "--full-grid")
+    assert full["grid_databases"] == "all"
+    assert grid_dbs(tmp_path / "c2") == {d["name"] for d in full["databases"]} and len(full["databases"]) > 1
     r = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "c"), "--percentile", "99", "--headroom", "0.3",
                     "--out", str(tmp_path / "r"))
     assert set(r["requirement"]) == REQ_KEYS

@@ -60,6 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     cp.add_argument("--step", metavar="DURATION", help="grid cell (3600, 15m, 1h; default: the longest median "
                     "snapshot interval of the databases, to the minute)")
     cp.add_argument("--top", type=int, default=10, metavar="N", help="drivers of the combined peak to list (10)")
+    cp.add_argument("--full-grid", action="store_true",
+                    help="write every database's cells to grid.parquet (default: the drivers' only)")
     add_output_options(cp)
     cp.set_defaults(func=run_consolidate)
 
@@ -175,7 +177,9 @@ def run_consolidate(args: argparse.Namespace) -> int:
                                     "top": args.top})
         run.doc.update(part)
         run.save()
-        run.doc["series_files"] = summary.write_consolidation_files(con, run.dir.path)
+        drivers = None if args.full_grid else [d["database"] for d in run.doc["drivers"]]
+        run.doc["grid_databases"] = "all" if drivers is None else drivers
+        run.doc["series_files"] = summary.write_consolidation_files(con, run.dir.path, drivers)
         run.finish()
     con.close()
 

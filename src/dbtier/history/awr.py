@@ -166,6 +166,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     parts = []
     time_checks: list = []
     epochs: list[str] = []       # each part's epoch: "startup_time" (a TIMESTAMP) or text
+    units: set[str] = set()      # instance numbers seen (more than one: RAC, maybe)
     if "sysstat_long" in layouts:
         lays = layouts["sysstat_long"]
         cols = list(KEYS) + list(TIMES) + ["stat_name", "value"] + list(name_cols)
@@ -190,7 +191,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
 
     for table, lays in parts:
         t = times_for(table, lays)
-        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs)
+        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs, units)
         name = _NAME
         counters = ", ".join(f'"{s}"' for s in STATS)
         selects.append(f"""
@@ -203,7 +204,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         csvio.load(con, "awr_ft_raw", lays, cols, numeric=list(FILETYPE_REQUIRED[1:]) + list(FILETYPE_OPTIONAL),
                    required=FILETYPE_REQUIRED[1:], times=TIME_COLS)
         t = times_for("awr_ft_raw", lays)
-        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs)
+        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs, units)
         name = _NAME
 
         def n(c: str) -> str:
@@ -236,7 +237,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                for q in selects]
     union = " UNION ALL ".join(f"SELECT * FROM ({q}) AS x({', '.join(names)})" for q in selects)
     multi = []
-    if con.execute(f"SELECT count(DISTINCT unit) > 1 FROM ({union})").fetchone()[0]:   # RAC somewhere
+    if len(units) > 1:   # RAC somewhere
         multi = [r[0] for r in con.execute(f"SELECT database FROM ({union}) GROUP BY database "
                                            "HAVING count(DISTINCT unit) > 1").fetchall()]
     base = sql_str(opts.database) if opts.database else "database"
@@ -279,14 +280,20 @@ _NAME = "coalesce(nullif(trim(db_name), ''), 'DBID ' || trim(dbid))"
 
 
 def _time_exprs(con: duckdb.DuckDBPyConnection, table: str, lays: list[Layout], tz: str,
-                time_checks: list, epochs: list[str]) -> dict[str, str]:
+                time_checks: list, epochs: list[str], units: set[str]) -> dict[str, str]:
     """SQL for the UTC end time (`table` joined with awr_tz on snap_timezone) and the epoch; validates
     every row's times first (file and line on error). SNAP_TIMEZONE has few values: they are parsed
     once. Times csvio.load read as TIMESTAMP need no parsing; text ones go through tidy's parsers."""
     typed = csvio.typed_times(con, table)
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE awr_tz AS
-                    SELECT tzs, {interval_sql('tzs')} AS off FROM (SELECT DISTINCT snap_timezone AS tzs FROM {table})
-                    WHERE tzs IS NOT NULL AND trim(tzs) <> ''""")
+    # One pass for the few distinct SNAP_TIMEZONE values and instance numbers (RAC, see read()).
+    tzs, inst = con.execute(f"""SELECT list(DISTINCT snap_timezone) FILTER (WHERE trim(snap_timezone) <> ''),
+                                       list(DISTINCT trim(instance_number)) FILTER (WHERE instance_number IS NOT NULL)
+                                FROM {table}""").fetchone()
+    units.update(inst or [])
+    con.execute("CREATE OR REPLACE TEMP TABLE awr_tz (tzs VARCHAR)")
+    if tzs:
+        con.executemany("INSERT INTO awr_tz VALUES (?)", [[z] for z in tzs])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE awr_tz AS SELECT tzs, {interval_sql('tzs')} AS off FROM awr_tz")
     bad = con.execute("SELECT tzs FROM awr_tz WHERE off IS NULL LIMIT 1").fetchone()
     if bad:
         f = con.execute(f"SELECT _file FROM {table} WHERE snap_timezone = ? LIMIT 1", [bad[0]]).fetchone()[0]

@@ -15,7 +15,7 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.history import consolidate as cons
 from dbtier.history import series, store
-from dbtier.history.tidy import INTERVAL_COLUMNS, ReadResult
+from dbtier.history.tidy import INTERVAL_COLUMNS, ReadResult, sql_str
 
 PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}
 REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom")
@@ -155,8 +155,16 @@ def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[
     return r
 
 
-def write_consolidation_files(con: duckdb.DuckDBPyConnection, run_dir: Path) -> list[str]:
-    store.write_parquet(con, "SELECT * FROM grid", run_dir / store.GRID_FILE)
+def write_consolidation_files(con: duckdb.DuckDBPyConnection, run_dir: Path,
+                              grid_databases: Sequence[str] | None = None) -> list[str]:
+    """sum.parquet, profiles.parquet, and grid.parquet: the cells of `grid_databases` (the drivers
+    of the combined peak, what the report draws), or of every database when None (--full-grid:
+    a thousand databases' year is millions of cells, a copy of their totals.parquet on the grid)."""
+    where = ""
+    if grid_databases is not None:
+        where = "WHERE database IN (" + ", ".join(sql_str(d) for d in grid_databases) + ")" if grid_databases \
+            else "WHERE false"
+    store.write_parquet(con, f"SELECT * FROM grid {where}", run_dir / store.GRID_FILE)
     store.write_parquet(con, "SELECT * FROM sum_series ORDER BY bin", run_dir / store.SUM_FILE)
     store.write_parquet(con, "SELECT * FROM sum_profiles ORDER BY kind, key", run_dir / store.PROFILES_FILE)
     return [store.GRID_FILE, store.SUM_FILE, store.PROFILES_FILE]
