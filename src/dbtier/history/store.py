@@ -7,7 +7,8 @@ A history run directory holds, besides `result.json`:
 - `totals.parquet`: one row per database and interval (the file types added up);
 - `profiles.parquet`: hour-of-day, day-of-week and day-of-week x hour means and maxima per database;
 - `hourly.parquet` (dma only): per instance, hour of day and statistic;
-- `grid.parquet`, `sum.parquet` (consolidate): each database on the common grid, and their sum.
+- `grid.parquet`, `sum.parquet` (consolidate): databases on the common grid (the drivers of the
+  combined peak, or all with --full-grid), and the sum of all.
 
 All times are UTC (TIMESTAMP without zone, microseconds). DuckDB does the work in bounded
 memory: a memory limit, a spill directory, and no Python loop over rows.
