@@ -25,33 +25,24 @@ from typing import Any
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.history import series
 from dbtier.history.series import _num, iso
 
-_METRICS = ("read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps")
+_METRICS = series.RATES
 
 
 def _shape(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, Any]:
-    """One pass over `table`: the databases, their median interval, which rates are never NULL and
-    whether IOPS and MB/s are read + write on every row (then they are added up, not weighed)."""
-    q = con.execute(f"""
-        SELECT list(database ORDER BY database), max(m), bool_and(full_r), bool_and(full_w), bool_and(full_i),
-               bool_and(full_rm), bool_and(full_wm), bool_and(full_m), bool_and(sum_i), bool_and(sum_m)
-        FROM (SELECT database, median(seconds) AS m,
-                     count(read_iops) = count(*) AS full_r, count(write_iops) = count(*) AS full_w,
-                     count(iops) = count(*) AS full_i, count(read_mbps) = count(*) AS full_rm,
-                     count(write_mbps) = count(*) AS full_wm, count(mbps) = count(*) AS full_m,
-                     count(*) FILTER (WHERE read_iops IS NULL OR write_iops IS NULL OR iops IS NULL
-                                      OR abs(iops - read_iops - write_iops) > 1e-9 * greatest(1, iops)) = 0 AS sum_i,
-                     count(*) FILTER (WHERE read_mbps IS NULL OR write_mbps IS NULL OR mbps IS NULL
-                                      OR abs(mbps - read_mbps - write_mbps) > 1e-9 * greatest(1, mbps)) = 0 AS sum_m
-              FROM {table} GROUP BY database)""").fetchone()
-    return {"databases": list(q[0] or []), "median_s": q[1], "full": dict(zip(_METRICS, q[2:8])),
-            "derive": {"iops": bool(q[8]), "mbps": bool(q[9])}}
+    """One pass over `table` (imports older than `series_shape`): each database's series shape."""
+    rows = con.execute(f"SELECT database, count(*), {', '.join(series.SHAPE_AGGREGATES)} FROM {table} "
+                       "GROUP BY database").fetchall()
+    return shape_of_imports([{"name": r[0], "series_shape": series.series_shape(r[1], r[2:])} for r in rows]) or \
+        {"databases": [], "median_s": None, "full": {m: True for m in _METRICS}, "derive": {}}
 
 
 def shape_of_imports(databases: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """_shape's answer from the import documents' `series_shape` (the import took it in its own
-    pass), or None when a document lacks it (then _shape reads the series)."""
+    """What consolidate needs to know of all the series together, from each database's
+    `series_shape` (the import took it in its own pass), or None when a document lacks it (then
+    _shape reads the series)."""
     shapes = [db.get("series_shape") for db in databases]
     if not databases or not all(isinstance(sh, dict) for sh in shapes):
         return None

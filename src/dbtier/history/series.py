@@ -254,6 +254,22 @@ def iso(ts: _dt.datetime | None) -> str | None:
 RATES = ("read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps")
 
 
+# What consolidate needs to know of a series: its median interval (the grid step), which rates
+# are never NULL, and whether IOPS and MB/s are read + write on every row (then they are added up
+# after, not weighed). Aggregates, read back by series_shape().
+SHAPE_AGGREGATES = (["median(seconds)"] + [f"count({m})" for m in RATES]
+                    + [f"""count(*) FILTER (WHERE {a} IS NULL OR {b} IS NULL OR {t} IS NULL
+                                           OR abs({t} - {a} - {b}) > 1e-9 * greatest(1, {t}))"""
+                       for a, b, t in (("read_iops", "write_iops", "iops"), ("read_mbps", "write_mbps", "mbps"))])
+
+
+def series_shape(n: int, values: Sequence[Any]) -> dict[str, Any]:
+    """The `series_shape` of an import document, from SHAPE_AGGREGATES over `n` intervals."""
+    med, *counts, not_i, not_m = values
+    return {"median_interval_s": _num(med), "complete": [m for m, c in zip(RATES, counts) if c == n],
+            "iops_is_sum": not_i == 0, "mbps_is_sum": not_m == 0}
+
+
 def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("database",), top: int = 0,
               detail: bool = False, shape: bool = False, also: Sequence[str] = ()) -> dict[tuple, dict[str, Any]]:
     """One aggregation over `table` grouped by `by` (a few full passes over millions of rows are
@@ -272,11 +288,7 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
         aggs.append(f"""max_by({{'start': start, 'end': "end", {', '.join(f"'{m}': {m}" for m in RATES)}}},
                                (coalesce(iops, -1), -epoch(start)), {int(top)})""")
     if shape:
-        aggs.append("median(seconds)")
-        aggs += [f"count({m})" for m in RATES]
-        aggs += [f"""count(*) FILTER (WHERE {a} IS NULL OR {b} IS NULL OR {t} IS NULL
-                                    OR abs({t} - {a} - {b}) > 1e-9 * greatest(1, {t}))"""
-                 for a, b, t in (("read_iops", "write_iops", "iops"), ("read_mbps", "write_mbps", "mbps"))]
+        aggs += SHAPE_AGGREGATES
     aggs += [f"any_value({c})" for c in also]
     if detail:
         aggs.append("any_value(role)" if "role" in cols else "NULL")
@@ -296,10 +308,8 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
             item["top"] = [{"start": iso(t["start"]), "end": iso(t["end"]), **{m: _num(t[m]) for m in RATES}}
                            for t in rest.pop(0) or []]
         if shape:
-            med, *counts, not_i, not_m = rest[:3 + len(RATES)]
-            rest = rest[3 + len(RATES):]
-            item["shape"] = {"median_interval_s": _num(med), "complete": [m for m, c in zip(RATES, counts) if c == n],
-                             "iops_is_sum": not_i == 0, "mbps_is_sum": not_m == 0}
+            item["shape"] = series_shape(n, rest[:len(SHAPE_AGGREGATES)])
+            rest = rest[len(SHAPE_AGGREGATES):]
         for c in also:
             item[c] = rest.pop(0)
         if detail:
