@@ -207,13 +207,19 @@ def test_overhead_units_are_ceil_of_count_over_per_devices(n, units):
 
 
 def test_max_mbps_caps_throughput_and_names_the_controller():
-    # 40 SATA SSDs (550 MB/s each) on the SAS-2 HBA of the studies: devices 22,000 MB/s,
-    # 3 units x 3,200 = 9,600 MB/s -> the controller/bus limits
+    # 40 SATA SSDs (550 MB/s each) on the SAS-2 HBA of the studies: devices 22,000 MB/s. On a server with
+    # no drive ports of its own: 3 units x 3,200 = 9,600 MB/s -> the controller/bus limits.
     cat = load_catalog()
+    e0 = evaluate(parse_spec(cat, "ocz-vertex3-120gb:40:jbod", server_ports=0))
+    assert e0.read_mbps.value == approx(9600)
+    assert e0.read_mbps.limit == "controller/bus"
+    assert "sas2-hba-pcie2-x8" in e0.read_mbps.detail and "3 units" in e0.read_mbps.detail
+    # With the shipped 8 server ports: 8 on the server's own controller + ceil(32/16) = 2 units bought;
+    # the ceiling counts 3 controllers: 9,600 MB/s again, for $2,000 of overhead instead of $3,000.
     e = evaluate(parse_spec(cat, "ocz-vertex3-120gb:40:jbod"))
-    assert e.read_mbps.value == approx(9600)
-    assert e.read_mbps.limit == "controller/bus"
-    assert "sas2-hba-pcie2-x8" in e.read_mbps.detail and "3 units" in e.read_mbps.detail
+    assert e.read_mbps.value == approx(9600) and e.read_mbps.limit == "controller/bus"
+    assert "the server's own controller (8 on its ports) + 2 units, 3 x 3,200 MB/s" in e.read_mbps.detail
+    assert (e0.overhead_price_usd, e.overhead_price_usd) == (3000, 2000)
     # 5 of them: 5 x 550 = 2,750 < 3,200 -> the devices
     e5 = evaluate(parse_spec(cat, "ocz-vertex3-120gb:5:jbod"))
     assert e5.read_mbps.value == approx(2750) and e5.read_mbps.limit == "devices"

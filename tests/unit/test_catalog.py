@@ -223,7 +223,7 @@ def test_missing_file():
 def test_directory_instead_of_file(tmp_path):
     with pytest.raises(DbtierError) as exc:
         load_catalog([tmp_path])
-    assert "is a directory" in exc.value.message
+    assert exc.value.message == f"catalog file {tmp_path}: a directory, not a regular file"
 
 
 def test_missing_field():
@@ -265,7 +265,7 @@ def test_duplicate_id_within_a_file():
 
 def test_unknown_top_level_table():
     msg = error_of(device_text() + '\n[[devices]]\nid = "y"\n')
-    assert msg == "user.toml: unknown top-level table 'devices' (allowed: [[device]], [[overhead]])"
+    assert msg == "user.toml: unknown top-level table 'devices' (allowed: [[device]], [[overhead]], [server])"
 
 
 def test_single_table_instead_of_array():

@@ -28,7 +28,9 @@ def cat():
 # -- equal performance: the DESIGN example --------------------------------------------------------------
 
 def test_design_example_equivalent(cat):
-    eq = equivalent(cat, CARD, DISK)
+    """The Microsoft 2010 blog's arithmetic: $1,000 of controller/enclosure for every 16 drives from the
+    first drive, i.e. a server with no drive ports of its own (--server-ports 0)."""
+    eq = equivalent(cat, CARD, DISK, server_ports=0)
     m = eq.by_metric
     # IOPS at 50% reads. The card: 1 / (0.5/185,000 + 0.5/278,000) = 102,860,000,000 / 463,000 = 222,159.83.
     # A disk: 250 both ways, so 250. 222,159.83 / 250 = 888.64 -> 889 disks;
@@ -54,14 +56,34 @@ def test_design_example_equivalent(cat):
 
 def test_equivalent_at_other_read_fractions_and_layouts(cat):
     # all reads: 185,000 / 250 = 740 disks, ceil(740/16) = 47 units: 740 x 300 + 47,000 = $269,000
-    eq = equivalent(cat, CARD, DISK, read_fraction=1.0)
+    eq = equivalent(cat, CARD, DISK, read_fraction=1.0, server_ports=0)
     assert (eq.by_metric["iops"].count, eq.by_metric["iops"].price_usd) == (740, 269_000)
     # raid10 of disks at 50%: n disks give 1 / (0.5/(250 n) + 0.5/(125 n)) = n / 0.006 = 166.67 n IOPS
     # >= 222,159.83 -> n >= 1,332.96 -> 1,334 (even); ceil(1334/16) = 84 units: 400,200 + 84,000 = $484,200
-    eq10 = equivalent(cat, CARD, DISK, layout="raid10")
+    eq10 = equivalent(cat, CARD, DISK, layout="raid10", server_ports=0)
     assert (eq10.by_metric["iops"].count, eq10.by_metric["iops"].price_usd) == (1334, 484_200)
     # capacity in raid10: 1,200 / 36.5 = 32.9 -> 34 (even); 2 units + ... 34 x 300 + 3 x 1000 = $13,200
     assert (eq10.by_metric["capacity"].count, eq10.by_metric["capacity"].price_usd) == (34, 13_200)
+
+
+def test_design_example_on_a_server_with_its_own_8_ports(cat):
+    """The same example with the shipped default: the first 8 disks use the server's own drive ports, and
+    HBA/enclosure units are bought for the rest only, ceil((n - 8) / 16)."""
+    m = equivalent(cat, CARD, DISK).by_metric
+    # IOPS: 889 disks, ceil(881 / 16) = 56 units (55 x 16 = 880 < 881): $266,700 + $56,000 = $322,700, unchanged
+    assert (m["iops"].count, m["iops"].price_usd) == (889, 322_700)
+    # throughput: 15 disks, ceil(7 / 16) = 1 unit: $4,500 + $1,000 = $5,500, unchanged
+    assert (m["throughput"].count, m["throughput"].price_usd) == (15, 5500)
+    # capacity: 17 disks, ceil(9 / 16) = 1 unit (not 2): $5,100 + $1,000 = $6,100
+    assert (m["capacity"].count, m["capacity"].price_usd) == (17, 6100)
+    assert m["capacity"].evaluation.config.pricing()["devices_on_server_ports"] == 8
+    # budget: 300 n + 1,000 ceil((n - 8) / 16) <= 20,000. n = 56: 16,800 + 3,000 = 19,800;
+    # n = 57: 17,100 + 4,000 = 21,100. So 56 disks (53 on a server without ports of its own).
+    (disks,) = budget(cat, 20_000, [DISK])
+    assert (disks.count, disks.evaluation.price_usd) == (56, 19_800)
+    # devices only: 20,000 / 300 = 66.7 -> 66 disks for $19,800
+    (bare,) = budget(cat, 20_000, [DISK], devices_only=True)
+    assert (bare.count, bare.evaluation.price_usd, bare.evaluation.overhead_price_usd) == (66, 19_800, 0)
 
 
 def test_equivalent_that_no_count_reaches(cat):
@@ -93,7 +115,8 @@ def test_smallest_count_respects_layout_counts():
 # -- equal budget -------------------------------------------------------------------------------------------
 
 def test_design_example_budget(cat):
-    card, disks = budget(cat, 20_000, [CARD, DISK])
+    """The blog's rule again ($1,000 per 16 drives from the first): --server-ports 0."""
+    card, disks = budget(cat, 20_000, [CARD, DISK], server_ports=0)
     # the card: one at $20,000
     assert card.contract() == {"device": CARD, "count": 1, "price_usd": 20_000, "capacity_gb": 1200,
                                "iops": approx(222_159.827, rel=1e-9), "read_mbps": 1500, "write_mbps": 1100,
@@ -107,13 +130,13 @@ def test_design_example_budget(cat):
 
 
 def test_budget_in_raid10_and_a_device_it_cannot_buy(cat):
-    (disks,) = budget(cat, 20_000, [DISK], layout="raid10")
+    (disks,) = budget(cat, 20_000, [DISK], layout="raid10", server_ports=0)
     # the largest even count within budget: 52 x 300 + 4 x 1,000 = $19,600; reads 13,000, writes 6,500,
     # at 50%: 1 / (0.5/13,000 + 0.5/6,500) = 8,666.7; usable 52 x 73 / 2 = 1,898 GB
     assert (disks.count, disks.evaluation.price_usd) == (52, 19_600)
     assert disks.evaluation.iops.value == approx(26_000 / 3)
     assert disks.evaluation.capacity_gb.value == 1898
-    card, disks = budget(cat, 10_000, [CARD, DISK])
+    card, disks = budget(cat, 10_000, [CARD, DISK], server_ports=0)
     # $10,000 buys no $20,000 card; disks: 2 units allow (10,000 - 2,000) / 300 = 26.7 -> 26 (17..32): $9,800
     assert card.count == 0 and card.evaluation is None and card.smallest_price_usd == 20_000
     assert card.contract()["price_usd"] == 0 and card.contract()["read_latency_us"] is None
@@ -123,8 +146,11 @@ def test_budget_in_raid10_and_a_device_it_cannot_buy(cat):
 def test_budget_that_buys_nothing(cat):
     with pytest.raises(DbtierError) as exc:
         budget(cat, 1000, [CARD, DISK], layout="raid10")
-    # the cheapest raid10: 4 disks + 1 unit = $2,200
-    assert "buys no raid10 array" in exc.value.message and "$2,200" in exc.value.message
+    # the cheapest raid10: 4 disks on the server's own ports = $1,200 (with no ports of its own: + 1 unit = $2,200)
+    assert "buys no raid10 array" in exc.value.message and "$1,200" in exc.value.message
+    with pytest.raises(DbtierError) as exc:
+        budget(cat, 1000, [CARD, DISK], layout="raid10", server_ports=0)
+    assert "$2,200" in exc.value.message
     for bad in (0, -5):
         with pytest.raises(DbtierError, match="must be a positive number"):
             budget(cat, bad, [DISK])
@@ -140,23 +166,26 @@ def test_size_hand_worked(cat):
     req = Requirement(read_iops=2000, write_iops=500, capacity_gb=500, headroom=0.3)
     sz = size(cat, req, **SMALL, top=20)
     got = [(c.evaluation.config.spec, c.evaluation.price_usd) for c in sz.candidates]
+    # Prices: the server's own 8 drive ports take the first 8 disks; HBA units ($1,000 per 16) the rest.
+    # The card needs no drive port, so in the mixed designs the disks get the server's ports.
     assert got == [
         # raid10 of n disks: reads 250 n, writes 125 n; 2,600/(250 n) + 650/(125 n) = 15.6 / n <= 1 -> 16;
-        # capacity 36.5 n >= 650 -> 18 (even). 18 x 300 + 2 units = $7,400
-        (f"{DISK}:18:raid10", 7400),
+        # capacity 36.5 n >= 650 -> 18 (even). 18 x 300 + ceil(10/16) = 1 unit = $6,400
+        (f"{DISK}:18:raid10", 6400),
         # raid5: reads 250 n, writes 62.5 n; 10.4/n + 10.4/n <= 1 -> 21; capacity 73 (n-1) >= 650 -> 10.
-        # 21 x 300 + 2 units = $8,300
-        (f"{DISK}:21:raid5", 8300),
+        # 21 x 300 + ceil(13/16) = 1 unit = $7,300
+        (f"{DISK}:21:raid5", 7300),
         # preferred-read mirror: the card alone takes the reads (1,200 GB); the disks take 650 writes/s
-        # (3 disks) and a full copy (650 / 73 -> 9 disks): 20,000 + 2,700 + 1,000 = $23,700
+        # (3 disks) and a full copy (650 / 73 -> 9 disks): 20,000 + 2,700 + ceil(1/16) x 1,000 = $23,700
         (f"{CARD}:1:preferred-read-mirror:{DISK}:9", 23_700),
         # read cache, 90% hits, over raid5: the disks see 260 reads + 650 writes:
         # 260/(250 n) + 650/(62.5 n) = 11.44 / n -> 12 (capacity 10): 20,000 + 3,600 + 1,000 = $24,600
         (f"{CARD}:1:read-cache:{DISK}:12:raid5", 24_600),
-        # over raid6: writes 250 n / 6; 1.04/n + 15.6/n -> 17 (capacity 73 (n-2) >= 650 -> 11): $27,100
-        (f"{CARD}:1:read-cache:{DISK}:17:raid6", 27_100),
-        # over raid10: 1.04/n + 5.2/n -> 8, capacity -> 18: 20,000 + 5,400 + 2,000 = $27,400
-        (f"{CARD}:1:read-cache:{DISK}:18:raid10", 27_400),
+        # over raid6: writes 250 n / 6; 1.04/n + 15.6/n -> 17 (capacity 73 (n-2) >= 650 -> 11):
+        # 20,000 + 5,100 + ceil(9/16) x 1,000 = $26,100
+        (f"{CARD}:1:read-cache:{DISK}:17:raid6", 26_100),
+        # over raid10: 1.04/n + 5.2/n -> 8, capacity -> 18: 20,000 + 5,400 + ceil(10/16) x 1,000 = $26,400
+        (f"{CARD}:1:read-cache:{DISK}:18:raid10", 26_400),
         (f"{CARD}:3:raid5", 60_000),
         (f"{CARD}:4:raid10", 80_000),
     ]
@@ -169,7 +198,7 @@ def test_size_hand_worked(cat):
                                        "met": True, "margin": approx(0.6)}
     assert best.meets["write_iops"]["offered"] == approx(950) and best.meets["write_iops"]["margin"] == approx(0.9)
     assert best.meets["capacity_gb"]["offered"] == 657 and best.meets["capacity_gb"]["margin"] == approx(0.314)
-    # capacity alone needs 18 disks ($7,400), IOPS alone 16 ($5,800): capacity drove the choice
+    # capacity alone needs 18 disks ($6,400), IOPS alone 16 ($4,800 + ceil(8/16) unit = $5,800): capacity drove it
     assert sz.binding == "capacity" and best.binding == "capacity"
     assert "iops alone needs 16 x sas-15k-73gb raid10 ($5,800)" in sz.binding_detail
     # for raid5, IOPS needs 21 disks and capacity 10: IOPS binds
@@ -190,14 +219,23 @@ def test_size_meets_exactly_at_the_headroom(cat):
 
 def test_size_throughput_and_controller(cat):
     # 5,000 MB/s of sequential reads from SATA SSDs behind the SAS-2 HBA (3,200 MB/s per 16 drives), no
-    # headroom, raid0: 10 drives give 5,500 MB/s but one unit passes 3,200 -> 16 give 8,800 vs 3,200 ->
-    # 17 drives get a second unit: min(9,350, 6,400) = 6,400.
+    # headroom, raid0, on a server with no drive ports of its own: 10 drives give 5,500 MB/s but one unit
+    # passes 3,200 -> 16 give 8,800 vs 3,200 -> 17 drives get a second unit: min(9,350, 6,400) = 6,400.
     req = Requirement(read_mbps=5000, headroom=0.0)
-    sz = size(cat, req, devices=["ocz-vertex3-120gb"], layouts=["raid0"], redundancy="none")
+    sz = size(cat, req, devices=["ocz-vertex3-120gb"], layouts=["raid0"], redundancy="none", server_ports=0)
     (c,) = sz.candidates
     assert c.evaluation.config.count == 17
     assert c.evaluation.read_mbps.value == approx(6400) and c.evaluation.read_mbps.limit == "controller/bus"
     assert sz.binding == "throughput"
+    # With the server's own 8 ports (a controller of the same class): 10 drives = 8 on the server's
+    # controller + 2 on one HBA unit (ceil(2/16) = 1, $1,000), ceiling 2 x 3,200 = 6,400 > 5,500: the
+    # devices limit; 10 x $220 + $1,000 = $3,200.
+    sz = size(cat, req, devices=["ocz-vertex3-120gb"], layouts=["raid0"], redundancy="none")
+    (c,) = sz.candidates
+    e = c.evaluation
+    assert (e.config.count, e.price_usd, e.overhead_price_usd) == (10, 3200, 1000)
+    assert e.read_mbps.value == approx(5500) and e.read_mbps.limit == "devices"
+    assert e.mbps_resources[1].read == approx(1 / 6400)
 
 
 def test_latency_binding(cat):
@@ -306,13 +344,14 @@ def test_value_of_a_probe_run(cat):
     doc = json.loads(PROBE.read_text())
     e = evaluate(parse_spec(cat, f"{DISK}:8:raid10"))
     v = value(doc, e, "runs/p")
-    # 8 x 300 + 1,000 = $3,400; usable 292 GB
+    # 8 x 300 = $2,400: the 8 disks fit the server's own 8 drive ports, no HBA (it was 8 x 300 + 1,000 =
+    # $3,400 before ports were modelled); usable 292 GB
     assert v.kind == "probe"
-    assert v.figures["iops_per_usd"] == approx(78_845.436375 / 3400)
-    assert v.figures["usd_per_iops"] == approx(3400 / 78_845.436375)
-    assert v.figures["mbps_per_usd"] == approx(1551.731805 / 3400)
-    assert v.figures["usd_per_gb"] == approx(3400 / 292)
-    assert v.figures["iops_per_usd_read_4k"] == approx(109_270.486342 / 3400)
+    assert v.figures["iops_per_usd"] == approx(78_845.436375 / 2400)
+    assert v.figures["usd_per_iops"] == approx(2400 / 78_845.436375)
+    assert v.figures["mbps_per_usd"] == approx(1551.731805 / 2400)
+    assert v.figures["usd_per_gb"] == approx(2400 / 292)
+    assert v.figures["iops_per_usd_read_4k"] == approx(109_270.486342 / 2400)
     assert v.figures["tpm_per_usd"] is None and v.figures["tps_per_usd"] is None
     assert any(u.startswith("IOPS: mixed_iops_8k = 78,845") and "targets[0].summary" in u for u in v.figures_used)
     assert any("read_mbps_seq = 1,552" in u for u in v.figures_used)
@@ -321,11 +360,11 @@ def test_value_of_a_probe_run(cat):
 def test_value_of_a_bench_run(cat):
     e = evaluate(parse_spec(cat, f"{DISK}:8:raid10"))
     v = value(BENCH, e, "runs/b")
-    # the best point is 8 clients: 750 TPS, 45,000 TPM
+    # the best point is 8 clients: 750 TPS, 45,000 TPM; 8 disks on the server's own ports: $2,400
     assert v.kind == "bench"
-    assert v.figures["tps_per_usd"] == approx(750 / 3400)
-    assert v.figures["tpm_per_usd"] == approx(45_000 / 3400)
-    assert v.figures["usd_per_tpm"] == approx(3400 / 45_000)
+    assert v.figures["tps_per_usd"] == approx(750 / 2400)
+    assert v.figures["tpm_per_usd"] == approx(45_000 / 2400)
+    assert v.figures["usd_per_tpm"] == approx(2400 / 45_000)
     assert v.figures["iops_per_usd"] is None
     assert v.measured["clients"] == 8 and v.measured["knee"] == {"clients": 8, "tps": 750.0}
     assert any(u.startswith("TPS: 750, the best of 3 points") for u in v.figures_used)

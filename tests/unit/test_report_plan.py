@@ -36,9 +36,10 @@ def plan_doc(action: str, body: dict, name: str) -> dict:
 @pytest.fixture(scope="module")
 def docs() -> dict[str, dict]:
     cat = load_catalog()
-    eq = plan_doc("equivalent", equivalent_body(equivalent(cat, CARD, DISK)), "eq")
-    bud = plan_doc("budget", budget_body(budget(cat, 20_000, [CARD, DISK, "nvme-enterprise-3.84tb"]), 20_000,
-                                         "jbod", 0.5), "bud")
+    # the DESIGN example: the blog's $1,000 per 16 drives from the first drive (a server without ports)
+    eq = plan_doc("equivalent", equivalent_body(equivalent(cat, CARD, DISK, server_ports=0)), "eq")
+    bud = plan_doc("budget", budget_body(budget(cat, 20_000, [CARD, DISK, "nvme-enterprise-3.84tb"],
+                                                server_ports=0), 20_000, "jbod", 0.5), "bud")
     sz = size(cat, Requirement(read_iops=2000, write_iops=500, capacity_gb=500), devices=[CARD, DISK],
               layouts=["raid10", "raid5", "preferred-read-mirror", "read-cache"])
     siz = plan_doc("size", size_body(sz), "size")
@@ -105,7 +106,8 @@ def test_size_section(docs):
     table = table[:table.index("</table>")]
     rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]
     assert len(rows) == 8
-    assert "18 x sas-15k-73gb raid10" in rows[0] and "$7,400" in rows[0] and "<b>capacity</b>" in rows[0]
+    # 18 x $300 + ceil((18 - 8 server ports) / 16) x $1,000 = $6,400
+    assert "18 x sas-15k-73gb raid10" in rows[0] and "$6,400" in rows[0] and "<b>capacity</b>" in rows[0]
     assert "21 x sas-15k-73gb raid5" in rows[1] and ">iops</td>" in rows[1]
     # margins: read IOPS +60%, write IOPS +90%, capacity +31% for the cheapest; all met
     assert "✓ +60%" in rows[0] and "✓ +90%" in rows[0] and "✓ +31%" in rows[0]
@@ -127,7 +129,8 @@ def test_value_section(docs):
     html = render_html([docs["value"]])
     check_structure(html)
     assert "Price/performance of <code>runs/probe</code> (probe run)" in html
-    for text in ("IOPS per $", ">23.190</td>", "MB/s per $", "$ per usable GB", ">11.64</td>",
+    # 8 disks on the server's own 8 ports: $2,400; 78,845.44 / 2,400 = 32.852 IOPS/$; 2,400 / 292 = $8.22/GB
+    for text in ("IOPS per $", ">32.852</td>", "MB/s per $", "$ per usable GB", ">8.22</td>",
                  "mixed_iops_8k = 78,845", "Which figures were used"):
         assert text in html, text
 

@@ -10,6 +10,28 @@ mixed layouts add a second device set (`preferred-read-mirror`: the slow side;
 mirror share no controller (surviving the loss of one side is the point), and a
 cache in front of existing storage has its own.
 
+The server's own drive ports. A server already has P SAS/SATA ports with bays
+(`server_ports`: the catalog's `[server] drive_ports`, 8 shipped, or
+`--server-ports`). An overhead that supplies drive ports (`after_server_ports`:
+an HBA and its enclosure share) is bought only for the devices beyond them:
+    units = ceil(max(0, n - P) / per_devices)
+so one SATA SSD on a motherboard port costs the SSD alone, and 24 SAS disks on
+a server with 8 ports pay for ceil(16 / 16) = 1 HBA unit. Devices whose
+overheads supply no ports (PCIe cards take a slot, NVMe drives a bay, cloud
+volumes nothing) never use the server's drive ports, and overheads without
+`after_server_ports` are bought for every device, as before. The server's own
+controller is taken to be of the class of the overhead it stands in for: for
+the MB/s ceiling it counts as one more unit whenever it serves a device
+(ceiling = (units + 1) x max_mbps). In a mixed layout the server's ports serve
+the first set that needs ports (the fast side or the cache set, else the other
+one); the other set buys its own, as the sides share no controller.
+
+Pricing is "devices and overheads" (the default: devices plus the overhead
+units bought) or "devices only" (`devices_only`: the devices' own prices, as
+studies that price "the I/O system" by its drives do; the overheads' MB/s
+ceilings still apply, since the hardware is still there, only unpriced).
+`Config.pricing()` says which was used; every result carries it.
+
 Units: GB = 10**9 bytes, MB/s with MB = 10**6 bytes, latency in microseconds,
 prices in US dollars. Device figures are the catalog's datasheet figures.
 
@@ -92,7 +114,8 @@ latency. preferred-read-mirror: reads at the fast side, writes at the slower of
 the two. read-cache: reads h x cache + (1 - h) x backing (the mean), writes at
 the backing set. Controllers add no latency.
 
-Price: devices plus overhead units. $/GB is per usable GB; $/IOPS is per IOPS at
+Price: devices plus the overhead units bought (devices alone with
+`devices_only`). $/GB is per usable GB; $/IOPS is per IOPS at
 the configuration's read fraction; $/(MB/s) per MB/s at the same read fraction
 (time-weighted the same way).
 """
@@ -100,7 +123,7 @@ the configuration's read fraction; $/(MB/s) per MB/s at the same read fraction
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
@@ -133,6 +156,12 @@ DEFAULT_BACKING_LAYOUT = "raid10"
 
 # A tiny tolerance for "meets": 4 x 250 IOPS must meet 1,000 IOPS despite float rounding.
 EPS = 1e-9
+
+# The most devices a configuration string may name (far beyond any array; keeps prices finite and exact).
+MAX_COUNT = 10_000_000
+
+# The most drive ports a server can be said to have of its own (--server-ports and [server] drive_ports).
+MAX_SERVER_PORTS = 10_000
 
 
 # -- layouts ------------------------------------------------------------------------
@@ -276,13 +305,31 @@ class DeviceSet:
     layout: str
     overheads: tuple[Overhead, ...] = ()
     role: str = ""            # "" for a plain array; "fast side", "slow side", "cache set", "backing set"
+    server_ports: int = 0     # the server's own drive ports this set may use (see the module docstring)
+    devices_only: bool = False
 
     @property
     def rule(self) -> Rule:
         return rule(self.layout, self.count)
 
+    @property
+    def needs_ports(self) -> bool:
+        """The devices attach to drive ports (an overhead of theirs supplies them)."""
+        return any(o.after_server_ports for o in self.overheads)
+
+    @property
+    def on_server_ports(self) -> int:
+        """Devices on the server's own drive ports."""
+        return min(self.count, self.server_ports) if self.needs_ports else 0
+
     def units(self, o: Overhead) -> int:
-        return math.ceil(self.count / o.per_devices)
+        """Units of `o` bought: one per `per_devices` devices, past the server's own ports for a port overhead."""
+        n = self.count - self.on_server_ports if o.after_server_ports else self.count
+        return math.ceil(n / o.per_devices)
+
+    def ceiling_units(self, o: Overhead) -> int:
+        """Units whose MB/s ceiling counts: those bought, plus the server's own controller when it serves devices."""
+        return self.units(o) + (1 if o.after_server_ports and self.on_server_ports else 0)
 
     @property
     def capacity_gb(self) -> float:
@@ -294,6 +341,8 @@ class DeviceSet:
 
     @property
     def overhead_price_usd(self) -> float:
+        if self.devices_only:
+            return 0.0
         return sum(self.units(o) * o.price_usd for o in self.overheads)
 
     @property
@@ -320,10 +369,17 @@ class DeviceSet:
                         read_weight / (ru.seq_read_devices * d.read_mbps),
                         write_weight / (ru.seq_write_devices * d.write_mbps))]
         for o in self.overheads:
-            cap = self.units(o) * o.max_mbps
+            k = self.ceiling_units(o)
+            cap = k * o.max_mbps
             prefix = f"{self.role}: " if self.role else ""
-            detail = (f"{prefix}{o.id}: {self.units(o)} unit{'s' if self.units(o) != 1 else ''} x "
-                      f"{o.max_mbps:,.0f} MB/s = {cap:,.0f} MB/s")
+            if o.after_server_ports and self.on_server_ports:
+                bought = self.units(o)
+                detail = (f"{prefix}{o.id}: the server's own controller ({self.on_server_ports} on its ports)"
+                          + (f" + {bought} unit{'s' if bought != 1 else ''}" if bought else "")
+                          + f", {k} x {o.max_mbps:,.0f} MB/s = {cap:,.0f} MB/s")
+            else:
+                detail = (f"{prefix}{o.id}: {k} unit{'s' if k != 1 else ''} x "
+                          f"{o.max_mbps:,.0f} MB/s = {cap:,.0f} MB/s")
             if ru.bus_copies > 1:
                 detail += f"; each written MB crosses it {ru.bus_copies} times (host mirroring)"
             out.append(Resource("controller/bus", detail, read_weight / cap, write_weight * ru.bus_copies / cap))
@@ -340,7 +396,12 @@ class DeviceSet:
 
     def overhead_rows(self) -> list[dict[str, Any]]:
         return [{"id": o.id, "name": o.name, "units": self.units(o), "per_devices": o.per_devices,
-                 "unit_price_usd": o.price_usd, "price_usd": self.units(o) * o.price_usd,
+                 "unit_price_usd": o.price_usd,
+                 "price_usd": 0.0 if self.devices_only else self.units(o) * o.price_usd,
+                 "priced": not self.devices_only,
+                 "after_server_ports": o.after_server_ports,
+                 "devices_on_server_ports": self.on_server_ports if o.after_server_ports else 0,
+                 "ceiling_units": self.ceiling_units(o),
                  "max_mbps": o.max_mbps, "role": self.role or None} for o in self.overheads]
 
 
@@ -360,6 +421,8 @@ class Config:
     second_layout: str | None = None
     second_overheads: tuple[Overhead, ...] = ()
     hit_ratio: float | None = None
+    server_ports: int = 0          # the server's own drive ports (0: every port overhead is bought)
+    devices_only: bool = False     # price the devices alone
 
     @property
     def mixed(self) -> bool:
@@ -368,14 +431,41 @@ class Config:
     def sets(self) -> list[DeviceSet]:
         if self.layout == "preferred-read-mirror":
             assert self.second is not None
-            return [DeviceSet(self.device, self.count, "raid0", self.overheads, "fast side"),
-                    DeviceSet(self.second, self.second_count, "raid0", self.second_overheads, "slow side")]
-        if self.layout == "read-cache":
+            raw = [DeviceSet(self.device, self.count, "raid0", self.overheads, "fast side"),
+                   DeviceSet(self.second, self.second_count, "raid0", self.second_overheads, "slow side")]
+        elif self.layout == "read-cache":
             assert self.second is not None
-            return [DeviceSet(self.device, self.count, "raid0", self.overheads, "cache set"),
-                    DeviceSet(self.second, self.second_count, self.second_layout or DEFAULT_BACKING_LAYOUT,
-                              self.second_overheads, "backing set")]
-        return [DeviceSet(self.device, self.count, self.layout, self.overheads)]
+            raw = [DeviceSet(self.device, self.count, "raid0", self.overheads, "cache set"),
+                   DeviceSet(self.second, self.second_count, self.second_layout or DEFAULT_BACKING_LAYOUT,
+                             self.second_overheads, "backing set")]
+        else:
+            raw = [DeviceSet(self.device, self.count, self.layout, self.overheads)]
+        # the server's own ports serve the first set that attaches to ports; the other set buys its own
+        out, ports = [], self.server_ports
+        for s in raw:
+            mine = ports if s.needs_ports else 0
+            ports -= mine
+            out.append(replace(s, server_ports=mine, devices_only=self.devices_only))
+        return out
+
+    def pricing(self) -> dict[str, Any]:
+        """Which pricing was used, in a few keys and one sentence (every result carries it)."""
+        sets = self.sets()
+        on_ports = sum(s.on_server_ports for s in sets)
+        port_sets = [s for s in sets if s.needs_ports]
+        if self.devices_only:
+            text = ("devices only: controllers, enclosures and slots are not priced (--devices-only); "
+                    "their MB/s ceilings still apply")
+        elif not any(s.overheads for s in sets):
+            text = "devices and overheads: these devices need none (they carry their own controller)"
+        elif port_sets:
+            text = (f"devices and overheads: the server's own {self.server_ports} drive port"
+                    f"{'s' if self.server_ports != 1 else ''} take {on_ports} of the devices; HBA/enclosure "
+                    "units are priced for the rest")
+        else:
+            text = "devices and overheads: every overhead unit the devices need is priced"
+        return {"basis": "devices only" if self.devices_only else "devices and overheads",
+                "server_ports": self.server_ports, "devices_on_server_ports": on_ports, "text": text}
 
     def weights(self) -> list[tuple[float, float, float, float]]:
         """Per set: share of host (random reads, random writes, sequential read MB, sequential write MB)."""
@@ -425,11 +515,23 @@ class Config:
         return f"{self.count} x {self.device.id} {self.layout}"
 
 
+def check_server_ports(n: int, what: str = "--server-ports") -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or not (0 <= n <= MAX_SERVER_PORTS):
+        raise DbtierError(f"{what} must be a whole number from 0 to {MAX_SERVER_PORTS:,}, got {n!r}",
+                          "the SAS/SATA drive ports the server has of its own, e.g. --server-ports 8 "
+                          "(0: buy an HBA/enclosure for every drive)")
+    return n
+
+
 def configure(catalog: Catalog, device: str | Device, count: int, layout: str = "jbod",
               second: str | Device | None = None, second_count: int | None = None,
-              second_layout: str | None = None, hit_ratio: float | None = None) -> Config:
-    """A checked configuration: known ids and layout, enough devices for the layout, overheads from the catalog."""
+              second_layout: str | None = None, hit_ratio: float | None = None,
+              server_ports: int | None = None, devices_only: bool = False) -> Config:
+    """A checked configuration: known ids and layout, enough devices for the layout, overheads from the catalog.
+
+    `server_ports` None takes the catalog's `[server] drive_ports`."""
     check_layout(layout)
+    ports = check_server_ports(catalog.server_ports if server_ports is None else server_ports)
     dev = catalog.device(device) if isinstance(device, str) else device
     if layout in MIXED_LAYOUTS:
         role1, role2 = (("fast side", "slow side") if layout == "preferred-read-mirror"
@@ -454,12 +556,13 @@ def configure(catalog: Catalog, device: str | Device, count: int, layout: str = 
             check_count("raid0", second_count, role2)
             hit_ratio = None
         return Config(dev, count, layout, tuple(catalog.overheads_for(dev)), sec, second_count, sl,
-                      tuple(catalog.overheads_for(sec)), hit_ratio)
+                      tuple(catalog.overheads_for(sec)), hit_ratio, ports, devices_only)
     if second is not None:
         raise DbtierError(f"{layout} is a single device set; only preferred-read-mirror and read-cache take a "
                           "second device", f"e.g. {dev.id}:{max(count, min_count(layout))}:{layout}")
     check_count(layout, count)
-    return Config(dev, count, layout, tuple(catalog.overheads_for(dev)))
+    return Config(dev, count, layout, tuple(catalog.overheads_for(dev)), server_ports=ports,
+                  devices_only=devices_only)
 
 
 def check_hit_ratio(h: float) -> None:
@@ -473,7 +576,8 @@ def check_read_fraction(r: float) -> None:
                           "e.g. --read-fraction 0.7 for 70% reads")
 
 
-def parse_spec(catalog: Catalog, spec: str, hit_ratio: float | None = None) -> Config:
+def parse_spec(catalog: Catalog, spec: str, hit_ratio: float | None = None, server_ports: int | None = None,
+               devices_only: bool = False) -> Config:
     """`DEVICE:COUNT:LAYOUT`, `FAST:N:preferred-read-mirror:SLOW:M`, `CACHE:N:read-cache:BACKING:M[:LAYOUT]`."""
     example = "e.g. sas-15k-73gb:16:raid10, or fusionio-iodrive-duo-1.2tb:1:preferred-read-mirror:sas-15k-73gb:16"
     parts = [p.strip() for p in spec.split(":")]
@@ -488,10 +592,11 @@ def parse_spec(catalog: Catalog, spec: str, hit_ratio: float | None = None) -> C
             tail = "SLOW:COUNT" if layout == "preferred-read-mirror" else "BACKING:COUNT[:LAYOUT]"
             raise DbtierError(f"configuration '{spec}': {layout} takes DEVICE:COUNT:{layout}:{tail}", example)
         second_layout = rest[2] if len(rest) == 3 else None
-        return configure(catalog, dev, count, layout, rest[0], _count(rest[1], spec), second_layout, hit_ratio)
+        return configure(catalog, dev, count, layout, rest[0], _count(rest[1], spec), second_layout, hit_ratio,
+                         server_ports, devices_only)
     if rest:
         raise DbtierError(f"configuration '{spec}': {layout} takes DEVICE:COUNT:LAYOUT only", example)
-    return configure(catalog, dev, count, layout)
+    return configure(catalog, dev, count, layout, server_ports=server_ports, devices_only=devices_only)
 
 
 def _count(text: str, spec: str) -> int:
@@ -503,6 +608,9 @@ def _count(text: str, spec: str) -> int:
     if n < 1:
         raise DbtierError(f"configuration '{spec}': device count must be at least 1, got {n}",
                           "e.g. sas-15k-73gb:16:raid10")
+    if n > MAX_COUNT:
+        raise DbtierError(f"configuration '{spec}': device count {n:,} is more than {MAX_COUNT:,}",
+                          "give the count of devices in the array, e.g. sas-15k-73gb:16:raid10")
     return n
 
 
@@ -566,7 +674,7 @@ class Evaluation:
                   "read_latency_us": self.read_latency_us.value, "write_latency_us": self.write_latency_us.value,
                   "usd_per_gb": self.usd_per_gb, "usd_per_iops": self.usd_per_iops,
                   "usd_per_mbps": self.usd_per_mbps, "write_penalty": self.write_penalty,
-                  "overheads": [dict(o) for o in self.overheads],
+                  "overheads": [dict(o) for o in self.overheads], "pricing": c.pricing(),
                   "limits": {k: {"limit": getattr(self, k).limit, "detail": getattr(self, k).detail}
                              for k in self.FIGURES}})
         return d

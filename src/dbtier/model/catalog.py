@@ -17,12 +17,24 @@ Invariants of a loaded Catalog:
 Overheads are separate components (an HBA, an enclosure, a bus) and add up: a
 plan of n devices needs ceil(n / per_devices) units of each overhead returned by
 `Catalog.overheads_for`, each unit costing `price_usd` and passing at most
-`max_mbps`.
+`max_mbps`. An overhead with `after_server_ports = true` supplies drive ports
+(an HBA and enclosure for SAS/SATA drives): the server's own drive ports
+(`[server] drive_ports`, or `--server-ports`) are used first, and units are
+bought only for the devices beyond them (see `dbtier.model.array`).
+
+Input hardening (a catalog file is user input): only a regular file of at most
+MAX_FILE_BYTES is read (FIFOs and devices are refused before opening); it must
+be UTF-8 TOML; every number must be finite and within FIELD_RANGES (TOML allows
+`nan` and `inf`, and a price of 1e308 would overflow once multiplied by a
+count); unknown tables and fields are refused, not ignored. Every failure is
+one DbtierError naming the file, the entry (table, position and id) and the
+field.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import tomllib
 from dataclasses import asdict, dataclass, fields
@@ -31,11 +43,29 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import regular_file
 
 KINDS = ("hdd", "sata-ssd", "sas-ssd", "nvme", "pcie-flash", "cloud-volume")
 
 # The shipped files, in load order; a shipped id may appear in only one of them.
 SHIPPED_FILES = ("legacy.toml", "current.toml", "overhead.toml")
+
+# A catalog file is a few hundred lines; anything far larger is not one.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+# Plausible bounds for each figure (inclusive). They refuse NaN/inf and the absurd (1e308 dollars, which
+# overflows to inf once multiplied by a device count) while leaving room far beyond any real device:
+# a billion dollars, an exabyte, a billion IOPS, 10 TB/s, 1,000 seconds of latency.
+FIELD_RANGES: dict[str, tuple[float, float, str]] = {
+    "capacity_gb": (1e-3, 1e9, "GB"),
+    "price_usd": (0.0, 1e9, "US dollars"),
+    "read_iops": (1e-3, 1e9, "IOPS"), "write_iops": (1e-3, 1e9, "IOPS"),
+    "read_mbps": (1e-3, 1e7, "MB/s"), "write_mbps": (1e-3, 1e7, "MB/s"),
+    "read_latency_us": (1e-3, 1e9, "µs"), "write_latency_us": (1e-3, 1e9, "µs"),
+    "max_mbps": (1e-3, 1e7, "MB/s"),
+    "per_devices": (1, 1_000_000, "devices"),
+    "drive_ports": (0, 10_000, "ports"),
+}
 
 _ID_RE = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
 _HINT_LIST = "run `dbtier catalog list` to see every device id"
@@ -73,6 +103,7 @@ class Overhead:
     applies_to: tuple[str, ...]
     source: str
     notes: str | None = None
+    after_server_ports: bool = False    # supplies drive ports: charged only past the server's own ports
     origin: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,11 +112,24 @@ class Overhead:
         return d
 
 
+@dataclass(frozen=True)
+class Server:
+    """What the server already has: `drive_ports` SAS/SATA ports (with bays) on its own controller."""
+    drive_ports: int
+    source: str
+    notes: str | None = None
+    origin: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 # field name -> (type check, description for messages); order is the schema's.
 _NUM = "number"
 _STR = "string"
 _INT = "integer"
 _LIST = "list of strings"
+_BOOL = "boolean"
 
 _DEVICE_FIELDS: dict[str, str] = {
     "id": _STR, "name": _STR, "kind": _STR, "interface": _STR,
@@ -98,23 +142,36 @@ _DEVICE_OPTIONAL = {"notes"}
 
 _OVERHEAD_FIELDS: dict[str, str] = {
     "id": _STR, "name": _STR, "price_usd": _NUM, "per_devices": _INT,
-    "max_mbps": _NUM, "applies_to": _LIST, "source": _STR, "notes": _STR,
+    "max_mbps": _NUM, "applies_to": _LIST, "source": _STR, "notes": _STR, "after_server_ports": _BOOL,
 }
-_OVERHEAD_OPTIONAL = {"notes"}
+_OVERHEAD_OPTIONAL = {"notes", "after_server_ports"}
 
-_TABLES = {"device": (_DEVICE_FIELDS, _DEVICE_OPTIONAL), "overhead": (_OVERHEAD_FIELDS, _OVERHEAD_OPTIONAL)}
+_SERVER_FIELDS: dict[str, str] = {"drive_ports": _INT, "source": _STR, "notes": _STR}
+_SERVER_OPTIONAL = {"notes"}
+
+_TABLES = {"device": (_DEVICE_FIELDS, _DEVICE_OPTIONAL), "overhead": (_OVERHEAD_FIELDS, _OVERHEAD_OPTIONAL),
+           "server": (_SERVER_FIELDS, _SERVER_OPTIONAL)}
+_ALLOWED_TABLES = "[[device]], [[overhead]], [server]"
 
 
 class Catalog:
     """Devices and overheads by id, in load order (an override keeps the original position)."""
 
     def __init__(self, devices: Mapping[str, Device], overheads: Mapping[str, Overhead],
-                 files: Sequence[str] = (), overridden: Mapping[str, str] | None = None):
+                 files: Sequence[str] = (), overridden: Mapping[str, str] | None = None,
+                 server: Server | None = None):
         self.devices: dict[str, Device] = dict(devices)
         self.overheads: dict[str, Overhead] = dict(overheads)
         self.files: tuple[str, ...] = tuple(files)
-        # "device:<id>" / "overhead:<id>" -> origin of the entry that was replaced
+        # "device:<id>" / "overhead:<id>" / "server" -> origin of the entry that was replaced
         self.overridden: dict[str, str] = dict(overridden or {})
+        # None: no [server] table, so the server is taken to have no drive ports of its own
+        self.server: Server | None = server
+
+    @property
+    def server_ports(self) -> int:
+        """The drive ports the server has of its own (the default of `--server-ports`)."""
+        return self.server.drive_ports if self.server is not None else 0
 
     def device(self, id: str) -> Device:
         try:
@@ -164,6 +221,7 @@ def load_catalog(extra: Sequence[str | Path] = ()) -> Catalog:
     devices: dict[str, Device] = {}
     overheads: dict[str, Overhead] = {}
     overridden: dict[str, str] = {}
+    server: Server | None = None
     files: list[str] = []
     positions: dict[tuple[str, str], int] = {}  # (origin, overhead id) -> index in its file, for messages
 
@@ -171,7 +229,12 @@ def load_catalog(extra: Sequence[str | Path] = ()) -> Catalog:
     for name in SHIPPED_FILES:
         origin = f"shipped:{name}"
         text = (pkg / name).read_text(encoding="utf-8")
-        devs, ovs = parse_catalog_text(text, origin)
+        devs, ovs, srv = parse_catalog_file(text, origin)
+        if srv is not None:
+            if server is not None:
+                raise DbtierError(f"{origin}: [server] is also in {server.origin}",
+                                  "the shipped catalog has one [server] table; this is a dbtier bug")
+            server = srv
         for d in devs:
             if d.id in devices:
                 raise DbtierError(f"{origin}: device id '{d.id}' is also in {devices[d.id].origin}",
@@ -187,7 +250,11 @@ def load_catalog(extra: Sequence[str | Path] = ()) -> Catalog:
 
     for path in extra:
         origin = str(path)
-        devs, ovs = parse_catalog_text(_read_user_file(Path(path)), origin)
+        devs, ovs, srv = parse_catalog_file(_read_user_file(Path(path)), origin)
+        if srv is not None:
+            if server is not None:
+                overridden["server"] = server.origin
+            server = srv
         for d in devs:
             if d.id in devices:
                 overridden[f"device:{d.id}"] = devices[d.id].origin
@@ -199,39 +266,62 @@ def load_catalog(extra: Sequence[str | Path] = ()) -> Catalog:
             overheads[o.id] = o
         files.append(origin)
 
-    catalog = Catalog(devices, overheads, files, overridden)
+    catalog = Catalog(devices, overheads, files, overridden, server)
     _check_applies_to(catalog, positions)
     return catalog
 
 
 def _read_user_file(path: Path) -> str:
-    if not path.exists():
+    hint = "pass a .toml file to --catalog (relative paths start at the current directory)"
+    if not path.exists() and not path.is_symlink():
         raise DbtierError(f"catalog file {path} not found",
                           "check the path given to --catalog (relative paths start at the current directory)")
-    if path.is_dir():
-        raise DbtierError(f"catalog file {path} is a directory", "pass a .toml file to --catalog")
+    # FIFOs, /dev/zero, directories, sockets: refused by name before opening (opening a FIFO blocks)
+    regular_file(path, "catalog file", hint)
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise DbtierError(f"cannot read catalog file {path}: {exc.strerror or exc}", "check its permissions") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise DbtierError(f"catalog file {path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB: not a catalog",
+                          hint)
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DbtierError(f"{path}: not UTF-8 text (byte {exc.start})", "save the catalog file as UTF-8") from exc
-    except OSError as exc:
-        raise DbtierError(f"cannot read catalog file {path}: {exc.strerror}", "check its permissions") from exc
 
 
 def parse_catalog_text(text: str, origin: str) -> tuple[list[Device], list[Overhead]]:
     """Validate one file's text; `origin` names it in messages and in each entry."""
+    devices, overheads, _ = parse_catalog_file(text, origin)
+    return devices, overheads
+
+
+def parse_catalog_file(text: str, origin: str) -> tuple[list[Device], list[Overhead], Server | None]:
+    """Validate one file's text: its devices, overheads and [server] table (None when it has none)."""
+    if "\x00" in text:
+        raise DbtierError(f"{origin}: not valid TOML: it contains a NUL character (a binary file?)",
+                          "pass a TOML text file (see the catalog files shipped in dbtier/catalog/)")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message ends with "(at line N, column M)"
         raise DbtierError(f"{origin}: not valid TOML: {exc}",
                           "fix the syntax at that line (see the catalog files shipped in dbtier/catalog/)") from exc
+    except RecursionError:
+        raise DbtierError(f"{origin}: not valid TOML for a catalog: arrays or tables nested too deeply",
+                          "a catalog entry is a flat table of strings and numbers") from None
+    except ValueError as exc:
+        # e.g. an integer of thousands of digits (Python's int conversion limit)
+        raise DbtierError(f"{origin}: not valid TOML for a catalog: {exc}",
+                          "write each figure as an ordinary number") from None
 
     unknown = [k for k in data if k not in _TABLES]
     if unknown:
         raise DbtierError(
-            f"{origin}: unknown top-level table '{unknown[0]}' (allowed: [[device]], [[overhead]])",
-            "each entry is a [[device]] or an [[overhead]] table")
+            f"{origin}: unknown top-level table '{unknown[0]}' (allowed: {_ALLOWED_TABLES})",
+            "each entry is a [[device]] or an [[overhead]] table; [server] holds the server's own drive ports")
     if not data:
         raise DbtierError(f"{origin}: no [[device]] or [[overhead]] tables",
                           "add at least one entry, or drop the file from --catalog")
@@ -246,7 +336,18 @@ def parse_catalog_text(text: str, origin: str) -> tuple[list[Device], list[Overh
                     f"{origin}: {table} #{i} (id '{e.id}'): duplicate id, already used by {table} #{seen[e.id]}",
                     "ids must be unique within a file; to replace a shipped entry, reuse its id once")
             seen[e.id] = i
-    return devices, overheads
+    return devices, overheads, _server(data, origin)
+
+
+def _server(data: dict[str, Any], origin: str) -> Server | None:
+    if "server" not in data:
+        return None
+    value = data["server"]
+    if not isinstance(value, dict):
+        raise DbtierError(f"{origin}: 'server' must be one table written [server]",
+                          "write [server] once, with drive_ports = N and source = \"...\"")
+    v = _validate("server", value, 1, origin)
+    return Server(**{f.name: v.get(f.name) for f in fields(Server) if f.name != "origin"}, origin=origin)
 
 
 def _entries(data: dict[str, Any], table: str, origin: str) -> list[dict[str, Any]]:
@@ -258,6 +359,8 @@ def _entries(data: dict[str, Any], table: str, origin: str) -> list[dict[str, An
 
 
 def _where(table: str, index: int, entry: dict[str, Any], origin: str) -> str:
+    if table == "server":
+        return f"{origin}: [server]"
     id_ = entry.get("id")
     label = f"id '{id_}'" if isinstance(id_, str) else "no id"
     return f"{origin}: {table} #{index} ({label})"
@@ -283,24 +386,33 @@ def _validate(table: str, entry: dict[str, Any], index: int, origin: str) -> dic
                                   f'quote it: {key} = "..."')
             if not value.strip():
                 raise DbtierError(f"{where}: field '{key}' is empty", f"give {key} a value")
+            bad = _CONTROL_RE.search(value)
+            if bad:
+                raise DbtierError(f"{where}: field '{key}' contains a control character "
+                                  f"(U+{ord(bad.group()):04X} at position {bad.start()})",
+                                  "remove it: catalog text is printed on terminals and in reports")
         elif typ == _NUM:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise DbtierError(f"{where}: field '{key}' must be a number, got {_describe(value)}",
                                   f"write it as a bare number, e.g. {key} = 250")
-            if value != value or value in (float("inf"), float("-inf")):
+            if isinstance(value, float) and not math.isfinite(value):
                 raise DbtierError(f"{where}: field '{key}' must be a finite number, got {value}",
                                   "give the figure from the source")
         elif typ == _INT:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise DbtierError(f"{where}: field '{key}' must be a whole number, got {_describe(value)}",
                                   f"e.g. {key} = 16")
+        elif typ == _BOOL:
+            if not isinstance(value, bool):
+                raise DbtierError(f"{where}: field '{key}' must be true or false, got {_describe(value)}",
+                                  f"e.g. {key} = true")
         elif typ == _LIST:
             if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
                 raise DbtierError(f"{where}: field '{key}' must be a non-empty list of strings, got {_describe(value)}",
                                   f'e.g. {key} = ["sata-ssd", "sas-12g"]')
         out[key] = value
 
-    if not _ID_RE.match(out["id"]):
+    if "id" in schema and not _ID_RE.match(out["id"]):
         raise DbtierError(f"{where}: id '{out['id']}' is not lowercase-kebab (letters, digits, '-' and '.')",
                           "e.g. id = \"sas-15k-73gb\"")
     for key, typ in schema.items():
@@ -308,15 +420,36 @@ def _validate(table: str, entry: dict[str, Any], index: int, origin: str) -> dic
             v = out[key]
             if key == "price_usd":
                 if v < 0:
-                    raise DbtierError(f"{where}: field 'price_usd' must not be negative, got {v}",
+                    raise DbtierError(f"{where}: field 'price_usd' must not be negative, got {_num_text(v)}",
                                       "give the list or street price in US dollars")
                 if v == 0 and not (out.get("notes") or "").strip():
                     raise DbtierError(f"{where}: field 'price_usd' is 0 but no notes say why",
                                       "give a price, or add notes explaining the zero (e.g. already owned)")
-            elif v <= 0:
-                raise DbtierError(f"{where}: field '{key}' must be positive, got {v}",
+            elif not (v > 0) and FIELD_RANGES.get(key, (1,))[0] > 0:
+                raise DbtierError(f"{where}: field '{key}' must be positive, got {_num_text(v)}",
                                   "every figure is a positive quantity; give the figure from the source")
+            lo, hi, unit = FIELD_RANGES.get(key, (-math.inf, math.inf, ""))
+            if not (lo <= v <= hi):
+                bound = f"at least {lo:g}" if not (v >= lo) else f"at most {hi:,.0f}"
+                raise DbtierError(f"{where}: field '{key}' must be {bound} ({unit}), got {_num_text(v)}",
+                                  "give the figure from the source; a value that far out is a typo or a unit "
+                                  "mistake (capacities are in GB, latencies in µs, MB = 10^6 bytes)")
     return out
+
+
+# C0/C1 control characters other than tab and newline (an escape sequence in a name would drive the terminal)
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _num_text(v: float) -> str:
+    """A number for a message: short, and safe for integers too large for a float."""
+    if isinstance(v, int) and abs(v) >= 10**15:
+        try:
+            digits = str(abs(v))
+        except ValueError:  # beyond Python's digit limit; TOML parsing refuses those first
+            return "an integer too long to print"
+        return f"{'-' if v < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1} (an integer of {len(digits)} digits)"
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _describe(value: Any) -> str:
@@ -341,6 +474,7 @@ def _device(entry: dict[str, Any], index: int, origin: str) -> Device:
 def _overhead(entry: dict[str, Any], index: int, origin: str) -> Overhead:
     v = _validate("overhead", entry, index, origin)
     v["applies_to"] = tuple(v["applies_to"])
+    v.setdefault("after_server_ports", False)
     return Overhead(**{f.name: v.get(f.name) for f in fields(Overhead) if f.name != "origin"}, origin=origin)
 
 

@@ -11,7 +11,7 @@ results out. The array model, its layouts and what limits each figure are in
   read and its sequential write MB/s (sequential work runs one way at a time: a
   scan or a backup reads, a load or a restore writes, so the array must match
   each); `capacity` = usable GB. The count is the smallest that matches; the
-  price includes ceil(count / per_devices) overhead units.
+  price includes the overhead units bought (see "Pricing" below).
 - `budget`: the largest count of each device whose price, overhead included, is
   within the budget (in a layout's valid counts: raid10 even, raid5 at least 3),
   and what it delivers. A device the budget cannot buy one valid array of gets
@@ -60,6 +60,18 @@ results out. The array model, its layouts and what limits each figure are in
   `knee` is reported too). $/GB is per usable GB of the configuration. The
   measured figures are taken as what the configuration delivered: the run is not
   checked against it.
+
+Pricing (every action): devices plus the overhead units bought, where a port
+overhead (an HBA/enclosure, `after_server_ports`) is bought only for the devices
+beyond the server's own drive ports (`server_ports`, default the catalog's
+`[server] drive_ports`); or, with `devices_only`, the devices alone, as studies
+that price "the I/O system" by its drives do. Each result says which
+(`pricing`). Worked example, the MySQL TPC-C-like study (Percona, 2009): 7,439.85
+TPM on 8 x 15K SAS in RAID 10 at $190 each = $1,520 is 4.9 TPM/$; 10,681.05 TPM on
+one Intel X25-E at $390 is 27.4 TPM/$; 17,372.25 TPM on one Fusion-io 160 GB card
+at $4,800 is 3.6 TPM/$. With the shipped catalog and its 8 server ports the SSD
+and the card price exactly so (the disks too, once their price is set to the
+study's $190 with --catalog).
 """
 
 from __future__ import annotations
@@ -71,7 +83,8 @@ from typing import Any, Callable, Sequence
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, EPS, LAYOUTS, MIXED_LAYOUTS,
                                 REDUNDANT_LAYOUTS, SELF_REDUNDANT_KINDS, SET_LAYOUTS, Config, DeviceSet,
-                                Evaluation, check_hit_ratio, check_layout, check_read_fraction, configure,
+                                Evaluation, check_hit_ratio, check_layout, check_read_fraction,
+                                check_server_ports, configure,
                                 count_step, evaluate, fits, min_count, offered, valid_counts_from)
 from dbtier.model.catalog import Catalog, Device, Overhead
 
@@ -150,16 +163,21 @@ class Equivalence:
 
 
 def equivalent(catalog: Catalog, reference: str, using: str, read_fraction: float = DEFAULT_READ_FRACTION,
-               layout: str = "jbod", max_count: int = EQUIVALENT_MAX_COUNT) -> Equivalence:
-    """How many `using` devices (in `layout`, with overhead) match one `reference` device on each metric."""
+               layout: str = "jbod", max_count: int = EQUIVALENT_MAX_COUNT, server_ports: int | None = None,
+               devices_only: bool = False) -> Equivalence:
+    """How many `using` devices (in `layout`, with overhead) match one `reference` device on each metric.
+
+    Each side is priced on a server with `server_ports` drive ports of its own (None: the catalog's)."""
     check_read_fraction(read_fraction)
     check_layout(layout, SET_LAYOUTS)
-    ref = evaluate(configure(catalog, reference, 1, "jbod"), read_fraction)
+    ports = check_server_ports(catalog.server_ports if server_ports is None else server_ports)
+    ref = evaluate(configure(catalog, reference, 1, "jbod", server_ports=ports, devices_only=devices_only),
+                   read_fraction)
     dev = catalog.device(using)
     ovs = tuple(catalog.overheads_for(dev))
 
     def ev(n: int) -> Evaluation:
-        return evaluate(Config(dev, n, layout, ovs), read_fraction)
+        return evaluate(Config(dev, n, layout, ovs, server_ports=ports, devices_only=devices_only), read_fraction)
 
     tests: dict[str, tuple[Callable[[Evaluation], bool], str, Callable[[Evaluation], str]]] = {
         "iops": (lambda e: e.iops.value >= ref.iops.value * (1 - EPS),
@@ -210,11 +228,13 @@ class BudgetOption:
 
 
 def budget(catalog: Catalog, usd: float, devices: Sequence[str], layout: str = "jbod",
-           read_fraction: float = DEFAULT_READ_FRACTION) -> list[BudgetOption]:
-    """The most of each device `usd` buys in `layout`, overhead included."""
+           read_fraction: float = DEFAULT_READ_FRACTION, server_ports: int | None = None,
+           devices_only: bool = False) -> list[BudgetOption]:
+    """The most of each device `usd` buys in `layout`, overhead included (unless `devices_only`)."""
     _positive("budget (--usd)", usd)
     check_read_fraction(read_fraction)
     check_layout(layout, SET_LAYOUTS)
+    ports = check_server_ports(catalog.server_ports if server_ports is None else server_ports)
     if not devices:
         raise DbtierError("no devices to compare", "give --devices ID,ID,...")
     out = []
@@ -222,19 +242,24 @@ def budget(catalog: Catalog, usd: float, devices: Sequence[str], layout: str = "
         dev = catalog.device(did)
         ovs = tuple(catalog.overheads_for(dev))
 
+        def config(n: int) -> Config:
+            return Config(dev, n, layout, ovs, server_ports=ports, devices_only=devices_only)
+
         def price(n: int) -> float:
-            return DeviceSet(dev, n, layout, ovs).price_usd
+            return sum(s.price_usd for s in config(n).sets())
 
         # an upper bound on the count: the devices alone, or the overhead units alone, exhaust the budget
         if dev.price_usd > 0:
             upper = int(usd // dev.price_usd)
         else:
-            paid = [o for o in ovs if o.price_usd > 0]
+            paid = [] if devices_only else [o for o in ovs if o.price_usd > 0]
             if not paid:
-                raise DbtierError(f"{dev.id} costs nothing (price_usd 0, {dev.notes or 'no notes'}) and needs no "
-                                  "paid overhead: a budget does not limit it",
+                why = "and --devices-only prices no overhead" if devices_only else "and needs no paid overhead"
+                raise DbtierError(f"{dev.id} costs nothing (price_usd 0, {dev.notes or 'no notes'}) {why}: "
+                                  "a budget does not limit it",
                                   "give it a price with --catalog to compare it on a budget")
-            upper = min(int(usd // o.price_usd) * o.per_devices + o.per_devices for o in paid)
+            upper = min(int(usd // o.price_usd) * o.per_devices + o.per_devices
+                        + (ports if o.after_server_ports else 0) for o in paid)
         smallest = valid_counts_from(layout)
         n = 0
         if upper >= smallest and price(smallest) <= usd * (1 + EPS):
@@ -248,7 +273,7 @@ def budget(catalog: Catalog, usd: float, devices: Sequence[str], layout: str = "
                 else:
                     k_hi = mid - 1
             n = smallest + k_lo * step
-        e = evaluate(Config(dev, n, layout, ovs), read_fraction) if n else None
+        e = evaluate(config(n), read_fraction) if n else None
         out.append(BudgetOption(dev, layout, n, e, price(smallest), usd))
     if not any(o.count for o in out):
         cheapest = min(out, key=lambda o: o.smallest_price_usd)
@@ -429,9 +454,10 @@ class _Search:
     """Smallest counts per device set, memoised: many mixed designs share a side."""
 
     def __init__(self, catalog: Catalog, req: Requirement, hit_ratio: float, max_devices: int,
-                 cache_fraction: float = 0.1):
+                 cache_fraction: float = 0.1, server_ports: int = 0, devices_only: bool = False):
         self.catalog, self.req, self.h, self.max = catalog, req, hit_ratio, max_devices
         self.cache_fraction = cache_fraction
+        self.server_ports, self.devices_only = server_ports, devices_only
         self._ovs: dict[str, tuple[Overhead, ...]] = {}
         self._memo: dict[tuple, int | None] = {}
 
@@ -440,9 +466,23 @@ class _Search:
             self._ovs[d.id] = tuple(self.catalog.overheads_for(d))
         return self._ovs[d.id]
 
+    def needs_ports(self, d: Device) -> bool:
+        return any(o.after_server_ports for o in self.ovs(d))
+
+    def ports(self, first: Device, second: Device | None = None) -> tuple[int, int]:
+        """The server's ports for each set, as `Config.sets` gives them: the first set that attaches to ports."""
+        a = self.server_ports if self.needs_ports(first) else 0
+        b = self.server_ports if second is not None and not a and self.needs_ports(second) else 0
+        return a, b
+
+    def _config(self, d: Device, n: int, layout: str, second: Device | None = None, m: int = 0,
+                second_layout: str | None = None, h: float | None = None) -> Config:
+        return Config(d, n, layout, self.ovs(d), second, m, second_layout,
+                      self.ovs(second) if second is not None else (), h, self.server_ports, self.devices_only)
+
     def set_count(self, d: Device, layout: str, role: str, weights: tuple[float, float, float, float],
-                  holds_data: bool, req: Requirement, min_capacity_gb: float = 0.0) -> int | None:
-        key = (d.id, layout, role, weights, holds_data, req, min_capacity_gb)
+                  holds_data: bool, req: Requirement, min_capacity_gb: float = 0.0, ports: int = 0) -> int | None:
+        key = (d.id, layout, role, weights, holds_data, req, min_capacity_gb, ports)
         if key in self._memo:
             return self._memo[key]
         R, W = req.target("read_iops"), req.target("write_iops")
@@ -453,7 +493,7 @@ class _Search:
         need_iops, need_mb = R * wr + W * ww > 0, Mr * wmr + Mw * wmw > 0
 
         def ok(n: int) -> bool:
-            s = DeviceSet(d, n, layout, ovs, role)
+            s = DeviceSet(d, n, layout, ovs, role, ports, self.devices_only)
             if G and s.capacity_gb < G * (1 - EPS):
                 return False
             if need_iops and not fits(s.iops_resources(wr, ww), R, W):
@@ -472,28 +512,30 @@ class _Search:
         d = shape.device
         if shape.layout == "preferred-read-mirror":
             assert shape.second is not None
-            a = self.set_count(d, "raid0", "fast side", (1, 1, 1, 1), True, req)
-            b = self.set_count(shape.second, "raid0", "slow side", (0, 1, 0, 1), True, req)
+            pa, pb = self.ports(d, shape.second)
+            a = self.set_count(d, "raid0", "fast side", (1, 1, 1, 1), True, req, ports=pa)
+            b = self.set_count(shape.second, "raid0", "slow side", (0, 1, 0, 1), True, req, ports=pb)
             if a is None or b is None:
                 return None
-            return Config(d, a, shape.layout, self.ovs(d), shape.second, b, None, self.ovs(shape.second))
+            return self._config(d, a, shape.layout, shape.second, b)
         if shape.layout == "read-cache":
             assert shape.second is not None and shape.second_layout is not None
             h = self.h
-            b = self.set_count(shape.second, shape.second_layout, "backing set", (1 - h, 1, 1, 1), True, req)
+            pa, pb = self.ports(d, shape.second)
+            b = self.set_count(shape.second, shape.second_layout, "backing set", (1 - h, 1, 1, 1), True, req,
+                               ports=pb)
             if b is None:
                 return None
             # the hit ratio presumes the hot set fits: the cache holds cache_fraction of the backing set
             hot = self.cache_fraction * DeviceSet(shape.second, b, shape.second_layout).capacity_gb
-            a = self.set_count(d, "raid0", "cache set", (h, 0, 0, 0), False, req, hot)
+            a = self.set_count(d, "raid0", "cache set", (h, 0, 0, 0), False, req, hot, ports=pa)
             if a is None:
                 return None
-            return Config(d, a, shape.layout, self.ovs(d), shape.second, b, shape.second_layout,
-                          self.ovs(shape.second), h)
-        n = self.set_count(d, shape.layout, "", (1, 1, 1, 1), True, req)
+            return self._config(d, a, shape.layout, shape.second, b, shape.second_layout, h)
+        n = self.set_count(d, shape.layout, "", (1, 1, 1, 1), True, req, ports=self.ports(d)[0])
         if n is None:
             return None
-        return Config(d, n, shape.layout, self.ovs(d))
+        return self._config(d, n, shape.layout)
 
     def largest(self, shape: Shape) -> Config:
         """The shape at the most devices allowed (for "the best reachable figure")."""
@@ -503,10 +545,10 @@ class _Search:
             assert shape.second is not None
             sl = shape.second_layout
             m = top if sl != "raid10" else top - top % 2
-            return Config(d, top, shape.layout, self.ovs(d), shape.second, m, sl, self.ovs(shape.second),
-                          self.h if shape.layout == "read-cache" else None)
+            return self._config(d, top, shape.layout, shape.second, m, sl,
+                                self.h if shape.layout == "read-cache" else None)
         n = top if shape.layout != "raid10" else top - top % 2
-        return Config(d, max(n, min_count(shape.layout)), shape.layout, self.ovs(d))
+        return self._config(d, max(n, min_count(shape.layout)), shape.layout)
 
 
 def shapes(devices: Sequence[Device], layouts: Sequence[str], redundancy: str) -> list[Shape]:
@@ -577,7 +619,8 @@ def _binding(search: _Search, shape: Shape, e: Evaluation, m: dict[str, dict[str
 def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = None,
          layouts: Sequence[str] = LAYOUTS, redundancy: str = "required", hit_ratio: float = DEFAULT_HIT_RATIO,
          max_devices: int = DEFAULT_MAX_DEVICES, read_fraction: float | None = None, top: int = 10,
-         cache_fraction: float = DEFAULT_CACHE_FRACTION) -> Sizing:
+         cache_fraction: float = DEFAULT_CACHE_FRACTION, server_ports: int | None = None,
+         devices_only: bool = False) -> Sizing:
     """The `top` cheapest designs, each at the smallest count meeting `req` with headroom."""
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise DbtierError(f"--top must be a whole number of at least 1, got {top}", "e.g. --top 10")
@@ -598,7 +641,8 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
     if not (isinstance(cache_fraction, (int, float)) and math.isfinite(cache_fraction) and 0 <= cache_fraction <= 1):
         raise DbtierError(f"--cache-fraction must be between 0 and 1, got {cache_fraction}",
                           "e.g. --cache-fraction 0.1")
-    search = _Search(catalog, req, hit_ratio, max_devices, cache_fraction)
+    ports = check_server_ports(catalog.server_ports if server_ports is None else server_ports)
+    search = _Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only)
 
     found: list[tuple[Shape, Evaluation, dict[str, dict[str, Any]]]] = []
     cheaper_wo_latency: tuple[Shape, Evaluation, dict] | None = None
@@ -695,7 +739,7 @@ def _num(x: Any) -> bool:
 def value(doc: dict[str, Any], e: Evaluation, source: str = "the run") -> Value:
     """TPM/$, TPS/$, IOPS/$, MB/s per $ and $/GB of a measured run, priced as configuration `e`."""
     price = e.price_usd
-    if price <= 0:
+    if not (price > 0):
         raise DbtierError(f"{e.config.describe()} costs nothing in the catalog: price/performance is undefined",
                           "give the device a price with --catalog")
     cap = e.capacity_gb.value
@@ -703,9 +747,11 @@ def value(doc: dict[str, Any], e: Evaluation, source: str = "the run") -> Value:
         "tpm_per_usd", "tps_per_usd", "iops_per_usd", "mbps_per_usd", "usd_per_gb", "usd_per_tpm", "usd_per_tps",
         "usd_per_iops")}
     figures["usd_per_gb"] = price / cap
+    pricing = e.config.pricing()
     used = [f"price: ${_fmt(price)} for {e.config.describe()} from the catalog "
             f"(${_fmt(e.device_price_usd)} devices + ${_fmt(e.overhead_price_usd)} overhead); "
-            f"$/GB per usable GB ({_fmt(cap)} GB)"]
+            f"$/GB per usable GB ({_fmt(cap)} GB)",
+            f"pricing: {pricing['text']}"]
     measured: dict[str, Any] = {}
     points = doc.get("points")
     targets = doc.get("targets")
