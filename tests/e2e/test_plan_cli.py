@@ -72,7 +72,9 @@ def bench_run(tmp_path: Path) -> Path:
 # -- the contract ------------------------------------------------------------------------------------------
 
 def test_equivalent_json_is_the_design_example(tmp_path):
-    doc = ok_json(tmp_path, "plan", "equivalent", "--reference", CARD, "--using", DISK)
+    # the DESIGN example is the Microsoft blog's arithmetic: $1,000 per 16 drives from the first drive,
+    # i.e. a server with no drive ports of its own
+    doc = ok_json(tmp_path, "plan", "equivalent", "--reference", CARD, "--using", DISK, "--server-ports", "0")
     assert doc["plan"] == "equivalent"
     assert set(doc["by_metric"]) == {"iops", "throughput", "capacity"}
     for m in doc["by_metric"].values():
@@ -83,8 +85,9 @@ def test_equivalent_json_is_the_design_example(tmp_path):
                                         "price_ratio": pytest.approx(16.135)}
     assert (doc["by_metric"]["throughput"]["count"], doc["by_metric"]["throughput"]["price_usd"]) == (15, 5500)
     assert (doc["by_metric"]["capacity"]["count"], doc["by_metric"]["capacity"]["price_usd"]) == (17, 7100)
-    assert doc["params"] == {"action": "equivalent", "catalog_files": [], "reference": CARD, "using": DISK,
-                             "layout": "jbod", "read_fraction": 0.5}
+    assert doc["params"] == {"action": "equivalent", "catalog_files": [], "server_ports": 0, "devices_only": False,
+                             "reference": CARD, "using": DISK, "layout": "jbod", "read_fraction": 0.5}
+    assert doc["pricing"]["basis"] == "devices and overheads" and doc["pricing"]["server_ports"] == 0
     assert doc["arrays"]["iops"]["overheads"][0]["units"] == 56
     assert doc["arrays"]["iops"]["limits"]["read_mbps"]["limit"] == "devices"
 
@@ -92,13 +95,15 @@ def test_equivalent_json_is_the_design_example(tmp_path):
 def test_equivalent_terminal(tmp_path):
     r = run_dbtier("plan", "equivalent", "--reference", CARD, "--using", DISK, "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    for text in ("889", "$322,700", "16.14×", "$5,500", "0.28×", "17", "$7,100", "222,160 IOPS at 50% reads",
-                 "sas2-hba-pcie2-x8"):
+    # the shipped default: the server's own 8 ports take the first 8 disks, so capacity's 17 disks need
+    # ceil(9/16) = 1 unit: $5,100 + $1,000 = $6,100 (the blog's rule, --server-ports 0, gives $7,100)
+    for text in ("889", "$322,700", "16.14×", "$5,500", "0.28×", "17", "$6,100", "222,160 IOPS at 50% reads",
+                 "sas2-hba-pcie2-x8", "on a server with 8 drive ports of its own (the catalog's default)"):
         assert text in r.stdout, text
 
 
 def test_budget_json(tmp_path):
-    doc = ok_json(tmp_path, "plan", "budget", "--usd", "20000", "--devices", f"{CARD},{DISK}")
+    doc = ok_json(tmp_path, "plan", "budget", "--usd", "20000", "--devices", f"{CARD},{DISK}", "--server-ports", "0")
     assert doc["plan"] == "budget"
     card, disks = doc["options"]
     for o in (card, disks):
@@ -134,7 +139,8 @@ def test_size_json(tmp_path):
             assert set(m) == {"required", "with_headroom", "offered", "met", "margin"} and m["met"] is True
     assert [c["price_usd"] for c in cands] == sorted(c["price_usd"] for c in cands)
     best = cands[0]
-    assert (best["device"], best["count"], best["layout"], best["price_usd"]) == (DISK, 18, "raid10", 7400)
+    # 18 x $300 + ceil((18 - 8 server ports) / 16) x $1,000 = $6,400 (hand-worked in tests/unit/test_planner.py)
+    assert (best["device"], best["count"], best["layout"], best["price_usd"]) == (DISK, 18, "raid10", 6400)
     assert best["meets"]["read_iops"]["margin"] == pytest.approx(0.6)
     mixed = next(c for c in cands if c["layout"] == "preferred-read-mirror")
     assert mixed["second"] == {"device": DISK, "count": 9, "layout": "raid0", "role": "slow side"}
@@ -171,10 +177,12 @@ def test_value_of_a_probe_run(tmp_path):
     doc = ok_json(tmp_path, "plan", "value", "--result", str(run), "--config", f"{DISK}:8:raid10")
     assert doc["plan"] == "value" and doc["result"]["kind"] == "probe"
     v = doc["value"]
-    # $3,400 (8 x 300 + one unit); 78,845 IOPS of the 8 KiB mix; 1,552 MB/s; 292 GB
-    assert v["iops_per_usd"] == pytest.approx(78_845.436375 / 3400)
-    assert v["mbps_per_usd"] == pytest.approx(1551.731805 / 3400)
-    assert v["usd_per_gb"] == pytest.approx(3400 / 292)
+    # $2,400 (8 x 300; the 8 disks fit the server's own 8 drive ports, no HBA); 78,845 IOPS of the 8 KiB mix;
+    # 1,552 MB/s; 292 GB
+    assert v["iops_per_usd"] == pytest.approx(78_845.436375 / 2400)
+    assert v["mbps_per_usd"] == pytest.approx(1551.731805 / 2400)
+    assert v["usd_per_gb"] == pytest.approx(2400 / 292)
+    assert doc["config"]["pricing"]["devices_on_server_ports"] == 8
     assert v["tpm_per_usd"] is None and v["tps_per_usd"] is None
     assert any("mixed_iops_8k" in u for u in doc["figures_used"])
     r = run_dbtier("plan", "value", "--result", str(run), "--config", f"{DISK}:8:raid10", "--out", "run2",
@@ -212,6 +220,74 @@ def test_report_renders_plan_runs(tmp_path):
     for text in ("Equal performance", "Equal budget: what $20,000 buys", "Binding requirement: capacity",
                  "Price/performance of", "$322,700", "16.14×", "IOPS per $"):
         assert text in html, text
+
+
+# -- the MySQL study's TPM/$ (Percona 2009), as the README's plan section shows it ---------------------------------
+
+STUDY = {"raid10": ("sas-15k-73gb:8:raid10", 7439.85), "ssd": ("intel-x25e-32gb:1:jbod", 10681.05),
+         "card": ("fusionio-iodrive-160gb-slc:1:jbod", 17372.25)}
+
+
+def study_run(tmp_path: Path, name: str, tpm: float) -> Path:
+    run = tmp_path / "runs" / f"study-{name}"
+    run.mkdir(parents=True)
+    doc = {"schema_version": 1, "command": "bench", "status": "ok", "params": {"workload": "oltp"}, "errors": [],
+           "points": [{"clients": 16, "tps": tpm / 60, "tpm": tpm}], "knee": None}
+    (run / "result.json").write_text(json.dumps(doc))
+    return run
+
+
+def test_the_mysql_study_tpm_per_dollar(tmp_path):
+    """7,439.85 TPM / (8 x $190 = $1,520) = 4.9; 10,681.05 / $390 = 27.4; 17,372.25 / $4,800 = 3.6 TPM/$.
+    The disks at the study's $190 come from --catalog (the legacy catalog's note); the SSD and the card are
+    priced by the shipped catalog as they are."""
+    prices = str(DATA / "catalog" / "mysql-study-2009.toml")
+    want = {"raid10": 7439.85 / 1520, "ssd": 10681.05 / 390, "card": 17372.25 / 4800}
+    for name, (spec, tpm) in STUDY.items():
+        run = study_run(tmp_path, name, tpm)
+        extra = ("--catalog", prices) if name == "raid10" else ()
+        doc = ok_json(tmp_path, "plan", "value", "--result", str(run), "--config", spec, *extra, out=f"v-{name}")
+        assert doc["value"]["tpm_per_usd"] == pytest.approx(want[name])
+        assert doc["config"]["overhead_price_usd"] == 0
+        assert doc["pricing"]["basis"] == "devices and overheads" and doc["pricing"]["server_ports"] == 8
+    assert [round(w, 1) for w in want.values()] == [4.9, 27.4, 3.6]
+    run = tmp_path / "runs" / "study-ssd"
+    r = run_dbtier("plan", "value", "--result", str(run), "--config", STUDY["ssd"][0], "--out", "t", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "27.387" in r.stdout and "the drive fits the server's own 8 drive ports" in r.stdout
+    # a server with no drive ports of its own buys the $1,000 HBA: 10,681.05 / $1,390 = 7.684
+    doc = ok_json(tmp_path, "plan", "value", "--result", str(run), "--config", STUDY["ssd"][0],
+                  "--server-ports", "0", out="v0")
+    assert doc["value"]["tpm_per_usd"] == pytest.approx(10681.05 / 1390)
+    # devices only: the SSD alone again, and the document says so
+    doc = ok_json(tmp_path, "plan", "value", "--result", str(run), "--config", STUDY["ssd"][0],
+                  "--server-ports", "0", "--devices-only", out="v1")
+    assert doc["value"]["tpm_per_usd"] == pytest.approx(10681.05 / 390)
+    assert doc["pricing"]["basis"] == "devices only" and doc["config"]["pricing"]["basis"] == "devices only"
+    assert doc["params"]["devices_only"] is True and doc["params"]["server_ports"] == 0
+
+
+def test_devices_only_and_server_ports_on_every_action(tmp_path):
+    # budget: $20,000 of 15K disks at $300, devices only: 66 disks ($19,800)
+    doc = ok_json(tmp_path, "plan", "budget", "--usd", "20000", "--devices", DISK, "--devices-only", out="b")
+    assert (doc["options"][0]["count"], doc["options"][0]["price_usd"]) == (66, 19_800)
+    # equivalent on capacity with 24 server ports: 17 disks, no HBA: $5,100
+    doc = ok_json(tmp_path, "plan", "equivalent", "--reference", CARD, "--using", DISK, "--server-ports", "24",
+                  out="e")
+    assert doc["by_metric"]["capacity"]["price_usd"] == 5100 and doc["pricing"]["server_ports"] == 24
+    # size, devices only: raid10 of 18 disks = $5,400
+    doc = ok_json(tmp_path, "plan", "size", "--read-iops", "2000", "--write-iops", "500", "--capacity-gb", "500",
+                  "--devices", DISK, "--layouts", "raid10", "--devices-only", out="s")
+    assert (doc["candidates"][0]["count"], doc["candidates"][0]["price_usd"]) == (18, 5400)
+
+
+@pytest.mark.parametrize("value, needle", [
+    ("-1", "--server-ports must be a whole number from 0 to 10,000, got -1"),
+    ("10001", "--server-ports must be a whole number from 0 to 10,000, got 10001"),
+])
+def test_server_ports_out_of_range(tmp_path, value, needle):
+    fails(tmp_path, "plan", "equivalent", "--reference", CARD, "--using", DISK, "--server-ports", value,
+          needles=(needle,))
 
 
 # -- bad input ------------------------------------------------------------------------------------------------

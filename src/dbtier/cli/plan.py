@@ -19,7 +19,7 @@ from dbtier.cli.catalog import _catalog_doc, add_catalog_option
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
-                                Evaluation, evaluate, parse_spec)
+                                Evaluation, check_server_ports, evaluate, parse_spec)
 from dbtier.model.catalog import load_catalog
 from dbtier.model.planner import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, LABELS, BudgetOption, Equivalence,
                                   Requirement, Sizing, Value, budget, equivalent, requirement_from_history, size,
@@ -32,6 +32,18 @@ _LAYOUT_LIST = "; ".join(f"{k}: {v}" for k, v in LAYOUT_HELP.items())
 def _list(values: Sequence[str] | None) -> list[str]:
     """`--devices a,b c` -> [a, b, c]: commas and spaces both separate."""
     return [v.strip() for item in (values or []) for v in item.split(",") if v.strip()]
+
+
+def add_pricing_options(p: argparse.ArgumentParser) -> None:
+    """`--server-ports N` and `--devices-only`, shared by every plan action."""
+    g = p.add_argument_group("pricing")
+    g.add_argument("--server-ports", type=int, default=None, metavar="N",
+                   help="SAS/SATA drive ports the server already has (default: the catalog's [server] drive_ports, "
+                        "8): the first N drives use them and HBA/enclosure units are bought only past them; "
+                        "0 buys one per 16 drives from the first. PCIe cards and NVMe drives use no drive port")
+    g.add_argument("--devices-only", action="store_true",
+                   help="price the devices alone (no controller, enclosure or slot), as studies that price the "
+                        "I/O system by its drives do; the controllers' MB/s ceilings still apply")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ep.add_argument("--layout", default="jbod", choices=SET_LAYOUTS, help="layout of the --using array (default jbod)")
     ep.add_argument("--read-fraction", type=float, default=DEFAULT_READ_FRACTION, metavar="R",
                     help="share of reads in the IOPS mix, 0..1 (default 0.5)")
+    add_pricing_options(ep)
     add_catalog_option(ep)
     add_output_options(ep)
     ep.set_defaults(func=run_equivalent)
@@ -63,6 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bp.add_argument("--layout", default="jbod", choices=SET_LAYOUTS, help="layout of each array (default jbod)")
     bp.add_argument("--read-fraction", type=float, default=DEFAULT_READ_FRACTION, metavar="R",
                     help="share of reads for the IOPS figure, 0..1 (default 0.5)")
+    add_pricing_options(bp)
     add_catalog_option(bp)
     add_output_options(bp)
     bp.set_defaults(func=run_budget)
@@ -96,6 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--max-devices", type=int, default=DEFAULT_MAX_DEVICES, metavar="N",
                     help=f"most devices in one set (default {DEFAULT_MAX_DEVICES})")
     sp.add_argument("--top", type=int, default=10, metavar="N", help="how many candidates to list (default 10)")
+    add_pricing_options(sp)
     add_catalog_option(sp)
     add_output_options(sp)
     sp.set_defaults(func=run_size)
@@ -110,6 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "FAST:N:preferred-read-mirror:SLOW:M or CACHE:N:read-cache:BACKING:M[:LAYOUT]")
     vp.add_argument("--hit-ratio", type=float, default=DEFAULT_HIT_RATIO, metavar="H",
                     help="read hit ratio when --config is a read-cache (default 0.9)")
+    add_pricing_options(vp)
     add_catalog_option(vp)
     add_output_options(vp)
     vp.set_defaults(func=run_value)
@@ -130,13 +146,34 @@ def _fraction(option: str, x: float) -> None:
         raise DbtierError(f"{option} must be between 0 and 1, got {x:g}", f"e.g. {option} 0.5")
 
 
+def _server_ports(args: argparse.Namespace) -> int | None:
+    if args.server_ports is None:
+        return None
+    return check_server_ports(args.server_ports)
+
+
 def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, Any]:
-    return {"action": action, "catalog_files": list(args.catalog), **extra}
+    return {"action": action, "catalog_files": list(args.catalog), "server_ports": args.server_ports,
+            "devices_only": args.devices_only, **extra}
 
 
-def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any]) -> dict[str, Any]:
+def _pricing(catalog: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The document's top-level `pricing`: which pricing every figure of this run used."""
+    ports = catalog.server_ports if args.server_ports is None else args.server_ports
+    basis = "devices only" if args.devices_only else "devices and overheads"
+    where = "--server-ports" if args.server_ports is not None else "the catalog's default"
+    text = ("devices only (--devices-only): controllers, enclosures and slots are not priced; their MB/s "
+            "ceilings still apply" if args.devices_only else
+            f"devices and overheads, on a server with {ports} drive port{'s' if ports != 1 else ''} of its own "
+            f"({where}): HBA/enclosure units are priced only past them; PCIe cards and NVMe drives need none")
+    return {"basis": basis, "server_ports": ports,
+            "server_ports_from": "--server-ports" if args.server_ports is not None else "catalog", "text": text}
+
+
+def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     run.doc["plan"] = action
     run.doc.update(body)
+    run.doc["pricing"] = _pricing(catalog, args)
     run.doc["catalog"] = _catalog_doc(catalog)
     run.finish()
     return run.doc
@@ -258,10 +295,11 @@ def value_body(v: Value, run_dir: str, command: Any) -> dict[str, Any]:
 def run_equivalent(args: argparse.Namespace) -> int:
     _fraction("--read-fraction", args.read_fraction)
     catalog = load_catalog(args.catalog)
-    eq = equivalent(catalog, args.reference, args.using, args.read_fraction, args.layout)
+    eq = equivalent(catalog, args.reference, args.using, args.read_fraction, args.layout,
+                    server_ports=_server_ports(args), devices_only=args.devices_only)
     run = Run("plan", args, _params(args, "equivalent", reference=args.reference, using=args.using,
                                     layout=args.layout, read_fraction=args.read_fraction))
-    doc = _doc(run, "equivalent", catalog, equivalent_body(eq))
+    doc = _doc(run, "equivalent", catalog, equivalent_body(eq), args)
 
     def render() -> None:
         con = console(args)
@@ -280,6 +318,7 @@ def run_equivalent(args: argparse.Namespace) -> int:
             o = over[0]
             con.print(f"[dim]overhead: {o['id']}, ${o['unit_price_usd']:,.0f} per {o['per_devices']} devices, "
                       f"{o['max_mbps']:,.0f} MB/s each[/dim]")
+        con.print(f"[dim]pricing: {doc['pricing']['text']}[/dim]", soft_wrap=True)
         con.print(f"[dim]Run: {run.dir.path}[/dim]")
 
     emit(doc, args, render)
@@ -293,10 +332,12 @@ def run_budget(args: argparse.Namespace) -> int:
     _fraction("--read-fraction", args.read_fraction)
     devices = _list(args.devices)
     catalog = load_catalog(args.catalog)
-    options = budget(catalog, args.usd, devices, args.layout, args.read_fraction)
+    options = budget(catalog, args.usd, devices, args.layout, args.read_fraction, _server_ports(args),
+                     args.devices_only)
     run = Run("plan", args, _params(args, "budget", usd=args.usd, devices=devices, layout=args.layout,
                                     read_fraction=args.read_fraction))
-    doc = _doc(run, "budget", catalog, budget_body(options, args.usd, args.layout, args.read_fraction))
+    doc = _doc(run, "budget", catalog, budget_body(options, args.usd, args.layout, args.read_fraction),
+               args)
 
     def render() -> None:
         con = console(args)
@@ -316,6 +357,7 @@ def run_budget(args: argparse.Namespace) -> int:
             if o.evaluation is not None:
                 con.print(f"[dim]{o.device.id}: MB/s limited by {o.evaluation.read_mbps.limit} "
                           f"({o.evaluation.read_mbps.detail})[/dim]")
+        con.print(f"[dim]pricing: {doc['pricing']['text']}[/dim]", soft_wrap=True)
         con.print(f"[dim]Run: {run.dir.path}[/dim]")
 
     emit(doc, args, render)
@@ -359,12 +401,12 @@ def run_size(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     _fraction("--cache-fraction", args.cache_fraction)
     sz = size(catalog, req, devices, layouts, args.redundancy, args.hit_ratio, args.max_devices, top=args.top,
-              cache_fraction=args.cache_fraction)
+              cache_fraction=args.cache_fraction, server_ports=_server_ports(args), devices_only=args.devices_only)
     run = Run("plan", args, _params(args, "size", requirement=req.to_dict(), layouts=layouts, devices=devices,
                                     redundancy=args.redundancy, hit_ratio=args.hit_ratio,
                                     cache_fraction=args.cache_fraction,
                                     max_devices=args.max_devices, top=args.top, from_history=args.from_history))
-    doc = _doc(run, "size", catalog, size_body(sz, history))
+    doc = _doc(run, "size", catalog, size_body(sz, history), args)
 
     def render() -> None:
         con = console(args)
@@ -391,6 +433,7 @@ def run_size(args: argparse.Namespace) -> int:
             t.add_row(*row, c.binding)
         con.print(t)
         con.print(f"binding: [bold]{sz.binding}[/bold] — {sz.binding_detail}", soft_wrap=True)
+        con.print(f"[dim]pricing: {doc['pricing']['text']}[/dim]", soft_wrap=True)
         con.print(f"[dim]`--json` gives each requirement's margin (offered / required - 1; met at "
                   f"{req.headroom:.0%} or more). Run: {run.dir.path}[/dim]")
 
@@ -403,11 +446,11 @@ def run_size(args: argparse.Namespace) -> int:
 def run_value(args: argparse.Namespace) -> int:
     _fraction("--hit-ratio", args.hit_ratio)
     catalog = load_catalog(args.catalog)
-    cfg = parse_spec(catalog, args.config, args.hit_ratio)
+    cfg = parse_spec(catalog, args.config, args.hit_ratio, _server_ports(args), args.devices_only)
     result = load_run(args.result)
     v = value(result, evaluate(cfg), str(args.result))
     run = Run("plan", args, _params(args, "value", result=args.result, config=args.config))
-    doc = _doc(run, "value", catalog, value_body(v, str(args.result), result.get("command")))
+    doc = _doc(run, "value", catalog, value_body(v, str(args.result), result.get("command")), args)
 
     def render() -> None:
         con = console(args)

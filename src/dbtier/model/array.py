@@ -453,17 +453,26 @@ class Config:
         sets = self.sets()
         on_ports = sum(s.on_server_ports for s in sets)
         port_sets = [s for s in sets if s.needs_ports]
+        P = self.server_ports
+        ported = sum(s.count for s in port_sets)
         if self.devices_only:
             text = ("devices only: controllers, enclosures and slots are not priced (--devices-only); "
                     "their MB/s ceilings still apply")
         elif not any(s.overheads for s in sets):
-            text = "devices and overheads: these devices need none (they carry their own controller)"
-        elif port_sets:
-            text = (f"devices and overheads: the server's own {self.server_ports} drive port"
-                    f"{'s' if self.server_ports != 1 else ''} take {on_ports} of the devices; HBA/enclosure "
-                    "units are priced for the rest")
-        else:
+            text = ("devices and overheads: these devices need none (a PCIe card takes a slot, an NVMe drive a bay, "
+                    "a cloud volume nothing)")
+        elif not port_sets:
             text = "devices and overheads: every overhead unit the devices need is priced"
+        elif P == 0:
+            text = ("devices and overheads: the server has no drive ports of its own here (--server-ports 0), so "
+                    "HBA/enclosure units are priced from the first drive")
+        elif on_ports == ported:
+            what = f"the {ported} drives fit" if ported > 1 else "the drive fits"
+            text = (f"devices and overheads: {what} the server's own {P} drive port{'s' if P != 1 else ''}: "
+                    "no HBA/enclosure is priced")
+        else:
+            text = (f"devices and overheads: {on_ports} drives on the server's own {P} drive ports, "
+                    f"HBA/enclosure units priced for the other {ported - on_ports}")
         return {"basis": "devices only" if self.devices_only else "devices and overheads",
                 "server_ports": self.server_ports, "devices_on_server_ports": on_ports, "text": text}
 
