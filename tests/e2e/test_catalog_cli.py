@@ -167,3 +167,43 @@ def test_help(tmp_path):
 def test_catalog_without_action_prints_help(tmp_path):
     r = dbtier(tmp_path, "catalog")
     assert r.returncode == 2 and "list" in r.stdout and "show" in r.stdout
+
+
+# -- hostile catalog files through the real entry point (issue 12) ---------------------------------------------
+
+@pytest.mark.parametrize("action", [["catalog", "list"], ["catalog", "show", "sas-15k-73gb"],
+                                    ["plan", "budget", "--usd", "1000", "--devices", "sas-15k-73gb"]])
+def test_fifo_and_dev_zero_are_refused_before_opening(tmp_path, action):
+    fifo = tmp_path / "cat.toml"
+    os.mkfifo(fifo)
+    err = fails(tmp_path, *action, "--catalog", str(fifo), "--out", "run")   # would block if it were opened
+    assert f"catalog file {fifo}: a FIFO (named pipe), not a regular file" in err
+    err = fails(tmp_path, *action, "--catalog", "/dev/zero", "--out", "run")
+    assert "catalog file /dev/zero: a character device, not a regular file" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_nan_and_absurd_prices_name_the_file_entry_and_field(tmp_path):
+    good = (DATA / "override.toml").read_text()
+    for literal, says in (("nan", "must be a finite number, got nan"),
+                          ("1e308", "must be at most 1,000,000,000 (US dollars), got 1e+308")):
+        bad = tmp_path / f"{literal}.toml"
+        bad.write_text(good.replace("price_usd = 190", f"price_usd = {literal}"))
+        err = fails(tmp_path, "catalog", "list", "--catalog", str(bad), "--out", "run")
+        assert f"{bad}: device #1 (id 'sas-15k-73gb'): field 'price_usd' {says}" in err
+
+
+def test_list_and_show_carry_the_servers_ports(tmp_path):
+    doc = json.loads(ok(tmp_path, "catalog", "list", "--json", "--out", "run").stdout)
+    assert doc["server"]["drive_ports"] == 8 and doc["catalog"]["server"]["drive_ports"] == 8
+    assert all(o["after_server_ports"] for o in doc["overheads"])
+    r = ok(tmp_path, "catalog", "show", "intel-x25e-32gb", "--out", "run2")
+    assert "server: 8 drive ports of its own" in r.stdout and "past ports" in r.stdout
+
+
+def test_markup_in_a_catalog_name_is_printed_literally(tmp_path):
+    p = tmp_path / "m.toml"
+    p.write_text((DATA / "override.toml").read_text().replace(
+        'name = "73 GB 15K RPM 2.5\\" SAS disk (Percona 2009 price)"', 'name = "[/x] [red]disk[/red]"'))
+    r = ok(tmp_path, "catalog", "show", "sas-15k-73gb", "--catalog", str(p), "--out", "run")
+    assert "[/x] [red]disk[/red]" in r.stdout

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
@@ -49,7 +50,19 @@ def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, An
 
 
 def _catalog_doc(catalog: Catalog) -> dict[str, Any]:
-    return {"files": list(catalog.files), "overridden": dict(catalog.overridden)}
+    return {"files": list(catalog.files), "overridden": dict(catalog.overridden),
+            "server": catalog.server.to_dict() if catalog.server is not None else None}
+
+
+def _server_line(catalog: Catalog) -> str:
+    """What the server already has, in one line (markup-safe)."""
+    s = catalog.server
+    if s is None:
+        return ("[dim]server: no [server] table, so no drive ports of its own: HBA/enclosure units are priced "
+                "from the first drive[/dim]")
+    return (f"[dim]server: {s.drive_ports} drive port{'s' if s.drive_ports != 1 else ''} of its own "
+            f"(from {escape(s.origin)}); overheads marked 'past ports' are priced only for drives beyond them "
+            "(`dbtier plan ... --server-ports N` to change, --devices-only to price drives alone)[/dim]")
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -63,6 +76,7 @@ def run_list(args: argparse.Namespace) -> int:
     run.doc["catalog"] = _catalog_doc(catalog)
     run.doc["devices"] = [d.to_dict() for d in devices]
     run.doc["overheads"] = [o.to_dict() for o in overheads]
+    run.doc["server"] = catalog.server.to_dict() if catalog.server is not None else None
     run.finish()
 
     def render() -> None:
@@ -71,13 +85,14 @@ def run_list(args: argparse.Namespace) -> int:
         if overheads:
             con.print()
             con.print(_overheads_table(overheads, "overheads (controllers, enclosures, buses)"))
+        con.print(_server_line(catalog), soft_wrap=True)
         for origin in catalog.files:
             mine = [e.id + (" (replaces an earlier entry)" if f"{what}:{e.id}" in catalog.overridden else "")
                     for what, entries in (("device", devices), ("overhead", overheads))
                     for e in entries if e.origin == origin]
             if mine and not origin.startswith("shipped:"):
                 con.print()
-                con.print(f"from {origin}: " + ", ".join(mine))
+                con.print(escape(f"from {origin}: " + ", ".join(mine)), soft_wrap=True)
         con.print()
         con.print(f"[dim]{len(devices)} devices; `dbtier catalog show ID` gives sources. Run: {run.dir.path}[/dim]")
 
@@ -101,6 +116,8 @@ def run_show(args: argparse.Namespace) -> int:
         con.print()
         if overheads:
             con.print(_overheads_table(overheads, "overheads a plan adds for it"))
+            if any(o.after_server_ports for o in overheads):
+                con.print(_server_line(catalog), soft_wrap=True)
         else:
             con.print("[dim]no controller/enclosure overhead: the device carries its own[/dim]")
         con.print(f"[dim]Run: {run.dir.path}[/dim]")
@@ -149,7 +166,7 @@ def _devices_table(devices: list[Device], width: int) -> Table:
 
 
 def _device_table(d: Device) -> Table:
-    t = Table(title=f"{d.id}: {d.name}", title_justify="left", show_header=False)
+    t = Table(title=escape(f"{d.id}: {d.name}"), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
     rows = [
@@ -165,16 +182,17 @@ def _device_table(d: Device) -> Table:
         rows.append(("notes", d.notes))
     rows.append(("from", d.origin))
     for k, v in rows:
-        t.add_row(k, v)
+        t.add_row(k, escape(v))   # names, sources and paths come from user files: print them literally
     return t
 
 
 def _overheads_table(overheads: list[Overhead], title: str) -> Table:
     t = Table(title=f"{title}: one unit per N devices", title_justify="left", box=box.SIMPLE_HEAD,
               pad_edge=False, padding=0, show_edge=False)
-    for name in ("id", "$/unit", "N", "MB/s cap", "applies to"):
+    for name in ("id", "$/unit", "N", "MB/s cap", "past ports", "applies to"):
         t.add_column(name, justify="right" if name in ("$/unit", "N", "MB/s cap") else "left",
                      no_wrap=(name != "applies to"))
     for o in overheads:
-        t.add_row(o.id, _n(o.price_usd), str(o.per_devices), _n(o.max_mbps), ", ".join(o.applies_to))
+        t.add_row(o.id, _n(o.price_usd), str(o.per_devices), _n(o.max_mbps), "yes" if o.after_server_ports else "no",
+                  escape(", ".join(o.applies_to)))
     return t
