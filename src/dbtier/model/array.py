@@ -22,7 +22,8 @@ volumes nothing) never use the server's drive ports, and overheads without
 `after_server_ports` are bought for every device, as before. The server's own
 controller is taken to be of the class of the overhead it stands in for: for
 the MB/s ceiling it counts as one more unit whenever it serves a device
-(ceiling = (units + 1) x max_mbps). In a mixed layout the server's ports serve
+(ceiling = (units + 1) x max_mbps; as for any units, the devices are taken to
+be spread evenly over the controllers). In a mixed layout the server's ports serve
 the first set that needs ports (the fast side or the cache set, else the other
 one); the other set buys its own, as the sides share no controller.
 

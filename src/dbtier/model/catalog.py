@@ -448,7 +448,8 @@ def _num_text(v: float) -> str:
             digits = str(abs(v))
         except ValueError:  # beyond Python's digit limit; TOML parsing refuses those first
             return "an integer too long to print"
-        return f"{'-' if v < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1} (an integer of {len(digits)} digits)"
+        sign = "-" if v < 0 else ""
+        return f"{sign}{digits[0]}.{digits[1:4]}e+{len(digits) - 1} (an integer of {len(digits)} digits)"
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
