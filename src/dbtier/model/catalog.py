@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
+import stat
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from importlib import resources
@@ -279,7 +281,11 @@ def _read_user_file(path: Path) -> str:
     # FIFOs, /dev/zero, directories, sockets: refused by name before opening (opening a FIFO blocks)
     regular_file(path, "catalog file", hint)
     try:
-        with open(path, "rb") as f:
+        # O_NONBLOCK and a second check on the open file: a path swapped for a FIFO after the stat cannot block
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise DbtierError(f"catalog file {path}: not a regular file", hint)
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise DbtierError(f"cannot read catalog file {path}: {exc.strerror or exc}", "check its permissions") from exc
