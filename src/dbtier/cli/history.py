@@ -222,8 +222,9 @@ def run_requirement(args: argparse.Namespace) -> int:
     run.doc["requirement"] = dict(req)
     run.doc.update(req)
     run.doc["from"] = source
-    run.doc["with_headroom"] = {k: req[k] * (1 + req["headroom"]) for k in
+    run.doc["with_headroom"] = {k: None if req[k] is None else req[k] * (1 + req["headroom"]) for k in
                                 ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb")}
+    run.doc["absent"] = source["absent"]   # what the source did not measure: missing, not 0
     run.finish()
 
     def render() -> None:
@@ -237,6 +238,8 @@ def run_requirement(args: argparse.Namespace) -> int:
                                  ("capacity_gb", "capacity GB", 1)):
             t.add_row(label, _n(req[k], digits), _n(run.doc["with_headroom"][k], digits))
         out.print(t)
+        for k, why in source["absent"].items():
+            out.print(f"[yellow]{k}: missing[/yellow] — {why}; plan size will not size for it", highlight=False)
         out.print(f"[dim]capacity from {source['capacity_from']}. Run: {run.dir.path}[/dim]")
         out.print(f"[dim]next: dbtier plan size --from-history {run.dir.path}[/dim]")
 

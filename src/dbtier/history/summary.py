@@ -206,19 +206,28 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
         peaks, cap, what = db.get("peaks") or {}, db.get("capacity_gb"), db.get("name")
         kind = doc.get("kind")
     out: dict[str, Any] = {}
+    absent: dict[str, str] = {}
     for m in ("read_iops", "write_iops", "read_mbps", "write_mbps"):
         v = (peaks.get(m) or {}).get(key)
         if v is None and kind == "hourly" and key == "p99":
             raise DbtierError(f"{run_dir}: a dma collection has no p99 (it gives p50, p75, p90, p95 and max per "
                               "hour of day)", "use --percentile 95 or --percentile max")
-        out[m] = float(v) if isinstance(v, (int, float)) else 0.0
+        # A rate the source does not carry stays missing (null): a 0 would read as "measured: none".
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        out[m] = float(v) if ok else None
+        if not ok:
+            absent[m] = f"the {doc.get('source') or 'history'} data has no {m.replace('_', ' ')} {key}"
     if capacity_gb is not None:
         out["capacity_gb"] = float(capacity_gb)
+    elif isinstance(cap, (int, float)) and not isinstance(cap, bool) and math.isfinite(cap):
+        out["capacity_gb"] = float(cap)
     else:
-        out["capacity_gb"] = float(cap) if isinstance(cap, (int, float)) else 0.0
+        out["capacity_gb"] = None
+        absent["capacity_gb"] = "the source does not say the allocated size; give --capacity-gb"
     out["percentile"] = pnum
     out["headroom"] = float(headroom)
     source = {"run_dir": run_dir, "action": action, "source": doc.get("source"), "of": what,
               "statistic": key, "capacity_from": "--capacity-gb" if capacity_gb is not None else
-              ("the source" if isinstance(cap, (int, float)) else "unknown (0: no capacity requirement)")}
+              ("the source" if out["capacity_gb"] is not None else "unknown (no capacity requirement)"),
+              "absent": absent}
     return {k: out[k] for k in REQUIREMENT_KEYS}, source
