@@ -76,3 +76,38 @@ def test_fio_block_without_latency_is_missing_not_zero():
     res = parse_output(text)
     assert res["read"]["iops"] == 100.0
     assert res["read"]["lat_us"]["mean"] is None and res["read"]["lat_us"]["p99"] is None
+
+
+# -- a part that cannot be drawn is said (issue 13 item 10) ---------------------------------------------------
+
+def test_show_summary_names_a_part_it_could_not_draw(monkeypatch, capsys):
+    """A figures function that fails on a document it was not written for (simulated here by making the
+    OLTP one raise): before, show raised and the report section vanished; now `problems` names the part and
+    the error, show prints it, and the tables and method are still there."""
+    from rich.console import Console
+
+    from dbtier.cli.show import print_summary
+    from dbtier.report import figures as F
+
+    def broken(doc):
+        raise ValueError("clients is not a number")
+    monkeypatch.setattr(F, "_oltp_figures", broken)
+    doc = {"schema_version": 1, "command": "bench", "bench": "oltp", "params": {"workload": "tpcc"},
+           "status": "ok", "points": [{"clients": 1, "tps": 10.0}]}
+    s = F.summary(doc)
+    assert s["problems"] == [{"section": "figures", "error": "ValueError: clients is not a number"}]
+    assert s["method"]
+    print_summary(Console(width=200), doc)
+    assert "the figures of this run could not be drawn: ValueError: clients is not a number" in capsys.readouterr().out
+    good = F.summary({"schema_version": 1, "command": "catalog", "params": {}})
+    assert good["problems"] == []
+
+
+def test_history_report_says_when_a_series_file_cannot_be_read(tmp_path):
+    """An import run whose totals.parquet is not Parquet: the section says a chart was left out and why."""
+    from dbtier.report.history import section_html
+    (tmp_path / "totals.parquet").write_bytes(b"not parquet at all")
+    doc = {"command": "history", "params": {"action": "import"}, "source": "awr", "kind": "counters",
+           "databases": [{"name": "PROD", "peaks": {}, "total": {}}], "files": []}
+    html = section_html(doc, str(tmp_path))
+    assert "a chart of this run was left out" in html and "could not be read" in html
