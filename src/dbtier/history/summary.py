@@ -134,11 +134,31 @@ def load_totals(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], 
     con.execute(f"CREATE OR REPLACE VIEW {table} AS " + " UNION ALL ".join(parts))
 
 
+def own_sum_of_peaks(docs: Sequence[dict[str, Any]], percentile: str = "max") -> dict[str, Any]:
+    """Each database's own peak (its import series, at `percentile` of its intervals), added up: what sizing
+    each database alone asks for. A database whose import lacks the figure makes that sum None (and named)."""
+    key = PERCENTILES[percentile][0]
+    out: dict[str, Any] = {"percentile": percentile}
+    for m in ("iops", "mbps"):
+        vals = {db.get("name"): ((db.get("total") or {}).get(m) or {}).get(key)
+                for d in docs for db in d.get("databases") or []}
+        missing = sorted(str(n) for n, v in vals.items() if not (isinstance(v, (int, float)) and math.isfinite(v)))
+        out[m] = None if missing else float(sum(vals.values()))
+        if missing:
+            out[f"{m}_missing"] = missing[:10]
+    return out
+
+
 def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], step: int | None,
-                            top: int) -> dict[str, Any]:
+                            top: int, percentile: str = "max") -> dict[str, Any]:
     load_totals(con, docs)
     r = cons.consolidate(con, "all_totals", step=step, top=top, grid="grid", out_sum="sum_series",
                          shape=cons.shape_of_imports([db for d in docs for db in d.get("databases") or []]))
+    # Two sums of peaks: each database's own series (finer intervals keep its true spikes) and on the grid
+    # (each database's highest cell). gain compares like with like: the grid's sum over the grid's peak.
+    r["sum_of_peaks_grid"] = r.pop("sum_of_peaks")
+    r["sum_of_peaks"] = own_sum_of_peaks(docs, percentile)
+    r["gain_uses"] = "sum_of_peaks_grid / peak_of_sum (both on the common grid)"
     pk = series.peaks(con, "sum_series", by=None)[None]
     r["peaks"] = {m: pk["peaks"][m] for m in series.PEAK_METRICS}
     r["total"] = {"iops": pk["peaks"]["iops"], "mbps": pk["peaks"]["mbps"]}

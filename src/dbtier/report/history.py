@@ -224,12 +224,15 @@ def _dma(doc: dict[str, Any], run_dir: str) -> str:
 
 def _consolidate(doc: dict[str, Any], run_dir: str) -> str:
     sp, ps = doc.get("sum_of_peaks") or {}, doc.get("peak_of_sum") or {}
+    sg = doc.get("sum_of_peaks_grid") or sp    # older documents had only the grid's
     g = doc.get("grid") or {}
     out = [f"<p>{len(doc.get('databases') or [])} databases on a common UTC grid of {_n(g.get('step_seconds'))} s "
            f"from {_e(g.get('start'))} to {_e(g.get('end'))}.</p>",
-           _table(["", "IOPS", "MB/s"], [["sum of the peaks", _n(sp.get("iops")), _n(sp.get("mbps"), 1)],
-                                         ["peak of the sum", _n(ps.get("iops")), _n(ps.get("mbps"), 1)],
-                                         ["gain (sum of peaks / peak of sum)", _n(doc.get("gain"), 2),
+           _table(["", "IOPS", "MB/s"], [[f"sum of the peaks ({_e(sp.get('percentile') or 'max')} of each own series)",
+                                          _n(sp.get("iops")), _n(sp.get("mbps"), 1)],
+                                         ["sum of the peaks on the grid", _n(sg.get("iops")), _n(sg.get("mbps"), 1)],
+                                         ["peak of the sum (on the grid)", _n(ps.get("iops")), _n(ps.get("mbps"), 1)],
+                                         ["gain (grid sum of peaks / peak of sum)", _n(doc.get("gain"), 2),
                                           _n(doc.get("gain_mbps"), 2)]]),
            f"<p>The combined IOPS peak is at {_e(doc.get('peak_time'))}.</p>"]
     drivers = doc.get("drivers") or []
