@@ -56,8 +56,15 @@ def test_consolidate_and_requirement_contract(tmp_path):
     dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(a))
     dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--out", str(b), "--database", "PROD")
     c = dbtier_json(tmp_path, "history", "consolidate", str(a), str(b), "--out", str(tmp_path / "c"), "--step", "5m")
-    for k in ("sum_of_peaks", "peak_of_sum"):
+    for k in ("sum_of_peaks_grid", "peak_of_sum"):
         assert set(c[k]) == {"iops", "mbps"}
+    # sum_of_peaks: each database's own import peak (max by default), added up; gain is on the grid
+    dbs = load_doc(a)["databases"] + load_doc(b)["databases"]
+    assert c["sum_of_peaks"] == {"percentile": "max", "iops": pytest.approx(sum(d["total"]["iops"]["max"] for d in dbs)),
+                                 "mbps": pytest.approx(sum(d["total"]["mbps"]["max"] for d in dbs))}
+    assert c["sum_of_peaks"]["iops"] >= c["sum_of_peaks_grid"]["iops"] - 1e-6   # a 5 min grid cell averages
+    assert c["gain"] == pytest.approx(c["sum_of_peaks_grid"]["iops"] / c["peak_of_sum"]["iops"])
+    assert c["gain_uses"].startswith("sum_of_peaks_grid / peak_of_sum")
     assert c["gain"] >= 1.0 and c["peak_time"].endswith("Z")
     assert isinstance(c["drivers"], list) and {"database", "iops", "share"} <= set(c["drivers"][0])
     assert set(c["peaks"]) == PEAK_KEYS

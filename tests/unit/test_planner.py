@@ -286,7 +286,7 @@ def test_unmeetable_requirements_name_the_requirement_and_the_best_figure(cat):
 def test_requirement_checks():
     with pytest.raises(DbtierError, match="no requirement given"):
         Requirement()
-    with pytest.raises(DbtierError, match="must be a positive number"):
+    with pytest.raises(DbtierError, match="must be a number of at least 0"):
         Requirement(read_iops=-1)
     with pytest.raises(DbtierError, match="headroom must be 0 or more"):
         Requirement(read_iops=1, headroom=-0.1)
@@ -311,7 +311,11 @@ HISTORY = {"schema_version": 1, "command": "history",
 
 def test_requirement_from_history(cat):
     req = requirement_from_history(HISTORY, "runs/h")
-    assert (req.read_iops, req.write_iops, req.read_mbps, req.write_mbps, req.capacity_gb) == (2000, 500, 0, 0, 500)
+    # read_mbps null: absent (not a made-up 0); write_mbps 0: a measured zero. Neither is sized for.
+    assert (req.read_iops, req.write_iops, req.read_mbps, req.write_mbps, req.capacity_gb) == (2000, 500, None, 0, 500)
+    assert req.absent() == ["read_mbps"] and req.given() == ["read_iops", "write_iops", "capacity_gb"]
+    assert req.to_dict()["read_mbps"] is None and req.to_dict()["write_mbps"] == 0
+    assert req.to_dict()["absent"] == ["read_mbps"]
     assert req.headroom == 0.2 and req.percentile == 95
     assert req.source == "history run runs/h (p95 of interval rates)"
     # the command line wins

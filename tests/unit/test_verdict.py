@@ -162,7 +162,8 @@ def test_backups():
 def test_cheapest_and_value():
     size = load_run(LAB / "plan-size.json")
     assert verdict([size])["sentences"] == [
-        "The cheapest configuration for the requirement (2.3 read MB/s, 8.7 write MB/s and 10 GB, +30% headroom) is "
+        "The cheapest configuration for the requirement (1 read IOPS, 1 write IOPS, 2.3 read MB/s, 8.7 write MB/s and "
+        "10 GB, +30% headroom) is "
         "2 x nvme-consumer-2tb mirror2 at $340 (2,000 GB usable, 2,800,000 read / 1,550,000 write IOPS); the binding "
         "requirement is capacity."]
     value = {"command": "plan", "plan": "value", "result": {"run_dir": "oltp"},
@@ -246,8 +247,8 @@ def test_the_sample_lab(tmp_path):
         "The TPC-H runs cannot tell the temp tiers apart (0.739 s with temp on /var/tmp/lab-sample/slow, 0.826 s on "
         "/var/tmp/lab-sample/fast): /var/tmp/lab-sample/slow and /var/tmp/lab-sample/fast are both on vda.",
         ONE_STORAGE,
-        "The cheapest configuration for the measured load (2.3 read MB/s, 8.7 write MB/s and 10 GB, +30% headroom) "
-        "is 2 x nvme-consumer-2tb mirror2 at $340 (2,000 GB usable, 2,800,000 read / 1,550,000 write IOPS); the "
+        "The cheapest configuration for the measured load (1 read IOPS, 1 write IOPS, 2.3 read MB/s, 8.7 write MB/s "
+        "and 10 GB, +30% headroom) is 2 x nvme-consumer-2tb mirror2 at $340 (2,000 GB usable, 2,800,000 read / 1,550,000 write IOPS); the "
         "binding requirement is capacity."]
     assert texts(v, "caveats") == [VIRTUAL]           # the lab's own tiers are explained by the TPC-H sentence
 

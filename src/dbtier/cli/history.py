@@ -60,6 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     cp.add_argument("--step", metavar="DURATION", help="grid cell (3600, 15m, 1h; default: the longest median "
                     "snapshot interval of the databases, to the minute)")
     cp.add_argument("--top", type=int, default=10, metavar="N", help="drivers of the combined peak to list (10)")
+    cp.add_argument("--percentile", choices=["95", "99", "max"], default="max",
+                    help="each database's own peak for sum_of_peaks: p95, p99 or max of its intervals (max)")
     cp.add_argument("--full-grid", action="store_true",
                     help="write every database's cells to grid.parquet (default: the drivers' only)")
     add_output_options(cp)
@@ -171,10 +173,10 @@ def run_consolidate(args: argparse.Namespace) -> int:
     bar, _ = _progress(args, 2)
     with bar:
         task = bar.add_task("consolidating", total=2)
-        part = summary.summarise_consolidation(con, docs, step, args.top)
+        part = summary.summarise_consolidation(con, docs, step, args.top, args.percentile)
         bar.update(task, advance=1, description="writing Parquet")
         run = Run("history", args, {"action": "consolidate", "runs": list(args.runs), "step": args.step,
-                                    "top": args.top})
+                                    "top": args.top, "percentile": args.percentile})
         run.doc.update(part)
         run.save()
         drivers = None if args.full_grid else [d["database"] for d in run.doc["drivers"]]
@@ -191,9 +193,12 @@ def run_consolidate(args: argparse.Namespace) -> int:
                   box=box.SIMPLE_HEAD, show_edge=False)
         for c in ("", "IOPS", "MB/s"):
             t.add_column(c, justify="left" if not c else "right")
-        t.add_row("sum of the peaks", _n(d["sum_of_peaks"]["iops"]), _n(d["sum_of_peaks"]["mbps"], 1))
-        t.add_row("peak of the sum", _n(d["peak_of_sum"]["iops"]), _n(d["peak_of_sum"]["mbps"], 1))
-        t.add_row("gain (sum of peaks / peak of sum)", _ratio(d.get("gain")), _ratio(d.get("gain_mbps")))
+        sp = d["sum_of_peaks"]
+        t.add_row(f"sum of the peaks ({sp['percentile']} of each own series)", _n(sp["iops"]), _n(sp["mbps"], 1))
+        t.add_row("sum of the peaks on the grid", _n(d["sum_of_peaks_grid"]["iops"]),
+                  _n(d["sum_of_peaks_grid"]["mbps"], 1))
+        t.add_row("peak of the sum (on the grid)", _n(d["peak_of_sum"]["iops"]), _n(d["peak_of_sum"]["mbps"], 1))
+        t.add_row("gain (grid sum of peaks / peak of sum)", _ratio(d.get("gain")), _ratio(d.get("gain_mbps")))
         out.print(t)
         out.print(f"peak of the sum at {d['peak_time']} (MB/s: {d['peak_time_mbps']}); window "
                   f"{d['grid']['start']} to {d['grid']['end']}")
@@ -222,8 +227,9 @@ def run_requirement(args: argparse.Namespace) -> int:
     run.doc["requirement"] = dict(req)
     run.doc.update(req)
     run.doc["from"] = source
-    run.doc["with_headroom"] = {k: req[k] * (1 + req["headroom"]) for k in
+    run.doc["with_headroom"] = {k: None if req[k] is None else req[k] * (1 + req["headroom"]) for k in
                                 ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb")}
+    run.doc["absent"] = source["absent"]   # what the source did not measure: missing, not 0
     run.finish()
 
     def render() -> None:
@@ -237,6 +243,8 @@ def run_requirement(args: argparse.Namespace) -> int:
                                  ("capacity_gb", "capacity GB", 1)):
             t.add_row(label, _n(req[k], digits), _n(run.doc["with_headroom"][k], digits))
         out.print(t)
+        for k, why in source["absent"].items():
+            out.print(f"[yellow]{k}: missing[/yellow] — {why}; plan size will not size for it", highlight=False)
         out.print(f"[dim]capacity from {source['capacity_from']}. Run: {run.dir.path}[/dim]")
         out.print(f"[dim]next: dbtier plan size --from-history {run.dir.path}[/dim]")
 

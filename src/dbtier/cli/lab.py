@@ -72,24 +72,51 @@ def _load(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def requirement_from_oltp(oltp: dict[str, Any]) -> dict[str, float] | None:
-    """The measured peak load: device I/O at the OLTP knee (pure). Capacity: 3x the database, at least 10 GB."""
+def requirement_from_oltp(oltp: dict[str, Any]) -> dict[str, Any] | None:
+    """The measured peak load: device I/O at the OLTP knee (pure). Capacity: 3x the database, at least 10 GB.
+
+    A figure the run did not measure (no device sample, no duration, no database size) is None and
+    named in `absent`; a measured 0 (every read served from memory) stays 0. Neither is sized for:
+    plan size gets only the figures above 0, never a made-up token."""
     knee = oltp.get("knee")
     if not knee:
         return None
-    pt = next((p for p in oltp.get("points", []) if p["clients"] == knee["clients"]), None)
+    pt = next((p for p in oltp.get("points", []) if p.get("clients") == knee.get("clients")), None)
     if not pt or not pt.get("devices"):
         return None
-    secs = pt.get("duration_s") or 1.0
-    req = {
-        "read_iops": sum(d.get("read_iops", 0.0) for d in pt["devices"]),
-        "write_iops": sum(d.get("write_iops", 0.0) for d in pt["devices"]),
-        "read_mbps": sum(d.get("read_bytes", 0.0) for d in pt["devices"]) / secs / 1e6,
-        "write_mbps": sum(d.get("write_bytes", 0.0) for d in pt["devices"]) / secs / 1e6,
-        "capacity_gb": max(10.0, 3 * (oltp.get("load") or {}).get("database_bytes", 0) / 1e9),
+    devs = pt["devices"]
+    secs = pt.get("duration_s")
+    secs = secs if isinstance(secs, (int, float)) and secs > 0 else None
+
+    def total(key: str, per_s: float | None = 1.0) -> float | None:
+        vals = [d.get(key) for d in devs]
+        if per_s is None or any(not isinstance(v, (int, float)) for v in vals):
+            return None
+        return sum(vals) * per_s
+
+    db_bytes = (oltp.get("load") or {}).get("database_bytes")
+    req: dict[str, Any] = {
+        "read_iops": total("read_iops"),
+        "write_iops": total("write_iops"),
+        "read_mbps": total("read_bytes", None if secs is None else 1 / secs / 1e6),
+        "write_mbps": total("write_bytes", None if secs is None else 1 / secs / 1e6),
+        "capacity_gb": max(10.0, 3 * db_bytes / 1e9) if isinstance(db_bytes, (int, float)) else None,
     }
-    # plan needs positive figures: a rate that did not show up is sized at a token 1.
-    return {k: max(v, 1.0) for k, v in req.items()}
+    req["absent"] = [k for k, v in req.items() if v is None]
+    return req
+
+
+def plan_size_argv(req: dict[str, Any]) -> list[str] | None:
+    """`dbtier plan size` options for the figures above 0 (None when there is nothing to size for)."""
+    opts = [("--read-iops", "read_iops", ".0f"), ("--write-iops", "write_iops", ".0f"),
+            ("--read-mbps", "read_mbps", ".1f"), ("--write-mbps", "write_mbps", ".1f"),
+            ("--capacity-gb", "capacity_gb", ".0f")]
+    argv = []
+    for opt, key, fmt in opts:
+        v = req.get(key)
+        if isinstance(v, (int, float)) and float(format(v, fmt)) > 0:
+            argv += [opt, format(v, fmt)]
+    return ["plan", "size", *argv, "--headroom", "0.3", "--top", "5"] if argv else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -164,11 +191,10 @@ def run(args: argparse.Namespace) -> int:
             step("plan-size", None, "skipped by --skip")
         elif req is None:
             step("plan-size", None, "no measured load: the OLTP step did not finish")
+        elif plan_size_argv(req) is None:
+            step("plan-size", None, "the OLTP step measured no device load to size for")
         else:
-            step("plan-size", ["plan", "size", "--read-iops", f"{req['read_iops']:.0f}",
-                               "--write-iops", f"{req['write_iops']:.0f}", "--read-mbps", f"{req['read_mbps']:.1f}",
-                               "--write-mbps", f"{req['write_mbps']:.1f}", "--capacity-gb", f"{req['capacity_gb']:.0f}",
-                               "--headroom", "0.3", "--top", "5"])
+            step("plan-size", plan_size_argv(req))
         if probe:
             doc["standing"] = _standing(probe)
         run_.save()

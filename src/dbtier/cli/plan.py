@@ -384,7 +384,7 @@ def _requirement(args: argparse.Namespace) -> tuple[Requirement, dict[str, Any] 
     if not any(v is not None for v in given.values()) and args.max_read_latency_us is None:
         raise DbtierError("no requirement given", "give at least one of --read-iops, --write-iops, --read-mbps, "
                           "--write-mbps, --capacity-gb, --max-read-latency-us, or --from-history RUN_DIR")
-    req = Requirement(**{k: v or 0.0 for k, v in given.items()}, max_read_latency_us=args.max_read_latency_us,
+    req = Requirement(**given, max_read_latency_us=args.max_read_latency_us,
                       headroom=0.3 if args.headroom is None else args.headroom)
     return req, None
 

@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from dbtier.cli.common import Run, add_output_options, console, emit
@@ -66,14 +67,16 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     info = F.run_info(doc)
     out.print(f"{indent}[bold]{info['kind']}[/bold] · {F.run_name(doc)} · {info['status'] or 'unknown'}"
               + (f" · started {info['started_at']}" if info["started_at"] else ""), highlight=False)
-    if doc.get("command") != "lab":
-        t = figures_table([f.as_dict() for f in F.figures(doc)])
-        if t is not None:
-            out.print(t)
-    for tab in F.tables(doc):
+    figs, tabs, meth, problems = F.drawn(doc)
+    t = figures_table([f.as_dict() for f in figs])
+    if t is not None:
+        out.print(t)
+    for tab in tabs:
         out.print(key_table(tab.as_dict(), tab.digits))
-    for what, how in F.method(doc):
+    for what, how in meth:
         out.print(f"[dim]{what}: {how}[/dim]", highlight=False)
+    for p in problems:   # a part that could not be drawn is said, not dropped
+        out.print(f"[red]the {p['section']} of this run could not be drawn[/red]: {escape(p['error'])}", highlight=False)
     if doc.get("command") == "lab":
         for s, child, _ in F.children(doc):
             if child is not None:

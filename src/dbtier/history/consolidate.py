@@ -11,9 +11,12 @@ few seconds of an interval would stand for the whole cell).
 The window is where all databases have history (the latest first cell to the earliest last
 one); a database with a gap inside it adds nothing there (its missing cells are counted).
 
-- sum of peaks: each database's highest cell, added up (what sizing each alone would ask for);
+- sum of peaks on the grid (`sum_of_peaks` here, `sum_of_peaks_grid` in the document): each
+  database's highest cell, added up; the document's `sum_of_peaks` is each database's own import
+  peak (its own intervals, at the chosen percentile), added up: what sizing each alone asks for;
 - peak of sum: the highest cell of the summed series (what the consolidation needs);
-- gain = sum of peaks / peak of sum (1 when all peaks coincide; 2 means half the naive size);
+- gain = sum of peaks on the grid / peak of sum (1 when all peaks coincide; 2 means half the naive
+  size): both on the same grid, so a coarse step that smooths spikes does not pass for a gain;
 - drivers: the databases' shares of the summed cell at the peak, largest first.
 """
 

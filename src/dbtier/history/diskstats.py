@@ -78,10 +78,20 @@ def whole_disks(names: Iterable[str]) -> set[str]:
             if major in (1, 7, 11) or (major in (8, 65, 66, 67, 68, 69, 70, 71, 128, 129, 130, 131, 132, 133, 134,
                                                  135) and minor % 16) or (major in (3, 22, 33, 34) and minor % 64):
                 continue
-        if any(n != p and n.startswith(p) and re.fullmatch(r"p?\d+", n[len(p):]) for p in names):
+        if any(n != p and is_partition_of(n, p) for p in names):
             continue
         out.add(n)
     return out
+
+
+def is_partition_of(name: str, disk: str) -> bool:
+    """The kernel names a partition `<disk><N>` when the disk's name ends in a letter (sda1, xvdb2) and
+    `<disk>p<N>` when it ends in a digit (nvme0n1p1, mmcblk0p2): so nvme0n10 is a namespace of its own,
+    not partition 0 of nvme0n1."""
+    if not name.startswith(disk) or name == disk:
+        return False
+    rest = name[len(disk):]
+    return bool(re.fullmatch(r"p\d+", rest) if disk[-1:].isdigit() else re.fullmatch(r"\d+", rest))
 
 
 def roles(names: Iterable[str], devices: str | None) -> dict[str, str]:
@@ -127,7 +137,9 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                           "name the database's devices with --devices")
     notes = [f"diskstats: counted devices {', '.join(counted)}; the others are kept as detail"
              + ("" if opts.devices else " (choose with --devices)")]
-    wrap = {"read_ios": "auto", "read_bytes": "auto", "write_ios": "auto", "write_bytes": "auto",
+    # Sector counts wrap as sectors (unsigned long), and are held as bytes (x 512): the wrap rule works in
+    # sectors, so a 32-bit kernel's sector counter wrapping at 2^32 sectors is a wrap, not a reset.
+    wrap = {"read_ios": "auto", "read_bytes": ("auto", 512), "write_ios": "auto", "write_bytes": ("auto", 512),
             "read_time_ms": 32, "write_time_ms": 32}
     return ReadResult(SOURCE, "counters", "ds_counters", [str(p) for p in paths], notes=notes, wrap_bits=wrap,
                       one_unit=True)

@@ -221,12 +221,13 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         raise DbtierError(f"{members['dbahistsysstat'][0][0]}: none of the statistics dbtier needs ("
                           + ", ".join(STATS) + ")", "collect again with the DMA collector")
     summary: dict[str, dict[str, str]] = {}
+    summary_problems: list[str] = []
     for name, text in members.get("dbsummary", []):
         try:
             for _, r in parse_extract(name, text, SUMMARY_COLS):
                 summary[r.get("pkey", "")] = r
-        except DbtierError:
-            pass   # optional: names and size only
+        except DbtierError as exc:   # optional (names and size only): said in the notes, not dropped silently
+            summary_problems.append(f"dma: {exc.message}: database names and allocated sizes left out")
     rows = []
     for key, st in stats.items():
         pkey, inst, hour = key
@@ -273,6 +274,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     res = ReadResult(SOURCE, "hourly", "hourly", [str(p) for p in paths], capacity_gb=caps,
                      limitations=[_limitation()])
     res.notes.append(f"dma: snapshot times are the database's local time, read as {opts.tz} (--tz)")
+    res.notes += summary_problems
     res.extra["spans"] = _spans(con, snaps, summary, per_db, opts)
     return res
 

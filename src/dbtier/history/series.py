@@ -19,7 +19,10 @@ Rules (the invariants the tests pin down):
 - **Counters that wrap.** Only fixed-width counters wrap: /proc/diskstats prints its time fields
   as 32-bit `unsigned int` (they wrap every 49.7 days of busy time) and its I/O and sector
   counts as `unsigned long` (64 bits on 64-bit kernels, 32 on 32-bit ones). A reader declares
-  each counter's width: 32, 64, or `auto` (32 while the previous value was below 2^32, else 64).
+  each counter's width: 32, 64, or `auto` (32 while the previous value was below 2^32, else 64),
+  with a scale where the counter is held in other units than it wraps in (sectors held as bytes:
+  it wraps at 2^32 sectors, 2^41 bytes). `wraps` counts the units that are added up (a
+  partition's wrap, a `detail` row, is not counted again).
   When such a counter goes down within the same epoch and the wrapped increase
   (2^width - previous + current) is under half the counter's range, it is taken as a wrap and
   that increase is the delta; otherwise it is a reset (new segment). Oracle, SQL Server and
@@ -55,14 +58,20 @@ _TWO64 = 18446744073709551616.0
 
 
 def _modulus(bits: object, prev: str) -> str:
+    """The counter's range, in the unit it is held in: `(width, scale)` for a counter the source counts in
+    units of `scale` (diskstats sectors held as bytes: 512), so the wrap happens at 2^width x scale."""
+    scale = 1
+    if isinstance(bits, tuple):
+        bits, scale = bits
     if bits in (None, 0, "none"):
         return "NULL"
+    two32, two64 = _TWO32 * scale, _TWO64 * scale
     if bits == 32:
-        return repr(_TWO32)
+        return repr(two32)
     if bits == 64:
-        return repr(_TWO64)
+        return repr(two64)
     if bits == "auto":
-        return f"(CASE WHEN {prev} < {_TWO32!r} THEN {_TWO32!r} ELSE {_TWO64!r} END)"
+        return f"(CASE WHEN {prev} < {two32!r} THEN {two32!r} ELSE {two64!r} END)"
     raise ValueError(f"unknown counter width {bits!r}")
 
 
@@ -147,7 +156,8 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
         CREATE OR REPLACE TABLE {out}_events AS
         SELECT database,
                count(DISTINCT "end") FILTER (WHERE restart) AS restarts,
-               count(*) FILTER (WHERE wrapped AND NOT restart AND NOT dup) AS wraps,
+               count(*) FILTER (WHERE wrapped AND NOT restart AND NOT dup
+                                AND role IS DISTINCT FROM 'detail') AS wraps,
                count(DISTINCT "end") FILTER (WHERE dup) AS duplicates{shape}
         FROM {src} GROUP BY database""")
     if one_unit:
@@ -387,8 +397,6 @@ def profiles(con: duckdb.DuckDBPyConnection, table: str, out: str, tz: str = "UT
 
 def events(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, dict[str, int]]:
     """Per database: restarts (new segments), wraps taken as deltas, identical duplicate samples dropped."""
-    try:
-        res = con.execute(f"SELECT database, restarts, wraps, duplicates FROM {table}").fetchall()
-    except duckdb.Error:
-        return {}
+    # deltas() always writes this table: a failure here is a bug to show, not "no restarts" to report.
+    res = con.execute(f"SELECT database, restarts, wraps, duplicates FROM {table}").fetchall()
     return {db: {"restarts": int(r), "wraps": int(w), "duplicates": int(d)} for db, r, w, d in res}

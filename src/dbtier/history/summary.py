@@ -134,11 +134,31 @@ def load_totals(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], 
     con.execute(f"CREATE OR REPLACE VIEW {table} AS " + " UNION ALL ".join(parts))
 
 
+def own_sum_of_peaks(docs: Sequence[dict[str, Any]], percentile: str = "max") -> dict[str, Any]:
+    """Each database's own peak (its import series, at `percentile` of its intervals), added up: what sizing
+    each database alone asks for. A database whose import lacks the figure makes that sum None (and named)."""
+    key = PERCENTILES[percentile][0]
+    out: dict[str, Any] = {"percentile": percentile}
+    for m in ("iops", "mbps"):
+        vals = {db.get("name"): ((db.get("total") or {}).get(m) or {}).get(key)
+                for d in docs for db in d.get("databases") or []}
+        missing = sorted(str(n) for n, v in vals.items() if not (isinstance(v, (int, float)) and math.isfinite(v)))
+        out[m] = None if missing else float(sum(vals.values()))
+        if missing:
+            out[f"{m}_missing"] = missing[:10]
+    return out
+
+
 def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], step: int | None,
-                            top: int) -> dict[str, Any]:
+                            top: int, percentile: str = "max") -> dict[str, Any]:
     load_totals(con, docs)
     r = cons.consolidate(con, "all_totals", step=step, top=top, grid="grid", out_sum="sum_series",
                          shape=cons.shape_of_imports([db for d in docs for db in d.get("databases") or []]))
+    # Two sums of peaks: each database's own series (finer intervals keep its true spikes) and on the grid
+    # (each database's highest cell). gain compares like with like: the grid's sum over the grid's peak.
+    r["sum_of_peaks_grid"] = r.pop("sum_of_peaks")
+    r["sum_of_peaks"] = own_sum_of_peaks(docs, percentile)
+    r["gain_uses"] = "sum_of_peaks_grid / peak_of_sum (both on the common grid)"
     pk = series.peaks(con, "sum_series", by=None)[None]
     r["peaks"] = {m: pk["peaks"][m] for m in series.PEAK_METRICS}
     r["total"] = {"iops": pk["peaks"]["iops"], "mbps": pk["peaks"]["mbps"]}
@@ -206,19 +226,28 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
         peaks, cap, what = db.get("peaks") or {}, db.get("capacity_gb"), db.get("name")
         kind = doc.get("kind")
     out: dict[str, Any] = {}
+    absent: dict[str, str] = {}
     for m in ("read_iops", "write_iops", "read_mbps", "write_mbps"):
         v = (peaks.get(m) or {}).get(key)
         if v is None and kind == "hourly" and key == "p99":
             raise DbtierError(f"{run_dir}: a dma collection has no p99 (it gives p50, p75, p90, p95 and max per "
                               "hour of day)", "use --percentile 95 or --percentile max")
-        out[m] = float(v) if isinstance(v, (int, float)) else 0.0
+        # A rate the source does not carry stays missing (null): a 0 would read as "measured: none".
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        out[m] = float(v) if ok else None
+        if not ok:
+            absent[m] = f"the {doc.get('source') or 'history'} data has no {m.replace('_', ' ')} {key}"
     if capacity_gb is not None:
         out["capacity_gb"] = float(capacity_gb)
+    elif isinstance(cap, (int, float)) and not isinstance(cap, bool) and math.isfinite(cap):
+        out["capacity_gb"] = float(cap)
     else:
-        out["capacity_gb"] = float(cap) if isinstance(cap, (int, float)) else 0.0
+        out["capacity_gb"] = None
+        absent["capacity_gb"] = "the source does not say the allocated size; give --capacity-gb"
     out["percentile"] = pnum
     out["headroom"] = float(headroom)
     source = {"run_dir": run_dir, "action": action, "source": doc.get("source"), "of": what,
               "statistic": key, "capacity_from": "--capacity-gb" if capacity_gb is not None else
-              ("the source" if isinstance(cap, (int, float)) else "unknown (0: no capacity requirement)")}
+              ("the source" if out["capacity_gb"] is not None else "unknown (no capacity requirement)"),
+              "absent": absent}
     return {k: out[k] for k in REQUIREMENT_KEYS}, source

@@ -80,11 +80,12 @@ def _secs(s: float) -> str:
 
 def _lat(block: dict[str, Any]) -> dict[str, float | None]:
     lat = block.get("lat_ns") or {}
-    out: dict[str, float | None] = {
-        "mean": lat.get("mean", 0) / 1000.0 if lat.get("N", 1) else None,
-        "min": lat.get("min", 0) / 1000.0 if lat.get("N", 1) else None,
-        "max": lat.get("max", 0) / 1000.0 if lat.get("N", 1) else None,
-    }
+    has = lat.get("N", 1) != 0   # a block fio did not fill (no lat_ns, or N 0) is missing, never 0 µs
+
+    def us(key: str) -> float | None:
+        v = lat.get(key)
+        return v / 1000.0 if has and isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    out: dict[str, float | None] = {"mean": us("mean"), "min": us("min"), "max": us("max")}
     pct = lat.get("percentile") or {}
     for key, name in _PCT_KEYS.items():
         out[name] = pct[key] / 1000.0 if key in pct else None

@@ -51,7 +51,7 @@ results out. The array model, its layouts and what limits each figure are in
 - `requirement_from_history`: a run directory's result.json `requirement`
   object, {read_iops, write_iops, read_mbps, write_mbps, capacity_gb,
   percentile, headroom}, written by `dbtier history`; a missing or null rate
-  (or 0) is no requirement; `headroom` is used unless the command line gives one.
+  is absent (listed in the result's `requirement.absent`), a 0 is a measured zero; neither is sized for; `headroom` is used unless the command line gives one.
 - `value`: price/performance of a measured run for a configuration priced from
   the catalog: a probe run gives IOPS from `targets[0].summary`
   (mixed_iops_8k as the headline, the OLTP-like 8 KiB 70/30 mix; read_iops_4k
@@ -288,12 +288,15 @@ def budget(catalog: Catalog, usd: float, devices: Sequence[str], layout: str = "
 
 @dataclass(frozen=True)
 class Requirement:
-    """Rates and capacity to meet (0 = none), a read-latency ceiling, and the headroom on top."""
-    read_iops: float = 0.0
-    write_iops: float = 0.0
-    read_mbps: float = 0.0
-    write_mbps: float = 0.0
-    capacity_gb: float = 0.0
+    """Rates and capacity to meet, a read-latency ceiling, and the headroom on top.
+
+    None is absent (nobody asked, or the source did not measure it: nothing to meet, and said so);
+    0 is a measured zero (a read-only database's writes): also nothing to meet, but not missing."""
+    read_iops: float | None = None
+    write_iops: float | None = None
+    read_mbps: float | None = None
+    write_mbps: float | None = None
+    capacity_gb: float | None = None
     max_read_latency_us: float | None = None
     headroom: float = 0.3
     percentile: float | None = None
@@ -302,19 +305,27 @@ class Requirement:
     def __post_init__(self) -> None:
         for k in REQUIREMENT_KEYS:
             v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise DbtierError(f"requirement {k} must be a positive number, got {v}", f"give {k} a value above 0")
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not (v >= 0):
+                raise DbtierError(f"requirement {k} must be a number of at least 0, got {v}",
+                                  f"give {k} a value above 0")
         if self.max_read_latency_us is not None:
             _positive("--max-read-latency-us", self.max_read_latency_us)
         h = self.headroom
-        if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(h) or h < 0:
+        if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(h) or not (h >= 0):
             raise DbtierError(f"headroom must be 0 or more, got {h}", "e.g. --headroom 0.3 for 30% on top")
         if not self.given() and self.max_read_latency_us is None:
             raise DbtierError("no requirement given", "give at least one of --read-iops, --write-iops, "
                               "--read-mbps, --write-mbps, --capacity-gb, --max-read-latency-us, or --from-history")
 
     def given(self) -> list[str]:
-        return [k for k in REQUIREMENT_KEYS if getattr(self, k) > 0]
+        """The figures to meet: present and above 0."""
+        return [k for k in REQUIREMENT_KEYS if (getattr(self, k) or 0) > 0]
+
+    def absent(self) -> list[str]:
+        """The figures nobody gave (None): not sized for, and the result says so."""
+        return [k for k in REQUIREMENT_KEYS if getattr(self, k) is None]
 
     def keys(self) -> list[str]:
         return self.given() + (["read_latency_us"] if self.max_read_latency_us is not None else [])
@@ -323,20 +334,21 @@ class Requirement:
         return list(dict.fromkeys(CATEGORY[k] for k in self.keys()))
 
     def target(self, key: str) -> float:
-        """The figure to reach, headroom included."""
-        return getattr(self, key) * (1 + self.headroom)
+        """The figure to reach, headroom included (0 for an absent one)."""
+        return (getattr(self, key) or 0.0) * (1 + self.headroom)
 
     def only(self, category: str) -> "Requirement":
         """This requirement restricted to one category (the others dropped)."""
-        keep = {k: (getattr(self, k) if CATEGORY[k] == category else 0.0) for k in REQUIREMENT_KEYS}
+        keep = {k: (getattr(self, k) if CATEGORY[k] == category else None) for k in REQUIREMENT_KEYS}
         lat = self.max_read_latency_us if category == "latency" else None
         return replace(self, **keep, max_read_latency_us=lat)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"read_iops": self.read_iops or None, "write_iops": self.write_iops or None,
-                "read_mbps": self.read_mbps or None, "write_mbps": self.write_mbps or None,
-                "capacity_gb": self.capacity_gb or None, "max_read_latency_us": self.max_read_latency_us,
-                "headroom": self.headroom, "percentile": self.percentile, "source": self.source}
+        return {"read_iops": self.read_iops, "write_iops": self.write_iops,
+                "read_mbps": self.read_mbps, "write_mbps": self.write_mbps,
+                "capacity_gb": self.capacity_gb, "max_read_latency_us": self.max_read_latency_us,
+                "headroom": self.headroom, "percentile": self.percentile, "source": self.source,
+                "absent": self.absent()}
 
 
 def requirement_from_history(doc: dict[str, Any], source: str, overrides: dict[str, float | None] | None = None,
@@ -346,11 +358,11 @@ def requirement_from_history(doc: dict[str, Any], source: str, overrides: dict[s
     if not isinstance(req, dict):
         raise DbtierError(f"{source}: no 'requirement' object in its result.json (a {doc.get('command') or '?'} run)",
                           "pass a run directory written by `dbtier history`, or give the requirement as options")
-    values: dict[str, float] = {}
+    values: dict[str, float | None] = {}
     for k in REQUIREMENT_KEYS:
         v = req.get(k)
-        if v is None:
-            values[k] = 0.0
+        if v is None:           # the history run did not measure it: absent, not 0
+            values[k] = None
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise DbtierError(f"{source}: requirement.{k} must be a number of at least 0, got {v!r}",
@@ -630,8 +642,8 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
                           "e.g. --max-devices 1024")
     devs = [catalog.device(d) for d in devices] if devices else list(catalog.devices.values())
     if read_fraction is None:  # the requirement's own mix, for $/IOPS
-        total = req.read_iops + req.write_iops
-        read_fraction = req.read_iops / total if total else DEFAULT_READ_FRACTION
+        total = (req.read_iops or 0.0) + (req.write_iops or 0.0)
+        read_fraction = (req.read_iops or 0.0) / total if total else DEFAULT_READ_FRACTION
     check_read_fraction(read_fraction)
     all_shapes = shapes(devs, layouts, redundancy)
     if not all_shapes:

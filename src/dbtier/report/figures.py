@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results.probe import SUMMARY_KEYS
@@ -705,12 +705,28 @@ def run_info(doc: dict[str, Any]) -> dict[str, Any]:
             "host": get(doc, "machine", "hostname")}
 
 
+def drawn(doc: dict[str, Any]) -> tuple[list[Figure], list[Table], list[tuple[str, str]], list[dict[str, str]]]:
+    """(figures, tables, method, problems) of one document. A part that cannot be drawn from a malformed
+    document is named in `problems` with the error (said in show and the report), never silently left out."""
+    problems: list[dict[str, str]] = []
+
+    def part(name: str, fn: Callable[[dict[str, Any]], list]) -> list:
+        try:
+            return fn(doc)
+        except Exception as exc:  # noqa: BLE001 - recorded and shown, not swallowed
+            problems.append({"section": name, "error": f"{type(exc).__name__}: {exc}"})
+            return []
+    figs = part("figures", figures) if doc.get("command") != "lab" else []
+    return figs, part("tables", tables), part("method", method), problems
+
+
 def summary(doc: dict[str, Any]) -> dict[str, Any]:
-    """What `dbtier show` prints: the run, its key figures and tables, how they were obtained, and for a
-    lab every step's own summary."""
-    out = {"run": run_info(doc), "figures": [f.as_dict() for f in figures(doc) if doc.get("command") != "lab"],
-           "tables": [t.as_dict() for t in tables(doc)],
-           "method": [{"what": a, "how": b} for a, b in method(doc)]}
+    """What `dbtier show` prints: the run, its key figures and tables, how they were obtained, what could
+    not be drawn (`problems`), and for a lab every step's own summary."""
+    figs, tabs, meth, problems = drawn(doc)
+    out = {"run": run_info(doc), "figures": [f.as_dict() for f in figs],
+           "tables": [t.as_dict() for t in tabs],
+           "method": [{"what": a, "how": b} for a, b in meth], "problems": problems}
     if doc.get("command") == "lab":
         out["steps"] = [{"name": s.get("name"), "status": s.get("status"), "seconds": s.get("seconds"),
                          "run_dir": s.get("run_dir"), "error": s.get("error") or err,

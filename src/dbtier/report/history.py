@@ -8,6 +8,7 @@ highest rate of its stretch, so a peak is never smoothed away.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as _dt
 import math
 from html import escape
@@ -49,8 +50,13 @@ def _note(text: str, bad: bool = False) -> str:
     return f'<p class="note{" bad" if bad else ""}">{_e(text)}</p>'
 
 
+# What could not be read while drawing one section: said at the end of it, never silently dropped.
+_PROBLEMS: contextvars.ContextVar[list[str]] = contextvars.ContextVar("history_report_problems")
+
+
 def _query(run_dir: str, sql: str, params: Sequence[Any] = ()) -> list[tuple] | None:
-    """Rows from the run's Parquet files, or None when they cannot be read."""
+    """Rows from the run's Parquet files, or None when they cannot be read (the reason is kept in _PROBLEMS:
+    a report never fails on an unreadable series file, but it says so)."""
     try:
         import duckdb
         con = duckdb.connect(":memory:")
@@ -59,7 +65,10 @@ def _query(run_dir: str, sql: str, params: Sequence[Any] = ()) -> list[tuple] | 
             return con.execute(sql.replace("{dir}", str(Path(run_dir)).replace("'", "''")), list(params)).fetchall()
         finally:
             con.close()
-    except Exception:   # a report never fails on a missing or unreadable series file
+    except Exception as exc:  # noqa: BLE001 - recorded, shown under the section
+        problems = _PROBLEMS.get(None)
+        if problems is not None:
+            problems.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         return None
 
 
@@ -215,12 +224,15 @@ def _dma(doc: dict[str, Any], run_dir: str) -> str:
 
 def _consolidate(doc: dict[str, Any], run_dir: str) -> str:
     sp, ps = doc.get("sum_of_peaks") or {}, doc.get("peak_of_sum") or {}
+    sg = doc.get("sum_of_peaks_grid") or sp    # older documents had only the grid's
     g = doc.get("grid") or {}
     out = [f"<p>{len(doc.get('databases') or [])} databases on a common UTC grid of {_n(g.get('step_seconds'))} s "
            f"from {_e(g.get('start'))} to {_e(g.get('end'))}.</p>",
-           _table(["", "IOPS", "MB/s"], [["sum of the peaks", _n(sp.get("iops")), _n(sp.get("mbps"), 1)],
-                                         ["peak of the sum", _n(ps.get("iops")), _n(ps.get("mbps"), 1)],
-                                         ["gain (sum of peaks / peak of sum)", _n(doc.get("gain"), 2),
+           _table(["", "IOPS", "MB/s"], [[f"sum of the peaks ({_e(sp.get('percentile') or 'max')} of each own series)",
+                                          _n(sp.get("iops")), _n(sp.get("mbps"), 1)],
+                                         ["sum of the peaks on the grid", _n(sg.get("iops")), _n(sg.get("mbps"), 1)],
+                                         ["peak of the sum (on the grid)", _n(ps.get("iops")), _n(ps.get("mbps"), 1)],
+                                         ["gain (grid sum of peaks / peak of sum)", _n(doc.get("gain"), 2),
                                           _n(doc.get("gain_mbps"), 2)]]),
            f"<p>The combined IOPS peak is at {_e(doc.get('peak_time'))}.</p>"]
     drivers = doc.get("drivers") or []
@@ -274,6 +286,8 @@ def _requirement(doc: dict[str, Any]) -> str:
 def section_html(doc: dict[str, Any], run_dir: str) -> str:
     """HTML for one `dbtier history` run (without the run's heading, which the report adds)."""
     action = (doc.get("params") or {}).get("action")
+    problems: list[str] = []
+    token = _PROBLEMS.set(problems)
     try:
         if action == "import":
             body = _import(doc, run_dir)
@@ -285,4 +299,8 @@ def section_html(doc: dict[str, Any], run_dir: str) -> str:
             body = _note(f"unknown history action {action!r}")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:   # a partial document draws what it can
         body = _note(f"this history document could not be drawn in full ({type(exc).__name__}: {exc})", bad=True)
+    finally:
+        _PROBLEMS.reset(token)
+    for p in dict.fromkeys(problems):
+        body += _note(f"a chart of this run was left out: its series file could not be read ({p})", bad=True)
     return f'<div class="history">{body}</div>'

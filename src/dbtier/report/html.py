@@ -2113,16 +2113,18 @@ def _comparison(entries: Sequence[Entry]) -> str:
     for k, group in groups.items():
         if len(group) < 2:
             continue
-        table = _figures_comparison(k, group)
-        charts = _comparison_charts(k, group)
-        if k.startswith("simulate"):
-            try:
+        try:
+            table = _figures_comparison(k, group)
+            charts = _comparison_charts(k, group)
+            if k.startswith("simulate"):
                 mod = importlib.import_module("dbtier.report.simulate")
                 extra = mod.compare_html([d for d, _ in group]) if hasattr(mod, "compare_html") else ""
-            except Exception:  # noqa: BLE001 - another module's comparison must not cost the report
-                extra = ""
-            if extra:
-                charts.append(extra)
+                if extra:
+                    charts.append(extra)
+        except Exception as exc:  # noqa: BLE001 - said in the report, and the rest still drawn
+            parts.append(f'<p class="note bad">The side-by-side of the {_e(k)} runs could not be drawn '
+                         f"({_e(type(exc).__name__)}: {_e(exc)}).</p>")
+            continue
         if table or charts:
             parts.append(table + (f'<div class="charts{" one" if k == "bench dss" else ""}">' + "".join(charts)
                                   + "</div>" if charts else ""))

@@ -463,11 +463,14 @@ def _cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
         return None
     c = cands[0]
     req = doc.get("requirement") if isinstance(doc.get("requirement"), dict) else {}
-    parts = [f"{fmt_auto(req[k])} {label}" for k, label in _REQ if isnum(req.get(k)) and req[k] > 1]
+    parts = [f"{fmt_auto(req[k])} {label}" for k, label in _REQ if isnum(req.get(k)) and req[k] > 0]
+    absent = [label for k, label in _REQ if k in (req.get("absent") or [])]
     h = req.get("headroom")
     what = "the measured load" if from_lab else "the requirement"
     if parts:
         what += f" ({_join(parts)}" + (f", +{h * 100:.0f}% headroom" if isnum(h) else "") + ")"
+    if absent:   # missing figures are said, not sized for as 0
+        what += f" (not measured, so not sized for: {_join(absent)})"
     name = c.get("description") or f"{_n(c.get('count'))} x {c.get('device')} {c.get('layout') or ''}".strip()
     figs = []
     if isnum(c.get("capacity_gb")):
