@@ -172,7 +172,7 @@ def test_tables_per_command():
                       "matrix": ["Placement matrix (best point of each step)", "Sweep (step all-fast)"],
                       "dss": ["Per query"], "backup": ["Backup throughput"], "size": ["Cheapest configurations"]}
     sweep = F.tables(load_run(TPCC))[0]
-    assert sweep.rows[1][:3] == [2, 521.6, 31296.0] and sweep.rows[1][-1] == "cpu"
+    assert sweep.rows[1][:4] == [2, 521.6, "n=1", 31296.0] and sweep.rows[1][-1] == "cpu"
 
 
 def test_compare_rows_diff_and_ratio():
