@@ -99,10 +99,13 @@ def spread(values: Sequence[float]) -> dict[str, float | int | None]:
 
 
 def representative(values: Sequence[float]) -> int:
-    """Index of the sample nearest the median (the earlier one on a tie): whose details stand for a
-    repeated measurement when only its headline figures can be medians."""
-    m = median(values)
-    return min(range(len(values)), key=lambda i: (abs(values[i] - m), i))
+    """Index of the sample that stands for a repeated measurement where only the headline figures can
+    be medians (its CPU, devices, bottleneck): the middle sample by value; for an even count the lower
+    of the two middle ones (both are equally near the median), the earlier run among equal values."""
+    if not values:
+        raise ValueError("representative of no values")
+    order = sorted(range(len(values)), key=lambda i: (values[i], i))
+    return order[(len(values) - 1) // 2]
 
 
 def plateau(values: Sequence[float], min_gain: float = 0.03, patience: int = 2,

@@ -85,7 +85,8 @@ def combine_query_runs(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     seconds: the true median of the warm runs (an even count: the mean of the two middle values;
     warm runs of 2.0 s and 3.0 s give 2.5 s), or the cold run's when there is no warm run.
     `warm` = {median, min, max, n, spread_pct} of the warm runs (n=0 without one; n=1 has no spread).
-    rows, bytes and CPU are those of the warm run nearest the median (the earlier on a tie)."""
+    rows, bytes and CPU are those of the middle warm run by time (an even count: the faster of the two
+    middle runs)."""
     from dbtier.core.stats import representative, spread
     warm = [r for r in recs if not r.get("cold")]
     base = warm or list(recs)

@@ -782,7 +782,7 @@ def repeats_text(rep: Any, points: list[dict[str, Any]]) -> str:
     spreads = [(sp, q) for sp, q in spreads if sp and isnum(sp.get("spread_pct"))]
     text = (f"{fmt(rep)} runs per point; TPS, TPM, NOPM and latency percentiles are the medians of the runs (an "
             "even count: the mean of the two middle values), CPU, devices and the bottleneck those of the run "
-            "nearest the median TPS")
+            "in the middle by TPS (the lower of the two middle ones for an even count)")
     if spreads:
         sp, q = max(spreads, key=lambda x: x[0]["spread_pct"])
         text += (f"; the widest TPS spread is {fmt(sp['spread_pct'], 1)}% of the median at {fmt(q.get('clients'))} "
