@@ -266,3 +266,10 @@ def test_a_remote_run_shows_no_server_cpu_or_device():
     assert v["knee_cpu_busy_pct"] is None and v["knee_device_busy_pct"] is None
     assert v["not_measured"] == "server cpu, server devices"
     assert F.tables(doc)[0].rows[1][7] is None
+
+
+def test_duration_words_say_what_pgbench_ran():
+    """--duration 0.4: pgbench -T takes whole seconds, so it ran 1 s; 30 stays 30."""
+    assert F.duration_words(30.0) == "30 s measured"
+    assert F.duration_words(0.4) == ("0.4 s asked for, run as 1 s (pgbench -T takes whole seconds; rates divide "
+                                     "by the time pgbench measured)")

@@ -723,10 +723,8 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
                                f"{fmt(p.get('max_lat_ms'))} ms"))
     elif k == "bench oltp":
         if isnum(p.get("duration_s")):
-            out.append(("each point", f"{fmt_auto(p['duration_s'])} s measured after {fmt_auto(p.get('warmup_s'))} s "
+            out.append(("each point", f"{duration_words(p['duration_s'])} after {fmt_auto(p.get('warmup_s'))} s "
                                       "of warm-up (excluded)"))
-        if p.get("duration_note"):
-            out.append(("duration", str(p["duration_note"])))
         out.append(("rates", "TPS, TPM and NOPM divide by the time pgbench measured (its own window, without the "
                              "initial connection time), not by the duration asked for"))
         pts = oltp_view(doc)["points"] + [q for s in oltp_steps(doc)[:-1] for q in oltp_points(s.get("points"))]
@@ -772,6 +770,17 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
         if isinstance(p.get("dirs"), list):
             out.append(("directories", ", ".join(map(str, p["dirs"]))))
     return out
+
+
+def duration_words(asked: float, digits: int | None = None) -> str:
+    """'30 s measured' or, for a fractional --duration, '0.4 s asked for, run as 1 s (pgbench -T takes whole
+    seconds; rates divide by the time pgbench measured)'."""
+    run = max(1, math.ceil(asked))
+    shown = fmt_auto(asked) if digits is None else fmt(asked, digits)
+    if run == asked:
+        return f"{shown} s measured"
+    return (f"{shown} s asked for, run as {run} s (pgbench -T takes whole seconds; rates divide by the "
+            "time pgbench measured)")
 
 
 def repeats_text(rep: Any, points: list[dict[str, Any]]) -> str:

@@ -1486,7 +1486,7 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
                                "removed at the end"))
     rows.append(("clients", _e(", ".join(str(c) for c in p.get("clients") or []) or "—")))
     if _isnum(p.get("duration_s")):
-        rows.append(("each point", f"{_num(p['duration_s'], 1)} s measured after {_num(p.get('warmup_s'), 1)} s "
+        rows.append(("each point", f"{_e(F.duration_words(p['duration_s'], 1))} after {_num(p.get('warmup_s'), 1)} s "
                                    "of warm-up, which is excluded from every figure"))
     rep = p.get("repeat")
     spread = [(sp, q) for q in all_points for sp in [F.point_spread(q)] if sp and _isnum(sp.get("spread_pct"))]
@@ -1503,8 +1503,6 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
     else:
         rows.append(("repeats", "one run per point (n=1: no spread measured; <code>--repeat</code> runs each point "
                                 "several times)"))
-    if p.get("duration_note"):
-        rows.append(("duration", _e(p["duration_note"])))
     nm = F.not_measured(doc)
     if nm:
         rows.append(("not measured", _e(", ".join(x.replace("_", " ") for x in nm)) + ": with <code>--dsn</code> "
