@@ -190,7 +190,13 @@ def test_dsn_mode_creates_and_drops_only_its_own_database(pg_dir):
         dbs = subprocess.run(["psql", "-At", "-d", "postgres", "-c", "SELECT datname FROM pg_database"],
                              env={**os.environ, **server.pg_env()}, capture_output=True, text=True).stdout.split()
         assert "userdb" in dbs and not [d for d in dbs if d.startswith("dbtier_")]
-        assert json.loads(r.stdout)["points"][0]["tps"] > 0
+        doc = json.loads(r.stdout)
+        p = doc["points"][0]
+        assert p["tps"] > 0
+        # this machine's CPU and devices are not the server's: said, and never the ground for "cpu"
+        assert doc["not_measured"] == p["not_measured"] == ["server_cpu", "server_devices"]
+        assert "the server's CPU and devices were not measured" in p["bottleneck_evidence"]
+        assert "the CPU is saturated" not in p["bottleneck_evidence"]
 
 
 def _wait_points(run_dir: Path, n: int, proc: subprocess.Popen, timeout_s: float = 120) -> None:
