@@ -255,6 +255,9 @@ def test_dss_query_and_total_spreads():
     d2["warm_totals"] = {"median": 1.85, "min": 1.8, "max": 1.9, "n": 2, "spread_pct": 0.1 / 1.85 * 100,
                          "runs": [1.8, 1.9]}
     assert F.spread_text({f.key: f for f in F.figures(d2)}["total_seconds"].spread, 3) == "1.800–1.900, n=2"
+    runs = dict(F.method(d2))["runs"]
+    assert "the 2 warm power runs' own totals took 1.800–1.900 s" in runs
+    assert "one warm run: n=1, no spread" in dict(F.method(doc))["runs"]       # --repeat 2: one warm run
 
 
 def test_a_remote_run_shows_no_server_cpu_or_device():

@@ -48,8 +48,9 @@ def figures_table(figs: list[dict[str, Any]], title: str = "key figures") -> Tab
         if f.get("group") and f["group"] != group:
             group = f["group"]
             t.add_row(f"[bold]{group}[/bold]", "", "", *([""] if spreads else []))
+        runs = [F.spread_text(f.get("spread"), f.get("digits") or 0)] if spreads else []
         t.add_row(("  " if group else "") + str(f["label"]), _cell(f["value"], f.get("digits") or 0),
-                  str(f.get("unit") or ""), *([F.spread_text(f.get("spread"), f.get("digits") or 0)] if spreads else []))
+                  str(f.get("unit") or ""), *runs)
     return t
 
 

@@ -103,8 +103,9 @@ def combine_repeats(reps: Sequence[dict[str, Any]]) -> dict[str, Any]:
     TPS, TPM, NOPM and each latency percentile (p50, p95, p99, mean) are the medians over the runs
     (an even count: the mean of the two middle values; 100 and 140 TPS give 120); latency max is the
     largest of the runs. CPU, devices, waits, counters and the bottleneck are those of the middle run by
-    TPS (an even count: the lower of the two middle runs; `shown_run`, 1-based). `tps_spread` = {median, min, max, n, spread_pct};
-    one run: n=1 and no spread (spread_pct None), never an implied 0%."""
+    TPS (an even count: the lower of the two middle runs; `shown_run`, 1-based).
+    `tps_spread` = {median, min, max, n, spread_pct}; one run: n=1 and no spread (spread_pct None),
+    never an implied 0%."""
     if not reps:
         raise ValueError("no runs")
     tps = [r["tps"] for r in reps]

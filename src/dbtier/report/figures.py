@@ -741,11 +741,12 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
                         "this machine's, where pgbench runs; no bottleneck is judged from them)"))
     elif k == "bench dss":
         rep = p.get("repeat")
+        wt = spread_of(doc.get("warm_totals"))
         out.append(("runs", f"{fmt(rep)} power run{'s' if rep != 1 else ''}: the first cold, the rest warm; per "
                             "query the median of the warm runs (an even count: the mean of the two middle ones), "
                             "with their min–max and count; the total is the sum of the per-query medians"
-                    + (f", the warm runs' own totals {spread_text(doc.get('warm_totals'), 3)} s"
-                       if spread_text(doc.get("warm_totals"), 3) else "")
+                    + (f"; the {wt['n']} warm power runs' own totals took {fmt(wt['min'], 3)}–{fmt(wt['max'], 3)} s"
+                       if wt and wt["n"] > 1 else "")
                     + ("; one warm run: n=1, no spread" if rep == 2 else "")
                     + ("; no warm run: each query's cold time" if rep == 1 else "")
                     if isnum(rep) else "—"))

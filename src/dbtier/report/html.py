@@ -1376,7 +1376,8 @@ def _oltp_points_table(points: list[dict[str, Any]]) -> str:
             + '<p class="reason">MB = 10⁶ bytes. Device columns: one line per device behind the placement. '
             + ("Runs: repeats of the point; TPS, TPM, NOPM and latency percentiles are the medians of the runs (the "
                "mean of the two middle ones for an even count), the other columns those of the middle run by TPS "
-               "(the lower middle one for an even count); the spread is (max − min) / median of their TPS. " if repeated
+               "(the lower middle one for an even count); the spread is (max − min) / median of their TPS. "
+               if repeated
                else "Each point was run once (n=1: no spread measured). ")
             + "Raw output: pgbench's output, in the run directory.</p></details>")
 
@@ -1493,8 +1494,8 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
     if _isnum(rep) and rep > 1:
         text = (f"{_num(rep)} runs per point; TPS, TPM, NOPM and latency percentiles are the medians of the runs "
                 "(the mean of the two middle ones for an even count), CPU, devices and the bottleneck those of the "
-                "middle run by TPS (the lower middle one for an even count); every run's TPS is kept (<code>tps_runs</code>, "
-                "<code>tps_spread</code>)")
+                "middle run by TPS (the lower middle one for an even count); every run's TPS is kept "
+                "(<code>tps_runs</code>, <code>tps_spread</code>)")
         if spread:
             sp, worst = max(spread, key=lambda x: x[0]["spread_pct"])
             text += (f"; spread (max − min) / median up to {_num(sp['spread_pct'], 1)}% "

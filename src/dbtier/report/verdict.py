@@ -17,8 +17,8 @@ from typing import Any, Iterable, Sequence
 
 from dbtier.report.figures import (MATRIX_MOVES, backup_methods, busiest_device, device_of, dicts, dss_stats, expand,
                                    fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
-                                   matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_targets, run_name,
-                                   workload_name)
+                                   matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_targets,
+                                   run_name, workload_name)
 
 # A 4 KiB random read at queue depth 1 (p50) at or under this: flash-class, fit for latency-bound OLTP.
 OLTP_READ_LAT_US = 500.0
