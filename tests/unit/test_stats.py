@@ -130,3 +130,22 @@ def test_plateau_unconfirmed_and_still_rising():
 def test_plateau_extra_condition_can_refuse_progress():
     """100, 200, 400 where the step to index 2 is refused (e.g. latency grew faster): knee 1, one miss."""
     assert plateau([100, 200, 400], 0.05, 2, also=lambda best, i: i != 2) == (1, 1, False)
+
+
+def test_median_agrees_with_the_standard_library_and_lies_within_the_spread():
+    """Property: the one median equals statistics.median (an independent implementation) and sits
+    between min and max; the representative run is one of the two middle values."""
+    import statistics
+
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=1, max_size=30))
+    def check(xs):
+        m = median(xs)
+        assert m == pytest.approx(statistics.median(xs), rel=1e-12, abs=1e-9)
+        sp = spread(xs)
+        assert sp["min"] <= m <= sp["max"] and sp["n"] == len(xs)
+        ordered = sorted(xs)
+        assert xs[representative(xs)] == ordered[(len(xs) - 1) // 2]
+    check()
