@@ -44,7 +44,9 @@ def test_tpcc_sweep_contract_and_cleanup(pg_dir):
         assert set(p["lat_ms"]) >= {"p50", "p95", "p99", "max"} and p["lat_ms"]["p50"] <= p["lat_ms"]["p99"]
         assert {"user_pct", "system_pct", "iowait_pct"} <= set(p["cpu_util"])
         assert p["devices"] and {"device", "iops", "mbps", "await_ms", "busy_pct"} <= set(p["devices"][0])
-        assert p["bottleneck"] in ("cpu", "storage", "commit", "client", "lock")
+        assert p["bottleneck"] in ("cpu", "storage", "commit", "client", "lock", "other", "unknown")
+        assert p["bottleneck_evidence"].startswith(p["bottleneck"] + ":")
+        assert p["not_measured"] == [] and p["wait_samples"]["error"] is None
         assert p["pg"]["wal_bytes"] > 0 and p["pg"]["commits"] > 0
     assert doc["knee"]["clients"] in (1, 2) and doc["knee"]["tps"] > 0
     assert set(doc["placement"]) == {"data", "index", "wal", "temp"}
@@ -83,6 +85,25 @@ def test_open_loop_rate_and_repeats(pg_dir):
     p = json.loads(r.stdout)["points"][0]
     assert 150 < p["tps"] < 250  # the schedule, not the server, sets the rate
     assert p["rate"] == 200 and p["repeats"] == 2 and len(p["tps_runs"]) == 2
+    # the true median of two runs is the mean of both, with the spread kept
+    assert p["tps"] == pytest.approx(sum(p["tps_runs"]) / 2)
+    assert p["tps_spread"]["n"] == 2 and p["tps_spread"]["min"] == min(p["tps_runs"])
+
+
+def test_a_fractional_duration_divides_by_the_time_pgbench_ran(pg_dir):
+    """--duration 0.4: pgbench -T takes whole seconds, so it runs 1 s; TPS is transactions over the time
+    pgbench measured (about 1 s), not over 0.4 s (which made it 2.5x too high)."""
+    r = bench(pg_dir, "--workload", "select-only", "--scale", "1", "--clients", "1", "--duration", "0.4",
+              "--warmup", "0", "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, result_schema())
+    assert "ran 1 s per point" in doc["params"]["duration_note"]
+    p = doc["points"][0]
+    assert p["pgbench_T_s"] == 1 and p["requested_s"] == 0.4 and p["duration_source"] == "pgbench"
+    assert 0.8 < p["duration_s"] < 1.3
+    assert p["tps"] == pytest.approx(p["transactions"] / p["duration_s"])
+    assert p["tps_spread"]["n"] == 1 and p["tps_spread_pct"] is None
 
 
 def test_placement_matrix_runs_the_six_steps(pg_dir):
@@ -169,7 +190,13 @@ def test_dsn_mode_creates_and_drops_only_its_own_database(pg_dir):
         dbs = subprocess.run(["psql", "-At", "-d", "postgres", "-c", "SELECT datname FROM pg_database"],
                              env={**os.environ, **server.pg_env()}, capture_output=True, text=True).stdout.split()
         assert "userdb" in dbs and not [d for d in dbs if d.startswith("dbtier_")]
-        assert json.loads(r.stdout)["points"][0]["tps"] > 0
+        doc = json.loads(r.stdout)
+        p = doc["points"][0]
+        assert p["tps"] > 0
+        # this machine's CPU and devices are not the server's: said, and never the ground for "cpu"
+        assert doc["not_measured"] == p["not_measured"] == ["server_cpu", "server_devices"]
+        assert "the server's CPU and devices were not measured" in p["bottleneck_evidence"]
+        assert "the CPU is saturated" not in p["bottleneck_evidence"]
 
 
 def _wait_points(run_dir: Path, n: int, proc: subprocess.Popen, timeout_s: float = 120) -> None:

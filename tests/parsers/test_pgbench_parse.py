@@ -38,3 +38,23 @@ def test_latency_summary_hand_worked():
     assert s["p50"] == 3.0 and s["max"] == 100.0 and s["mean"] == 22.0
     assert s["p95"] == pytest.approx(4 + 0.8 * 96)  # rank 3.8
     assert latency_summary([])["p50"] is None
+
+
+def test_elapsed_time_is_pgbench_s_own():
+    """pgbench prints tps = transactions / its measured time: 2608 / 522.862399 = 4.98793 s of `-T 5`."""
+    s = parse_pgbench_summary((DATA / "tpcc-c2-stdout.txt").read_text())
+    assert s["duration_s"] == 5
+    assert s["elapsed_s"] == pytest.approx(2608 / 522.862399) == pytest.approx(4.98793, abs=1e-5)
+
+
+def test_a_fractional_duration_divides_by_the_second_pgbench_ran():
+    """A real `bench oltp --duration 0.4` point (tpcc, 1 client, PostgreSQL 15.18): pgbench ran `-T 1`,
+    137 transactions at tps = 137.360572, so it measured 137 / 137.360572 = 0.99738 s. TPS over the
+    measured time: 137.36; over the 0.4 s asked for (the old rule): 137 / 0.4 = 342.5, 2.5x too high."""
+    from dbtier.model.oltp import measured_window, rates
+    s = parse_pgbench_summary((DATA / "tpcc-c1-duration0.4-stdout.txt").read_text())
+    assert s["duration_s"] == 1 and s["transactions"] == 137 and s["tps"] == pytest.approx(137.360572)
+    secs, src = measured_window(s, 1.05)
+    assert src == "pgbench" and secs == pytest.approx(0.99738, abs=1e-5)
+    assert rates(137, None, secs)["tps"] == pytest.approx(137.360572)
+    assert 137 / 0.4 == pytest.approx(2.5 * 137)           # the figure before: 342.5 TPS

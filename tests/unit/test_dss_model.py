@@ -53,3 +53,34 @@ def test_backup_bottleneck_rules():
     # as fast as null: the source limits
     assert backup_bottleneck("dir", False, 0.3, 90, 50, 330, 346)[0] == "source"
     assert backup_bottleneck("null", False, 0.3, 90, 0, 346, None)[0] == "source"
+
+
+def test_warm_runs_true_median_and_spread():
+    """Q1 cold 5.0 s, warm 2.0 s and 3.0 s: the figure is (2.0 + 3.0) / 2 = 2.5 s (the lower-middle rule
+    gave 2.0 s), warm spread 2.0-3.0 s, n=2, (3 - 2) / 2.5 = 40%; rows/bytes from the lower middle run."""
+    from dbtier.model.dss import combine_query_runs
+
+    def rec(run, s, cold=False):
+        return {"query": 1, "run": run, "cold": cold, "seconds": s, "rows": 4, "temp_bytes": run * 10,
+                "read_bytes": run * 100, "write_bytes": 0, "cpu_util": 50.0 + run}
+    q = combine_query_runs([rec(1, 5.0, cold=True), rec(2, 3.0), rec(3, 2.0)])
+    assert q["seconds"] == 2.5 and q["cold_seconds"] == 5.0
+    assert q["warm"] == {"median": 2.5, "min": 2.0, "max": 3.0, "n": 2, "spread_pct": pytest.approx(40.0)}
+    assert q["read_bytes"] == 300 and q["cpu_util"] == 53.0          # run 3, the faster middle run
+    assert q["temp_bytes"] == 30 and q["runs_seconds"] == [5.0, 3.0, 2.0]
+    one = combine_query_runs([rec(1, 5.0, cold=True), rec(2, 3.0)])
+    assert one["seconds"] == 3.0 and one["warm"]["n"] == 1 and one["warm"]["spread_pct"] is None
+    cold_only = combine_query_runs([rec(1, 5.0, cold=True)])
+    assert cold_only["seconds"] == 5.0 and cold_only["warm"]["n"] == 0
+
+
+def test_warm_power_run_totals():
+    """Runs: cold (5 + 4), warm (2 + 1) = 3 and (3 + 2) = 5, and an unfinished warm run (q1 only, left
+    out): totals 3 and 5, median 4, n=2."""
+    from dbtier.model.dss import run_totals
+    runs = [[{"query": 1, "seconds": 5.0, "cold": True}, {"query": 2, "seconds": 4.0, "cold": True}],
+            [{"query": 1, "seconds": 2.0, "cold": False}, {"query": 2, "seconds": 1.0, "cold": False}],
+            [{"query": 1, "seconds": 3.0, "cold": False}, {"query": 2, "seconds": 2.0, "cold": False}],
+            [{"query": 1, "seconds": 9.0, "cold": False}]]
+    t = run_totals(runs, [1, 2])
+    assert (t["median"], t["min"], t["max"], t["n"], t["runs"]) == (4.0, 3.0, 5.0, 2, [3.0, 5.0])

@@ -172,7 +172,7 @@ def test_tables_per_command():
                       "matrix": ["Placement matrix (best point of each step)", "Sweep (step all-fast)"],
                       "dss": ["Per query"], "backup": ["Backup throughput"], "size": ["Cheapest configurations"]}
     sweep = F.tables(load_run(TPCC))[0]
-    assert sweep.rows[1][:3] == [2, 521.6, 31296.0] and sweep.rows[1][-1] == "cpu"
+    assert sweep.rows[1][:4] == [2, 521.6, "n=1", 31296.0] and sweep.rows[1][-1] == "cpu"
 
 
 def test_compare_rows_diff_and_ratio():
@@ -208,3 +208,71 @@ def test_fmt():
     assert [F.fmt_auto(x) for x in (109270.49, 521.6, 54.016, 8.011, 0.3, 0.8255)] == \
         ["109,270", "522", "54", "8.01", "0.3", "0.826"]
     assert F.fmt_pct(0.35) == "+35%" and F.fmt_pct(None) == "—"
+
+
+# -- issue 13 item 4: repeated figures carry their spread; one run says n=1 ---------------------------
+
+def repeated_tpcc() -> dict:
+    """The saved sweep with 4 clients run twice, at 600 and 678 TPS (a point written by combine_repeats)."""
+    doc = copy.deepcopy(load_run(TPCC))
+    p = doc["points"][2]
+    p.update(tps=639.0, tps_runs=[600.0, 678.0], repeats=2,
+             tps_spread={"median": 639.0, "min": 600.0, "max": 678.0, "n": 2, "spread_pct": 78 / 639 * 100})
+    return doc
+
+
+def test_repeated_points_carry_their_spread_into_figures_and_compare():
+    """best TPS 639 = (600 + 678) / 2, its runs 600-678, n=2; TPM x60: 36,000-40,680. The knee (2 clients)
+    was run once: n=1, no spread."""
+    doc = repeated_tpcc()
+    figs = {f.key: f for f in F.figures(doc)}
+    assert figs["best_tps"].value == 639.0 and figs["best_tps"].spread["n"] == 2
+    assert F.spread_text(figs["best_tps"].spread, 1) == "600.0–678.0, n=2"
+    assert F.spread_text(figs["best_tpm"].spread) == "36,000–40,680, n=2"
+    assert F.spread_text(figs["knee_tps"].spread) == "n=1"
+    rows = {r["key"]: r for r in F.compare_rows(load_run(TPCC), doc)}
+    assert rows["best_tps"]["a_spread"]["n"] == 1 and rows["best_tps"]["b_spread"]["max"] == 678.0
+    sweep = F.tables(doc)[0]
+    assert sweep.rows[2][:3] == [4, 639.0, "600.0–678.0, n=2"]
+    assert any("the widest TPS spread is 12.2% of the median at 4 clients (600.0–678.0, n=2)" in how
+               for what, how in F.method({**doc, "params": {**doc["params"], "repeat": 2}}))
+
+
+def test_an_older_document_spread_is_recomputed_with_the_true_median():
+    """tps_runs [100, 140] without tps_spread: median 120 (not 100), 100-140, n=2."""
+    sp = F.point_spread({"tps_runs": [100.0, 140.0]})
+    assert (sp["median"], sp["min"], sp["max"], sp["n"]) == (120.0, 100.0, 140.0, 2)
+    assert F.spread_text(None) == "" and F.spread_text({"n": 1, "min": 5, "max": 5}) == "n=1"
+
+
+def test_dss_query_and_total_spreads():
+    """The saved DSS run: one cold and one warm run per query -> each query n=1 (no spread); a document
+    with warm_totals 1.8-1.9 s over 2 runs shows them on the total."""
+    doc = load_run(DSS_SPILL)
+    figs = {f.key: f for f in F.figures(doc)}
+    assert figs["q1.seconds"].spread["n"] == 1 and figs["q1.seconds"].spread["spread_pct"] is None
+    d2 = copy.deepcopy(doc)
+    d2["warm_totals"] = {"median": 1.85, "min": 1.8, "max": 1.9, "n": 2, "spread_pct": 0.1 / 1.85 * 100,
+                         "runs": [1.8, 1.9]}
+    assert F.spread_text({f.key: f for f in F.figures(d2)}["total_seconds"].spread, 3) == "1.800–1.900, n=2"
+    runs = dict(F.method(d2))["runs"]
+    assert "the 2 warm power runs' own totals took 1.800–1.900 s" in runs
+    assert "one warm run: n=1, no spread" in dict(F.method(doc))["runs"]       # --repeat 2: one warm run
+
+
+def test_a_remote_run_shows_no_server_cpu_or_device():
+    """--dsn (params.mode dsn, no not_measured key in an older document): the CPU and device at the knee
+    are this machine's, so they are not figures of the server."""
+    doc = copy.deepcopy(load_run(TPCC))
+    doc["params"]["mode"] = "dsn"
+    v = values(doc)
+    assert v["knee_cpu_busy_pct"] is None and v["knee_device_busy_pct"] is None
+    assert v["not_measured"] == "server cpu, server devices"
+    assert F.tables(doc)[0].rows[1][7] is None
+
+
+def test_duration_words_say_what_pgbench_ran():
+    """--duration 0.4: pgbench -T takes whole seconds, so it ran 1 s; 30 stays 30."""
+    assert F.duration_words(30.0) == "30 s measured"
+    assert F.duration_words(0.4) == ("0.4 s asked for, run as 1 s (pgbench -T takes whole seconds; rates divide "
+                                     "by the time pgbench measured)")

@@ -31,12 +31,33 @@ def test_knee_at_last_point_when_still_rising_and_order_free():
 @pytest.mark.parametrize("state,wtype,event,cls", [
     ("active", None, None, "cpu"),
     ("active", "IO", "DataFileRead", "storage"),
-    ("active", "IO", "WALSync", "commit"),
-    ("active", "LWLock", "WALWrite", "commit"),
+    ("active", "IO", "DataFileExtend", "storage"),
+    ("active", "IO", "BufFileWrite", "storage"),           # temp files
+    ("active", "IO", "SLRURead", "storage"),
+    ("active", "IO", "WALRead", "storage"),                # reading WAL back is not a commit
+    ("active", "IO", "WALSync", "commit"),                 # a WAL file reaching durable storage
+    ("active", "IO", "WALWrite", "commit"),                # a write to a WAL file
+    ("active", "IO", "WALInitSync", "commit"),             # a new WAL segment being synced
+    ("active", "IO", "WALInitWrite", "commit"),
+    ("active", "LWLock", "WALWrite", "commit"),            # waiting for WAL buffers to be written (group commit)
+    ("active", "LWLock", "WALWriteLock", "commit"),        # the same before PostgreSQL 13
+    ("active", "LWLock", "WALInsert", "lock"),             # inserting WAL into memory buffers: contention
+    ("active", "LWLock", "WALBufMapping", "lock"),         # replacing a page in WAL buffers
+    ("active", "LWLock", "BufferContent", "lock"),
+    ("active", "LWLock", "BufferMapping", "lock"),
+    ("active", "LWLock", "BufferIO", "storage"),           # before PostgreSQL 14
+    ("active", "IPC", "BufferIO", "storage"),              # another backend's I/O on the buffer
+    ("active", "IPC", "SyncRep", "commit"),                # a synchronous standby confirming the commit
+    ("active", "IPC", "ProcArrayGroupUpdate", "other"),
     ("active", "Lock", "transactionid", "lock"),
     ("idle", "Client", "ClientRead", "client"),
     ("active", "Client", "ClientRead", "client"),
+    ("active", "Client", "ClientWrite", "client"),
+    ("idle", None, None, "client"),
     ("active", "Timeout", "PgSleep", "other"),
+    ("active", "BufferPin", "BufferPin", "other"),
+    ("active", "Extension", "Extension", "other"),
+    ("active", "Activity", "WalWriterMain", "other"),
 ])
 def test_classify_wait(state, wtype, event, cls):
     assert classify_wait(state, wtype, event) == cls
@@ -57,7 +78,7 @@ def ev(**kw):
 
 def test_storage_bound():
     kind, why = bottleneck(ev())
-    assert kind == "storage" and "storage 60%" in why
+    assert kind == "storage" and why.startswith("storage: most backend time is storage (60%)")
 
 
 def test_pegged_cpu_wins_over_a_busy_looking_device():
@@ -92,3 +113,157 @@ def test_client_bound_when_pgbench_threads_saturate():
 def test_redact_never_shows_a_password(dsn, shown):
     from dbtier.model.oltp import redact
     assert redact(dsn) == shown
+
+
+# -- issue 13 item 6: the verdict says what it found, and only what was measured ------------------------
+
+def test_reclassified_storage_says_cpu_in_its_text():
+    """(a) 60% of backend states wait on I/O but the device has no queue (0.1) and 0.2 ms await: the
+    verdict is cpu, and the words say cpu and why, not 'most backend time is storage' as the verdict."""
+    kind, why = bottleneck(ev(device_await_ms=0.2, device_queue=0.1, device_busy_pct=100))
+    assert kind == "cpu"
+    assert why.startswith("cpu: most backend time is storage (60%), but the devices show no queue (0.1)")
+    assert "CPU scheduling, not the device" in why
+
+
+def test_no_wait_samples_is_unknown_not_storage_by_the_alphabet():
+    """(b) No samples: every share 0. The old rule sorted (0.0, name) and picked 'storage (0%)'."""
+    kind, why = bottleneck(ev(waits={}, wait_samples=0))
+    assert kind == "unknown" and why.startswith("unknown: no backend wait samples")
+    kind, why = bottleneck(ev(waits={"cpu": 0.0, "storage": 0.0}))
+    assert kind == "unknown"
+
+
+def test_failed_sampling_query_is_unknown_with_its_error():
+    """(b) The sampling query failed after a few samples: its error is the reason."""
+    kind, why = bottleneck(ev(wait_error="terminating connection due to administrator command", wait_samples=3))
+    assert kind == "unknown"
+    assert why.startswith("unknown: the wait-event sampling query failed (terminating connection due to "
+                          "administrator command)")
+
+
+def test_a_saturated_cpu_is_still_cpu_without_wait_samples():
+    """This machine's CPU at 97% is measured evidence of its own (managed cluster)."""
+    assert bottleneck(ev(waits={}, wait_samples=0, cpu_busy_pct=97))[0] == "cpu"
+
+
+def test_other_waits_count_and_can_win():
+    """(c) 50% IPC/timeouts (other), 30% cpu, 20% storage: other wins (the old rule ignored it: cpu)."""
+    kind, why = bottleneck(ev(waits={"other": 0.5, "cpu": 0.3, "storage": 0.2}))
+    assert kind == "other" and why.startswith("other: most backend time is other (50%)")
+
+
+def test_wal_insert_contention_is_lock_not_commit():
+    """(d) Backends sampled: 6 on LWLock WALInsert, 3 on IO WALSync, 1 running: lock 60%, commit 30%.
+    The old classes counted WALInsert as commit (90%) and called the run commit-bound."""
+    from collections import Counter
+    states = [("active", "LWLock", "WALInsert")] * 6 + [("active", "IO", "WALSync")] * 3 + [("active", None, None)]
+    shares = wait_shares(Counter(classify_wait(*s) for s in states))
+    assert shares == {"commit": 0.3, "cpu": 0.1, "lock": 0.6}
+    assert bottleneck(ev(waits=shares))[0] == "lock"
+
+
+def test_remote_server_is_never_cpu_bound_from_this_machines_cpu():
+    """(e) --dsn: this machine at 97% CPU (pgbench's), server backends 60% on I/O, and no device of
+    the server sampled (await 0, queue 0). The old rule said cpu twice over (CPU >= 90, and I/O waits
+    without a queue); the server's own wait events say storage, and the text says what was not measured."""
+    kind, why = bottleneck(ev(cpu_busy_pct=97, device_await_ms=0.0, device_queue=0.0, device_busy_pct=0.0,
+                              remote=True, devices_measured=False))
+    assert kind == "storage"
+    assert "the server's CPU and devices were not measured" in why and "CPU 97%" not in why
+    # idle backends waiting on the client at 80% client CPU: client, not 'cpu' from the client's CPU
+    kind, _ = bottleneck(ev(cpu_busy_pct=80, waits={"client": 0.7, "cpu": 0.3}, remote=True))
+    assert kind == "client"
+    # the server's own backends running with no wait event: cpu, said to come from the server's states
+    kind, why = bottleneck(ev(waits={"cpu": 0.8, "storage": 0.2}, remote=True))
+    assert kind == "cpu" and "as the server reports it" in why
+
+
+def test_managed_storage_waits_without_any_device_sampled_are_not_reclassified():
+    """No placement device found: no queue figure exists, so I/O waits stay storage."""
+    kind, why = bottleneck(ev(device_await_ms=0.0, device_queue=0.0, devices_measured=False))
+    assert kind == "storage" and "no placement device sampled" in why
+
+
+# -- issue 13 item 6f: the knee has the probe's patience -----------------------------------------------
+
+def test_knee_survives_one_noisy_step():
+    """TPS 100, 190, 170, 260, 265, 262 at 1, 2, 4, 8, 16, 32 clients (p95 flat), by hand with +5%:
+    2 progresses (190 >= 105), 4 dips (170 < 199.5), 8 progresses (260 >= 199.5), 16 and 32 stay under
+    273 (260 x 1.05): two in a row, so the knee is 8 clients at 260 TPS, confirmed. The old rule stopped
+    at the first dip: 2 clients, 190 TPS."""
+    sweep = [pt(c, t, 10) for c, t in zip((1, 2, 4, 8, 16, 32), (100, 190, 170, 260, 265, 262))]
+    k = knee(sweep)
+    assert (k["clients"], k["tps"], k["confirmed"]) == (8, 260, True)
+    assert "throughput rose 1.9% from 8 to 16 clients" in k["reason"]        # 265 / 260 = 1.0192
+    assert "throughput rose 0.8% from 8 to 32 clients" in k["reason"]        # 262 / 260 = 1.0077
+
+
+def test_knee_latency_rule_with_patience():
+    """1: 100 TPS p95 10; 2: 200 p95 10; 4: 260 p95 30 (x1.3 TPS, x3 p95: no progress); 8: 270 p95 12
+    (+35% over 200, p95 x1.2: progress). The latency jump at 4 alone does not end the sweep: knee 8."""
+    k = knee([pt(1, 100, 10), pt(2, 200, 10), pt(4, 260, 30), pt(8, 270, 12)])
+    assert k["clients"] == 8 and k["still_rising"]
+
+
+# -- issue 13 item 4: a point's figures are true medians of its runs ----------------------------------
+
+def run(tps, nopm, p95, mx, bn):
+    return {"clients": 4, "tps": tps, "tpm": tps * 60, "nopm": nopm, "bottleneck": bn, "duration_s": 1.0,
+            "lat_ms": {"p50": p95 / 2, "p95": p95, "p99": p95 * 2, "max": mx, "mean": p95 / 2}, "raw": f"raw/{tps}"}
+
+
+def test_two_runs_give_the_mean_of_the_middle_two():
+    """Runs of 140 and 100 TPS: TPS (100 + 140) / 2 = 120 (the old rule showed the lower run: 100),
+    TPM 7,200, NOPM (63 + 45) / 2 = 54, p95 (14 + 10) / 2 = 12, max the larger, 50; the spread
+    100-140, n=2, 40 / 120 = 33.3%; CPU, devices, bottleneck from the lower middle run (100 TPS, run 2)."""
+    from dbtier.model.oltp import combine_repeats
+    p = combine_repeats([run(140, 63, 14, 50, "lock"), run(100, 45, 10, 30, "cpu")])
+    assert (p["tps"], p["tpm"], p["nopm"]) == (120, 7200, 54)
+    assert p["lat_ms"] == {"p50": 6, "p95": 12, "p99": 24, "mean": 6, "max": 50}
+    assert p["tps_spread"] == {"median": 120, "min": 100, "max": 140, "n": 2, "spread_pct": pytest.approx(33.333333)}
+    assert p["tps_spread_pct"] == pytest.approx(33.333333) and p["tps_runs"] == [140, 100]
+    assert p["shown_run"] == 2 and p["bottleneck"] == "cpu" and p["repeats"] == 2
+    assert [r["tps"] for r in p["runs"]] == [140, 100]
+
+
+def test_one_run_says_n1_not_a_zero_spread():
+    from dbtier.model.oltp import combine_repeats
+    p = combine_repeats([run(100, None, 10, 30, "cpu")])
+    assert p["tps"] == 100 and p["nopm"] is None and p["repeats"] == 1
+    assert p["tps_spread"]["n"] == 1 and p["tps_spread_pct"] is None and "runs" not in p
+
+
+# -- issue 13 item 5: rates divide by the time measured ------------------------------------------------
+
+def test_pgbench_seconds_round_up():
+    """-T takes whole seconds: 0.4 -> 1, 2.5 -> 3 (round() gave 2: a 20% overstatement), 5 -> 5."""
+    from dbtier.model.oltp import pgbench_seconds
+    assert [pgbench_seconds(x) for x in (0.4, 2.5, 5, 0.001, 30.0)] == [1, 3, 5, 1, 30]
+
+
+def test_pgbench_args_run_the_rounded_up_seconds():
+    from dbtier.workloads.oltp import pgbench_args
+    a = pgbench_args("/usr/bin", "tpcb", 2, 0.4, 1, None, None, 2)
+    assert a[a.index("-T") + 1] == "1"
+
+
+def test_rates_over_the_measured_window():
+    """137 transactions and 100 new orders over 0.997375 s: 137.36 TPS, 8,241.7 TPM, 6,015.8 NOPM
+    (dividing by the --duration 0.4 asked for gave 342.5 TPS: 2.5x)."""
+    from dbtier.model.oltp import rates
+    r = rates(137, 100, 0.997375)
+    assert r["tps"] == pytest.approx(137 / 0.997375) == pytest.approx(137.36057, rel=1e-6)
+    assert r["tpm"] == pytest.approx(60 * 137 / 0.997375)
+    assert r["nopm"] == pytest.approx(100 * 60 / 0.997375) == pytest.approx(6015.79, rel=1e-5)
+    assert rates(5, None, None) == {"tps": None, "tpm": None, "nopm": None}
+
+
+def test_measured_window_prefers_pgbench_then_the_wall_clock():
+    """pgbench reports tps = transactions / its time: 2608 at 522.862399 -> 4.98793 s; no transaction:
+    the wall time measured around pgbench (1.02 s); nothing at all: None."""
+    from dbtier.model.oltp import measured_window
+    s, src = measured_window({"transactions": 2608.0, "tps": 522.862399}, 5.3)
+    assert src == "pgbench" and s == pytest.approx(4.98793, abs=1e-5)
+    assert measured_window({"transactions": 0.0, "tps": 0.0}, 1.02) == (1.02, "wall clock")
+    assert measured_window({"transactions": None, "tps": None}, None) == (None, "none")

@@ -263,19 +263,24 @@ def test_interrupted_matrix_with_an_empty_last_step(matrix):
 
 
 def test_repeats_and_open_loop(tpcc):
+    """Three runs per point, hand-made: 4 clients ran 600, 639 and 680 TPS -> the median 639, the spread
+    (680 - 600) / 639 = 12.5%, the widest (1 client: 10 / 305 = 3.3%, 2 clients: 30 / 521.6 = 5.8%).
+    An older document without tps_spread: the spread is recomputed from tps_runs, one definition."""
     doc = copy.deepcopy(tpcc)
     doc["params"]["repeat"] = 3
     doc["params"]["rate"] = 400
+    runs = {1: [300.0, 305.0, 310.0], 2: [500.0, 521.6, 530.0], 4: [600.0, 639.0, 680.0]}
     for p in doc["points"]:
-        p.update(repeats=3, tps_runs=[p["tps"] * 0.95, p["tps"], p["tps"] * 1.02], tps_spread_pct=7.0)
-    doc["points"][2]["tps_spread_pct"] = 12.5
+        p.update(repeats=3, tps_runs=runs[p["clients"]], tps_spread_pct=None)
     html = render_html([doc])
     clean(html)
-    assert "3 runs per point; the run with the median TPS stands for the point" in html
-    assert "spread (max − min) / median up to 12.5% (at 4 clients)" in html
-    assert "Each point is the median of 3 runs; the widest spread is 12.5% at 4 clients." in html
+    assert ("3 runs per point; TPS, TPM, NOPM and latency percentiles are the medians of the runs (the mean of the "
+            "two middle ones for an even count)") in html
+    assert "spread (max − min) / median up to 12.5% (at 4 clients: 600.0–680.0 TPS)" in html
+    assert ("Each point is the median of 3 runs (the mean of the two middle ones for an even count); the widest "
+            "spread is 12.5% at 4 clients (3 runs, 600.0–680.0 TPS).") in html
     assert "open loop: transactions scheduled at 400 per second" in html
-    assert "TPS spread %" in html and ">12.5<" in html
+    assert "TPS spread %" in html and ">12.5<" in html and ">600.0–680.0<" in html
 
 
 def test_text_from_the_document_is_escaped(tpcc, matrix):
@@ -411,7 +416,7 @@ def test_dss_section(dss):
     for text in ("<b>1.837 s</b>", "1 query; peak 1.4 MB (Q9); 23% of the time", "97% of all cores",
                  "320 MB/s from vda: 21% of the probe's sequential read (1,552 MB/s)", "answers</th><td>not checked",
                  "dbtier-dss-temp-", "All 22 queries", "1 cold, the rest warm",
-                 "one warm run per query at most: no spread measured"):
+                 "one warm run per query at most (n=1): no spread measured"):
         assert text in html, text
     c = charts(html)
     assert list(c) == ["TPC-H: time per query", "TPC-H: temp spilled per query", "TPC-H: device bytes per query",

@@ -32,3 +32,18 @@ def test_disk_between_is_iostat_x():
 def test_no_cpu_line_is_an_error():
     with pytest.raises(ValueError):
         parse_proc_stat("intr 1\n")
+
+
+def test_a_failed_wait_query_is_kept_and_not_asked_again():
+    """The sampling callback raises once: its first line is stored (for the verdict to read), the
+    sample carries no wait figures, and /proc keeps being sampled without calling it again."""
+    from dbtier.measure.sampler import Sampler
+    calls = []
+
+    def boom():
+        calls.append(1)
+        raise RuntimeError("server closed the connection unexpectedly\n\tThis probably means ...")
+    s = Sampler([], extra=boom)
+    a, b = s.take(), s.take()
+    assert s.extra_error == "server closed the connection unexpectedly"
+    assert a.extra is None and b.extra is None and len(calls) == 1 and b.cpu

@@ -76,3 +76,76 @@ def test_sweep_stops_after_two_points_without_gain():
 def test_sweep_patience_one():
     assert sweep_should_stop([1000, 1400, 1420], patience=1, min_gain=0.05)
     assert not sweep_should_stop([1000, 1600], patience=1, min_gain=0.5)
+
+
+# -- issue 13 item 4: one median for every repeat ---------------------------------------------------------
+
+from dbtier.core.stats import median, plateau, representative, spread  # noqa: E402
+
+
+def test_true_median_of_an_even_count_is_the_mean_of_the_middle_two():
+    """100 and 140 TPS: the median is (100 + 140) / 2 = 120, not the lower-middle 100."""
+    assert median([140, 100]) == 120
+    assert median([4, 1, 3, 2]) == 2.5          # (2 + 3) / 2
+    assert median([3, 1, 2]) == 2 and median([7]) == 7
+    with pytest.raises(ValueError):
+        median([])
+
+
+def test_spread_is_min_max_and_count_and_one_sample_has_none():
+    """100 and 140: median 120, 100-140, n=2, (140 - 100) / 120 = 33.3%; one run: n=1 and no spread."""
+    assert spread([100, 140]) == {"median": 120, "min": 100, "max": 140, "n": 2,
+                                  "spread_pct": pytest.approx(100 * 40 / 120)}
+    assert spread([100]) == {"median": 100, "min": 100, "max": 100, "n": 1, "spread_pct": None}
+    assert spread([100, math.nan])["n"] == 1
+    assert spread([])["n"] == 0 and spread([])["median"] is None
+
+
+def test_representative_run_is_the_middle_one_and_the_lower_middle_for_an_even_count():
+    """[140, 100]: the lower middle is 100, index 1; [5, 1, 3]: the middle is 3, index 2."""
+    assert representative([140, 100]) == 1
+    assert representative([5, 1, 3]) == 2
+    assert representative([2, 2]) == 0
+
+
+# -- issue 13 item 6f: the knee with the probe's patience -----------------------------------------------
+
+def test_plateau_one_noisy_step_does_not_end_the_sweep():
+    """TPS 100, 190, 170, 260, 265, 262 with +5% and patience 2, by hand:
+    190 >= 105 (progress); 170 < 199.5 (miss 1); 260 >= 199.5 (progress, misses reset);
+    265 < 273 (miss 1); 262 < 273 (miss 2): the knee is index 3 (260), confirmed.
+    With patience 1 (the old rule) the dip at 170 would have ended it at index 1 (190)."""
+    tps = [100, 190, 170, 260, 265, 262]
+    assert plateau(tps, 0.05, 2) == (3, 2, True)
+    assert plateau(tps, 0.05, 1) == (1, 1, True)
+
+
+def test_plateau_unconfirmed_and_still_rising():
+    """100, 190, 170 ends after one miss: the best so far (index 1), unconfirmed; 1, 2, 4: still rising."""
+    assert plateau([100, 190, 170], 0.05, 2) == (1, 1, False)
+    assert plateau([1, 2, 4], 0.05, 2) == (2, 0, False)
+    assert plateau([5], 0.05, 2) == (0, 0, False)
+
+
+def test_plateau_extra_condition_can_refuse_progress():
+    """100, 200, 400 where the step to index 2 is refused (e.g. latency grew faster): knee 1, one miss."""
+    assert plateau([100, 200, 400], 0.05, 2, also=lambda best, i: i != 2) == (1, 1, False)
+
+
+def test_median_agrees_with_the_standard_library_and_lies_within_the_spread():
+    """Property: the one median equals statistics.median (an independent implementation) and sits
+    between min and max; the representative run is one of the two middle values."""
+    import statistics
+
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=1, max_size=30))
+    def check(xs):
+        m = median(xs)
+        assert m == pytest.approx(statistics.median(xs), rel=1e-12, abs=1e-9)
+        sp = spread(xs)
+        assert sp["min"] <= m <= sp["max"] and sp["n"] == len(xs)
+        ordered = sorted(xs)
+        assert xs[representative(xs)] == ordered[(len(xs) - 1) // 2]
+    check()

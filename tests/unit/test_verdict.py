@@ -297,3 +297,45 @@ def test_malformed_documents_do_not_crash(probe):
     assert isinstance(v["sentences"], list)
     # the broken machine record costs the device name, not the sentence
     assert v["sentences"][0] == GOOD_FOR.replace("(ext4 on vda)", "(ext4)")
+
+
+# -- issue 13 items 4 and 6 ------------------------------------------------------------------------------
+
+def test_a_repeated_knee_says_its_runs():
+    """The knee point (2 clients) run three times at 500, 521.6 and 530 TPS: the median 521.6, and the
+    sentence gives the runs' range."""
+    doc = copy.deepcopy(load_run(TPCC))
+    doc["points"][1].update(tps_runs=[500.0, 521.6, 530.0], repeats=3)
+    assert texts(verdict([doc]), "saturates")[0].startswith(
+        "OLTP — TPC-C-like, 1 warehouse — saturates at 2 clients: 522 TPS (the median of 3 runs, 500–530 TPS), "
+        "p95 8.01 ms")
+
+
+def test_an_unconfirmed_knee_says_so():
+    doc = copy.deepcopy(load_run(TPCC))
+    doc["knee"]["confirmed"] = False
+    assert texts(verdict([doc]), "saturates")[0].endswith(
+        "(only the last point fell short of it: a larger client count would confirm the knee); the best was 639 "
+        "TPS at 4 clients.")
+
+
+def test_a_remote_run_cites_no_client_cpu_as_the_servers():
+    """--dsn: the knee point's 97% CPU is this machine's; the sentence leaves it out and says so."""
+    doc = copy.deepcopy(load_run(TPCC))
+    doc["not_measured"] = ["server_cpu", "server_devices"]
+    doc["points"][1]["bottleneck"] = "storage"
+    [bn] = verdict([doc])["bottleneck"]
+    assert bn["text"] == ("At the OLTP knee (2 clients) the bottleneck is the storage (backends waiting on I/O). "
+                          "The server's CPU and devices were not measured (--dsn): the verdict rests on the server's "
+                          "wait events and pgbench's own CPU.")
+    assert bn["cpu_busy_pct"] is None and bn["not_measured"] == ["server_cpu", "server_devices"]
+
+
+def test_an_unknown_bottleneck_gives_its_reason():
+    doc = copy.deepcopy(load_run(TPCC))
+    doc["points"][1].update(bottleneck="unknown", bottleneck_evidence=(
+        "unknown: the wait-event sampling query failed (server closed the connection unexpectedly); CPU 40% busy"))
+    [bn] = verdict([doc])["bottleneck"]
+    assert bn["text"] == ("At the OLTP knee (2 clients) the bottleneck is unknown: the wait-event sampling query "
+                          "failed (server closed the connection unexpectedly) (CPU 97% busy and vda 60% busy with "
+                          "0.48 ms await).")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,8 @@ from rich.table import Table
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError
 from dbtier.measure.machine import devices_for
-from dbtier.model.oltp import WORKLOADS, knee, redact
+from dbtier.report.figures import spread_text
+from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, knee, pgbench_seconds, redact
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
 
 # The classic placement study, one step at a time (FAST, SLOW are the two directories).
@@ -120,11 +120,20 @@ def run_oltp(args: argparse.Namespace) -> int:
               "settings": settings.conf(), "placement_requested": steps[0][1] if len(steps) == 1 else None,
               "placement_matrix": args.placement_matrix, "engine": "pgbench (PostgreSQL)",
               "latency": "per-transaction pgbench logs" + ("; from the scheduled start (open loop)" if args.rate else ""),
-              "knee_rule": "throughput +<5% per step, or p95 latency growing faster than throughput"}
+              "knee_rule": KNEE_RULE,
+              "not_measured": list(NOT_MEASURED_REMOTE) if args.dsn else []}
+    if args.duration != pgbench_seconds(args.duration):
+        # pgbench -T takes whole seconds; every rate divides by the time pgbench measured
+        params["duration_note"] = (f"pgbench -T takes whole seconds: --duration {args.duration:g} ran "
+                                   f"{pgbench_seconds(args.duration)} s per point; TPS, TPM and NOPM divide by the "
+                                   "time pgbench measured (duration_s of each point)")
     dirs = sorted({d for _, pl in steps for d in pl.values()} | {args.dir})
     run = Run("bench", args, params, paths=dirs)
     doc = run.doc
     doc["bench"] = "oltp"
+    doc["not_measured"] = params["not_measured"]
+    if params.get("duration_note") and not args.json:
+        console(args).print(f"note: {params['duration_note']}", highlight=False)
     doc.update({"points": [], "knee": None, "placement": None})
     if args.placement_matrix:
         doc["steps"] = []
@@ -201,28 +210,25 @@ def _sync(doc: dict[str, Any], step: dict[str, Any], args: argparse.Namespace) -
 
 
 def _median_point(reps: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run with the median TPS stands for the point; the spread of all runs is kept."""
-    ordered = sorted(reps, key=lambda p: p["tps"])
-    point = dict(ordered[(len(ordered) - 1) // 2])
-    tps = [p["tps"] for p in reps]
-    point["repeats"] = len(reps)
-    point["tps_runs"] = tps
-    point["tps_spread_pct"] = (100.0 * (max(tps) - min(tps)) / statistics.median(tps)) if len(tps) > 1 and statistics.median(tps) else 0.0
-    return point
+    """The point: true medians over its runs with their spread (dbtier.model.oltp.combine_repeats)."""
+    from dbtier.model.oltp import combine_repeats
+    return combine_repeats(reps)
 
 
 def _points_table(points: list[dict[str, Any]], header: bool, step: str) -> Table:
     t = Table(show_header=header, box=None, pad_edge=False)
     for name, w in (("step", 11), ("clients", 7), ("TPS", 9), ("NOPM", 9), ("p50 ms", 8), ("p95 ms", 8),
-                    ("p99 ms", 8), ("CPU%", 5), ("dev busy%", 9), ("await ms", 8), ("bottleneck", 10)):
-        t.add_column(name, width=w, justify="left" if name in ("step", "bottleneck") else "right", no_wrap=True)
+                    ("p99 ms", 8), ("CPU%", 5), ("dev busy%", 9), ("await ms", 8), ("bottleneck", 10),
+                    ("runs (TPS)", 16)):
+        t.add_column(name, width=w, justify="left" if name in ("step", "bottleneck", "runs (TPS)") else "right",
+                     no_wrap=True)
     for p in points:
         dev = max(p["devices"], key=lambda d: d["busy_pct"], default=None)
         lat = p["lat_ms"]
         t.add_row(step, str(p["clients"]), f"{p['tps']:,.0f}", "-" if p["nopm"] is None else f"{p['nopm']:,.0f}",
                   _f(lat["p50"]), _f(lat["p95"]), _f(lat["p99"]), f"{p['cpu_util']['busy_pct']:.0f}",
                   "-" if not dev else f"{dev['busy_pct']:.0f}", "-" if not dev else f"{dev['await_ms']:.2f}",
-                  p["bottleneck"])
+                  p["bottleneck"], spread_text(p.get("tps_spread"), 0))
     return t
 
 
@@ -399,23 +405,15 @@ def run_dss(args: argparse.Namespace) -> int:
 
 
 def _dss_totals(doc: dict[str, Any]) -> None:
-    """queries[]: per query, the median of the warm runs (the cold run when there is no warm one)."""
-    from dbtier.model.dss import geomean
+    """queries[]: per query, the true median of the warm runs (the cold run when there is no warm one),
+    with their spread; warm_totals: the spread of the warm power runs' totals (dbtier.model.dss)."""
+    from dbtier.model.dss import combine_query_runs, geomean, run_totals
     by_q: dict[int, list[dict[str, Any]]] = {}
     for run in doc["runs"]:
         for rec in run:
             by_q.setdefault(rec["query"], []).append(rec)
-    queries = []
-    for q, recs in sorted(by_q.items()):
-        warm = [r for r in recs if not r["cold"]] or recs
-        rep = sorted(warm, key=lambda r: r["seconds"])[(len(warm) - 1) // 2]
-        cold = next((r for r in recs if r["cold"]), None)
-        queries.append({"query": q, "seconds": rep["seconds"], "rows": rep["rows"],
-                        "temp_bytes": max(r["temp_bytes"] for r in recs), "read_bytes": rep["read_bytes"],
-                        "write_bytes": rep["write_bytes"], "cpu_util": rep["cpu_util"],
-                        "cold_seconds": cold["seconds"] if cold else None,
-                        "cold_read_bytes": cold["read_bytes"] if cold else None,
-                        "runs_seconds": [r["seconds"] for r in recs]})
+    queries = [combine_query_runs(recs) for _, recs in sorted(by_q.items())]
+    doc["warm_totals"] = run_totals(doc["runs"], sorted(by_q))
     doc["queries"] = queries
     doc["total_seconds"] = sum(q["seconds"] for q in queries)
     doc["geomean_seconds"] = geomean([q["seconds"] for q in queries])

@@ -52,14 +52,19 @@ def run(args: argparse.Namespace) -> int:
     def render() -> None:
         t = Table(title=f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}", title_justify="left",
                   caption="B − A and B / A; green: better, red: worse (by 5% or more)", caption_justify="left")
-        for name, justify in (("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"),
-                              ("B / A", "right"), ("unit", "left")):
+        spreads = any(r.get("a_spread") or r.get("b_spread") for r in rows)
+        cols = [("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("B / A", "right"),
+                ("unit", "left")]
+        if spreads:  # repeated figures: A and B are medians; their runs' min–max and count
+            cols += [("A runs", "left"), ("B runs", "left")]
+        for name, justify in cols:
             t.add_column(name, justify=justify)
         for r in rows:
             d = r["digits"] or 0
             label = (f"{r['group']}: " if r["group"] and r["group"] not in r["metric"] else "") + r["metric"]
             diff = f"{r['diff']:+,.{d}f}" if F.isnum(r["diff"]) else ("same" if r["a"] == r["b"] else "differs")
-            t.add_row(label, F.fmt(r["a"], d), F.fmt(r["b"], d), diff, _ratio(r), r["unit"] or "")
+            t.add_row(label, F.fmt(r["a"], d), F.fmt(r["b"], d), diff, _ratio(r), r["unit"] or "",
+                      *([F.spread_text(r.get("a_spread"), d), F.spread_text(r.get("b_spread"), d)] if spreads else []))
         out.print(t)
         if not rows:
             out.print("no figures to compare in these runs")

@@ -41,13 +41,17 @@ def figures_table(figs: list[dict[str, Any]], title: str = "key figures") -> Tab
     t.add_column("measure")
     t.add_column("value", justify="right")
     t.add_column("unit")
+    spreads = any(f.get("spread") for f in figs)
+    if spreads:  # a repeated figure: the median above, its runs' min–max and count here
+        t.add_column("runs (min–max, n)")
     group = None
     for f in figs:
         if f.get("group") and f["group"] != group:
             group = f["group"]
-            t.add_row(f"[bold]{group}[/bold]", "", "")
+            t.add_row(f"[bold]{group}[/bold]", "", "", *([""] if spreads else []))
+        runs = [F.spread_text(f.get("spread"), f.get("digits") or 0)] if spreads else []
         t.add_row(("  " if group else "") + str(f["label"]), _cell(f["value"], f.get("digits") or 0),
-                  str(f.get("unit") or ""))
+                  str(f.get("unit") or ""), *runs)
     return t
 
 

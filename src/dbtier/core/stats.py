@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 def percentile(values: Sequence[float], pct: float) -> float:
@@ -73,3 +73,61 @@ def sweep_should_stop(values: Sequence[float], min_gain: float = 0.03, patience:
         return False
     best_before = max(values[:-patience])
     return all(v < best_before * (1 + min_gain) for v in values[-patience:])
+
+
+def median(values: Sequence[float]) -> float:
+    """The true median: the middle value, or the mean of the two middle values for an even count
+    (100 and 140 give 120, not the lower-middle 100). The one definition every repeat uses."""
+    if not values:
+        raise ValueError("median of no values")
+    xs = sorted(values)
+    n = len(xs)
+    mid = n // 2
+    return float(xs[mid]) if n % 2 else (xs[mid - 1] + xs[mid]) / 2.0
+
+
+def spread(values: Sequence[float]) -> dict[str, float | int | None]:
+    """A repeated figure: {median, min, max, n, spread_pct}. spread_pct = (max - min) / median * 100;
+    None with one sample (n=1 has no spread to report) or a zero median."""
+    xs = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
+    if not xs:
+        return {"median": None, "min": None, "max": None, "n": 0, "spread_pct": None}
+    m = median(xs)
+    lo, hi = min(xs), max(xs)
+    pct = 100.0 * (hi - lo) / m if len(xs) > 1 and m else None
+    return {"median": m, "min": lo, "max": hi, "n": len(xs), "spread_pct": pct}
+
+
+def representative(values: Sequence[float]) -> int:
+    """Index of the sample that stands for a repeated measurement where only the headline figures can
+    be medians (its CPU, devices, bottleneck): the middle sample by value; for an even count the lower
+    of the two middle ones (both are equally near the median), the earlier run among equal values."""
+    if not values:
+        raise ValueError("representative of no values")
+    order = sorted(range(len(values)), key=lambda i: (values[i], i))
+    return order[(len(values) - 1) // 2]
+
+
+def plateau(values: Sequence[float], min_gain: float = 0.03, patience: int = 2,
+            also: Callable[[int, int], bool] | None = None) -> tuple[int, int, bool]:
+    """Where a load sweep stops paying: -> (knee index, points after it that failed, confirmed).
+
+    The sweep's rule (`sweep_should_stop`) read from the start: a point is progress when it beats
+    the best point so far by `min_gain` (and `also(best, i)` allows it, e.g. latency not growing
+    faster than throughput); the knee is the last point of progress before `patience` points in a
+    row that are not. One noisy step does not end the sweep: a later point that beats the best
+    resumes it. Unconfirmed (fewer than `patience` failures at the end of the sweep): the knee is
+    the best point so far and `confirmed` is False.
+    """
+    if not values:
+        raise ValueError("plateau of no values")
+    best, misses = 0, 0
+    for i in range(1, len(values)):
+        ok = values[i] >= values[best] * (1 + min_gain) and (also is None or also(best, i))
+        if ok:
+            best, misses = i, 0
+        else:
+            misses += 1
+            if misses >= patience:
+                return best, misses, True
+    return best, misses, False

@@ -77,3 +77,36 @@ def backup_bottleneck(target: str, compressed: bool, proc_cpu_cores: float, src_
                           f"target busy {dst_busy_pct:.0f}%, source busy {src_busy_pct:.0f}%")
     return "source", f"source busy {src_busy_pct:.0f}%, target busy {dst_busy_pct:.0f}%, " \
                      f"backup process {proc_cpu_cores:.2f} cores"
+
+
+def combine_query_runs(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One query's records over the power runs -> its figures.
+
+    seconds: the true median of the warm runs (an even count: the mean of the two middle values;
+    warm runs of 2.0 s and 3.0 s give 2.5 s), or the cold run's when there is no warm run.
+    `warm` = {median, min, max, n, spread_pct} of the warm runs (n=0 without one; n=1 has no spread).
+    rows, bytes and CPU are those of the middle warm run by time (an even count: the faster of the two
+    middle runs)."""
+    from dbtier.core.stats import representative, spread
+    warm = [r for r in recs if not r.get("cold")]
+    base = warm or list(recs)
+    secs = [r["seconds"] for r in base]
+    rep = base[representative(secs)]
+    sp = spread([r["seconds"] for r in warm])
+    cold = next((r for r in recs if r.get("cold")), None)
+    return {"query": rep["query"], "seconds": sp["median"] if warm else rep["seconds"], "rows": rep["rows"],
+            "temp_bytes": max(r["temp_bytes"] for r in recs), "read_bytes": rep["read_bytes"],
+            "write_bytes": rep["write_bytes"], "cpu_util": rep["cpu_util"],
+            "cold_seconds": cold["seconds"] if cold else None,
+            "cold_read_bytes": cold["read_bytes"] if cold else None,
+            "runs_seconds": [r["seconds"] for r in recs], "warm": sp}
+
+
+def run_totals(runs: Sequence[Sequence[dict[str, Any]]], queries: Sequence[int]) -> dict[str, Any]:
+    """Each warm power run's total (runs that timed every query in `queries`) -> {median, min, max, n,
+    spread_pct, runs}: the spread of the power run as a whole, next to the total of per-query medians."""
+    from dbtier.core.stats import spread
+    want = set(queries)
+    totals = [sum(r["seconds"] for r in run) for run in runs
+              if run and not any(r.get("cold") for r in run) and {r["query"] for r in run} >= want]
+    return {**spread(totals), "runs": totals}

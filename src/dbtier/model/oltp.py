@@ -6,11 +6,12 @@ samplers' figures, so every rule is tested on saved output and hand-made numbers
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from dbtier.core.stats import percentile
+from dbtier.core.stats import median, percentile, plateau, representative, spread
 
 WORKLOADS = ("tpcc", "tpcb", "select-only", "readmix")
 
@@ -30,8 +31,12 @@ def parse_pgbench_summary(text: str) -> dict[str, Any]:
     tps = num(r"^tps = ([\d.]+) \(without initial connection time\)")
     if tps is None:
         tps = num(r"^tps = ([\d.]+)")
+    n = num(r"^number of transactions actually processed: (\d+)")
     return {
-        "transactions": num(r"^number of transactions actually processed: (\d+)"),
+        "transactions": n,
+        # pgbench's measured time: it prints tps = transactions / that time, not the time itself
+        "elapsed_s": n / tps if n and tps else None,
+        "duration_s": num(r"^duration: (\d+) s"),   # -T as pgbench ran it (whole seconds)
         "failed": num(r"^number of failed transactions: (\d+)") or 0.0,
         "tps": tps,
         "latency_avg_ms": num(r"^latency average = ([\d.]+) ms"),
@@ -64,6 +69,73 @@ def parse_pgbench_log(lines: Iterable[str], with_lag: bool = False) -> tuple[lis
     return lat, failed
 
 
+def pgbench_seconds(requested_s: float) -> int:
+    """pgbench -T takes whole seconds: a fractional duration rounds up (0.4 -> 1, 2.5 -> 3), never down to 0."""
+    return max(1, math.ceil(requested_s))
+
+
+def measured_window(summary: dict[str, Any], wall_s: float | None) -> tuple[float | None, str]:
+    """The seconds the point's rates divide by -> (seconds, where from).
+
+    pgbench's own window: it reports tps = transactions / its measured time (without the initial
+    connection time), so the time is transactions / tps (2608 transactions at 522.862399 TPS:
+    4.988 s of a `-T 5` run). Without a transaction to divide by, the wall time measured around
+    pgbench; never the duration asked for (`--duration 0.4` runs `-T 1`: dividing by 0.4 gave 2.5x)."""
+    n, tps = summary.get("transactions"), summary.get("tps")
+    if isinstance(n, (int, float)) and isinstance(tps, (int, float)) and n > 0 and tps > 0:
+        return n / tps, "pgbench"
+    if isinstance(wall_s, (int, float)) and wall_s > 0 and math.isfinite(wall_s):
+        return float(wall_s), "wall clock"
+    return None, "none"
+
+
+def rates(transactions: float, new_orders: float | None, seconds: float | None) -> dict[str, float | None]:
+    """TPS, TPM and NOPM over the measured seconds (None when nothing was measured)."""
+    if not (isinstance(seconds, (int, float)) and seconds > 0):
+        return {"tps": None, "tpm": None, "nopm": None}
+    tps = transactions / seconds
+    return {"tps": tps, "tpm": tps * 60.0, "nopm": None if new_orders is None else new_orders / (seconds / 60.0)}
+
+
+def combine_repeats(reps: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Runs of one point -> the point: true medians of the headline figures, the spread kept.
+
+    TPS, TPM, NOPM and each latency percentile (p50, p95, p99, mean) are the medians over the runs
+    (an even count: the mean of the two middle values; 100 and 140 TPS give 120); latency max is the
+    largest of the runs. CPU, devices, waits, counters and the bottleneck are those of the middle run by
+    TPS (an even count: the lower of the two middle runs; `shown_run`, 1-based).
+    `tps_spread` = {median, min, max, n, spread_pct}; one run: n=1 and no spread (spread_pct None),
+    never an implied 0%."""
+    if not reps:
+        raise ValueError("no runs")
+    tps = [r["tps"] for r in reps]
+    k = representative(tps)
+    point = dict(reps[k])
+    sp = spread(tps)
+    point["tps"] = sp["median"]
+    point["tpm"] = sp["median"] * 60.0
+    nopm = [r["nopm"] for r in reps if isinstance(r.get("nopm"), (int, float))]
+    point["nopm"] = median(nopm) if nopm else None
+    lats = [r.get("lat_ms") or {} for r in reps]
+    lat: dict[str, float | None] = {}
+    for key in ("p50", "p95", "p99", "mean"):
+        xs = [x[key] for x in lats if isinstance(x.get(key), (int, float))]
+        lat[key] = median(xs) if xs else None
+    maxes = [x["max"] for x in lats if isinstance(x.get("max"), (int, float))]
+    lat["max"] = max(maxes) if maxes else None
+    point["lat_ms"] = lat
+    point["repeats"] = len(reps)
+    point["tps_runs"] = tps
+    point["tps_spread"] = sp
+    point["tps_spread_pct"] = sp["spread_pct"]
+    point["shown_run"] = k + 1
+    if len(reps) > 1:
+        point["runs"] = [{"tps": r["tps"], "nopm": r.get("nopm"), "p95_ms": (r.get("lat_ms") or {}).get("p95"),
+                          "bottleneck": r.get("bottleneck"), "duration_s": r.get("duration_s"), "raw": r.get("raw")}
+                         for r in reps]
+    return point
+
+
 def latency_summary(lat_ms: Sequence[float]) -> dict[str, float | None]:
     if not lat_ms:
         return {"p50": None, "p95": None, "p99": None, "max": None, "mean": None}
@@ -71,44 +143,107 @@ def latency_summary(lat_ms: Sequence[float]) -> dict[str, float | None]:
             "max": max(lat_ms), "mean": sum(lat_ms) / len(lat_ms)}
 
 
-def knee(points: Sequence[dict[str, Any]], min_gain: float = 0.05) -> dict[str, Any] | None:
-    """The client count after which throughput rises by less than 5% per step, or latency
-    (p95) grows faster than throughput. With no such step, the last point."""
-    pts = sorted(points, key=lambda p: p["clients"])
+KNEE_MIN_GAIN = 0.05
+KNEE_PATIENCE = 2
+KNEE_RULE = ("the last client count whose throughput beat the best so far by 5% or more without p95 latency "
+             "growing faster than throughput, once two counts in a row fail to (the probe's patience: one noisy "
+             "step does not end the sweep); with no such pair, the best so far, unconfirmed")
+
+
+def _p95(p: dict[str, Any]) -> float | None:
+    v = (p.get("lat_ms") or {}).get("p95")
+    return v if isinstance(v, (int, float)) and v > 0 else None
+
+
+def _step_words(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """Why point b is no progress over point a, in words."""
+    ta, tb = a["tps"], b["tps"]
+    tps_ratio = tb / ta if ta else float("inf")
+    la, lb = _p95(a), _p95(b)
+    lat_ratio = lb / la if la and lb else 1.0
+    if tps_ratio >= 1 + KNEE_MIN_GAIN and lat_ratio > tps_ratio:
+        return (f"p95 latency grew {lat_ratio:.2f}x while throughput grew {tps_ratio:.2f}x "
+                f"from {a['clients']} to {b['clients']} clients")
+    return f"throughput rose {100 * (tps_ratio - 1):.1f}% from {a['clients']} to {b['clients']} clients"
+
+
+def knee(points: Sequence[dict[str, Any]], min_gain: float = KNEE_MIN_GAIN,
+         patience: int = KNEE_PATIENCE) -> dict[str, Any] | None:
+    """Where more clients stop paying (`KNEE_RULE`): the probe's stop rule read over the whole sweep.
+
+    A point is progress when its TPS beats the knee so far by `min_gain` and its p95 latency grew no
+    faster than its TPS; `patience` points in a row that are not progress confirm the knee. A single
+    dip followed by a point that beats the knee does not end the sweep (TPS 100, 190, 170, 260, 265,
+    262 at 1..32 clients: the knee is 8 clients, 260 TPS, not 2). -> {clients, tps, reason,
+    confirmed, still_rising}; None for no points."""
+    pts = sorted((p for p in points if isinstance(p.get("tps"), (int, float))), key=lambda p: p["clients"])
     if not pts:
         return None
-    for a, b in zip(pts, pts[1:]):
+
+    def lat_ok(best: int, i: int) -> bool:
+        a, b = pts[best], pts[i]
+        la, lb = _p95(a), _p95(b)
         tps_ratio = b["tps"] / a["tps"] if a["tps"] else float("inf")
-        la, lb = (a.get("lat_ms") or {}).get("p95"), (b.get("lat_ms") or {}).get("p95")
-        lat_ratio = lb / la if la and lb else 1.0
-        if tps_ratio < 1 + min_gain or lat_ratio > tps_ratio:
-            return {"clients": a["clients"], "tps": a["tps"],
-                    "reason": (f"throughput rose {100 * (tps_ratio - 1):.1f}% from {a['clients']} to "
-                               f"{b['clients']} clients" if tps_ratio < 1 + min_gain else
-                               f"p95 latency grew {lat_ratio:.2f}x while throughput grew {tps_ratio:.2f}x "
-                               f"from {a['clients']} to {b['clients']} clients")}
-    last = pts[-1]
-    return {"clients": last["clients"], "tps": last["tps"], "reason": "throughput still rising at the last point"}
+        return not (la and lb and lb / la > tps_ratio)
+
+    k, misses, confirmed = plateau([p["tps"] for p in pts], min_gain, patience, lat_ok)
+    kp = pts[k]
+    if misses == 0:
+        return {"clients": kp["clients"], "tps": kp["tps"], "confirmed": False, "still_rising": True,
+                "reason": "throughput still rising at the last point"}
+    failed = pts[k + 1:k + 1 + misses]
+    words = "; ".join(_step_words(kp, b) for b in failed)
+    if confirmed:
+        reason = f"{misses} client counts in a row after it were no progress: {words}"
+    else:
+        reason = (f"only the last point was no progress ({words}); the sweep ended before a second point "
+                  "could confirm the knee")
+    return {"clients": kp["clients"], "tps": kp["tps"], "confirmed": confirmed, "still_rising": False,
+            "reason": reason}
 
 
-# PostgreSQL wait events (pg_stat_activity) grouped by what they mean for a bottleneck.
-COMMIT_WAITS = {"WALSync", "WALWrite", "WALInsert", "WALBufMapping", "WALInitSync", "WALInitWrite"}
+# PostgreSQL wait events (pg_stat_activity) grouped by what they mean for a bottleneck, per the
+# PostgreSQL 15 wait event table (monitoring.sgml, "wait_event Description"):
+#   commit  - the commit's WAL reaching the device: IO:WALWrite (a write to a WAL file), IO:WALSync (a
+#             WAL file reaching durable storage), IO:WALInitWrite/WALInitSync (a new WAL segment being
+#             written and synced), LWLock:WALWrite (waiting for WAL buffers to be written to disk by
+#             another backend: group commit), IPC:SyncRep (a synchronous standby confirming the commit).
+#   lock    - contention in memory, not the device: every Lock, and LWLocks including WALInsert (waiting
+#             to insert WAL data into a memory buffer: many backends writing WAL at once, a CPU-side
+#             limit) and WALBufMapping (waiting to replace a page in WAL buffers: wal_buffers too small).
+#   storage - IO:DataFile*, BufFile* (temp), SLRU*, WALRead ...: waiting for the data device; and
+#             IPC:BufferIO (waiting for another backend's I/O on the same buffer to complete; an LWLock
+#             before PostgreSQL 14).
+#   client  - Client:ClientRead/ClientWrite, or an idle backend: waiting for pgbench.
+#   cpu     - active with no wait event: running (or runnable) on a CPU.
+#   other   - Activity, BufferPin, Extension, Timeout and the rest of IPC: none of the above; it can win.
+COMMIT_IO = {"WALWrite", "WALSync", "WALInitWrite", "WALInitSync"}
+COMMIT_LWLOCK = {"WALWrite", "WALWriteLock"}            # WALWriteLock: the name before PostgreSQL 13
+WAIT_CLASSES = ("storage", "commit", "lock", "cpu", "client", "other")
+BOTTLENECKS = WAIT_CLASSES + ("unknown",)
 
 
 def classify_wait(state: str | None, wait_type: str | None, wait_event: str | None) -> str:
-    """One backend's state -> cpu | storage | commit | lock | client | idle."""
-    if wait_event in COMMIT_WAITS:
-        return "commit"
-    if state == "idle" or wait_event == "ClientRead":
+    """One backend's state -> cpu | storage | commit | lock | client | other."""
+    if state == "idle" or wait_type == "Client":
         return "client"
     if wait_type is None:
         return "cpu"
     if wait_type == "IO":
-        return "storage"
-    if wait_type in ("Lock", "LWLock"):
+        return "commit" if wait_event in COMMIT_IO else "storage"
+    if wait_type == "LWLock":
+        if wait_event in COMMIT_LWLOCK:
+            return "commit"
+        if wait_event == "BufferIO":
+            return "storage"
         return "lock"
-    if wait_type == "Client":
-        return "client"
+    if wait_type == "Lock":
+        return "lock"
+    if wait_type == "IPC":
+        if wait_event == "SyncRep":
+            return "commit"
+        if wait_event == "BufferIO":
+            return "storage"
     return "other"
 
 
@@ -117,9 +252,12 @@ def wait_shares(counts: dict[str, int]) -> dict[str, float]:
     return {k: (v / total if total else 0.0) for k, v in sorted(counts.items())}
 
 
+NOT_MEASURED_REMOTE = ("server_cpu", "server_devices")
+
+
 @dataclass(frozen=True)
 class Evidence:
-    cpu_busy_pct: float            # machine CPU, user + system, % of all cores
+    cpu_busy_pct: float            # this machine's CPU, user + system, % of all cores
     iowait_pct: float
     client_cpu_cores: float        # pgbench's own CPU use
     client_threads: int
@@ -127,28 +265,58 @@ class Evidence:
     device_await_ms: float         # the worst placement device
     device_busy_pct: float
     device_queue: float
+    wait_samples: int = -1         # backend states counted (-1: not said; then the shares decide)
+    wait_error: str | None = None  # the sampling query's error, if it failed
+    remote: bool = False           # --dsn: this machine's CPU and devices are not the server's
+    devices_measured: bool = True  # any placement device sampled
 
 
 def bottleneck(ev: Evidence) -> tuple[str, str]:
-    """-> (cpu|storage|commit|client|lock, the evidence in words).
+    """-> (cpu|storage|commit|client|lock|other|unknown, the evidence in words, starting with the verdict).
 
     Judged by where backends spend their time and by the CPU, not by device busy %
     alone: a pegged CPU stretches every I/O's completion and makes a fast device
-    look 100% busy while its queue and wait stay short.
+    look 100% busy while its queue and wait stay short. Without wait samples (none taken,
+    or the sampling query failed) the backends' time is unknown and so is the verdict, unless
+    this machine's CPU, measured, is saturated. A remote server (--dsn) is never judged by this
+    machine's CPU or devices.
     """
-    w = ev.waits
-    said = (f"CPU {ev.cpu_busy_pct:.0f}% busy, iowait {ev.iowait_pct:.0f}%; backends: "
-            + ", ".join(f"{k} {100 * v:.0f}%" for k, v in w.items() if v >= 0.005)
-            + f"; device await {ev.device_await_ms:.2f} ms, queue {ev.device_queue:.1f}, busy {ev.device_busy_pct:.0f}%"
-            + f"; pgbench {ev.client_cpu_cores:.2f} cores")
+    w = {k: v for k, v in ev.waits.items() if v >= 0.005}
+    backends = ", ".join(f"{k} {100 * v:.0f}%" for k, v in sorted(w.items(), key=lambda kv: (-kv[1], kv[0])))
+    parts = []
+    if ev.remote:
+        parts.append("the server's CPU and devices were not measured (--dsn: this machine only runs pgbench)")
+    else:
+        parts.append(f"CPU {ev.cpu_busy_pct:.0f}% busy, iowait {ev.iowait_pct:.0f}%")
+    parts.append(f"backends: {backends}" if backends else "backends: no wait samples")
+    if not ev.remote:
+        parts.append(f"device await {ev.device_await_ms:.2f} ms, queue {ev.device_queue:.1f}, "
+                     f"busy {ev.device_busy_pct:.0f}%" if ev.devices_measured else "no placement device sampled")
+    parts.append(f"pgbench {ev.client_cpu_cores:.2f} cores")
+    said = "; ".join(parts)
+
     if ev.client_threads and ev.client_cpu_cores / ev.client_threads >= 0.9:
-        return "client", "pgbench's threads are saturated; " + said
-    if ev.cpu_busy_pct >= 90:
-        return "cpu", "the CPU is saturated; " + said
-    ranked = sorted(((w.get(k, 0.0), k) for k in ("storage", "commit", "lock", "cpu", "client")), reverse=True)
-    share, kind = ranked[0]
-    if kind == "client" and ev.cpu_busy_pct >= 70:
-        kind = "cpu"
-    if kind == "storage" and ev.device_queue < 0.5 and ev.device_await_ms < 0.5:
-        kind = "cpu"  # I/O waits without a device queue: the wait is CPU scheduling, not the device
-    return kind, f"most backend time is {kind} ({100 * share:.0f}%); " + said
+        return "client", "client: pgbench's threads are saturated; " + said
+    if not ev.remote and ev.cpu_busy_pct >= 90:
+        return "cpu", f"cpu: the CPU is saturated ({ev.cpu_busy_pct:.0f}% busy); " + said
+    if ev.wait_error:
+        return "unknown", f"unknown: the wait-event sampling query failed ({ev.wait_error}); " + said
+    if ev.wait_samples == 0 or not any(v > 0 for v in ev.waits.values()):
+        return "unknown", "unknown: no backend wait samples were taken during the point; " + said
+    # Highest share wins; a tie goes to the first in WAIT_CLASSES (never to the alphabet).
+    ranked = sorted(WAIT_CLASSES, key=lambda k: (-ev.waits.get(k, 0.0), WAIT_CLASSES.index(k)))
+    kind = ranked[0]
+    share = ev.waits.get(kind, 0.0)
+    top = f"most backend time is {kind} ({100 * share:.0f}%)"
+    if kind == "client" and not ev.remote and ev.cpu_busy_pct >= 70:
+        return "cpu", (f"cpu: {top}, waiting for pgbench, but the machine's CPU is {ev.cpu_busy_pct:.0f}% busy: "
+                       "server and pgbench share it; " + said)
+    if (kind == "storage" and not ev.remote and ev.devices_measured and ev.device_queue < 0.5
+            and ev.device_await_ms < 0.5):
+        # I/O waits without a device queue: the wait is CPU scheduling, not the device
+        return "cpu", (f"cpu: {top}, but the devices show no queue ({ev.device_queue:.1f}) and "
+                       f"{ev.device_await_ms:.2f} ms await: the I/O waits are CPU scheduling, not the device; "
+                       + said)
+    if kind == "cpu" and ev.remote:
+        return "cpu", f"cpu: {top} (active, no wait event, on the server's CPU as the server reports it); " + said
+    return kind, f"{kind}: {top}; " + said

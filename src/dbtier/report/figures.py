@@ -39,6 +39,7 @@ class Figure:
     better: str | None = None      # "higher", "lower" or None (a text, or no order)
     group: str = ""                # a sub-heading: the probe target, the placement step, "per query"
     detail: bool = False           # one of many (per query): tables, not the headline list
+    spread: dict[str, Any] | None = None   # a repeated figure: {median, min, max, n, spread_pct}
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -90,6 +91,34 @@ def fmt_auto(x: Any) -> str:
     if not isnum(x):
         return fmt(x)
     return fmt(x, 0) if abs(x) >= 100 else f"{x:.3g}"
+
+
+def spread_of(x: Any) -> dict[str, Any] | None:
+    """A stored {median, min, max, n, ...} when it is one (n a positive count), else None."""
+    return x if isinstance(x, dict) and isnum(x.get("n")) and x["n"] >= 1 else None
+
+
+def spread_text(sp: Any, digits: int = 0) -> str:
+    """How a repeated figure varied: '100–140, n=2'; one sample: 'n=1' (no spread implied); '' unknown."""
+    sp = spread_of(sp)
+    if sp is None:
+        return ""
+    n = int(sp["n"])
+    if n == 1 or not (isnum(sp.get("min")) and isnum(sp.get("max"))):
+        return f"n={n}"
+    return f"{fmt(sp['min'], digits)}–{fmt(sp['max'], digits)}, n={n}"
+
+
+def point_spread(p: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An OLTP point's TPS spread; an older document (tps_runs without tps_spread) is recomputed
+    with the one definition (dbtier.core.stats.spread)."""
+    if not isinstance(p, dict):
+        return None
+    sp = spread_of(p.get("tps_spread"))
+    if sp is None and isinstance(p.get("tps_runs"), list) and p["tps_runs"]:
+        from dbtier.core.stats import spread
+        sp = spread_of(spread(p["tps_runs"]))
+    return sp
 
 
 def fmt_pct(x: Any) -> str:
@@ -312,23 +341,46 @@ def matrix_moves(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def not_measured(doc: dict[str, Any], p: dict[str, Any] | None = None) -> list[str]:
+    """What a run could not measure (--dsn: ['server_cpu', 'server_devices']), from the point, the
+    document or its params; an older --dsn document without the key: inferred from params.mode."""
+    for src in (p or {}, doc, doc.get("params") if isinstance(doc.get("params"), dict) else {}):
+        v = src.get("not_measured")
+        if isinstance(v, list) and v:
+            return [str(x) for x in v]
+    return ["server_cpu", "server_devices"] if get(doc, "params", "mode") == "dsn" else []
+
+
+def _scaled(sp: dict[str, Any] | None, k: float) -> dict[str, Any] | None:
+    if sp is None:
+        return None
+    return {**sp, **{key: sp[key] * k for key in ("median", "min", "max") if isnum(sp.get(key))}}
+
+
 def _oltp_figures(doc: dict[str, Any]) -> list[Figure]:
     v = oltp_view(doc)
     best, knee, kp = v["best"] or {}, v["knee"] or {}, v["knee_point"] or {}
     nopm = [p for p in v["points"] if isnum(p.get("nopm"))]
     dev = busiest_device(kp)
+    bs, ks = point_spread(best), point_spread(kp)
+    remote = not_measured(doc, kp)
     out = [Figure("workload", "workload", workload_name(doc)),
-           Figure("best_tps", "best TPS", best.get("tps"), "TPS", 1, "higher"),
+           Figure("best_tps", "best TPS", best.get("tps"), "TPS", 1, "higher", spread=bs),
            Figure("best_clients", "clients at the best TPS", best.get("clients"), "clients", 0),
-           Figure("best_tpm", "TPM at the best TPS", best.get("tpm"), "TPM", 0, "higher")]
+           Figure("best_tpm", "TPM at the best TPS", best.get("tpm"), "TPM", 0, "higher",
+                  spread=_scaled(bs, 60.0))]
     if nopm:
         out.append(Figure("best_nopm", "best NOPM", max(p["nopm"] for p in nopm), "NOPM", 0, "higher"))
     out += [Figure("knee_clients", "knee: clients", knee.get("clients"), "clients", 0),
-            Figure("knee_tps", "knee: TPS", knee.get("tps"), "TPS", 1, "higher"),
+            Figure("knee_tps", "knee: TPS", knee.get("tps"), "TPS", 1, "higher", spread=ks),
             Figure("knee_p95_ms", "p95 latency at the knee", get(kp, "lat_ms", "p95"), "ms", 2, "lower"),
             Figure("knee_bottleneck", "bottleneck at the knee", kp.get("bottleneck")),
-            Figure("knee_cpu_busy_pct", "CPU busy at the knee", get(kp, "cpu_util", "busy_pct"), "%", 0),
-            Figure("knee_device_busy_pct", "busiest device at the knee", (dev or {}).get("busy_pct"), "%", 0)]
+            Figure("knee_cpu_busy_pct", "CPU busy at the knee", None if "server_cpu" in remote
+                   else get(kp, "cpu_util", "busy_pct"), "%", 0),
+            Figure("knee_device_busy_pct", "busiest device at the knee", None if "server_devices" in remote
+                   else (dev or {}).get("busy_pct"), "%", 0)]
+    if remote:
+        out.append(Figure("not_measured", "not measured", ", ".join(x.replace("_", " ") for x in remote)))
     for b in matrix_bests(doc):
         out.append(Figure(f"step.{b['name']}.best_tps", f"{b['name']}: best TPS", b["tps"], "TPS", 1, "higher",
                           "placement matrix"))
@@ -339,6 +391,18 @@ def _oltp_figures(doc: dict[str, Any]) -> list[Figure]:
 
 def dss_queries(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted((q for q in dicts(doc.get("queries")) if isnum(q.get("query"))), key=lambda q: q["query"])
+
+
+def query_spread(q: dict[str, Any]) -> dict[str, Any] | None:
+    """A query's warm runs {median, min, max, n}; an older document: from runs_seconds (the first is
+    the cold run when cold_seconds is set)."""
+    sp = spread_of(q.get("warm"))
+    if sp is None and isinstance(q.get("runs_seconds"), list):
+        from dbtier.core.stats import spread
+        runs = [x for x in q["runs_seconds"] if isnum(x)]
+        warm = runs[1:] if isnum(q.get("cold_seconds")) else runs
+        sp = spread_of(spread(warm))
+    return sp
 
 
 def dss_stats(doc: dict[str, Any]) -> dict[str, Any]:
@@ -364,7 +428,8 @@ def dss_stats(doc: dict[str, Any]) -> dict[str, Any]:
             "cpu_pct": cpu, "answers_ok": doc.get("answers_ok"),
             "scan_mbps": scan.get("achieved_mbps") if isnum(scan.get("achieved_mbps")) else None,
             "scan_ratio": scan.get("ratio") if isnum(scan.get("ratio")) else None,
-            "probe_mbps": scan.get("probe_read_mbps_seq") if isnum(scan.get("probe_read_mbps_seq")) else None}
+            "probe_mbps": scan.get("probe_read_mbps_seq") if isnum(scan.get("probe_read_mbps_seq")) else None,
+            "warm_totals": spread_of(doc.get("warm_totals"))}
 
 
 def answers_text(ok: Any) -> str:
@@ -376,7 +441,7 @@ def _dss_figures(doc: dict[str, Any]) -> list[Figure]:
     out = [Figure("engine", "engine", s["engine"]),
            Figure("scale", "TPC-H scale factor", s["scale"], "SF", 2),
            Figure("temp", "temp directory", s["temp"] if isinstance(s["temp"], str) else None),
-           Figure("total_seconds", "power run, total", s["total_s"], "s", 3, "lower"),
+           Figure("total_seconds", "power run, total", s["total_s"], "s", 3, "lower", spread=s["warm_totals"]),
            Figure("geomean_seconds", "per query, geometric mean", s["geomean_s"], "s", 4, "lower"),
            Figure("queries", "queries run", s["queries"], "", 0),
            Figure("answers", "answers", answers_text(s["answers_ok"]) if s["queries"] else None),
@@ -392,7 +457,7 @@ def _dss_figures(doc: dict[str, Any]) -> list[Figure]:
                           "higher"))
     for q in dss_queries(doc):
         out.append(Figure(f"q{q['query']}.seconds", f"Q{q['query']}", q.get("seconds") if isnum(q.get("seconds"))
-                          else None, "s", 3, "lower", "per query", detail=True))
+                          else None, "s", 3, "lower", "per query", detail=True, spread=query_spread(q)))
     return out
 
 
@@ -596,24 +661,26 @@ def tables(doc: dict[str, Any]) -> list[Table]:
             out.append(Table("Placement matrix (best point of each step)",
                              ["step", "best TPS", "at clients", "knee clients", "knee TPS"], rows, (0, 1, 0, 0, 1)))
         v = oltp_view(doc)
+        remote = not_measured(doc)
         rows = []
         for p in v["points"]:
             dev = busiest_device(p)
-            rows.append([p.get("clients"), p.get("tps"), p.get("tpm"), get(p, "lat_ms", "p50"),
-                         get(p, "lat_ms", "p95"), get(p, "lat_ms", "p99"), get(p, "cpu_util", "busy_pct"),
-                         (dev or {}).get("busy_pct"), p.get("bottleneck")])
+            rows.append([p.get("clients"), p.get("tps"), spread_text(point_spread(p), 1) or None, p.get("tpm"),
+                         get(p, "lat_ms", "p50"), get(p, "lat_ms", "p95"), get(p, "lat_ms", "p99"),
+                         None if "server_cpu" in remote else get(p, "cpu_util", "busy_pct"),
+                         None if "server_devices" in remote else (dev or {}).get("busy_pct"), p.get("bottleneck")])
         if rows:
             out.append(Table("Sweep" + (f" (step {v['step']})" if v["step"] else ""),
-                             ["clients", "TPS", "TPM", "p50 ms", "p95 ms", "p99 ms", "CPU %", "device busy %",
-                              "bottleneck"], rows, (0, 1, 0, 2, 2, 2, 0, 0, 0)))
+                             ["clients", "TPS (median)", "TPS runs", "TPM", "p50 ms", "p95 ms", "p99 ms", "CPU %",
+                              "device busy %", "bottleneck"], rows, (0, 1, 0, 0, 2, 2, 2, 0, 0, 0)))
     elif k == "bench dss":
-        rows = [[f"Q{q['query']}", q.get("seconds"), q.get("cold_seconds"), q.get("rows"),
-                 q["temp_bytes"] / 1e6 if isnum(q.get("temp_bytes")) else None,
+        rows = [[f"Q{q['query']}", q.get("seconds"), spread_text(query_spread(q), 3) or None, q.get("cold_seconds"),
+                 q.get("rows"), q["temp_bytes"] / 1e6 if isnum(q.get("temp_bytes")) else None,
                  q["read_bytes"] / 1e6 if isnum(q.get("read_bytes")) else None, q.get("cpu_util")]
                 for q in dss_queries(doc)]
         if rows:
-            out.append(Table("Per query", ["query", "seconds", "cold seconds", "rows", "temp MB", "read MB", "CPU %"],
-                             rows, (0, 3, 3, 0, 1, 1, 0)))
+            out.append(Table("Per query", ["query", "seconds (warm median)", "warm runs", "cold seconds", "rows",
+                                           "temp MB", "read MB", "CPU %"], rows, (0, 3, 0, 3, 0, 1, 1, 0)))
     elif k == "bench backup":
         rows = [[m["method"], m["dir_mbps"], m["null_mbps"],
                  m["dir_mbps"] / m["null_mbps"] if isnum(m["dir_mbps"]) and isnum(m["null_mbps"]) and m["null_mbps"]
@@ -656,24 +723,33 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
                                f"{fmt(p.get('max_lat_ms'))} ms"))
     elif k == "bench oltp":
         if isnum(p.get("duration_s")):
-            out.append(("each point", f"{fmt_auto(p['duration_s'])} s measured after {fmt_auto(p.get('warmup_s'))} s "
+            out.append(("each point", f"{duration_words(p['duration_s'])} after {fmt_auto(p.get('warmup_s'))} s "
                                       "of warm-up (excluded)"))
+        out.append(("rates", "TPS, TPM and NOPM divide by the time pgbench measured (its own window, without the "
+                             "initial connection time), not by the duration asked for"))
         pts = oltp_view(doc)["points"] + [q for s in oltp_steps(doc)[:-1] for q in oltp_points(s.get("points"))]
-        spread = [q["tps_spread_pct"] for q in pts if isnum(q.get("tps_spread_pct")) and (q.get("repeats") or 1) > 1]
-        rep = p.get("repeat")
-        out.append(("repeats", f"{fmt(rep)} runs per point, the median reported"
-                    + (f"; TPS spread up to {fmt(max(spread), 1)}%" if spread else "")
-                    if isnum(rep) and rep > 1 else "one run per point (no spread measured)"))
+        out.append(("repeats", repeats_text(p.get("repeat"), pts)))
         out.append(("load", f"open loop at {fmt(p['rate'])} transactions/s" if isnum(p.get("rate"))
                     else "closed loop (each client sends its next transaction when the last returns)"))
         if p.get("latency"):
             out.append(("latency", str(p["latency"])))
         if p.get("knee_rule"):
             out.append(("knee", str(p["knee_rule"])))
+        nm = not_measured(doc)
+        if nm:
+            out.append(("not measured", ", ".join(x.replace("_", " ") for x in nm) + " (--dsn: CPU figures are "
+                        "this machine's, where pgbench runs; no bottleneck is judged from them)"))
     elif k == "bench dss":
         rep = p.get("repeat")
+        wt = spread_of(doc.get("warm_totals"))
         out.append(("runs", f"{fmt(rep)} power run{'s' if rep != 1 else ''}: the first cold, the rest warm; per "
-                            "query the median of the warm runs" if isnum(rep) else "—"))
+                            "query the median of the warm runs (an even count: the mean of the two middle ones), "
+                            "with their min–max and count; the total is the sum of the per-query medians"
+                    + (f"; the {wt['n']} warm power runs' own totals took {fmt(wt['min'], 3)}–{fmt(wt['max'], 3)} s"
+                       if wt and wt["n"] > 1 else "")
+                    + ("; one warm run: n=1, no spread" if rep == 2 else "")
+                    + ("; no warm run: each query's cold time" if rep == 1 else "")
+                    if isnum(rep) else "—"))
         if p.get("method"):
             out.append(("method", str(p["method"])))
         out.append(("memory limit", str(p.get("memory_limit") or "engine default")))
@@ -695,6 +771,33 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
         if isinstance(p.get("dirs"), list):
             out.append(("directories", ", ".join(map(str, p["dirs"]))))
     return out
+
+
+def duration_words(asked: float, digits: int | None = None) -> str:
+    """'30 s measured' or, for a fractional --duration, '0.4 s asked for, run as 1 s (pgbench -T takes whole
+    seconds; rates divide by the time pgbench measured)'."""
+    run = max(1, math.ceil(asked))
+    shown = fmt_auto(asked) if digits is None else fmt(asked, digits)
+    if run == asked:
+        return f"{shown} s measured"
+    return (f"{shown} s asked for, run as {run} s (pgbench -T takes whole seconds; rates divide by the "
+            "time pgbench measured)")
+
+
+def repeats_text(rep: Any, points: list[dict[str, Any]]) -> str:
+    """The repeats line of an OLTP run: how a point's figures come from its runs, and the widest spread."""
+    if not (isnum(rep) and rep > 1):
+        return "one run per point (n=1: no spread measured; --repeat runs each point several times)"
+    spreads = [(point_spread(q), q) for q in points]
+    spreads = [(sp, q) for sp, q in spreads if sp and isnum(sp.get("spread_pct"))]
+    text = (f"{fmt(rep)} runs per point; TPS, TPM, NOPM and latency percentiles are the medians of the runs (an "
+            "even count: the mean of the two middle values), CPU, devices and the bottleneck those of the run "
+            "in the middle by TPS (the lower of the two middle ones for an even count)")
+    if spreads:
+        sp, q = max(spreads, key=lambda x: x[0]["spread_pct"])
+        text += (f"; the widest TPS spread is {fmt(sp['spread_pct'], 1)}% of the median at {fmt(q.get('clients'))} "
+                 f"clients ({spread_text(sp, 1)})")
+    return text
 
 
 # -- summaries (show) and comparisons (compare) --------------------------------------------------------------
@@ -749,5 +852,6 @@ def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
         num = isnum(va) and isnum(vb)
         rows.append({"key": k, "metric": f.label, "unit": f.unit, "digits": f.digits, "better": f.better,
                      "group": f.group, "a": va, "b": vb, "diff": vb - va if num else None,
-                     "ratio": vb / va if num and va != 0 else None})
+                     "ratio": vb / va if num and va != 0 else None,
+                     "a_spread": fa[k].spread if k in fa else None, "b_spread": fb[k].spread if k in fb else None})
     return rows

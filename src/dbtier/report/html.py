@@ -1114,7 +1114,10 @@ def _oltp_summary(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any, 
     else:
         rows.append(("knee", "—"))
     if best:
-        rows.append(("best TPS", f"<b>{_num(best['tps'], 1)}</b> at {_clients_label(best['clients'])}"))
+        sp = F.point_spread(best)
+        rows.append(("best TPS", f"<b>{_num(best['tps'], 1)}</b> at {_clients_label(best['clients'])}"
+                     + (f' <span class="reason">(the median of {_num(sp["n"])} runs, {_num(sp["min"], 1)}–'
+                        f'{_num(sp["max"], 1)} TPS)</span>' if sp and sp["n"] > 1 else "")))
         rows.append(("best TPM", _num(best.get("tpm"))))
         nopm = [p for p in points if _isnum(p.get("nopm"))]
         if nopm:
@@ -1155,12 +1158,13 @@ def _chart_oltp_tps(points: list[dict[str, Any]], knee: Any) -> str | None:
     chart = svg.line_chart("Throughput vs clients", [Series("TPS", pts, svg.colour(0))], x_label="clients",
                            y_label="transactions per second", x_log2=True, markers=markers,
                            desc="TPS at each client count; the ring marks the knee.")
-    spread = [p for p in points if _isnum(p.get("tps_spread_pct")) and (p.get("repeats") or 1) > 1]
-    cap = "Transactions per second over the measured window (warm-up excluded); the ring marks the knee."
+    spread = [(sp, p) for p in points for sp in [F.point_spread(p)] if sp and _isnum(sp.get("spread_pct"))]
+    cap = ("Transactions per second over the time pgbench measured (warm-up excluded); the ring marks the knee.")
     if spread:
-        worst = max(spread, key=lambda p: p["tps_spread_pct"])
-        cap += (f" Each point is the median of {_num(worst.get('repeats'))} runs; the widest spread is "
-                f"{_num(worst['tps_spread_pct'], 1)}% at {_clients_label(worst['clients'])}.")
+        sp, worst = max(spread, key=lambda x: x[0]["spread_pct"])
+        cap += (f" Each point is the median of {_num(sp['n'])} runs (the mean of the two middle ones for an even "
+                f"count); the widest spread is {_num(sp['spread_pct'], 1)}% at {_clients_label(worst['clients'])} "
+                f"({_num(sp['n'])} runs, {_num(sp['min'], 1)}–{_num(sp['max'], 1)} TPS).")
     return _figure(chart, cap)
 
 
@@ -1219,8 +1223,10 @@ def _chart_oltp_waits(points: list[dict[str, Any]]) -> str | None:
                                   notes=notes, desc="Shares of sampled pg_stat_activity states per client count; "
                                                     "under each bar, the bottleneck judged at that point.")
     return _figure(chart, "pg_stat_activity sampled during each point, wait events grouped: cpu (running), "
-                          "storage (I/O waits), commit (WAL write and sync), lock (heavy and light-weight locks), "
-                          "client (waiting for pgbench). Under each bar: the bottleneck judged at that point.")
+                          "storage (data-file, temp and buffer I/O waits), commit (WAL write and sync, group commit, "
+                          "synchronous standby), lock (heavy and light-weight locks, WAL insertion included), client "
+                          "(waiting for pgbench), other (IPC, timeouts, buffer pins, extensions). Under each bar: the "
+                          "bottleneck judged at that point (unknown without wait samples).")
 
 
 def _chart_oltp_util(points: list[dict[str, Any]]) -> str | None:
@@ -1313,14 +1319,23 @@ def _mb(b: Any) -> float | None:
     return b / 1e6 if _isnum(b) else None
 
 
+def _runs_cells(p: dict[str, Any]) -> list[str]:
+    sp = F.point_spread(p)
+    if not sp:
+        return ["—", "—", "—"]
+    if sp["n"] < 2:
+        return ["1", "n=1", "—"]
+    return [_num(sp["n"]), f"{_num(sp['min'], 1)}–{_num(sp['max'], 1)}", _num(sp.get("spread_pct"), 1)]
+
+
 def _oltp_points_table(points: list[dict[str, Any]]) -> str:
     def devs(key: str, digits: int) -> str:
         return "<br>".join(_num(d.get(key), digits) for d in _devices(p)) or "—"
 
-    repeated = any(_isnum(p.get("repeats")) and p["repeats"] > 1 for p in points)
+    repeated = any((F.point_spread(p) or {}).get("n", 1) > 1 for p in points)
     heads = ["clients", "TPS", "TPM", "NOPM", "p50 ms", "p95 ms", "p99 ms", "max ms", "CPU user %", "CPU sys %",
              "iowait %", "device", "IOPS", "MB/s", "await ms", "busy %", "queue", "bottleneck"]
-    heads += ["runs", "TPS spread %"] if repeated else []
+    heads += ["runs", "TPS min–max", "TPS spread %"] if repeated else []
     rows = []
     for p in points:
         lat = p.get("lat_ms") if isinstance(p.get("lat_ms"), dict) else {}
@@ -1331,8 +1346,8 @@ def _oltp_points_table(points: list[dict[str, Any]]) -> str:
                      _num(cpu.get("iowait_pct"), 1), "<br>".join(_e(d.get("device")) for d in _devices(p)) or "—",
                      devs("iops", 0), devs("mbps", 1), devs("await_ms", 2), devs("busy_pct", 0), devs("queue", 1),
                      _e(p.get("bottleneck") or "—")]
-                    + ([_num(p.get("repeats")), _num(p.get("tps_spread_pct"), 1)] if repeated else []))
-    t1 = _table(heads, rows, num_cols=[*range(11), *range(12, 17), 18, 19], cls="points")
+                    + (_runs_cells(p) if repeated else []))
+    t1 = _table(heads, rows, num_cols=[*range(11), *range(12, 17), 18, 20], cls="points")
     heads2 = ["clients", "hit ratio %", "blocks read", "WAL MB", "WAL syncs", "ms per sync", "temp MB",
               "checkpoints", "backend fsyncs", "commits / rollbacks", "pgbench cores", "pgbench % of CPU",
               "sampler % of CPU", "pgbench output in raw/"]
@@ -1359,8 +1374,11 @@ def _oltp_points_table(points: list[dict[str, Any]]) -> str:
             f'<h4>PostgreSQL counters and measurement overhead</h4><div class="wide">{t2}</div>'
             + (f'<h4>Bottleneck evidence</h4><ul class="reason">{ev}</ul>' if ev else "")
             + '<p class="reason">MB = 10⁶ bytes. Device columns: one line per device behind the placement. '
-            + ("Runs: repeats of the point; the run with the median TPS is shown, the spread is "
-               "(max − min) / median of their TPS. " if repeated else "Each point was run once. ")
+            + ("Runs: repeats of the point; TPS, TPM, NOPM and latency percentiles are the medians of the runs (the "
+               "mean of the two middle ones for an even count), the other columns those of the middle run by TPS "
+               "(the lower middle one for an even count); the spread is (max − min) / median of their TPS. "
+               if repeated
+               else "Each point was run once (n=1: no spread measured). ")
             + "Raw output: pgbench's output, in the run directory.</p></details>")
 
 
@@ -1469,21 +1487,28 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
                                "removed at the end"))
     rows.append(("clients", _e(", ".join(str(c) for c in p.get("clients") or []) or "—")))
     if _isnum(p.get("duration_s")):
-        rows.append(("each point", f"{_num(p['duration_s'], 1)} s measured after {_num(p.get('warmup_s'), 1)} s "
+        rows.append(("each point", f"{_e(F.duration_words(p['duration_s'], 1))} after {_num(p.get('warmup_s'), 1)} s "
                                    "of warm-up, which is excluded from every figure"))
     rep = p.get("repeat")
-    spread = [q for q in all_points if _isnum(q.get("tps_spread_pct")) and (q.get("repeats") or 1) > 1]
+    spread = [(sp, q) for q in all_points for sp in [F.point_spread(q)] if sp and _isnum(sp.get("spread_pct"))]
     if _isnum(rep) and rep > 1:
-        text = (f"{_num(rep)} runs per point; the run with the median TPS stands for the point, all runs' TPS are "
-                "kept (<code>tps_runs</code>)")
+        text = (f"{_num(rep)} runs per point; TPS, TPM, NOPM and latency percentiles are the medians of the runs "
+                "(the mean of the two middle ones for an even count), CPU, devices and the bottleneck those of the "
+                "middle run by TPS (the lower middle one for an even count); every run's TPS is kept "
+                "(<code>tps_runs</code>, <code>tps_spread</code>)")
         if spread:
-            worst = max(spread, key=lambda q: q["tps_spread_pct"])
-            text += (f"; spread (max − min) / median up to {_num(worst['tps_spread_pct'], 1)}% "
-                     f"(at {_clients_label(worst['clients'])})")
+            sp, worst = max(spread, key=lambda x: x[0]["spread_pct"])
+            text += (f"; spread (max − min) / median up to {_num(sp['spread_pct'], 1)}% "
+                     f"(at {_clients_label(worst['clients'])}: {_num(sp['min'], 1)}–{_num(sp['max'], 1)} TPS)")
         rows.append(("repeats", text))
     else:
-        rows.append(("repeats", "one run per point (no spread measured; <code>--repeat</code> runs each point "
+        rows.append(("repeats", "one run per point (n=1: no spread measured; <code>--repeat</code> runs each point "
                                 "several times)"))
+    nm = F.not_measured(doc)
+    if nm:
+        rows.append(("not measured", _e(", ".join(x.replace("_", " ") for x in nm)) + ": with <code>--dsn</code> "
+                     "the CPU and device figures are this machine's (where pgbench runs), not the server's; no "
+                     "bottleneck is judged from them"))
     if _isnum(p.get("rate")):
         rows.append(("load", f"open loop: transactions scheduled at {_num(p['rate'])} per second in total; latency "
                              "counts from the scheduled start, so queueing behind a slow server is included"))
@@ -1491,10 +1516,12 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
         rows.append(("load", "closed loop: each client sends its next transaction when the last one returns"))
     rows.append(("latency", _e(p.get("latency") or "—") + ": each transaction from pgbench sending it to the "
                  "reply; p50/p95/p99/max of all transactions in the measured window, in milliseconds"))
-    rows.append(("knee", _e(p.get("knee_rule") or "—") + "; with no such step, the last point"))
+    rule = str(p.get("knee_rule") or "—")
+    rows.append(("knee", _e(rule) + ("" if "unconfirmed" in rule else "; with no such step, the last point")))
     rows.append(("bottleneck", "judged at each point from sampled <code>pg_stat_activity</code> wait events, CPU "
                                "(/proc/stat) and the placement devices' queue and await (/proc/diskstats): a CPU "
-                               "90% or more busy wins over a device that only looks busy"))
+                               "90% or more busy wins over a device that only looks busy; no wait samples (or a "
+                               "failed sampling query): unknown, with the reason"))
     cpu_txt = "user + system time as a % of all cores" + (f" ({_num(cores)})" if _isnum(cores) else "")
     rows.append(("CPU %", cpu_txt + "; iowait separately"))
     cl = [q["overhead"]["client_cpu_pct_of_machine"] for q in all_points
@@ -1698,31 +1725,34 @@ def _dss_table(doc: dict[str, Any]) -> str:
         ok = "✗ wrong" if False in a else ("✓" if True in a else "—")
         runs = q.get("runs_seconds") if isinstance(q.get("runs_seconds"), list) else []
         rows.append([f"Q{_e(q['query'])}", _num(q.get("seconds"), 3), _num(q.get("cold_seconds"), 3),
-                     " · ".join(_num(x, 3) for x in runs) or "—", _num(q.get("rows")),
+                     " · ".join(_num(x, 3) for x in runs) or "—", _e(F.spread_text(F.query_spread(q), 3) or "—"),
+                     _num(q.get("rows")),
                      _num(_mb(q.get("temp_bytes")), 1), _num(_mb(q.get("cold_read_bytes")), 1),
                      _num(_mb(q.get("read_bytes")), 1), _num(_mb(q.get("write_bytes")), 1),
                      _num(q.get("cpu_util"), 0), ok])
-    t = _table(["query", "seconds", "cold s", "every run (s)", "rows", "temp MB", "read MB (cold)", "read MB",
-                "written MB", "CPU %", "answer"], rows, num_cols=range(1, 10), cls="points")
+    t = _table(["query", "seconds", "cold s", "every run (s)", "warm runs (min–max, n)", "rows", "temp MB",
+                "read MB (cold)", "read MB", "written MB", "CPU %", "answer"], rows,
+               num_cols=[1, 2, 3, *range(5, 11)], cls="points")
     return (f'<details><summary>All {len(qs)} queries</summary><div class="wide">{t}</div>'
-            '<p class="reason">seconds: the median of the warm runs (the cold run when there is no warm one); '
+            '<p class="reason">seconds: the median of the warm runs (the mean of the two middle ones for an even '
+            "count; the cold run when there is no warm one); "
             "MB = 10⁶ bytes; read/written on the placement devices.</p></details>")
 
 
 def _dss_method(doc: dict[str, Any]) -> str:
     p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
     rep = p.get("repeat")
-    spreads = []
-    for q in F.dss_queries(doc):
-        runs = [x for x in (q.get("runs_seconds") or []) if _isnum(x)][1:]   # the warm runs
-        if len(runs) >= 2 and sorted(runs)[len(runs) // 2] > 0:
-            spreads.append(((max(runs) - min(runs)) / sorted(runs)[len(runs) // 2] * 100, q["query"]))
+    spreads = [(sp["spread_pct"], q["query"]) for q in F.dss_queries(doc) for sp in [F.query_spread(q)]
+               if sp and _isnum(sp.get("spread_pct"))]
     rows = [("method", _e(p.get("method") or "—")),
             ("runs", (f"{_num(rep)} power run{'s' if rep != 1 else ''}: run 1 cold, the rest warm; each query's "
-                      "figure is the median of its warm runs") if _isnum(rep) else "—"),
+                      "figure is the median of its warm runs (the mean of the two middle ones for an even count), "
+                      "the total the sum of those medians") if _isnum(rep) else "—"),
             ("spread", (f"warm runs differ by up to {_num(max(spreads)[0], 1)}% of their median (Q{max(spreads)[1]})"
-                        if spreads else "one warm run per query at most: no spread measured (<code>--repeat</code> "
-                                        "3 or more measures it)")),
+                        if spreads else "one warm run per query at most (n=1): no spread measured "
+                                        "(<code>--repeat</code> 3 or more measures it)")
+             + (f"; the warm power runs' totals: {_e(F.spread_text(doc.get('warm_totals'), 3))} s"
+                if F.spread_of(doc.get("warm_totals")) and doc["warm_totals"]["n"] > 1 else "")),
             ("data", _e(f"TPC-H generated with {p['generator']}") if p.get("generator") else "—"),
             ("memory limit", _e(p.get("memory_limit") or "the engine's default")),
             ("threads", _e(p.get("threads") or "all cores")), ("compression", _e(p.get("compression") or "—")),

@@ -30,12 +30,15 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], digits: Sequen
 
 
 def _figures_rows(figs: Sequence[F.Figure]) -> list[str]:
-    out = ["| measure | value | unit |", "|---|---:|---|"]
+    runs = any(f.spread for f in figs if f.value is not None)  # repeated figures: medians, and their runs
+    out = ["| measure | value | unit |" + (" runs (min–max, n) |" if runs else ""),
+           "|---|---:|---|" + ("---|" if runs else "")]
     for f in figs:
         if f.value is None:
             continue
         label = (f"{f.group}: " if f.group and f.group not in f.label else "") + f.label
-        out.append(f"| {_cell(label)} | {_cell(f.value, f.digits)} | {_cell(f.unit)} |")
+        out.append(f"| {_cell(label)} | {_cell(f.value, f.digits)} | {_cell(f.unit)} |"
+                   + (f" {_cell(F.spread_text(f.spread, f.digits))} |" if runs else ""))
     return out
 
 

@@ -17,7 +17,8 @@ from typing import Any, Iterable, Sequence
 
 from dbtier.report.figures import (MATRIX_MOVES, backup_methods, busiest_device, device_of, dicts, dss_stats, expand,
                                    fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
-                                   matrix_moves, oltp_view, probe_knee, probe_targets, run_name, workload_name)
+                                   matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_targets,
+                                   run_name, workload_name)
 
 # A 4 KiB random read at queue depth 1 (p50) at or under this: flash-class, fit for latency-bound OLTP.
 OLTP_READ_LAT_US = 500.0
@@ -37,7 +38,8 @@ TOPIC_LABELS = {"good_for": "good for", "saturates": "saturates", "bottleneck": 
                 "placement": "placement", "cheapest": "cheapest", "caveats": "caveats"}
 _BOTTLENECKS = {"cpu": "the CPU, not the storage", "storage": "the storage (backends waiting on I/O)",
                 "commit": "commits (WAL writes and their fsync)", "lock": "lock contention",
-                "client": "the load generator (pgbench), not the server"}
+                "client": "the load generator (pgbench), not the server",
+                "other": "waits outside storage, commits, locks and CPU (IPC, timeouts, buffer pins, extensions)"}
 _BACKUP_LIMITS = {"source": "the source (reading the database)", "target": "the target directory (writing)",
                   "cpu": "the CPU (compression)"}
 _ENGINES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
@@ -144,6 +146,14 @@ def _clients(n: Any) -> str:
     return f"{_n(n)} client" + ("" if n == 1 else "s")
 
 
+def _runs(p: dict[str, Any] | None) -> str:
+    """' (the median of 3 runs, 100–140 TPS)' for a repeated point; '' for one run."""
+    sp = point_spread(p)
+    if not sp or sp["n"] < 2:
+        return ""
+    return f" (the median of {sp['n']} runs, {fmt_auto(sp['min'])}–{fmt_auto(sp['max'])} TPS)"
+
+
 def _oltp_saturation(doc: dict[str, Any]) -> dict[str, Any] | None:
     v = oltp_view(doc)
     knee, kp, best = v["knee"], v["knee_point"], v["best"]
@@ -155,11 +165,13 @@ def _oltp_saturation(doc: dict[str, Any]) -> dict[str, Any] | None:
     last = v["points"][-1] if v["points"] else None
     if last is not None and last.get("clients") == knee["clients"] and "still rising" in str(knee.get("reason")):
         text = (f"{wl} was still scaling at {_clients(knee['clients'])}, the most measured: "
-                f"{fmt_auto(knee['tps'])} TPS.")
+                f"{fmt_auto(knee['tps'])} TPS{_runs(kp)}.")
     else:
         p95 = get(kp, "lat_ms", "p95")
-        text = (f"{wl} saturates at {_clients(knee['clients'])}: {fmt_auto(knee['tps'])} TPS"
+        text = (f"{wl} saturates at {_clients(knee['clients'])}: {fmt_auto(knee['tps'])} TPS{_runs(kp)}"
                 + (f", p95 {fmt_auto(p95)} ms" if isnum(p95) else ""))
+        if knee.get("confirmed") is False:
+            text += " (only the last point fell short of it: a larger client count would confirm the knee)"
         if best and best is not kp and isnum(best.get("tps")):
             text += f"; the best was {fmt_auto(best['tps'])} TPS at {_clients(best['clients'])}"
         text += "."
@@ -174,8 +186,9 @@ def _oltp_bottleneck(doc: dict[str, Any]) -> dict[str, Any] | None:
     bn = (kp or {}).get("bottleneck")
     if not isinstance(bn, str) or not bn:
         return None
-    cpu = get(kp, "cpu_util", "busy_pct")
-    dev = busiest_device(kp)
+    nm = not_measured(doc, kp)
+    cpu = None if "server_cpu" in nm else get(kp, "cpu_util", "busy_pct")
+    dev = None if "server_devices" in nm else busiest_device(kp)
     facts = []
     if isnum(cpu):
         facts.append(f"CPU {_n(cpu)}% busy")
@@ -183,10 +196,18 @@ def _oltp_bottleneck(doc: dict[str, Any]) -> dict[str, Any] | None:
         aw = dev.get("await_ms")
         facts.append(f"{dev.get('device')} {_n(dev['busy_pct'])}% busy"
                      + (f" with {fmt_auto(aw)} ms await" if isnum(aw) else ""))
-    text = (f"At the OLTP knee ({_clients(kp.get('clients'))}) the bottleneck is {_BOTTLENECKS.get(bn, bn)}"
-            + (f": {_join(facts)}" if facts else "") + ".")
+    at = f"At the OLTP knee ({_clients(kp.get('clients'))})"
+    if bn == "unknown":
+        why = str(kp.get("bottleneck_evidence") or "")
+        why = why.split(";", 1)[0].removeprefix("unknown: ") if why else "no wait samples"
+        text = f"{at} the bottleneck is unknown: {why}" + (f" ({_join(facts)})" if facts else "") + "."
+    else:
+        text = f"{at} the bottleneck is {_BOTTLENECKS.get(bn, bn)}" + (f": {_join(facts)}" if facts else "") + "."
+    if nm:
+        text += (" The server's CPU and devices were not measured (--dsn): the verdict rests on the server's wait "
+                 "events and pgbench's own CPU.")
     return {"text": text, "bottleneck": bn, "cpu_busy_pct": cpu, "device": (dev or {}).get("device"),
-            "device_busy_pct": (dev or {}).get("busy_pct")}
+            "device_busy_pct": (dev or {}).get("busy_pct"), "not_measured": nm}
 
 
 def _dss_class(s: dict[str, Any]) -> str:

@@ -24,8 +24,9 @@ import psycopg
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
-from dbtier.model.oltp import (WORKLOADS, Evidence, bottleneck, redact, classify_wait, latency_summary, parse_pgbench_log,
-                               parse_pgbench_summary, wait_shares)
+from dbtier.model.oltp import (NOT_MEASURED_REMOTE, WORKLOADS, Evidence, bottleneck, classify_wait, latency_summary,
+                               measured_window, parse_pgbench_log, parse_pgbench_summary, pgbench_seconds, rates,
+                               redact, wait_shares)
 from dbtier.workloads.postgres import Cluster, find_bindir
 
 TPCC_MIX = (("tpcc_new_order", 45), ("tpcc_payment", 43), ("tpcc_order_status", 4), ("tpcc_delivery", 4),
@@ -144,7 +145,7 @@ def pgbench_args(bindir: str, workload: str, clients: int, seconds: float, wareh
                  log_prefix: str | None, rate: float | None, cpus: int) -> list[str]:
     """The pgbench command line for one point (pure)."""
     threads = max(1, min(clients, cpus))
-    a = [f"{bindir}/pgbench", "-n", "-c", str(clients), "-j", str(threads), "-T", str(max(1, round(seconds))),
+    a = [f"{bindir}/pgbench", "-n", "-c", str(clients), "-j", str(threads), "-T", str(pgbench_seconds(seconds)),
          "-M", "prepared"]
     if workload == "tpcc":
         a += ["-D", f"warehouses={warehouses}"]
@@ -198,8 +199,10 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
     t0 = time.monotonic()
     try:
         with Sampler(devices, interval_s=0.5, extra=waits) as sampler:
+            t_run = time.monotonic()
             out = _pgbench(db, pgbench_args(db.bindir, workload, clients, duration_s, warehouses, prefix, rate, cpus),
                            raw_dir / f"{tag}.txt", clients)
+            run_wall = time.monotonic() - t_run
     finally:
         wait_conn.close()
     wall = time.monotonic() - t0
@@ -214,11 +217,15 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
             l, fl = parse_pgbench_log(fh, with_lag=bool(rate))
         lat += l
         failed += fl
-    measured_s = duration_s
-    tps = len(lat) / measured_s if lat else (summary["tps"] or 0.0)
+    # Rates divide by the time pgbench measured, not the duration asked for: -T is whole seconds.
+    measured_s, measured_by = measured_window(summary, run_wall)
     delta = {k: after[k] - before[k] for k in after}
+    done = len(lat) if lat else (summary["transactions"] or 0.0)
+    r = rates(done, delta["new_orders"] if workload == "tpcc" else None, measured_s)
     overall = sampler.overall()
-    shares = wait_shares(sum((s.extra for s in sampler.samples if s.extra), Counter()))
+    remote = db.cluster is None
+    wait_counts = sum((s.extra for s in sampler.samples if s.extra), Counter())
+    shares = wait_shares(wait_counts)
     dev_figs = [{"device": d, "iops": v["iops"], "read_iops": v["read_iops"], "write_iops": v["write_iops"],
                  "mbps": v["mbps"], "await_ms": v["await_ms"],
                  "busy_pct": v["busy_pct"], "queue": v["queue"], "read_bytes": v["read_bytes"],
@@ -227,13 +234,19 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
     cpu = overall["cpu"] or {"busy_pct": 0.0, "iowait_pct": 0.0, "user_pct": 0.0, "system_pct": 0.0}
     client_cores = ((ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)) / wall
     kind, why = bottleneck(Evidence(cpu["busy_pct"], cpu["iowait_pct"], client_cores, max(1, min(clients, cpus)),
-                                    shares, worst["await_ms"], worst["busy_pct"], worst["queue"]))
-    nopm = delta["new_orders"] / (measured_s / 60.0) if workload == "tpcc" else None
+                                    shares, worst["await_ms"], worst["busy_pct"], worst["queue"],
+                                    wait_samples=sum(wait_counts.values()), wait_error=sampler.extra_error,
+                                    remote=remote, devices_measured=bool(dev_figs)))
     return {
-        "clients": clients, "tps": tps, "tpm": tps * 60.0, "nopm": nopm,
+        "clients": clients, "tps": r["tps"] or 0.0, "tpm": r["tpm"] or 0.0, "nopm": r["nopm"],
         "lat_ms": latency_summary(lat), "transactions": len(lat), "failed": failed + int(summary["failed"]),
         "cpu_util": cpu, "devices": dev_figs, "bottleneck": kind, "bottleneck_evidence": why,
-        "waits": shares, "rate": rate, "duration_s": measured_s, "warmup_s": warmup_s,
+        "waits": shares, "wait_samples": {"backend_states": sum(wait_counts.values()),
+                                          "samples": sum(1 for s in sampler.samples if s.extra is not None),
+                                          "error": sampler.extra_error},
+        "not_measured": list(NOT_MEASURED_REMOTE) if remote else [],
+        "rate": rate, "duration_s": measured_s, "duration_source": measured_by, "requested_s": duration_s,
+        "pgbench_T_s": pgbench_seconds(duration_s), "sampled_s": overall["seconds"], "warmup_s": warmup_s,
         "pg": {"blks_read": delta["blks_read"], "blks_hit": delta["blks_hit"],
                "hit_ratio": delta["blks_hit"] / (delta["blks_hit"] + delta["blks_read"])
                if delta["blks_hit"] + delta["blks_read"] else None,
