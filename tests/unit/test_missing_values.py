@@ -41,6 +41,14 @@ def test_lab_requirement_marks_unmeasured_figures_absent():
     assert plan_size_argv({"read_iops": 0.0, "write_iops": None, "capacity_gb": None}) is None
 
 
+def test_lab_requirement_divides_bytes_by_the_samplers_window():
+    """The device bytes were counted over the sampler's 8 s window (sampled_s), pgbench's own window was
+    10 s: 80e6 bytes / 8 s = 10 MB/s (not 8)."""
+    o = _oltp([{"read_iops": 5.0, "write_iops": 5.0, "read_bytes": 80e6, "write_bytes": 0}])
+    o["points"][0]["sampled_s"] = 8.0
+    assert requirement_from_oltp(o)["read_mbps"] == 10.0
+
+
 def _history_import(peaks, capacity_gb=None):
     return {"schema_version": 1, "command": "history", "params": {"action": "import"}, "_run_dir": "runs/h",
             "source": "sqlserver", "kind": "counters",

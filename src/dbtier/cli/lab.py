@@ -85,7 +85,8 @@ def requirement_from_oltp(oltp: dict[str, Any]) -> dict[str, Any] | None:
     if not pt or not pt.get("devices"):
         return None
     devs = pt["devices"]
-    secs = pt.get("duration_s")
+    # the bytes are what the device sampler saw over its own window (sampled_s), not pgbench's
+    secs = pt.get("sampled_s") if isinstance(pt.get("sampled_s"), (int, float)) else pt.get("duration_s")
     secs = secs if isinstance(secs, (int, float)) and secs > 0 else None
 
     def total(key: str, per_s: float | None = 1.0) -> float | None:
