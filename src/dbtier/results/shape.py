@@ -87,23 +87,24 @@ def _fits(v: Any, t: Any) -> bool:
 
 
 def _check(v: Any, shape: Any, where: str, file: str) -> None:
+    said = shape            # what the message says was expected ("... or null" included)
     if isinstance(shape, Opt):
         if v is None:
             return
         shape = shape.shape
     if isinstance(shape, tuple):
         if not any(_fits(v, t) for t in shape):
-            _fail(file, where, v, shape)
+            _fail(file, where, v, said)
         return
     if isinstance(shape, list):
         if not isinstance(v, list):
-            _fail(file, where, v, shape)
+            _fail(file, where, v, said)
         for i, x in enumerate(v):
             _check(x, shape[0], f"{where}[{i}]", file)
         return
     if isinstance(shape, dict):
         if not isinstance(v, dict):
-            _fail(file, where, v, shape)
+            _fail(file, where, v, said)
         rest = shape.get("*")
         for k, x in v.items():
             sub = shape.get(k, rest) if k != "*" else rest
@@ -111,7 +112,7 @@ def _check(v: Any, shape: Any, where: str, file: str) -> None:
                 _check(x, sub, f"{where}.{k}" if where else str(k), file)
         return
     if not _fits(v, shape):
-        _fail(file, where, v, shape)
+        _fail(file, where, v, said)
 
 
 def _fail(file: str, where: str, v: Any, shape: Any) -> None:
