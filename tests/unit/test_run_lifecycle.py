@@ -10,6 +10,7 @@ import os
 import threading
 from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,6 +19,7 @@ from dbtier.cli import common
 from dbtier.cli.main import EXIT_BUG, main
 from dbtier.core.errors import DbtierError
 from dbtier.results import document
+from dbtier.results.schema import result_schema
 from dbtier.results.store import RunDir, load_run, write_json_atomic
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -50,6 +52,7 @@ def test_a_bug_ends_the_run_failed_with_its_traceback_and_one_line(tmp_path, mon
     assert doc["errors"] == [{"message": "ZeroDivisionError: float division by zero", "hint": "this is a bug in dbtier",
                               "bug": True, "traceback": "raw/traceback.txt"}]
     assert "Traceback (most recent call last)" in tb.read_text() and "_explode" in tb.read_text()
+    jsonschema.validate(doc, result_schema())
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
 
 
@@ -260,3 +263,15 @@ def test_any_bytes_load_or_are_refused_by_name(tmp_path, data):
         _under_timeout(lambda: load_run(f))
     except DbtierError as exc:
         assert exc.message.startswith(f"{f}: ")
+
+
+def test_read_only_documents_meet_the_schema_without_asking_engines(tmp_path, monkeypatch, capsys):
+    """`show --json` with no --out: the document (light machine facts, no versions asked) is valid."""
+    import dbtier.measure.machine as machine
+    monkeypatch.setattr(machine, "tool_versions", _explode)     # a tripwire: must not be called
+    monkeypatch.chdir(tmp_path)
+    run = _input(tmp_path)
+    assert main(["show", str(run), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, result_schema())
+    assert doc["machine"]["versions"]["fio"] is None and sorted(p.name for p in tmp_path.iterdir()) == ["in"]

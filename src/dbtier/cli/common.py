@@ -59,10 +59,15 @@ _FRAMES: list[list["Run"]] = []  # Frame objects (defined below)
 
 
 def _light_machine() -> dict[str, Any]:
-    """What a read-only command records of the machine: nothing that starts a program."""
-    return {"hostname": socket.gethostname(), "kernel": platform.release(), "arch": platform.machine(),
-            "cpu_count": os.cpu_count(), "targets": [], "versions": None,
-            "note": "read-only command: no engine was asked for its version"}
+    """What a read-only command records of the machine: files only, no program started (fio and
+    PostgreSQL are not asked for their versions: null)."""
+    from dbtier import __version__
+    from dbtier.measure import machine as m
+    return {"hostname": socket.gethostname(), "os": m.os_release(), "kernel": platform.release(),
+            "arch": platform.machine(), "cpu_model": m.parse_cpu_model(m._read("/proc/cpuinfo") or ""),
+            "cpu_count": os.cpu_count(), "memory_bytes": m.parse_meminfo_total(m._read("/proc/meminfo") or ""),
+            "targets": [], "versions": {"dbtier": __version__, "python": platform.python_version(), "fio": None,
+                                        "postgresql": None, "duckdb": m._pkg_version("duckdb")}}
 
 
 class Run:
