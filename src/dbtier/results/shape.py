@@ -36,9 +36,11 @@ _SUMMARY = Opt({"fsync_honesty": Opt(str), "fsync_honesty_reason": Opt(str), "*"
 BY_COMMAND: dict[str, dict[str, Any]] = {
     "probe": {"targets": [{"path": Opt(str), "summary": _SUMMARY, "points": [dict], "status": Opt(str),
                            "fill": Opt(dict), "steady_state": Opt(dict), "fsync_honesty": Opt(dict)}]},
-    "bench": {"bench": Opt(str), "points": [dict], "knee": Opt(dict), "steps": [dict], "runs": [[dict]],
-              "queries": [dict], "targets": [dict], "placement": Opt(dict), "load": Opt(dict),
-              "source": Opt(dict), "devices": Opt([str])},
+    "bench": {"bench": Opt(str), "engine": Opt(str), "scale": Opt(Num), "points": [dict], "knee": Opt(dict),
+              "steps": [dict], "runs": [[dict]], "queries": [dict], "targets": [dict], "placement": Opt(dict),
+              "load": Opt(dict), "source": Opt(dict), "devices": Opt([str]),
+              # the verdict groups runs by these (hash keys: a list there is refused here, not there)
+              "params": {"engine": Opt(str), "scale": Opt(Num), "data": Opt(str), "temp": Opt(str)}},
     "lab": {"steps": [{"name": Opt(str), "run_dir": Opt(str), "status": Opt(str)}], "requirement": Opt(dict),
             "standing": Opt([dict]), "report": Opt(dict)},
     "history": {"params": {"action": Opt(str)}, "kind": Opt(str), "source": Opt(str),
