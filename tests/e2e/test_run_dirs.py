@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, assert_clean_error, load_doc, run_dbtier
-from samples import LAB, PROBE, TPCC, run_dir
+from samples import PROBE, TPCC, run_dir
 
 MSS = DATA / "history" / "sqlserver" / "file_stats-sql01.csv"
 CACHE = ["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--backing", "sas-15k-73gb"]
