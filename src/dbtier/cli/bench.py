@@ -128,7 +128,7 @@ def run_oltp(args: argparse.Namespace) -> int:
                                    f"{pgbench_seconds(args.duration)} s per point; TPS, TPM and NOPM divide by the "
                                    "time pgbench measured (duration_s of each point)")
     dirs = sorted({d for _, pl in steps for d in pl.values()} | {args.dir})
-    run = Run("bench", args, params, paths=dirs)
+    run = Run("bench", args, params, paths=dirs, inputs=dirs)
     doc = run.doc
     doc["bench"] = "oltp"
     doc["not_measured"] = params["not_measured"]
@@ -139,7 +139,7 @@ def run_oltp(args: argparse.Namespace) -> int:
         doc["steps"] = []
     out = console(args)
     total = len(steps) * len(clients) * args.repeat * (args.duration + args.warmup)
-    with run.guard(), Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
                                TimeRemainingColumn(), console=out, transient=True, disable=args.json) as progress:
             task = progress.add_task("oltp", total=total)
             for name, placement in steps:
@@ -327,6 +327,7 @@ def run_dss(args: argparse.Namespace) -> int:
     from dbtier.workloads import dss
     queries = _queries(args.queries)
     est = _precheck_dss(args)
+    probe_ref = _probe_reference(args.probe)
     dss.tpch_extension()  # the generator must be there before anything starts
     if args.generator == "tpchgen":
         dss.tpchgen()
@@ -340,7 +341,8 @@ def run_dss(args: argparse.Namespace) -> int:
               "repeat": args.repeat, "queries": list(queries), "estimate": est, "generator": args.generator,
               "method": "single stream (power run); run 1 cold (database reopened, OS page cache dropped when "
                         "root), later runs warm; every answer checked where reference answers exist"}
-    run = Run("bench", args, params, paths=[p for p in (args.data, args.temp) if p])
+    run = Run("bench", args, params, paths=[p for p in (args.data, args.temp) if p],
+              inputs=[p for p in (args.probe, args.data, args.temp) if p])
     doc = run.doc
     doc.update({"bench": "dss", "engine": args.engine, "scale": args.scale, "placement": None, "load": None,
                 "runs": [], "queries": [], "total_seconds": None, "geomean_seconds": None, "answers_ok": None})
@@ -348,7 +350,7 @@ def run_dss(args: argparse.Namespace) -> int:
     engine = None
     cluster = None
     try:
-        with run.guard(), Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=out,
                                    transient=True, disable=args.json) as progress:
             task = progress.add_task(f"generating TPC-H SF {args.scale:g}", total=len(queries) * args.repeat)
@@ -386,7 +388,7 @@ def run_dss(args: argparse.Namespace) -> int:
                                                f"{'ok' if rec['answer_ok'] else ('unchecked' if rec['answer_ok'] is None else 'WRONG')}")
                 doc["runs"].append([])
                 dss.power_run(engine, r + 1, r == 0, devices, expected, on_query, queries)
-            _dss_scan(doc, args.probe, devices)
+            _dss_scan(doc, probe_ref, devices)
     finally:
         if engine is not None:
             engine.close()
@@ -421,26 +423,39 @@ def _dss_totals(doc: dict[str, Any]) -> None:
     doc["answers_ok"] = all(checked) if checked else None
 
 
-def _dss_scan(doc: dict[str, Any], probe_dir: str | None, devices: list[str]) -> None:
-    """Scan bandwidth of the cold run against the probe's sequential read MB/s for the same device."""
-    if not probe_dir or not doc["runs"]:
-        return
+def _probe_reference(probe_dir: str | None) -> dict[str, Any] | None:
+    """The --probe run, read (and refused) before the benchmark starts, not after it."""
+    if not probe_dir:
+        return None
     from dbtier.results.store import load_run
     probe = load_run(probe_dir)
     if probe.get("command") != "probe":
         raise DbtierError(f"--probe {probe_dir}: not a probe run ({probe.get('command')})", "pass a `dbtier probe` run directory")
+    targets = (probe.get("machine") or {}).get("targets")
+    if not isinstance(targets, list):
+        raise DbtierError(f"--probe {probe_dir}: its result.json has no machine.targets list",
+                          "pass a run directory written by `dbtier probe`")
+    return probe
+
+
+def _dss_scan(doc: dict[str, Any], probe: dict[str, Any] | None, devices: list[str]) -> None:
+    """Scan bandwidth of the cold run against the probe's sequential read MB/s for the same device."""
+    if not probe or not doc["runs"]:
+        return
     data_dev = devices[0] if devices else None
     cold = doc["runs"][0]
     secs = sum(r["seconds"] for r in cold)
     read = sum(r["devices"].get(data_dev, {}).get("read_bytes", 0) for r in cold) if data_dev else 0
     match = None
-    for info, t in zip(probe["machine"]["targets"], probe["targets"]):
-        if (info.get("block_device") or {}).get("name") == data_dev and t.get("summary"):
+    for info, t in zip(probe["machine"]["targets"], probe.get("targets") or []):
+        bd = info.get("block_device")
+        if isinstance(bd, dict) and bd.get("name") == data_dev and t.get("summary"):
             match = t
+    seq = match["summary"].get("read_mbps_seq") if match else None
+    seq = seq if isinstance(seq, (int, float)) and not isinstance(seq, bool) else None
     doc["scan"] = {"device": data_dev, "achieved_mbps": read / secs / 1e6 if secs else None,
-                   "probe_read_mbps_seq": match["summary"]["read_mbps_seq"] if match else None,
-                   "ratio": (read / secs / 1e6) / match["summary"]["read_mbps_seq"]
-                   if match and secs and match["summary"]["read_mbps_seq"] else None,
+                   "probe_read_mbps_seq": seq,
+                   "ratio": (read / secs / 1e6) / seq if match and secs and seq else None,
                    "note": "cold run: bytes read from the data device over the summed query time"
                    if match else "no probe target on the data device"}
 
@@ -487,7 +502,7 @@ def run_backup(args: argparse.Namespace) -> int:
               "methods": methods if args.engine == "postgres" else ["file copy", "EXPORT DATABASE parquet"],
               "method": "each backup timed end to end; OS page cache dropped first when root; null sink: "
                         "pg_basebackup tar to stdout discarded / file read to /dev/null"}
-    run = Run("bench", args, params, paths=[args.data, args.to])
+    run = Run("bench", args, params, paths=[args.data, args.to], inputs=[args.data, args.to])
     doc = run.doc
     doc.update({"bench": "backup", "engine": args.engine, "source": None, "targets": []})
     out = console(args)
@@ -503,7 +518,7 @@ def run_backup(args: argparse.Namespace) -> int:
                       f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}")
     cluster = engine = None
     try:
-        with run.guard(), Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
                                    console=out, transient=True, disable=args.json) as progress:
             progress.add_task(f"building the {args.engine} source", total=None)
             if args.engine == "postgres":

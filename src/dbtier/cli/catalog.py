@@ -72,7 +72,7 @@ def run_list(args: argparse.Namespace) -> int:
         overheads = list({o.id: o for d in devices for o in catalog.overheads_for(d)}.values())
     else:
         overheads = list(catalog.overheads.values())
-    run = Run("catalog", args, _params(args, "list", kind=args.kind))
+    run = Run("catalog", args, _params(args, "list", kind=args.kind), inputs=args.catalog, read_only=True)
     run.doc["catalog"] = _catalog_doc(catalog)
     run.doc["devices"] = [d.to_dict() for d in devices]
     run.doc["overheads"] = [o.to_dict() for o in overheads]
@@ -94,7 +94,8 @@ def run_list(args: argparse.Namespace) -> int:
                 con.print()
                 con.print(escape(f"from {origin}: " + ", ".join(mine)), soft_wrap=True)
         con.print()
-        con.print(f"[dim]{len(devices)} devices; `dbtier catalog show ID` gives sources. Run: {run.dir.path}[/dim]")
+        con.print(f"[dim]{len(devices)} devices; `dbtier catalog show ID` gives sources."
+                  + (f" Run: {run.dir.path}" if run.dir else "") + "[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -104,7 +105,7 @@ def run_show(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     device = catalog.device(args.id)
     overheads = catalog.overheads_for(device)
-    run = Run("catalog", args, _params(args, "show", id=args.id))
+    run = Run("catalog", args, _params(args, "show", id=args.id), inputs=args.catalog, read_only=True)
     run.doc["catalog"] = _catalog_doc(catalog)
     run.doc["device"] = device.to_dict()
     run.doc["overheads"] = [o.to_dict() for o in overheads]
@@ -120,7 +121,8 @@ def run_show(args: argparse.Namespace) -> int:
                 con.print(_server_line(catalog), soft_wrap=True)
         else:
             con.print("[dim]no controller/enclosure overhead: the device carries its own[/dim]")
-        con.print(f"[dim]Run: {run.dir.path}[/dim]")
+        if run.dir:
+            con.print(f"[dim]Run: {run.dir.path}[/dim]")
 
     emit(run.doc, args, render)
     return 0

@@ -1,30 +1,47 @@
-"""Options and plumbing every subcommand shares (sqlite-utils style).
+"""Options and plumbing every subcommand shares (sqlite-utils style), and the run lifecycle.
 
 Every command: `--json` prints the result document on stdout and keeps the
 terminal quiet; `--out DIR` names the run directory (default
-runs/<UTC timestamp>-<command>).
+runs/<UTC timestamp>-<command>), never one that already holds a run unless
+`--force` replaces it whole.
+
+The lifecycle: `lifecycle()` (main.py wraps every command in it) owns each run
+directory a command makes with `Run(...)`, from its creation to its final
+status. Whatever ends the command (a return, a DbtierError, any other
+exception, Ctrl-C, SIGTERM), the run is left `ok`, `failed` or `interrupted`
+with the error in `errors`, its document saved and no temp file behind; an
+unexpected exception's traceback goes to raw/traceback.txt. `with Run(...) as
+run:` gives the same for code that makes a run outside main.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import platform
+import signal
+import socket
 import sys
-from typing import Any, Callable, Iterator
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
 
 from rich.console import Console
 
 from dbtier.core.errors import DbtierError
-from dbtier.measure.machine import machine_info
 from dbtier.results.document import finish, new_document
-from dbtier.results.store import RunDir, dumps
+from dbtier.results.store import RunDir, check_out, dumps
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     g.add_argument("--json", action="store_true", help="print the result document (JSON) on stdout")
-    g.add_argument("--out", metavar="DIR", help="run directory to write (default runs/<UTC timestamp>-<command>)")
-    g.add_argument("--runs-dir", metavar="DIR", default="runs", help="where new run directories go (default ./runs)")
+    g.add_argument("--out", metavar="DIR", help="run directory to write (default runs/<UTC timestamp>-<command>); "
+                   "refused if it already holds anything")
+    g.add_argument("--force", action="store_true",
+                   help="with --out: replace an existing run directory whole (its files are removed first)")
+    g.add_argument("--runs-dir", metavar="DIR", default=None, help="where new run directories go (default ./runs)")
 
 
 def console(args: argparse.Namespace) -> Console:
@@ -33,35 +50,188 @@ def console(args: argparse.Namespace) -> Console:
     return Console(stderr=True, quiet=quiet) if quiet else Console(stderr=False)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is (main.py installs the handler): cleans up like Ctrl-C."""
+
+
+# The runs made under each active lifecycle (a stack: main.py's, or a test's own).
+_FRAMES: list[list["Run"]] = []  # Frame objects (defined below)
+
+
+def _light_machine() -> dict[str, Any]:
+    """What a read-only command records of the machine: files only, no program started (fio and
+    PostgreSQL are not asked for their versions: null)."""
+    from dbtier import __version__
+    from dbtier.measure import machine as m
+    return {"hostname": socket.gethostname(), "os": m.os_release(), "kernel": platform.release(),
+            "arch": platform.machine(), "cpu_model": m.parse_cpu_model(m._read("/proc/cpuinfo") or ""),
+            "cpu_count": os.cpu_count(), "memory_bytes": m.parse_meminfo_total(m._read("/proc/meminfo") or ""),
+            "targets": [], "versions": {"dbtier": __version__, "python": platform.python_version(), "fio": None,
+                                        "postgresql": None, "duckdb": m._pkg_version("duckdb")}}
+
+
 class Run:
-    """A run directory plus its document; `save()` after each step."""
+    """A run directory plus its document; `save()` after each step.
+
+    `read_only` commands (show, compare, catalog list|show) keep their document in memory and
+    make no directory (nor ask engines for versions) unless --out or --runs-dir is given.
+    `inputs`: paths the command reads, which --force must never remove."""
 
     def __init__(self, command: str, args: argparse.Namespace, params: dict[str, Any],
-                 paths: list[str] | None = None, devices: list[str] | None = None):
-        self.dir = RunDir.create(command, getattr(args, "out", None), getattr(args, "runs_dir", "runs"))
-        self.doc = new_document(command, params, machine_info(paths, devices))
+                 paths: list[str] | None = None, devices: list[str] | None = None,
+                 inputs: Iterable[str | os.PathLike] = (), read_only: bool = False):
+        out = getattr(args, "out", None)
+        runs_dir = getattr(args, "runs_dir", None)
+        force = bool(getattr(args, "force", False))
+        self.persist = not read_only or out is not None or runs_dir is not None
+        self.dir: RunDir | None = None
+        self.traceback_path: Path | None = None
+        self.ended = False
+        if self.persist:
+            check_out(out, force)          # refused before engines are asked anything
+            from dbtier.measure.machine import machine_info
+            machine = machine_info(paths, devices)
+        else:
+            machine = _light_machine()
+        self.doc = new_document(command, params, machine)
+        if self.persist:
+            self.dir = RunDir.create(command, out, runs_dir or "runs", force=force, inputs=inputs)
+        if _FRAMES:
+            _FRAMES[-1].append(self)
         self.save()
 
     def save(self) -> None:
-        self.dir.write(self.doc)
+        if self.dir is not None:
+            self.dir.write(self.doc)
 
     def finish(self, status: str = "ok") -> None:
         finish(self.doc, status)
         self.save()
 
-    @contextlib.contextmanager
-    def guard(self) -> Iterator["Run"]:
-        """Ctrl-C marks the run interrupted, a DbtierError marks it failed with the error recorded;
-        either way the document keeps every finished step, and the exception goes on to the CLI."""
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, et: Any, exc: BaseException | None, tb: Any) -> bool:
+        self.end(exc)
+        return False
+
+    def end(self, exc: BaseException | None, failed: bool = False) -> None:
+        """The final status: from the exception that ended the command (None: it returned; `failed`:
+        with a non-zero exit). Saved, temp files swept; never raises over `exc`."""
+        if self.ended:
+            return
+        self.ended = True
+        doc = self.doc
+        if exc is None or (isinstance(exc, SystemExit) and not exc.code):
+            if doc["status"] == "running":
+                self.finish("failed" if failed else "ok")
+            if self.dir is not None:
+                self.dir.sweep_temp_files()
+            return
+        with _signals_held():
+            status, error = _classify(exc)
+            if status is None:          # the output pipe closed: the run itself stands as it is
+                if doc["status"] == "running":
+                    finish(doc, "failed")
+                    doc["errors"].append(error)
+            else:
+                if error is not None and not any(e.get("message") == error["message"] for e in doc["errors"]
+                                                 if isinstance(e, dict)):
+                    doc["errors"].append(error)
+                if doc["status"] in ("running", "ok"):
+                    finish(doc, status)
+                if error is not None and error.get("bug"):
+                    self._save_traceback(exc, error)
+            try:
+                self.save()
+            except Exception:   # noqa: BLE001 - a full disk must not hide the error that ended the run
+                pass
+            if self.dir is not None:
+                self.dir.sweep_temp_files()
+
+    def _save_traceback(self, exc: BaseException, error: dict[str, Any]) -> None:
+        if self.dir is None:
+            return
         try:
-            yield self
-        except KeyboardInterrupt:
-            self.finish("interrupted")
-            raise
-        except DbtierError as exc:
-            self.doc["errors"].append({"message": exc.message, "hint": exc.hint})
-            self.finish("failed")
-            raise
+            path = self.dir.raw_path("traceback.txt")
+            path.write_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        except OSError:
+            return
+        self.traceback_path = path
+        error["traceback"] = str(path.relative_to(self.dir.path))
+        try:
+            exc.dbtier_traceback = path  # type: ignore[attr-defined]  # main.py names it
+        except AttributeError:
+            pass
+
+
+def _classify(exc: BaseException) -> tuple[str | None, dict[str, Any] | None]:
+    if isinstance(exc, BrokenPipeError):
+        return None, {"message": "the output pipe was closed"}
+    if isinstance(exc, KeyboardInterrupt):
+        how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
+        return "interrupted", {"message": f"interrupted by {how}"}
+    if isinstance(exc, DbtierError):
+        return ("interrupted" if exc.exit_code == 130 else "failed"), {"message": exc.message, "hint": exc.hint}
+    if isinstance(exc, SystemExit):
+        return "failed", {"message": f"exited with status {exc.code}"}
+    if isinstance(exc, Exception):
+        return "failed", {"message": describe_bug(exc), "hint": "this is a bug in dbtier", "bug": True}
+    return "failed", {"message": f"stopped by {type(exc).__name__}"}
+
+
+def describe_bug(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """A second Ctrl-C or SIGTERM while the final status is written must not cut that write short."""
+    saved = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            saved[sig] = signal.signal(sig, signal.SIG_IGN)
+    except ValueError:      # not the main thread: signals go to the main thread anyway
+        pass
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+class Frame(list):
+    """The runs made under one lifecycle; `failed` is set when the command returned a non-zero exit."""
+    failed = False
+
+
+@contextlib.contextmanager
+def lifecycle() -> Iterator[Frame]:
+    """Own every run made inside: each ends ok / failed / interrupted, whatever ends the block."""
+    frame = Frame()
+    _FRAMES.append(frame)
+    try:
+        yield frame
+    except BaseException as exc:
+        for run in frame:
+            run.end(exc)
+        raise
+    else:
+        for run in frame:
+            run.end(None, failed=frame.failed)
+    finally:
+        _FRAMES.remove(frame)
+
+
+def check_out_early(args: argparse.Namespace) -> None:
+    """--out refused before a command does any work (the run directory is checked again when made)."""
+    if hasattr(args, "out"):
+        check_out(args.out, bool(getattr(args, "force", False)))
+    rd = getattr(args, "runs_dir", None)
+    if rd is not None and str(rd).strip() == "":
+        raise DbtierError("--runs-dir '': an empty directory name", "e.g. --runs-dir runs")
 
 
 def usage(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
                           "command", f"compare two {ka} runs, or show both in one report: dbtier report "
                                      f"{args.a} {args.b}")
     rows = F.compare_rows(a, b)
-    run_ = Run("compare", args, {"a": args.a, "b": args.b})
+    run_ = Run("compare", args, {"a": args.a, "b": args.b}, inputs=[a["_run_dir"], b["_run_dir"]], read_only=True)
     doc = run_.doc
     doc.update(a=F.run_info(a), b=F.run_info(b), rows=rows)
     run_.finish()

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -125,7 +126,7 @@ def run_import(args: argparse.Namespace) -> int:
         doc_part = summary.summarise_import(con, res, top=args.top, profile_tz=ptz, step=step)
         params = {"action": "import", "source": args.source, "files": list(args.files), "tz": tz, "profile_tz": ptz,
                   "database": args.database, "devices": args.devices, "top": args.top}
-        run = Run("history", args, params)
+        run = Run("history", args, params, inputs=list(args.files))
         run.doc.update(doc_part)
         run.save()
         step("write Parquet")
@@ -173,10 +174,16 @@ def run_consolidate(args: argparse.Namespace) -> int:
     bar, _ = _progress(args, 2)
     with bar:
         task = bar.add_task("consolidating", total=2)
-        part = summary.summarise_consolidation(con, docs, step, args.top, args.percentile)
+        try:
+            part = summary.summarise_consolidation(con, docs, step, args.top, args.percentile)
+        except duckdb.Error as exc:   # a Parquet file damaged past its footer: name the runs' series
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DbtierError(f"cannot read the series of {', '.join(d['_run_dir'] for d in docs)}: {why[:300]}",
+                              "re-run `dbtier history import` for the run whose totals.parquet is damaged") from None
         bar.update(task, advance=1, description="writing Parquet")
         run = Run("history", args, {"action": "consolidate", "runs": list(args.runs), "step": args.step,
-                                    "top": args.top, "percentile": args.percentile})
+                                    "top": args.top, "percentile": args.percentile},
+                  inputs=[d["_run_dir"] for d in docs])
         run.doc.update(part)
         run.save()
         drivers = None if args.full_grid else [d["database"] for d in run.doc["drivers"]]
@@ -223,7 +230,7 @@ def run_requirement(args: argparse.Namespace) -> int:
     req, source = summary.requirement(doc, args.percentile, args.headroom, args.capacity_gb, args.database)
     run = Run("history", args, {"action": "requirement", "run": args.run, "percentile": args.percentile,
                                 "headroom": args.headroom, "capacity_gb": args.capacity_gb,
-                                "database": args.database})
+                                "database": args.database}, inputs=[doc["_run_dir"]])
     run.doc["requirement"] = dict(req)
     run.doc.update(req)
     run.doc["from"] = source

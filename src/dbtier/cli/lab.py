@@ -9,7 +9,6 @@ and keeps every finished step.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -66,9 +65,11 @@ def _child(argv: list[str], out_dir: Path) -> tuple[int, str, float]:
 
 
 def _load(run_dir: Path) -> dict[str, Any] | None:
+    """A step's document, or None when the step left none that can be read (it failed)."""
+    from dbtier.results.store import load_run
     try:
-        return json.loads((run_dir / "result.json").read_text())
-    except (OSError, json.JSONDecodeError):
+        return load_run(run_dir)
+    except DbtierError:
         return None
 
 
@@ -202,11 +203,11 @@ def run(args: argparse.Namespace) -> int:
         code, err, secs = _child(["report", str(lab)], lab / "report")
         doc["report"] = {"status": "ok" if code == 0 else "failed", "run_dir": "report",
                          "html": str(lab / "report" / "report.html") if code == 0 else None, "error": err or None}
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        # The lifecycle (cli/common.py) ends the lab's run; the step that was running says how it ended.
         for s in doc["steps"]:
             if s["status"] == "running":
-                s["status"] = "interrupted"
-        run_.finish("interrupted")
+                s["status"] = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         raise
     failed = [s for s in doc["steps"] if s["status"] == "failed"] + \
         ([{"name": "report"}] if doc.get("report", {}).get("status") == "failed" else [])

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
+import threading
 import sys
+import tempfile
+import traceback
 
 from dbtier import __version__
 from dbtier.core.errors import DbtierError
@@ -27,18 +31,51 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _sigterm(signum, frame):  # SIGTERM cleans up like Ctrl-C
-    raise KeyboardInterrupt
+    from dbtier.cli.common import Terminated
+    raise Terminated
+
+
+# Exit codes: a DbtierError its own (2 by default), an interrupt 130, a bug 70 (EX_SOFTWARE), a closed pipe 141.
+EXIT_BUG = 70
+
+
+def _report_bug(exc: BaseException) -> None:
+    """One line naming the error and where its traceback is (DBTIER_DEBUG=1: the traceback too)."""
+    from dbtier.cli.common import describe_bug
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    path = getattr(exc, "dbtier_traceback", None)
+    if path is None:
+        try:
+            fd, name = tempfile.mkstemp(prefix="dbtier-traceback-", suffix=".txt")
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            path = name
+        except OSError:
+            path = None
+    where = f"the traceback is in {path}" if path else "the traceback could not be saved"
+    print(f"dbtier: error: {describe_bug(exc)} — this is a bug; {where}", file=sys.stderr)
+    if os.environ.get("DBTIER_DEBUG", "") not in ("", "0"):
+        sys.stderr.write(text)
 
 
 def main(argv: list[str] | None = None) -> int:
+    from dbtier.cli.common import check_out_early, lifecycle
     signal.signal(signal.SIGTERM, _sigterm)
+    # Ctrl-C always interrupts cleanly, even when started from a shell that ignores SIGINT for
+    # background jobs (Python then would not raise KeyboardInterrupt, and the cleanup would not run).
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with lifecycle() as runs:
+            check_out_early(args)
+            code = int(args.func(args) or 0)
+            runs.failed = code != 0
+        return code
     except DbtierError as exc:
         print(f"dbtier: error: {exc.message}", file=sys.stderr)
         if exc.hint:
@@ -49,3 +86,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 141
+    except Exception as exc:  # noqa: BLE001 - anything else is a bug: one line, the traceback saved
+        _report_bug(exc)
+        return EXIT_BUG

@@ -405,7 +405,8 @@ def run_size(args: argparse.Namespace) -> int:
     run = Run("plan", args, _params(args, "size", requirement=req.to_dict(), layouts=layouts, devices=devices,
                                     redundancy=args.redundancy, hit_ratio=args.hit_ratio,
                                     cache_fraction=args.cache_fraction,
-                                    max_devices=args.max_devices, top=args.top, from_history=args.from_history))
+                                    max_devices=args.max_devices, top=args.top, from_history=args.from_history),
+              inputs=[p for p in (args.from_history, *args.catalog) if p])
     doc = _doc(run, "size", catalog, size_body(sz, history), args)
 
     def render() -> None:
@@ -449,7 +450,8 @@ def run_value(args: argparse.Namespace) -> int:
     cfg = parse_spec(catalog, args.config, args.hit_ratio, _server_ports(args), args.devices_only)
     result = load_run(args.result)
     v = value(result, evaluate(cfg), str(args.result))
-    run = Run("plan", args, _params(args, "value", result=args.result, config=args.config))
+    run = Run("plan", args, _params(args, "value", result=args.result, config=args.config),
+              inputs=[result["_run_dir"], *args.catalog])
     doc = _doc(run, "value", catalog, value_body(v, str(args.result), result.get("command")), args)
 
     def render() -> None:

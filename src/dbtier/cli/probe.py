@@ -120,13 +120,13 @@ def run(args: argparse.Namespace) -> int:
             finally:
                 t.cleanup()
                 run_.save()
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        # The lifecycle (cli/common.py) ends the run; the target that was running says how it ended.
         for t in targets:
             t.cleanup()
         for e in doc["targets"]:
             if e["status"] == "running":
-                e["status"] = "interrupted"
-        run_.finish("interrupted")
+                e["status"] = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         raise
     run_.finish(status)
 

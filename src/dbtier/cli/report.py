@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
+from dbtier.results.store import RESULT_FILE
 
 REPORT_FILE = "report.html"
 MD_FILE = "report.md"
@@ -41,13 +43,46 @@ def write_text_atomic(path: Path, text: str) -> None:
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
         try:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
-        raise DbtierError(f"cannot write {path}: {exc.strerror or exc}",
-                          "choose another place with --output FILE") from exc
+        if isinstance(exc, OSError):
+            raise DbtierError(f"cannot write {path}: {exc.strerror or exc}",
+                              "choose another place with --output FILE") from exc
+        raise
+
+
+def _input_dirs(docs: list[dict[str, Any]]) -> list[str]:
+    """Every run directory the report reads: the inputs and a lab's step runs."""
+    dirs = []
+    for d in docs:
+        dirs.append(d["_run_dir"])
+        dirs += [c["doc"]["_run_dir"] for c in d.get("_children") or [] if c.get("doc")]
+    return dirs
+
+
+def _check_output(output: Path, fmt: str, docs: list[dict[str, Any]]) -> None:
+    """--output never overwrites a result.json, an input, or any file inside an input run directory."""
+    if str(output).strip() == "":
+        raise DbtierError("--output '': an empty file name", f"name a file, e.g. --output {REPORT_FILE}")
+    if output.is_dir():
+        raise DbtierError(f"--output {output} is a directory", f"name a file, e.g. --output {output / REPORT_FILE}")
+    if not output.parent.exists():
+        raise DbtierError(f"--output {output}: the directory {output.parent} does not exist",
+                          "create it first or choose another place")
+    targets = [output] if fmt != "both" else [output, output.with_suffix(".md")]
+    inputs = [os.path.realpath(d) for d in _input_dirs(docs)]
+    for t in targets:
+        real = os.path.realpath(t)
+        if t.name == RESULT_FILE:
+            raise DbtierError(f"--output {t}: a report is never written as {RESULT_FILE}",
+                              f"name the report file, e.g. --output {t.with_name(REPORT_FILE)}")
+        inside = next((d for d in inputs if real == d or real.startswith(d.rstrip(os.sep) + os.sep)), None)
+        if inside is not None:
+            raise DbtierError(f"--output {t}: inside the input run directory {inside}; the report never writes "
+                              "into a run it reads", "write it elsewhere, e.g. --output report.html")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,15 +93,11 @@ def run(args: argparse.Namespace) -> int:
     # Load everything first: a bad input fails before anything is written.
     docs = load_runs(args.runs)
     inputs = [os.path.abspath(d["_run_dir"]) for d in docs]
-    output = Path(args.output) if args.output else None
-    if output is not None and output.is_dir():
-        raise DbtierError(f"--output {output} is a directory", f"name a file, e.g. --output {output / REPORT_FILE}")
-    if output is not None and not output.parent.exists():
-        raise DbtierError(f"--output {output}: the directory {output.parent} does not exist",
-                          "create it first or choose another place")
-
+    output = Path(args.output) if args.output is not None else None
     fmt = getattr(args, "format", "html") or "html"
-    run_ = Run("report", args, {"runs": list(args.runs), "format": fmt})
+    if output is not None:
+        _check_output(output, fmt, docs)
+    run_ = Run("report", args, {"runs": list(args.runs), "format": fmt}, inputs=_input_dirs(docs))
     doc = run_.doc
     doc["inputs"] = inputs
     written: list[tuple[str, Path]] = []

@@ -104,7 +104,7 @@ def print_verdict(out: Console, v: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     [shown] = load_runs([args.run])
     v = verdict([shown])
-    run_ = Run("show", args, {"run": args.run})
+    run_ = Run("show", args, {"run": args.run}, inputs=[shown["_run_dir"]], read_only=True)
     doc = run_.doc
     doc.update(F.summary(shown))
     doc["verdict"] = {"sentences": v["sentences"], "caveats": [c["text"] for c in v["caveats"]]}

@@ -287,6 +287,12 @@ def _params_doc(args: argparse.Namespace, p: sim.Params, trace_path: Path) -> di
             "jobs": args.jobs, **p.to_dict()}
 
 
+def _inputs(args: argparse.Namespace, trace: Path) -> list[str]:
+    """What this simulation reads (the trace, probe runs as devices): --force never removes them."""
+    named = [getattr(args, r) for r in ("device", "cache", "backing", "fast", "slow", "probe") if getattr(args, r)]
+    return [str(trace), *(v.partition("#")[0] for v in named), *args.catalog]
+
+
 def run_sim(args: argparse.Namespace) -> int:
     from dbtier.sim import simulate as sim
     from dbtier.sim.traces import read_trace
@@ -300,14 +306,8 @@ def run_sim(args: argparse.Namespace) -> int:
         if args.volume:
             trace = trace.only_volume(args.volume)
         sim.check_params(params, trace, devices)
-        run = Run("simulate", args, _params_doc(args, params, path))
-        try:
-            out = sim.simulate(trace, params, devices, progress=prog)
-        except BaseException as exc:
-            if isinstance(exc, DbtierError):
-                run.doc["errors"].append({"message": exc.message, "hint": exc.hint})
-            run.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
-            raise
+        run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
+        out = sim.simulate(trace, params, devices, progress=prog)
     run.doc.update(out.contract)
     run.doc["simulation"] = out.details
     run.finish()
@@ -470,10 +470,7 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
         time.sleep(1.0)
         if proc.poll() is not None and proc.returncode != 0:
             _, err = proc.communicate()
-            exc = cap.blktrace_failure(err, _dmesg(), facts.block_device)
-            run.doc["errors"].append({"message": exc.message, "hint": exc.hint})
-            run.finish("failed")
-            raise exc
+            raise cap.blktrace_failure(err, _dmesg(), facts.block_device)
         if cmd:
             con.print(f"tracing {facts.block_device} while running: {' '.join(cmd)}", highlight=False)
             workload = executor.run(cmd, timeout_s=args.duration)
@@ -484,20 +481,15 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
             con.print(f"tracing {facts.block_device} for {duration:g} s", highlight=False)
         out, err = proc.communicate(timeout=(duration or 0) + 60)
     except BaseException:
-        executor._stop_group(proc)
-        if run.doc["status"] == "running":
-            run.finish("interrupted")
+        executor._stop_group(proc)      # the lifecycle (cli/common.py) records how the run ended
         raise
     (raw / "blktrace.stdout").write_text(out)
     (raw / "blktrace.stderr").write_text(err)
     trace_file = run.dir.path / CAPTURE_TRACE
     parsed = executor.run(cap.blkparse_argv(facts.blkparse, str(raw), str(trace_file)), timeout_s=600)
     if parsed.returncode != 0 or not trace_file.exists():
-        exc = DbtierError(f"blkparse could not read the capture: {parsed.stderr.strip()[:300]}",
+        raise DbtierError(f"blkparse could not read the capture: {parsed.stderr.strip()[:300]}",
                           f"the raw files are in {raw}")
-        run.doc["errors"].append({"message": exc.message, "hint": exc.hint})
-        run.finish("failed")
-        raise exc
     from dbtier.sim.traces import read_trace
     try:
         trace = read_trace(trace_file, "blkparse")

@@ -19,10 +19,12 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import regular_file
 
 INTERVALS_FILE = "intervals.parquet"
 TOTALS_FILE = "totals.parquet"
@@ -79,3 +81,24 @@ def parquet(run_dir: str | os.PathLike, name: str, what: str = "history run") ->
         raise DbtierError(f"{run_dir}: no {name} in this {what}",
                           "pass a run directory written by `dbtier history import` (or re-run it: the file was removed)")
     return f"read_parquet('{_sql_str(str(path))}')"
+
+
+def check_parquet(con: duckdb.DuckDBPyConnection, run_dir: str | os.PathLike, name: str,
+                  columns: Sequence[str], what: str = "history run") -> None:
+    """One of a run's Parquet files, checked before it is read: a regular file, Parquet (not truncated,
+    not foreign), with the columns the reader needs. Each failure names the file."""
+    hint = "re-run the `dbtier history` command that wrote this run directory (its Parquet file is damaged)"
+    path = Path(run_dir) / name
+    if not os.path.lexists(path):
+        raise DbtierError(f"{run_dir}: no {name} in this {what}",
+                          "pass a run directory written by `dbtier history import` (or re-run it: the file was removed)")
+    regular_file(path, f"{what} file", hint)
+    try:
+        cols = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{_sql_str(str(path))}')").fetchall()}
+    except duckdb.Error as exc:
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DbtierError(f"{path}: not a readable Parquet file ({why[:200]})", hint) from None
+    missing = [c for c in columns if c not in cols]
+    if missing:
+        raise DbtierError(f"{path}: a Parquet file without the column(s) {', '.join(missing)}; not written by "
+                          "`dbtier history`", hint)

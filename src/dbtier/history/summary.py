@@ -128,6 +128,9 @@ def load_totals(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], 
                 raise DbtierError(f"database {name!r} is in two runs: {seen[name]} and {d['_run_dir']}",
                                   "consolidate each database once (or re-import one with --database NEWNAME)")
             seen[name] = d["_run_dir"]
+    cols = ["database", "start", "end", "seconds", "read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps"]
+    for d in docs:   # a foreign or truncated totals.parquet is refused by name here, not deep in a query
+        store.check_parquet(con, d["_run_dir"], store.TOTALS_FILE, cols)
     parts = [f"SELECT database, start, \"end\", seconds, read_iops, write_iops, iops, read_mbps, write_mbps, mbps "
              f"FROM {store.parquet(d['_run_dir'], store.TOTALS_FILE)}" for d in docs]
     # A view: the Parquet files are read where needed (twice), never copied into memory whole.

@@ -8,7 +8,7 @@ older stored document to the current version (asv-style upgrade steps).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from typing import Any, Callable
 
 from dbtier import __version__
 from dbtier.core.errors import DbtierError
@@ -39,20 +39,49 @@ def finish(doc: dict[str, Any], status: str = "ok") -> None:
     doc["status"] = status
 
 
-# Each step takes a document of version N and returns version N+1.
-_UPGRADES: dict[int, Any] = {}
+# The oldest schema_version this dbtier reads. Version 0 was the pre-release format (before the first
+# published schema): no document of it was ever published as a result, and what its keys meant is not
+# recorded anywhere, so it is refused on purpose rather than guessed at.
+OLDEST_READABLE = 1
+
+# Each step takes a document of version N (the key) and returns one of version N+1.
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
 def upgrade(doc: dict[str, Any], source: str = "result.json") -> dict[str, Any]:
+    """Bring a stored document to SCHEMA_VERSION through the upgrade steps, one version at a time."""
     version = doc.get("schema_version")
-    if not isinstance(version, int):
+    if version is None:
         raise DbtierError(f"{source}: not a dbtier result (no schema_version)",
+                          "pass a run directory written by dbtier")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise DbtierError(f"{source}: not a dbtier result (schema_version is {_show(version)}, not an integer)",
                           "pass a run directory written by dbtier")
     if version > SCHEMA_VERSION:
         raise DbtierError(
             f"{source}: schema_version {version} is newer than this dbtier understands ({SCHEMA_VERSION})",
             "upgrade dbtier to read it")
+    if version < 0:
+        raise DbtierError(f"{source}: schema_version {version} is not a version dbtier ever wrote",
+                          "pass a run directory written by dbtier")
+    if version < OLDEST_READABLE:
+        raise DbtierError(f"{source}: schema_version {version} is the pre-release format, which this dbtier "
+                          f"refuses on purpose (it reads {OLDEST_READABLE} to {SCHEMA_VERSION}; no upgrade "
+                          "step exists from it)",
+                          "re-run the command with this dbtier to get a current result")
     while version < SCHEMA_VERSION:
-        doc = _UPGRADES[version](doc)
-        version = doc["schema_version"]
+        step = UPGRADES.get(version)
+        if step is None:
+            raise DbtierError(f"{source}: no upgrade step from schema_version {version}",
+                              "re-run the command with this dbtier to get a current result")
+        doc = step(dict(doc))
+        new = doc.get("schema_version")
+        if new != version + 1:   # a step must move exactly one version on: never loop, never skip
+            raise AssertionError(f"upgrade step from {version} gave schema_version {new!r}")
+        version = new
     return doc
+
+
+def _show(v: Any) -> str:
+    text = repr(v) if not isinstance(v, bool) else str(v).lower()
+    return text if len(text) <= 40 else text[:37] + "..."

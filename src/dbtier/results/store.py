@@ -1,23 +1,112 @@
 """Run directories: `runs/<UTC timestamp>-<command>/result.json` plus raw engine outputs.
 
 The document is rewritten atomically (temp file + rename) after every step, so
-an interrupted run keeps everything it finished.
+an interrupted run keeps everything it finished. A run directory is never
+reused: `--out DIR` on a directory that holds anything is refused, and
+`--force` replaces a dbtier run directory whole (never a mix of two runs' files).
+
+`load_run` reads a document written elsewhere (another machine, another
+version, a hand-edited file) and either returns it at the current schema, its
+shape checked for what the commands read, or raises one DbtierError naming the
+file and what is wrong with it.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
+import shutil
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import orjson
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import kind_of, regular_file
 from dbtier.results.document import upgrade
+from dbtier.results.shape import check_document
 
 RESULT_FILE = "result.json"
+# Deeper than any document dbtier writes (about 8 levels) by far; deeper is not ours, and would make
+# the renderers and orjson's writer (255 levels) fail later instead of here.
+MAX_DEPTH = 64
+# Keys the loader attaches (never read from disk: a document cannot point the loader elsewhere).
+PRIVATE_PREFIX = "_"
+
+_RUN_HINT = "pass a run directory written by dbtier (runs/<timestamp>-<command>)"
+
+
+def is_run_dir(path: Path) -> bool:
+    """True when `path` holds a dbtier result.json (a regular file whose object has a schema_version)."""
+    file = path / RESULT_FILE
+    try:
+        if not stat.S_ISREG(os.stat(file).st_mode):
+            return False
+        doc = orjson.loads(file.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    v = doc.get("schema_version") if isinstance(doc, dict) else None
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _within(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
+
+
+def check_out(out: str | os.PathLike | None, force: bool = False) -> None:
+    """Refuse an --out that would overwrite or mix a run (before any work is done)."""
+    if out is None:
+        return
+    if str(out).strip() == "":
+        raise DbtierError("--out '': an empty directory name", "name the run directory, e.g. --out runs/mine")
+    path = Path(out)
+    try:
+        st = os.lstat(path)
+    except OSError:     # absent (or under a file): creating it says what is wrong
+        return
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(path)
+        except OSError:
+            raise DbtierError(f"--out {path}: a dangling symbolic link", "choose another with --out DIR") from None
+        if stat.S_ISDIR(st.st_mode) and any(os.scandir(path)):
+            raise DbtierError(f"--out {path}: a symbolic link to a directory that is not empty",
+                              "choose a new directory with --out DIR")
+    if not stat.S_ISDIR(st.st_mode):
+        raise DbtierError(f"--out {path}: exists and is {kind_of(st.st_mode)}", "choose a new directory with --out DIR")
+    try:
+        empty = not any(os.scandir(path))
+    except OSError as exc:
+        raise DbtierError(f"--out {path}: {exc.strerror or exc}", "choose another with --out DIR") from None
+    if empty:
+        return
+    ours = is_run_dir(path)
+    if not force:
+        what = "already a run directory" if ours else "not empty"
+        raise DbtierError(f"--out {path}: {what}; a run is never written over another",
+                          "choose a new directory with --out DIR" +
+                          (", or add --force to replace that run whole" if ours else ""))
+    if not ours:
+        raise DbtierError(f"--out {path}: not empty and not a dbtier run directory (no result.json with a "
+                          "schema_version); --force replaces only run directories",
+                          "choose a new directory with --out DIR, or empty it yourself")
+
+
+def _replace(path: Path, inputs: Iterable[str | os.PathLike]) -> None:
+    """--force: remove the run directory `path` whole, unless it holds something this command reads."""
+    real = os.path.realpath(path)
+    held = [str(i) for i in inputs if str(i) and _within(os.path.realpath(i), real)]
+    if _within(os.path.realpath(os.getcwd()), real):
+        held.append("the current directory")
+    if held:
+        raise DbtierError(f"--out {path} --force would remove {held[0]}, which this command reads",
+                          "choose a new directory with --out DIR")
+    try:
+        shutil.rmtree(path)
+    except OSError as exc:
+        raise DbtierError(f"--out {path} --force: cannot remove the earlier run: {exc.strerror or exc}",
+                          "remove it yourself or choose another with --out DIR") from exc
 
 
 class RunDir:
@@ -26,16 +115,23 @@ class RunDir:
 
     @classmethod
     def create(cls, command: str, out: str | os.PathLike | None = None,
-               root: str | os.PathLike = "runs") -> "RunDir":
+               root: str | os.PathLike | None = "runs", force: bool = False,
+               inputs: Iterable[str | os.PathLike] = ()) -> "RunDir":
         if out is not None:
             path = Path(out)
+            check_out(out, force)
+            if force and path.is_dir() and any(path.iterdir()):
+                _replace(path, inputs)
         else:
+            root = Path(root if root is not None else "runs")
+            if str(root).strip() == "":
+                raise DbtierError("--runs-dir '': an empty directory name", "e.g. --runs-dir runs")
             stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-            path = Path(root) / f"{stamp}-{command}"
+            path = root / f"{stamp}-{command}"
             n = 1
             while path.exists():
                 n += 1
-                path = Path(root) / f"{stamp}-{command}-{n}"
+                path = root / f"{stamp}-{command}-{n}"
         try:
             path.mkdir(parents=True, exist_ok=True)
             probe = path / ".write-test"
@@ -59,6 +155,16 @@ class RunDir:
     def write(self, doc: dict[str, Any]) -> None:
         write_json_atomic(self.result_path, doc)
 
+    def sweep_temp_files(self) -> None:
+        """Remove the `.NAME.tmp` files an interrupted atomic write can leave (this run's only)."""
+        for root, _dirs, files in os.walk(self.path):
+            for f in files:
+                if f.startswith(".") and f.endswith(".tmp"):
+                    try:
+                        os.unlink(os.path.join(root, f))
+                    except OSError:
+                        pass
+
 
 def dumps(doc: Any) -> bytes:
     """The document as indented JSON (orjson: Python's own encoder falls back to pure Python when it
@@ -68,27 +174,98 @@ def dumps(doc: Any) -> bytes:
 
 def write_json_atomic(path: Path, doc: Any) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(dumps(doc))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    data = dumps(doc)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # An interrupt or a full disk between open and rename: the old document stays, no temp file does.
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
+# -- reading documents from elsewhere ------------------------------------------------------------------
+
+def _result_file(p: Path) -> Path:
+    """The result.json a user named (a run directory or the file itself), checked before it is opened."""
+    if str(p) == "":
+        raise DbtierError("'': an empty run directory name", _RUN_HINT)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise DbtierError(f"{p}: no {RESULT_FILE} there", _RUN_HINT) from None
+    except OSError as exc:
+        raise DbtierError(f"{p}: {exc.strerror or exc}", _RUN_HINT) from None
+    if stat.S_ISDIR(st.st_mode):
+        file = p / RESULT_FILE
+        if not os.path.lexists(file):
+            raise DbtierError(f"{p}: no {RESULT_FILE} there", _RUN_HINT)
+        return regular_file(file, "result document", _RUN_HINT)
+    return regular_file(p, "result document", _RUN_HINT)
+
+
+def _depth_over(doc: Any, limit: int) -> bool:
+    stack = [(doc, 1)]
+    while stack:
+        x, d = stack.pop()
+        if d > limit:
+            return True
+        if isinstance(x, dict):
+            stack.extend((v, d + 1) for v in x.values() if isinstance(v, (dict, list)))
+        elif isinstance(x, list):
+            stack.extend((v, d + 1) for v in x if isinstance(v, (dict, list)))
+    return False
+
+
+def parse_document(data: bytes, file: str | os.PathLike) -> dict[str, Any]:
+    """Bytes of a result.json to its object, or a DbtierError naming `file` and what is wrong."""
+    if data.startswith(b"\xef\xbb\xbf"):   # a BOM some editors add: still UTF-8
+        data = data[3:]
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise DbtierError(f"{file}: not UTF-8 text (byte {exc.start}, line {line})",
+                          "a result.json is UTF-8 JSON written by dbtier; pass the run directory itself") from None
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        why = str(exc).split(":", 1)[0]
+        if "depth" in why or "recursion" in why:
+            raise DbtierError(f"{file}: nested too deeply (over 1024 levels), not a dbtier result",
+                              _RUN_HINT) from None
+        raise DbtierError(f"{file}: not valid JSON (line {exc.lineno}: {why})",
+                          "the run was probably cut off while writing; re-run the command") from None
+    if not isinstance(doc, dict):
+        raise DbtierError(f"{file}: not a dbtier result (a JSON {type(doc).__name__}, not an object)", _RUN_HINT)
+    if _depth_over(doc, MAX_DEPTH):
+        raise DbtierError(f"{file}: nested deeper than {MAX_DEPTH} levels, not a dbtier result", _RUN_HINT)
+    return doc
 
 
 def load_run(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a run directory (or a result.json path) and bring it to the current schema."""
+    """Read a run directory (or a result.json path) and bring it to the current schema.
+
+    Checks, in order, each failing with one DbtierError naming the file: it is a regular file (a FIFO
+    or a directory is refused before opening), UTF-8, JSON, an object not absurdly deep, a dbtier
+    document of a schema_version this dbtier reads (upgraded step by step), and of the shape the
+    commands read for its kind (results/shape.py)."""
     p = Path(path)
-    file = p / RESULT_FILE if p.is_dir() else p
-    if not file.exists():
-        raise DbtierError(f"{p}: no {RESULT_FILE} there",
-                          "pass a run directory written by dbtier (runs/<timestamp>-<command>)")
+    file = _result_file(p)
     try:
-        doc = json.loads(file.read_text())
-    except json.JSONDecodeError as exc:
-        raise DbtierError(f"{file}: not valid JSON (line {exc.lineno}: {exc.msg})",
-                          "the run was probably cut off while writing; re-run the command") from exc
-    if not isinstance(doc, dict):
-        raise DbtierError(f"{file}: not a dbtier result", "pass a run directory written by dbtier")
+        data = file.read_bytes()
+    except OSError as exc:
+        raise DbtierError(f"{file}: cannot read it: {exc.strerror or exc}", "check its permissions") from None
+    doc = parse_document(data, file)
     doc = upgrade(doc, str(file))
-    doc.setdefault("_run_dir", str(file.parent))
+    for k in [k for k in doc if isinstance(k, str) and k.startswith(PRIVATE_PREFIX)]:
+        del doc[k]
+    check_document(doc, str(file))
+    doc["_run_dir"] = str(file.parent)
     return doc

@@ -1,0 +1,288 @@
+"""Run directories end to end (issue 12): a run is never overwritten or mixed, every run ends with a
+final status (SIGTERM included), bad result documents from elsewhere are refused by name, and the
+read-only commands leave nothing behind. Real `dbtier` processes throughout."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, assert_clean_error, load_doc, run_dbtier
+from samples import PROBE, TPCC, run_dir
+
+MSS = DATA / "history" / "sqlserver" / "file_stats-sql01.csv"
+CACHE = ["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--backing", "sas-15k-73gb"]
+
+
+def tree_hash(root: Path) -> dict[str, str]:
+    """Every file under `root` (relative path -> sha256): what 'byte-identical afterwards' compares."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def catalog_run(tmp_path: Path, out: Path) -> None:
+    r = run_dbtier("catalog", "list", "--out", str(out), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+
+
+# -- never overwritten, never mixed ------------------------------------------------------------------------
+
+def test_out_on_an_existing_run_is_refused_and_the_run_is_untouched(tmp_path):
+    out = tmp_path / "r"
+    catalog_run(tmp_path, out)
+    before = tree_hash(out)
+    r = run_dbtier("plan", "size", "--read-iops", "1000", "--capacity-gb", "100", "--out", str(out), cwd=tmp_path)
+    err = assert_clean_error(r, f"--out {out}: already a run directory", "--force")
+    assert err.count("dbtier: error:") == 1
+    assert tree_hash(out) == before
+
+
+def test_out_on_a_foreign_directory_is_refused_even_with_force(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    before = tree_hash(out)
+    r = run_dbtier("catalog", "list", "--out", str(out), cwd=tmp_path)
+    assert_clean_error(r, f"--out {out}: not empty")
+    r = run_dbtier("catalog", "list", "--out", str(out), "--force", cwd=tmp_path)
+    assert_clean_error(r, "not a dbtier run directory", "--force replaces only run directories")
+    assert tree_hash(out) == before
+
+
+def test_force_replaces_the_whole_run(tmp_path):
+    out = tmp_path / "r"
+    catalog_run(tmp_path, out)
+    (out / "raw").mkdir(exist_ok=True)
+    (out / "raw" / "stale.log").write_text("from the first run")
+    (out / "report.html").write_text("old report")
+    r = run_dbtier("plan", "size", "--read-iops", "1000", "--capacity-gb", "100", "--out", str(out), "--force",
+                   cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.rglob("*")) == ["result.json"]
+    doc = load_doc(out)
+    assert doc["command"] == "plan" and doc["status"] == "ok"
+
+
+def test_force_never_removes_what_the_command_reads(tmp_path):
+    run = run_dir(tmp_path / "runs", "p1", PROBE)
+    before = tree_hash(run)
+    r = run_dbtier("report", str(run), "--out", str(run), "--force", cwd=tmp_path)
+    assert_clean_error(r, f"--out {run} --force would remove {run}")
+    assert tree_hash(run) == before
+    r = run_dbtier("show", str(run), "--out", str(tmp_path / "runs"), "--force", cwd=tmp_path)
+    assert_clean_error(r, "not a dbtier run directory")
+    assert tree_hash(run) == before
+
+
+def test_empty_out_is_refused(tmp_path):
+    r = run_dbtier("catalog", "list", "--out", "", cwd=tmp_path)
+    assert_clean_error(r, "--out '': an empty directory name")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", ["input-json", "input-dir-file", "input-dir-new", "any-result-json"])
+def test_report_output_never_writes_over_an_input(tmp_path, target):
+    run = run_dir(tmp_path / "runs", "p1", PROBE)
+    (run / "raw").mkdir()
+    (run / "raw" / "fio.json").write_text("{}")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    output = {"input-json": run / "result.json", "input-dir-file": run / "raw" / "fio.json",
+              "input-dir-new": run / "report.html", "any-result-json": other / "result.json"}[target]
+    before = tree_hash(tmp_path / "runs")
+    r = run_dbtier("report", str(run), "--output", str(output), "--out", str(tmp_path / "rep"), cwd=tmp_path)
+    assert_clean_error(r, f"--output {output}")
+    assert tree_hash(tmp_path / "runs") == before
+    assert not (tmp_path / "rep").exists() and not (other / "result.json").exists()
+
+
+def test_report_output_elsewhere_still_works(tmp_path):
+    run = run_dir(tmp_path / "runs", "p1", PROBE)
+    r = run_dbtier("report", str(run), "--output", str(tmp_path / "copy.html"), "--out", str(tmp_path / "rep"),
+                   cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "copy.html").read_text().startswith("<!DOCTYPE html>")
+
+
+# -- one lifecycle: SIGTERM on a real process ------------------------------------------------------------
+
+def test_sigterm_leaves_the_run_interrupted_and_no_temp_file(tmp_path):
+    """A simulation of 300,000 requests over an eight-size sweep runs for seconds after its run
+    directory appears; SIGTERM then must leave status `interrupted`, the reason in errors, exit 130."""
+    rng = random.Random(12)
+    t = 128166372003061629
+    lines = []
+    for _ in range(300_000):
+        t += 10_000
+        lines.append(f"{t},h,0,{'Read' if rng.random() < 0.7 else 'Write'},{rng.randrange(0, 1 << 22) * 4096},4096,100")
+    trace = tmp_path / "big.csv"
+    trace.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "sim"
+    proc = subprocess.Popen([sys.executable, "-m", "dbtier", "simulate", "run", str(trace), *CACHE, "--cache-gb", "1",
+                             "--sweep", "0.5,1,2,4,8,16,32,64", "--jobs", "1", "--out", str(out)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (out / "result.json").exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    doc = load_doc(out)
+    assert doc["status"] == "interrupted" and doc["finished_at"]
+    assert {"message": "interrupted by SIGTERM"} in doc["errors"]
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+
+
+# -- run documents from elsewhere --------------------------------------------------------------------------
+
+def _doc(**over):
+    d = json.loads(PROBE.read_text())
+    d.update(over)
+    return d
+
+
+BAD = {
+    "not-utf8": (b'{"schema_version": 1, "command": "probe\xff\xfe"}', "not UTF-8 text (byte 39, line 1)"),
+    "deep": (b'{"schema_version": 1, "command": "x", "a": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+             "nested too deeply"),
+    "truncated": (b'{"schema_version": 1, "comm', "not valid JSON (line 1"),
+    "a-list": (b"[1, 2]", "not a dbtier result (a JSON list, not an object)"),
+    "version-0": (json.dumps(_doc(schema_version=0)).encode(), "schema_version 0 is the pre-release format"),
+    "version-bool": (json.dumps(_doc(schema_version=True)).encode(), "schema_version is true, not an integer"),
+    "version-str": (json.dumps(_doc(schema_version="1")).encode(), "schema_version is '1', not an integer"),
+    "version-newer": (json.dumps(_doc(schema_version=99)).encode(), "schema_version 99 is newer"),
+    "command-int": (json.dumps(_doc(command=3)).encode(), "`command` is a number, expected a string"),
+    "params-list": (json.dumps(_doc(params=[1])).encode(), "`params` is a list, expected an object"),
+    "targets-str": (json.dumps(_doc(targets="x")).encode(), "`targets` is a string, expected a list"),
+    "summary-list": (json.dumps(_doc(targets=[{"path": "/x", "summary": [1]}])).encode(),
+                     "`targets[0].summary` is a list, expected an object or null"),
+    "no-command": (b'{"schema_version": 1}', "not a dbtier result (no `command`)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_show_refuses_a_bad_document_by_name(tmp_path, case):
+    data, needle = BAD[case]
+    run = tmp_path / "in"
+    run.mkdir()
+    (run / "result.json").write_bytes(data)
+    r = run_dbtier("show", str(run), cwd=tmp_path)
+    assert_clean_error(r, f"{run / 'result.json'}: ", needle)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_directory_or_a_fifo_named_result_json(tmp_path):
+    a = tmp_path / "a"
+    (a / "result.json").mkdir(parents=True)
+    r = run_dbtier("show", str(a), cwd=tmp_path)
+    assert_clean_error(r, f"{a / 'result.json'}: a directory, not a regular file")
+    b = tmp_path / "b"
+    b.mkdir()
+    os.mkfifo(b / "result.json")
+    r = run_dbtier("compare", str(b), str(a), cwd=tmp_path, timeout=60)   # opening the FIFO would block
+    assert_clean_error(r, f"{b / 'result.json'}: a FIFO (named pipe), not a regular file")
+
+
+@pytest.mark.parametrize("command", [
+    ["plan", "value", "--config", "sas-15k-73gb:8:raid10", "--result"],
+    ["plan", "size", "--from-history"],
+    ["history", "requirement"],
+    ["history", "consolidate"],
+    ["simulate", "run", str(DATA / "traces" / "policy-17.csv"), "--design", "single", "--device"],
+    ["report"],
+    ["compare", str(PROBE)],
+])
+def test_every_reader_of_run_documents_names_the_bad_file(tmp_path, command):
+    run = tmp_path / "in"
+    run.mkdir()
+    (run / "result.json").write_bytes(json.dumps(_doc(schema_version=0)).encode())
+    r = run_dbtier(*command, str(run), cwd=tmp_path)
+    assert_clean_error(r, f"{run / 'result.json'}: schema_version 0 is the pre-release format")
+
+
+def test_bench_probe_reference_is_checked_before_the_benchmark(tmp_path):
+    run = tmp_path / "in"
+    run.mkdir()
+    (run / "result.json").write_bytes(b'{"schema_version": 1, "command": "probe", "targets": {}}')
+    r = run_dbtier("bench", "dss", "--scale", "0.01", "--data", str(tmp_path), "--probe", str(run), cwd=tmp_path)
+    assert_clean_error(r, f"{run / 'result.json'}: `targets` is an object, expected a list")
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "foreign"])
+def test_consolidate_names_a_damaged_parquet_file(tmp_path, damage):
+    imp = tmp_path / "imp"
+    r = run_dbtier("history", "import", "--source", "sqlserver", str(MSS), "--out", str(imp), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    totals = imp / "totals.parquet"
+    if damage == "truncated":
+        totals.write_bytes(totals.read_bytes()[:200])
+    else:
+        import duckdb
+        totals.unlink()
+        duckdb.connect().execute(f"COPY (SELECT 1 AS x) TO '{totals}' (FORMAT parquet)")
+    r = run_dbtier("history", "consolidate", str(imp), "--out", str(tmp_path / "c"), cwd=tmp_path)
+    assert_clean_error(r, str(totals), "not a readable Parquet file" if damage == "truncated" else "without the column")
+    assert not (tmp_path / "c").exists()
+
+
+# -- read-only commands ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def tripwire(tmp_path):
+    """fio, postgres and pg_config on PATH that leave a mark when anything runs them."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    mark = tmp_path / "engine-started"
+    for name in ("fio", "postgres", "pg_config"):
+        (bin_ / name).write_text(f"#!/bin/sh\necho {name} >> {mark}\necho {name}-0.0\n")
+        (bin_ / name).chmod(0o755)
+    return {"PATH": f"{bin_}:{os.environ['PATH']}"}, mark
+
+
+@pytest.mark.parametrize("argv", [["show", "RUN"], ["compare", "RUN", "RUN2"], ["catalog", "list"],
+                                  ["catalog", "show", "sas-15k-73gb"]])
+def test_read_only_commands_write_nothing_and_start_no_engine(tmp_path, tripwire, argv):
+    env, mark = tripwire
+    work = tmp_path / "work"
+    work.mkdir()
+    a = run_dir(tmp_path / "in", "o1", TPCC)
+    b = run_dir(tmp_path / "in", "o2", TPCC)
+    argv = [str(a) if x == "RUN" else str(b) if x == "RUN2" else x for x in argv]
+    before = tree_hash(tmp_path / "in")
+    r = run_dbtier(*argv, cwd=work, env=env)
+    assert r.returncode == 0, r.stderr
+    r = run_dbtier(*argv, "--json", cwd=work, env=env)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["command"] == argv[0] and doc["status"] == "ok"
+    assert list(work.iterdir()) == [] and not mark.exists()
+    assert tree_hash(tmp_path / "in") == before
+    # --out asks for a run directory: then it is written (and the machine described in full)
+    r = run_dbtier(*argv, "--out", str(work / "kept"), cwd=work, env=env)
+    assert r.returncode == 0, r.stderr
+    assert load_doc(work / "kept")["status"] == "ok" and mark.exists()
+
+
+def test_lab_refuses_an_existing_lab_directory(tmp_path):
+    out = tmp_path / "lab"
+    catalog_run(tmp_path, out)
+    before = tree_hash(out)
+    r = run_dbtier("lab", str(tmp_path), "--out", str(out), cwd=tmp_path)
+    assert_clean_error(r, f"--out {out}: already a run directory")
+    assert tree_hash(out) == before
