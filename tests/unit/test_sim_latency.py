@@ -25,14 +25,18 @@ def test_service_figures():
 
 
 def test_hand_worked_queue():
-    """
-    req  t (s)    I/O                      start        occupies  completes     latency
-    0    0        read 4 KiB               0            1 ms      0.005         5 ms
-    1    0        read 4 KiB               0.001        1 ms      0.006         6 ms
-    2    0.0005   read 4 KiB at 1,000,000  0.002        1 ms      0.007         6.5 ms
-    3    1.0      read 4 KiB at 1,004,096  1.0 (seq.)   40.96 µs  1.005         5 ms
-    4    2.0      read 1 MiB               2.0          10.48576  2.0154448     15.4448 ms
-    5    2.001    write 4 KiB              2.01048576   2 ms      2.01248576    11.48576 ms
+    """DISK as flash-like (parallel): units = ceil(max(1000 x 5 ms, 500 x 2 ms)) = 5, each busy for the QD1
+    latency (+ transfer past 4 KiB); the gate spaces starts by max(1/IOPS, b/bandwidth). Busy = max(gate,
+    service / 5).
+
+    req  t (s)    I/O                      start        gate      completes     latency      busy
+    0    0        read 4 KiB               0            1 ms      0.005         5 ms         1 ms
+    1    0        read 4 KiB               0.001        1 ms      0.006         6 ms         1 ms
+    2    0.0005   read 4 KiB at 1,000,000  0.002        1 ms      0.007         6.5 ms       1 ms
+    3    1.0      read 4 KiB at 1,004,096  1.0 (seq.)   40.96 µs  1.005         5 ms         5 ms / 5 = 1 ms
+    4    2.0      read 1 MiB               2.0          10.48576  2.0154448     15.4448 ms   10.48576 ms
+    5    2.001    write 4 KiB              2.01048576   2 ms      2.01248576    11.48576 ms  2 ms
+    (three units are busy at most: the fifth never binds.)
     """
     subs = SubIOs.empty()
     subs.add([0, 1], 0, 0, np.array([4096, 4096]))
@@ -43,7 +47,7 @@ def test_hand_worked_queue():
     t = np.array([0, 0, 0.0005, 1.0, 2.0, 2.001])
     s = latency.serve(subs, [DISK], t, timed=True)
     assert s.latency_s * 1e3 == pytest.approx([5, 6, 6.5, 5, 15.4448, 11.48576])
-    busy = 1e-3 * 3 + 4096 / 100e6 + (1 << 20) / 100e6 + 2e-3
+    busy = 1e-3 * 4 + (1 << 20) / 100e6 + 2e-3
     assert s.busy_s[0] == pytest.approx(busy)
     assert s.span_s == pytest.approx(2.0154448)
     assert s.utilisation()[0] == pytest.approx(busy / 2.0154448)
