@@ -383,7 +383,8 @@ def serve(subs: SubIOs, devices: Sequence[DeviceModel], time_s: np.ndarray, time
     timed trace, each device's busy time per bucket of start time)."""
     nreq = int(time_s.shape[0])
     use_buckets = bool(timed and bucket_s and bucket_s > 0 and nreq)
-    nb = int(max(1, math.ceil((float(time_s[-1]) - float(time_s[0])) / bucket_s) + 1)) if use_buckets else 1
+    # buckets tile [first, last arrival]; I/Os starting later (a backlog) count in the last one
+    nb = int(max(1, math.ceil((float(time_s[-1]) - float(time_s[0])) / bucket_s - 1e-9))) if use_buckets else 1
     if not subs.req:
         return Served(np.zeros(nreq), np.zeros(len(devices)), 0.0, np.zeros((len(devices), nb)),
                       bucket_s if use_buckets else None)
