@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -118,8 +120,28 @@ def test_from_probe_document(tmp_path):
     m = latency.from_probe(doc, "runs/x")
     assert (m.read_iops, m.write_mbps, m.read_latency_us) == (109270.486342, 2404.704021, 54.016)
     assert m.id == "probe:/tmp/pt"
+    # the probed disk is virtio: its rotational flag says nothing, so it is served as a parallel device
+    assert m.single_actuator is False and m.units == math.ceil(109270.486342 * 54.016e-6)
+    bd = doc["machine"]["targets"][0]["block_device"]
+    bd["virtual"] = False
+    assert latency.from_probe(doc, "runs/x").single_actuator is True       # a real rotating disk: one actuator
+    bd["rotational"] = False
+    assert latency.from_probe(doc, "runs/x").single_actuator is False
     doc["targets"][0]["summary"]["read_mbps_seq"] = None
     with pytest.raises(DbtierError, match="lacks read_mbps_seq"):
         latency.from_probe(doc, "runs/x")
     with pytest.raises(DbtierError, match="not a probe run"):
         latency.from_probe({"command": "catalog"}, "runs/y")
+
+
+def test_catalog_kinds():
+    """Catalog `hdd` devices have one actuator; flash has IOPS x QD1 latency units (the larger of read and write):
+    enterprise NVMe 1,000,000 x 80 us = 80 (writes 180,000 x 20 us = 3.6); X25-E 35,000 x 75 us = 2.625 -> 3;
+    gp3 3,000 x 1 ms = 3 (a cloud volume spreads its I/O over many devices)."""
+    from dbtier.model.catalog import load_catalog
+    cat = load_catalog()
+    units = {i: latency.from_catalog(cat.device(i)) for i in ("hdd-7200-20tb", "sas-15k-73gb", "nvme-enterprise-3.84tb",
+                                                               "intel-x25e-32gb", "aws-gp3-1tb")}
+    assert units["hdd-7200-20tb"].single_actuator and units["sas-15k-73gb"].single_actuator
+    assert [units[i].units for i in units] == [1, 1, 80, 3, 3]
+    assert not units["nvme-enterprise-3.84tb"].single_actuator

@@ -112,22 +112,11 @@ class DeviceModel:
 
     def service_s(self, op: np.ndarray | int, nbytes: np.ndarray | float,
                   outstanding: np.ndarray | int = 1) -> np.ndarray:
-        """Seconds a unit serves a random I/O started with `outstanding` I/Os at the device (itself included)."""
-        base, save = self._service_parts(op, nbytes)
+        """Seconds a unit serves a random I/O started with `outstanding` I/Os at the device (itself included):
+        flash, its QD1 latency; a disk, s(n) = 1/IOPS + (QD1 - 1/IOPS) x 2/(n+1); both plus transfer past 4 KiB."""
+        op_a, nb = np.broadcast_arrays(np.asarray(op), np.asarray(nbytes, dtype=np.float64))
+        _, _, base, save = self.kernel_inputs(op_a, nb)
         return base + save * 2.0 / (np.asarray(outstanding, dtype=np.float64) + 1.0)
-
-    def _service_parts(self, op: np.ndarray | int, nbytes: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-        """(base, saveable) seconds: a random I/O started with n outstanding is served in base + saveable x 2/(n+1).
-        Flash: (QD1 latency + transfer past 4 KiB, 0). Disk: (min(QD1, 1/IOPS) + transfer past 4 KiB,
-        max(QD1 - 1/IOPS, 0))."""
-        op = np.asarray(op)
-        lat = np.where(op == 0, self.read_latency_us, self.write_latency_us) * 1e-6
-        extra = np.maximum(np.asarray(nbytes, dtype=np.float64) - SMALL_IO, 0.0) / (
-            np.where(op == 0, self.read_mbps, self.write_mbps) * 1e6)
-        if not self.single_actuator:
-            return lat + extra, np.zeros_like(lat + extra)
-        at_depth = 1.0 / np.where(op == 0, self.read_iops, self.write_iops)
-        return np.minimum(lat, at_depth) + extra, np.maximum(lat - at_depth, 0.0) + 0.0 * extra
 
     def occupancy_s(self, op: np.ndarray | int, nbytes: np.ndarray | float) -> np.ndarray:
         """Seconds the device's rate server is busy with each I/O."""
@@ -147,8 +136,10 @@ class DeviceModel:
         return lat + np.maximum(np.asarray(nbytes, dtype=np.float64) - SMALL_IO, 0.0) / bw
 
     def kernel_inputs(self, op: np.ndarray, nbytes: np.ndarray) -> tuple[np.ndarray, ...]:
-        """(gate, sequential gate, base, saveable) seconds per I/O, as occupancy_s, transfer_s and _service_parts
-        give them, by table look-up on the op (one pass for the queueing kernel)."""
+        """(gate, sequential gate, base, saveable) seconds per I/O, by table look-up on the op: the gate as
+        occupancy_s and transfer_s give it; a random I/O started with n outstanding is served in base + saveable
+        x 2/(n+1). Flash: (QD1 latency + transfer past 4 KiB, 0). Disk: (min(QD1, 1/IOPS) + transfer past 4 KiB,
+        max(QD1 - 1/IOPS, 0))."""
         op = np.asarray(op, dtype=np.intp)
         nb = np.asarray(nbytes, dtype=np.float64)
         bw = np.array([self.read_mbps, self.write_mbps]) * 1e6
