@@ -15,7 +15,10 @@ writes, one request per 10 µs. What is timed:
   figure is requests per CPU-second of the replaying thread (robust to other processes on the machine),
   with the wall-clock rate beside it;
 - sweep: `cache.sweep` over 8 sizes with 1 thread, then with one thread per core (the kernels release
-  the GIL): aggregate requests replayed per second.
+  the GIL): aggregate requests replayed per second;
+- queueing model: `latency.serve` (design `single`) over the same requests on an enterprise NVMe and on a
+  7,200 rpm disk (catalog figures; the disk is saturated at this arrival rate, which only makes its queue
+  long), per CPU-second of the calling thread, best of 3.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ import time
 
 import numpy as np
 
-from dbtier.sim import cache
+from dbtier.model.catalog import load_catalog
+from dbtier.sim import cache, latency
 from dbtier.sim.traces import from_arrays
 
 BS = 8192
@@ -64,6 +68,7 @@ def main() -> None:
     t0 = time.perf_counter()
     prep = cache.prepare(tr, BS)
     t_prep = time.perf_counter() - t0
+    queue_speed = serve_speed(tr)
     del tr
     cap = max(1, int(prep.nids * args.cache_pct / 100))
     print(f"trace: {n:,} requests ({args.write_pct:g}% writes), Zipf alpha {args.alpha:g} over {blocks:,} blocks; "
@@ -109,6 +114,30 @@ def main() -> None:
     print(f"  load average during the run: {load:.1f} on {cores} cores"
           + ("  (other processes share the machine: wall-clock figures are low)" if load > cores else ""))
     print("  hit ratios: " + ", ".join(f"{c / prep.nids:.1%}: {r.read_hit_ratio:.3f}" for c, r in zip(caps, curve)))
+    print(queue_speed)
+
+
+def serve_speed(tr) -> str:
+    """Requests per CPU-second of `latency.serve` (one device, every request), best of 3, after a warm-up."""
+    cat = load_catalog()
+    n = len(tr)
+    idx = np.arange(n, dtype=np.int64)
+    lines = [f"\nqueueing model (latency.serve, design single, {n:,} requests, best of 3, per CPU-second):"]
+    for dev_id in ("nvme-enterprise-3.84tb", "hdd-7200-20tb"):
+        model = latency.from_catalog(cat.device(dev_id))
+        subs = latency.SubIOs.empty()
+        subs.add(idx, 0, tr.op, tr.length_bytes, offset=tr.offset_bytes, volume=tr.volume)
+        small = latency.SubIOs.empty()
+        small.add(idx[:1000], 0, tr.op[:1000], tr.length_bytes[:1000], offset=tr.offset_bytes[:1000],
+                  volume=tr.volume[:1000])
+        latency.serve(small, [model], tr.time_s[:1000], True)          # JIT compile or cache load
+        cpu = float("inf")
+        for _ in range(3):
+            c0 = time.thread_time()
+            latency.serve(subs, [model], tr.time_s, True)
+            cpu = min(cpu, time.thread_time() - c0)
+        lines.append(f"  {dev_id:24s} {n / cpu / 1e6:6.2f} M requests/s ({cpu:.2f} s CPU)")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

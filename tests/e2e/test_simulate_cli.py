@@ -78,8 +78,12 @@ def test_single_design_has_null_cache_fields(tmp_path):
     assert (doc["policy"], doc["read_hit_ratio"], doc["request_hit_ratio"], doc["curve"], doc["resync"]) == \
         (None, None, None, None, None)
     assert set(doc["device_util"]) == {"device"}
-    # an idle 15K disk answers the first random 32 KiB read in 5 ms + (32768 - 4096) / 100 MB/s
-    assert doc["latency_us"]["read"]["p50"] >= 5000
+    # a 15K disk (one actuator): the random 32 KiB read at 0 takes 5 ms + 28,672 B / 100 MB/s = 5.287 ms; the
+    # read continuing it at 3.5 ms waits for it and then only transfers 32 KiB (328 us): 2.11 ms, the median of
+    # the five reads (0.33 ms and 0.66 ms for the other two continuations, 5.61 ms for the random 64 KiB read)
+    t1 = 0.0035011
+    assert doc["latency_us"]["read"]["p50"] == pytest.approx((5e-3 + 28672 / 100e6 + 32768 / 100e6 - t1) * 1e6)
+    assert doc["latency_us"]["read"]["p95"] >= 5000
 
 
 def test_mirror_with_failure_and_return(tmp_path):
@@ -87,10 +91,21 @@ def test_mirror_with_failure_and_return(tmp_path):
              "--fast", "nvme-enterprise-3.84tb", "--slow", "sas-15k-73gb", "--fail", "fast@1", "--return", "fast@2.5")
     _check_contract(doc)
     # writes between 1 s and 2.5 s: at 1.3321 s (offset 2567680000), 1.3343 s (2567684096), 1.3443 s
-    # (1941307392), 2.3242 s (2567688192) -> 64 MiB regions 38, 38, 28, 38: 2 regions, copied at the
-    # NVMe's 4,000 MB/s write rate
-    assert doc["resync"] == {"regions": 2, "bytes": 2 * 64 * 2**20, "seconds": pytest.approx(2 * 64 * 2**20 / 4e9),
-                             "unprotected_seconds": pytest.approx(1.5 + 2 * 64 * 2**20 / 4e9)}
+    # (1941307392), 2.3242 s (2567688192) -> 64 MiB regions 38, 38, 28, 38: 2 regions, 134,217,728 bytes,
+    # read from the 15K disk (100 MB/s) and written to the NVMe (4,000 MB/s): 100 MB/s on idle devices, less
+    # the requests' share. Buckets: the span 3.5687472 s in 4 of w = 0.8921868 s. The copy starts at 2.5 s in
+    # bucket 2 [1.784, 2.677), whose disk time is the random 64 KiB read at 1.8193 s (5 ms + 61,440 B/100 MB/s
+    # = 5.6144 ms), its 64 KiB continuation (0.65536 ms) and the 4 KiB write continuing 2567684096 (40.96 us);
+    # bucket 3 holds the 32 KiB read at 2.8174 s (random on the disk, whose stream was on the NVMe: 5.28672 ms)
+    # and the 512 B write at 3.5687 s (5.5 ms on the disk; 1/180,000 s on the NVMe); full rate after that.
+    w = 3.5687472 / 4
+    u2, u3 = (5.6144e-3 + 0.65536e-3 + 0.04096e-3) / w, (5.28672e-3 + 5.5e-3) / w
+    left = 2 * 64 * 2**20 - 100e6 * (1 - u2) * (3 * w - 2.5) - 100e6 * (1 - u3) * w
+    secs = 4 * w + left / 100e6 - 2.5
+    assert secs == pytest.approx(1.35421287)
+    assert doc["resync"] == {"regions": 2, "bytes": 2 * 64 * 2**20, "seconds": pytest.approx(secs),
+                             "unprotected_seconds": pytest.approx(1.5 + secs)}
+    assert doc["simulation"]["mirror"]["resync_copy"]["seconds_idle"] == pytest.approx(2 * 64 * 2**20 / 100e6)
     assert set(doc["device_util"]) == {"fast", "slow"}
     events = [e["event"] for e in doc["simulation"]["timeline"]["events"]]
     assert events == ["fail", "return", "resynced"]

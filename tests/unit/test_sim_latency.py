@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -25,14 +27,18 @@ def test_service_figures():
 
 
 def test_hand_worked_queue():
-    """
-    req  t (s)    I/O                      start        occupies  completes     latency
-    0    0        read 4 KiB               0            1 ms      0.005         5 ms
-    1    0        read 4 KiB               0.001        1 ms      0.006         6 ms
-    2    0.0005   read 4 KiB at 1,000,000  0.002        1 ms      0.007         6.5 ms
-    3    1.0      read 4 KiB at 1,004,096  1.0 (seq.)   40.96 µs  1.005         5 ms
-    4    2.0      read 1 MiB               2.0          10.48576  2.0154448     15.4448 ms
-    5    2.001    write 4 KiB              2.01048576   2 ms      2.01248576    11.48576 ms
+    """DISK as flash-like (parallel): units = ceil(max(1000 x 5 ms, 500 x 2 ms)) = 5, each busy for the QD1
+    latency (+ transfer past 4 KiB); the gate spaces starts by max(1/IOPS, b/bandwidth). Busy = max(gate,
+    service / 5).
+
+    req  t (s)    I/O                      start        gate      completes     latency      busy
+    0    0        read 4 KiB               0            1 ms      0.005         5 ms         1 ms
+    1    0        read 4 KiB               0.001        1 ms      0.006         6 ms         1 ms
+    2    0.0005   read 4 KiB at 1,000,000  0.002        1 ms      0.007         6.5 ms       1 ms
+    3    1.0      read 4 KiB at 1,004,096  1.0 (seq.)   40.96 µs  1.005         5 ms         5 ms / 5 = 1 ms
+    4    2.0      read 1 MiB               2.0          10.48576  2.0154448     15.4448 ms   10.48576 ms
+    5    2.001    write 4 KiB              2.01048576   2 ms      2.01248576    11.48576 ms  2 ms
+    (three units are busy at most: the fifth never binds.)
     """
     subs = SubIOs.empty()
     subs.add([0, 1], 0, 0, np.array([4096, 4096]))
@@ -43,7 +49,7 @@ def test_hand_worked_queue():
     t = np.array([0, 0, 0.0005, 1.0, 2.0, 2.001])
     s = latency.serve(subs, [DISK], t, timed=True)
     assert s.latency_s * 1e3 == pytest.approx([5, 6, 6.5, 5, 15.4448, 11.48576])
-    busy = 1e-3 * 3 + 4096 / 100e6 + (1 << 20) / 100e6 + 2e-3
+    busy = 1e-3 * 4 + (1 << 20) / 100e6 + 2e-3
     assert s.busy_s[0] == pytest.approx(busy)
     assert s.span_s == pytest.approx(2.0154448)
     assert s.utilisation()[0] == pytest.approx(busy / 2.0154448)
@@ -114,8 +120,28 @@ def test_from_probe_document(tmp_path):
     m = latency.from_probe(doc, "runs/x")
     assert (m.read_iops, m.write_mbps, m.read_latency_us) == (109270.486342, 2404.704021, 54.016)
     assert m.id == "probe:/tmp/pt"
+    # the probed disk is virtio: its rotational flag says nothing, so it is served as a parallel device
+    assert m.single_actuator is False and m.units == math.ceil(109270.486342 * 54.016e-6)
+    bd = doc["machine"]["targets"][0]["block_device"]
+    bd["virtual"] = False
+    assert latency.from_probe(doc, "runs/x").single_actuator is True       # a real rotating disk: one actuator
+    bd["rotational"] = False
+    assert latency.from_probe(doc, "runs/x").single_actuator is False
     doc["targets"][0]["summary"]["read_mbps_seq"] = None
     with pytest.raises(DbtierError, match="lacks read_mbps_seq"):
         latency.from_probe(doc, "runs/x")
     with pytest.raises(DbtierError, match="not a probe run"):
         latency.from_probe({"command": "catalog"}, "runs/y")
+
+
+def test_catalog_kinds():
+    """Catalog `hdd` devices have one actuator; flash has IOPS x QD1 latency units (the larger of read and write):
+    enterprise NVMe 1,000,000 x 80 us = 80 (writes 180,000 x 20 us = 3.6); X25-E 35,000 x 75 us = 2.625 -> 3;
+    gp3 3,000 x 1 ms = 3 (a cloud volume spreads its I/O over many devices)."""
+    from dbtier.model.catalog import load_catalog
+    cat = load_catalog()
+    units = {i: latency.from_catalog(cat.device(i)) for i in ("hdd-7200-20tb", "sas-15k-73gb", "nvme-enterprise-3.84tb",
+                                                               "intel-x25e-32gb", "aws-gp3-1tb")}
+    assert units["hdd-7200-20tb"].single_actuator and units["sas-15k-73gb"].single_actuator
+    assert [units[i].units for i in units] == [1, 1, 80, 3, 3]
+    assert not units["nvme-enterprise-3.84tb"].single_actuator

@@ -30,14 +30,36 @@ def test_dirty_regions():
 
 def test_resync_arithmetic():
     f = mirror.Failure("fast", 100.0, 400.0)
-    r = mirror.resync(3, R, write_mbps=100, failure=f, trace_end_s=1000.0)
-    # 3 x 64 MiB = 201,326,592 bytes at 100 MB/s = 2.01326592 s; unprotected 300 s down + the resync
+    # 3 x 64 MiB = 201,326,592 bytes; read from a 100 MB/s survivor into a 500 MB/s side, idle: 100 MB/s,
+    # 2.01326592 s; unprotected 300 s down + the resync
+    secs = mirror.copy_seconds(3 * R, 400.0, survivor_read_mbps=100, returning_write_mbps=500)
+    assert secs == pytest.approx(2.01326592)
+    assert mirror.copy_rate_bytes_per_s(100, 500) == 100e6 and mirror.copy_rate_bytes_per_s(300, 50) == 50e6
+    r = mirror.resync(3, R, f, trace_end_s=1000.0, seconds=secs)
     assert r == {"regions": 3, "bytes": 201326592, "seconds": pytest.approx(2.01326592),
                  "unprotected_seconds": pytest.approx(302.01326592)}
 
 
+def test_copy_gets_the_time_the_foreground_leaves():
+    """Read 100 MB/s from the survivor, write 200 MB/s to the returning side, 1 s buckets from 0; the copy
+    starts at 0.5 s. Foreground busy: survivor 0.5, 0.25, 0 s; returning 0, 0.5, 0 s.
+      bucket 0 (0.5-1 s): min(100 x 0.5, 200 x 1) = 50 MB/s for 0.5 s = 25 MB
+      bucket 1 (1-2 s):   min(100 x 0.75, 200 x 0.5) = 75 MB/s = 75 MB
+      bucket 2 (2-3 s):   min(100, 200) = 100 MB/s
+    150 MB: 25 + 75 + 50 at 100 MB/s (0.5 s): done at 2.5 s, 2.0 s after the start.
+    300 MB: 25 + 75 + 100 by 3 s, then 100 MB at the full 100 MB/s past the buckets: done at 4 s (3.5 s).
+    A fully busy bucket (u = 1) copies nothing."""
+    kw = dict(survivor_busy=np.array([0.5, 0.25, 0.0]), returning_busy=np.array([0.0, 0.5, 0.0]),
+              t0_s=0.0, bucket_s=1.0)
+    assert mirror.copy_seconds(150e6, 0.5, 100, 200, **kw) == pytest.approx(2.0)
+    assert mirror.copy_seconds(300e6, 0.5, 100, 200, **kw) == pytest.approx(3.5)
+    full = dict(survivor_busy=np.array([1.0, 2.0]), returning_busy=np.zeros(2), t0_s=0.0, bucket_s=1.0)
+    assert mirror.copy_seconds(50e6, 0.0, 100, 200, **full) == pytest.approx(2.5)
+    assert mirror.copy_seconds(0, 0.0, 100, 200) == 0.0
+
+
 def test_resync_when_the_side_never_returns():
-    r = mirror.resync(5, R, 100, mirror.Failure("slow", 250.0), trace_end_s=1000.0)
+    r = mirror.resync(5, R, mirror.Failure("slow", 250.0), trace_end_s=1000.0, seconds=None)
     assert r == {"regions": 5, "bytes": 5 * R, "seconds": None, "unprotected_seconds": 750.0}
 
 
@@ -68,9 +90,12 @@ def test_mirror_design_routes_by_phase():
     out = sim.simulate(tr, sim.Params("preferred-read-mirror", failure=mirror.Failure("fast", 2.0, 4.0)),
                        {"fast": FAST, "slow": SLOW})
     c = out.contract
-    # one write (at 3 s, region 2) while down -> one 64 MiB region at the fast side's 500 MB/s
-    assert c["resync"] == {"regions": 1, "bytes": R, "seconds": pytest.approx(R / 500e6),
-                           "unprotected_seconds": pytest.approx(2 + R / 500e6)}
+    # one write (at 3 s, region 2) while down -> one 64 MiB region, read from the slow side (100 MB/s) and
+    # written to the fast one (500 MB/s): 100 MB/s, less the foreground's share of the survivor in the second
+    # from 4 s: the read at 4 s holds one of its 5 units for 5 ms, 1 ms of capacity (0.1%): 99.9 MB/s
+    rate = 100e6 * (1 - 0.001)
+    assert c["resync"] == {"regions": 1, "bytes": R, "seconds": pytest.approx(R / rate),
+                           "unprotected_seconds": pytest.approx(2 + R / rate)}
     # reads: fast (100 µs) at 0, 1, 10; slow (5 ms) at 2 (down) and 4 (resyncing)
     assert c["latency_us"]["read"]["p50"] == pytest.approx(100)
     served = sorted(x for x, _ in out.details["cdf_us"]["read"][::25])
@@ -91,7 +116,7 @@ def test_slow_side_failure_keeps_reads_fast_and_writes_fast():
     assert c["latency_us"]["read"]["p999"] == pytest.approx(100)
     # the write at 3 s goes to the fast side only (30 µs); the one at 1.5 s to both (2 ms)
     assert sorted([c["latency_us"]["write"]["p50"]]) == [pytest.approx((30 + 2000) / 2)]
-    assert c["resync"]["seconds"] == pytest.approx(R / 50e6)      # the slow side's 50 MB/s
+    assert c["resync"]["seconds"] == pytest.approx(R / 50e6)      # the slow side's 50 MB/s write (fast reads 1000)
 
 
 def test_mirror_without_failure_has_null_resync():
@@ -105,3 +130,51 @@ def test_failure_after_the_trace_is_refused():
     with pytest.raises(DbtierError, match="after the trace ends"):
         sim.simulate(_trace(), sim.Params("preferred-read-mirror", failure=mirror.Failure("fast", 20.0)),
                      {"fast": FAST, "slow": SLOW})
+
+
+NVME = DeviceModel("nvme-enterprise-3.84tb", "test", read_iops=1_000_000, write_iops=180_000, read_mbps=6800,
+                   write_mbps=4000, read_latency_us=80, write_latency_us=20)
+HDD = DeviceModel("hdd-7200-20tb", "test", read_iops=170, write_iops=550, read_mbps=285, write_mbps=285,
+                  read_latency_us=12_500, write_latency_us=12_500, single_actuator=True)
+
+
+def test_nvme_side_returns_over_a_7200_rpm_survivor():
+    """Issue 13's example, counted by hand. Fast side: enterprise NVMe (4,000 MB/s write); slow side: a 7,200
+    rpm disk (285 MB/s sequential read, 12.5 ms per random read). The fast side fails at 10 s and returns at
+    20 s; the trace runs from 0 to 30 s.
+
+    - While it is down, 10 writes of 4 KiB land in 10 distinct 64 MiB regions: 10 x 67,108,864 =
+      671,088,640 dirty bytes.
+    - From 20 s on the trace sends a random 4 KiB read every 25 ms (at 20.0125 + 0.025 j), 40 a second; during
+      the resync they go to the disk, each alone (25 ms apart, 12.5 ms each): the disk is 40 x 12.5 ms = 50%
+      busy in every second; no writes, so the returning NVMe has no foreground load.
+
+    Old figure (the returning side's write rate alone): 671,088,640 / 4,000 MB/s = 0.168 s, unprotected
+    10.168 s. The copy reads the disk: idle, 671,088,640 / 285 MB/s = 2.355 s (14.0 x longer); with half the
+    disk's time taken by the reads, min(285 x (1 - 0.5), 4,000 x (1 - 0)) = 142.5 MB/s: 4.709 s, and the
+    window without redundancy is 10 + 4.709 = 14.709 s.
+    """
+    t = [0.0] + [11.0 + 0.5 * k for k in range(10)] + [20.0125 + 0.025 * j for j in range(400)] + [30.0]
+    op = [0] + [1] * 10 + [0] * 400 + [0]
+    off = [0] + [k * R for k in range(10)] + [(1000 + 2 * j) * MIB for j in range(400)] + [5000 * MIB]
+    tr = from_arrays(t, op, off, [4096] * len(t))
+    out = sim.simulate(tr, sim.Params("preferred-read-mirror", failure=mirror.Failure("fast", 10.0, 20.0)),
+                       {"fast": NVME, "slow": HDD})
+    rs = out.contract["resync"]
+    dirty = 10 * 64 * MIB
+    assert dirty == 671_088_640 and rs["regions"] == 10 and rs["bytes"] == dirty
+    old = dirty / 4000e6
+    assert old == pytest.approx(0.16777216)
+    assert dirty / 285e6 / old == pytest.approx(14.035, abs=1e-3)
+    assert rs["seconds"] == pytest.approx(dirty / 142.5e6) == pytest.approx(4.709394, abs=1e-6)
+    assert rs["unprotected_seconds"] == pytest.approx(10 + 4.709394, abs=1e-6)
+    copy = out.details["mirror"]["resync_copy"]
+    assert copy["rate_mbps_idle"] == 285 and copy["seconds_idle"] == pytest.approx(dirty / 285e6)
+    assert copy["foreground_util"] == {"survivor": pytest.approx(0.5), "returning": pytest.approx(0.0)}
+    assert copy["rate_mbps_mean"] == pytest.approx(142.5)
+    # reads during the resync (20.0125 + 0.025 j < 24.709 s: j = 0..187, 188 of them) took the disk's 12.5 ms,
+    # the other 214 reads the NVMe's 80 us
+    assert out.details["mirror"]["requests_resyncing"] == 188
+    lat = out.contract["latency_us"]["read"]
+    assert lat["p50"] == pytest.approx(80) and lat["p99"] == pytest.approx(12_500)
+    assert any("optimistic" in n for n in out.details["notes"])

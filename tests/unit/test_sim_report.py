@@ -60,6 +60,17 @@ def test_mirror_section_shows_the_timeline():
     html = section_html(_doc(out))
     assert "Simulation: preferred-read mirror" in html and "Read latency over the trace" in html
     assert "without redundancy" in html and "fast side fails" in html
+    # the resync row says what the copy ran at and what the requests left it; devices say how they are served
+    assert "copy at up to 100 MB/s: survivor read 100, returning write 500" in html
+    assert "The copy reads each dirty region whole from the survivor" in html
+    assert "parallel units" in html
+
+
+def test_disk_is_shown_with_one_actuator():
+    tr = read_trace(DATA / "msr-hm1.csv")
+    disk = DeviceModel("hdd-z", "test", 170, 550, 285, 285, 12_500, 12_500, single_actuator=True)
+    html = section_html(_doc(sim.simulate(tr, sim.Params("single"), {"device": disk})))
+    assert "one actuator (command queueing)" in html
 
 
 def test_compare_designs_side_by_side():

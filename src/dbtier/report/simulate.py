@@ -170,7 +170,8 @@ def section_html(doc: dict[str, Any]) -> str:
     for role, d in (det.get("devices") or {}).items():
         rows.append((role, f"<code>{_e(d['id'])}</code>: {d['read_iops']:,.0f}/{d['write_iops']:,.0f} IOPS, "
                            f"{d['read_mbps']:,.0f}/{d['write_mbps']:,.0f} MB/s, {d['read_latency_us']:,.0f}/"
-                           f"{d['write_latency_us']:,.0f} µs (read/write) <span class=reason>{_e(d['source'])}"
+                           f"{d['write_latency_us']:,.0f} µs (read/write){_units(d)} "
+                           f"<span class=reason>{_e(d['source'])}"
                            "</span>"))
     if doc.get("design") == "read-cache":
         c = det.get("cache") or {}
@@ -184,7 +185,15 @@ def section_html(doc: dict[str, Any]) -> str:
     rs = doc.get("resync")
     if rs:
         secs = "— (never returns)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
-        rows.append(("resync", f"{rs['regions']:,} regions, {rs['bytes'] / 1e9:,.3f} GB, {secs}; without "
+        copy = (det.get("mirror") or {}).get("resync_copy")
+        how = ""
+        if copy and rs["seconds"] is not None:
+            fu = copy.get("foreground_util") or {}
+            how = (f" (copy at up to {copy['rate_mbps_idle']:,.0f} MB/s: survivor read "
+                   f"{copy['survivor_read_mbps']:,.0f}, returning write {copy['returning_write_mbps']:,.0f}; "
+                   f"the requests kept the survivor {_pct(fu.get('survivor'))} and the returning side "
+                   f"{_pct(fu.get('returning'))} busy, mean {_mbps(copy.get('rate_mbps_mean'))})")
+        rows.append(("resync", f"{rs['regions']:,} regions, {rs['bytes'] / 1e9:,.3f} GB, {secs}{how}; without "
                                f"redundancy {rs['unprotected_seconds']:,.1f} s"))
     out.append(_kv(rows))
 
@@ -203,11 +212,14 @@ def section_html(doc: dict[str, Any]) -> str:
     if figures:
         out.append('<h4>Charts</h4><div class="charts">' + "".join(figures) + "</div>")
     model = det.get("latency_model")
+    resync_model = (det.get("mirror") or {}).get("resync_model")
     notes = det.get("notes") or []
     if model or notes:
         out.append("<h4>How these numbers were obtained</h4>")
         if model:
             out.append(f'<p class="reason">{_e(model)}</p>')
+        if resync_model and not any(resync_model in n for n in notes):
+            out.append(f'<p class="reason">{_e(resync_model)}</p>')
         for n in notes:
             out.append(f'<p class="reason">{_e(n)}</p>')
     return "\n".join(out)
@@ -241,3 +253,14 @@ def _us(x: float | None) -> str:
 
 def _pct(x: float | None) -> str:
     return human_pct(x, "—")
+
+
+def _units(d: dict[str, Any]) -> str:
+    """How the queueing model serves the device (absent in documents from before the model had units)."""
+    if d.get("single_actuator"):
+        return ", one actuator (command queueing)"
+    return f", {d['units']:,} parallel units" if d.get("units") else ""
+
+
+def _mbps(x: float | None) -> str:
+    return "—" if x is None else f"{x:,.1f} MB/s"

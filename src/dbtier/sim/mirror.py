@@ -8,11 +8,22 @@ While a side is down, from `fail_at_s` until `return_at_s`, the other side
 serves everything, and each write marks the regions it touches in a bitmap
 of `region_size` bytes (md's write-intent bitmap: 64 MiB chunks by default).
 When the side returns, only the marked regions are copied to it, whole: the
-resync volume is regions x region size, and it takes volume / the returning
-device's sequential write rate. Until the copy is done the design still has a
-single copy: the unprotected window runs from the failure to the end of the
-resync (or to the end of the trace when the side never returns). During the
-resync reads stay on the surviving side and writes go to both.
+resync volume is regions x region size. The copy reads the survivor and writes
+the returning side, region by region (64 MiB runs: sequential on both), so
+with no other load it runs at min(survivor's sequential read MB/s, returning
+side's sequential write MB/s). The trace keeps sending its requests meanwhile
+(reads stay on the survivor, writes go to both), and the copy gets the device
+time they leave: over each bucket of time (1 s, or the trace's span / 100,000
+when longer) it runs at
+    min(read MB/s x (1 - u_survivor), write MB/s x (1 - u_returning)),
+u being each device's busy fraction from the foreground in that bucket under
+the resync's routing (md throttles resync to leave room for requests; this is
+the ideal throttle, which uses every idle moment). Past the trace's end the
+copy runs at the full rate. The foreground's latency during the resync is
+modelled without the copy's I/O (the copy yields): optimistic for that window.
+Until the copy is done the design still has a single copy: the unprotected
+window runs from the failure to the end of the resync (or to the end of the
+trace when the side never returns).
 """
 
 from __future__ import annotations
@@ -61,14 +72,50 @@ def dirty_regions(offset: np.ndarray, length: np.ndarray, volume: np.ndarray, re
     return int(np.unique(keys).size)
 
 
-def resync(regions: int, region_size: int, write_mbps: float, failure: Failure,
-           trace_end_s: float) -> dict[str, Any]:
-    """The contract's `resync` block: {regions, bytes, seconds, unprotected_seconds}."""
+def copy_rate_bytes_per_s(survivor_read_mbps: float, returning_write_mbps: float) -> float:
+    """The copy's rate with no other load: the slower of reading the survivor and writing the returning side."""
+    return min(survivor_read_mbps, returning_write_mbps) * 1e6
+
+
+def copy_seconds(nbytes: float, start_s: float, survivor_read_mbps: float, returning_write_mbps: float,
+                 survivor_busy: np.ndarray | None = None, returning_busy: np.ndarray | None = None,
+                 t0_s: float = 0.0, bucket_s: float = 1.0) -> float:
+    """Seconds to copy `nbytes` from `start_s` on, with the device time the foreground leaves.
+
+    `survivor_busy`/`returning_busy`: each device's foreground busy seconds per bucket of `bucket_s` from
+    `t0_s` (None: no foreground). In bucket i the copy runs at min(read x (1 - u_s,i), write x (1 - u_r,i)),
+    u = busy / bucket_s capped at 1; after the last bucket at the full rate."""
+    read_bps, write_bps = survivor_read_mbps * 1e6, returning_write_mbps * 1e6
+    full = min(read_bps, write_bps)
+    left = float(nbytes)
+    if left <= 0:
+        return 0.0
+    t = start_s
+    if survivor_busy is not None and returning_busy is not None and bucket_s > 0:
+        u_s = np.minimum(np.asarray(survivor_busy, dtype=np.float64) / bucket_s, 1.0)
+        u_r = np.minimum(np.asarray(returning_busy, dtype=np.float64) / bucket_s, 1.0)
+        rate = np.minimum(read_bps * (1.0 - u_s), write_bps * (1.0 - u_r))
+        i = max(int((start_s - t0_s) // bucket_s), 0)
+        while i < rate.size:
+            end = t0_s + (i + 1) * bucket_s
+            if end > t:
+                can = rate[i] * (end - t)
+                if can >= left:
+                    return float(t + left / rate[i] - start_s)
+                left -= can
+                t = end
+            i += 1
+    return float(t + left / full - start_s)
+
+
+def resync(regions: int, region_size: int, failure: Failure, trace_end_s: float,
+           seconds: float | None) -> dict[str, Any]:
+    """The contract's `resync` block: {regions, bytes, seconds, unprotected_seconds} (`seconds` from
+    copy_seconds; None when the side never returns)."""
     nbytes = regions * region_size
     if failure.return_at_s is None:
         return {"regions": regions, "bytes": nbytes, "seconds": None,
                 "unprotected_seconds": max(trace_end_s - failure.fail_at_s, 0.0)}
-    seconds = nbytes / (write_mbps * 1e6)
     return {"regions": regions, "bytes": nbytes, "seconds": seconds,
             "unprotected_seconds": failure.return_at_s - failure.fail_at_s + seconds}
 

@@ -20,6 +20,7 @@ alone, the baseline their latency is compared with.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -36,13 +37,30 @@ from dbtier.sim.traces import READ, WRITE, Trace
 TIMELINE_BUCKETS = 60
 
 LATENCY_MODEL = (
-    "Each device is one FIFO rate server plus a fixed pipeline delay: an I/O of b bytes occupies the server "
-    "max(1/IOPS, b/bandwidth) seconds (b/bandwidth when it starts where one of the device's last 8 I/Os ended: "
-    "sequential), starts when it arrives or when the server frees (Lindley's recursion over "
-    "the trace's arrival times, a trace-driven G/G/1 queue), and completes its QD1 latency plus "
-    "(b - 4 KiB)/bandwidth after it starts. A request served by several devices completes with its last part; "
-    "cache fills and write-back destaging occupy devices in the background. Utilisation is busy time over the "
-    "replay's span.")
+    "Each device is a FIFO queue in front of `units` servers and a rate gate. Flash (and cloud volumes, arrays) "
+    "has units = ceil(IOPS x QD1 latency) (Little's law), each busy for the QD1 latency per 4 KiB I/O: at low "
+    "load an I/O takes its QD1 latency, at depth the device delivers its IOPS. A hard disk has one actuator "
+    "(units = 1) and command queueing: a random I/O started with n I/Os outstanding takes "
+    "s(n) = 1/IOPS + (QD1 latency - 1/IOPS) x 2/(n+1) (the expected shortest of n uniformly spread positioning "
+    "times), QD1 latency alone, the catalog's at-depth IOPS as the queue grows. The gate spaces starts by "
+    "max(1/IOPS, b/bandwidth); an I/O continuing one of the device's last 8 I/Os is sequential (gate "
+    "b/bandwidth; on a disk served in b/bandwidth). An I/O starts when it arrives, the gate opens and a unit "
+    "frees (a trace-driven G/G/c queue over the trace's own arrival times) and completes its service time "
+    "plus (b - 4 KiB)/bandwidth later. Checked against M/D/1, M/M/1 and M/M/c closed forms. Limits: FIFO order "
+    "(a disk's reordering shortens service, not the order, so its tail is shorter than a real disk's); the "
+    "reordering curve is an assumption calibrated only at depth 1 and at depth; no write-cache model beyond "
+    "the figures. A request served by several devices completes with its last part; cache fills and "
+    "write-back destaging occupy devices in the background. Utilisation: a disk's actuator busy time, a "
+    "parallel device's share of its capacity, over the replay's span.")
+
+RESYNC_MODEL = (
+    "The copy reads each dirty region whole from the survivor and writes it to the returning side "
+    "(sequential on both): with no other load at min(survivor read MB/s, returning write MB/s). It gets the "
+    "device time the trace's requests leave: per bucket of time, min(read MB/s x (1 - survivor busy), write "
+    "MB/s x (1 - returning busy)), the busy fractions from replaying the trace with the resync's routing "
+    "(reads on the survivor, writes to both); full rate after the trace ends. The requests' latency during the "
+    "resync is modelled without the copy's I/O (the copy yields, as md's throttle intends): optimistic for "
+    "that window. The unprotected window runs from the failure to the end of the copy.")
 
 
 @dataclass
@@ -272,15 +290,38 @@ def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel],
         f = p.failure
         resync_block = None
         resync_s = None
+        copy: dict[str, Any] | None = None
         if f is not None:
             down_end = np.inf if f.return_at_s is None else f.return_at_s
             in_window = (~is_read) & (trace.time_s >= f.fail_at_s) & (trace.time_s < down_end)
             regions = mirror.dirty_regions(trace.offset_bytes[in_window], trace.length_bytes[in_window],
                                            trace.volume[in_window], p.region_size)
-            returning = devices[f.side]
+            returning, surviving = devices[f.side], devices[f.survivor]
             end = float(trace.time_s[-1])
-            resync_block = mirror.resync(regions, p.region_size, returning.write_mbps, f, end)
-            resync_s = resync_block["seconds"]
+            if f.return_at_s is not None:
+                # The copy gets the device time the foreground leaves: replay the trace with the resync's routing
+                # from the return on, take each side's busy time per bucket, and integrate the copy over it.
+                progress("resync: foreground load", 0.0)
+                t0 = time.perf_counter()
+                span = float(times[-1] - times[0])
+                bucket = span / max(1, math.ceil(span / max(1.0, span / 100_000))) if span > 0 else 1.0
+                fg_load = latency.serve(_mirror_subs(trace, mirror.phases(trace.time_s, f, np.inf), f),
+                                        models, times, True, bucket_s=bucket)
+                surv_i, ret_i = roles.index(f.survivor), roles.index(f.side)
+                nbytes = regions * p.region_size
+                resync_s = mirror.copy_seconds(nbytes, f.return_at_s, surviving.read_mbps, returning.write_mbps,
+                                               fg_load.busy_by_bucket_s[surv_i], fg_load.busy_by_bucket_s[ret_i],
+                                               float(times[0]), bucket)
+                idle_s = nbytes / mirror.copy_rate_bytes_per_s(surviving.read_mbps, returning.write_mbps)
+                timings["resync"] = time.perf_counter() - t0
+                copy = {"survivor_read_mbps": surviving.read_mbps, "returning_write_mbps": returning.write_mbps,
+                        "rate_mbps_idle": min(surviving.read_mbps, returning.write_mbps),
+                        "rate_mbps_mean": nbytes / resync_s / 1e6 if resync_s else None,
+                        "seconds_idle": idle_s, "bucket_s": bucket,
+                        "foreground_util": _window_util(fg_load, bucket, float(times[0]), f.return_at_s,
+                                                        f.return_at_s + resync_s, {"survivor": surv_i,
+                                                                                  "returning": ret_i})}
+            resync_block = mirror.resync(regions, p.region_size, f, end, resync_s)
             contract["resync"] = resync_block
             events.append({"t_s": f.fail_at_s, "event": "fail", "label": f"{f.side} side fails"})
             if f.return_at_s is not None:
@@ -291,36 +332,25 @@ def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel],
                 notes.append(f"the {f.side} side never returns within the trace: no resync; the design ran without "
                              "redundancy to the end")
             if f.return_at_s is not None and f.return_at_s + resync_s > end:
-                notes.append("the resync ends after the trace does")
+                notes.append("the resync ends after the trace does (it runs at the full copy rate from then on)")
         ph = mirror.phases(trace.time_s, f, resync_s)
-        fast, slow = 0, 1
-        survivor = None if f is None else (fast if f.survivor == "fast" else slow)
-        normal = ph == 0
-        r = is_read
-        w = ~is_read
-        subs.add(idx[r & normal], fast, READ, trace.length_bytes[r & normal],
-                offset=trace.offset_bytes[r & normal], volume=trace.volume[r & normal])
-        if survivor is not None:
-            degraded_r = r & ~normal
-            subs.add(idx[degraded_r], survivor, READ, trace.length_bytes[degraded_r],
-                    offset=trace.offset_bytes[degraded_r], volume=trace.volume[degraded_r])
-            down_w = w & (ph == 1)
-            subs.add(idx[down_w], survivor, WRITE, trace.length_bytes[down_w],
-                    offset=trace.offset_bytes[down_w], volume=trace.volume[down_w])
-        both_w = w & (ph != 1)
-        subs.add(idx[both_w], fast, WRITE, trace.length_bytes[both_w],
-                offset=trace.offset_bytes[both_w], volume=trace.volume[both_w])
-        subs.add(idx[both_w], slow, WRITE, trace.length_bytes[both_w],
-                offset=trace.offset_bytes[both_w], volume=trace.volume[both_w])
+        subs = _mirror_subs(trace, ph, f)
         details["mirror"] = {"region_size": p.region_size,
                              "failure": None if f is None else {"side": f.side, "fail_at_s": f.fail_at_s,
                                                                 "return_at_s": f.return_at_s,
                                                                 "survivor": f.survivor},
-                             "resync_rate_mbps": None if f is None else devices[f.side].write_mbps,
+                             "resync_rate_mbps": None if copy is None else copy["rate_mbps_idle"],
+                             "resync_copy": copy, "resync_model": None if copy is None else RESYNC_MODEL,
                              "requests_degraded": int((ph == 1).sum()), "requests_resyncing": int((ph == 2).sum())}
-        if f is not None:
-            notes.append("resync copies whole regions at the returning device's sequential write rate; its traffic "
-                         "is not replayed against the trace's requests (md throttles resync to leave room for them)")
+        if copy is not None:
+            fu = copy["foreground_util"]
+            notes.append(
+                f"resync: {resync_block['bytes'] / 1e9:.3g} GB read from the {f.survivor} side "
+                f"({copy['survivor_read_mbps']:g} MB/s) and written to the {f.side} side "
+                f"({copy['returning_write_mbps']:g} MB/s): {copy['seconds_idle']:,.1f} s at "
+                f"{copy['rate_mbps_idle']:g} MB/s on idle devices; the foreground kept the survivor "
+                f"{_pct(fu['survivor'])} and the returning side {_pct(fu['returning'])} busy meanwhile, so it took "
+                f"{resync_s:,.1f} s (mean {copy['rate_mbps_mean']:,.1f} MB/s). " + RESYNC_MODEL)
 
     progress("queueing model", 0.0)
     t0 = time.perf_counter()
@@ -357,6 +387,50 @@ def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel],
     details["timeline"] = _timeline(trace, lat, cache_blocks=None if p.design != "read-cache"
                                     else (prep.nblk, cr.hits), events=events)
     return Outcome(contract, details, warnings)
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.0%}"
+
+
+def _window_util(served: latency.Served, bucket_s: float, t0: float, start_s: float, end_s: float,
+                 which: dict[str, int]) -> dict[str, float | None]:
+    """Each device's mean foreground busy fraction over [start_s, end_s) (buckets overlapping it, weighted by
+    overlap; None when the window lies past the trace)."""
+    b = served.busy_by_bucket_s
+    lo = np.arange(b.shape[1]) * bucket_s + t0
+    w = np.clip(np.minimum(lo + bucket_s, end_s) - np.maximum(lo, start_s), 0.0, None)
+    if not w.sum() > 0:
+        return {k: None for k in which}
+    return {k: float((np.minimum(b[i] / bucket_s, 1.0) * w).sum() / w.sum()) for k, i in which.items()}
+
+
+def _mirror_subs(trace: Trace, ph: np.ndarray, f: mirror.Failure | None) -> SubIOs:
+    """Device I/Os of the preferred-read mirror for phases `ph` (0 in sync, 1 one side down, 2 resyncing):
+    reads from the fast side in sync, else from the survivor; writes to both, or to the survivor while down."""
+    subs = SubIOs.empty()
+    idx = np.arange(len(trace), dtype=np.int64)
+    is_read = trace.op == READ
+    fast, slow = 0, 1
+    survivor = None if f is None else (fast if f.survivor == "fast" else slow)
+    normal = ph == 0
+    r = is_read
+    w = ~is_read
+    subs.add(idx[r & normal], fast, READ, trace.length_bytes[r & normal],
+             offset=trace.offset_bytes[r & normal], volume=trace.volume[r & normal])
+    if survivor is not None:
+        degraded_r = r & ~normal
+        subs.add(idx[degraded_r], survivor, READ, trace.length_bytes[degraded_r],
+                 offset=trace.offset_bytes[degraded_r], volume=trace.volume[degraded_r])
+        down_w = w & (ph == 1)
+        subs.add(idx[down_w], survivor, WRITE, trace.length_bytes[down_w],
+                 offset=trace.offset_bytes[down_w], volume=trace.volume[down_w])
+    both_w = w & (ph != 1)
+    subs.add(idx[both_w], fast, WRITE, trace.length_bytes[both_w],
+             offset=trace.offset_bytes[both_w], volume=trace.volume[both_w])
+    subs.add(idx[both_w], slow, WRITE, trace.length_bytes[both_w],
+             offset=trace.offset_bytes[both_w], volume=trace.volume[both_w])
+    return subs
 
 
 def _timeline(trace: Trace, lat_s: np.ndarray, cache_blocks: Any,
