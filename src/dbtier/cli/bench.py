@@ -17,6 +17,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure.machine import devices_for
 from dbtier.model.oltp import WORKLOADS, knee, redact
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
+from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
 
 # The classic placement study, one step at a time (FAST, SLOW are the two directories).
 MATRIX = (
@@ -125,6 +126,8 @@ def run_oltp(args: argparse.Namespace) -> int:
     run = Run("bench", args, params, paths=dirs)
     doc = run.doc
     doc["bench"] = "oltp"
+    # What a tpcc run is not, next to its figures (workloads/tpcc.py; README, `bench oltp`).
+    doc["deviations"] = list(TPCC_DEVIATIONS) if args.workload == "tpcc" else None
     doc.update({"points": [], "knee": None, "placement": None})
     if args.placement_matrix:
         doc["steps"] = []
