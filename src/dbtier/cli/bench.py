@@ -239,6 +239,8 @@ def _render(doc: dict[str, Any], out, run) -> None:
         k = s["knee"]
         if k:
             out.print(f"{s['name']}: knee at {k['clients']} clients, {k['tps']:,.0f} TPS ({k['reason']})")
+    if doc.get("deviations"):
+        out.print(f"TPC-C-like, not TPC-C: {len(doc['deviations'])} deviations are listed in the result (deviations)")
     out.print(f"result: {run.dir.result_path}")
 
 
