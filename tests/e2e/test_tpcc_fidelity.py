@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import postgres_processes
+from conftest import assert_clean_error, needs_root, postgres_processes, run_dbtier
 from dbtier.workloads import tpcc
 from dbtier.workloads.oltp import Database, load, run_point, script_path
 from dbtier.workloads.postgres import Cluster, Settings
@@ -169,3 +169,19 @@ def test_a_short_tpcc_point_writes_the_stock_dist_info(tpcc_db):
                    "FROM order_line JOIN stock ON s_w_id = ol_supply_w_id AND s_i_id = ol_i_id WHERE ol_o_id > 3000")
     assert rows and all(a == b for a, b in rows)
     assert len({a for a, _ in rows}) > 0.9 * len(rows)
+
+
+@needs_root
+def test_a_load_that_fills_the_disk_is_one_clean_error(pg_dir, loop_device):
+    """Tables on a 100 MiB filesystem, WAL elsewhere: the 125 MB warehouse cannot fit, and the COPY's
+    'could not extend file' becomes one dbtier error naming the table, with the next step."""
+    _, mnt = loop_device(100, fs="ext4", mount=True, where=pg_dir)
+    mnt.chmod(0o755)
+    wal = pg_dir / "wal"
+    wal.mkdir()
+    wal.chmod(0o755)
+    r = run_dbtier("bench", "oltp", "--workload", "tpcc", "--clients", "1", "--duration", "1", "--warmup", "0",
+                   "--place", f"data={mnt},wal={wal}", "--out", "run", cwd=pg_dir)
+    err = assert_clean_error(r, "loading the tpcc", "free space")
+    assert "table (" in err, err
+    assert list(mnt.glob("dbtier-pg-*")) == [] and list(wal.glob("dbtier-pg-*")) == []

@@ -140,20 +140,29 @@ def _load_tpcc(db: Database, warehouses: int, log: Callable[[str], None]) -> dic
         c.execute(f"CREATE FUNCTION tpcc_c_last_run() RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT {int(c_run)}'")
         c.execute(_sql("tpcc_functions.sql"))
 
-    def copy(copies: list[tuple[str, Any]]) -> None:
-        with db.connect(autocommit=False) as c:
-            with c.cursor() as cur:
-                for stmt, chunks in copies:
-                    with cur.copy(stmt) as cp:
-                        for chunk in chunks:
-                            cp.write(chunk)
-            c.commit()
+    def copy(copies: list[tuple[str, Any]], what: str) -> None:
+        stmt = ""
+        try:
+            with db.connect(autocommit=False) as c:
+                with c.cursor() as cur:
+                    for stmt, chunks in copies:
+                        with cur.copy(stmt) as cp:
+                            for chunk in chunks:
+                                cp.write(chunk)
+                c.commit()
+        except psycopg.Error as exc:
+            first = (str(exc).strip().splitlines() or ["the server closed the connection"])[0]
+            space = "no space" in first.lower() or "could not extend" in first.lower()
+            raise DbtierError(f"loading the tpcc {stmt.split()[1] if stmt else ''} table ({what}) failed: "
+                              f"{redact(first)}",
+                              "free space under the placement directories and run again" if space else
+                              "see the server log in the run directory") from exc
 
     # The items, then the warehouses in parallel, one connection (and generator) each.
-    copy([tpcc.item_copy(tpcc.Gen())])
+    copy([tpcc.item_copy(tpcc.Gen())], "items")
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(warehouses, os.cpu_count() or 1))) as pool:
         def one(w: int) -> None:
-            copy(tpcc.warehouse_copies(w, tpcc.Gen(), c_load, now))
+            copy(tpcc.warehouse_copies(w, tpcc.Gen(), c_load, now), f"warehouse {w}")
             log(f"warehouse {w} loaded")
         list(pool.map(one, range(1, warehouses + 1)))
     return {"generator": "python + COPY: random alphanumeric a-strings (TPC-C 4.3.2.2)",
