@@ -31,8 +31,8 @@ CHUNK_ROWS = 2000
 DEVIATIONS = (
     "not an audited TPC-C: figures are NOPM and TPM, never tpmC, and must not be compared with published tpmC",
     "no keying or think time: each pgbench client sends its next transaction as soon as the last one ends, "
-    "so a few clients saturate the server (TPC-C needs 10 terminals per warehouse with ~9-23 s of keying and "
-    "think time, which caps NOPM at about 12.86 per warehouse)",
+    "so a few clients saturate the server (TPC-C has 10 terminals per warehouse, each waiting 2-18 s of keying "
+    "time and 5-12 s of mean think time per transaction, which caps NOPM at about 12.86 per warehouse)",
     "no home warehouse per terminal: every transaction picks its warehouse (and district) uniformly at random "
     "from all warehouses, and any number of clients may work on one warehouse",
     "the mix is a fixed weighted random choice (45/43/4/4/4), not TPC-C's deck of cards with minimum percentages "
