@@ -36,6 +36,7 @@ def test_tpcc_sweep_contract_and_cleanup(pg_dir):
     jsonschema.validate(doc, result_schema())
     assert doc["command"] == "bench" and doc["bench"] == "oltp" and doc["status"] == "ok"
     assert [p["clients"] for p in doc["points"]] == [1, 2]
+    assert any("think time" in x for x in doc["deviations"])  # what is not TPC-C, in the result
     for p in doc["points"]:
         assert POINT_KEYS <= set(p)
         assert p["tps"] > 0 and p["tpm"] == pytest.approx(p["tps"] * 60)
@@ -74,8 +75,9 @@ def test_placement_puts_wal_indexes_temp_where_asked(pg_dir):
 def test_pgbench_workloads(pg_dir, workload):
     r = bench(pg_dir, "--workload", workload, "--scale", "1", "--clients", "2", *SHORT, "--json", "--out", "run")
     assert r.returncode == 0, r.stderr
-    p = json.loads(r.stdout)["points"][0]
-    assert p["tps"] > 0 and p["nopm"] is None
+    doc = json.loads(r.stdout)
+    p = doc["points"][0]
+    assert p["tps"] > 0 and p["nopm"] is None and doc["deviations"] is None
 
 
 def test_open_loop_rate_and_repeats(pg_dir):

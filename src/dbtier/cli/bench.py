@@ -17,6 +17,7 @@ from dbtier.measure.machine import devices_for
 from dbtier.report.figures import spread_text
 from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, knee, pgbench_seconds, redact
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
+from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
 
 # The classic placement study, one step at a time (FAST, SLOW are the two directories).
 MATRIX = (
@@ -134,6 +135,8 @@ def run_oltp(args: argparse.Namespace) -> int:
     doc["not_measured"] = params["not_measured"]
     if params.get("duration_note") and not args.json:
         console(args).print(f"note: {params['duration_note']}", highlight=False)
+    # What a tpcc run is not, next to its figures (workloads/tpcc.py; README, `bench oltp`).
+    doc["deviations"] = list(TPCC_DEVIATIONS) if args.workload == "tpcc" else None
     doc.update({"points": [], "knee": None, "placement": None})
     if args.placement_matrix:
         doc["steps"] = []
@@ -242,6 +245,8 @@ def _render(doc: dict[str, Any], out, run) -> None:
         k = s["knee"]
         if k:
             out.print(f"{s['name']}: knee at {k['clients']} clients, {k['tps']:,.0f} TPS ({k['reason']})")
+    if doc.get("deviations"):
+        out.print(f"TPC-C-like, not TPC-C: {len(doc['deviations'])} deviations are listed in the result (deviations)")
     out.print(f"result: {run.dir.result_path}")
 
 
