@@ -33,7 +33,7 @@ from typing import Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.history import csvio, detect
+from dbtier.history import csvio, detect, limits
 from dbtier.history.diskstats import roles
 from dbtier.history.tidy import INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult, database_name_from_file, sql_str
 
@@ -92,7 +92,29 @@ def _num(path: str, lineno: int, col: str, v: str) -> float:
     if not (x >= 0 and x != float("inf")):
         raise DbtierError(f"{path}: line {lineno}: column {col}: {v} is negative or not finite",
                           "fix or remove that line")
+    if not (x < limits.COUNTER_MAX):
+        raise DbtierError(f"{path}: line {lineno}: column {col}: {v} is absurd (beyond 64 bits)",
+                          "fix or remove that line")
     return x
+
+
+def _plausible(path: str, lineno: int, device: str, **rates: float | None) -> None:
+    """One device's rates over one interval, against limits.py (iops, bytes_per_s, lat_ms)."""
+    for name, v in rates.items():
+        if v is None:
+            continue
+        kind = "iops" if name.endswith("iops") or name == "tps" else "lat_ms" if "await" in name else "bytes_per_s"
+        problem = limits.rate_problem(kind, v)
+        if problem:
+            raise DbtierError(f"{path}: line {lineno}: {device}: {name.replace('_', ' ')}: {problem}",
+                              "fix or remove that line")
+
+
+def _utf8(path: str, line: str) -> None:
+    if "\ufffd" in line:     # text_io replaced a byte that is not UTF-8: say where
+        bad = csvio.first_non_utf8(path)
+        if bad:
+            raise csvio.not_utf8_error(path, bad)
 
 
 def _pick(cols: list[str], *names: str) -> int | None:
@@ -110,7 +132,7 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, rows_file: str, devices: s
     con.execute(f"""INSERT INTO {table}
         SELECT database, c.unit, r.role, start, "end", (epoch_us("end") - epoch_us(start)) / 1e6, read_iops, write_iops, iops,
                read_mbps, write_mbps, read_mbps + write_mbps, read_lat_ms, write_lat_ms
-        FROM read_csv({sql_str(rows_file)}, header=false, auto_detect=false, delim=',', quote='"', escape='"',
+        FROM read_csv({sql_str(csvio.duck_path(rows_file))}, header=false, auto_detect=false, compression='none', delim=',', quote='"', escape='"',
              columns={{'database': 'VARCHAR', 'unit': 'VARCHAR', 'start': 'TIMESTAMP', 'end': 'TIMESTAMP',
                        'read_iops': 'DOUBLE', 'write_iops': 'DOUBLE', 'iops': 'DOUBLE', 'read_mbps': 'DOUBLE',
                        'write_mbps': 'DOUBLE', 'read_lat_ms': 'DOUBLE', 'write_lat_ms': 'DOUBLE'}}) c
@@ -174,6 +196,7 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
             if not s:
                 in_dev = False
                 continue
+            _utf8(path, s)
             m = _HEADER.match(s)
             if m:
                 host = m.group(1)
@@ -226,6 +249,8 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
             wm = vals[cols[wk]] * scale[cols[wk]] / MB
             rl = vals.get("r_await", vals.get("await"))
             wl = vals.get("w_await", vals.get("await"))
+            _plausible(path, lineno, parts[0], read_iops=vals["r/s"], write_iops=vals["w/s"],
+                       read_bytes_per_s=rm * MB, write_bytes_per_s=wm * MB, r_await=rl, w_await=wl)
             db = opts.database or host or database_name_from_file(path)
             w.writerow([db, parts[0], prev_t.isoformat(sep=" "), cur_t.isoformat(sep=" "), vals["r/s"], vals["w/s"],
                         vals["r/s"] + vals["w/s"], rm, wm, rl if rl is not None else "", wl if wl is not None else ""])
@@ -286,6 +311,7 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
             s = line.strip()
             if not s:
                 continue
+            _utf8(path, s)
             m = _HEADER.match(s)
             if m:
                 host, day = m.group(1), _date(m.group(2))
@@ -352,6 +378,7 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
             ri = tps * share if rb + wb > 0 else 0.0
             wi = tps - ri if rb + wb > 0 else 0.0
             lat = vals.get("await")
+            _plausible(path, lineno, dev, tps=tps, read_bytes_per_s=rb, write_bytes_per_s=wb, await_ms=lat)
             db = opts.database or host or database_name_from_file(path)
             w.writerow([db, dev, prev_t.isoformat(sep=" "), cur_t.isoformat(sep=" "), ri, wi, tps, rb / MB,
                         wb / MB, "" if lat is None else lat, "" if lat is None else lat])
