@@ -307,6 +307,8 @@ def _value_problem(v: str, required: bool) -> str | None:
     if v == "":
         return "empty; a number is needed" if required else None
     try:
+        if not v.isascii():     # Python reads '８' or '١٢' as digits; DuckDB (rightly) does not
+            raise ValueError(v)
         x = float(v)
     except ValueError:
         return f"{v!r} is not a number"
@@ -429,7 +431,7 @@ def check_times(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[La
     where_ = f"{path}: line {line}" if line else path
     if raw is None or not str(raw).strip():
         raise DbtierError(f"{where_}: column {col} is empty; a time is needed", "export it again, or remove that line")
-    raise DbtierError(f"{where_}: column {col}: {raw!r} is not a time dbtier reads",
+    raise DbtierError(f"{where_}: column {col}: {raw!r} is not a time dbtier reads (or not between 1900 and 2261)",
                       "use ISO 8601 (2024-03-01 10:00:00, optionally +01:00) or Oracle's DD-MON-RR HH.MI.SS AM")
 
 

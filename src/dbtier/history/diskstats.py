@@ -56,12 +56,12 @@ def parse_time(text: str, tz: str = "UTC") -> _dt.datetime | None:
     if _ISO.match(text):
         try:
             t = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
+            if t.tzinfo is None:
+                import zoneinfo
+                t = t.replace(tzinfo=zoneinfo.ZoneInfo(tz))
+            return t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        except (ValueError, OverflowError):    # (year 1 or 9999 moved across a day boundary)
             return None
-        if t.tzinfo is None:
-            import zoneinfo
-            t = t.replace(tzinfo=zoneinfo.ZoneInfo(tz))
-        return t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
     return None
 
 
@@ -138,6 +138,9 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
 def _in_order(path: str, lineno: int, t: _dt.datetime, prev: _dt.datetime | None, prev_line: int) -> None:
     """A capture is written in time order: a snapshot not after the one before is a clock jump, a
     hand edit or two captures pasted together, and its deltas would be wrong."""
+    problem = limits.time_problem(t)
+    if problem:
+        raise DbtierError(f"{path}: line {lineno}: snapshot time {problem}", "fix or remove that snapshot")
     if prev is not None and not (t > prev):
         raise DbtierError(f"{path}: line {lineno}: snapshot time {t.isoformat(sep=' ')} UTC is not after the "
                           f"previous snapshot's ({prev.isoformat(sep=' ')} UTC, line {prev_line})",

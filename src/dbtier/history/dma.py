@@ -254,6 +254,8 @@ def _f(name: str, line: int, col: str, v: str | None, required: bool = True) -> 
             raise DbtierError(f"{name}: line {line}: column {col.upper()} is empty; a number is needed", "collect again")
         return None
     try:
+        if not v.isascii():
+            raise ValueError(v)
         x = float(v)
     except ValueError:
         raise DbtierError(f"{name}: line {line}: column {col.upper()}: {v!r} is not a number",

@@ -47,7 +47,17 @@ KB = 1024.0
 def _local_to_utc(t: _dt.datetime, tz: str) -> _dt.datetime:
     if t.tzinfo is None:
         t = t.replace(tzinfo=zoneinfo.ZoneInfo(tz))
-    return t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    try:
+        return t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    except OverflowError:        # year 1 or 9999 moved across a day boundary: say "not plausible" below
+        return _dt.datetime.max if t.year > 2000 else _dt.datetime.min
+
+
+def _check_time(path: str, lineno: int, t: _dt.datetime) -> _dt.datetime:
+    problem = limits.time_problem(t)
+    if problem:
+        raise DbtierError(f"{path}: line {lineno}: report time {problem}", "fix or remove that report")
+    return t
 
 
 def _date(text: str) -> _dt.date | None:
@@ -85,6 +95,8 @@ def _report_time(s: str, tz: str) -> _dt.datetime | None:
 
 def _num(path: str, lineno: int, col: str, v: str) -> float:
     try:
+        if not v.isascii():
+            raise ValueError(v)
         x = float(v.replace(",", "."))
     except ValueError:
         raise DbtierError(f"{path}: line {lineno}: column {col}: {v!r} is not a number",
@@ -203,7 +215,7 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
                 continue
             t = _report_time(s, opts.tz)
             if t is not None:
-                prev_t, cur_t = cur_t, t
+                prev_t, cur_t = cur_t, _check_time(path, lineno, t)
                 reports += 1
                 in_dev = False
                 continue
@@ -318,6 +330,10 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
                 if day is None:
                     raise DbtierError(f"{path}: line {lineno}: the date {m.group(2)!r} is not one dbtier reads",
                                       "run sar with S_TIME_FORMAT=ISO or LC_TIME=C")
+                if not (limits.FIRST_YEAR <= day.year <= limits.LAST_YEAR):
+                    raise DbtierError(f"{path}: line {lineno}: the date {m.group(2)!r} is outside "
+                                      f"{limits.FIRST_YEAR}-{limits.LAST_YEAR}: a typo or a clock fault",
+                                      "fix the header line's date")
                 last_clock = None
                 continue
             if s.startswith("Average:") or s.startswith("Summary"):
@@ -343,7 +359,7 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
             if last_clock is not None and clock < last_clock:
                 day = day + _dt.timedelta(days=1)
             last_clock = clock
-            t = _local_to_utc(_dt.datetime.combine(day, clock), opts.tz)
+            t = _check_time(path, lineno, _local_to_utc(_dt.datetime.combine(day, clock), opts.tz))
             if t != cur_t:
                 prev_t, cur_t = cur_t, t
             if rest and rest[0] == "LINUX" and len(rest) > 1 and rest[1] == "RESTART":

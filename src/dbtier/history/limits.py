@@ -28,6 +28,18 @@ MAX_RATIO = 100
 RATIO_FLOOR_BYTES = 16 * 2**20
 
 
+# Sample times a capture can have: a year outside this is a typo or a clock fault (and a grid of
+# centuries would be millions of cells in consolidate).
+FIRST_YEAR, LAST_YEAR = 1980, 2199
+
+
+def time_problem(t) -> str | None:
+    """Why a sample time (a datetime, UTC) is not plausible, or None."""
+    if not (FIRST_YEAR <= t.year <= LAST_YEAR):
+        return f"{t.isoformat(sep=' ')} UTC is outside {FIRST_YEAR}-{LAST_YEAR}: a typo or a clock fault"
+    return None
+
+
 def rate_problem(what: str, value: float) -> str | None:
     """Why a per-second figure is absurd, or None. `what`: iops, bytes_per_s or lat_ms."""
     limit = {"iops": MAX_IOPS, "bytes_per_s": MAX_BYTES_PER_S, "lat_ms": MAX_LAT_MS}[what]
