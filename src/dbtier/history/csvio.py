@@ -24,7 +24,7 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import regular_file
 from dbtier.history import limits
-from dbtier.history.tidy import sql_str
+from dbtier.history.tidy import duck_path, sql_str
 
 DELIMITERS = (",", ";", "|", "\t")
 _DELIM_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
@@ -97,13 +97,6 @@ def not_utf8_error(path: str | os.PathLike, where: tuple[int, int, int]) -> Dbti
     line, col, byte = where
     return DbtierError(f"{path}: line {line}: column {col}: byte 0x{byte:02X} is not UTF-8 text",
                        "convert the file to UTF-8 (e.g. iconv -f LATIN1 -t UTF-8 FILE > FILE.utf8)")
-
-
-# DuckDB reads a path with * ? or [ as a glob, and ~ as the home directory: give it the absolute
-# path with those characters escaped as one-character classes, so a file named awr[1].csv is
-# that file, never awr1.csv. (Its `filename` column then holds the absolute, unescaped path.)
-def duck_path(path: str | os.PathLike) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in os.path.abspath(os.fspath(path)))
 
 
 def file_label_sql(paths: Sequence[str]) -> str:

@@ -246,13 +246,13 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
             if cur_t is None:
                 raise DbtierError(f"{path}: no report times: iostat was run without -t",
                                   "run `iostat -x -t INTERVAL` (S_TIME_FORMAT=ISO for times with their offset)")
+            vals = {c: _num(path, lineno, c, v) for c, v in zip(cols[1:], parts[1:])}   # (the first report's too)
             if prev_t is None:          # the first report: since boot, or start unknown
                 devices.add(parts[0])
                 continue
             if cur_t <= prev_t:
                 raise DbtierError(f"{path}: line {lineno}: report time {cur_t.isoformat(sep=' ')} UTC is not after "
                                   f"the previous one", "import the files in time order, each report once")
-            vals = {c: _num(path, lineno, c, v) for c, v in zip(cols[1:], parts[1:])}
             rk = _pick(cols, "rkB/s", "rMB/s", "rsec/s")
             wk = _pick(cols, "wkB/s", "wMB/s", "wsec/s")
             scale = {"rkB/s": KB, "wkB/s": KB, "rMB/s": 1048576.0, "wMB/s": 1048576.0, "rsec/s": 512.0,
@@ -381,9 +381,9 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
             if len(rest) != len(cols):
                 raise DbtierError(f"{path}: line {lineno}: {len(rest)} fields where the DEV header has {len(cols)}",
                                   "fix or remove that line")
-            if prev_t is None:
-                continue
             vals = {c: _num(path, lineno, c, v) for i, (c, v) in enumerate(zip(cols, rest)) if i != dev_i}
+            if prev_t is None:          # (after a restart: no interval, but its numbers are checked too)
+                continue
             dev = rest[dev_i]
             rk = cols[_pick(cols, "rkB/s", "rd_sec/s")]
             wk = cols[_pick(cols, "wkB/s", "wr_sec/s")]

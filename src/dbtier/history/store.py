@@ -65,7 +65,7 @@ def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> Non
     """COPY (query) TO path, atomically (temp file + rename)."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        con.execute(f"COPY ({query}) TO '{_sql_str(str(tmp))}' (FORMAT parquet, COMPRESSION snappy)")
+        con.execute(f"COPY ({query}) TO '{_sql_str(os.path.abspath(tmp))}' (FORMAT parquet, COMPRESSION snappy)")
         os.replace(tmp, path)
     except OSError as exc:
         raise DbtierError(f"cannot write {path}: {exc.strerror or exc}", "choose another run directory with --out") \
@@ -78,4 +78,5 @@ def parquet(run_dir: str | os.PathLike, name: str, what: str = "history run") ->
     if not path.exists():
         raise DbtierError(f"{run_dir}: no {name} in this {what}",
                           "pass a run directory written by `dbtier history import` (or re-run it: the file was removed)")
-    return f"read_parquet('{_sql_str(str(path))}')"
+    from dbtier.history.tidy import duck_path
+    return f"read_parquet('{_sql_str(duck_path(path))}')"
