@@ -85,7 +85,7 @@ def binary_kind(head: bytes) -> str | None:
 def first_non_utf8(path: str | os.PathLike) -> tuple[int, int, int] | None:
     """(line, column, byte) of the first byte that is not UTF-8, or None."""
     with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
+        for lineno, raw in enumerate(bounded(f, path), 1):
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -330,7 +330,7 @@ def _diagnose_structure(layouts: Sequence[Layout], exc: Exception) -> None:
 def rows(lay: Layout) -> Iterable[tuple[int, list[str]]]:
     """(line number, fields) after the header; blank lines and repeated headers skipped."""
     with open(lay.path, "r", encoding="utf-8-sig", errors="replace", newline="") as f:
-        reader = csv.reader(f, delimiter=lay.delim, quotechar='"')
+        reader = csv.reader(bounded(f, lay.path), delimiter=lay.delim, quotechar='"')
         try:
             for row in reader:
                 line = reader.line_num
@@ -436,6 +436,24 @@ def times_after_insert(con: duckdb.DuckDBPyConnection, counters: str, checks: Se
     for args in checks:
         check_times(con, *args)
     raise DbtierError("some sample times could not be read", "use ISO 8601 times (2024-03-01 10:00:00+01:00)")
+
+
+MAX_LINE = 1048576      # characters (DuckDB's max_line_size here): no export line is near it
+
+
+def bounded(f, path: str | os.PathLike, limit: int = MAX_LINE):
+    """The lines of `f`, each read with a bound: a file of one endless line is refused at that
+    line, never read whole into memory."""
+    n = 0
+    while True:
+        line = f.readline(limit + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > limit:
+            raise DbtierError(f"{path}: line {n}: longer than {limit:,} characters; not an export's line",
+                              "pass the collector's output as it wrote it")
+        yield line
 
 
 def text_io(path: str | os.PathLike) -> io.TextIOWrapper:

@@ -158,7 +158,7 @@ def _parse_file(path: str, w: "csv._writer", opts: ReadOptions) -> set[str]:
     prev_t: _dt.datetime | None = None
     prev_line = 0
     with csvio.text_io(path) as f:
-        for lineno, line in enumerate(f, 1):
+        for lineno, line in enumerate(csvio.bounded(f, path), 1):
             s = line.strip()
             if not s:
                 continue

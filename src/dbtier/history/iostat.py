@@ -203,7 +203,7 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
     written = 0
     detect.refuse_other(path, "iostat", "iostat")
     with csvio.text_io(path) as f:
-        for lineno, line in enumerate(f, 1):
+        for lineno, line in enumerate(csvio.bounded(f, path), 1):
             s = line.strip()
             if not s:
                 in_dev = False
@@ -319,7 +319,7 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
     restarts = written = 0
     detect.refuse_other(path, "sar", "sar")
     with csvio.text_io(path) as f:
-        for lineno, line in enumerate(f, 1):
+        for lineno, line in enumerate(csvio.bounded(f, path), 1):
             s = line.strip()
             if not s:
                 continue
