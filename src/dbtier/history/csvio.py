@@ -272,7 +272,7 @@ def _create(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout
         sel = [f'"{c}"' if c in uniq else f'CAST(NULL AS {type_of(c)}) AS "{c}"' for c in columns]
         parts.append(f"SELECT {', '.join(sel)}, CAST({label} AS {file_enum}) AS _file FROM read_csv({files}, "
                      f"auto_detect=false, compression='none', header=false, skip={skip}, delim={sql_str(delim)}, quote='\"', escape='\"', "
-                     f"columns={cols}, filename=true, strict_mode=false, null_padding=false, "
+                     f"columns={cols}, filename=true, strict_mode=true, null_padding=false, "
                      f"ignore_errors=false, max_line_size=1048576)")
     union = " UNION ALL BY NAME ".join(parts)
     where = ""
