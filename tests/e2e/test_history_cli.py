@@ -334,3 +334,23 @@ def test_report_section_draws_every_kind_of_run(tmp_path):
     (tmp_path / "a" / "totals.parquet").unlink()
     html = section_html(load_doc(tmp_path / "a"), str(tmp_path / "a"))
     assert "not in the run directory" in html
+
+
+def test_fifo_and_glob_characters_through_the_cli(tmp_path):
+    """A FIFO given as an export is refused by name (opening it would block); files and run
+    directories with glob characters are read literally, by import and by consolidate."""
+    import os
+    fifo = tmp_path / "awr.csv"
+    os.mkfifo(fifo)
+    assert_clean_error(run_dbtier("history", "import", "--source", "awr", str(fifo), cwd=tmp_path, timeout=60),
+                       f"{fifo}: a FIFO (named pipe), not a regular file")
+    lit = write(tmp_path, "mss[1].csv", MSS.read_text())
+    write(tmp_path, "mss1.csv", "not this file\n")
+    a = dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(lit), "--out", str(tmp_path / "r[1]"))
+    assert {d["name"] for d in a["databases"]} == {"SQL01/sales", "SQL01/tempdb"}
+    dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--out", str(tmp_path / "r1"))
+    dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--database", "P2",
+                "--out", str(tmp_path / "r*"))
+    c = dbtier_json(tmp_path, "history", "consolidate", str(tmp_path / "r[1]"), str(tmp_path / "r*"), "--step", "5m",
+                    "--out", str(tmp_path / "c"))
+    assert {d["name"] for d in c["databases"]} == {"SQL01/sales", "SQL01/tempdb", "P2"}

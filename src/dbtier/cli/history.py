@@ -21,6 +21,7 @@ from rich.table import Table
 
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import is_regular
 from dbtier.history import SOURCES
 from dbtier.history import read as read_history
 from dbtier.history import store, summary
@@ -93,9 +94,13 @@ def _progress(args: argparse.Namespace, total: int):
 
 
 def _copy_raw(run: Run, files: list[str]) -> None:
-    """Small inputs are kept beside the document (raw/); large ones are named, not copied."""
+    """Small inputs are kept beside the document (raw/); large ones are named, not copied. Only
+    regular files (a DMA collection directory is named in params.files, not copied); two inputs
+    of the same name from different directories are both kept (the second as NAME.2, ...)."""
     sizes = {}
     for f in files:
+        if not is_regular(f):
+            continue
         try:
             sizes[f] = Path(f).stat().st_size
         except OSError:
@@ -103,8 +108,14 @@ def _copy_raw(run: Run, files: list[str]) -> None:
     if sum(sizes.values()) > 50_000_000:
         run.doc["raw_note"] = "inputs over 50 MB in all are not copied into raw/; params.files names them"
         return
+    used: set[str] = set()
     for f in sizes:
-        shutil.copyfile(f, run.dir.raw_path(Path(f).name))
+        name, k = Path(f).name, 1
+        while name in used:
+            k += 1
+            name = f"{Path(f).name}.{k}"
+        used.add(name)
+        shutil.copyfile(f, run.dir.raw_path(name))
 
 
 def run_import(args: argparse.Namespace) -> int:

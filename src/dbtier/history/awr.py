@@ -294,7 +294,8 @@ def _time_exprs(con: duckdb.DuckDBPyConnection, table: str, lays: list[Layout], 
     if tzs:
         con.executemany("INSERT INTO awr_tz VALUES (?)", [[z] for z in tzs])
     con.execute(f"CREATE OR REPLACE TEMP TABLE awr_tz AS SELECT tzs, {interval_sql('tzs')} AS off FROM awr_tz")
-    bad = con.execute("SELECT tzs FROM awr_tz WHERE off IS NULL LIMIT 1").fetchone()
+    # An offset beyond 18 hours is not a time zone (and would move the times by years).
+    bad = con.execute("SELECT tzs FROM awr_tz WHERE off IS NULL OR abs(off) > 64800 LIMIT 1").fetchone()
     if bad:
         f = con.execute(f"SELECT _file FROM {table} WHERE snap_timezone = ? LIMIT 1", [bad[0]]).fetchone()[0]
         lay = next((l for l in lays if l.path == f), lays[0])

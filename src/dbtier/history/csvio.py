@@ -22,7 +22,9 @@ from typing import Iterable, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.history.tidy import sql_str
+from dbtier.core.files import regular_file
+from dbtier.history import limits
+from dbtier.history.tidy import duck_path, sql_str
 
 DELIMITERS = (",", ";", "|", "\t")
 _DELIM_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
@@ -41,30 +43,79 @@ class Layout:
 
 
 def check_file(path: str | os.PathLike) -> Path:
-    p = Path(path)
-    if not p.exists():
-        raise DbtierError(f"{p}: no such file", "check the path")
-    if p.is_dir():
-        raise DbtierError(f"{p} is a directory", "pass the export files themselves")
+    """A readable, non-empty, regular text file; refused by name otherwise (a FIFO, /dev/zero, a
+    socket or a directory before it is opened: opening a FIFO blocks, /dev/zero never ends), and
+    so is a compressed or binary file, or UTF-16 text, from its first bytes."""
+    p = regular_file(path, "input file", "pass the export files themselves (regular files)")
     try:
         size = p.stat().st_size
-        with open(p, "rb"):
-            pass
+        with open(p, "rb") as f:
+            head = f.read(65536)
     except OSError as exc:
         raise DbtierError(f"{p}: cannot read it ({exc.strerror})", "check its permissions") from exc
     if size == 0:
         raise DbtierError(f"{p} is empty", "export it again; the collector may have been stopped before it wrote")
+    kind = binary_kind(head)
+    if kind:
+        raise DbtierError(f"{p}: {kind}, not the plain text the collectors write", _BINARY_HINTS.get(kind, ""))
     return p
+
+
+# First bytes of what is not plain UTF-8 text (the readers read text only; DMA archives are dma.py's).
+_MAGIC = ((b"\x1f\x8b", "gzip-compressed"), (b"\xfd7zXZ\x00", "xz-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
+          (b"BZh", "bzip2-compressed"), (b"PK\x03\x04", "a zip archive"), (b"\xff\xfe\x00\x00", "UTF-32 text"),
+          (b"\x00\x00\xfe\xff", "UTF-32 text"), (b"\xff\xfe", "UTF-16 text"), (b"\xfe\xff", "UTF-16 text"))
+_BINARY_HINTS = {"gzip-compressed": "decompress it first (gunzip -k FILE)", "xz-compressed": "decompress it first (xz -dk FILE)",
+                 "zstd-compressed": "decompress it first (zstd -d FILE)", "bzip2-compressed": "decompress it first (bunzip2 -k FILE)",
+                 "a zip archive": "extract it first (unzip FILE)",
+                 "UTF-16 text": "convert it to UTF-8 (iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)",
+                 "UTF-32 text": "convert it to UTF-8 (iconv -f UTF-32 -t UTF-8 FILE > FILE.utf8)",
+                 "binary data (NUL bytes)": "pass the collector's text output"}
+
+
+def binary_kind(head: bytes) -> str | None:
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if b"\x00" in head:
+        return "binary data (NUL bytes)"
+    return None
+
+
+def first_non_utf8(path: str | os.PathLike) -> tuple[int, int, int] | None:
+    """(line, column, byte) of the first byte that is not UTF-8, or None."""
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(bounded(f, path), 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return lineno, exc.start + 1, raw[exc.start]
+    return None
+
+
+def not_utf8_error(path: str | os.PathLike, where: tuple[int, int, int]) -> DbtierError:
+    line, col, byte = where
+    return DbtierError(f"{path}: line {line}: column {col}: byte 0x{byte:02X} is not UTF-8 text",
+                       "convert the file to UTF-8 (e.g. iconv -f LATIN1 -t UTF-8 FILE > FILE.utf8)")
+
+
+def file_label_sql(paths: Sequence[str]) -> str:
+    """SQL mapping DuckDB's `filename` (absolute) back to the paths as the user gave them."""
+    diff = [(os.path.abspath(p), p) for p in dict.fromkeys(paths) if os.path.abspath(p) != p]
+    if not diff:
+        return "filename"
+    return "(CASE filename " + " ".join(f"WHEN {sql_str(a)} THEN {sql_str(p)}" for a, p in diff) + " ELSE filename END)"
 
 
 def head_lines(path: str | os.PathLike, n: int = 40) -> list[str]:
     """The first `n` lines as text (UTF-8, BOM dropped, undecodable bytes replaced)."""
     out: list[str] = []
     with open(path, "r", encoding="utf-8-sig", errors="replace", newline="") as f:
-        for line in f:
-            out.append(line.rstrip("\r\n"))
-            if len(out) >= n:
+        while len(out) < n:
+            line = f.readline(1048576)      # bounded: a file of one endless line is not read whole
+            if not line:
                 break
+            out.append(line.rstrip("\r\n"))
     return out
 
 
@@ -124,6 +175,13 @@ def load(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], 
     text, names the first bad line and column, and only when nothing is wrong converts the text.
     Then every `required` numeric column must be a finite number >= 0 on every row, and optional
     ones when present (see check_numbers)."""
+    for lay in layouts:
+        for c in columns:
+            if lay.names.count(c) > 1:
+                cols = [str(i + 1) for i, n in enumerate(lay.names) if n == c]
+                raise DbtierError(f"{lay.path}: line {lay.header_line}: the header names column {c} twice "
+                                  f"(columns {' and '.join(cols)}); dbtier cannot tell which holds it",
+                                  "export it again (or rename the column that is not it)")
     numeric = [c for c in columns if c in set(numeric)]
     times = [c for c in columns if c in set(times)]
     attempts = ([times] if times and _plain_times(layouts, times) else []) + [[]]
@@ -200,6 +258,7 @@ def _create(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout
 
     parts = []
     file_enum = "ENUM(" + ", ".join(sql_str(p) for p in dict.fromkeys(l.path for l in layouts)) + ")"
+    label = file_label_sql([l.path for l in layouts])
     for (delim, header, skip), lays in groups.items():
         names = [norm(h) for h in header]
         seen: dict[str, int] = {}
@@ -209,11 +268,11 @@ def _create(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout
             seen[n] = k + 1
             uniq.append(n if k == 0 else f"{n}__{k}")
         cols = "{" + ", ".join(f"{sql_str(u)}: '{type_of(u)}'" for u in uniq) + "}"
-        files = "[" + ", ".join(sql_str(l.path) for l in lays) + "]"
+        files = "[" + ", ".join(sql_str(duck_path(l.path)) for l in lays) + "]"
         sel = [f'"{c}"' if c in uniq else f'CAST(NULL AS {type_of(c)}) AS "{c}"' for c in columns]
-        parts.append(f"SELECT {', '.join(sel)}, CAST(filename AS {file_enum}) AS _file FROM read_csv({files}, "
-                     f"auto_detect=false, header=false, skip={skip}, delim={sql_str(delim)}, quote='\"', escape='\"', "
-                     f"columns={cols}, filename=true, strict_mode=false, null_padding=false, "
+        parts.append(f"SELECT {', '.join(sel)}, CAST({label} AS {file_enum}) AS _file FROM read_csv({files}, "
+                     f"auto_detect=false, compression='none', header=false, skip={skip}, delim={sql_str(delim)}, quote='\"', escape='\"', "
+                     f"columns={cols}, filename=true, strict_mode=true, null_padding=false, "
                      f"ignore_errors=false, max_line_size=1048576)")
     union = " UNION ALL BY NAME ".join(parts)
     where = ""
@@ -241,16 +300,24 @@ def _value_problem(v: str, required: bool) -> str | None:
     if v == "":
         return "empty; a number is needed" if required else None
     try:
+        if not v.isascii():     # Python reads '８' or '١٢' as digits; DuckDB (rightly) does not
+            raise ValueError(v)
         x = float(v)
     except ValueError:
         return f"{v!r} is not a number"
     if not (x >= 0 and x != float("inf")):
         return f"{v} is negative or not finite; a counter cannot be"
+    if not (x < limits.COUNTER_MAX):
+        return f"{v} is beyond 64 bits; no counter of this source reaches it"
     return None
 
 
 def _diagnose_structure(layouts: Sequence[Layout], exc: Exception) -> None:
     """DuckDB refused a file: find the first bad line ourselves, or pass its first message on."""
+    for lay in layouts:
+        bad = first_non_utf8(lay.path)
+        if bad:
+            raise not_utf8_error(lay.path, bad)
     for lay in layouts:
         problem = first_bad_row(lay)
         if problem:
@@ -263,7 +330,7 @@ def _diagnose_structure(layouts: Sequence[Layout], exc: Exception) -> None:
 def rows(lay: Layout) -> Iterable[tuple[int, list[str]]]:
     """(line number, fields) after the header; blank lines and repeated headers skipped."""
     with open(lay.path, "r", encoding="utf-8-sig", errors="replace", newline="") as f:
-        reader = csv.reader(f, delimiter=lay.delim, quotechar='"')
+        reader = csv.reader(bounded(f, lay.path), delimiter=lay.delim, quotechar='"')
         try:
             for row in reader:
                 line = reader.line_num
@@ -319,7 +386,7 @@ def check_numbers(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[
         return
     conds = []
     for c in cols:
-        bad = f'("{c}" < 0 OR NOT isfinite("{c}"))'
+        bad = f'("{c}" < 0 OR NOT isfinite("{c}") OR "{c}" >= {limits.COUNTER_MAX!r})'
         conds.append(f'("{c}" IS NULL OR {bad})' if c in required else bad)
     row = con.execute(f"SELECT _file FROM {table} WHERE {' OR '.join(conds)} LIMIT 1").fetchone()
     if row is None:
@@ -330,7 +397,8 @@ def check_numbers(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[
         problem = first_bad_value(lay, numeric, set(required))
         if problem:
             raise DbtierError(problem, "export it again, or fix or remove that line")
-    raise DbtierError(f"{row[0]}: a value in the columns {', '.join(cols)} is empty, negative or not finite",
+    raise DbtierError(f"{row[0]}: a value in the columns {', '.join(cols)} is empty, negative, not finite or "
+                      "beyond 64 bits",
                       "export it again")
 
 
@@ -356,7 +424,7 @@ def check_times(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[La
     where_ = f"{path}: line {line}" if line else path
     if raw is None or not str(raw).strip():
         raise DbtierError(f"{where_}: column {col} is empty; a time is needed", "export it again, or remove that line")
-    raise DbtierError(f"{where_}: column {col}: {raw!r} is not a time dbtier reads",
+    raise DbtierError(f"{where_}: column {col}: {raw!r} is not a time dbtier reads (or not between 1900 and 2261)",
                       "use ISO 8601 (2024-03-01 10:00:00, optionally +01:00) or Oracle's DD-MON-RR HH.MI.SS AM")
 
 
@@ -368,6 +436,24 @@ def times_after_insert(con: duckdb.DuckDBPyConnection, counters: str, checks: Se
     for args in checks:
         check_times(con, *args)
     raise DbtierError("some sample times could not be read", "use ISO 8601 times (2024-03-01 10:00:00+01:00)")
+
+
+MAX_LINE = 1048576      # characters (DuckDB's max_line_size here): no export line is near it
+
+
+def bounded(f, path: str | os.PathLike, limit: int = MAX_LINE):
+    """The lines of `f`, each read with a bound: a file of one endless line is refused at that
+    line, never read whole into memory."""
+    n = 0
+    while True:
+        line = f.readline(limit + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > limit:
+            raise DbtierError(f"{path}: line {n}: longer than {limit:,} characters; not an export's line",
+                              "pass the collector's output as it wrote it")
+        yield line
 
 
 def text_io(path: str | os.PathLike) -> io.TextIOWrapper:

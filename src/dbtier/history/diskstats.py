@@ -29,7 +29,7 @@ from typing import Iterable, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.history import csvio, detect
+from dbtier.history import csvio, detect, limits
 from dbtier.history.tidy import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult, database_name_from_file, sql_str
 
 SOURCE = "diskstats"
@@ -56,12 +56,12 @@ def parse_time(text: str, tz: str = "UTC") -> _dt.datetime | None:
     if _ISO.match(text):
         try:
             t = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
+            if t.tzinfo is None:
+                import zoneinfo
+                t = t.replace(tzinfo=zoneinfo.ZoneInfo(tz))
+            return t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        except (ValueError, OverflowError):    # (year 1 or 9999 moved across a day boundary)
             return None
-        if t.tzinfo is None:
-            import zoneinfo
-            t = t.replace(tzinfo=zoneinfo.ZoneInfo(tz))
-        return t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
     return None
 
 
@@ -98,6 +98,8 @@ def roles(names: Iterable[str], devices: str | None) -> dict[str, str]:
     names = set(names)
     if devices:
         chosen = {d.strip().removeprefix("/dev/") for d in devices.split(",") if d.strip()}
+        if not chosen:
+            raise DbtierError(f"--devices {devices!r}: names no device", "e.g. --devices sdb,sdc")
         missing = sorted(chosen - names)
         if missing:
             raise DbtierError(f"--devices: {', '.join(missing)} not in the data (it has {', '.join(sorted(names))})",
@@ -124,7 +126,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         con.execute(f"""INSERT INTO ds_counters
             SELECT database, c.unit, c.unit, r.role, sample_time, epoch, read_ios, read_bytes, write_ios, write_bytes,
                    read_time_ms, write_time_ms, NULL, _file, NULL
-            FROM read_csv({sql_str(tmp)}, header=false, auto_detect=false, delim=',', quote='"', escape='"',
+            FROM read_csv({sql_str(csvio.duck_path(tmp))}, header=false, auto_detect=false, compression='none', delim=',', quote='"', escape='"',
                  columns={{'database': 'VARCHAR', 'unit': 'VARCHAR', 'sample_time': 'TIMESTAMP', 'epoch': 'VARCHAR',
                            'read_ios': 'DOUBLE', 'read_bytes': 'DOUBLE', 'write_ios': 'DOUBLE',
                            'write_bytes': 'DOUBLE', 'read_time_ms': 'DOUBLE', 'write_time_ms': 'DOUBLE',
@@ -145,6 +147,18 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                       one_unit=True)
 
 
+def _in_order(path: str, lineno: int, t: _dt.datetime, prev: _dt.datetime | None, prev_line: int) -> None:
+    """A capture is written in time order: a snapshot not after the one before is a clock jump, a
+    hand edit or two captures pasted together, and its deltas would be wrong."""
+    problem = limits.time_problem(t)
+    if problem:
+        raise DbtierError(f"{path}: line {lineno}: snapshot time {problem}", "fix or remove that snapshot")
+    if prev is not None and not (t > prev):
+        raise DbtierError(f"{path}: line {lineno}: snapshot time {t.isoformat(sep=' ')} UTC is not after the "
+                          f"previous snapshot's ({prev.isoformat(sep=' ')} UTC, line {prev_line})",
+                          "keep each capture in time order (pass captures as separate files)")
+
+
 def _parse_file(path: str, w: "csv._writer", opts: ReadOptions) -> set[str]:
     names: set[str] = set()
     t: _dt.datetime | None = None
@@ -153,11 +167,17 @@ def _parse_file(path: str, w: "csv._writer", opts: ReadOptions) -> set[str]:
     snapshots = 0
     rows = 0
     detect.refuse_other(path, "diskstats", "diskstats")
+    prev_t: _dt.datetime | None = None
+    prev_line = 0
     with csvio.text_io(path) as f:
-        for lineno, line in enumerate(f, 1):
+        for lineno, line in enumerate(csvio.bounded(f, path), 1):
             s = line.strip()
             if not s:
                 continue
+            if "\ufffd" in s:
+                bad = csvio.first_non_utf8(path)
+                if bad:
+                    raise csvio.not_utf8_error(path, bad)
             m = _MARKER.match(s)
             if m:
                 kv = dict(_KV.findall(m.group(1)))
@@ -168,6 +188,8 @@ def _parse_file(path: str, w: "csv._writer", opts: ReadOptions) -> set[str]:
                 btime = kv.get("btime")
                 host = kv.get("host", host)
                 snapshots += 1
+                _in_order(path, lineno, t, prev_t, prev_line)
+                prev_t, prev_line = t, lineno
                 continue
             if s.startswith("#"):
                 continue
@@ -179,6 +201,8 @@ def _parse_file(path: str, w: "csv._writer", opts: ReadOptions) -> set[str]:
                                       "each snapshot starts with a time line (date +%s) or the collector's marker")
                 t, btime = tt, None
                 snapshots += 1
+                _in_order(path, lineno, t, prev_t, prev_line)
+                prev_t, prev_line = t, lineno
                 continue
             if len(parts) < 14:
                 other = detect.other_source(path, SOURCE) if lineno < 60 else None
@@ -194,11 +218,14 @@ def _parse_file(path: str, w: "csv._writer", opts: ReadOptions) -> set[str]:
             vals = []
             for i in (0, 2, 3, 4, 6, 7):
                 v = parts[3 + i]
-                if not v.isdigit():
+                if not (v.isascii() and v.isdigit()):
                     raise DbtierError(f"{path}: line {lineno}: field {4 + i} ({FIELDS[i]}) of {name}: {v!r} is not "
                                       "a counter", "fix or remove that line")
+                if int(v) >= limits.COUNTER_MAX_UNSIGNED:
+                    raise DbtierError(f"{path}: line {lineno}: field {4 + i} ({FIELDS[i]}) of {name}: {v} is beyond "
+                                      "64 bits; the kernel's counters are not", "fix or remove that line")
                 vals.append(int(v))
-            if not (parts[0].isdigit() and parts[1].isdigit()):
+            if not (parts[0].isascii() and parts[0].isdigit() and parts[1].isascii() and parts[1].isdigit()):
                 raise DbtierError(f"{path}: line {lineno}: {parts[0]} {parts[1]} is not a major minor device number",
                                   "fix or remove that line")
             r, rs, rms, wr, ws, wms = vals

@@ -30,16 +30,20 @@ database's local time, read in `--tz`.
 from __future__ import annotations
 
 import csv
+import lzma
+import os
 import re
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Sequence
 
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.history import detect
+from dbtier.core.files import is_regular, regular_file
+from dbtier.history import detect, limits
 from dbtier.history.series import _num, iso
 from dbtier.history.tidy import MB, ReadOptions, ReadResult
 
@@ -66,43 +70,137 @@ _MEMBER = re.compile(r"(?:^|[/:\\])opdb__([a-z0-9]+)__[^/]*\.csv$", re.I)
 
 
 def _members(path: Path) -> dict[str, list[tuple[str, str]]]:
-    """{extract: [(name, text)]} for the extracts dbtier reads, from an archive, a directory or CSV files."""
+    """{extract: [(name, text)]} for the extracts dbtier reads, from an archive, a directory or CSV files.
+
+    Only regular files are read: in a directory, links are followed only to regular files (never
+    to a FIFO, which blocks, or /dev/zero, which never ends), and archive members that are not
+    regular files are skipped. Every member is read under the caps of limits.py, counting the bytes
+    it really expands to (a zip's declared sizes can lie)."""
     out: dict[str, list[tuple[str, str]]] = {}
 
     def add(name: str, data: bytes) -> None:
         m = _MEMBER.search(name)
         if m and m.group(1).lower() in EXTRACTS:
-            out.setdefault(m.group(1).lower(), []).append((name, data.decode("utf-8", errors="replace")))
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = data.decode("latin-1")    # older collectors spool in the database's character set
+            out.setdefault(m.group(1).lower(), []).append((name, text))
 
     name = path.name.lower()
+    budget = _Budget(path)
+    member = None
     try:
         if path.is_dir():
-            for f in sorted(path.rglob("opdb__*.csv")):
-                add(str(f), f.read_bytes())
+            for f in _dir_members(path):
+                member = str(f)
+                with open(f, "rb") as fh:
+                    add(member, budget.read(member, fh, f.stat().st_size))
         elif name.endswith(".zip"):
             with zipfile.ZipFile(path) as z:
                 for info in z.infolist():
-                    if _MEMBER.search(info.filename):
-                        add(f"{path}:{info.filename}", z.read(info))
+                    if info.is_dir() or not _MEMBER.search(info.filename):
+                        continue
+                    member = f"{path}:{info.filename}"
+                    with z.open(info) as fh:
+                        add(member, budget.read(member, fh, info.compress_size))
         elif name.endswith((".tgz", ".tar.gz", ".tar")):
-            with tarfile.open(path) as t:
-                for m in t.getmembers():
+            # Streaming: members one by one, each size checked before it is read or skipped (a
+            # tar.gz is not seekable; skipping a member decompresses it, so it is counted too).
+            with tarfile.open(path, mode="r|*") as t:
+                for m in t:
+                    member = f"{path}:{m.name}"
+                    budget.declare(member, m.size)
                     if m.isfile() and _MEMBER.search(m.name):
                         f = t.extractfile(m)
                         if f is not None:
-                            add(f"{path}:{m.name}", f.read())
+                            add(member, budget.read(member, f, None))
+                member = None
         elif _MEMBER.search(name):
-            add(str(path), path.read_bytes())
+            regular_file(path, "DMA extract")
+            with open(path, "rb") as fh:
+                add(str(path), budget.read(str(path), fh, path.stat().st_size))
         else:
+            regular_file(path, "DMA collection", "pass the .zip or .tgz the DMA collector wrote (or its directory)")
             other = detect.other_source(path, SOURCE)
             hint = f"import it with --source {other.split()[0]}" if other else \
                 "pass the .zip or .tgz the DMA collector wrote (or its opdb__*.csv files)"
             raise DbtierError(f"{path}: not a DMA collection" + (f" (it looks like a {other} file)" if other else ""),
                               hint)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-        raise DbtierError(f"{path}: cannot open the DMA archive ({exc})",
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError, zlib.error, lzma.LZMAError) as exc:
+        where = f" at member {member.split(':', 1)[-1] if member and member.startswith(str(path)) else member}" \
+            if member else ""
+        pos = f", {budget.total:,} bytes into its contents" if budget.total else ""
+        raise DbtierError(f"{path}: cannot open the DMA archive{where}{pos} ({exc}): truncated or damaged?",
                           "pass the .zip or .tgz exactly as the collector wrote it") from exc
     return out
+
+
+def _dir_members(root: Path) -> list[Path]:
+    """The opdb__*.csv files under a collection directory, sorted. Links to directories are not
+    followed (no loops, nothing outside); links to files only when they lead to a regular file."""
+    found = []
+    for d, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        for f in sorted(files) + sorted(x for x in dirs if _MEMBER.search(x)):
+            p = Path(d) / f
+            if not _MEMBER.search(str(p)):
+                continue
+            if not is_regular(p):
+                regular_file(p, "DMA extract", "remove it from the collection directory, or pass the .zip/.tgz")
+                raise DbtierError(f"DMA extract {p}: not a regular file", "remove it from the collection directory")
+            found.append(p)
+    return found
+
+
+class _Budget:
+    """Bytes read out of one collection, against limits.py's caps (a zip bomb stops early)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.total = 0
+        try:
+            self.archive_size = max(path.stat().st_size, 1) if path.is_file() else None
+        except OSError:
+            self.archive_size = None
+
+    def declare(self, member: str, size: int) -> None:
+        """A tar member's size from its header, before it is read or skipped."""
+        if size > limits.MEMBER_MAX_BYTES:
+            raise self._error(member, f"{size:,} bytes, over the {limits.MEMBER_MAX_BYTES:,}-byte cap of one member")
+        if self.total + size > limits.ARCHIVE_MAX_BYTES:
+            raise self._error(member, f"the archive expands beyond {limits.ARCHIVE_MAX_BYTES:,} bytes")
+        if self.archive_size and self.total + size > max(limits.RATIO_FLOOR_BYTES,
+                                                         limits.MAX_RATIO * self.archive_size):
+            raise self._error(member, f"the archive expands more than {limits.MAX_RATIO} times its size")
+        self.total += size
+
+    def read(self, member: str, f: Any, compressed: int | None) -> bytes:
+        """Read `f` whole in chunks, stopping at the first cap it passes."""
+        chunks, n = [], 0
+        ratio_of = self.archive_size
+        if compressed is not None:    # a zip member's compressed size (no more than the archive: headers can lie)
+            ratio_of = max(1, min(compressed, self.archive_size or compressed))
+        while True:
+            b = f.read(1 << 20)
+            if not b:
+                break
+            n += len(b)
+            chunks.append(b)
+            if n > limits.MEMBER_MAX_BYTES:
+                raise self._error(member, f"over the {limits.MEMBER_MAX_BYTES:,}-byte cap of one member")
+            if self.total + n > limits.ARCHIVE_MAX_BYTES:
+                raise self._error(member, f"the collection expands beyond {limits.ARCHIVE_MAX_BYTES:,} bytes")
+            if ratio_of and n > max(limits.RATIO_FLOOR_BYTES, limits.MAX_RATIO * ratio_of):
+                raise self._error(member, f"it expands more than {limits.MAX_RATIO} times its compressed size "
+                                          f"({ratio_of:,} bytes)")
+        if compressed is not None:     # (a tar member was counted by declare())
+            self.total += n
+        return b"".join(chunks)
+
+    def _error(self, member: str, why: str) -> DbtierError:
+        return DbtierError(f"{member}: refused: {why} (a damaged archive or a decompression bomb)",
+                           "pass the collection as the DMA collector wrote it; real collections are a few MB")
 
 
 def _split(line: str, delim: str) -> list[str]:
@@ -156,21 +254,33 @@ def _f(name: str, line: int, col: str, v: str | None, required: bool = True) -> 
             raise DbtierError(f"{name}: line {line}: column {col.upper()} is empty; a number is needed", "collect again")
         return None
     try:
+        if not v.isascii():
+            raise ValueError(v)
         x = float(v)
     except ValueError:
         raise DbtierError(f"{name}: line {line}: column {col.upper()}: {v!r} is not a number",
                           "collect again with the DMA collector") from None
     if x != x or x in (float("inf"), float("-inf")):
         raise DbtierError(f"{name}: line {line}: column {col.upper()}: {v} is not finite", "collect again")
+    if not (abs(x) < limits.COUNTER_MAX):
+        raise DbtierError(f"{name}: line {line}: column {col.upper()}: {v} is beyond 64 bits; no statistic reaches it",
+                          "collect again")
     return x
+
+
+def _hour(name: str, line: int, v: str) -> int:
+    hour = _f(name, line, "hour", v)
+    if not (0 <= hour <= 23 and hour == int(hour)):
+        raise DbtierError(f"{name}: line {line}: column HOUR: {v} is not an hour of day (0 to 23)", "collect again")
+    return int(hour)
 
 
 def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: ReadOptions) -> ReadResult:
     members: dict[str, list[tuple[str, str]]] = {}
     for p in paths:
         p = Path(p)
-        if not p.exists():
-            raise DbtierError(f"{p}: no such file", "check the path")
+        if not p.is_dir():     # a FIFO or a device is refused by name before it is opened
+            regular_file(p, "input file", "pass the .zip or .tgz the DMA collector wrote (or its directory)")
         if p.is_file() and p.stat().st_size == 0:
             raise DbtierError(f"{p} is empty", "collect again with the DMA collector")
         for k, v in _members(p).items():
@@ -186,18 +296,17 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
             for c in ("pkey", "instance_number", "hour", "cnt", "sum_snaps_diff_secs"):
                 if c not in r:
                     raise DbtierError(f"{name}: missing columns: {c.upper()}", "collect again with the DMA collector")
-            hour = _f(name, line, "hour", r["hour"])
-            if not (0 <= hour <= 23):
-                raise DbtierError(f"{name}: line {line}: column HOUR: {r['hour']} is not an hour of day", "collect again")
+            hour = _hour(name, line, r["hour"])
             cnt = _f(name, line, "cnt", r["cnt"])
             secs = _f(name, line, "sum_snaps_diff_secs", r["sum_snaps_diff_secs"])
-            if cnt <= 0 or secs <= 0:
+            if not (cnt > 0 and secs > 0):
                 continue
             key = (r["pkey"], r["instance_number"], int(hour))
             if key in snaps:
                 raise DbtierError(f"{name}: line {line}: instance {r['instance_number']} hour {int(hour)} appears twice",
                                   "pass each collection once")
-            snaps[key] = {"cnt": cnt, "secs": secs, "first": r.get("min_begin_interval_time"),
+            snaps[key] = {"cnt": cnt, "secs": secs, "line": line, "name": name,
+                          "first": r.get("min_begin_interval_time"),
                           "last": r.get("max_begin_interval_time"), "dbid": r.get("dbid")}
     stats: dict[tuple[str, str, int], dict[str, dict[str, float | None]]] = {}
     for name, text in members["dbahistsysstat"]:
@@ -208,11 +317,17 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
             stat = STATS.get(r["stat_name"].strip().lower())
             if stat is None:
                 continue
-            hour = _f(name, line, "hour", r["hour"])
+            hour = _hour(name, line, r["hour"])
             key = (r["pkey"], r["instance_number"], int(hour))
             vals = {"avg": _f(name, line, "sum_value", r["sum_value"])}
             for label, col in STATISTICS[1:]:
                 vals[label] = _f(name, line, col, r.get(col), required=col in ("perc50", "perc95", "perc100"))
+            for label, v in vals.items():
+                if v is not None and not (v >= 0):
+                    col = "sum_value" if label == "avg" else dict(STATISTICS)[label]
+                    raise DbtierError(f"{name}: line {line}: column {col.upper()}: {v:g} is negative; "
+                                      f"{r['stat_name'].strip()} only grows", "collect again with the DMA collector")
+            vals["_line"], vals["_name"] = line, name
             if stat in stats.setdefault(key, {}):
                 raise DbtierError(f"{name}: line {line}: {r['stat_name']!r} for instance {r['instance_number']} hour "
                                   f"{int(hour)} appears twice", "pass each collection once")
@@ -245,6 +360,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                     r[stat] = v / sn["secs"]
                 else:
                     r[stat] = v / secs
+            _check_rates(key, label, r, sn, st)
             rows.append((pkey, inst, hour, label, sn["cnt"], secs, r.get("read_ios"), r.get("write_ios"),
                          None if r.get("read_bytes") is None else r["read_bytes"] / MB,
                          None if r.get("write_bytes") is None else r["write_bytes"] / MB))
@@ -268,15 +384,31 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     for pkey, r in summary.items():
         db = opts.database or r.get("db_name") or pkey
         try:
-            caps[db] = float(r.get("db_size_allocated_gb", ""))
+            gb = float(r.get("db_size_allocated_gb", ""))
         except ValueError:
-            pass
+            continue
+        if 0 <= gb < 1e9:     # a size in GB; beyond an exabyte it is not one
+            caps[db] = gb
     res = ReadResult(SOURCE, "hourly", "hourly", [str(p) for p in paths], capacity_gb=caps,
                      limitations=[_limitation()])
     res.notes.append(f"dma: snapshot times are the database's local time, read as {opts.tz} (--tz)")
     res.notes += summary_problems
     res.extra["spans"] = _spans(con, snaps, summary, per_db, opts)
     return res
+
+
+def _check_rates(key: tuple, label: str, rates: dict[str, float | None], sn: dict, st: dict) -> None:
+    """A statistic per second beyond limits.py is refused, naming the sysstat line it came from."""
+    for stat, v in rates.items():
+        if v is None:
+            continue
+        problem = limits.rate_problem("bytes_per_s" if stat.endswith("bytes") else "iops", v)
+        if problem:
+            src = st.get(stat) or {}
+            raise DbtierError(f"{src.get('_name', 'opdb__dbahistsysstat')}: line {src.get('_line')}: instance {key[1]} hour {key[2]}: "
+                              f"{label} of {stat.replace('_', ' ')} per second (over the hour's mean snapshot of "
+                              f"{sn['secs'] / sn['cnt']:g} s, opdb__awrsnapdetails line {sn['line']}): {problem}",
+                              "collect again with the DMA collector")
 
 
 def _limitation() -> str:

@@ -33,7 +33,7 @@ from typing import Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.history import csvio, detect
+from dbtier.history import csvio, detect, limits
 from dbtier.history.diskstats import roles
 from dbtier.history.tidy import INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult, database_name_from_file, sql_str
 
@@ -47,7 +47,17 @@ KB = 1024.0
 def _local_to_utc(t: _dt.datetime, tz: str) -> _dt.datetime:
     if t.tzinfo is None:
         t = t.replace(tzinfo=zoneinfo.ZoneInfo(tz))
-    return t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    try:
+        return t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    except OverflowError:        # year 1 or 9999 moved across a day boundary: say "not plausible" below
+        return _dt.datetime.max if t.year > 2000 else _dt.datetime.min
+
+
+def _check_time(path: str, lineno: int, t: _dt.datetime) -> _dt.datetime:
+    problem = limits.time_problem(t)
+    if problem:
+        raise DbtierError(f"{path}: line {lineno}: report time {problem}", "fix or remove that report")
+    return t
 
 
 def _date(text: str) -> _dt.date | None:
@@ -85,6 +95,8 @@ def _report_time(s: str, tz: str) -> _dt.datetime | None:
 
 def _num(path: str, lineno: int, col: str, v: str) -> float:
     try:
+        if not v.isascii():
+            raise ValueError(v)
         x = float(v.replace(",", "."))
     except ValueError:
         raise DbtierError(f"{path}: line {lineno}: column {col}: {v!r} is not a number",
@@ -92,7 +104,29 @@ def _num(path: str, lineno: int, col: str, v: str) -> float:
     if not (x >= 0 and x != float("inf")):
         raise DbtierError(f"{path}: line {lineno}: column {col}: {v} is negative or not finite",
                           "fix or remove that line")
+    if not (x < limits.COUNTER_MAX):
+        raise DbtierError(f"{path}: line {lineno}: column {col}: {v} is absurd (beyond 64 bits)",
+                          "fix or remove that line")
     return x
+
+
+def _plausible(path: str, lineno: int, device: str, **rates: float | None) -> None:
+    """One device's rates over one interval, against limits.py (iops, bytes_per_s, lat_ms)."""
+    for name, v in rates.items():
+        if v is None:
+            continue
+        kind = "iops" if name.endswith("iops") or name == "tps" else "lat_ms" if "await" in name else "bytes_per_s"
+        problem = limits.rate_problem(kind, v)
+        if problem:
+            raise DbtierError(f"{path}: line {lineno}: {device}: {name.replace('_', ' ')}: {problem}",
+                              "fix or remove that line")
+
+
+def _utf8(path: str, line: str) -> None:
+    if "\ufffd" in line:     # text_io replaced a byte that is not UTF-8: say where
+        bad = csvio.first_non_utf8(path)
+        if bad:
+            raise csvio.not_utf8_error(path, bad)
 
 
 def _pick(cols: list[str], *names: str) -> int | None:
@@ -110,7 +144,7 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, rows_file: str, devices: s
     con.execute(f"""INSERT INTO {table}
         SELECT database, c.unit, r.role, start, "end", (epoch_us("end") - epoch_us(start)) / 1e6, read_iops, write_iops, iops,
                read_mbps, write_mbps, read_mbps + write_mbps, read_lat_ms, write_lat_ms
-        FROM read_csv({sql_str(rows_file)}, header=false, auto_detect=false, delim=',', quote='"', escape='"',
+        FROM read_csv({sql_str(csvio.duck_path(rows_file))}, header=false, auto_detect=false, compression='none', delim=',', quote='"', escape='"',
              columns={{'database': 'VARCHAR', 'unit': 'VARCHAR', 'start': 'TIMESTAMP', 'end': 'TIMESTAMP',
                        'read_iops': 'DOUBLE', 'write_iops': 'DOUBLE', 'iops': 'DOUBLE', 'read_mbps': 'DOUBLE',
                        'write_mbps': 'DOUBLE', 'read_lat_ms': 'DOUBLE', 'write_lat_ms': 'DOUBLE'}}) c
@@ -169,18 +203,19 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
     written = 0
     detect.refuse_other(path, "iostat", "iostat")
     with csvio.text_io(path) as f:
-        for lineno, line in enumerate(f, 1):
+        for lineno, line in enumerate(csvio.bounded(f, path), 1):
             s = line.strip()
             if not s:
                 in_dev = False
                 continue
+            _utf8(path, s)
             m = _HEADER.match(s)
             if m:
                 host = m.group(1)
                 continue
             t = _report_time(s, opts.tz)
             if t is not None:
-                prev_t, cur_t = cur_t, t
+                prev_t, cur_t = cur_t, _check_time(path, lineno, t)
                 reports += 1
                 in_dev = False
                 continue
@@ -211,13 +246,13 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
             if cur_t is None:
                 raise DbtierError(f"{path}: no report times: iostat was run without -t",
                                   "run `iostat -x -t INTERVAL` (S_TIME_FORMAT=ISO for times with their offset)")
+            vals = {c: _num(path, lineno, c, v) for c, v in zip(cols[1:], parts[1:])}   # (the first report's too)
             if prev_t is None:          # the first report: since boot, or start unknown
                 devices.add(parts[0])
                 continue
             if cur_t <= prev_t:
                 raise DbtierError(f"{path}: line {lineno}: report time {cur_t.isoformat(sep=' ')} UTC is not after "
                                   f"the previous one", "import the files in time order, each report once")
-            vals = {c: _num(path, lineno, c, v) for c, v in zip(cols[1:], parts[1:])}
             rk = _pick(cols, "rkB/s", "rMB/s", "rsec/s")
             wk = _pick(cols, "wkB/s", "wMB/s", "wsec/s")
             scale = {"rkB/s": KB, "wkB/s": KB, "rMB/s": 1048576.0, "wMB/s": 1048576.0, "rsec/s": 512.0,
@@ -226,6 +261,8 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
             wm = vals[cols[wk]] * scale[cols[wk]] / MB
             rl = vals.get("r_await", vals.get("await"))
             wl = vals.get("w_await", vals.get("await"))
+            _plausible(path, lineno, parts[0], read_iops=vals["r/s"], write_iops=vals["w/s"],
+                       read_bytes_per_s=rm * MB, write_bytes_per_s=wm * MB, r_await=rl, w_await=wl)
             db = opts.database or host or database_name_from_file(path)
             w.writerow([db, parts[0], prev_t.isoformat(sep=" "), cur_t.isoformat(sep=" "), vals["r/s"], vals["w/s"],
                         vals["r/s"] + vals["w/s"], rm, wm, rl if rl is not None else "", wl if wl is not None else ""])
@@ -282,16 +319,21 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
     restarts = written = 0
     detect.refuse_other(path, "sar", "sar")
     with csvio.text_io(path) as f:
-        for lineno, line in enumerate(f, 1):
+        for lineno, line in enumerate(csvio.bounded(f, path), 1):
             s = line.strip()
             if not s:
                 continue
+            _utf8(path, s)
             m = _HEADER.match(s)
             if m:
                 host, day = m.group(1), _date(m.group(2))
                 if day is None:
                     raise DbtierError(f"{path}: line {lineno}: the date {m.group(2)!r} is not one dbtier reads",
                                       "run sar with S_TIME_FORMAT=ISO or LC_TIME=C")
+                if not (limits.FIRST_YEAR <= day.year <= limits.LAST_YEAR):
+                    raise DbtierError(f"{path}: line {lineno}: the date {m.group(2)!r} is outside "
+                                      f"{limits.FIRST_YEAR}-{limits.LAST_YEAR}: a typo or a clock fault",
+                                      "fix the header line's date")
                 last_clock = None
                 continue
             if s.startswith("Average:") or s.startswith("Summary"):
@@ -317,7 +359,7 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
             if last_clock is not None and clock < last_clock:
                 day = day + _dt.timedelta(days=1)
             last_clock = clock
-            t = _local_to_utc(_dt.datetime.combine(day, clock), opts.tz)
+            t = _check_time(path, lineno, _local_to_utc(_dt.datetime.combine(day, clock), opts.tz))
             if t != cur_t:
                 prev_t, cur_t = cur_t, t
             if rest and rest[0] == "LINUX" and len(rest) > 1 and rest[1] == "RESTART":
@@ -339,9 +381,9 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
             if len(rest) != len(cols):
                 raise DbtierError(f"{path}: line {lineno}: {len(rest)} fields where the DEV header has {len(cols)}",
                                   "fix or remove that line")
-            if prev_t is None:
-                continue
             vals = {c: _num(path, lineno, c, v) for i, (c, v) in enumerate(zip(cols, rest)) if i != dev_i}
+            if prev_t is None:          # (after a restart: no interval, but its numbers are checked too)
+                continue
             dev = rest[dev_i]
             rk = cols[_pick(cols, "rkB/s", "rd_sec/s")]
             wk = cols[_pick(cols, "wkB/s", "wr_sec/s")]
@@ -352,6 +394,7 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
             ri = tps * share if rb + wb > 0 else 0.0
             wi = tps - ri if rb + wb > 0 else 0.0
             lat = vals.get("await")
+            _plausible(path, lineno, dev, tps=tps, read_bytes_per_s=rb, write_bytes_per_s=wb, await_ms=lat)
             db = opts.database or host or database_name_from_file(path)
             w.writerow([db, dev, prev_t.isoformat(sep=" "), cur_t.isoformat(sep=" "), ri, wi, tps, rb / MB,
                         wb / MB, "" if lat is None else lat, "" if lat is None else lat])

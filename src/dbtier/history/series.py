@@ -48,6 +48,7 @@ from typing import Any, Iterable, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.history import limits
 from dbtier.history.tidy import COUNTERS, EXTRA_COUNTERS, MB, sql_str
 
 PCTS = (50, 95, 99)
@@ -152,14 +153,18 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
                           "export each snapshot once, or import the overlapping files separately")
     # The events, and (one_unit) what totals() needs to know of the valid intervals, in one pass.
     shape = ", " + _PICK.format(valid="AND start < \"end\" AND NOT restart") if one_unit else ""
+    absurd = _absurd_sql(ALL)
     con.execute(f"""
         CREATE OR REPLACE TABLE {out}_events AS
         SELECT database,
                count(DISTINCT "end") FILTER (WHERE restart) AS restarts,
                count(*) FILTER (WHERE wrapped AND NOT restart AND NOT dup
                                 AND role IS DISTINCT FROM 'detail') AS wraps,
-               count(DISTINCT "end") FILTER (WHERE dup) AS duplicates{shape}
+               count(DISTINCT "end") FILTER (WHERE dup) AS duplicates,
+               coalesce(bool_or({absurd}) FILTER (WHERE start < "end" AND NOT restart), false) AS absurd{shape}
         FROM {src} GROUP BY database""")
+    if con.execute(f"SELECT bool_or(absurd) FROM {out}_events").fetchone()[0]:
+        _refuse_absurd(con, src, counters, ALL, absurd)
     if one_unit:
         con.execute(f"DROP TABLE IF EXISTS {out}_rows")
         con.execute(f"ALTER TABLE _deltas RENAME TO {out}_rows")
@@ -177,6 +182,67 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
         SELECT database, file_type, role, start, "end", seconds, {rates}
         FROM (SELECT {with_missing} FROM a)""")
     con.execute("DROP TABLE _deltas")
+
+
+# Rates of one unit over one interval that no storage does (limits.py): a corrupt or mistyped
+# counter. Checked in the pass that counts the events, so valid input pays one more aggregate.
+_RATE_CHECKS = (("read_ios", "iops", None), ("write_ios", "iops", None), ("read_bytes", "bytes_per_s", None),
+                ("write_bytes", "bytes_per_s", None), ("redo_bytes", "bytes_per_s", None),
+                ("read_time_ms", "lat_ms", "read_ios"), ("write_time_ms", "lat_ms", "write_ios"))
+_LIMIT = {"iops": limits.MAX_IOPS, "bytes_per_s": limits.MAX_BYTES_PER_S, "lat_ms": limits.MAX_LAT_MS}
+
+
+def _rate_sql(c: str, per: str | None) -> str:
+    return f"d_{c} / nullif(d_{per}, 0)" if per else f"d_{c} / seconds"
+
+
+def _absurd_sql(present: Sequence[str]) -> str:
+    conds = [f"{_rate_sql(c, per)} > {_LIMIT[kind]!r}" for c, kind, per in _RATE_CHECKS
+             if c in present and (per is None or per in present)]
+    return "(" + " OR ".join(conds or ["false"]) + ")"
+
+
+def _refuse_absurd(con: duckdb.DuckDBPyConnection, src: str, counters: str, present: Sequence[str],
+                   absurd: str) -> None:
+    """The first absurd interval, as one error naming the file, the unit, the times and the values."""
+    checks = [(c, kind, per) for c, kind, per in _RATE_CHECKS if c in present and (per is None or per in present)]
+    row = con.execute(f"""SELECT database, file_type, unit, start, "end", seconds,
+                                 {', '.join(_rate_sql(c, per) for c, _, per in checks)}
+                          FROM {src} WHERE start < "end" AND NOT restart AND {absurd}
+                          ORDER BY "end", database LIMIT 1""").fetchone()
+    db, ft, unit, start, end, secs, *rates = row
+    c, kind, _ = next(ch for ch, v in zip(checks, rates) if v is not None and not (v <= _LIMIT[ch[1]]))
+    got = con.execute(f"""SELECT sample_time, {c}, _file FROM {counters}
+                          WHERE database = ? AND file_type = ? AND unit = ? AND sample_time IN (?, ?)
+                          ORDER BY sample_time""", [db, ft, unit, start, end]).fetchall()
+    vals = " to ".join(f"{v:.17g}" for _, v, _ in got if v is not None)
+    files = sorted({str(f) for *_, f in got if f})
+    last = got[-1][1] if got else None
+    line = _line_of(files[-1], last) if files and last is not None else None
+    where = f"{files[-1]}: line {line}" if line else (" and ".join(files) or "the input")
+    v = next(v for ch, v in zip(checks, rates) if ch[0] == c)
+    raise DbtierError(f"{where}: {db}, {ft} ({unit}), {c.replace('_', ' ')} from {vals} over "
+                      f"{secs:g} s ending {end.isoformat(sep=' ')} UTC: {limits.rate_problem(kind, v)}",
+                      "fix or remove that sample (or export it again)")
+
+
+def _line_of(path: str, value: float) -> int | None:
+    """The first line of `path` holding `value` as one of its fields, in the file's own unit
+    (bytes may be printed as 512-byte sectors, MiB or 8 KiB blocks). None if not found."""
+    import re as _re
+    targets = {value, value / 512, value / 1048576, value / 8192}
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                for tok in _re.split(r'[\s,;|"]+', line):
+                    try:
+                        if tok and float(tok) in targets:
+                            return n
+                    except ValueError:
+                        continue
+    except OSError:
+        return None
+    return None
 
 
 # Per database, of its intervals: has `total` rows; one file type among them, among its `part`

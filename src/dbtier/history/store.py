@@ -67,7 +67,7 @@ def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> Non
     """COPY (query) TO path, atomically (temp file + rename)."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        con.execute(f"COPY ({query}) TO '{_sql_str(str(tmp))}' (FORMAT parquet, COMPRESSION snappy)")
+        con.execute(f"COPY ({query}) TO '{_sql_str(os.path.abspath(tmp))}' (FORMAT parquet, COMPRESSION snappy)")
         os.replace(tmp, path)
     except OSError as exc:
         raise DbtierError(f"cannot write {path}: {exc.strerror or exc}", "choose another run directory with --out") \
@@ -80,13 +80,15 @@ def parquet(run_dir: str | os.PathLike, name: str, what: str = "history run") ->
     if not path.exists():
         raise DbtierError(f"{run_dir}: no {name} in this {what}",
                           "pass a run directory written by `dbtier history import` (or re-run it: the file was removed)")
-    return f"read_parquet('{_sql_str(str(path))}')"
+    from dbtier.history.tidy import duck_path
+    return f"read_parquet('{_sql_str(duck_path(path))}')"
 
 
 def check_parquet(con: duckdb.DuckDBPyConnection, run_dir: str | os.PathLike, name: str,
                   columns: Sequence[str], what: str = "history run") -> None:
     """One of a run's Parquet files, checked before it is read: a regular file, Parquet (not truncated,
     not foreign), with the columns the reader needs. Each failure names the file."""
+    from dbtier.history.tidy import duck_path
     hint = "re-run the `dbtier history` command that wrote this run directory (its Parquet file is damaged)"
     path = Path(run_dir) / name
     if not os.path.lexists(path):
@@ -94,7 +96,7 @@ def check_parquet(con: duckdb.DuckDBPyConnection, run_dir: str | os.PathLike, na
                           "pass a run directory written by `dbtier history import` (or re-run it: the file was removed)")
     regular_file(path, f"{what} file", hint)
     try:
-        cols = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{_sql_str(str(path))}')").fetchall()}
+        cols = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{_sql_str(duck_path(path))}')").fetchall()}
     except duckdb.Error as exc:
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DbtierError(f"{path}: not a readable Parquet file ({why[:200]})", hint) from None

@@ -14,7 +14,7 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.history import consolidate as cons
-from dbtier.history import series, store
+from dbtier.history import limits, series, store
 from dbtier.history.tidy import INTERVAL_COLUMNS, ReadResult, sql_str
 
 PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}
@@ -58,6 +58,7 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     else:
         pk = {db: v for (db,), v in series.summarise(con, "totals", top=top, shape=True).items()}
         fts = series.file_type_summary(con, "intervals")
+    _check_names_and_times(res, pk, fts, list(ev))
     series.profiles(con, "totals", "profiles", profile_tz)
     databases = []
     for name, p in pk.items():
@@ -75,6 +76,30 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     out: dict[str, Any] = {"source": res.source, "kind": res.kind, "files": res.files, "notes": list(res.notes),
                            "limitations": list(res.limitations), "profile_tz": profile_tz, "databases": databases}
     return out
+
+
+FIRST_YEAR, LAST_YEAR = limits.FIRST_YEAR, limits.LAST_YEAR
+
+
+def _check_names_and_times(res: ReadResult, pk: dict, fts: dict, others: Sequence[str] = ()) -> None:
+    """Names from the files are text a person can read (a NUL, a newline or another control
+    character is garbage, and would split one database in two); times are within FIRST_YEAR..LAST_YEAR.
+    `others`: databases with no interval (one sample), whose names count too."""
+    files = ", ".join(res.files[:3]) + (" ..." if len(res.files) > 3 else "")
+    for db in others:
+        if db not in pk:
+            pk = {**pk, db: {}}
+    for db, p in pk.items():
+        names = [("database", db)] + [("file type", f.get("file_type")) for f in fts.get(db, [])]
+        for what, name in names:
+            if isinstance(name, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+                raise DbtierError(f"{files}: {what} name {name!r} holds a control character (binary garbage in the "
+                                  "file?)", "export it again; names must be plain text")
+        for k in ("start", "end"):
+            t = p.get(k)
+            if t and not (FIRST_YEAR <= int(t[:4]) <= LAST_YEAR):
+                raise DbtierError(f"{files}: {db}: a sample time in {t[:4]} ({k} {t}): outside {FIRST_YEAR}-{LAST_YEAR}, "
+                                  "a typo or a clock fault", "fix the times (or export them again)")
 
 
 def write_import_files(con: duckdb.DuckDBPyConnection, run_dir: Path, kind: str, databases: Sequence[dict]) -> list[str]:

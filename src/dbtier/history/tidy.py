@@ -20,6 +20,7 @@ Times are UTC; a source's local times are converted with `--tz` (an IANA zone, d
 
 from __future__ import annotations
 
+import os
 import re
 import zoneinfo
 from dataclasses import dataclass, field
@@ -89,6 +90,14 @@ _NAIVE_FORMATS = ("%d-%b-%y %I.%M.%S.%f %p", "%d-%b-%y %I.%M.%S.%n %p", "%d-%b-%
                   "%m/%d/%Y %H:%M:%S", "%m/%d/%y %H:%M:%S", "%m/%d/%Y %I:%M:%S %p", "%d.%m.%Y %H:%M:%S")
 
 
+def duck_path(path: str | os.PathLike) -> str:
+    """A path as DuckDB must be given it to read that very file. DuckDB reads a path with * ? or [
+    as a glob, and ~ as the home directory: this is the absolute path with those characters escaped
+    as one-character classes, so awr[1].csv is that file, never awr1.csv. (Its `filename` column
+    then holds the absolute, unescaped path.)"""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in os.path.abspath(os.fspath(path)))
+
+
 def sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
@@ -107,24 +116,34 @@ def utc_sql(expr: str, tz: str, typed: bool = False) -> str:
     `typed`: `expr` is already a TIMESTAMP (csvio.load read it; it had no offset), local to `tz`."""
     e = expr
     if typed:
-        return e if tz == "UTC" else f"timezone('UTC', timezone({sql_str(tz)}, {e}))"
+        return e if tz == "UTC" else f"timezone('UTC', timezone({sql_str(tz)}, {_in_range(e)}))"
     has_offset = (f"(contains(substr({e}, 11), '+') OR contains(substr({e}, 12), '-') OR suffix({e}, 'Z') "
                   f"OR suffix(upper(rtrim({e})), 'UTC'))")
     spaced = (f"CASE WHEN contains({e}, ' +') OR contains({e}, ' -') OR suffix(upper(rtrim({e})), 'UTC') THEN "
               f"regexp_replace(regexp_replace(trim({e}), '\\s*UTC$', '+00'), '\\s+([+-]\\d\\d(:?\\d\\d)?|Z)$', "
               f"'\\1') ELSE trim({e}) END")
-    with_offset = f"timezone('UTC', try_cast({spaced} AS TIMESTAMPTZ))"
+    with_offset = f"timezone('UTC', {_in_range(f'try_cast({spaced} AS TIMESTAMPTZ)', 'TIMESTAMPTZ')})"
     naive = naive_ts_sql(e)
-    local = naive if tz == "UTC" else f"timezone('UTC', timezone({sql_str(tz)}, {naive}))"
+    local = naive if tz == "UTC" else f"timezone('UTC', timezone({sql_str(tz)}, {_in_range(naive)}))"
     return f"(CASE WHEN {e} IS NULL THEN NULL WHEN {has_offset} THEN {with_offset} ELSE {local} END)"
+
+
+# Times a zone conversion can take (DuckDB converts through nanoseconds, which end in 2262): beyond
+# them a time is NULL, so the reader names its file and line; summary.py refuses years before 1980.
+TIME_RANGE = ("1900-01-01", "2262-01-01")
+
+
+def _in_range(ts: str, kind: str = "TIMESTAMP") -> str:
+    lo, hi = TIME_RANGE
+    return f"(CASE WHEN {ts} >= {kind} '{lo}' AND {ts} < {kind} '{hi}' THEN {ts} END)"
 
 
 def interval_sql(expr: str) -> str:
     """Seconds east of UTC from Oracle's SNAP_TIMEZONE (`+01:00`, `+000000000 01:00:00.000000`), else NULL."""
     e = f"trim({expr})"
-    return (f"(CASE WHEN regexp_matches({e}, '^[+-]?\\d+ \\d\\d:\\d\\d:\\d\\d') THEN "
+    return (f"(CASE WHEN regexp_matches({e}, '^[+-]?\\d{{1,6}} \\d\\d:\\d\\d:\\d\\d') THEN "
             f"(CASE WHEN starts_with({e}, '-') THEN -1 ELSE 1 END) * ("
-            f"abs(CAST(regexp_extract({e}, '^[+-]?(\\d+)', 1) AS BIGINT)) * 86400 + "
+            f"abs(TRY_CAST(regexp_extract({e}, '^[+-]?(\\d+)', 1) AS BIGINT)) * 86400 + "
             f"CAST(regexp_extract({e}, ' (\\d\\d):', 1) AS BIGINT) * 3600 + "
             f"CAST(regexp_extract({e}, ':(\\d\\d):', 1) AS BIGINT) * 60) "
             f"WHEN regexp_matches({e}, '^[+-]\\d\\d:\\d\\d$') THEN "
