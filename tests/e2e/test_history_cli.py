@@ -15,9 +15,7 @@ from conftest import DATA, assert_clean_error, load_doc, run_dbtier
 H = DATA / "history"
 MSS = H / "sqlserver" / "file_stats-sql01.csv"
 AWR = H / "awr" / "awr_sysstat_PROD.csv"
-SHARED = Path("/work/shared/data/history")
-if not SHARED.exists():
-    SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "history"
+SHARED = Path(__file__).resolve().parent.parent / "data" / "history" / "dma"   # real DMA collections (README there)
 
 PEAK_KEYS = {"read_iops", "write_iops", "read_mbps", "write_mbps"}
 STAT_KEYS = {"p50", "p95", "p99", "max"}

@@ -12,9 +12,7 @@ from conftest import ROOT, assert_clean_error, run_dbtier
 
 TRACES = ROOT / "tests" / "data" / "traces"
 PROBE = ROOT / "tests" / "data" / "probe" / "quick-ext4-virtio.json"
-CLOUDPHYSICS = ROOT.parent / "shared" / "data" / "traces" / "cloudPhysicsIO.csv"
-if not CLOUDPHYSICS.exists():
-    CLOUDPHYSICS = Path("/work/shared/data/traces/cloudPhysicsIO.csv")
+CLOUDPHYSICS = Path(__file__).resolve().parent.parent / "data" / "traces" / "cloudPhysicsIO.csv.xz"  # real trace
 
 CONTRACT = {"trace", "design", "policy", "read_hit_ratio", "request_hit_ratio", "curve", "latency_us",
             "device_util", "resync"}
@@ -223,7 +221,6 @@ def test_json_errors_keep_stdout_empty(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
 
 
-@pytest.mark.skipif(not CLOUDPHYSICS.exists(), reason="shared/data/traces/cloudPhysicsIO.csv not present")
 def test_real_trace_sweep_and_restart(tmp_path):
     doc = ok(tmp_path, str(CLOUDPHYSICS), *CACHE, "--cache-gb", "0.25", "--policy", "s3fifo", "--sweep",
              "0.05,0.1,0.5", "--restart-at", "1h", "--seq-cutoff", "4M", "--jobs", "2")

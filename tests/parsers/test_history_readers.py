@@ -20,9 +20,7 @@ from dbtier.history.tidy import ReadOptions
 
 H = DATA / "history"
 REAL = H / "real"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "history"
-if not SHARED.exists():
-    SHARED = Path("/work/shared/data/history")
+SHARED = Path(__file__).resolve().parent.parent / "data" / "history" / "dma"   # real DMA collections (README there)
 
 
 def imp(source: str, *files, **opts):

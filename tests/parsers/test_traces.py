@@ -12,9 +12,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.sim.traces import detect_format, parse_columns, read_trace
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "traces"
-CLOUDPHYSICS = Path(__file__).resolve().parents[3] / "shared" / "data" / "traces" / "cloudPhysicsIO.csv"
-if not CLOUDPHYSICS.exists():
-    CLOUDPHYSICS = Path("/work/shared/data/traces/cloudPhysicsIO.csv")
+CLOUDPHYSICS = DATA / "cloudPhysicsIO.csv.xz"   # the real trace (README there)
 
 
 def _req(t, i):
@@ -70,7 +68,6 @@ def test_cloudphysics_layout():
     assert _req(t, 1) == (0.0, 0, 17221808 * 512, 8192, "0")      # 28 = READ(10)
 
 
-@pytest.mark.skipif(not CLOUDPHYSICS.exists(), reason="shared/data/traces/cloudPhysicsIO.csv not present")
 def test_real_cloudphysics_trace():
     t = read_trace(CLOUDPHYSICS)
     assert t.format == "cloudphysics"

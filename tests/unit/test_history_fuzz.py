@@ -17,9 +17,7 @@ from dbtier.history.summary import summarise_import
 from dbtier.history.tidy import ReadOptions
 
 H = DATA / "history"
-SHARED = Path("/work/shared/data/history")
-if not SHARED.exists():
-    SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "history"
+SHARED = H / "dma"   # the real DMA collections (README there)
 
 CASES = {
     "awr": [H / "awr" / "awr_sysstat_PROD.csv", H / "awr" / "awr_iostat_filetype_PROD.csv"],

@@ -50,9 +50,7 @@ from dbtier.sim import cache
 from dbtier.sim.traces import from_arrays, read_trace
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "traces"
-CLOUDPHYSICS = Path(__file__).resolve().parents[3] / "shared" / "data" / "traces" / "cloudPhysicsIO.csv"
-if not CLOUDPHYSICS.exists():
-    CLOUDPHYSICS = Path("/work/shared/data/traces/cloudPhysicsIO.csv")
+CLOUDPHYSICS = DATA / "cloudPhysicsIO.csv.xz"   # the real trace (README there)
 BS = 8192
 
 
@@ -358,7 +356,6 @@ def _reference(prep: cache.Prepared, capacity: int, policy: str, mode: str) -> d
     return out
 
 
-@pytest.mark.skipif(not CLOUDPHYSICS.exists(), reason="shared/data/traces/cloudPhysicsIO.csv not present")
 @pytest.mark.parametrize("policy", cache.POLICIES)
 @pytest.mark.parametrize("mode", cache.WRITE_MODES)
 def test_kernels_match_the_reference_on_cloudphysics(policy, mode):
@@ -372,7 +369,6 @@ def test_kernels_match_the_reference_on_cloudphysics(policy, mode):
             (ref["hits"], ref["admitted"], ref["destaged"]), (policy, mode, cap)
 
 
-@pytest.mark.skipif(not CLOUDPHYSICS.exists(), reason="shared/data/traces/cloudPhysicsIO.csv not present")
 def test_cloudphysics_pinned_counts():
     """Whole trace, 8 KiB blocks, 20,000-block cache (163.84 MB), write-around: counts pinned after the
     reference check above; S3-FIFO keeps more of the read working set than LRU or FIFO."""
