@@ -290,7 +290,7 @@ def _open_text(path: Path) -> tuple[io.TextIOWrapper, Any, int, str | None]:
         hint = ("blktrace writes binary files: turn them into text with `blkparse -i NAME -o trace.txt` first"
                 if ".blktrace." in path.name else "pass a text trace (CSV, blkparse text or a fio iolog)")
         raise DbtierError(f"{path}: binary data, not a text trace", hint)
-    text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline=None)   # -sig: drop a BOM
     return text, raw, size, compression
 
 
@@ -661,6 +661,9 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
                           "leave --format out to detect it, or map the columns with --columns")
     if fmt == "csv" and cols is None:
         raise DbtierError("--format csv needs --columns", COLUMNS_HELP)
+    if cols is not None and fmt != "csv":
+        raise DbtierError(f"--columns maps a CSV, but --format is {fmt}", "leave --format out (or pass --format csv) "
+                          f"with --columns, or leave --columns out to read the {fmt} layout")
 
     text, raw, size, compression = _open_text(p)
     with raw, text:
