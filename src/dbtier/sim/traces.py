@@ -40,9 +40,9 @@ import os
 import re
 import zlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from itertools import chain, islice
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
