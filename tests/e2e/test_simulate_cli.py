@@ -181,7 +181,7 @@ def test_columns_map(tmp_path):
     (tmp_path / "again").mkdir()
     err = fails(tmp_path / "again", str(TRACES / "custom-ms.csv"), "--design", "single", "--device",
                 "sas-15k-73gb", "--columns", "time=ts_ms,op=rw")
-    assert "--columns: missing offset, length" in err
+    assert "--columns 'time=ts_ms,op=rw': missing offset, length" in err
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -292,3 +292,44 @@ def test_capture_options_after_the_target_are_options(tmp_path):
 def test_capture_of_a_missing_target(tmp_path):
     r = run_dbtier("simulate", "capture", "/no/such/dev", cwd=tmp_path)
     assert_clean_error(r, "/no/such/dev does not exist")
+
+
+# -- hostile traces through the real entry point (issue 12) -------------------------------------------
+
+def _hostile(tmp_path: Path, kind: str) -> list[str]:
+    import gzip
+    p = tmp_path / f"{kind}.csv"
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "devzero":
+        p.symlink_to("/dev/zero")
+    elif kind == "truncated-gz":
+        data = gzip.compress((TRACES / "msr-hm1.csv").read_bytes() * 50)
+        p = tmp_path / "cut.csv.gz"
+        p.write_bytes(data[: len(data) // 2])
+    elif kind == "2^50-bytes":
+        p.write_text("128166372003061629,hm,1,Read,0,4096,1\n128166372003061630,hm,1,Read,0,1125899906842624,1\n")
+    elif kind == "nan-time":
+        p.write_text("t,op,off,len\n1,R,0,4096\nnan,W,0,4096\n")
+        return [str(p), "--columns", "time=t,op=op,offset=off,length=len"]
+    elif kind == "columns-twice":
+        p.write_text("t,op,off,len\n1,R,0,4096\n")
+        return [str(p), "--columns", "time=t,op=op,offset=off,length=len,offset=t"]
+    return [str(p)]
+
+
+@pytest.mark.parametrize("kind, needles", [
+    ("fifo", ["fifo.csv: a FIFO (named pipe), not a regular file"]),
+    ("devzero", ["devzero.csv: a character device, not a regular file"]),
+    ("truncated-gz", ["cut.csv.gz: gzip data damaged", "no request of this trace was used"]),
+    ("2^50-bytes", ["2^50-bytes.csv:2: malformed msr line: length 1125899906842624 bytes is more than one request"]),
+    ("nan-time", ["nan-time.csv:3: malformed csv line: time 'nan' is not a finite number"]),
+    ("columns-twice", ["--columns 'time=t,op=op,offset=off,length=len,offset=t': offset is given twice"]),
+])
+def test_hostile_traces_are_refused_by_name(tmp_path, kind, needles):
+    args = _hostile(tmp_path, kind)
+    r = run_dbtier("simulate", "run", *args, "--design", "single", "--device", "sas-15k-73gb", "--out", "run",
+                   cwd=tmp_path, timeout=120)          # a FIFO opened would block: the timeout fails the test
+    err = assert_clean_error(r, *needles)
+    assert "\n  next: " in err
+    assert not (tmp_path / "run").exists()

@@ -260,3 +260,197 @@ def test_columns_naming_an_absent_header(tmp_path):
     with pytest.raises(DbtierError) as e:
         read_trace(p, columns="time=t,op=kind,offset=position,length=len")
     assert "--columns offset=position: no such column; the header has: t, kind, pos, len" in e.value.message
+
+
+# -- hostile input (issue 12): each class refused by name, with file and line -------------------------
+
+import bz2  # noqa: E402
+import lzma  # noqa: E402
+import os  # noqa: E402
+import socket  # noqa: E402
+
+MSR_LINE = "128166372003061629,hm,1,Read,{off},{len},1225\n"
+
+
+def _msr(tmp_path, off=0, ln=4096, name="t.csv"):
+    p = tmp_path / name
+    p.write_text(MSR_LINE.format(off=0, len=4096) + MSR_LINE.format(off=off, len=ln))
+    return p
+
+
+def test_fifo_is_refused_before_opening(tmp_path):
+    p = tmp_path / "pipe.csv"
+    os.mkfifo(p)
+    with pytest.raises(DbtierError, match=r"pipe.csv: a FIFO \(named pipe\), not a regular file"):
+        read_trace(p)          # opening would block: no writer ever comes
+
+
+@pytest.mark.parametrize("target, kind", [("/dev/zero", "a character device"), ("/dev/null", "a character device")])
+def test_devices_are_refused(tmp_path, target, kind):
+    link = tmp_path / "looks-like.csv"
+    link.symlink_to(target)
+    with pytest.raises(DbtierError, match=f"looks-like.csv: {kind}, not a regular file"):
+        read_trace(link)
+
+
+def test_socket_and_directory_are_refused(tmp_path):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.bind(str(tmp_path / "sock.csv"))
+        with pytest.raises(DbtierError, match="sock.csv: a socket, not a regular file"):
+            read_trace(tmp_path / "sock.csv")
+    finally:
+        s.close()
+    with pytest.raises(DbtierError, match="is a directory, not a trace file"):
+        read_trace(tmp_path)
+
+
+@pytest.mark.parametrize("comp, name", [(gzip.compress, "gzip"), (bz2.compress, "bz2"), (lzma.compress, "xz")])
+def test_truncated_compressed_trace_is_refused_whole(tmp_path, comp, name):
+    """A cut-short copy of a 5,000-line trace: stopped with the file, where, and that nothing was used."""
+    body = "".join(f"419,R,{i * 4096},4096,{1577808144007256 + i}\n" for i in range(5000)).encode()
+    data = comp(body)
+    p = tmp_path / f"t.csv.{name}"
+    p.write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(DbtierError) as e:
+        read_trace(p)
+    msg = e.value.message
+    assert msg.startswith(f"{p}: {name} data damaged ") and "(at about byte " in msg
+    assert "no request of this trace was used" in msg and "cat " in e.value.hint
+
+
+def test_gzip_crc_failure_names_file_and_position(tmp_path):
+    data = bytearray(gzip.compress((DATA / "msr-hm1.csv").read_bytes()))
+    data[-7] ^= 0xFF                      # the CRC32 in the trailer
+    p = tmp_path / "crc.csv.gz"
+    p.write_bytes(bytes(data))
+    with pytest.raises(DbtierError, match=r"crc.csv.gz: gzip data damaged .*CRC check failed"):
+        read_trace(p)
+
+
+def test_zstd_is_named_not_called_binary(tmp_path):
+    p = tmp_path / "t.csv.zst"
+    p.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 20)
+    with pytest.raises(DbtierError) as e:
+        read_trace(p)
+    assert "zstd-compressed" in e.value.message and "zstd -d t.csv.zst" in e.value.hint
+
+
+@pytest.mark.parametrize("off, ln, needle", [
+    (0, 2**50, "length 1125899906842624 bytes is more than one request can be (the cap is 1 GiB"),
+    (0, 2**30 + 1, "more than one request can be"),
+    (2**63 - 100, 4096, "ends beyond byte 36,028,797,018,963,968 (2^55, 32 PiB)"),
+    (2**70, 512, "ends beyond byte"),
+    (0, -512, "length -512 bytes is negative"),
+    (-512, 512, "Offset -512 is negative"),
+])
+def test_absurd_offsets_and_lengths_name_the_line(tmp_path, off, ln, needle):
+    p = _msr(tmp_path, off, ln)
+    with pytest.raises(DbtierError) as e:
+        read_trace(p)
+    assert e.value.message.startswith(f"{p}:2: malformed msr line: ") and needle in e.value.message
+    t = read_trace(p, skip_bad=True)          # --skip-bad counts it like any malformed line
+    assert len(t) == 1 and t.skipped == 1
+
+
+def test_a_one_gib_request_is_taken(tmp_path):
+    t = read_trace(_msr(tmp_path, 2**55 - 2**30, 2**30))
+    assert int(t.length_bytes[1]) == 2**30 and int(t.offset_bytes[1]) + 2**30 == 2**55
+
+
+def test_zero_length_requests_are_ignored_and_noted_with_their_lines(tmp_path):
+    p = _msr(tmp_path, 8192, 0)
+    t = read_trace(p)
+    assert len(t) == 1 and t.ignored == {"zero-length": 1}
+    assert "1 zero-length request ignored (line 2)" in t.notes
+
+
+@pytest.mark.parametrize("tok, needle", [("nan", "time 'nan' is not a finite number"),
+                                         ("inf", "time 'inf' is not a finite number"),
+                                         ("1e308", "time 1e+308 is beyond +-2^62 ticks"),
+                                         (str(2**64), "is beyond +-2^62 ticks"),
+                                         ("1_0", "time '1_0' is not a number"),
+                                         ("١٢", "time '١٢' is not a number")])
+def test_non_finite_and_overflowing_times(tmp_path, tok, needle):
+    p = tmp_path / "t.csv"
+    p.write_text(f"t,op,off,len\n1,R,0,512\n{tok},R,0,512\n")
+    with pytest.raises(DbtierError) as e:
+        read_trace(p, columns="time=t,op=op,offset=off,length=len")
+    assert e.value.message.startswith(f"{p}:3: malformed csv line: ") and needle in e.value.message
+
+
+def test_time_far_from_the_first_request(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("t,op,off,len\n1,R,0,512\n400000000,R,0,512\n")
+    with pytest.raises(DbtierError, match=r"t.csv:3: time 4e\+08 s from the first request \(line 2\) is more than "
+                                          "ten years away"):
+        read_trace(p, columns="time=t,op=op,offset=off,length=len")
+
+
+def test_unicode_and_underscore_digits_are_not_numbers(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("128166372003061629,hm,1,Read,1_024,512,1\n")
+    with pytest.raises(DbtierError, match=r"t.csv:1: malformed msr line: Offset '1_024' is not a whole number"):
+        read_trace(p, fmt="msr")
+
+
+def test_a_line_longer_than_a_mebibyte(tmp_path):
+    p = tmp_path / "long.csv"
+    p.write_text(MSR_LINE.format(off=0, len=512) + "1" * (3 << 20))       # no newline at all
+    with pytest.raises(DbtierError, match=r"long.csv:2: a line of [0-9,]+\+ characters, more than the 1,048,576"):
+        read_trace(p)
+
+
+def test_crlf_bom_and_blank_lines_read_as_lf(tmp_path):
+    p = tmp_path / "dos.csv"
+    p.write_bytes(b"\xef\xbb\xbf" + (DATA / "msr-hm1.csv").read_bytes().replace(b"\n", b"\r\n\r\n"))
+    t = read_trace(p)
+    assert t.summary() == read_trace(DATA / "msr-hm1.csv").summary()
+
+
+def test_too_many_volumes(tmp_path, monkeypatch):
+    from dbtier.sim import traces
+    monkeypatch.setattr(traces, "MAX_VOLUMES", 3)
+    p = tmp_path / "v.csv"
+    p.write_text("".join(f"v{i},R,0,512,{i}\n" for i in range(5)))
+    with pytest.raises(DbtierError, match=r"v.csv:4: volume 'v3' is one more than the 3 distinct volumes"):
+        read_trace(p, fmt="alibaba")
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("op=2,op=3,offset=3,length=4", "op is given twice"),
+    ("op=2,offset=3,length=4,size=5", "length is given twice (size is another name for length)"),
+    ("op=2,offset=2,length=4", "op and offset both name column '2'"),
+    ("op=0,offset=3,length=4", "op=0: columns are numbered from 1 to 4096"),
+    ("op=-3,offset=3,length=4", "op=-3: columns are numbered from 1 to 4096"),
+    ("op=99999999999999999999,offset=3,length=4", "columns are numbered from 1 to 4096"),
+    ("op=2,offset=3,length=4,offset_unit=99999999999", "offset_unit '99999999999' is not bytes, sectors, kib"),
+    ("op=2,offset=3,length=4,length_unit=²", "length_unit '²' is not bytes"),
+    ("op=2,offset=3,length=4,read=|", "read='|' names no token"),
+])
+def test_bad_columns_spec_names_the_spec(spec, needle):
+    with pytest.raises(DbtierError) as e:
+        parse_columns(spec)
+    assert e.value.message.startswith(f"--columns {spec!r}: ") and needle in e.value.message
+
+
+def test_columns_past_the_last_column_name_file_and_line(tmp_path):
+    p = tmp_path / "c.csv"
+    p.write_text("1,R,0,512,v\n2,W,0\n")
+    with pytest.raises(DbtierError, match=r"c.csv:2: malformed csv line: 3 fields, the --columns map needs at least 4"):
+        read_trace(p, columns="time=1,op=2,offset=3,length=4")
+
+
+def test_columns_with_another_format_is_refused():
+    with pytest.raises(DbtierError, match="--columns maps a CSV, but --format is msr"):
+        read_trace(DATA / "msr-hm1.csv", fmt="msr", columns="op=4,offset=5,length=6")
+
+
+def test_block_expansion_beyond_memory_is_refused_before_allocating():
+    """200,000 requests of 1 GiB in 8 KiB blocks: 26 billion blocks, refused by arithmetic (no allocation)."""
+    from dbtier.sim import cache
+    from dbtier.sim.traces import from_arrays
+    n = 200_000
+    t = from_arrays(np.arange(n, dtype=float), np.zeros(n), np.arange(n) * 2**30, np.full(n, 2**30))
+    with pytest.raises(DbtierError, match="make 26,214,400,000 blocks"):
+        cache.prepare(t, 8192)

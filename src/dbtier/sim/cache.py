@@ -93,6 +93,28 @@ class Prepared:
         return self.read_nids * self.block_size
 
 
+BYTES_PER_BLOCK = 64          # prepare's peak working memory per block: keys, their sort, ids, temporaries
+
+
+def _memory_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def _check_expansion(trace: Trace, total_blocks: int, block_size: int) -> None:
+    """Refuse a block expansion that cannot fit in half of this machine's memory, before allocating it
+    (the readers cap one request at 1 GiB, but many large requests in small blocks still add up)."""
+    need = total_blocks * BYTES_PER_BLOCK
+    have = _memory_bytes()
+    if need > have // 2:
+        raise DbtierError(
+            f"{trace.path}: {len(trace):,} requests cut into {block_size:,}-byte blocks make {total_blocks:,} "
+            f"blocks, about {need / 1e9:,.1f} GB of working memory; this machine has {have / 1e9:,.1f} GB",
+            "use a larger --block-size (e.g. --block-size 64K), or replay one volume (--volume NAME)")
+
+
 def prepare(trace: Trace, block_size: int) -> Prepared:
     """Cut each request into blocks of `block_size` bytes and number the distinct blocks densely."""
     if block_size <= 0 or block_size & (block_size - 1):
@@ -105,6 +127,7 @@ def prepare(trace: Trace, block_size: int) -> Prepared:
                           "use a larger --block-size")
     base = (trace.volume.astype(np.int64) << VOLUME_SHIFT) | first
     total = int(nblk.sum())
+    _check_expansion(trace, total, block_size)
     starts = np.cumsum(nblk) - nblk
     keys = np.repeat(base - starts, nblk) + np.arange(total, dtype=np.int64)
     uniq, inv = np.unique(keys, return_inverse=True)

@@ -16,7 +16,17 @@ Invariants of a returned Trace:
   the same offset on two volumes is two different places.
 
 A malformed line is a DbtierError naming file and line, unless `skip_bad`,
-which counts it (and keeps the first few line numbers) instead.
+which counts it (and keeps the first few line numbers) instead. A line is
+malformed too when its numbers are absurd for a block request (the caps below
+keep every later sum inside int64 and every per-block expansion bounded):
+a length above MAX_REQUEST_BYTES (1 GiB), an end beyond MAX_ADDRESS_BYTES
+(2^55 bytes, 32 PiB), a negative offset or length, a time that is not finite
+or beyond +-2^62 ticks. A zero-length request is ignored and noted with its
+line. Trace-wide limits (a span over MAX_SPAN_S, more than MAX_VOLUMES
+volumes, a line over MAX_LINE_CHARS, damaged compressed data) stop the read
+with file and line even under `skip_bad`.
+
+Only regular files are opened (a FIFO would block, /dev/zero never ends).
 """
 
 from __future__ import annotations
@@ -25,15 +35,19 @@ import bz2
 import gzip
 import io
 import lzma
+import math
 import os
 import re
+import zlib
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import regular_file
 from dbtier.sim.names import COLUMNS_HELP, FORMATS, TraceFormat, known_formats_text  # noqa: F401 (re-exported)
 
 READ, WRITE = 0, 1
@@ -41,6 +55,18 @@ SECTOR = 512
 FILETIME_S = 1e-7          # Windows filetime ticks (100 ns)
 
 _SKIP_HINT = "fix or delete that line, or pass --skip-bad to count and skip malformed lines"
+
+# Caps on what one line may say (README, simulate section). A request above 1 GiB is no block I/O a
+# host issues (Linux caps a request far lower) and would cut into 131,072+ cache blocks; 2^55 bytes is
+# beyond any volume and keeps offset + length, volume << 42 | block and every sum in int64.
+MAX_REQUEST_BYTES = 1 << 30
+MAX_ADDRESS_BYTES = 1 << 55
+_T_LIM = 1 << 62                   # raw time ticks: t - t0 stays inside int64
+MAX_SPAN_S = 10 * 365.25 * 86400   # ten years from the first request: beyond that the time column is wrong
+MAX_VOLUMES = 1 << 16              # volume ids index int32 arrays and the cache's key (volume << 42)
+MAX_LINE_CHARS = 1 << 20           # a longer line is not a trace line (and is not held in memory whole)
+MAX_COLUMN = 4096                  # --columns numbers
+_READ_CHUNK = 1 << 20
 
 
 @dataclass
@@ -127,98 +153,195 @@ _TIME_UNITS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "fileti
 _DELIMS = {"comma": ",", ",": ",", "tab": "\t", "space": None, "semicolon": ";", "pipe": "|"}
 
 
+def _colnum(ref: str) -> int | None:
+    """A --columns reference as a column number (ASCII digits, optional sign), or None for a header name."""
+    return int(ref) if re.fullmatch(r"[+-]?[0-9]+", ref) else None
+
+
+def _spec_shown(spec: str) -> str:
+    return repr(spec if len(spec) <= 120 else spec[:117] + "...")
+
+
 def parse_columns(spec: str) -> Columns:
-    """`time=1,op=Type,offset=5,length=6,time_unit=us,...` -> Columns (DbtierError on anything unclear)."""
+    """`time=1,op=Type,offset=5,length=6,time_unit=us,...` -> Columns (DbtierError on anything unclear).
+
+    Every error names the spec: an unknown or repeated key, a missing op/offset/length, two fields on one
+    column, a column number outside 1..MAX_COLUMN, an unknown unit, delimiter or header value, no tokens."""
     c = Columns()
     seen: set[str] = set()
+    where = f"--columns {_spec_shown(spec)}"
+
+    def bad(what: str) -> DbtierError:
+        return DbtierError(f"{where}: {what}", COLUMNS_HELP)
+
     for part in (p.strip() for p in spec.split(",")):
         if not part:
             continue
         key, eq, value = part.partition("=")
         key, value = key.strip().lower(), value.strip()
         if not eq or not value:
-            raise DbtierError(f"--columns: '{part}' is not KEY=VALUE", COLUMNS_HELP)
+            raise bad(f"'{part}' is not KEY=VALUE")
         if key == "size":
             key = "length"
+        if key in seen:
+            raise bad(f"{key} is given twice" + (" (size is another name for length)" if key == "length" else ""))
         seen.add(key)
         if key in ("time", "op", "offset", "length", "volume"):
-            setattr(c, key, value)
+            n = _colnum(value)
+            if n is not None and not (1 <= n <= MAX_COLUMN):
+                raise bad(f"{key}={value}: columns are numbered from 1 to {MAX_COLUMN}")
+            setattr(c, key, str(n) if n is not None else value)
         elif key == "time_unit":
             if value.lower() not in _TIME_UNITS:
-                raise DbtierError(f"--columns: unknown time_unit '{value}' (s, ms, us, ns, filetime)", COLUMNS_HELP)
+                raise bad(f"unknown time_unit '{value}' (s, ms, us, ns, filetime)")
             c.time_scale = _TIME_UNITS[value.lower()]
         elif key in ("offset_unit", "length_unit"):
             v = value.lower()
             scale = {"bytes": 1, "byte": 1, "b": 1, "sectors": SECTOR, "sector": SECTOR, "kib": 1024}.get(v)
             if scale is None:
-                if not v.isdigit() or int(v) <= 0:
-                    raise DbtierError(f"--columns: {key} '{value}' is not bytes, sectors or a positive number "
-                                      "of bytes", COLUMNS_HELP)
+                if not re.fullmatch(r"[0-9]{1,10}", v) or not (1 <= int(v) <= MAX_REQUEST_BYTES):
+                    raise bad(f"{key} '{value}' is not bytes, sectors, kib or a number of bytes from 1 to "
+                              f"{MAX_REQUEST_BYTES}")
                 scale = int(v)
             setattr(c, key.replace("_unit", "_scale"), scale)
         elif key in ("read", "write"):
-            setattr(c, f"{key}_tokens", frozenset(t.strip().lower() for t in value.split("|") if t.strip()))
+            tokens = frozenset(t.strip().lower() for t in value.split("|") if t.strip())
+            if not tokens:
+                raise bad(f"{key}='{value}' names no token")
+            setattr(c, f"{key}_tokens", tokens)
         elif key == "delimiter":
             if value.lower() not in _DELIMS:
-                raise DbtierError(f"--columns: unknown delimiter '{value}' (comma, tab, space, semicolon, pipe)",
-                                  COLUMNS_HELP)
+                raise bad(f"unknown delimiter '{value}' (comma, tab, space, semicolon, pipe)")
             c.delimiter = _DELIMS[value.lower()]
         elif key == "header":
             if value.lower() not in ("auto", "yes", "no"):
-                raise DbtierError(f"--columns: header must be auto, yes or no, not '{value}'", COLUMNS_HELP)
+                raise bad(f"header must be auto, yes or no, not '{value}'")
             c.header = value.lower()
         else:
-            raise DbtierError(f"--columns: unknown key '{key}'", COLUMNS_HELP)
+            raise bad(f"unknown key '{key}'")
     missing = [k for k in ("op", "offset", "length") if k not in seen]
     if missing:
-        raise DbtierError(f"--columns: missing {', '.join(missing)} (which column holds it?)", COLUMNS_HELP)
+        raise bad(f"missing {', '.join(missing)} (which column holds it?)")
+    refs: dict[str, str] = {}
+    for k in ("time", "op", "offset", "length", "volume"):
+        ref = getattr(c, k)
+        if ref is None:
+            continue
+        other = refs.get(ref.lower())
+        if other is not None:
+            raise bad(f"{other} and {k} both name column '{ref}'")
+        refs[ref.lower()] = k
     if c.read_tokens & c.write_tokens:
-        raise DbtierError("--columns: the same token means read and write: "
-                          + ", ".join(sorted(c.read_tokens & c.write_tokens)), COLUMNS_HELP)
+        raise bad("the same token means read and write: " + ", ".join(sorted(c.read_tokens & c.write_tokens)))
     return c
 
 
 # -- opening files -------------------------------------------------------------------
 
-def _open_text(path: Path) -> tuple[io.TextIOWrapper, Any, int]:
-    """(text stream, raw file for progress, raw size). gzip/bz2/xz are read transparently."""
+_DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+_UNSUPPORTED_MAGIC = ((b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d {name}"),
+                      (b"\x04\x22\x4d\x18", "lz4-compressed", "lz4 -d {name}"),
+                      (b"PK\x03\x04", "a zip archive", "unzip {name}"),
+                      (b"7z\xbc\xaf\x27\x1c", "a 7-zip archive", "7z x {name}"))
+
+
+def _open_text(path: Path) -> tuple[io.TextIOWrapper, Any, int, str | None]:
+    """(text stream, raw file for progress, raw size, compression or None). gzip/bz2/xz are read
+    transparently; a FIFO, device, socket or directory is refused before it is opened."""
     if not path.exists():
         raise DbtierError(f"trace file {path} not found",
                           "check the path (relative paths start at the current directory)")
     if path.is_dir():
         raise DbtierError(f"{path} is a directory, not a trace file",
                           "pass the trace file itself (or a `dbtier simulate capture` run directory)")
+    regular_file(path, "trace file", "pass a regular file: copy the trace into one first")
     try:
         raw = open(path, "rb")
     except OSError as exc:
         raise DbtierError(f"cannot read trace file {path}: {exc.strerror}", "check its permissions") from exc
     size = os.fstat(raw.fileno()).st_size
-    magic = raw.read(6)
-    raw.seek(0)
+    try:
+        magic = raw.read(6)
+        raw.seek(0)
+    except OSError as exc:
+        raw.close()
+        raise DbtierError(f"cannot read trace file {path}: {exc.strerror or exc}", "check the file and its disk") \
+            from exc
+    for sig, what, cmd in _UNSUPPORTED_MAGIC:
+        if magic.startswith(sig):
+            raw.close()
+            raise DbtierError(f"{path}: {what}; the trace readers take plain text, gzip, bz2 or xz",
+                              f"unpack it first (`{cmd.format(name=path.name)}`) and pass the text file")
     stream: Any = raw
+    compression = None
     if magic[:2] == b"\x1f\x8b":
-        stream = gzip.GzipFile(fileobj=raw)
+        stream, compression = gzip.GzipFile(fileobj=raw), "gzip"
     elif magic[:3] == b"BZh":
-        stream = bz2.BZ2File(raw)
+        stream, compression = bz2.BZ2File(raw), "bz2"
     elif magic[:6] == b"\xfd7zXZ\x00":
-        stream = lzma.LZMAFile(raw)
+        stream, compression = lzma.LZMAFile(raw), "xz"
     try:
         head = stream.peek(4096)[:4096] if hasattr(stream, "peek") else b""
-    except (OSError, EOFError, lzma.LZMAError) as exc:
+    except _DECOMPRESS_ERRORS as exc:
         raw.close()
-        raise DbtierError(f"{path}: cannot decompress ({exc})", "check the file is complete") from exc
+        raise _damaged(path, exc, 0, 0, size, compression) from None
     if b"\x00" in head:
         raw.close()
         hint = ("blktrace writes binary files: turn them into text with `blkparse -i NAME -o trace.txt` first"
                 if ".blktrace." in path.name else "pass a text trace (CSV, blkparse text or a fio iolog)")
         raise DbtierError(f"{path}: binary data, not a text trace", hint)
-    text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)
-    return text, raw, size
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline=None)   # -sig: drop a BOM
+    return text, raw, size, compression
+
+
+def _damaged(path: Path, exc: BaseException, lines_ok: int, pos: int, size: int,
+             compression: str | None) -> DbtierError:
+    """A read that failed part-way: where, why, and that nothing of the file was used."""
+    reason = (str(exc) or type(exc).__name__) if not isinstance(exc, OSError) or not exc.strerror else exc.strerror
+    if isinstance(exc, EOFError):
+        reason = "the compressed data ends early (truncated file)"
+    where = f"after line {lines_ok}" if lines_ok else "before the first line"
+    if compression:
+        cat = {"gzip": "zcat", "bz2": "bzcat", "xz": "xzcat"}[compression]
+        return DbtierError(
+            f"{path}: {compression} data damaged {where} (at about byte {pos:,} of {size:,}): {reason}; "
+            "no request of this trace was used",
+            f"copy the file again; or keep the readable part (`{cat} {path.name} > part.txt` stops at the "
+            "damage) and pass that")
+    return DbtierError(f"{path}: read failed {where} (at about byte {pos:,} of {size:,}): {reason}; "
+                       "no request of this trace was used", "check the file and the disk it is on")
+
+
+def _text_lines(text: io.TextIOWrapper) -> Iterator[str]:
+    """The lines of `text` without their ends, read in 1 MiB pieces; _LineTooLong instead of a line longer
+    than MAX_LINE_CHARS (so a file without newlines is never held whole)."""
+    buf = ""
+    while True:
+        data = text.read(_READ_CHUNK)
+        if not data:
+            break
+        parts = (buf + data).split("\n") if buf else data.split("\n")
+        buf = parts.pop()
+        if parts and max(map(len, parts)) > MAX_LINE_CHARS:
+            i = next(i for i, x in enumerate(parts) if len(x) > MAX_LINE_CHARS)
+            yield from parts[:i]
+            raise _LineTooLong(len(parts[i]))
+        yield from parts
+        if len(buf) > MAX_LINE_CHARS:
+            raise _LineTooLong(len(buf))
+    if buf:
+        yield buf
+
+
+class _LineTooLong(Exception):
+    def __init__(self, chars: int):
+        self.chars = chars
+        self.lineno = 0
 
 
 # -- per-format line parsers -------------------------------------------------------
-# Each returns (time, op, offset_bytes, length_bytes, volume) or None for a line that
-# is not a request (header, flush, ...), and raises _Bad(reason) for a malformed line.
+# Each returns (time, op, offset_bytes, length_bytes, volume, blkparse action or None), raises
+# _Ignore(kind) for a line that is not a request (header, flush, ...) and _Bad(reason) for a malformed one.
 
 
 class _Bad(Exception):
@@ -232,16 +355,25 @@ class _Ignore(Exception):
         self.kind = kind
 
 
+def _shown(tok: Any) -> str:
+    t = str(tok).strip()
+    return t if len(t) <= 40 else f"{t[:20]}...({len(t)} characters)"
+
+
 def _int(tok: str, what: str, base: int = 10) -> int:
     try:
-        return int(tok, base)
+        v = int(tok, base)
     except ValueError:
-        raise _Bad(f"{what} '{tok.strip()}' is not a whole number") from None
+        raise _Bad(f"{what} '{_shown(tok)}' is not a whole number") from None
+    # int() also takes '1_000' and non-ASCII digits ('١٢'); a trace writes neither
+    if "_" in tok or not tok.isascii():
+        raise _Bad(f"{what} '{_shown(tok)}' is not a whole number")
+    return v
 
 
 def _nonneg(v: int, what: str) -> int:
     if v < 0:
-        raise _Bad(f"{what} {v} is negative")
+        raise _Bad(f"{what} {_shown(v)} is negative")
     return v
 
 
@@ -264,7 +396,7 @@ def _msr(line: str):
     else:
         raise _Bad(f"Type '{f[3].strip()}' is neither Read nor Write")
     return (_int(f[0], "Timestamp"), op, _nonneg(_int(f[4], "Offset"), "Offset"), _int(f[5], "Size"),
-            f"{f[1].strip()}_{f[2].strip()}")
+            f"{f[1].strip()}_{f[2].strip()}", None)
 
 
 def _cloudphysics(line: str):
@@ -280,7 +412,7 @@ def _cloudphysics(line: str):
         op = READ if code in ("88", "a8", "08") else WRITE
     else:
         raise _Bad(f"op '{f[2].strip()}' is not a SCSI read (28) or write (2a) opcode")
-    return (_int(f[1], "time"), op, _nonneg(_int(f[4], "lbn"), "lbn") * SECTOR, _int(f[3], "size"), "0")
+    return (_int(f[1], "time"), op, _nonneg(_int(f[4], "lbn"), "lbn") * SECTOR, _int(f[3], "size"), "0", None)
 
 
 def _alibaba(line: str):
@@ -295,7 +427,7 @@ def _alibaba(line: str):
     else:
         raise _Bad(f"opcode '{f[1].strip()}' is neither R nor W")
     return (_int(f[4], "timestamp"), op, _nonneg(_int(f[2], "offset"), "offset"), _int(f[3], "length"),
-            f[0].strip())
+            f[0].strip(), None)
 
 
 def _tencent(line: str):
@@ -310,7 +442,7 @@ def _tencent(line: str):
     else:
         raise _Bad(f"IOType '{code}' is neither 0 (read) nor 1 (write)")
     return (_int(f[0], "Timestamp"), op, _nonneg(_int(f[1], "Offset"), "Offset") * SECTOR,
-            _int(f[2], "Size") * SECTOR, f[4].strip())
+            _int(f[2], "Size") * SECTOR, f[4].strip(), None)
 
 
 _BLK_EVENT = re.compile(r"^\s*(\d+,\d+)\s+(\d+)\s+(\d+)\s+(\d+)\.(\d+)\s+(\d+)\s+([A-Za-z]{1,2})\s+(\S+)\s*(.*)$")
@@ -385,6 +517,8 @@ def _fio_line(state: _FioState):
             toks = toks[1:]
         if len(toks) >= 4 and toks[-3] in ("read", "write", "trim", "sync", "datasync", "wait"):
             name, action, off, ln = " ".join(toks[:-3]), toks[-3], toks[-2], toks[-1]
+        elif len(toks) >= 3 and toks[-2] in ("read", "write", "trim", "wait"):
+            raise _Bad(f"'{toks[-2]}' needs an offset and a length ('filename {toks[-2]} offset length')")
         elif len(toks) >= 2:
             name, action, off, ln = " ".join(toks[:-1]), toks[-1], None, None
         else:
@@ -394,7 +528,7 @@ def _fio_line(state: _FioState):
         if action == "wait":
             if state.version != 2 or off is None:
                 raise _Bad("'wait' needs a microsecond count (fio v2)")
-            state.wait_us += _int(off, "wait")
+            state.wait_us += _nonneg(_int(off, "wait"), "wait")
             state.waits += 1
             raise _Ignore("wait")
         if action not in ("read", "write"):
@@ -403,7 +537,7 @@ def _fio_line(state: _FioState):
             raise _Bad(f"'{action}' without offset and length")
         t = ts if ts is not None else state.wait_us
         return (t, READ if action == "read" else WRITE, _nonneg(_int(off, "offset"), "offset"),
-                _int(ln, "length"), name)
+                _int(ln, "length"), name, None)
     return parse
 
 
@@ -428,16 +562,20 @@ def _csv_line(cols: Columns, index: dict[str, int]):
             t: Any = 0
         else:
             tok = f[ti].strip()
+            if "_" in tok or not tok.isascii():
+                raise _Bad(f"time '{_shown(tok)}' is not a number")
             try:
                 t = int(tok)
             except ValueError:
                 try:
                     t = float(tok)
                 except ValueError:
-                    raise _Bad(f"time '{tok}' is not a number") from None
+                    raise _Bad(f"time '{_shown(tok)}' is not a number") from None
+                if not math.isfinite(t):
+                    raise _Bad(f"time '{_shown(tok)}' is not a finite number")
         off = _nonneg(_int(f[fi].strip(), "offset"), "offset") * cols.offset_scale
         ln = _int(f[li].strip(), "length") * cols.length_scale
-        return (t, op, off, ln, f[vi].strip() if vi is not None else "0")
+        return (t, op, off, ln, f[vi].strip() if vi is not None else "0", None)
     return parse
 
 
@@ -493,10 +631,12 @@ def _csv_index(cols: Columns, header_fields: list[str] | None, path: Path) -> di
         ref = getattr(cols, key)
         if ref is None:
             continue
-        if ref.isdigit():
-            if int(ref) < 1:
-                raise DbtierError(f"--columns: {key}={ref}: columns are numbered from 1", COLUMNS_HELP)
-            index[key] = int(ref) - 1
+        n = _colnum(ref)
+        if n is not None:
+            if not (1 <= n <= MAX_COLUMN):
+                raise DbtierError(f"--columns: {key}={ref}: columns are numbered from 1 to {MAX_COLUMN}",
+                                  COLUMNS_HELP)
+            index[key] = n - 1
         elif names is not None and ref.lower() in names:
             index[key] = names.index(ref.lower())
         else:
@@ -521,69 +661,106 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
                           "leave --format out to detect it, or map the columns with --columns")
     if fmt == "csv" and cols is None:
         raise DbtierError("--format csv needs --columns", COLUMNS_HELP)
+    if cols is not None and fmt != "csv":
+        raise DbtierError(f"--columns maps a CSV, but --format is {fmt}", "leave --format out (or pass --format csv) "
+                          f"with --columns, or leave --columns out to read the {fmt} layout")
 
-    text, raw, size = _open_text(p)
+    text, raw, size, compression = _open_text(p)
     with raw, text:
-        head: list[str] = []
-        for _ in range(20):
-            ln = text.readline()
-            if not ln:
-                break
+        try:
+            return _read_lines(p, fmt, cols, text, raw, size, skip_bad, sort, progress)
+        except _LineTooLong as exc:
+            raise DbtierError(f"{p}:{exc.lineno}: a line of {exc.chars:,}+ characters, more than the "
+                              f"{MAX_LINE_CHARS:,} a trace line may have: not a trace of a known layout",
+                              "pass a text trace with one request per line") from None
+        except _DECOMPRESS_ERRORS as exc:
+            raise _damaged(p, exc, getattr(exc, "dbtier_lines_ok", 0), _tell(raw), size, compression) from None
+
+
+def _tell(raw: Any) -> int:
+    try:
+        return int(raw.tell())
+    except (OSError, ValueError):
+        return 0
+
+
+def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper, raw: Any, size: int,
+                skip_bad: bool, sort: bool, progress: Callable[[float], None] | None) -> Trace:
+    lineno = 0
+    source = _text_lines(text)
+    head: list[str] = []
+    try:
+        for ln in islice(source, 20):
             head.append(ln)
-        if fmt == "auto":
-            found = detect_format(head)
-            if found is None:
-                if not any(ln.strip() for ln in head):
-                    raise DbtierError(f"{p}: empty trace (no lines)", "pass a trace with read or write requests")
-                raise _unknown_format(p, head)
-            fmt = found
+    except _LineTooLong as exc:
+        exc.lineno = len(head) + 1
+        raise
+    except _DECOMPRESS_ERRORS as exc:
+        exc.dbtier_lines_ok = len(head)      # type: ignore[union-attr]
+        raise
+    if fmt == "auto":
+        found = detect_format(head)
+        if found is None:
+            if not any(ln.strip() for ln in head):
+                raise DbtierError(f"{p}: empty trace (no lines)", "pass a trace with read or write requests")
+            raise _unknown_format(p, head)
+        fmt = found
 
-        header_fields = None
-        skip_first = False
-        if fmt == "csv":
-            assert cols is not None
-            first = next((ln for ln in head if ln.strip()), "")
-            ff = first.rstrip("\r\n").split(cols.delimiter)
-            refs_by_name = any(not getattr(cols, k).isdigit() for k in ("time", "op", "offset", "length", "volume")
-                               if getattr(cols, k) is not None)
-            if cols.header == "yes" or (cols.header == "auto" and (refs_by_name or not any(
-                    x.strip().replace(".", "", 1).isdigit() for x in ff))):
-                header_fields, skip_first = ff, True
-            parser = _csv_line(cols, _csv_index(cols, header_fields, p))
-        elif fmt == "blkparse":
-            parser = _blkparse_line(_BlkparseState())
-        elif fmt == "fio":
-            fio_state = _FioState()
-            parser = _fio_line(fio_state)
-        else:
-            parser = {"msr": _msr, "cloudphysics": _cloudphysics, "alibaba": _alibaba, "tencent": _tencent}[fmt]
+    header_fields = None
+    header_line = 0
+    if fmt == "csv":
+        assert cols is not None
+        first_i, first = next(((i, ln) for i, ln in enumerate(head) if ln.strip()), (0, ""))
+        ff = first.rstrip("\r").split(cols.delimiter)
+        refs_by_name = any(_colnum(getattr(cols, k)) is None for k in ("time", "op", "offset", "length", "volume")
+                           if getattr(cols, k) is not None)
+        if cols.header == "yes" or (cols.header == "auto" and (refs_by_name or not any(
+                x.strip().replace(".", "", 1).isdigit() for x in ff))):
+            header_fields, header_line = ff, first_i + 1
+        parser = _csv_line(cols, _csv_index(cols, header_fields, p))
+    elif fmt == "blkparse":
+        parser = _blkparse_line(_BlkparseState())
+    elif fmt == "fio":
+        fio_state = _FioState()
+        parser = _fio_line(fio_state)
+    else:
+        parser = {"msr": _msr, "cloudphysics": _cloudphysics, "alibaba": _alibaba, "tencent": _tencent}[fmt]
 
-        times: list = []
-        ops: list[int] = []
-        offs: list[int] = []
-        lens: list[int] = []
-        vols: list[int] = []
-        lines_of: list[int] = []
-        actions: list[str] = []
-        vol_index: dict[str, int] = {}
-        ignored: dict[str, int] = {}
-        bad: list[tuple[int, str]] = []
-        nbad = 0
-        lineno = 0
-        is_blk = fmt == "blkparse"
+    times: list = []
+    ops: list[int] = []
+    offs: list[int] = []
+    lens: list[int] = []
+    vols: list[int] = []
+    lines_of: list[int] = []
+    actions: list[str] = []
+    vol_index: dict[str, int] = {}
+    ignored: dict[str, int] = {}
+    bad: list[tuple[int, str]] = []
+    nbad = 0
+    zero_lines: list[int] = []
+    is_blk = fmt == "blkparse"
+    # One comparison chain per request keeps the common case fast; _absurd says what is wrong.
+    max_len, max_end, t_lim = MAX_REQUEST_BYTES, MAX_ADDRESS_BYTES, _T_LIM
 
-        def lines() -> Iterable[str]:
-            yield from head
-            yield from text
-
-        for lineno, line in enumerate(lines(), 1):
-            if skip_first and lineno == 1:
+    # line numbers for the errors raised while reading (a line too long, damaged compressed data)
+    try:
+        for lineno, line in enumerate(chain(head, source), 1):
+            if lineno == header_line:
                 ignored["header"] = ignored.get("header", 0) + 1
                 continue
-            if not line.strip() or line.lstrip().startswith("#"):
+            # (the text stream turns \r\n and \r into \n: no line ends in \r)
+            if line[:1] in " \t#" and (not line.strip() or line.lstrip().startswith("#")):
                 continue
             try:
-                rec = parser(line.rstrip("\r\n"))
+                t, op, off, ln, vol, act = parser(line)
+                if not (0 < ln <= max_len and off + ln <= max_end and -t_lim < t < t_lim):
+                    reason = _absurd(t, off, ln)
+                    if reason is None:
+                        ignored["zero-length"] = ignored.get("zero-length", 0) + 1
+                        if len(zero_lines) < 5:
+                            zero_lines.append(lineno)
+                        continue
+                    raise _Bad(reason)
             except _Ignore as ign:
                 ignored[ign.kind] = ignored.get(ign.kind, 0) + 1
                 continue
@@ -594,24 +771,30 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
                 if len(bad) < 10:
                     bad.append((lineno, str(exc)))
                 continue
-            t, op, off, ln, vol = rec[:5]
-            if ln <= 0:
-                ignored["zero-length"] = ignored.get("zero-length", 0) + 1
-                continue
             times.append(t)
             ops.append(op)
             offs.append(off)
             lens.append(ln)
             v = vol_index.get(vol)
             if v is None:
+                if len(vol_index) >= MAX_VOLUMES:
+                    raise DbtierError(f"{p}:{lineno}: volume '{_shown(vol)}' is one more than the {MAX_VOLUMES:,} "
+                                      "distinct volumes a trace may have: the volume field does not hold volumes",
+                                      "map the right column with --columns volume=COL (or leave volume out)")
                 v = vol_index[vol] = len(vol_index)
             vols.append(v)
             lines_of.append(lineno)
             if is_blk:
-                actions.append(rec[5])
+                actions.append(act)
             if progress is not None and lineno % 65536 == 0 and size:
-                progress(min(raw.tell() / size, 1.0))
-        total_lines = lineno
+                progress(min(_tell(raw) / size, 1.0))
+    except _LineTooLong as exc:
+        exc.lineno = lineno + 1
+        raise
+    except _DECOMPRESS_ERRORS as exc:
+        exc.dbtier_lines_ok = lineno      # type: ignore[union-attr]
+        raise
+    total_lines = lineno
 
     notes: list[str] = []
     if is_blk and actions:
@@ -635,6 +818,10 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
         vols = [vols[i] for i in idx]
         lines_of = [lines_of[i] for i in idx]
 
+    if zero_lines:
+        n = ignored["zero-length"]
+        notes.append(f"{n:,} zero-length request{'s' if n > 1 else ''} ignored (line "
+                     + ", ".join(map(str, zero_lines)) + (", ..." if n > len(zero_lines) else "") + ")")
     if not ops:
         what = f"{total_lines} lines" + (f", {nbad} malformed and skipped" if nbad else "")
         if ignored:
@@ -668,6 +855,17 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
     len_a = np.array(lens, dtype=np.int64)
     vol_a = np.array(vols, dtype=np.int32)
 
+    if timed:
+        # within ten years of the first request: beyond, the time column or its unit is wrong (and a
+        # 1e300 s timestamp would make every later figure meaningless)
+        far = np.flatnonzero(~(np.abs(time_s) <= MAX_SPAN_S))
+        if far.size:
+            i = int(far[0])
+            raise DbtierError(
+                f"{p}:{line_no[i]}: time {time_s[i]:.6g} s from the first request (line {line_no[0]}) is more "
+                f"than ten years away: not the trace's clock",
+                "check the time column and its unit (--columns time_unit=s|ms|us|ns|filetime), or fix that line")
+
     did_sort = False
     if timed and len(time_s) > 1:
         back = np.flatnonzero(np.diff(time_s) < 0)
@@ -690,6 +888,23 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
     volumes = tuple(sorted(vol_index, key=vol_index.get))
     return Trace(str(p), fmt, time_s, op_a, off_a, len_a, vol_a, volumes, timed, origin_raw, total_lines, nbad,
                  bad, ignored, did_sort, notes)
+
+
+def _absurd(t: Any, off: int, ln: int) -> str | None:
+    """Why a parsed request is out of range, or None for a zero-length one (ignored and noted)."""
+    if not (-_T_LIM < t < _T_LIM):
+        if isinstance(t, float) and not math.isfinite(t):
+            return f"time {t} is not a finite number"
+        return f"time {_shown(t)} is beyond +-2^62 ticks of the trace's clock"
+    if ln < 0:
+        return f"length {_shown(ln)} bytes is negative"
+    if ln == 0:
+        return None
+    if ln > MAX_REQUEST_BYTES:
+        return (f"length {_shown(ln)} bytes is more than one request can be (the cap is 1 GiB, "
+                f"{MAX_REQUEST_BYTES:,} bytes)")
+    return (f"offset {_shown(off)} + length {_shown(ln)} ends beyond byte {MAX_ADDRESS_BYTES:,} (2^55, 32 PiB), "
+            "the largest address a trace may use")
 
 
 def _fmt_t(x: float) -> str:
