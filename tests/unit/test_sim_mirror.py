@@ -178,3 +178,23 @@ def test_nvme_side_returns_over_a_7200_rpm_survivor():
     lat = out.contract["latency_us"]["read"]
     assert lat["p50"] == pytest.approx(80) and lat["p99"] == pytest.approx(12_500)
     assert any("optimistic" in n for n in out.details["notes"])
+
+
+def test_dirty_regions_merges_spans_without_expanding_them():
+    """Worked by hand, regions of 4 KiB: volume 0 writes [0, 8 KiB) -> regions 0-1, [4 KiB, 16 KiB) -> 1-3,
+    a 1 GiB write at 1 GiB -> regions 262,144 .. 524,287 (262,144 of them); volume 1 writes 1 byte at
+    2^54 (region 2^42) and 1 byte at 2^54 + 1 (the same region). Distinct: 4 + 262,144 + 1 = 262,149.
+    The old code expanded every region into a key `volume << 40 | region`: region 2^42 of volume 1
+    overflowed into another volume's bits."""
+    K = 4096
+    off = np.array([0, 4 * 1024, 2**30, 2**54, 2**54 + 1], dtype=np.int64)
+    ln = np.array([8 * 1024, 12 * 1024, 2**30, 1, 1], dtype=np.int64)
+    vol = np.array([0, 0, 0, 1, 1], dtype=np.int64)
+    assert mirror.dirty_regions(off, ln, vol, K) == 4 + 262_144 + 1
+    # a reference by brute force on a small random case
+    rng = np.random.default_rng(7)
+    off = rng.integers(0, 200, 300).astype(np.int64) * 100
+    ln = rng.integers(1, 900, 300).astype(np.int64)
+    vol = rng.integers(0, 3, 300).astype(np.int64)
+    ref = {(int(v), r) for o, n, v in zip(off, ln, vol) for r in range(int(o) // 512, (int(o) + int(n) - 1) // 512 + 1)}
+    assert mirror.dirty_regions(off, ln, vol, 512) == len(ref)

@@ -60,16 +60,34 @@ class Failure:
 
 
 def dirty_regions(offset: np.ndarray, length: np.ndarray, volume: np.ndarray, region_size: int) -> int:
-    """Distinct (volume, region) pairs touched by these writes."""
+    """Distinct (volume, region) pairs touched by these writes.
+
+    Each write covers the region span [first, last]; the spans of a volume are sorted and merged and
+    their lengths added. No per-region expansion: a 1 GiB write over 4 KiB regions costs one span, not
+    262,144 keys, and no key packs volume and region into one int64 (which overflowed for small
+    regions on large offsets)."""
     if offset.size == 0:
         return 0
     first = offset // region_size
     last = (offset + length - 1) // region_size
-    n = (last - first + 1).astype(np.int64)
-    starts = np.cumsum(n) - n
-    regions = np.repeat(first - starts, n) + np.arange(int(n.sum()), dtype=np.int64)
-    keys = (np.repeat(volume.astype(np.int64), n) << 40) | regions
-    return int(np.unique(keys).size)
+    order = np.lexsort((first, volume))
+    vol, lo, hi = volume[order], first[order], last[order]
+    # Within a volume, the running max of `last` over the earlier spans tells whether a span starts a new run.
+    new_vol = np.empty(vol.size, dtype=bool)
+    new_vol[0] = True
+    new_vol[1:] = vol[1:] != vol[:-1]
+    total = 0
+    bounds = np.flatnonzero(new_vol).tolist() + [vol.size]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        l, h = lo[a:b], hi[a:b]
+        reach = np.maximum.accumulate(h)
+        starts_run = np.empty(l.size, dtype=bool)
+        starts_run[0] = True
+        starts_run[1:] = l[1:] > reach[:-1]
+        run_lo = l[starts_run]
+        run_hi = np.maximum.reduceat(h, np.flatnonzero(starts_run))
+        total += int((run_hi - run_lo + 1).sum())
+    return total
 
 
 def copy_rate_bytes_per_s(survivor_read_mbps: float, returning_write_mbps: float) -> float:
