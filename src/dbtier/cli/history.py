@@ -9,7 +9,6 @@ reads. Full series go to Parquet files in the run directory; result.json has the
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -18,13 +17,18 @@ from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dbtier.cli import options as opt
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
+from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES
 from dbtier.history import read as read_history
 from dbtier.history import store, summary
 from dbtier.history.tidy import ReadOptions, check_tz
 from dbtier.results.store import load_run
+
+
+MAX_TOP = 1_000_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,15 +44,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "top intervals), hour-of-day and day-of-week profiles. Full series go to Parquet.")
     ip.add_argument("--source", "-s", required=True, choices=list(SOURCES), help="what the files are")
     ip.add_argument("files", nargs="+", metavar="FILE", help="exported files (a DMA collection: its .zip or .tgz)")
-    ip.add_argument("--tz", default="UTC", metavar="ZONE",
+    ip.add_argument("--tz", type=opt.zone(), default="UTC", metavar="ZONE",
                     help="time zone of times printed without an offset (AWR without SNAP_TIMEZONE, iostat, sar, "
                     "DMA); IANA name, default UTC")
-    ip.add_argument("--profile-tz", metavar="ZONE", help="time zone of the hour-of-day profiles (default: --tz)")
+    ip.add_argument("--profile-tz", type=opt.zone(), metavar="ZONE", help="time zone of the hour-of-day profiles (default: --tz)")
     ip.add_argument("--database", metavar="NAME", help="name the database (sources that carry no name: diskstats, "
                     "iostat, sar, or PostgreSQL without a cluster column; elsewhere it replaces the name)")
     ip.add_argument("--devices", metavar="LIST", help="diskstats/iostat/sar: comma-separated devices whose I/O is the "
                     "database's (default: every whole disk, no partitions, loop, ram, zram or device-mapper)")
-    ip.add_argument("--top", type=int, default=10, metavar="N", help="busiest intervals kept per database (10)")
+    ip.add_argument("--top", type=opt.positive_int(MAX_TOP), default=10, metavar="N", help="busiest intervals kept per database (10)")
     add_output_options(ip)
     ip.set_defaults(func=run_import)
 
@@ -59,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cp.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories of `dbtier history import`")
     cp.add_argument("--step", metavar="DURATION", help="grid cell (3600, 15m, 1h; default: the longest median "
                     "snapshot interval of the databases, to the minute)")
-    cp.add_argument("--top", type=int, default=10, metavar="N", help="drivers of the combined peak to list (10)")
+    cp.add_argument("--top", type=opt.positive_int(MAX_TOP), default=10, metavar="N", help="drivers of the combined peak to list (10)")
     cp.add_argument("--full-grid", action="store_true",
                     help="write every database's cells to grid.parquet (default: the drivers' only)")
     add_output_options(cp)
@@ -71,9 +75,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("run", metavar="RUN_DIR", help="a `dbtier history import` or `consolidate` run directory")
     rp.add_argument("--percentile", choices=["95", "99", "max"], default="95",
                     help="which peak of the interval rates (default 95)")
-    rp.add_argument("--headroom", type=float, default=0.3, metavar="FRACTION",
+    rp.add_argument("--headroom", type=opt.nonneg_float(opt.MAX_HEADROOM), default=0.3, metavar="FRACTION",
                     help="margin the planner adds on top of every figure (default 0.3 = 30%%)")
-    rp.add_argument("--capacity-gb", type=float, metavar="GB",
+    rp.add_argument("--capacity-gb", type=opt.nonneg_float(opt.MAX_FIGURE), metavar="GB",
                     help="capacity to require (default: the allocated size the source reports, else none)")
     rp.add_argument("--database", metavar="NAME", help="the database, when the import run has several")
     add_output_options(rp)
@@ -153,11 +157,11 @@ def run_import(args: argparse.Namespace) -> int:
 def _step_seconds(text: str | None) -> int | None:
     if text is None:
         return None
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text.lower())
-    if not m:
-        raise DbtierError(f"--step {text}: not a duration", "e.g. --step 3600, --step 15m or --step 1h")
-    secs = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
-    if secs < 1 or secs > 7 * 86400:
+    try:
+        secs = parse_duration(text)     # ASCII digits only; NaN, inf and '١' refused
+    except UnitError as exc:
+        raise DbtierError(f"--step: {exc}", "e.g. --step 3600, --step 15m or --step 1h") from None
+    if not (1 <= secs <= 7 * 86400):
         raise DbtierError(f"--step {text}: must be between 1 s and 7 days", "e.g. --step 1h")
     return int(round(secs))
 
