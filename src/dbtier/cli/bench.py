@@ -13,6 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from dbtier.cli import options as opt
+from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import parse_int
@@ -252,8 +253,8 @@ def _render(doc: dict[str, Any], out, run) -> None:
     for s in steps:
         k = s["knee"]
         if k:
-            out.print(f"{s['name']}: knee at {k['clients']} clients, {k['tps']:,.0f} TPS ({k['reason']})")
-    out.print(f"result: {run.dir.result_path}")
+            out.print(esc(f"{s['name']}: knee at {k['clients']} clients, {k['tps']:,.0f} TPS ({k['reason']})"))
+    out.print(f"result: {esc(run.dir.result_path)}")
 
 
 # ---------------------------------------------------------------------- dss
@@ -413,7 +414,7 @@ def run_dss(args: argparse.Namespace) -> int:
     def render() -> None:
         out.print(f"TPC-H SF {args.scale:g} on {args.engine}: total {doc['total_seconds']:.2f} s, geometric mean "
                   f"{doc['geomean_seconds']:.3f} s, answers {'ok' if doc['answers_ok'] else 'not checked'}")
-        out.print(f"result: {run.dir.result_path}")
+        out.print(f"result: {esc(run.dir.result_path)}")
     emit(doc, args, render)
     return 0
 
@@ -524,8 +525,8 @@ def run_backup(args: argparse.Namespace) -> int:
         doc["targets"].append(rec)
         run.save()
         if not args.json:
-            out.print(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "
-                      f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}")
+            out.print(esc(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "
+                          f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}"))
     cluster = engine = None
     try:
         with run.guard(), Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
@@ -551,5 +552,5 @@ def run_backup(args: argparse.Namespace) -> int:
         if cluster is not None:
             cluster.close()
     run.finish("ok")
-    emit(doc, args, lambda: out.print(f"result: {run.dir.result_path}"))
+    emit(doc, args, lambda: out.print(f"result: {esc(run.dir.result_path)}"))
     return 0

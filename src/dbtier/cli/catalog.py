@@ -8,6 +8,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.model.catalog import KINDS, Catalog, Device, Overhead, load_catalog
 
@@ -77,9 +78,9 @@ def run_list(args: argparse.Namespace) -> int:
                     for e in entries if e.origin == origin]
             if mine and not origin.startswith("shipped:"):
                 con.print()
-                con.print(f"from {origin}: " + ", ".join(mine))
+                con.print(esc(f"from {origin}: " + ", ".join(mine)))
         con.print()
-        con.print(f"[dim]{len(devices)} devices; `dbtier catalog show ID` gives sources. Run: {run.dir.path}[/dim]")
+        con.print(f"[dim]{len(devices)} devices; `dbtier catalog show ID` gives sources. Run: {esc(run.dir.path)}[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -103,7 +104,7 @@ def run_show(args: argparse.Namespace) -> int:
             con.print(_overheads_table(overheads, "overheads a plan adds for it"))
         else:
             con.print("[dim]no controller/enclosure overhead: the device carries its own[/dim]")
-        con.print(f"[dim]Run: {run.dir.path}[/dim]")
+        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -137,9 +138,9 @@ def _devices_table(devices: list[Device], width: int) -> Table:
         group = [d for d in devices if d.kind == kind]
         if not group:
             continue
-        t.add_row(f"[bold underline]{kind}[/]", *[""] * (len(t.columns) - 1))
+        t.add_row(f"[bold underline]{esc(kind)}[/]", *[""] * (len(t.columns) - 1))
         for d in group:
-            row = [d.id, _n(d.capacity_gb), _n(d.price_usd)]
+            row = [lit(d.id), _n(d.capacity_gb), _n(d.price_usd)]
             if wide:
                 row.append(_n(d.price_usd / d.capacity_gb, 2))
             row += [f"{_si(d.read_iops)}/{_si(d.write_iops)}", f"{_si(d.read_mbps, 5)}/{_si(d.write_mbps, 5)}",
@@ -149,7 +150,7 @@ def _devices_table(devices: list[Device], width: int) -> Table:
 
 
 def _device_table(d: Device) -> Table:
-    t = Table(title=f"{d.id}: {d.name}", title_justify="left", show_header=False)
+    t = Table(title=esc(f"{d.id}: {d.name}"), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
     rows = [
@@ -165,7 +166,7 @@ def _device_table(d: Device) -> Table:
         rows.append(("notes", d.notes))
     rows.append(("from", d.origin))
     for k, v in rows:
-        t.add_row(k, v)
+        t.add_row(k, lit(v))
     return t
 
 
@@ -176,5 +177,5 @@ def _overheads_table(overheads: list[Overhead], title: str) -> Table:
         t.add_column(name, justify="right" if name in ("$/unit", "N", "MB/s cap") else "left",
                      no_wrap=(name != "applies to"))
     for o in overheads:
-        t.add_row(o.id, _n(o.price_usd), str(o.per_devices), _n(o.max_mbps), ", ".join(o.applies_to))
+        t.add_row(lit(o.id), _n(o.price_usd), str(o.per_devices), _n(o.max_mbps), lit(", ".join(o.applies_to)))
     return t

@@ -7,6 +7,7 @@ import argparse
 
 from rich.table import Table
 
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.report import figures as F
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     out = console(args)
 
     def render() -> None:
-        t = Table(title=f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}", title_justify="left",
+        t = Table(title=esc(f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}"), title_justify="left",
                   caption="B − A and B / A; green: better, red: worse (by 5% or more)", caption_justify="left")
         for name, justify in (("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"),
                               ("B / A", "right"), ("unit", "left")):
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             d = r["digits"] or 0
             label = (f"{r['group']}: " if r["group"] and r["group"] not in r["metric"] else "") + r["metric"]
             diff = f"{r['diff']:+,.{d}f}" if F.isnum(r["diff"]) else ("same" if r["a"] == r["b"] else "differs")
-            t.add_row(label, F.fmt(r["a"], d), F.fmt(r["b"], d), diff, _ratio(r), r["unit"] or "")
+            t.add_row(lit(label), lit(F.fmt(r["a"], d)), lit(F.fmt(r["b"], d)), lit(diff), _ratio(r), lit(r["unit"] or ""))
         out.print(t)
         if not rows:
             out.print("no figures to compare in these runs")

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from dbtier.cli import options as opt
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, parse_duration
@@ -118,10 +119,10 @@ def run_import(args: argparse.Namespace) -> int:
     steps = ["read files", "intervals from counters", "totals, peaks and profiles", "write Parquet"]
     bar, _ = _progress(args, len(steps))
     with bar:
-        task = bar.add_task(f"{args.source}: reading {len(args.files)} file(s)", total=len(steps))
+        task = bar.add_task(esc(f"{args.source}: reading {len(args.files)} file(s)"), total=len(steps))
 
         def step(name: str) -> None:
-            bar.update(task, description=f"{args.source}: {name}", advance=1)
+            bar.update(task, description=esc(f"{args.source}: {name}"), advance=1)
 
         res = read_history(con, args.source, args.files, opts)   # before the run directory: bad input leaves nothing
         doc_part = summary.summarise_import(con, res, top=args.top, profile_tz=ptz, step=step)
@@ -140,15 +141,15 @@ def run_import(args: argparse.Namespace) -> int:
         out = console(args)
         out.print(_import_table(run.doc))
         for line in _periods(run.doc):
-            out.print(f"[dim]{line}[/dim]")
+            out.print(f"[dim]{esc(line)}[/dim]")
         for note in run.doc.get("notes") or []:
-            out.print(f"[dim]note: {note}[/dim]")
+            out.print(f"[dim]note: {esc(note)}[/dim]")
         for lim in run.doc.get("limitations") or []:
-            out.print(f"[yellow]limitation: {lim}[/yellow]")
-        out.print(f"[dim]{len(run.doc['databases'])} database(s); full series in {', '.join(run.doc['series_files'])}."
-                  f" Run: {run.dir.path}[/dim]")
-        out.print(f"[dim]next: dbtier history requirement {run.dir.path}   or   "
-                  f"dbtier history consolidate {run.dir.path} OTHER_RUN ...[/dim]")
+            out.print(f"[yellow]limitation: {esc(lim)}[/yellow]")
+        out.print(f"[dim]{len(run.doc['databases'])} database(s); full series in "
+                  f"{esc(', '.join(run.doc['series_files']))}. Run: {esc(run.dir.path)}[/dim]")
+        out.print(f"[dim]next: dbtier history requirement {esc(run.dir.path)}   or   "
+                  f"dbtier history consolidate {esc(run.dir.path)} OTHER_RUN ...[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -199,17 +200,17 @@ def run_consolidate(args: argparse.Namespace) -> int:
         t.add_row("peak of the sum", _n(d["peak_of_sum"]["iops"]), _n(d["peak_of_sum"]["mbps"], 1))
         t.add_row("gain (sum of peaks / peak of sum)", _ratio(d.get("gain")), _ratio(d.get("gain_mbps")))
         out.print(t)
-        out.print(f"peak of the sum at {d['peak_time']} (MB/s: {d['peak_time_mbps']}); window "
-                  f"{d['grid']['start']} to {d['grid']['end']}")
+        out.print(esc(f"peak of the sum at {d['peak_time']} (MB/s: {d['peak_time_mbps']}); window "
+                      f"{d['grid']['start']} to {d['grid']['end']}"))
         dt = Table(title="what drives the combined IOPS peak", title_justify="left", box=box.SIMPLE_HEAD,
                    show_edge=False)
         for c in ("database", "IOPS at peak", "share", "its own peak", "of own peak"):
             dt.add_column(c, justify="left" if c == "database" else "right")
         for dr in d["drivers"]:
-            dt.add_row(dr["database"], _n(dr["iops"]), _pct(dr["share"]), _n(dr["own_peak_iops"]),
+            dt.add_row(lit(dr["database"]), _n(dr["iops"]), _pct(dr["share"]), _n(dr["own_peak_iops"]),
                        _pct(dr["of_own_peak"]))
         out.print(dt)
-        out.print(f"[dim]Run: {run.dir.path}; next: dbtier history requirement {run.dir.path}[/dim]")
+        out.print(f"[dim]Run: {esc(run.dir.path)}; next: dbtier history requirement {esc(run.dir.path)}[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -232,7 +233,7 @@ def run_requirement(args: argparse.Namespace) -> int:
 
     def render() -> None:
         out = console(args)
-        t = Table(title=f"requirement: {source['statistic']} of {source['of']} (from {args.run})",
+        t = Table(title=esc(f"requirement: {source['statistic']} of {source['of']} (from {args.run})"),
                   title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
         for c in ("", "measured", f"with {req['headroom']:.0%} headroom"):
             t.add_column(c, justify="left" if not c else "right")
@@ -241,8 +242,8 @@ def run_requirement(args: argparse.Namespace) -> int:
                                  ("capacity_gb", "capacity GB", 1)):
             t.add_row(label, _n(req[k], digits), _n(run.doc["with_headroom"][k], digits))
         out.print(t)
-        out.print(f"[dim]capacity from {source['capacity_from']}. Run: {run.dir.path}[/dim]")
-        out.print(f"[dim]next: dbtier plan size --from-history {run.dir.path}[/dim]")
+        out.print(f"[dim]capacity from {esc(source['capacity_from'])}. Run: {esc(run.dir.path)}[/dim]")
+        out.print(f"[dim]next: dbtier plan size --from-history {esc(run.dir.path)}[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -284,7 +285,7 @@ def _pm(p: dict[str, Any] | None) -> str:
 
 
 def _import_table(doc: dict[str, Any], limit: int = 30) -> Table:
-    t = Table(title=f"{doc.get('source')} history: p95 / max of the interval rates", title_justify="left",
+    t = Table(title=esc(f"{doc.get('source')} history: p95 / max of the interval rates"), title_justify="left",
               box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     t.add_column("database", ratio=1, overflow="fold")
     for c in ("intervals", "read IOPS", "write IOPS", "read MB/s", "write MB/s"):
@@ -292,7 +293,7 @@ def _import_table(doc: dict[str, Any], limit: int = 30) -> Table:
     dbs = doc.get("databases") or []
     for db in dbs[:limit]:
         pk = db.get("peaks") or {}
-        t.add_row(db["name"], _n(db.get("intervals")), _pm(pk.get("read_iops")), _pm(pk.get("write_iops")),
+        t.add_row(lit(db["name"]), _n(db.get("intervals")), _pm(pk.get("read_iops")), _pm(pk.get("write_iops")),
                   _pm(pk.get("read_mbps")), _pm(pk.get("write_mbps")))
     if len(dbs) > limit:
         t.caption = f"... and {len(dbs) - limit} more databases (--json has them all)"

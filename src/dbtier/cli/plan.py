@@ -17,6 +17,7 @@ from rich.table import Table
 
 from dbtier.cli import options as opt
 from dbtier.cli.catalog import _catalog_doc, add_catalog_option
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
@@ -181,9 +182,10 @@ def _short(e: Evaluation) -> str:
 
 
 def _table(title: str, cols: Sequence[str], left: int = 1) -> Table:
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    # titles and headers carry device ids from catalog files: never markup
+    t = Table(title=esc(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for i, c in enumerate(cols):
-        t.add_column(c, justify="left" if i < left else "right", no_wrap=True)
+        t.add_column(esc(c), justify="left" if i < left else "right", no_wrap=True)
     return t
 
 
@@ -279,9 +281,9 @@ def run_equivalent(args: argparse.Namespace) -> int:
         over = eq.by_metric["iops"].evaluation.overheads
         if over:
             o = over[0]
-            con.print(f"[dim]overhead: {o['id']}, ${o['unit_price_usd']:,.0f} per {o['per_devices']} devices, "
+            con.print(f"[dim]overhead: {esc(o['id'])}, ${o['unit_price_usd']:,.0f} per {o['per_devices']} devices, "
                       f"{o['max_mbps']:,.0f} MB/s each[/dim]")
-        con.print(f"[dim]Run: {run.dir.path}[/dim]")
+        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
 
     emit(doc, args, render)
     return 0
@@ -307,17 +309,17 @@ def run_budget(args: argparse.Namespace) -> int:
         for o in options:
             e = o.evaluation
             if e is None:
-                t.add_row(o.device.id, "0", f"(smallest {_usd(o.smallest_price_usd)})", "-", "-", "-", "-")
+                t.add_row(lit(o.device.id), "0", f"(smallest {_usd(o.smallest_price_usd)})", "-", "-", "-", "-")
                 continue
-            t.add_row(o.device.id, _n(o.count), _usd(e.price_usd), _n(e.capacity_gb.value), _n(e.iops.value),
+            t.add_row(lit(o.device.id), _n(o.count), _usd(e.price_usd), _n(e.capacity_gb.value), _n(e.iops.value),
                       f"{_n(e.read_mbps.value)}/{_n(e.write_mbps.value)}",
                       f"{_n(e.read_latency_us.value)}/{_n(e.write_latency_us.value)}")
         con.print(t)
         for o in options:
             if o.evaluation is not None:
-                con.print(f"[dim]{o.device.id}: MB/s limited by {o.evaluation.read_mbps.limit} "
-                          f"({o.evaluation.read_mbps.detail})[/dim]")
-        con.print(f"[dim]Run: {run.dir.path}[/dim]")
+                con.print(f"[dim]{esc(o.device.id)}: MB/s limited by {esc(o.evaluation.read_mbps.limit)} "
+                          f"({esc(o.evaluation.read_mbps.detail)})[/dim]")
+        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
 
     emit(doc, args, render)
     return 0
@@ -372,7 +374,7 @@ def run_size(args: argparse.Namespace) -> int:
         parts = [f"{LABELS[k]} {_n(getattr(req, k))}" for k in req.given()]
         if req.max_read_latency_us is not None:
             parts.append(f"read latency ≤ {_n(req.max_read_latency_us)} µs")
-        con.print(f"requirement: {', '.join(parts)}; headroom {req.headroom:.0%}; from {req.source}")
+        con.print(esc(f"requirement: {', '.join(parts)}; headroom {req.headroom:.0%}; from {req.source}"))
         # the figures the requirement is about (all of them go to --json)
         cats = req.categories()
         cols = ["#", "configuration", "price", "GB"]
@@ -385,15 +387,15 @@ def run_size(args: argparse.Namespace) -> int:
         t.columns[1].overflow = "fold"
         for i, c in enumerate(sz.candidates, 1):
             e = c.evaluation
-            row = [str(i), _short(e), _usd(e.price_usd), _si(e.capacity_gb.value)]
+            row = [str(i), lit(_short(e)), _usd(e.price_usd), _si(e.capacity_gb.value)]
             row += [f"{_si(e.read_iops.value)}/{_si(e.write_iops.value)}"] if "iops" in cats else []
             row += [f"{_si(e.read_mbps.value)}/{_si(e.write_mbps.value)}"] if "throughput" in cats else []
             row += [_si(e.read_latency_us.value)] if "latency" in cats else []
-            t.add_row(*row, c.binding)
+            t.add_row(*row, lit(c.binding))
         con.print(t)
-        con.print(f"binding: [bold]{sz.binding}[/bold] — {sz.binding_detail}", soft_wrap=True)
+        con.print(f"binding: [bold]{esc(sz.binding)}[/bold] — {esc(sz.binding_detail)}", soft_wrap=True)
         con.print(f"[dim]`--json` gives each requirement's margin (offered / required - 1; met at "
-                  f"{req.headroom:.0%} or more). Run: {run.dir.path}[/dim]")
+                  f"{req.headroom:.0%} or more). Run: {esc(run.dir.path)}[/dim]")
 
     emit(doc, args, render)
     return 0
@@ -412,7 +414,7 @@ def run_value(args: argparse.Namespace) -> int:
 
     def render() -> None:
         con = console(args)
-        con.print(f"price/performance of {args.result} ({v.kind} run) as {cfg.describe()}", soft_wrap=True)
+        con.print(esc(f"price/performance of {args.result} ({v.kind} run) as {cfg.describe()}"), soft_wrap=True)
         t = Table(show_header=False, box=box.SIMPLE_HEAD)
         t.add_column("figure", style="bold")
         t.add_column("value", justify="right")
@@ -425,8 +427,8 @@ def run_value(args: argparse.Namespace) -> int:
                 t.add_row(label, f"{x:,.{digits}f}")
         con.print(t)
         for line in v.figures_used:
-            con.print(f"[dim]· {line}[/dim]", soft_wrap=True)
-        con.print(f"[dim]Run: {run.dir.path}[/dim]")
+            con.print(f"[dim]· {esc(line)}[/dim]", soft_wrap=True)
+        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
 
     emit(doc, args, render)
     return 0

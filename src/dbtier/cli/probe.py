@@ -9,6 +9,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from dbtier.cli import options as opt
+from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
@@ -110,9 +111,9 @@ def run(args: argparse.Namespace) -> int:
                 entry["status"] = "failed"
                 doc["errors"].append({"target": t.path, "message": exc.message, "hint": exc.hint})
                 status = "failed"
-                out.print(f"[red]dbtier: error: {exc.message}[/red]")
+                out.print(f"[red]dbtier: error: {esc(exc.message)}[/red]")
                 if exc.hint:
-                    out.print(f"  next: {exc.hint}")
+                    out.print(f"  next: {esc(exc.hint)}")
             finally:
                 t.cleanup()
                 run_.save()
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         for entry in doc["targets"]:
             if entry["summary"]:
                 out.print(probe_summary_table(entry))
-        out.print(f"result: {run_.dir.result_path}")
+        out.print(f"result: {esc(run_.dir.result_path)}")
     emit(doc, args, render)
     return 0 if status == "ok" else 1
 
@@ -138,12 +139,12 @@ def run(args: argparse.Namespace) -> int:
 def _probe_one(t, entry, profile, run_, out, args, tests, size, fill_max) -> None:
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed} points"),
                   TimeElapsedColumn(), console=out, transient=True, disable=args.json) as progress:
-        task = progress.add_task(f"probe {t.path}", total=None)
+        task = progress.add_task(f"probe {esc(t.path)}", total=None)
         table_header = [False]
 
         def on_point(point: dict[str, Any]) -> None:
             progress.advance(task)
-            progress.update(task, description=f"{t.path}: {point['test']} x{point['outstanding']}")
+            progress.update(task, description=esc(f"{t.path}: {point['test']} x{point['outstanding']}"))
             if not args.json:
                 progress.console.print(probe_points_table([point], header=not table_header[0]))
                 table_header[0] = True

@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.report import figures as F
 from dbtier.report.inputs import load_runs
@@ -36,7 +37,7 @@ def figures_table(figs: list[dict[str, Any]], title: str = "key figures") -> Tab
     figs = [f for f in figs if not f.get("detail") and f.get("value") is not None]
     if not figs:
         return None
-    t = Table(title=title, title_justify="left", show_lines=False)
+    t = Table(title=esc(title), title_justify="left", show_lines=False)
     t.add_column("measure")
     t.add_column("value", justify="right")
     t.add_column("unit")
@@ -44,28 +45,28 @@ def figures_table(figs: list[dict[str, Any]], title: str = "key figures") -> Tab
     for f in figs:
         if f.get("group") and f["group"] != group:
             group = f["group"]
-            t.add_row(f"[bold]{group}[/bold]", "", "")
-        t.add_row(("  " if group else "") + str(f["label"]), _cell(f["value"], f.get("digits") or 0),
-                  str(f.get("unit") or ""))
+            t.add_row(f"[bold]{esc(group)}[/bold]", "", "")
+        t.add_row(lit(("  " if group else "") + str(f["label"])), lit(_cell(f["value"], f.get("digits") or 0)),
+                  lit(f.get("unit") or ""))
     return t
 
 
 def key_table(tab: dict[str, Any], digits: Any = ()) -> Table:
-    t = Table(title=tab["title"], title_justify="left")
+    t = Table(title=esc(tab["title"]), title_justify="left")
     rows = tab["rows"]
     for k, c in enumerate(tab["columns"]):
         numeric = any(F.isnum(r[k]) for r in rows if k < len(r))
-        t.add_column(str(c), justify="right" if numeric else "left")
+        t.add_column(esc(c), justify="right" if numeric else "left")
     for r in rows:
-        t.add_row(*(_cell(v, digits[k] if k < len(digits) else 0) for k, v in enumerate(r)))
+        t.add_row(*(lit(_cell(v, digits[k] if k < len(digits) else 0)) for k, v in enumerate(r)))
     return t
 
 
 def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     """The figures, tables and method lines of one document (a lab: then each step's)."""
     info = F.run_info(doc)
-    out.print(f"{indent}[bold]{info['kind']}[/bold] · {F.run_name(doc)} · {info['status'] or 'unknown'}"
-              + (f" · started {info['started_at']}" if info["started_at"] else ""), highlight=False)
+    out.print(f"{indent}[bold]{esc(info['kind'])}[/bold] · {esc(F.run_name(doc))} · {esc(info['status'] or 'unknown')}"
+              + (f" · started {esc(info['started_at'])}" if info["started_at"] else ""), highlight=False)
     if doc.get("command") != "lab":
         t = figures_table([f.as_dict() for f in F.figures(doc)])
         if t is not None:
@@ -73,12 +74,12 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     for tab in F.tables(doc):
         out.print(key_table(tab.as_dict(), tab.digits))
     for what, how in F.method(doc):
-        out.print(f"[dim]{what}: {how}[/dim]", highlight=False)
+        out.print(f"[dim]{esc(what)}: {esc(how)}[/dim]", highlight=False)
     if doc.get("command") == "lab":
         for s, child, _ in F.children(doc):
             if child is not None:
                 out.print()
-                out.rule(f"step {s.get('name')}")
+                out.rule(esc(f"step {s.get('name')}"))
                 print_summary(out, child)
 
 
@@ -88,9 +89,9 @@ def print_verdict(out: Console, v: dict[str, Any]) -> None:
         return
     out.print("[bold]Verdict[/bold]")
     for label, text in lines:
-        out.print(f"  [bold]{label}[/bold]: {text}", highlight=False)
+        out.print(f"  [bold]{esc(label)}[/bold]: {esc(text)}", highlight=False)
     for c in v.get("caveats") or []:
-        out.print(f"  [yellow]note[/yellow]: {c['text']}", highlight=False)
+        out.print(f"  [yellow]note[/yellow]: {esc(c['text'])}", highlight=False)
     out.print()
 
 

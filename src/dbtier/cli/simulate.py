@@ -29,6 +29,7 @@ from rich.table import Table
 
 from dbtier.cli.catalog import add_catalog_option
 from dbtier.cli import options as opt
+from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, human_pct, human_us, parse_duration, parse_size
@@ -332,15 +333,15 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
     tr = doc["trace"]
     info = det["trace_info"]
     dur = "untimed" if tr["duration_s"] is None else f"{tr['duration_s']:,.1f} s"
-    con.print(f"[bold]{info['path']}[/bold] ({info['format']}): {tr['requests']:,} requests "
+    con.print(f"[bold]{esc(info['path'])}[/bold] ({esc(info['format'])}): {tr['requests']:,} requests "
               f"({tr['reads']:,} reads, {tr['writes']:,} writes), {tr['bytes'] / 1e9:,.3f} GB, {dur}"
               + (f"; {info['skipped_bad_lines']} malformed lines skipped" if info["skipped_bad_lines"] else ""),
               highlight=False)
-    devs = ", ".join(f"{r} {d['id']}" for r, d in det["devices"].items())
-    head = f"design [bold]{doc['design']}[/bold]: {devs}"
+    devs = esc(", ".join(f"{r} {d['id']}" for r, d in det["devices"].items()))
+    head = f"design [bold]{esc(doc['design'])}[/bold]: {devs}"
     if doc["design"] == "read-cache":
         c = det["cache"]
-        head += (f"; {c['cache_gb']:g} GB {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
+        head += esc(f"; {c['cache_gb']:g} GB {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
                  f"read hit ratio {human_pct(doc['read_hit_ratio'])} of blocks, {human_pct(doc['request_hit_ratio'])} "
                  "of requests")
     con.print(head, highlight=False)
@@ -355,10 +356,10 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
         t.add_row(f"{op}", *[human_us(lat[k]) for k in ("p50", "p95", "p99", "p999")])
         if base:
             bl = base["latency_us"][op]
-            t.add_row(f"[dim]{op}, {base['device']} alone[/dim]",
+            t.add_row(f"[dim]{op}, {esc(base['device'])} alone[/dim]",
                       *[f"[dim]{human_us(bl[k])}[/dim]" for k in ("p50", "p95", "p99", "p999")])
     con.print(t)
-    con.print("utilisation: " + ", ".join(f"{r} {human_pct(u)}" for r, u in doc["device_util"].items()),
+    con.print("utilisation: " + esc(", ".join(f"{r} {human_pct(u)}" for r, u in doc["device_util"].items())),
               highlight=False)
     if doc["curve"] and len(doc["curve"]) > 1:
         ct = Table(box=box.SIMPLE_HEAD, title="hit-ratio curve", title_justify="left")
@@ -372,12 +373,12 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
     if rs:
         f = det["mirror"]["failure"]
         secs = "never (the side does not return)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
-        con.print(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions, "
-                  f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s",
+        con.print(esc(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions, "
+                      f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s"),
                   highlight=False)
     for n in det["notes"]:
-        con.print(f"[dim]note: {n}[/dim]", highlight=False)
-    con.print(f"[dim]Run: {run_dir}  (`dbtier report {run_dir}` draws the curve, CDFs and timeline)[/dim]",
+        con.print(f"[dim]note: {esc(n)}[/dim]", highlight=False)
+    con.print(f"[dim]Run: {esc(run_dir)}  (`dbtier report {esc(run_dir)}` draws the curve, CDFs and timeline)[/dim]",
               highlight=False)
 
 
@@ -482,13 +483,13 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
             run.finish("failed")
             raise exc
         if cmd:
-            con.print(f"tracing {facts.block_device} while running: {' '.join(cmd)}", highlight=False)
+            con.print(esc(f"tracing {facts.block_device} while running: {' '.join(cmd)}"), highlight=False)
             workload = executor.run(cmd, timeout_s=args.duration)
             (raw / "command.stdout").write_text(workload.stdout)
             (raw / "command.stderr").write_text(workload.stderr)
             executor._stop_group(proc)          # SIGINT: blktrace flushes and exits
         else:
-            con.print(f"tracing {facts.block_device} for {duration:g} s", highlight=False)
+            con.print(esc(f"tracing {facts.block_device} for {duration:g} s"), highlight=False)
         out, err = proc.communicate(timeout=(duration or 0) + 60)
     except BaseException:
         executor._stop_group(proc)
@@ -519,11 +520,11 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
 
     def render() -> None:
         if summary:
-            con.print(f"captured {summary['requests']:,} requests ({summary['reads']:,} reads, "
-                      f"{summary['writes']:,} writes) into {trace_file}", highlight=False)
+            con.print(esc(f"captured {summary['requests']:,} requests ({summary['reads']:,} reads, "
+                          f"{summary['writes']:,} writes) into {trace_file}"), highlight=False)
         else:
-            con.print(f"captured no read or write requests into {trace_file}", highlight=False)
-        con.print(f"[dim]next: dbtier simulate run {run.dir.path} --design ...[/dim]", highlight=False)
+            con.print(esc(f"captured no read or write requests into {trace_file}"), highlight=False)
+        con.print(f"[dim]next: dbtier simulate run {esc(run.dir.path)} --design ...[/dim]", highlight=False)
 
     emit(run.doc, args, render)
     return 0 if workload is None or workload.returncode == 0 else 1
