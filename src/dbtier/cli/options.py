@@ -35,12 +35,27 @@ def _named(name: str, fn: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 def check_range(v: float, text: str, lo: float | None = None, hi: float | None = None,
-                lo_open: bool = False, hi_open: bool = False) -> None:
-    """Raise ArgumentTypeError unless lo <= v <= hi (strict where open). Written so NaN fails."""
-    if lo is not None and not (v > lo if lo_open else v >= lo):
-        raise argparse.ArgumentTypeError(f"{text!r} must be {'above' if lo_open else 'at least'} {_fmt(lo)}")
-    if hi is not None and not (v < hi if hi_open else v <= hi):
-        raise argparse.ArgumentTypeError(f"{text!r} must be {'below' if hi_open else 'at most'} {_fmt(hi)}")
+                lo_open: bool = False, hi_open: bool = False, noun: str = "a positive number",
+                between: bool = False) -> None:
+    """Raise ArgumentTypeError unless lo <= v <= hi (strict where open), in the project's wording
+    (`must be a positive number, got 0`; the parser puts the option in front). NaN fails every test."""
+    got = f", got {text.strip()}"
+    low_ok = lo is None or (v > lo if lo_open else v >= lo)
+    high_ok = hi is None or (v < hi if hi_open else v <= hi)
+    if low_ok and high_ok:
+        return
+    if between and lo is not None and hi is not None:
+        if not lo_open and not hi_open:
+            raise argparse.ArgumentTypeError(f"must be between {_fmt(lo)} and {_fmt(hi)}{got}")
+        raise argparse.ArgumentTypeError(f"must be {'above' if lo_open else 'at least'} {_fmt(lo)} and "
+                                         f"{'below' if hi_open else 'at most'} {_fmt(hi)}{got}")
+    if not low_ok:
+        if lo == 0 and lo_open:
+            raise argparse.ArgumentTypeError(f"must be {noun}{got}")
+        if lo == 0:
+            raise argparse.ArgumentTypeError(f"must be 0 or more{got}")
+        raise argparse.ArgumentTypeError(f"must be {'above' if lo_open else 'at least'} {_fmt(lo)}{got}")
+    raise argparse.ArgumentTypeError(f"must be {'below' if hi_open else 'at most'} {_fmt(hi)}{got}")
 
 
 def _parse(parser: Callable[[str], Any], text: str) -> Any:
@@ -51,11 +66,11 @@ def _parse(parser: Callable[[str], Any], text: str) -> Any:
 
 
 def number(lo: float | None = None, hi: float | None = MAX_FIGURE, *, lo_open: bool = False,
-           hi_open: bool = False, name: str = "number") -> Callable[[str], float]:
-    """A finite float in the range."""
+           hi_open: bool = False, between: bool = False, name: str = "number") -> Callable[[str], float]:
+    """A finite float in the range (`between`: say both bounds when it is out of range)."""
     def conv(text: str) -> float:
         v = _parse(units.parse_float, text)
-        check_range(v, text, lo, hi, lo_open, hi_open)
+        check_range(v, text, lo, hi, lo_open, hi_open, between=between)
         return v
     return _named(name, conv)
 
@@ -79,7 +94,7 @@ def nonneg_float(hi: float = MAX_FIGURE) -> Callable[[str], float]:
 
 def fraction() -> Callable[[str], float]:
     """0..1 inclusive."""
-    return number(0, 1, name="fraction")
+    return number(0, 1, between=True, name="fraction")
 
 
 def positive_int(hi: int = INT64_MAX) -> Callable[[str], int]:
@@ -91,7 +106,11 @@ def nonneg_int(hi: int = INT64_MAX) -> Callable[[str], int]:
 
 
 def port() -> Callable[[str], int]:
-    return whole(1, 65535, name="TCP port")
+    def conv(text: str) -> int:
+        v = _parse(units.parse_int, text)
+        check_range(v, text, 1, 65535, between=True)
+        return v
+    return _named("TCP port", conv)
 
 
 def int_list(lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], list[int]]:
@@ -135,7 +154,7 @@ def size(lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], int]:
     """Bytes: 8K, 64M, 1.5G (units.parse_size)."""
     def conv(text: str) -> int:
         v = _parse(units.parse_size, text)
-        check_range(v, text, lo, hi)
+        check_range(v, text, lo, hi, noun="positive")
         return v
     return _named("size", conv)
 
@@ -144,7 +163,7 @@ def duration(lo: float = 0, hi: float = WEEK_S, lo_open: bool = True) -> Callabl
     """Seconds: 90, 90s, 10m, 1.5h, 2d (units.parse_duration)."""
     def conv(text: str) -> float:
         v = _parse(units.parse_duration, text)
-        check_range(v, text, lo, hi, lo_open)
+        check_range(v, text, lo, hi, lo_open, noun="positive")
         return v
     return _named("duration", conv)
 
@@ -159,7 +178,7 @@ def side_time(sides: tuple[str, ...], hi: float = 1e9) -> Callable[[str], tuple[
         if side not in sides:
             raise argparse.ArgumentTypeError(f"{text!r}: unknown side {side!r} ({' or '.join(sides)})")
         v = _parse(units.parse_duration, t)
-        check_range(v, t, 0, hi)
+        check_range(v, t, 0, hi, noun="positive")
         return side, v
     return _named("SIDE@T", conv)
 
@@ -260,8 +279,17 @@ class Parser(argparse.ArgumentParser):
     """argparse with dbtier's error format: `dbtier: error: --duration: 'nan' is not a finite number`
     and a `next:` line on stderr, exit 2 (subcommand parsers inherit the class)."""
 
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # argparse (3.11) drops a lone '--' given as `--duration=--` and stores [] without calling the
+        # type, which later code cannot compare with a number: refuse it like any other bad value.
+        if action.option_strings and arg_strings == ["--"] and action.nargs in (None, "?"):
+            self.error(f"argument {action.option_strings[0]}: '--' is not a value")
+        return super()._get_values(action, arg_strings)
+
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
         import sys
-        message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
+        # "argument --usd: must be ..." -> "--usd must be ...", "argument --usd: 'x' is ..." -> "--usd: 'x' is ..."
+        message = re.sub(r"^argument ([^:]+): (must )?", lambda m: f"{m.group(1)} must " if m.group(2)
+                         else f"{m.group(1)}: ", message)
         sys.stderr.write(f"dbtier: error: {message}\n  next: see `{self.prog} --help`\n")
         raise SystemExit(2)

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--size", type=opt.size(), metavar="SIZE", help="test file size, e.g. 4G (default: the profile's, capped by free space)")
     p.add_argument("--point-seconds", type=opt.duration(0, 86400), metavar="S", help="measured seconds per point (default: the profile's)")
     p.add_argument("--max-lat-ms", type=opt.positive_float(1e6), default=50.0, help="stop a load sweep once p99 latency passes this (default 50)")
-    p.add_argument("--margin-pct", type=opt.number(0, 100, hi_open=True), default=10.0,
+    p.add_argument("--margin-pct", type=opt.number(0, 100, hi_open=True, between=True), default=10.0,
                    help="free space to leave untouched, %% of the filesystem (default 10; never below "
                    "512 MiB or 5%% of it, whichever is smaller)")
     p.add_argument("--fill", action="store_true", help="also measure write performance as the filesystem fills")
