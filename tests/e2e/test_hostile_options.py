@@ -22,7 +22,7 @@ def refused(tmp_path: Path, option: str, *argv: str) -> str:
     """Exit 2, one `dbtier: error: OPTION: ...` message, nothing written."""
     r = run_dbtier(*argv, cwd=tmp_path)
     err = assert_clean_error(r)
-    assert err.startswith((f"dbtier: error: {option}: ", f"dbtier: error: {option} must ")), err
+    assert err.startswith(f"dbtier: error: {option}"), err
     assert r.returncode == 2
     assert not (tmp_path / "runs").exists() and not (tmp_path / "out").exists()
     return err

@@ -161,7 +161,8 @@ def _step_seconds(text: str | None) -> int | None:
     try:
         secs = parse_duration(text)     # ASCII digits only; NaN, inf and '١' refused
     except UnitError as exc:
-        raise DbtierError(f"--step: {exc}", "e.g. --step 3600, --step 15m or --step 1h") from None
+        why = str(exc).removeprefix(repr(text)).lstrip(": ").removeprefix("is ")
+        raise DbtierError(f"--step {text}: {why}", "e.g. --step 3600, --step 15m or --step 1h") from None
     if not (1 <= secs <= 7 * 86400):
         raise DbtierError(f"--step {text}: must be between 1 s and 7 days", "e.g. --step 1h")
     return int(round(secs))

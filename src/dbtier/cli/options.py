@@ -58,10 +58,20 @@ def check_range(v: float, text: str, lo: float | None = None, hi: float | None =
     raise argparse.ArgumentTypeError(f"must be {'below' if hi_open else 'at most'} {_fmt(hi)}{got}")
 
 
-def _parse(parser: Callable[[str], Any], text: str) -> Any:
+def _parse(parser: Callable[[str], Any], text: str, lo: float | None = None, lo_open: bool = False,
+           noun: str = "positive") -> Any:
+    """`parser(text)`; a refusal as ArgumentTypeError. A negative size or duration ('-1', which the
+    unit parsers refuse outright) is reported as out of range, like any number below `lo`."""
     try:
         return parser(text)
     except UnitError as exc:
+        if lo is not None and text.strip().startswith("-"):
+            try:
+                v = -parser(text.strip()[1:])
+            except UnitError:
+                pass
+            else:
+                check_range(v, text, lo, None, lo_open, noun=noun)
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
@@ -153,7 +163,7 @@ def float_list(lo: float = 0, hi: float = MAX_FIGURE, lo_open: bool = True,
 def size(lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], int]:
     """Bytes: 8K, 64M, 1.5G (units.parse_size)."""
     def conv(text: str) -> int:
-        v = _parse(units.parse_size, text)
+        v = _parse(units.parse_size, text, lo)
         check_range(v, text, lo, hi, noun="positive")
         return v
     return _named("size", conv)
@@ -162,7 +172,7 @@ def size(lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], int]:
 def duration(lo: float = 0, hi: float = WEEK_S, lo_open: bool = True) -> Callable[[str], float]:
     """Seconds: 90, 90s, 10m, 1.5h, 2d (units.parse_duration)."""
     def conv(text: str) -> float:
-        v = _parse(units.parse_duration, text)
+        v = _parse(units.parse_duration, text, lo, lo_open)
         check_range(v, text, lo, hi, lo_open, noun="positive")
         return v
     return _named("duration", conv)

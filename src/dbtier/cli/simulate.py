@@ -215,7 +215,7 @@ def _device(value: str, catalog_files: list[str], catalog_cache: dict[str, Any])
     if os.sep in value or Path(path).is_dir() or Path(path).name == "result.json":
         target = None
         if num:
-            if not num.isdigit():
+            if not (num.isascii() and num.isdigit() and len(num) < 10):   # '²'.isdigit() is True too
                 raise DbtierError(f"'{value}': the part after # must be a target number", f"e.g. {path}#1")
             target = int(num)
         return latency.from_probe(load_run(path), path, target)
