@@ -12,7 +12,7 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from dbtier.cli import options as opt
+from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError
@@ -32,7 +32,7 @@ MAX_RATE = 1e9                  # transactions/s
 MAX_TPCH_SCALE = 100_000        # TPC-H's largest official scale factor
 MAX_THREADS = 4096
 # shared_buffers: at least 16 pages of 8 kB; at most PostgreSQL's INT_MAX/2 pages; a bare number is pages
-PG_SHARED_BUFFERS = opt.pg_memory(128, (2**30 - 1) * 8.0, plain_kb=8, example="128MB")
+PG_SHARED_BUFFERS = argtypes.pg_memory(128, (2**30 - 1) * 8.0, plain_kb=8, example="128MB")
 
 # The classic placement study, one step at a time (FAST, SLOW are the two directories).
 MATRIX = (
@@ -56,25 +56,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--workload", choices=WORKLOADS, default="tpcc",
                    help="tpcc (TPC-C-like, 45/43/4/4/4), tpcb, select-only (pgbench built-ins), "
                    "readmix (80%% index range scans, 20%% writes)")
-    o.add_argument("--warehouses", type=opt.positive_int(MAX_WAREHOUSES), default=1, help="tpcc: warehouses (about 100 MB each)")
-    o.add_argument("--scale", type=opt.positive_int(MAX_PGBENCH_SCALE), default=10, help="tpcb/select-only/readmix: pgbench scale (16 MB each)")
-    o.add_argument("--clients", type=opt.int_list(1, MAX_CLIENTS), default="1,2,4,8,16", help="client counts to sweep (default 1,2,4,8,16)")
-    o.add_argument("--duration", type=opt.duration(0, opt.WEEK_S), default=30.0, help="measured seconds per point (default 30)")
-    o.add_argument("--warmup", type=opt.duration(0, opt.WEEK_S, lo_open=False), default=5.0, help="seconds run before each point, excluded (default 5)")
-    o.add_argument("--repeat", type=opt.positive_int(MAX_REPEAT), default=1, help="runs per point; the median is reported with the spread")
-    o.add_argument("--rate", type=opt.positive_float(MAX_RATE), help="open loop: transactions/s per point, latency from the scheduled start")
+    o.add_argument("--warehouses", type=argtypes.positive_int(MAX_WAREHOUSES), default=1,
+                   help="tpcc: warehouses (about 100 MB each)")
+    o.add_argument("--scale", type=argtypes.positive_int(MAX_PGBENCH_SCALE), default=10,
+                   help="tpcb/select-only/readmix: pgbench scale (16 MB each)")
+    o.add_argument("--clients", type=argtypes.int_list(1, MAX_CLIENTS), default="1,2,4,8,16",
+                   help="client counts to sweep (default 1,2,4,8,16)")
+    o.add_argument("--duration", type=argtypes.duration(0, argtypes.WEEK_S), default=30.0,
+                   help="measured seconds per point (default 30)")
+    o.add_argument("--warmup", type=argtypes.duration(0, argtypes.WEEK_S, lo_open=False), default=5.0,
+                   help="seconds run before each point, excluded (default 5)")
+    o.add_argument("--repeat", type=argtypes.positive_int(MAX_REPEAT), default=1,
+                   help="runs per point; the median is reported with the spread")
+    o.add_argument("--rate", type=argtypes.positive_float(MAX_RATE),
+                   help="open loop: transactions/s per point, latency from the scheduled start")
     o.add_argument("--place", metavar="ROLE=DIR,...", help="data=DIR,index=DIR,wal=DIR,temp=DIR (any subset)")
     o.add_argument("--placement-matrix", metavar="FAST,SLOW",
                    help="the placement study: all slow; indexes fast; + tables; + WAL; + temp; all fast")
     o.add_argument("--dir", default=".", help="where unplaced parts of the managed cluster go (default .)")
     o.add_argument("--dsn", help="use your PostgreSQL server (password from PGPASSWORD or ~/.pgpass only)")
-    o.add_argument("--port", type=opt.port(), help="managed cluster's TCP port on 127.0.0.1 (default: a free one)")
+    o.add_argument("--port", type=argtypes.port(), help="managed cluster's TCP port on 127.0.0.1 (default: a free one)")
     o.add_argument("--os-user", help="OS user the managed cluster runs as (default postgres when root)")
-    o.add_argument("--shared-buffers", type=PG_SHARED_BUFFERS, default="128MB", help="small forces physical reads (default 128MB)")
+    o.add_argument("--shared-buffers", type=PG_SHARED_BUFFERS, default="128MB",
+                   help="small forces physical reads (default 128MB)")
     o.add_argument("--synchronous-commit", default="on", choices=("on", "off", "local", "remote_write"))
-    o.add_argument("--checkpoint-timeout", type=opt.pg_time(30, 86400), default="5min",
+    o.add_argument("--checkpoint-timeout", type=argtypes.pg_time(30, 86400), default="5min",
                    help="PostgreSQL checkpoint_timeout, 30s to 1d (default 5min)")
-    o.add_argument("--max-wal-size", type=opt.pg_memory(32 * 1024, 2**31 * 1024.0, example="1GB"), default="1GB",
+    o.add_argument("--max-wal-size", type=argtypes.pg_memory(32 * 1024, 2**31 * 1024.0, example="1GB"), default="1GB",
                    help="PostgreSQL max_wal_size, at least 32MB (default 1GB)")
     add_output_options(o)
     o.set_defaults(func=run_oltp)
@@ -84,9 +92,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _clients(xs: list[int] | str) -> list[int]:
-    """The sweep's client counts, ascending, each once (--clients is parsed by opt.int_list)."""
+    """The sweep's client counts, ascending, each once (--clients is parsed by argtypes.int_list)."""
     if isinstance(xs, str):
-        xs = opt.int_list(1, MAX_CLIENTS)(xs)
+        xs = argtypes.int_list(1, MAX_CLIENTS)(xs)
     return sorted(set(xs))
 
 
@@ -266,22 +274,26 @@ def register_dss(bsub: argparse._SubParsersAction) -> None:
                         "PostgreSQL: data generated with DuckDB's tpch extension, every answer checked against the "
                         "reference answers, per-query time, rows, temp spilled and bytes read/written per device.")
     d.add_argument("--engine", choices=("duckdb", "postgres"), default="duckdb")
-    d.add_argument("--scale", type=opt.positive_float(MAX_TPCH_SCALE), default=1.0, help="TPC-H scale factor (default 1, about 1 GB of data)")
+    d.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=1.0,
+                   help="TPC-H scale factor (default 1, about 1 GB of data)")
     d.add_argument("--data", default=".", help="directory for the database files (default .)")
     d.add_argument("--temp", help="directory for spills (DuckDB temp_directory, PostgreSQL temp_tablespaces)")
-    d.add_argument("--memory-limit", type=opt.pg_memory(64, 2**31 - 1, example="500MB"), help="DuckDB memory_limit / PostgreSQL work_mem, small to force spills (e.g. 500MB)")
-    d.add_argument("--threads", type=opt.positive_int(MAX_THREADS), help="DuckDB threads (default: all cores)")
+    d.add_argument("--memory-limit", type=argtypes.pg_memory(64, 2**31 - 1, example="500MB"),
+                   help="DuckDB memory_limit / PostgreSQL work_mem, small to force spills (e.g. 500MB)")
+    d.add_argument("--threads", type=argtypes.positive_int(MAX_THREADS), help="DuckDB threads (default: all cores)")
     d.add_argument("--compression", choices=("on", "off"), default="on",
                    help="off forces uncompressed DuckDB storage (PostgreSQL: not applicable)")
-    d.add_argument("--repeat", type=opt.positive_int(MAX_REPEAT), default=2, help="power runs: the first cold, the rest warm (default 2)")
+    d.add_argument("--repeat", type=argtypes.positive_int(MAX_REPEAT), default=2,
+                   help="power runs: the first cold, the rest warm (default 2)")
     d.add_argument("--generator", choices=("dbgen", "tpchgen"), default="dbgen",
                    help="dbgen (the tpch extension; answers checked; default) or tpchgen-cli (faster, all cores; its "
                    "text columns differ from dbgen's, so answers cannot be checked)")
     d.add_argument("--queries", default="1-22", help="a subset, e.g. 1,3,5-9 (default all 22)")
     d.add_argument("--probe", metavar="RUN_DIR", help="a probe run of the data directory: compare scan MB/s with it")
-    d.add_argument("--port", type=opt.port(), help="postgres: the managed cluster's port")
+    d.add_argument("--port", type=argtypes.port(), help="postgres: the managed cluster's port")
     d.add_argument("--os-user", help="postgres: the OS user the cluster runs as")
-    d.add_argument("--shared-buffers", type=PG_SHARED_BUFFERS, default="256MB", help="postgres: shared_buffers (default 256MB)")
+    d.add_argument("--shared-buffers", type=PG_SHARED_BUFFERS, default="256MB",
+                   help="postgres: shared_buffers (default 256MB)")
     add_output_options(d)
     d.set_defaults(func=run_dss)
 
@@ -480,10 +492,10 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
     b.add_argument("--engine", choices=("postgres", "duckdb"), default="postgres")
     b.add_argument("--to", required=True, metavar="DIR", help="the backup target directory")
     b.add_argument("--data", default=".", help="where the source database is built (default .)")
-    b.add_argument("--scale", type=opt.positive_float(MAX_TPCH_SCALE), default=20,
+    b.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=20,
                    help="source size: pgbench scale (16 MB each, default 20) or TPC-H SF for duckdb")
     b.add_argument("--methods", default="plain,tar,tar-gzip", help="postgres: plain,tar,tar-gzip (default all)")
-    b.add_argument("--port", type=opt.port())
+    b.add_argument("--port", type=argtypes.port())
     b.add_argument("--os-user")
     add_output_options(b)
     b.set_defaults(func=run_backup)

@@ -17,7 +17,7 @@ from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dbtier.cli import options as opt
+from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -45,15 +45,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "top intervals), hour-of-day and day-of-week profiles. Full series go to Parquet.")
     ip.add_argument("--source", "-s", required=True, choices=list(SOURCES), help="what the files are")
     ip.add_argument("files", nargs="+", metavar="FILE", help="exported files (a DMA collection: its .zip or .tgz)")
-    ip.add_argument("--tz", type=opt.zone(), default="UTC", metavar="ZONE",
+    ip.add_argument("--tz", type=argtypes.zone(), default="UTC", metavar="ZONE",
                     help="time zone of times printed without an offset (AWR without SNAP_TIMEZONE, iostat, sar, "
                     "DMA); IANA name, default UTC")
-    ip.add_argument("--profile-tz", type=opt.zone(), metavar="ZONE", help="time zone of the hour-of-day profiles (default: --tz)")
+    ip.add_argument("--profile-tz", type=argtypes.zone(), metavar="ZONE",
+                    help="time zone of the hour-of-day profiles (default: --tz)")
     ip.add_argument("--database", metavar="NAME", help="name the database (sources that carry no name: diskstats, "
                     "iostat, sar, or PostgreSQL without a cluster column; elsewhere it replaces the name)")
     ip.add_argument("--devices", metavar="LIST", help="diskstats/iostat/sar: comma-separated devices whose I/O is the "
                     "database's (default: every whole disk, no partitions, loop, ram, zram or device-mapper)")
-    ip.add_argument("--top", type=opt.positive_int(MAX_TOP), default=10, metavar="N", help="busiest intervals kept per database (10)")
+    ip.add_argument("--top", type=argtypes.positive_int(MAX_TOP), default=10, metavar="N",
+                    help="busiest intervals kept per database (10)")
     add_output_options(ip)
     ip.set_defaults(func=run_import)
 
@@ -64,7 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     cp.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories of `dbtier history import`")
     cp.add_argument("--step", metavar="DURATION", help="grid cell (3600, 15m, 1h; default: the longest median "
                     "snapshot interval of the databases, to the minute)")
-    cp.add_argument("--top", type=opt.positive_int(MAX_TOP), default=10, metavar="N", help="drivers of the combined peak to list (10)")
+    cp.add_argument("--top", type=argtypes.positive_int(MAX_TOP), default=10, metavar="N",
+                    help="drivers of the combined peak to list (10)")
     cp.add_argument("--full-grid", action="store_true",
                     help="write every database's cells to grid.parquet (default: the drivers' only)")
     add_output_options(cp)
@@ -76,9 +79,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("run", metavar="RUN_DIR", help="a `dbtier history import` or `consolidate` run directory")
     rp.add_argument("--percentile", choices=["95", "99", "max"], default="95",
                     help="which peak of the interval rates (default 95)")
-    rp.add_argument("--headroom", type=opt.nonneg_float(opt.MAX_HEADROOM), default=0.3, metavar="FRACTION",
+    rp.add_argument("--headroom", type=argtypes.nonneg_float(argtypes.MAX_HEADROOM), default=0.3, metavar="FRACTION",
                     help="margin the planner adds on top of every figure (default 0.3 = 30%%)")
-    rp.add_argument("--capacity-gb", type=opt.nonneg_float(opt.MAX_FIGURE), metavar="GB",
+    rp.add_argument("--capacity-gb", type=argtypes.nonneg_float(argtypes.MAX_FIGURE), metavar="GB",
                     help="capacity to require (default: the allocated size the source reports, else none)")
     rp.add_argument("--database", metavar="NAME", help="the database, when the import run has several")
     add_output_options(rp)

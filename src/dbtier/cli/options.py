@@ -202,7 +202,8 @@ _PG_TIME_S = {"": 1.0, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.
 _PG_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*")
 
 
-def pg_memory(lo_kb: float, hi_kb: float, plain_kb: float | None = None, example: str = "128MB") -> Callable[[str], str]:
+def pg_memory(lo_kb: float, hi_kb: float, plain_kb: float | None = None,
+              example: str = "128MB") -> Callable[[str], str]:
     """A PostgreSQL memory setting (128MB, 1GB, 512kB): checked, returned as written. `plain_kb`: what a
     bare number means (shared_buffers: 8 kB pages); None refuses a bare number."""
     def conv(text: str) -> str:

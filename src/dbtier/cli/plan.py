@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from rich import box
 from rich.table import Table
 
-from dbtier.cli import options as opt
+from dbtier.cli import options as argtypes
 from dbtier.cli.catalog import _catalog_doc, add_catalog_option
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ep.add_argument("--reference", required=True, metavar="ID", help="the device to match (one of it)")
     ep.add_argument("--using", required=True, metavar="ID", help="the device to match it with (as many as needed)")
     ep.add_argument("--layout", default="jbod", choices=SET_LAYOUTS, help="layout of the --using array (default jbod)")
-    ep.add_argument("--read-fraction", type=opt.fraction(), default=DEFAULT_READ_FRACTION, metavar="R",
+    ep.add_argument("--read-fraction", type=argtypes.fraction(), default=DEFAULT_READ_FRACTION, metavar="R",
                     help="share of reads in the IOPS mix, 0..1 (default 0.5)")
     add_catalog_option(ep)
     add_output_options(ep)
@@ -59,11 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     bp = psub.add_parser("budget", help="what a budget buys of each device, overhead included",
                          description="The most of each device that --usd buys (controller/enclosure overhead "
                                      "included) and what that array delivers.")
-    bp.add_argument("--usd", type=opt.positive_float(), required=True, metavar="N", help="the budget in US dollars")
+    bp.add_argument("--usd", type=argtypes.positive_float(), required=True, metavar="N",
+                    help="the budget in US dollars")
     bp.add_argument("--devices", nargs="+", required=True, metavar="ID,ID",
                     help="device ids to compare (comma- or space-separated)")
     bp.add_argument("--layout", default="jbod", choices=SET_LAYOUTS, help="layout of each array (default jbod)")
-    bp.add_argument("--read-fraction", type=opt.fraction(), default=DEFAULT_READ_FRACTION, metavar="R",
+    bp.add_argument("--read-fraction", type=argtypes.fraction(), default=DEFAULT_READ_FRACTION, metavar="R",
                     help="share of reads for the IOPS figure, 0..1 (default 0.5)")
     add_catalog_option(bp)
     add_output_options(bp)
@@ -75,13 +76,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "of a cheaper backing set), keep those that meet every requirement with "
                                      "headroom, and rank them by price. Layouts: " + _LAYOUT_LIST + ".")
     req = sp.add_argument_group("requirement (any of them; rates happen together)")
-    req.add_argument("--read-iops", type=opt.positive_float(), metavar="R", help="random read IOPS")
-    req.add_argument("--write-iops", type=opt.positive_float(), metavar="W", help="random write IOPS")
-    req.add_argument("--read-mbps", type=opt.positive_float(), metavar="M", help="sequential read MB/s (MB = 10^6 bytes)")
-    req.add_argument("--write-mbps", type=opt.positive_float(), metavar="M", help="sequential write MB/s")
-    req.add_argument("--capacity-gb", type=opt.positive_float(), metavar="G", help="usable capacity in GB (10^9 bytes)")
-    req.add_argument("--max-read-latency-us", type=opt.positive_float(), metavar="L", help="read latency ceiling in microseconds")
-    req.add_argument("--headroom", type=opt.nonneg_float(opt.MAX_HEADROOM), metavar="H",
+    req.add_argument("--read-iops", type=argtypes.positive_float(), metavar="R", help="random read IOPS")
+    req.add_argument("--write-iops", type=argtypes.positive_float(), metavar="W", help="random write IOPS")
+    req.add_argument("--read-mbps", type=argtypes.positive_float(), metavar="M",
+                     help="sequential read MB/s (MB = 10^6 bytes)")
+    req.add_argument("--write-mbps", type=argtypes.positive_float(), metavar="M", help="sequential write MB/s")
+    req.add_argument("--capacity-gb", type=argtypes.positive_float(), metavar="G",
+                     help="usable capacity in GB (10^9 bytes)")
+    req.add_argument("--max-read-latency-us", type=argtypes.positive_float(), metavar="L",
+                     help="read latency ceiling in microseconds")
+    req.add_argument("--headroom", type=argtypes.nonneg_float(argtypes.MAX_HEADROOM), metavar="H",
                      help="margin on top of every rate and the capacity (default 0.3, or the history run's)")
     req.add_argument("--from-history", metavar="RUN_DIR",
                      help="take the requirement from a `dbtier history` run (options given here override it)")
@@ -91,13 +95,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="required (default): only layouts that survive a device failure (and cloud volumes, "
                          "which the provider replicates)")
     sp.add_argument("--devices", nargs="+", metavar="ID,ID", help="only these devices (default the whole catalog)")
-    sp.add_argument("--hit-ratio", type=opt.fraction(), default=DEFAULT_HIT_RATIO, metavar="H",
+    sp.add_argument("--hit-ratio", type=argtypes.fraction(), default=DEFAULT_HIT_RATIO, metavar="H",
                     help="read hit ratio of read-cache designs, 0..1 (default 0.9)")
-    sp.add_argument("--cache-fraction", type=opt.fraction(), default=DEFAULT_CACHE_FRACTION, metavar="F",
+    sp.add_argument("--cache-fraction", type=argtypes.fraction(), default=DEFAULT_CACHE_FRACTION, metavar="F",
                     help="a read cache holds at least this share of the backing set's capacity (default 0.1)")
-    sp.add_argument("--max-devices", type=opt.positive_int(1_000_000), default=DEFAULT_MAX_DEVICES, metavar="N",
+    sp.add_argument("--max-devices", type=argtypes.positive_int(1_000_000), default=DEFAULT_MAX_DEVICES, metavar="N",
                     help=f"most devices in one set (default {DEFAULT_MAX_DEVICES})")
-    sp.add_argument("--top", type=opt.positive_int(1_000_000), default=10, metavar="N", help="how many candidates to list (default 10)")
+    sp.add_argument("--top", type=argtypes.positive_int(1_000_000), default=10, metavar="N",
+                    help="how many candidates to list (default 10)")
     add_catalog_option(sp)
     add_output_options(sp)
     sp.set_defaults(func=run_size)
@@ -110,7 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     vp.add_argument("--config", required=True, metavar="DEVICE:COUNT:LAYOUT",
                     help="the configuration the run was on, e.g. sas-15k-73gb:8:raid10; mixed designs: "
                          "FAST:N:preferred-read-mirror:SLOW:M or CACHE:N:read-cache:BACKING:M[:LAYOUT]")
-    vp.add_argument("--hit-ratio", type=opt.fraction(), default=DEFAULT_HIT_RATIO, metavar="H",
+    vp.add_argument("--hit-ratio", type=argtypes.fraction(), default=DEFAULT_HIT_RATIO, metavar="H",
                     help="read hit ratio when --config is a read-cache (default 0.9)")
     add_catalog_option(vp)
     add_output_options(vp)

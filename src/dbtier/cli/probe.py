@@ -8,7 +8,7 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dbtier.cli import options as opt
+from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -30,14 +30,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="quick (about a minute a target) or full (longer points, bigger file, SNIA steady state)")
     p.add_argument("--only", default=",".join(TESTS), metavar="TESTS",
                    help=f"comma-separated subset of {','.join(TESTS)} (default: all)")
-    p.add_argument("--size", type=opt.size(), metavar="SIZE", help="test file size, e.g. 4G (default: the profile's, capped by free space)")
-    p.add_argument("--point-seconds", type=opt.duration(0, 86400), metavar="S", help="measured seconds per point (default: the profile's)")
-    p.add_argument("--max-lat-ms", type=opt.positive_float(1e6), default=50.0, help="stop a load sweep once p99 latency passes this (default 50)")
-    p.add_argument("--margin-pct", type=opt.number(0, 100, hi_open=True, between=True), default=10.0,
+    p.add_argument("--size", type=argtypes.size(), metavar="SIZE",
+                   help="test file size, e.g. 4G (default: the profile's, capped by free space)")
+    p.add_argument("--point-seconds", type=argtypes.duration(0, 86400), metavar="S",
+                   help="measured seconds per point (default: the profile's)")
+    p.add_argument("--max-lat-ms", type=argtypes.positive_float(1e6), default=50.0,
+                   help="stop a load sweep once p99 latency passes this (default 50)")
+    p.add_argument("--margin-pct", type=argtypes.number(0, 100, hi_open=True, between=True), default=10.0,
                    help="free space to leave untouched, %% of the filesystem (default 10; never below "
                    "512 MiB or 5%% of it, whichever is smaller)")
     p.add_argument("--fill", action="store_true", help="also measure write performance as the filesystem fills")
-    p.add_argument("--fill-max", type=opt.size(), metavar="SIZE", help="with --fill: write at most this much (default: up to the margin)")
+    p.add_argument("--fill-max", type=argtypes.size(), metavar="SIZE",
+                   help="with --fill: write at most this much (default: up to the margin)")
     p.add_argument("--buffered", action="store_true",
                    help="measure through the page cache (for filesystems without direct I/O; the result says so)")
     add_output_options(p)
@@ -65,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     _positive("--max-lat-ms", args.max_lat_ms)
     if not (0 <= args.margin_pct < 100):
         raise DbtierError(f"--margin-pct must be between 0 and 100, got {args.margin_pct}", "for example --margin-pct 10")
-    size, fill_max = args.size, args.fill_max       # bytes: opt.size() parsed and checked them
+    size, fill_max = args.size, args.fill_max       # bytes: argtypes.size() parsed and checked them
     _positive("--size", size)
     profile = with_profile(args.profile, args.point_seconds)
     executor.require("fio")

@@ -28,7 +28,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from dbtier.cli.catalog import add_catalog_option
-from dbtier.cli import options as opt
+from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -73,7 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines instead of stopping")
     g.add_argument("--sort", action="store_true", help="sort requests by time when the file is out of order")
     g.add_argument("--volume", metavar="NAME", help="only this volume/disk/device of a multi-volume trace")
-    g.add_argument("--block-size", type=opt.size(1, 2**30), default="8K", metavar="SIZE", help="cache and bitmap block (default 8K)")
+    g.add_argument("--block-size", type=argtypes.size(1, 2**30), default="8K", metavar="SIZE",
+                   help="cache and bitmap block (default 8K)")
     g.add_argument("--no-spread", action="store_true",
                    help="keep requests that share a coarse (>= 1 ms) timestamp as one burst in the queueing "
                         "model (default: spread evenly across the tick)")
@@ -89,25 +90,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_catalog_option(d)
 
     c = rp.add_argument_group("read-cache")
-    c.add_argument("--cache-gb", type=opt.positive_float(MAX_CACHE_GB), metavar="GB", help="cache size in GB (10^9 bytes)")
+    c.add_argument("--cache-gb", type=argtypes.positive_float(MAX_CACHE_GB), metavar="GB",
+                   help="cache size in GB (10^9 bytes)")
     c.add_argument("--policy", default="lru", choices=names.POLICIES, help="eviction policy (default lru; "
                    "s3fifo resists scans)")
     c.add_argument("--write-mode", default="write-around", choices=names.WRITE_MODES,
                    help="what writes do to the cache (default write-around)")
-    c.add_argument("--seq-cutoff", type=opt.size(), metavar="SIZE", help="bypass the cache for sequential streams of this size "
+    c.add_argument("--seq-cutoff", type=argtypes.size(), metavar="SIZE",
+                   help="bypass the cache for sequential streams of this size "
                    "or more, as bcache's sequential_cutoff (e.g. 4M; default off)")
-    c.add_argument("--restart-at", action="append", default=[], metavar="T", type=opt.duration(0, MAX_TIME_S, lo_open=False),
+    c.add_argument("--restart-at", action="append", default=[],
+                   metavar="T", type=argtypes.duration(0, MAX_TIME_S, lo_open=False),
                    help="empty the cache at time T, as a host restart does (repeatable)")
     c.add_argument("--sweep", nargs="?", const="auto", metavar="GB,GB,...",
-                   type=opt.float_list(0, MAX_CACHE_GB, keep=("auto",)),
+                   type=argtypes.float_list(0, MAX_CACHE_GB, keep=("auto",)),
                    help="also replay these cache sizes for the hit-ratio curve (default: halvings of the "
                         "working set); runs on all cores")
-    c.add_argument("--jobs", type=opt.positive_int(4096), metavar="N", help="parallel replays for --sweep (default: all cores)")
+    c.add_argument("--jobs", type=argtypes.positive_int(4096), metavar="N",
+                   help="parallel replays for --sweep (default: all cores)")
 
     m = rp.add_argument_group("preferred-read-mirror")
-    m.add_argument("--fail", type=opt.side_time(names.SIDES, MAX_TIME_S), metavar="SIDE@T", help="the side (fast or slow) fails at time T")
-    m.add_argument("--return", dest="return_", type=opt.side_time(names.SIDES, MAX_TIME_S), metavar="SIDE@T", help="the failed side returns at time T")
-    m.add_argument("--region-size", type=opt.size(), default="64M", metavar="SIZE",
+    m.add_argument("--fail", type=argtypes.side_time(names.SIDES, MAX_TIME_S), metavar="SIDE@T",
+                   help="the side (fast or slow) fails at time T")
+    m.add_argument("--return", dest="return_", type=argtypes.side_time(names.SIDES, MAX_TIME_S), metavar="SIDE@T",
+                   help="the failed side returns at time T")
+    m.add_argument("--region-size", type=argtypes.size(), default="64M", metavar="SIZE",
                    help="write-intent bitmap region (default 64M, as md)")
     add_output_options(rp)
     rp.set_defaults(func=run_sim)
@@ -118,7 +125,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "into text that `dbtier simulate run` reads. Where the kernel does not allow it, says "
                          "exactly why.")
     cp.add_argument("target", metavar="DEVICE|DIR", help="a block device, or a directory on the disk to trace")
-    cp.add_argument("--duration", type=opt.duration(0, opt.WEEK_S), metavar="S", help="trace for S seconds (default: while the --run "
+    cp.add_argument("--duration", type=argtypes.duration(0, argtypes.WEEK_S), metavar="S",
+                    help="trace for S seconds (default: while the --run "
                     "command runs; 10 s without one)")
     cp.add_argument("--mount-debugfs", action="store_true",
                     help="mount debugfs at /sys/kernel/debug if it is not (and unmount it afterwards)")
@@ -153,7 +161,7 @@ def _side_time(v: tuple[str, float] | str, flag: str) -> tuple[str, float]:
     if isinstance(v, tuple):
         return v
     try:
-        return opt.side_time(names.SIDES, MAX_TIME_S)(v)
+        return argtypes.side_time(names.SIDES, MAX_TIME_S)(v)
     except argparse.ArgumentTypeError as exc:
         raise DbtierError(f"{flag}: {exc}", f"e.g. {flag} fast@600 or {flag} slow@10m") from None
 
@@ -177,7 +185,7 @@ def _sweep(v: tuple[float, ...] | str | None) -> tuple[float, ...] | None:
     if v == "auto":
         return ()
     try:
-        out = opt.float_list(0, MAX_CACHE_GB, keep=("auto",))(v)
+        out = argtypes.float_list(0, MAX_CACHE_GB, keep=("auto",))(v)
     except argparse.ArgumentTypeError as exc:
         raise DbtierError(f"--sweep: {exc}", "e.g. --sweep 1,2,4,8") from None
     return () if out == "auto" else out
