@@ -71,6 +71,19 @@ def test_bench_with_a_bad_option_fails_before_any_engine(tmp_path, argv, option)
     assert [p.name for p in tmp_path.iterdir()] == []       # no cluster directory, no database file
 
 
+def test_top_at_its_bound_runs_and_past_it_is_refused(tmp_path):
+    """--top 10000 is the largest: DuckDB's arg_max(..., n) fails from n = 10^6 (once a traceback)."""
+    r = run_dbtier("history", "import", "-s", "diskstats", str(DISKSTATS), "--top", "10000", "--json", "--out", "a",
+                   cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run_dbtier("history", "consolidate", "a", "--top", "10000", "--step", "1m", "--json", "--out", "c",
+                   cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    err = assert_clean_error(run_dbtier("history", "import", "-s", "diskstats", str(DISKSTATS), "--top", "1000000",
+                                        cwd=tmp_path))
+    assert err.startswith("dbtier: error: --top must be at most 10000, got 1000000"), err
+
+
 # -- time zones ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flag,zone,needle", [
