@@ -475,7 +475,7 @@ OPTIONS = [
     (["bench", "oltp"], "--warehouses", "warehouses", _ref_int(1, 100_000)),
     (["plan", "budget", "--devices", "x"], "--usd", "usd", _ref_float(0, 1e12, lo_open=True)),
     (["plan", "size"], "--hit-ratio", "hit_ratio", _ref_float(0, 1)),
-    (["history", "requirement", "r"], "--headroom", "headroom", _ref_float(0, 100)),
+    (["history", "requirement", "r"], "--headroom", "headroom", _ref_float(0, 10)),
     (["probe", "."], "--size", "size", _ref_in(ref_size, 1, INT64_MAX)),
     (["probe", "."], "--margin-pct", "margin_pct", _ref_float(0, 100, hi_open=True)),
     (["simulate", "run", "t", "--design", "single"], "--block-size", "block_size", _ref_in(ref_size, 1, 2**30)),

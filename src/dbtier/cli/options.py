@@ -21,7 +21,7 @@ from dbtier.core.units import INT64_MAX, UnitError
 # The largest rate, capacity or price a plan or history option takes (IOPS, MB/s, GB, US$):
 # 10^12 is beyond every storage system and leaves ~10^296 of room before a product overflows.
 MAX_FIGURE = 1e12
-MAX_HEADROOM = 100.0          # 10 000 % on top
+MAX_HEADROOM = 10.0           # 1000 % on top (the range `history requirement` documents)
 WEEK_S = 7 * 86400.0
 
 
