@@ -284,7 +284,7 @@ def test_dma_bad_archive_and_missing_extract(tmp_path):
 
 
 def test_bad_options_and_runs(tmp_path):
-    assert_clean_error(imp(tmp_path, "awr", AWR, extra=["--tz", "Mars/Olympus"]), "--tz Mars/Olympus")
+    assert_clean_error(imp(tmp_path, "awr", AWR, extra=["--tz", "Mars/Olympus"]), "--tz: 'Mars/Olympus'")
     assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "nope"), cwd=tmp_path), "no result.json")
     dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "m"))
     assert_clean_error(run_dbtier("history", "requirement", str(tmp_path / "m"), cwd=tmp_path),

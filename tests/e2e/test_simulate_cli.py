@@ -202,7 +202,7 @@ def test_columns_map(tmp_path):
       "--fail", "fast@5", "--return", "slow@9"], "only the failed side can return"),
     (CACHE + ["--cache-gb", "1", "--restart-at", "99"], "--restart-at 99 s is outside the trace (0 to 16 s)"),
     (CACHE + ["--cache-gb", "1", "--block-size", "3000"], "--block-size 3000 must be a power of two"),
-    (CACHE + ["--cache-gb", "-2"], "--cache-gb must be positive"),
+    (CACHE + ["--cache-gb", "-2"], "--cache-gb must be a positive number, got -2"),
     (["--design", "single", "--device", "sas-15k-73gb", "--catalog", "nope.toml"], "catalog file nope.toml not found"),
 ])
 def test_bad_options(tmp_path, args, needle):

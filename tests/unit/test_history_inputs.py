@@ -18,7 +18,7 @@ import pytest
 
 from conftest import DATA
 from dbtier.core.errors import DbtierError
-from dbtier.history import dma, limits, read
+from dbtier.history import limits, read
 from dbtier.history.store import connect
 from dbtier.history.summary import summarise_import
 from dbtier.history.tidy import ReadOptions

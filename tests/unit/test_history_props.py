@@ -234,7 +234,7 @@ def ds_text(s: dict) -> str:
     for i, t in enumerate(s["t"]):
         v = {c: s["v"][c][i] for c in DS_COLS}
         out.append(f"# dbtier-diskstats time={EPOCH0 + t} btime=1795303153 host=db01")
-        out.append(f"   7       0 loop0 5 0 10 1 0 0 0 0 0 1 1 0 0 0 0 0 0")
+        out.append("   7       0 loop0 5 0 10 1 0 0 0 0 0 1 1 0 0 0 0 0 0")
         out.append(f"   8       0 sda {v['reads']} 7 {v['sectors_read']} {v['ms_reading']} {v['writes']} 3 "
                    f"{v['sectors_written']} {v['ms_writing']} 0 100 200 0 0 0 0 4 5")
     return "\n".join(out) + "\n"

@@ -3,7 +3,6 @@
 import json
 from pathlib import Path
 
-import pytest
 
 from dbtier.core.units import GIB, MIB
 from dbtier.measure.probe import load_levels, margin_bytes, plan_file_size

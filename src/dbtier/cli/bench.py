@@ -11,13 +11,29 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from dbtier.cli import options as argtypes
+from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError
+from dbtier.core.units import parse_int
 from dbtier.measure.machine import devices_for
 from dbtier.report.figures import spread_text
-from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, knee, pgbench_seconds, redact
+from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, knee, pgbench_seconds
+from dbtier.workloads.dsn import check_dsn, redact_dsn
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
 from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
+
+# Upper bounds of the numeric options: far past any real run, and small enough that nothing derived
+# from them (connections, bytes, seconds of progress) can overflow.
+MAX_WAREHOUSES = 100_000        # about 10 TB of TPC-C-like data
+MAX_PGBENCH_SCALE = 1_000_000   # about 16 TB
+MAX_CLIENTS = 10_000            # max_connections is clients + 10
+MAX_REPEAT = 1000
+MAX_RATE = 1e9                  # transactions/s
+MAX_TPCH_SCALE = 100_000        # TPC-H's largest official scale factor
+MAX_THREADS = 4096
+# shared_buffers: at least 16 pages of 8 kB; at most PostgreSQL's INT_MAX/2 pages; a bare number is pages
+PG_SHARED_BUFFERS = argtypes.pg_memory(128, (2**30 - 1) * 8.0, plain_kb=8, example="128MB")
 
 # The classic placement study, one step at a time (FAST, SLOW are the two directories).
 MATRIX = (
@@ -41,24 +57,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--workload", choices=WORKLOADS, default="tpcc",
                    help="tpcc (TPC-C-like, 45/43/4/4/4), tpcb, select-only (pgbench built-ins), "
                    "readmix (80%% index range scans, 20%% writes)")
-    o.add_argument("--warehouses", type=int, default=1, help="tpcc: warehouses (about 100 MB each)")
-    o.add_argument("--scale", type=int, default=10, help="tpcb/select-only/readmix: pgbench scale (16 MB each)")
-    o.add_argument("--clients", default="1,2,4,8,16", help="client counts to sweep (default 1,2,4,8,16)")
-    o.add_argument("--duration", type=float, default=30.0, help="measured seconds per point (default 30)")
-    o.add_argument("--warmup", type=float, default=5.0, help="seconds run before each point, excluded (default 5)")
-    o.add_argument("--repeat", type=int, default=1, help="runs per point; the median is reported with the spread")
-    o.add_argument("--rate", type=float, help="open loop: transactions/s per point, latency from the scheduled start")
+    o.add_argument("--warehouses", type=argtypes.positive_int(MAX_WAREHOUSES), default=1,
+                   help="tpcc: warehouses (about 100 MB each)")
+    o.add_argument("--scale", type=argtypes.positive_int(MAX_PGBENCH_SCALE), default=10,
+                   help="tpcb/select-only/readmix: pgbench scale (16 MB each)")
+    o.add_argument("--clients", type=argtypes.int_list(1, MAX_CLIENTS), default="1,2,4,8,16",
+                   help="client counts to sweep (default 1,2,4,8,16)")
+    o.add_argument("--duration", type=argtypes.duration(0, argtypes.WEEK_S), default=30.0,
+                   help="measured seconds per point (default 30)")
+    o.add_argument("--warmup", type=argtypes.duration(0, argtypes.WEEK_S, lo_open=False), default=5.0,
+                   help="seconds run before each point, excluded (default 5)")
+    o.add_argument("--repeat", type=argtypes.positive_int(MAX_REPEAT), default=1,
+                   help="runs per point; the median is reported with the spread")
+    o.add_argument("--rate", type=argtypes.positive_float(MAX_RATE),
+                   help="open loop: transactions/s per point, latency from the scheduled start")
     o.add_argument("--place", metavar="ROLE=DIR,...", help="data=DIR,index=DIR,wal=DIR,temp=DIR (any subset)")
     o.add_argument("--placement-matrix", metavar="FAST,SLOW",
                    help="the placement study: all slow; indexes fast; + tables; + WAL; + temp; all fast")
     o.add_argument("--dir", default=".", help="where unplaced parts of the managed cluster go (default .)")
     o.add_argument("--dsn", help="use your PostgreSQL server (password from PGPASSWORD or ~/.pgpass only)")
-    o.add_argument("--port", type=int, help="managed cluster's TCP port on 127.0.0.1 (default: a free one)")
+    o.add_argument("--port", type=argtypes.port(), help="managed cluster's TCP port on 127.0.0.1 (default: a free one)")
     o.add_argument("--os-user", help="OS user the managed cluster runs as (default postgres when root)")
-    o.add_argument("--shared-buffers", default="128MB", help="small forces physical reads (default 128MB)")
+    o.add_argument("--shared-buffers", type=PG_SHARED_BUFFERS, default="128MB",
+                   help="small forces physical reads (default 128MB)")
     o.add_argument("--synchronous-commit", default="on", choices=("on", "off", "local", "remote_write"))
-    o.add_argument("--checkpoint-timeout", default="5min")
-    o.add_argument("--max-wal-size", default="1GB")
+    o.add_argument("--checkpoint-timeout", type=argtypes.pg_time(30, 86400), default="5min",
+                   help="PostgreSQL checkpoint_timeout, 30s to 1d (default 5min)")
+    o.add_argument("--max-wal-size", type=argtypes.pg_memory(32 * 1024, 2**31 * 1024.0, example="1GB"), default="1GB",
+                   help="PostgreSQL max_wal_size, at least 32MB (default 1GB)")
     add_output_options(o)
     o.set_defaults(func=run_oltp)
     register_dss(bsub)
@@ -66,23 +92,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=usage(p))
 
 
-def _clients(text: str) -> list[int]:
-    try:
-        xs = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError as exc:
-        raise DbtierError(f"--clients: {text!r} is not a list of whole numbers", "for example --clients 1,2,4,8") from exc
-    if not xs or any(x < 1 for x in xs):
-        raise DbtierError(f"--clients: every count must be at least 1 (got {text})", "for example --clients 1,2,4,8")
+def _clients(xs: list[int] | str) -> list[int]:
+    """The sweep's client counts, ascending, each once (--clients is parsed by argtypes.int_list)."""
+    if isinstance(xs, str):
+        xs = argtypes.int_list(1, MAX_CLIENTS)(xs)
     return sorted(set(xs))
 
 
 def _check(args: argparse.Namespace) -> None:
+    # The option types checked each number; this guards callers that build args by hand (NaN fails it).
     for name in ("duration", "warmup", "warehouses", "scale", "repeat"):
         v = getattr(args, name)
-        if v < 0 or (v == 0 and name != "warmup"):
+        if not (v > 0 or (v == 0 and name == "warmup")):
             raise DbtierError(f"--{name} must be positive, got {v}", f"pass a number above zero to --{name}")
-    if args.rate is not None and args.rate <= 0:
+    if args.rate is not None and not (args.rate > 0):
         raise DbtierError(f"--rate must be positive, got {args.rate}", "transactions per second, e.g. --rate 500")
+    if args.dsn is not None:
+        check_dsn(args.dsn)
     if args.dsn and (args.place or args.placement_matrix):
         raise DbtierError("--place and --placement-matrix need the managed cluster, not --dsn",
                           "placement moves files, which dbtier only does on a cluster it created")
@@ -117,7 +143,7 @@ def run_oltp(args: argparse.Namespace) -> int:
                         max_connections=max(clients) + 10)
     params = {"workload": args.workload, "warehouses": args.warehouses, "scale": args.scale, "clients": clients,
               "duration_s": args.duration, "warmup_s": args.warmup, "repeat": args.repeat, "rate": args.rate,
-              "mode": "dsn" if args.dsn else "managed", "dsn": redact(args.dsn) if args.dsn else None,
+              "mode": "dsn" if args.dsn else "managed", "dsn": redact_dsn(args.dsn) if args.dsn else None,
               "settings": settings.conf(), "placement_requested": steps[0][1] if len(steps) == 1 else None,
               "placement_matrix": args.placement_matrix, "engine": "pgbench (PostgreSQL)",
               "latency": "per-transaction pgbench logs" + ("; from the scheduled start (open loop)" if args.rate else ""),
@@ -244,10 +270,10 @@ def _render(doc: dict[str, Any], out, run) -> None:
     for s in steps:
         k = s["knee"]
         if k:
-            out.print(f"{s['name']}: knee at {k['clients']} clients, {k['tps']:,.0f} TPS ({k['reason']})")
+            out.print(esc(f"{s['name']}: knee at {k['clients']} clients, {k['tps']:,.0f} TPS ({k['reason']})"))
     if doc.get("deviations"):
         out.print(f"TPC-C-like, not TPC-C: {len(doc['deviations'])} deviations are listed in the result (deviations)")
-    out.print(f"result: {run.dir.result_path}")
+    out.print(f"result: {esc(run.dir.result_path)}")
 
 
 # ---------------------------------------------------------------------- dss
@@ -259,22 +285,26 @@ def register_dss(bsub: argparse._SubParsersAction) -> None:
                         "PostgreSQL: data generated with DuckDB's tpch extension, every answer checked against the "
                         "reference answers, per-query time, rows, temp spilled and bytes read/written per device.")
     d.add_argument("--engine", choices=("duckdb", "postgres"), default="duckdb")
-    d.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor (default 1, about 1 GB of data)")
+    d.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=1.0,
+                   help="TPC-H scale factor (default 1, about 1 GB of data)")
     d.add_argument("--data", default=".", help="directory for the database files (default .)")
     d.add_argument("--temp", help="directory for spills (DuckDB temp_directory, PostgreSQL temp_tablespaces)")
-    d.add_argument("--memory-limit", help="DuckDB memory_limit / PostgreSQL work_mem, small to force spills (e.g. 500MB)")
-    d.add_argument("--threads", type=int, help="DuckDB threads (default: all cores)")
+    d.add_argument("--memory-limit", type=argtypes.pg_memory(64, 2**31 - 1, example="500MB"),
+                   help="DuckDB memory_limit / PostgreSQL work_mem, small to force spills (e.g. 500MB)")
+    d.add_argument("--threads", type=argtypes.positive_int(MAX_THREADS), help="DuckDB threads (default: all cores)")
     d.add_argument("--compression", choices=("on", "off"), default="on",
                    help="off forces uncompressed DuckDB storage (PostgreSQL: not applicable)")
-    d.add_argument("--repeat", type=int, default=2, help="power runs: the first cold, the rest warm (default 2)")
+    d.add_argument("--repeat", type=argtypes.positive_int(MAX_REPEAT), default=2,
+                   help="power runs: the first cold, the rest warm (default 2)")
     d.add_argument("--generator", choices=("dbgen", "tpchgen"), default="dbgen",
                    help="dbgen (the tpch extension; answers checked; default) or tpchgen-cli (faster, all cores; its "
                    "text columns differ from dbgen's, so answers cannot be checked)")
     d.add_argument("--queries", default="1-22", help="a subset, e.g. 1,3,5-9 (default all 22)")
     d.add_argument("--probe", metavar="RUN_DIR", help="a probe run of the data directory: compare scan MB/s with it")
-    d.add_argument("--port", type=int, help="postgres: the managed cluster's port")
+    d.add_argument("--port", type=argtypes.port(), help="postgres: the managed cluster's port")
     d.add_argument("--os-user", help="postgres: the OS user the cluster runs as")
-    d.add_argument("--shared-buffers", default="256MB", help="postgres: shared_buffers (default 256MB)")
+    d.add_argument("--shared-buffers", type=PG_SHARED_BUFFERS, default="256MB",
+                   help="postgres: shared_buffers (default 256MB)")
     add_output_options(d)
     d.set_defaults(func=run_dss)
 
@@ -284,7 +314,10 @@ def _queries(text: str) -> tuple[int, ...]:
     try:
         for part in text.split(","):
             a, _, b = part.strip().partition("-")
-            out += list(range(int(a), int(b) + 1)) if b else [int(a)]
+            lo, hi = parse_int(a), (parse_int(b) if b else None)   # ASCII digits: int() takes '٣' and '1_0'
+            if not (1 <= lo <= 22 and (hi is None or 1 <= hi <= 22)):
+                raise DbtierError(f"--queries: TPC-H has queries 1 to 22 (got {text})", "for example --queries 1-22")
+            out += list(range(lo, hi + 1)) if hi is not None else [lo]
     except ValueError as exc:
         raise DbtierError(f"--queries: {text!r} is not a list of query numbers", "for example --queries 1,3,5-9") from exc
     if not out or any(q < 1 or q > 22 for q in out):
@@ -295,9 +328,9 @@ def _queries(text: str) -> tuple[int, ...]:
 def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
     from dbtier.model.dss import estimate
     from dbtier.measure.probe import margin_bytes
-    if args.scale <= 0:
+    if not (args.scale > 0):
         raise DbtierError(f"--scale must be positive, got {args.scale}", "for example --scale 1")
-    if args.repeat < 1:
+    if not (args.repeat >= 1):
         raise DbtierError(f"--repeat must be at least 1, got {args.repeat}", "for example --repeat 2")
     for flag, d in (("--data", args.data), ("--temp", args.temp)):
         if d and not Path(d).is_dir():
@@ -406,7 +439,7 @@ def run_dss(args: argparse.Namespace) -> int:
     def render() -> None:
         out.print(f"TPC-H SF {args.scale:g} on {args.engine}: total {doc['total_seconds']:.2f} s, geometric mean "
                   f"{doc['geomean_seconds']:.3f} s, answers {'ok' if doc['answers_ok'] else 'not checked'}")
-        out.print(f"result: {run.dir.result_path}")
+        out.print(f"result: {esc(run.dir.result_path)}")
     emit(doc, args, render)
     return 0
 
@@ -477,10 +510,10 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
     b.add_argument("--engine", choices=("postgres", "duckdb"), default="postgres")
     b.add_argument("--to", required=True, metavar="DIR", help="the backup target directory")
     b.add_argument("--data", default=".", help="where the source database is built (default .)")
-    b.add_argument("--scale", type=float, default=20,
+    b.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=20,
                    help="source size: pgbench scale (16 MB each, default 20) or TPC-H SF for duckdb")
     b.add_argument("--methods", default="plain,tar,tar-gzip", help="postgres: plain,tar,tar-gzip (default all)")
-    b.add_argument("--port", type=int)
+    b.add_argument("--port", type=argtypes.port())
     b.add_argument("--os-user")
     add_output_options(b)
     b.set_defaults(func=run_backup)
@@ -494,8 +527,11 @@ def run_backup(args: argparse.Namespace) -> int:
     if bad or not methods:
         raise DbtierError(f"--methods: unknown method {', '.join(bad) or '(none)'}",
                           f"choose from {', '.join(backup.PG_METHODS)}")
-    if args.scale <= 0:
+    if not (args.scale > 0):
         raise DbtierError(f"--scale must be positive, got {args.scale}", "for example --scale 20")
+    if args.engine == "postgres" and not (args.scale >= 1):
+        raise DbtierError(f"--scale {args.scale:g}: the postgres source is pgbench data, whose scale is at least 1",
+                          "for example --scale 20")
     for flag, d in (("--to", args.to), ("--data", args.data)):
         if not Path(d).is_dir():
             raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
@@ -519,8 +555,8 @@ def run_backup(args: argparse.Namespace) -> int:
         doc["targets"].append(rec)
         run.save()
         if not args.json:
-            out.print(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "
-                      f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}")
+            out.print(esc(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "
+                          f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}"))
     cluster = engine = None
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
@@ -546,5 +582,5 @@ def run_backup(args: argparse.Namespace) -> int:
         if cluster is not None:
             cluster.close()
     run.finish("ok")
-    emit(doc, args, lambda: out.print(f"result: {run.dir.result_path}"))
+    emit(doc, args, lambda: out.print(f"result: {esc(run.dir.result_path)}"))
     return 0

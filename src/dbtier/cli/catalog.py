@@ -9,6 +9,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.model.catalog import KINDS, Catalog, Device, Overhead, load_catalog
 
@@ -92,10 +93,10 @@ def run_list(args: argparse.Namespace) -> int:
                     for e in entries if e.origin == origin]
             if mine and not origin.startswith("shipped:"):
                 con.print()
-                con.print(escape(f"from {origin}: " + ", ".join(mine)), soft_wrap=True)
+                con.print(esc(f"from {origin}: " + ", ".join(mine)), soft_wrap=True)
         con.print()
         con.print(f"[dim]{len(devices)} devices; `dbtier catalog show ID` gives sources."
-                  + (f" Run: {run.dir.path}" if run.dir else "") + "[/dim]")
+                  + (f" Run: {esc(run.dir.path)}" if run.dir else "") + "[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -122,7 +123,7 @@ def run_show(args: argparse.Namespace) -> int:
         else:
             con.print("[dim]no controller/enclosure overhead: the device carries its own[/dim]")
         if run.dir:
-            con.print(f"[dim]Run: {run.dir.path}[/dim]")
+            con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -156,9 +157,9 @@ def _devices_table(devices: list[Device], width: int) -> Table:
         group = [d for d in devices if d.kind == kind]
         if not group:
             continue
-        t.add_row(f"[bold underline]{kind}[/]", *[""] * (len(t.columns) - 1))
+        t.add_row(f"[bold underline]{esc(kind)}[/]", *[""] * (len(t.columns) - 1))
         for d in group:
-            row = [d.id, _n(d.capacity_gb), _n(d.price_usd)]
+            row = [lit(d.id), _n(d.capacity_gb), _n(d.price_usd)]
             if wide:
                 row.append(_n(d.price_usd / d.capacity_gb, 2))
             row += [f"{_si(d.read_iops)}/{_si(d.write_iops)}", f"{_si(d.read_mbps, 5)}/{_si(d.write_mbps, 5)}",
@@ -168,7 +169,7 @@ def _devices_table(devices: list[Device], width: int) -> Table:
 
 
 def _device_table(d: Device) -> Table:
-    t = Table(title=escape(f"{d.id}: {d.name}"), title_justify="left", show_header=False)
+    t = Table(title=esc(f"{d.id}: {d.name}"), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
     rows = [
@@ -184,7 +185,7 @@ def _device_table(d: Device) -> Table:
         rows.append(("notes", d.notes))
     rows.append(("from", d.origin))
     for k, v in rows:
-        t.add_row(k, escape(v))   # names, sources and paths come from user files: print them literally
+        t.add_row(k, lit(v))
     return t
 
 
@@ -195,6 +196,6 @@ def _overheads_table(overheads: list[Overhead], title: str) -> Table:
         t.add_column(name, justify="right" if name in ("$/unit", "N", "MB/s cap") else "left",
                      no_wrap=(name != "applies to"))
     for o in overheads:
-        t.add_row(o.id, _n(o.price_usd), str(o.per_devices), _n(o.max_mbps), "yes" if o.after_server_ports else "no",
-                  escape(", ".join(o.applies_to)))
+        t.add_row(lit(o.id), _n(o.price_usd), str(o.per_devices), _n(o.max_mbps), "yes" if o.after_server_ports else "no",
+                  lit(", ".join(o.applies_to)))
     return t

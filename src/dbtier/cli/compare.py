@@ -7,6 +7,7 @@ import argparse
 
 from rich.table import Table
 
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.report import figures as F
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     out = console(args)
 
     def render() -> None:
-        t = Table(title=f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}", title_justify="left",
+        t = Table(title=esc(f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}"), title_justify="left",
                   caption="B − A and B / A; green: better, red: worse (by 5% or more)", caption_justify="left")
         spreads = any(r.get("a_spread") or r.get("b_spread") for r in rows)
         cols = [("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("B / A", "right"),
@@ -63,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
             d = r["digits"] or 0
             label = (f"{r['group']}: " if r["group"] and r["group"] not in r["metric"] else "") + r["metric"]
             diff = f"{r['diff']:+,.{d}f}" if F.isnum(r["diff"]) else ("same" if r["a"] == r["b"] else "differs")
-            t.add_row(label, F.fmt(r["a"], d), F.fmt(r["b"], d), diff, _ratio(r), r["unit"] or "",
-                      *([F.spread_text(r.get("a_spread"), d), F.spread_text(r.get("b_spread"), d)] if spreads else []))
+            t.add_row(lit(label), lit(F.fmt(r["a"], d)), lit(F.fmt(r["b"], d)), lit(diff), _ratio(r), lit(r["unit"] or ""),
+                      *([lit(F.spread_text(r.get("a_spread"), d)), lit(F.spread_text(r.get("b_spread"), d))]
+                        if spreads else []))
         out.print(t)
         if not rows:
             out.print("no figures to compare in these runs")

@@ -9,7 +9,6 @@ reads. Full series go to Parquet files in the run directory; result.json has the
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,21 @@ from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dbtier.cli import options as argtypes
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import is_regular
+from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES
 from dbtier.history import read as read_history
 from dbtier.history import store, summary
 from dbtier.history.tidy import ReadOptions, check_tz
 from dbtier.results.store import load_run
+
+
+# --top: DuckDB's arg_max(x, by, n) takes n below 10^6; 10^4 busiest intervals is more than a table shows.
+MAX_TOP = 10_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,15 +48,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "top intervals), hour-of-day and day-of-week profiles. Full series go to Parquet.")
     ip.add_argument("--source", "-s", required=True, choices=list(SOURCES), help="what the files are")
     ip.add_argument("files", nargs="+", metavar="FILE", help="exported files (a DMA collection: its .zip or .tgz)")
-    ip.add_argument("--tz", default="UTC", metavar="ZONE",
+    ip.add_argument("--tz", type=argtypes.zone(), default="UTC", metavar="ZONE",
                     help="time zone of times printed without an offset (AWR without SNAP_TIMEZONE, iostat, sar, "
                     "DMA); IANA name, default UTC")
-    ip.add_argument("--profile-tz", metavar="ZONE", help="time zone of the hour-of-day profiles (default: --tz)")
+    ip.add_argument("--profile-tz", type=argtypes.zone(), metavar="ZONE",
+                    help="time zone of the hour-of-day profiles (default: --tz)")
     ip.add_argument("--database", metavar="NAME", help="name the database (sources that carry no name: diskstats, "
                     "iostat, sar, or PostgreSQL without a cluster column; elsewhere it replaces the name)")
     ip.add_argument("--devices", metavar="LIST", help="diskstats/iostat/sar: comma-separated devices whose I/O is the "
                     "database's (default: every whole disk, no partitions, loop, ram, zram or device-mapper)")
-    ip.add_argument("--top", type=int, default=10, metavar="N", help="busiest intervals kept per database (10)")
+    ip.add_argument("--top", type=argtypes.positive_int(MAX_TOP), default=10, metavar="N",
+                    help="busiest intervals kept per database (10)")
     add_output_options(ip)
     ip.set_defaults(func=run_import)
 
@@ -61,7 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     cp.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories of `dbtier history import`")
     cp.add_argument("--step", metavar="DURATION", help="grid cell (3600, 15m, 1h; default: the longest median "
                     "snapshot interval of the databases, to the minute)")
-    cp.add_argument("--top", type=int, default=10, metavar="N", help="drivers of the combined peak to list (10)")
+    cp.add_argument("--top", type=argtypes.positive_int(MAX_TOP), default=10, metavar="N",
+                    help="drivers of the combined peak to list (10)")
     cp.add_argument("--percentile", choices=["95", "99", "max"], default="max",
                     help="each database's own peak for sum_of_peaks: p95, p99 or max of its intervals (max)")
     cp.add_argument("--full-grid", action="store_true",
@@ -75,9 +84,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("run", metavar="RUN_DIR", help="a `dbtier history import` or `consolidate` run directory")
     rp.add_argument("--percentile", choices=["95", "99", "max"], default="95",
                     help="which peak of the interval rates (default 95)")
-    rp.add_argument("--headroom", type=float, default=0.3, metavar="FRACTION",
+    rp.add_argument("--headroom", type=argtypes.nonneg_float(argtypes.MAX_HEADROOM), default=0.3, metavar="FRACTION",
                     help="margin the planner adds on top of every figure (default 0.3 = 30%%)")
-    rp.add_argument("--capacity-gb", type=float, metavar="GB",
+    rp.add_argument("--capacity-gb", type=argtypes.nonneg_float(argtypes.MAX_FIGURE), metavar="GB",
                     help="capacity to require (default: the allocated size the source reports, else none)")
     rp.add_argument("--database", metavar="NAME", help="the database, when the import run has several")
     add_output_options(rp)
@@ -128,10 +137,10 @@ def run_import(args: argparse.Namespace) -> int:
     steps = ["read files", "intervals from counters", "totals, peaks and profiles", "write Parquet"]
     bar, _ = _progress(args, len(steps))
     with bar:
-        task = bar.add_task(f"{args.source}: reading {len(args.files)} file(s)", total=len(steps))
+        task = bar.add_task(esc(f"{args.source}: reading {len(args.files)} file(s)"), total=len(steps))
 
         def step(name: str) -> None:
-            bar.update(task, description=f"{args.source}: {name}", advance=1)
+            bar.update(task, description=esc(f"{args.source}: {name}"), advance=1)
 
         res = read_history(con, args.source, args.files, opts)   # before the run directory: bad input leaves nothing
         doc_part = summary.summarise_import(con, res, top=args.top, profile_tz=ptz, step=step)
@@ -150,15 +159,15 @@ def run_import(args: argparse.Namespace) -> int:
         out = console(args)
         out.print(_import_table(run.doc))
         for line in _periods(run.doc):
-            out.print(f"[dim]{line}[/dim]")
+            out.print(f"[dim]{esc(line)}[/dim]")
         for note in run.doc.get("notes") or []:
-            out.print(f"[dim]note: {note}[/dim]")
+            out.print(f"[dim]note: {esc(note)}[/dim]")
         for lim in run.doc.get("limitations") or []:
-            out.print(f"[yellow]limitation: {lim}[/yellow]")
-        out.print(f"[dim]{len(run.doc['databases'])} database(s); full series in {', '.join(run.doc['series_files'])}."
-                  f" Run: {run.dir.path}[/dim]")
-        out.print(f"[dim]next: dbtier history requirement {run.dir.path}   or   "
-                  f"dbtier history consolidate {run.dir.path} OTHER_RUN ...[/dim]")
+            out.print(f"[yellow]limitation: {esc(lim)}[/yellow]")
+        out.print(f"[dim]{len(run.doc['databases'])} database(s); full series in "
+                  f"{esc(', '.join(run.doc['series_files']))}. Run: {esc(run.dir.path)}[/dim]")
+        out.print(f"[dim]next: dbtier history requirement {esc(run.dir.path)}   or   "
+                  f"dbtier history consolidate {esc(run.dir.path)} OTHER_RUN ...[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -167,11 +176,12 @@ def run_import(args: argparse.Namespace) -> int:
 def _step_seconds(text: str | None) -> int | None:
     if text is None:
         return None
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text.lower())
-    if not m:
-        raise DbtierError(f"--step {text}: not a duration", "e.g. --step 3600, --step 15m or --step 1h")
-    secs = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
-    if secs < 1 or secs > 7 * 86400:
+    try:
+        secs = parse_duration(text)     # ASCII digits only; NaN, inf and '١' refused
+    except UnitError as exc:
+        why = str(exc).removeprefix(repr(text)).lstrip(": ").removeprefix("is ")
+        raise DbtierError(f"--step {text}: {why}", "e.g. --step 3600, --step 15m or --step 1h") from None
+    if not (1 <= secs <= 7 * 86400):
         raise DbtierError(f"--step {text}: must be between 1 s and 7 days", "e.g. --step 1h")
     return int(round(secs))
 
@@ -218,17 +228,17 @@ def run_consolidate(args: argparse.Namespace) -> int:
         t.add_row("peak of the sum (on the grid)", _n(d["peak_of_sum"]["iops"]), _n(d["peak_of_sum"]["mbps"], 1))
         t.add_row("gain (grid sum of peaks / peak of sum)", _ratio(d.get("gain")), _ratio(d.get("gain_mbps")))
         out.print(t)
-        out.print(f"peak of the sum at {d['peak_time']} (MB/s: {d['peak_time_mbps']}); window "
-                  f"{d['grid']['start']} to {d['grid']['end']}")
+        out.print(esc(f"peak of the sum at {d['peak_time']} (MB/s: {d['peak_time_mbps']}); window "
+                      f"{d['grid']['start']} to {d['grid']['end']}"))
         dt = Table(title="what drives the combined IOPS peak", title_justify="left", box=box.SIMPLE_HEAD,
                    show_edge=False)
         for c in ("database", "IOPS at peak", "share", "its own peak", "of own peak"):
             dt.add_column(c, justify="left" if c == "database" else "right")
         for dr in d["drivers"]:
-            dt.add_row(dr["database"], _n(dr["iops"]), _pct(dr["share"]), _n(dr["own_peak_iops"]),
+            dt.add_row(lit(dr["database"]), _n(dr["iops"]), _pct(dr["share"]), _n(dr["own_peak_iops"]),
                        _pct(dr["of_own_peak"]))
         out.print(dt)
-        out.print(f"[dim]Run: {run.dir.path}; next: dbtier history requirement {run.dir.path}[/dim]")
+        out.print(f"[dim]Run: {esc(run.dir.path)}; next: dbtier history requirement {esc(run.dir.path)}[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -252,7 +262,7 @@ def run_requirement(args: argparse.Namespace) -> int:
 
     def render() -> None:
         out = console(args)
-        t = Table(title=f"requirement: {source['statistic']} of {source['of']} (from {args.run})",
+        t = Table(title=esc(f"requirement: {source['statistic']} of {source['of']} (from {args.run})"),
                   title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
         for c in ("", "measured", f"with {req['headroom']:.0%} headroom"):
             t.add_column(c, justify="left" if not c else "right")
@@ -262,9 +272,9 @@ def run_requirement(args: argparse.Namespace) -> int:
             t.add_row(label, _n(req[k], digits), _n(run.doc["with_headroom"][k], digits))
         out.print(t)
         for k, why in source["absent"].items():
-            out.print(f"[yellow]{k}: missing[/yellow] — {why}; plan size will not size for it", highlight=False)
-        out.print(f"[dim]capacity from {source['capacity_from']}. Run: {run.dir.path}[/dim]")
-        out.print(f"[dim]next: dbtier plan size --from-history {run.dir.path}[/dim]")
+            out.print(f"[yellow]{esc(k)}: missing[/yellow] — {esc(why)}; plan size will not size for it", highlight=False)
+        out.print(f"[dim]capacity from {esc(source['capacity_from'])}. Run: {esc(run.dir.path)}[/dim]")
+        out.print(f"[dim]next: dbtier plan size --from-history {esc(run.dir.path)}[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -306,7 +316,7 @@ def _pm(p: dict[str, Any] | None) -> str:
 
 
 def _import_table(doc: dict[str, Any], limit: int = 30) -> Table:
-    t = Table(title=f"{doc.get('source')} history: p95 / max of the interval rates", title_justify="left",
+    t = Table(title=esc(f"{doc.get('source')} history: p95 / max of the interval rates"), title_justify="left",
               box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     t.add_column("database", ratio=1, overflow="fold")
     for c in ("intervals", "read IOPS", "write IOPS", "read MB/s", "write MB/s"):
@@ -314,7 +324,7 @@ def _import_table(doc: dict[str, Any], limit: int = 30) -> Table:
     dbs = doc.get("databases") or []
     for db in dbs[:limit]:
         pk = db.get("peaks") or {}
-        t.add_row(db["name"], _n(db.get("intervals")), _pm(pk.get("read_iops")), _pm(pk.get("write_iops")),
+        t.add_row(lit(db["name"]), _n(db.get("intervals")), _pm(pk.get("read_iops")), _pm(pk.get("write_iops")),
                   _pm(pk.get("read_mbps")), _pm(pk.get("write_mbps")))
     if len(dbs) > limit:
         t.caption = f"... and {len(dbs) - limit} more databases (--json has them all)"

@@ -17,6 +17,7 @@ from typing import Any
 
 from rich.table import Table
 
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
@@ -149,12 +150,12 @@ def run(args: argparse.Namespace) -> int:
             return None
         rec["status"] = "running"
         run_.save()
-        with out.status(f"[bold]{name}[/bold]: dbtier {' '.join(argv)}"):
+        with out.status(f"[bold]{esc(name)}[/bold]: dbtier {esc(' '.join(argv))}"):
             code, err, secs = _child(argv, lab / name)
         rec.update(status="ok" if code == 0 else "failed", run_dir=name, seconds=secs, error=err or None)
         run_.save()
         colour = "green" if code == 0 else "red"
-        out.print(f"[{colour}]{name}: {rec['status']}[/{colour}] in {secs:.0f} s" + (f" — {err}" if err else ""))
+        out.print(f"[{colour}]{esc(name)}: {rec['status']}[/{colour}] in {secs:.0f} s" + (f" — {esc(err)}" if err else ""))
         return _load(lab / name)
 
     try:
@@ -218,11 +219,11 @@ def run(args: argparse.Namespace) -> int:
         for c in ("step", "status", "seconds", "note"):
             t.add_column(c)
         for s in doc["steps"]:
-            t.add_row(s["name"], s["status"], f"{s['seconds']:.0f}", s["error"] or "")
+            t.add_row(lit(s["name"]), lit(s["status"]), f"{s['seconds']:.0f}", lit(s["error"] or ""))
         out.print(t)
         if doc.get("report", {}).get("html"):
-            out.print(f"report: {doc['report']['html']}")
-        out.print(f"result: {run_.dir.result_path}")
+            out.print(f"report: {esc(doc['report']['html'])}")
+        out.print(f"result: {esc(run_.dir.result_path)}")
     emit(doc, args, render)
     return 1 if failed else 0
 

@@ -12,6 +12,7 @@ import tempfile
 import traceback
 
 from dbtier import __version__
+from dbtier.cli.options import Parser
 from dbtier.core.errors import DbtierError
 
 # Module name under dbtier.cli for each subcommand, in help order.
@@ -19,7 +20,7 @@ SUBCOMMANDS = ["lab", "probe", "bench", "report", "show", "compare", "catalog", 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(  # dbtier's error format for option errors too
         prog="dbtier",
         description="Where should this database live, and what will that cost?",
     )

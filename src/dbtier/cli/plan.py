@@ -15,7 +15,9 @@ from typing import Any, Sequence
 from rich import box
 from rich.table import Table
 
+from dbtier.cli import options as argtypes
 from dbtier.cli.catalog import _catalog_doc, add_catalog_option
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
@@ -60,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ep.add_argument("--reference", required=True, metavar="ID", help="the device to match (one of it)")
     ep.add_argument("--using", required=True, metavar="ID", help="the device to match it with (as many as needed)")
     ep.add_argument("--layout", default="jbod", choices=SET_LAYOUTS, help="layout of the --using array (default jbod)")
-    ep.add_argument("--read-fraction", type=float, default=DEFAULT_READ_FRACTION, metavar="R",
+    ep.add_argument("--read-fraction", type=argtypes.fraction(), default=DEFAULT_READ_FRACTION, metavar="R",
                     help="share of reads in the IOPS mix, 0..1 (default 0.5)")
     add_pricing_options(ep)
     add_catalog_option(ep)
@@ -70,11 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     bp = psub.add_parser("budget", help="what a budget buys of each device, overhead included",
                          description="The most of each device that --usd buys (controller/enclosure overhead "
                                      "included) and what that array delivers.")
-    bp.add_argument("--usd", type=float, required=True, metavar="N", help="the budget in US dollars")
+    bp.add_argument("--usd", type=argtypes.positive_float(), required=True, metavar="N",
+                    help="the budget in US dollars")
     bp.add_argument("--devices", nargs="+", required=True, metavar="ID,ID",
                     help="device ids to compare (comma- or space-separated)")
     bp.add_argument("--layout", default="jbod", choices=SET_LAYOUTS, help="layout of each array (default jbod)")
-    bp.add_argument("--read-fraction", type=float, default=DEFAULT_READ_FRACTION, metavar="R",
+    bp.add_argument("--read-fraction", type=argtypes.fraction(), default=DEFAULT_READ_FRACTION, metavar="R",
                     help="share of reads for the IOPS figure, 0..1 (default 0.5)")
     add_pricing_options(bp)
     add_catalog_option(bp)
@@ -87,13 +90,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "of a cheaper backing set), keep those that meet every requirement with "
                                      "headroom, and rank them by price. Layouts: " + _LAYOUT_LIST + ".")
     req = sp.add_argument_group("requirement (any of them; rates happen together)")
-    req.add_argument("--read-iops", type=float, metavar="R", help="random read IOPS")
-    req.add_argument("--write-iops", type=float, metavar="W", help="random write IOPS")
-    req.add_argument("--read-mbps", type=float, metavar="M", help="sequential read MB/s (MB = 10^6 bytes)")
-    req.add_argument("--write-mbps", type=float, metavar="M", help="sequential write MB/s")
-    req.add_argument("--capacity-gb", type=float, metavar="G", help="usable capacity in GB (10^9 bytes)")
-    req.add_argument("--max-read-latency-us", type=float, metavar="L", help="read latency ceiling in microseconds")
-    req.add_argument("--headroom", type=float, metavar="H",
+    req.add_argument("--read-iops", type=argtypes.positive_float(), metavar="R", help="random read IOPS")
+    req.add_argument("--write-iops", type=argtypes.positive_float(), metavar="W", help="random write IOPS")
+    req.add_argument("--read-mbps", type=argtypes.positive_float(), metavar="M",
+                     help="sequential read MB/s (MB = 10^6 bytes)")
+    req.add_argument("--write-mbps", type=argtypes.positive_float(), metavar="M", help="sequential write MB/s")
+    req.add_argument("--capacity-gb", type=argtypes.positive_float(), metavar="G",
+                     help="usable capacity in GB (10^9 bytes)")
+    req.add_argument("--max-read-latency-us", type=argtypes.positive_float(), metavar="L",
+                     help="read latency ceiling in microseconds")
+    req.add_argument("--headroom", type=argtypes.nonneg_float(argtypes.MAX_HEADROOM), metavar="H",
                      help="margin on top of every rate and the capacity (default 0.3, or the history run's)")
     req.add_argument("--from-history", metavar="RUN_DIR",
                      help="take the requirement from a `dbtier history` run (options given here override it)")
@@ -103,13 +109,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="required (default): only layouts that survive a device failure (and cloud volumes, "
                          "which the provider replicates)")
     sp.add_argument("--devices", nargs="+", metavar="ID,ID", help="only these devices (default the whole catalog)")
-    sp.add_argument("--hit-ratio", type=float, default=DEFAULT_HIT_RATIO, metavar="H",
+    sp.add_argument("--hit-ratio", type=argtypes.fraction(), default=DEFAULT_HIT_RATIO, metavar="H",
                     help="read hit ratio of read-cache designs, 0..1 (default 0.9)")
-    sp.add_argument("--cache-fraction", type=float, default=DEFAULT_CACHE_FRACTION, metavar="F",
+    sp.add_argument("--cache-fraction", type=argtypes.fraction(), default=DEFAULT_CACHE_FRACTION, metavar="F",
                     help="a read cache holds at least this share of the backing set's capacity (default 0.1)")
-    sp.add_argument("--max-devices", type=int, default=DEFAULT_MAX_DEVICES, metavar="N",
+    sp.add_argument("--max-devices", type=argtypes.positive_int(1_000_000), default=DEFAULT_MAX_DEVICES, metavar="N",
                     help=f"most devices in one set (default {DEFAULT_MAX_DEVICES})")
-    sp.add_argument("--top", type=int, default=10, metavar="N", help="how many candidates to list (default 10)")
+    sp.add_argument("--top", type=argtypes.positive_int(1_000_000), default=10, metavar="N",
+                    help="how many candidates to list (default 10)")
     add_pricing_options(sp)
     add_catalog_option(sp)
     add_output_options(sp)
@@ -123,7 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     vp.add_argument("--config", required=True, metavar="DEVICE:COUNT:LAYOUT",
                     help="the configuration the run was on, e.g. sas-15k-73gb:8:raid10; mixed designs: "
                          "FAST:N:preferred-read-mirror:SLOW:M or CACHE:N:read-cache:BACKING:M[:LAYOUT]")
-    vp.add_argument("--hit-ratio", type=float, default=DEFAULT_HIT_RATIO, metavar="H",
+    vp.add_argument("--hit-ratio", type=argtypes.fraction(), default=DEFAULT_HIT_RATIO, metavar="H",
                     help="read hit ratio when --config is a read-cache (default 0.9)")
     add_pricing_options(vp)
     add_catalog_option(vp)
@@ -217,9 +224,10 @@ def _short(e: Evaluation) -> str:
 
 
 def _table(title: str, cols: Sequence[str], left: int = 1) -> Table:
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    # titles and headers carry device ids from catalog files: never markup
+    t = Table(title=esc(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for i, c in enumerate(cols):
-        t.add_column(c, justify="left" if i < left else "right", no_wrap=True)
+        t.add_column(esc(c), justify="left" if i < left else "right", no_wrap=True)
     return t
 
 
@@ -316,10 +324,10 @@ def run_equivalent(args: argparse.Namespace) -> int:
         over = eq.by_metric["iops"].evaluation.overheads
         if over:
             o = over[0]
-            con.print(f"[dim]overhead: {o['id']}, ${o['unit_price_usd']:,.0f} per {o['per_devices']} devices, "
+            con.print(f"[dim]overhead: {esc(o['id'])}, ${o['unit_price_usd']:,.0f} per {o['per_devices']} devices, "
                       f"{o['max_mbps']:,.0f} MB/s each[/dim]")
-        con.print(f"[dim]pricing: {doc['pricing']['text']}[/dim]", soft_wrap=True)
-        con.print(f"[dim]Run: {run.dir.path}[/dim]")
+        con.print(f"[dim]pricing: {esc(doc['pricing']['text'])}[/dim]", soft_wrap=True)
+        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
 
     emit(doc, args, render)
     return 0
@@ -347,18 +355,18 @@ def run_budget(args: argparse.Namespace) -> int:
         for o in options:
             e = o.evaluation
             if e is None:
-                t.add_row(o.device.id, "0", f"(smallest {_usd(o.smallest_price_usd)})", "-", "-", "-", "-")
+                t.add_row(lit(o.device.id), "0", f"(smallest {_usd(o.smallest_price_usd)})", "-", "-", "-", "-")
                 continue
-            t.add_row(o.device.id, _n(o.count), _usd(e.price_usd), _n(e.capacity_gb.value), _n(e.iops.value),
+            t.add_row(lit(o.device.id), _n(o.count), _usd(e.price_usd), _n(e.capacity_gb.value), _n(e.iops.value),
                       f"{_n(e.read_mbps.value)}/{_n(e.write_mbps.value)}",
                       f"{_n(e.read_latency_us.value)}/{_n(e.write_latency_us.value)}")
         con.print(t)
         for o in options:
             if o.evaluation is not None:
-                con.print(f"[dim]{o.device.id}: MB/s limited by {o.evaluation.read_mbps.limit} "
-                          f"({o.evaluation.read_mbps.detail})[/dim]")
-        con.print(f"[dim]pricing: {doc['pricing']['text']}[/dim]", soft_wrap=True)
-        con.print(f"[dim]Run: {run.dir.path}[/dim]")
+                con.print(f"[dim]{esc(o.device.id)}: MB/s limited by {esc(o.evaluation.read_mbps.limit)} "
+                          f"({esc(o.evaluation.read_mbps.detail)})[/dim]")
+        con.print(f"[dim]pricing: {esc(doc['pricing']['text'])}[/dim]", soft_wrap=True)
+        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
 
     emit(doc, args, render)
     return 0
@@ -414,7 +422,7 @@ def run_size(args: argparse.Namespace) -> int:
         parts = [f"{LABELS[k]} {_n(getattr(req, k))}" for k in req.given()]
         if req.max_read_latency_us is not None:
             parts.append(f"read latency ≤ {_n(req.max_read_latency_us)} µs")
-        con.print(f"requirement: {', '.join(parts)}; headroom {req.headroom:.0%}; from {req.source}")
+        con.print(esc(f"requirement: {', '.join(parts)}; headroom {req.headroom:.0%}; from {req.source}"))
         # the figures the requirement is about (all of them go to --json)
         cats = req.categories()
         cols = ["#", "configuration", "price", "GB"]
@@ -427,16 +435,16 @@ def run_size(args: argparse.Namespace) -> int:
         t.columns[1].overflow = "fold"
         for i, c in enumerate(sz.candidates, 1):
             e = c.evaluation
-            row = [str(i), _short(e), _usd(e.price_usd), _si(e.capacity_gb.value)]
+            row = [str(i), lit(_short(e)), _usd(e.price_usd), _si(e.capacity_gb.value)]
             row += [f"{_si(e.read_iops.value)}/{_si(e.write_iops.value)}"] if "iops" in cats else []
             row += [f"{_si(e.read_mbps.value)}/{_si(e.write_mbps.value)}"] if "throughput" in cats else []
             row += [_si(e.read_latency_us.value)] if "latency" in cats else []
-            t.add_row(*row, c.binding)
+            t.add_row(*row, lit(c.binding))
         con.print(t)
-        con.print(f"binding: [bold]{sz.binding}[/bold] — {sz.binding_detail}", soft_wrap=True)
-        con.print(f"[dim]pricing: {doc['pricing']['text']}[/dim]", soft_wrap=True)
+        con.print(f"binding: [bold]{esc(sz.binding)}[/bold] — {esc(sz.binding_detail)}", soft_wrap=True)
+        con.print(f"[dim]pricing: {esc(doc['pricing']['text'])}[/dim]", soft_wrap=True)
         con.print(f"[dim]`--json` gives each requirement's margin (offered / required - 1; met at "
-                  f"{req.headroom:.0%} or more). Run: {run.dir.path}[/dim]")
+                  f"{req.headroom:.0%} or more). Run: {esc(run.dir.path)}[/dim]")
 
     emit(doc, args, render)
     return 0
@@ -456,7 +464,7 @@ def run_value(args: argparse.Namespace) -> int:
 
     def render() -> None:
         con = console(args)
-        con.print(f"price/performance of {args.result} ({v.kind} run) as {cfg.describe()}", soft_wrap=True)
+        con.print(esc(f"price/performance of {args.result} ({v.kind} run) as {cfg.describe()}"), soft_wrap=True)
         t = Table(show_header=False, box=box.SIMPLE_HEAD)
         t.add_column("figure", style="bold")
         t.add_column("value", justify="right")
@@ -469,8 +477,8 @@ def run_value(args: argparse.Namespace) -> int:
                 t.add_row(label, f"{x:,.{digits}f}")
         con.print(t)
         for line in v.figures_used:
-            con.print(f"[dim]· {line}[/dim]", soft_wrap=True)
-        con.print(f"[dim]Run: {run.dir.path}[/dim]")
+            con.print(f"[dim]· {esc(line)}[/dim]", soft_wrap=True)
+        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
 
     emit(doc, args, render)
     return 0

@@ -6,11 +6,11 @@ import argparse
 from typing import Any
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+from dbtier.cli import options as argtypes
+from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.core.units import parse_size
 from dbtier.measure import executor
 from dbtier.measure.probe import PROFILES, TESTS, check_device, check_directory, load_levels, probe_target, with_profile
 from dbtier.report.tables import probe_points_table, probe_summary_table
@@ -29,14 +29,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="quick (about a minute a target) or full (longer points, bigger file, SNIA steady state)")
     p.add_argument("--only", default=",".join(TESTS), metavar="TESTS",
                    help=f"comma-separated subset of {','.join(TESTS)} (default: all)")
-    p.add_argument("--size", metavar="SIZE", help="test file size, e.g. 4G (default: the profile's, capped by free space)")
-    p.add_argument("--point-seconds", type=float, metavar="S", help="measured seconds per point (default: the profile's)")
-    p.add_argument("--max-lat-ms", type=float, default=50.0, help="stop a load sweep once p99 latency passes this (default 50)")
-    p.add_argument("--margin-pct", type=float, default=10.0,
+    p.add_argument("--size", type=argtypes.size(), metavar="SIZE",
+                   help="test file size, e.g. 4G (default: the profile's, capped by free space)")
+    p.add_argument("--point-seconds", type=argtypes.duration(0, 86400), metavar="S",
+                   help="measured seconds per point (default: the profile's)")
+    p.add_argument("--max-lat-ms", type=argtypes.positive_float(1e6), default=50.0,
+                   help="stop a load sweep once p99 latency passes this (default 50)")
+    p.add_argument("--margin-pct", type=argtypes.number(0, 100, hi_open=True, between=True), default=10.0,
                    help="free space to leave untouched, %% of the filesystem (default 10; never below "
                    "512 MiB or 5%% of it, whichever is smaller)")
     p.add_argument("--fill", action="store_true", help="also measure write performance as the filesystem fills")
-    p.add_argument("--fill-max", metavar="SIZE", help="with --fill: write at most this much (default: up to the margin)")
+    p.add_argument("--fill-max", type=argtypes.size(), metavar="SIZE",
+                   help="with --fill: write at most this much (default: up to the margin)")
     p.add_argument("--buffered", action="store_true",
                    help="measure through the page cache (for filesystems without direct I/O; the result says so)")
     add_output_options(p)
@@ -52,7 +56,7 @@ def _tests(text: str) -> tuple[str, ...]:
 
 
 def _positive(name: str, value: float | None) -> None:
-    if value is not None and value <= 0:
+    if value is not None and not (value > 0):
         raise DbtierError(f"{name} must be positive, got {value}", f"pass a number above zero to {name}")
 
 
@@ -62,13 +66,9 @@ def run(args: argparse.Namespace) -> int:
     tests = _tests(args.only)
     _positive("--point-seconds", args.point_seconds)
     _positive("--max-lat-ms", args.max_lat_ms)
-    if not 0 <= args.margin_pct < 100:
+    if not (0 <= args.margin_pct < 100):
         raise DbtierError(f"--margin-pct must be between 0 and 100, got {args.margin_pct}", "for example --margin-pct 10")
-    try:
-        size = parse_size(args.size) if args.size else None
-        fill_max = parse_size(args.fill_max) if args.fill_max else None
-    except ValueError as exc:
-        raise DbtierError(f"not a size: {exc}", "use a number with an optional k/M/G suffix, e.g. 4G") from exc
+    size, fill_max = args.size, args.fill_max       # bytes: argtypes.size() parsed and checked them
     _positive("--size", size)
     profile = with_profile(args.profile, args.point_seconds)
     executor.require("fio")
@@ -114,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
                 entry["status"] = "failed"
                 doc["errors"].append({"target": t.path, "message": exc.message, "hint": exc.hint})
                 status = "failed"
-                out.print(f"[red]dbtier: error: {exc.message}[/red]")
+                out.print(f"[red]dbtier: error: {esc(exc.message)}[/red]")
                 if exc.hint:
-                    out.print(f"  next: {exc.hint}")
+                    out.print(f"  next: {esc(exc.hint)}")
             finally:
                 t.cleanup()
                 run_.save()
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         for entry in doc["targets"]:
             if entry["summary"]:
                 out.print(probe_summary_table(entry))
-        out.print(f"result: {run_.dir.result_path}")
+        out.print(f"result: {esc(run_.dir.result_path)}")
     emit(doc, args, render)
     return 0 if status == "ok" else 1
 
@@ -142,12 +142,12 @@ def run(args: argparse.Namespace) -> int:
 def _probe_one(t, entry, profile, run_, out, args, tests, size, fill_max) -> None:
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed} points"),
                   TimeElapsedColumn(), console=out, transient=True, disable=args.json) as progress:
-        task = progress.add_task(f"probe {t.path}", total=None)
+        task = progress.add_task(f"probe {esc(t.path)}", total=None)
         table_header = [False]
 
         def on_point(point: dict[str, Any]) -> None:
             progress.advance(task)
-            progress.update(task, description=f"{t.path}: {point['test']} x{point['outstanding']}")
+            progress.update(task, description=esc(f"{t.path}: {point['test']} x{point['outstanding']}"))
             if not args.json:
                 progress.console.print(probe_points_table([point], header=not table_header[0]))
                 table_header[0] = True

@@ -10,9 +10,9 @@ import argparse
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.report import figures as F
 from dbtier.report.inputs import load_runs
@@ -37,7 +37,7 @@ def figures_table(figs: list[dict[str, Any]], title: str = "key figures") -> Tab
     figs = [f for f in figs if not f.get("detail") and f.get("value") is not None]
     if not figs:
         return None
-    t = Table(title=title, title_justify="left", show_lines=False)
+    t = Table(title=esc(title), title_justify="left", show_lines=False)
     t.add_column("measure")
     t.add_column("value", justify="right")
     t.add_column("unit")
@@ -48,29 +48,29 @@ def figures_table(figs: list[dict[str, Any]], title: str = "key figures") -> Tab
     for f in figs:
         if f.get("group") and f["group"] != group:
             group = f["group"]
-            t.add_row(f"[bold]{group}[/bold]", "", "", *([""] if spreads else []))
-        runs = [F.spread_text(f.get("spread"), f.get("digits") or 0)] if spreads else []
-        t.add_row(("  " if group else "") + str(f["label"]), _cell(f["value"], f.get("digits") or 0),
-                  str(f.get("unit") or ""), *runs)
+            t.add_row(f"[bold]{esc(group)}[/bold]", "", "", *([""] if spreads else []))
+        runs = [lit(F.spread_text(f.get("spread"), f.get("digits") or 0))] if spreads else []
+        t.add_row(lit(("  " if group else "") + str(f["label"])), lit(_cell(f["value"], f.get("digits") or 0)),
+                  lit(f.get("unit") or ""), *runs)
     return t
 
 
 def key_table(tab: dict[str, Any], digits: Any = ()) -> Table:
-    t = Table(title=tab["title"], title_justify="left")
+    t = Table(title=esc(tab["title"]), title_justify="left")
     rows = tab["rows"]
     for k, c in enumerate(tab["columns"]):
         numeric = any(F.isnum(r[k]) for r in rows if k < len(r))
-        t.add_column(str(c), justify="right" if numeric else "left")
+        t.add_column(esc(c), justify="right" if numeric else "left")
     for r in rows:
-        t.add_row(*(_cell(v, digits[k] if k < len(digits) else 0) for k, v in enumerate(r)))
+        t.add_row(*(lit(_cell(v, digits[k] if k < len(digits) else 0)) for k, v in enumerate(r)))
     return t
 
 
 def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     """The figures, tables and method lines of one document (a lab: then each step's)."""
     info = F.run_info(doc)
-    out.print(f"{indent}[bold]{info['kind']}[/bold] · {F.run_name(doc)} · {info['status'] or 'unknown'}"
-              + (f" · started {info['started_at']}" if info["started_at"] else ""), highlight=False)
+    out.print(f"{indent}[bold]{esc(info['kind'])}[/bold] · {esc(F.run_name(doc))} · {esc(info['status'] or 'unknown')}"
+              + (f" · started {esc(info['started_at'])}" if info["started_at"] else ""), highlight=False)
     figs, tabs, meth, problems = F.drawn(doc)
     t = figures_table([f.as_dict() for f in figs])
     if t is not None:
@@ -78,14 +78,14 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     for tab in tabs:
         out.print(key_table(tab.as_dict(), tab.digits))
     for what, how in meth:
-        out.print(f"[dim]{what}: {how}[/dim]", highlight=False)
+        out.print(f"[dim]{esc(what)}: {esc(how)}[/dim]", highlight=False)
     for p in problems:   # a part that could not be drawn is said, not dropped
-        out.print(f"[red]the {p['section']} of this run could not be drawn[/red]: {escape(p['error'])}", highlight=False)
+        out.print(f"[red]the {esc(p['section'])} of this run could not be drawn[/red]: {esc(p['error'])}", highlight=False)
     if doc.get("command") == "lab":
         for s, child, _ in F.children(doc):
             if child is not None:
                 out.print()
-                out.rule(f"step {s.get('name')}")
+                out.rule(esc(f"step {s.get('name')}"))
                 print_summary(out, child)
 
 
@@ -95,9 +95,9 @@ def print_verdict(out: Console, v: dict[str, Any]) -> None:
         return
     out.print("[bold]Verdict[/bold]")
     for label, text in lines:
-        out.print(f"  [bold]{label}[/bold]: {text}", highlight=False)
+        out.print(f"  [bold]{esc(label)}[/bold]: {esc(text)}", highlight=False)
     for c in v.get("caveats") or []:
-        out.print(f"  [yellow]note[/yellow]: {c['text']}", highlight=False)
+        out.print(f"  [yellow]note[/yellow]: {esc(c['text'])}", highlight=False)
     out.print()
 
 

@@ -28,9 +28,11 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from dbtier.cli.catalog import add_catalog_option
+from dbtier.cli import options as argtypes
+from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.core.units import human_pct, human_us, parse_size
+from dbtier.core.units import UnitError, human_pct, human_us, parse_duration, parse_size
 from dbtier.measure import executor
 from dbtier.model.catalog import load_catalog
 from dbtier.results.store import load_run
@@ -44,6 +46,10 @@ if TYPE_CHECKING:
     from dbtier.sim import simulate as sim
 
 CAPTURE_TRACE = "trace.blkparse.txt"
+# Option bounds: a cache of 10^9 GB (an exabyte) still counts its blocks in int64 at any --block-size;
+# times of 10^9 s (31 years) from the first request are past any trace.
+MAX_CACHE_GB = 1e9
+MAX_TIME_S = 1e9
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,7 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines instead of stopping")
     g.add_argument("--sort", action="store_true", help="sort requests by time when the file is out of order")
     g.add_argument("--volume", metavar="NAME", help="only this volume/disk/device of a multi-volume trace")
-    g.add_argument("--block-size", default="8K", metavar="SIZE", help="cache and bitmap block (default 8K)")
+    g.add_argument("--block-size", type=argtypes.size(1, 2**30), default="8K", metavar="SIZE",
+                   help="cache and bitmap block (default 8K)")
     g.add_argument("--no-spread", action="store_true",
                    help="keep requests that share a coarse (>= 1 ms) timestamp as one burst in the queueing "
                         "model (default: spread evenly across the tick)")
@@ -83,24 +90,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_catalog_option(d)
 
     c = rp.add_argument_group("read-cache")
-    c.add_argument("--cache-gb", type=float, metavar="GB", help="cache size in GB (10^9 bytes)")
+    c.add_argument("--cache-gb", type=argtypes.positive_float(MAX_CACHE_GB), metavar="GB",
+                   help="cache size in GB (10^9 bytes)")
     c.add_argument("--policy", default="lru", choices=names.POLICIES, help="eviction policy (default lru; "
                    "s3fifo resists scans)")
     c.add_argument("--write-mode", default="write-around", choices=names.WRITE_MODES,
                    help="what writes do to the cache (default write-around)")
-    c.add_argument("--seq-cutoff", metavar="SIZE", help="bypass the cache for sequential streams of this size "
+    c.add_argument("--seq-cutoff", type=argtypes.size(), metavar="SIZE",
+                   help="bypass the cache for sequential streams of this size "
                    "or more, as bcache's sequential_cutoff (e.g. 4M; default off)")
-    c.add_argument("--restart-at", action="append", default=[], metavar="T",
+    c.add_argument("--restart-at", action="append", default=[],
+                   metavar="T", type=argtypes.duration(0, MAX_TIME_S, lo_open=False),
                    help="empty the cache at time T, as a host restart does (repeatable)")
     c.add_argument("--sweep", nargs="?", const="auto", metavar="GB,GB,...",
+                   type=argtypes.float_list(0, MAX_CACHE_GB, keep=("auto",)),
                    help="also replay these cache sizes for the hit-ratio curve (default: halvings of the "
                         "working set); runs on all cores")
-    c.add_argument("--jobs", type=int, metavar="N", help="parallel replays for --sweep (default: all cores)")
+    c.add_argument("--jobs", type=argtypes.positive_int(4096), metavar="N",
+                   help="parallel replays for --sweep (default: all cores)")
 
     m = rp.add_argument_group("preferred-read-mirror")
-    m.add_argument("--fail", metavar="SIDE@T", help="the side (fast or slow) fails at time T")
-    m.add_argument("--return", dest="return_", metavar="SIDE@T", help="the failed side returns at time T")
-    m.add_argument("--region-size", default="64M", metavar="SIZE",
+    m.add_argument("--fail", type=argtypes.side_time(names.SIDES, MAX_TIME_S), metavar="SIDE@T",
+                   help="the side (fast or slow) fails at time T")
+    m.add_argument("--return", dest="return_", type=argtypes.side_time(names.SIDES, MAX_TIME_S), metavar="SIDE@T",
+                   help="the failed side returns at time T")
+    m.add_argument("--region-size", type=argtypes.size(), default="64M", metavar="SIZE",
                    help="write-intent bitmap region (default 64M, as md)")
     add_output_options(rp)
     rp.set_defaults(func=run_sim)
@@ -111,7 +125,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "into text that `dbtier simulate run` reads. Where the kernel does not allow it, says "
                          "exactly why.")
     cp.add_argument("target", metavar="DEVICE|DIR", help="a block device, or a directory on the disk to trace")
-    cp.add_argument("--duration", type=float, metavar="S", help="trace for S seconds (default: while the --run "
+    cp.add_argument("--duration", type=argtypes.duration(0, argtypes.WEEK_S), metavar="S",
+                    help="trace for S seconds (default: while the --run "
                     "command runs; 10 s without one)")
     cp.add_argument("--mount-debugfs", action="store_true",
                     help="mount debugfs at /sys/kernel/debug if it is not (and unmount it afterwards)")
@@ -127,52 +142,53 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # -- argument parsing ------------------------------------------------------------------------------------
 
-_TIME_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|m|min|h|hr)?\s*$", re.I)
-
-
 def parse_time(text: str, flag: str) -> float:
-    m = _TIME_RE.match(text)
-    if not m:
-        raise DbtierError(f"{flag}: '{text}' is not a time", "give seconds from the first request, or 90s, 10m, 1.5h")
-    unit = (m.group(2) or "s").lower()
-    return float(m.group(1)) * {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600}[unit]
-
-
-def parse_side_time(text: str, flag: str) -> tuple[str, float]:
-    side, at, t = text.partition("@")
-    if not at:
-        raise DbtierError(f"{flag}: '{text}' is not SIDE@T", f"e.g. {flag} fast@600 or {flag} slow@10m")
-    side = side.strip().lower()
-    if side not in names.SIDES:
-        raise DbtierError(f"{flag}: unknown side '{side}' (fast or slow)", f"e.g. {flag} fast@600")
-    return side, parse_time(t, flag)
-
-
-def _size(text: str, flag: str) -> int:
+    """Seconds from the first request: 600, 90s, 10m, 1.5h (the --restart-at/--fail/--return form)."""
     try:
-        v = parse_size(text)
-    except ValueError:
-        raise DbtierError(f"{flag}: '{text}' is not a size", "e.g. 8K, 64M, 4M") from None
-    if v <= 0:
-        raise DbtierError(f"{flag}: {text} must be positive", "e.g. 8K, 64M")
+        v = parse_duration(text)
+    except UnitError as exc:
+        raise DbtierError(f"{flag}: {exc}", "give seconds from the first request, or 90s, 10m, 1.5h") from None
+    if not (v <= MAX_TIME_S):
+        raise DbtierError(f"{flag}: {text!r} is past any trace", "give seconds from the first request")
     return v
 
 
-def _sweep(text: str | None) -> tuple[float, ...] | None:
-    if text is None:
-        return None
-    if text == "auto":
+def _time(v: float | str, flag: str) -> float:
+    return v if isinstance(v, float) else parse_time(v, flag)
+
+
+def _side_time(v: tuple[str, float] | str, flag: str) -> tuple[str, float]:
+    if isinstance(v, tuple):
+        return v
+    try:
+        return argtypes.side_time(names.SIDES, MAX_TIME_S)(v)
+    except argparse.ArgumentTypeError as exc:
+        raise DbtierError(f"{flag}: {exc}", f"e.g. {flag} fast@600 or {flag} slow@10m") from None
+
+
+def _size(v: int | str, flag: str) -> int:
+    if isinstance(v, int):
+        return v
+    try:
+        n = parse_size(v)
+    except UnitError as exc:
+        raise DbtierError(f"{flag}: {exc}", "e.g. 8K, 64M, 4M") from None
+    if not (n > 0):
+        raise DbtierError(f"{flag}: {v} must be positive", "e.g. 8K, 64M")
+    return n
+
+
+def _sweep(v: tuple[float, ...] | str | None) -> tuple[float, ...] | None:
+    """--sweep: None (not given), () (auto: halvings of the working set) or the sizes in GB."""
+    if v is None or isinstance(v, tuple):
+        return v
+    if v == "auto":
         return ()
-    out = []
-    for part in text.split(","):
-        try:
-            v = float(part)
-        except ValueError:
-            raise DbtierError(f"--sweep: '{part}' is not a size in GB", "e.g. --sweep 1,2,4,8") from None
-        if v <= 0:
-            raise DbtierError(f"--sweep: {part} GB must be positive", "e.g. --sweep 1,2,4,8")
-        out.append(v)
-    return tuple(out)
+    try:
+        out = argtypes.float_list(0, MAX_CACHE_GB, keep=("auto",))(v)
+    except argparse.ArgumentTypeError as exc:
+        raise DbtierError(f"--sweep: {exc}", "e.g. --sweep 1,2,4,8") from None
+    return () if out == "auto" else out
 
 
 def build_params(args: argparse.Namespace) -> sim.Params:
@@ -180,10 +196,10 @@ def build_params(args: argparse.Namespace) -> sim.Params:
     from dbtier.sim import simulate as sim
     failure = None
     if args.fail:
-        side, t1 = parse_side_time(args.fail, "--fail")
+        side, t1 = _side_time(args.fail, "--fail")
         t2 = None
         if args.return_:
-            side2, t2 = parse_side_time(args.return_, "--return")
+            side2, t2 = _side_time(args.return_, "--return")
             if side2 != side:
                 raise DbtierError(f"--return {side2} but --fail {side}: only the failed side can return",
                                   f"write --return {side}@T")
@@ -195,7 +211,7 @@ def build_params(args: argparse.Namespace) -> sim.Params:
         design=args.design, block_size=block, policy=args.policy, write_mode=args.write_mode,
         cache_gb=args.cache_gb,
         seq_cutoff_bytes=_size(args.seq_cutoff, "--seq-cutoff") if args.seq_cutoff else None,
-        restart_at_s=tuple(parse_time(t, "--restart-at") for t in args.restart_at),
+        restart_at_s=tuple(_time(t, "--restart-at") for t in args.restart_at),
         sweep_gb=_sweep(args.sweep), failure=failure, region_size=_size(args.region_size, "--region-size"),
         spread_ties=not args.no_spread, jobs=args.jobs)
 
@@ -207,7 +223,7 @@ def _device(value: str, catalog_files: list[str], catalog_cache: dict[str, Any])
     if os.sep in value or Path(path).is_dir() or Path(path).name == "result.json":
         target = None
         if num:
-            if not num.isdigit():
+            if not (num.isascii() and num.isdigit() and len(num) < 10):   # '²'.isdigit() is True too
                 raise DbtierError(f"'{value}': the part after # must be a target number", f"e.g. {path}#1")
             target = int(num)
         return latency.from_probe(load_run(path), path, target)
@@ -325,15 +341,15 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
     tr = doc["trace"]
     info = det["trace_info"]
     dur = "untimed" if tr["duration_s"] is None else f"{tr['duration_s']:,.1f} s"
-    con.print(f"[bold]{info['path']}[/bold] ({info['format']}): {tr['requests']:,} requests "
+    con.print(f"[bold]{esc(info['path'])}[/bold] ({esc(info['format'])}): {tr['requests']:,} requests "
               f"({tr['reads']:,} reads, {tr['writes']:,} writes), {tr['bytes'] / 1e9:,.3f} GB, {dur}"
               + (f"; {info['skipped_bad_lines']} malformed lines skipped" if info["skipped_bad_lines"] else ""),
               highlight=False)
-    devs = ", ".join(f"{r} {d['id']}" for r, d in det["devices"].items())
-    head = f"design [bold]{doc['design']}[/bold]: {devs}"
+    devs = esc(", ".join(f"{r} {d['id']}" for r, d in det["devices"].items()))
+    head = f"design [bold]{esc(doc['design'])}[/bold]: {devs}"
     if doc["design"] == "read-cache":
         c = det["cache"]
-        head += (f"; {c['cache_gb']:g} GB {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
+        head += esc(f"; {c['cache_gb']:g} GB {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
                  f"read hit ratio {human_pct(doc['read_hit_ratio'])} of blocks, {human_pct(doc['request_hit_ratio'])} "
                  "of requests")
     con.print(head, highlight=False)
@@ -348,10 +364,10 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
         t.add_row(f"{op}", *[human_us(lat[k]) for k in ("p50", "p95", "p99", "p999")])
         if base:
             bl = base["latency_us"][op]
-            t.add_row(f"[dim]{op}, {base['device']} alone[/dim]",
+            t.add_row(f"[dim]{op}, {esc(base['device'])} alone[/dim]",
                       *[f"[dim]{human_us(bl[k])}[/dim]" for k in ("p50", "p95", "p99", "p999")])
     con.print(t)
-    con.print("utilisation: " + ", ".join(f"{r} {human_pct(u)}" for r, u in doc["device_util"].items()),
+    con.print("utilisation: " + esc(", ".join(f"{r} {human_pct(u)}" for r, u in doc["device_util"].items())),
               highlight=False)
     if doc["curve"] and len(doc["curve"]) > 1:
         ct = Table(box=box.SIMPLE_HEAD, title="hit-ratio curve", title_justify="left")
@@ -365,12 +381,12 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
     if rs:
         f = det["mirror"]["failure"]
         secs = "never (the side does not return)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
-        con.print(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions, "
-                  f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s",
+        con.print(esc(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions, "
+                      f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s"),
                   highlight=False)
     for n in det["notes"]:
-        con.print(f"[dim]note: {n}[/dim]", highlight=False)
-    con.print(f"[dim]Run: {run_dir}  (`dbtier report {run_dir}` draws the curve, CDFs and timeline)[/dim]",
+        con.print(f"[dim]note: {esc(n)}[/dim]", highlight=False)
+    con.print(f"[dim]Run: {esc(run_dir)}  (`dbtier report {esc(run_dir)}` draws the curve, CDFs and timeline)[/dim]",
               highlight=False)
 
 
@@ -424,7 +440,7 @@ def run_capture(args: argparse.Namespace) -> int:
         cmd = shlex.split(args.run_cmd) if args.run_cmd else []
     except ValueError as exc:
         raise DbtierError(f"--run: cannot split '{args.run_cmd}': {exc}", "quote the command line once") from None
-    if args.duration is not None and args.duration <= 0:
+    if args.duration is not None and not (args.duration > 0):
         raise DbtierError(f"--duration must be positive, got {args.duration:g}", "e.g. --duration 60")
     facts, info = _facts(args.target)
     mounted_here = False
@@ -472,13 +488,13 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
             _, err = proc.communicate()
             raise cap.blktrace_failure(err, _dmesg(), facts.block_device)
         if cmd:
-            con.print(f"tracing {facts.block_device} while running: {' '.join(cmd)}", highlight=False)
+            con.print(esc(f"tracing {facts.block_device} while running: {' '.join(cmd)}"), highlight=False)
             workload = executor.run(cmd, timeout_s=args.duration)
             (raw / "command.stdout").write_text(workload.stdout)
             (raw / "command.stderr").write_text(workload.stderr)
             executor._stop_group(proc)          # SIGINT: blktrace flushes and exits
         else:
-            con.print(f"tracing {facts.block_device} for {duration:g} s", highlight=False)
+            con.print(esc(f"tracing {facts.block_device} for {duration:g} s"), highlight=False)
         out, err = proc.communicate(timeout=(duration or 0) + 60)
     except BaseException:
         executor._stop_group(proc)      # the lifecycle (cli/common.py) records how the run ended
@@ -504,11 +520,11 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
 
     def render() -> None:
         if summary:
-            con.print(f"captured {summary['requests']:,} requests ({summary['reads']:,} reads, "
-                      f"{summary['writes']:,} writes) into {trace_file}", highlight=False)
+            con.print(esc(f"captured {summary['requests']:,} requests ({summary['reads']:,} reads, "
+                          f"{summary['writes']:,} writes) into {trace_file}"), highlight=False)
         else:
-            con.print(f"captured no read or write requests into {trace_file}", highlight=False)
-        con.print(f"[dim]next: dbtier simulate run {run.dir.path} --design ...[/dim]", highlight=False)
+            con.print(esc(f"captured no read or write requests into {trace_file}"), highlight=False)
+        con.print(f"[dim]next: dbtier simulate run {esc(run.dir.path)} --design ...[/dim]", highlight=False)
 
     emit(run.doc, args, render)
     return 0 if workload is None or workload.returncode == 0 else 1

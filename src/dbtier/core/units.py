@@ -5,6 +5,9 @@ MB is 10**6 bytes, as storage vendors and fio's `MB/s` quote; MiB is 2**20.
 
 from __future__ import annotations
 
+import math
+import re
+
 KIB = 1024
 MIB = 1024**2
 GIB = 1024**3
@@ -20,13 +23,97 @@ def bytes_per_s_to_mbps(bw_bytes_per_s: float | None) -> float | None:
     return None if bw_bytes_per_s is None else bw_bytes_per_s / MB
 
 
+# Sizes, durations and numbers typed by users. ASCII digits only: Python's int() and float() also take
+# '²', '٣', '1_000', 'nan' and 'inf', none of which is a size a user means; re's \d matches any Unicode
+# digit, so the patterns spell [0-9]. The number part is capped at 30 characters, which keeps every
+# value far from float overflow and int64 (a 30-digit count of days is still a finite float).
+_NUM = r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_MAX_DIGITS = 30
+SIZE_UNITS = {"": 1, "k": KIB, "m": MIB, "g": GIB, "t": 1024**4}
+_SIZE_RE = re.compile(r"\s*" + _NUM + r"\s*(?:([kmgt])(i?b)?|(b))?\s*", re.I)
+SIZE_FORM = "ASCII digits, an optional decimal point, an optional unit k, m, g or t (KiB and KB alike): 8K, 64M, 1.5G"
+DURATION_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hr": 3600.0,
+                  "d": 86400.0, "day": 86400.0}
+_DURATION_RE = re.compile(r"\s*" + _NUM + r"\s*(s|sec|m|min|h|hr|d|day)?\s*", re.I)
+DURATION_FORM = "ASCII digits, an optional decimal point, an optional unit s, m, h or d: 90, 90s, 10m, 1.5h"
+_FLOAT_RE = re.compile(r"\s*([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?)\s*")
+_INT_RE = re.compile(r"\s*([+-]?[0-9]+)\s*")
+_NONFINITE_RE = re.compile(r"\s*[+-]?(nan|inf)", re.I)
+INT64_MAX = 2**63 - 1
+
+
+class UnitError(ValueError):
+    """A size, duration or number that does not parse; the message says why (the caller names the option)."""
+
+
+def _too_long(text: str, m: re.Match[str]) -> None:
+    if len(m.group(1)) > _MAX_DIGITS:
+        raise UnitError(f"{text!r} has too many digits")
+
+
+def _non_finite(text: str, what: str) -> None:
+    if _NONFINITE_RE.match(text):
+        raise UnitError(f"{text!r} is not a finite {what}")
+
+
 def parse_size(text: str) -> int:
-    """'4k' -> 4096, '1M' -> 1048576, '2G' -> 2 GiB; plain digits are bytes."""
-    s = text.strip().lower().removesuffix("ib").removesuffix("b")
-    mult = {"k": KIB, "m": MIB, "g": GIB, "t": 1024**4}
-    if s and s[-1] in mult:
-        return int(float(s[:-1]) * mult[s[-1]])
-    return int(s)
+    """Bytes from '4k' (4096), '1M' (1048576), '1.5G', '8KiB', '8KB' (binary units, as fio and md take
+    them); plain digits are bytes. Decimal point allowed; the result is rounded down to a whole byte and
+    must fit 64 bits. Refused with a UnitError: '', signs, exponents, NaN/inf, non-ASCII digits."""
+    if not isinstance(text, str):
+        raise UnitError(f"{text!r} is not a size")
+    m = _SIZE_RE.fullmatch(text)
+    if not m:
+        _non_finite(text, "size")
+        if text.strip().startswith("-"):
+            raise UnitError(f"{text!r}: a size cannot be negative")
+        raise UnitError(f"{text!r} is not a size ({SIZE_FORM})")
+    _too_long(text, m)
+    whole, _, frac = m.group(1).partition(".")
+    unit = SIZE_UNITS[(m.group(2) or "").lower()]
+    # Exact: (whole.frac) * unit, rounded down, in integers (no float rounding of 0.1k or 1.5T).
+    n = (int(whole or "0") * 10 ** len(frac) + int(frac or "0")) * unit // 10 ** len(frac)
+    if n > INT64_MAX:
+        raise UnitError(f"{text!r} is too large (more than 2^63 - 1 bytes)")
+    return n
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from '90', '90s', '10m', '1.5h', '2d' (units s/sec, m/min, h/hr, d/day, any case); a finite
+    float >= 0. Refused with a UnitError: '', signs, exponents, NaN/inf, non-ASCII digits."""
+    if not isinstance(text, str):
+        raise UnitError(f"{text!r} is not a duration")
+    m = _DURATION_RE.fullmatch(text)
+    if not m:
+        _non_finite(text, "duration")
+        if text.strip().startswith("-"):
+            raise UnitError(f"{text!r}: a duration cannot be negative")
+        raise UnitError(f"{text!r} is not a duration ({DURATION_FORM})")
+    _too_long(text, m)
+    return float(m.group(1)) * DURATION_UNITS[(m.group(2) or "").lower()]
+
+
+def parse_float(text: str) -> float:
+    """A finite float from ASCII text: 12, -0.5, 1e6, .5 (no NaN, inf, '1_000', Unicode digits)."""
+    m = _FLOAT_RE.fullmatch(text) if isinstance(text, str) else None
+    if not m:
+        _non_finite(str(text), "number")
+        raise UnitError(f"{text!r} is not a number")
+    v = float(m.group(1))
+    if not math.isfinite(v):     # 1e999: float() overflows to inf
+        raise UnitError(f"{text!r} is not a finite number")
+    return v
+
+
+def parse_int(text: str) -> int:
+    """A whole number from ASCII digits (optional sign) that fits 64 bits."""
+    m = _INT_RE.fullmatch(text) if isinstance(text, str) else None
+    if not m:
+        _non_finite(str(text), "number")
+        raise UnitError(f"{text!r} is not a whole number")
+    if len(m.group(1).lstrip("+-")) > 19 or not (-INT64_MAX - 1 <= int(m.group(1)) <= INT64_MAX):
+        raise UnitError(f"{text!r} does not fit in 64 bits")
+    return int(m.group(1))
 
 
 def human_bytes(n: float) -> str:

@@ -448,7 +448,7 @@ def profiles(con: duckdb.DuckDBPyConnection, table: str, out: str, tz: str = "UT
                      f"ELSE {week_hour} END")
     means = ("iops", "mbps", "read_iops", "write_iops", "read_mbps", "write_mbps")
     fine = ", ".join(f"sum({m}) AS s_{m}, count({m}) AS c_{m}" for m in means)
-    roll = ", ".join([f"sum(n) AS intervals"]
+    roll = ", ".join(["sum(n) AS intervals"]
                      + [f"sum(s_{m}) / nullif(sum(c_{m}), 0) AS mean_{m}"
                         + (f", max(x_{m}) AS max_{m}" if m in ("iops", "mbps") else "") for m in means])
     con.execute(f"""

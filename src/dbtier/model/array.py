@@ -128,6 +128,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.units import parse_int
 from dbtier.model.catalog import Catalog, Device, Overhead
 
 LAYOUTS = ("jbod", "raid0", "raid1", "raid10", "raid5", "raid6", "mirror2", "mirror3",
@@ -611,7 +612,7 @@ def parse_spec(catalog: Catalog, spec: str, hit_ratio: float | None = None, serv
 
 def _count(text: str, spec: str) -> int:
     try:
-        n = int(text)
+        n = parse_int(text)     # ASCII digits: int() also takes '٣' and '1_6'
     except ValueError:
         raise DbtierError(f"configuration '{spec}': device count '{text}' is not a whole number",
                           "e.g. sas-15k-73gb:16:raid10") from None

@@ -6,6 +6,7 @@ Markdown: headings, bullet lists and pipe tables only, so it reads as plain text
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from dbtier import __version__
@@ -13,9 +14,28 @@ from dbtier.report import figures as F
 from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
 
 
+# Text from documents (database, host, device and path names, error messages) is written so that it
+# reads as typed: Markdown and HTML in it are escaped, never rendered (a name `<script>` or `[x](y)`
+# stays text). `_` is escaped only where it could start or end emphasis, so pg_basebackup stays plain.
+_MD_SPECIAL = re.compile(r"[\\`*\[\]<|~]|&(?=#?\w+;)|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def _md(x: Any) -> str:
+    """Text from a document for Markdown: one line, special characters backslash-escaped."""
+    text = "" if x is None else str(x)
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), re.sub(r"[\r\n]+", " ", text))
+
+
+def _code(x: Any) -> str:
+    """Text from a document as an inline code span: a fence longer than any backtick run inside it."""
+    text = re.sub(r"[\r\n]+", " ", "" if x is None else str(x))
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _cell(x: Any, digits: int = 0) -> str:
-    text = F.fmt(x, digits) if F.isnum(x) else ("—" if x is None else str(x))
-    return text.replace("|", "\\|").replace("\n", " ")
+    return F.fmt(x, digits) if F.isnum(x) else ("—" if x is None else _md(x))
 
 
 def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], digits: Sequence[int] = (),
@@ -52,7 +72,7 @@ def _side_by_side(kind: str, docs: Sequence[dict[str, Any]]) -> list[str]:
         if all(v is None for v in vals):
             continue
         label = (f"{f0.group}: " if f0.group and f0.group not in f0.label else "") + f0.label
-        rows.append([label, *(_cell(v, f0.digits) for v in vals), f0.unit])
+        rows.append([label, *(F.fmt(v, f0.digits) if F.isnum(v) else v for v in vals), f0.unit])
     if not rows:
         return []
     cols = ["measure", *(F.run_name(d) for d in docs), "unit"]
@@ -62,20 +82,20 @@ def _side_by_side(kind: str, docs: Sequence[dict[str, Any]]) -> list[str]:
 
 def _run(doc: dict[str, Any], i: int, level: str = "##") -> list[str]:
     name = F.run_name(doc, i)
-    out = [f"{level} {F.kind(doc)} · {name}", "",
-           f"status **{doc.get('status') or 'unknown'}**, started {doc.get('started_at') or '—'}"
-           + (f", `{doc.get('_run_dir')}`" if doc.get("_run_dir") else ""), ""]
+    out = [f"{level} {_md(F.kind(doc))} · {_md(name)}", "",
+           f"status **{_md(doc.get('status') or 'unknown')}**, started {_md(doc.get('started_at') or '—')}"
+           + (f", {_code(doc.get('_run_dir'))}" if doc.get("_run_dir") else ""), ""]
     errs = [e.get("message") if isinstance(e, dict) else str(e) for e in doc.get("errors") or []]
-    out += [f"> **Error:** {e}" for e in errs if e] + ([""] if any(errs) else [])
+    out += [f"> **Error:** {_md(e)}" for e in errs if e] + ([""] if any(errs) else [])
     figs = [f for f in F.figures(doc) if not f.detail] if doc.get("command") != "lab" else []
     table = _figures_rows(figs) if any(f.value is not None for f in figs) else []
     if table:
         out += table + [""]
     for t in F.tables(doc):
-        out += [f"**{t.title}**", "", *_table(t.columns, t.rows, t.digits), ""]
+        out += [f"**{_md(t.title)}**", "", *_table(t.columns, t.rows, t.digits), ""]
     m = F.method(doc)
     if m:
-        out += ["How the numbers were obtained:", ""] + [f"- {a}: {b}" for a, b in m] + [""]
+        out += ["How the numbers were obtained:", ""] + [f"- {_md(a)}: {_md(b)}" for a, b in m] + [""]
     return out
 
 
@@ -88,15 +108,15 @@ def _machines(docs: Sequence[dict[str, Any]]) -> list[str]:
     out = []
     for host, m in seen.items():
         mem = m.get("memory_bytes")
-        out.append(f"- **{host}**: {m.get('os') or '—'}, kernel {m.get('kernel') or '—'}, "
-                   f"{m.get('cpu_model') or '—'} × {m.get('cpu_count') or '?'}"
+        out.append(f"- **{_md(host)}**: {_md(m.get('os') or '—')}, kernel {_md(m.get('kernel') or '—')}, "
+                   f"{_md(m.get('cpu_model') or '—')} × {_md(m.get('cpu_count') or '?')}"
                    + (f", {mem / 2**30:.1f} GiB memory" if F.isnum(mem) else ""))
         for t in F.dicts(m.get("targets")):
             bd = t.get("block_device") if isinstance(t.get("block_device"), dict) else {}
-            out.append(f"  - `{t.get('path') or t.get('device')}`: {t.get('filesystem') or '—'} on "
-                       f"{bd.get('name') or '—'} ({bd.get('model') or bd.get('driver') or '—'}"
+            out.append(f"  - {_code(t.get('path') or t.get('device'))}: {_md(t.get('filesystem') or '—')} on "
+                       f"{_md(bd.get('name') or '—')} ({_md(bd.get('model') or bd.get('driver') or '—')}"
                        + (", virtual" if bd.get("virtual") else "")
-                       + (f", write cache {bd['write_cache']}" if bd.get("write_cache") else "") + ")")
+                       + (f", write cache {_md(bd['write_cache'])}" if bd.get("write_cache") else "") + ")")
     return out
 
 
@@ -106,9 +126,9 @@ def render_markdown(docs: list[dict[str, Any]]) -> str:
     out = ["# dbtier report", ""]
     v = verdict(docs)
     out += ["## Verdict", ""]
-    lines = [f"- **{TOPIC_LABELS[t]}**: {it['text']}" for t in TOPICS for it in v.get(t) or []]
+    lines = [f"- **{TOPIC_LABELS[t]}**: {_md(it['text'])}" for t in TOPICS for it in v.get(t) or []]
     out += lines or ["No verdict: these runs hold no probe, benchmark or plan figures to judge from."]
-    out += [""] + [f"> **Note:** {c['text']}" for c in v.get("caveats") or []]
+    out += [""] + [f"> **Note:** {_md(c['text'])}" for c in v.get("caveats") or []]
     if v.get("caveats"):
         out.append("")
     out += ["## Runs", "",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
-from dbtier.report.svg import (FONT, GRID, INK, MUTED, Series, _f, _open, _text, colour, fmt_num, log10_ticks,
+from dbtier.report.svg import (GRID, INK, MUTED, Series, _f, _open, _text, colour, fmt_num, log10_ticks,
                                nice_ticks)
 
 _CHAR_W = 6.6

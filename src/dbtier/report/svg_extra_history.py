@@ -47,9 +47,9 @@ def heat_map(title: str, row_labels: Sequence[str], col_labels: Sequence[str],
     if desc:
         parts.append(f"<desc>{escape(desc)}</desc>")
     parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>')
-    parts.append(f'<defs><pattern id="hm-empty" width="6" height="6" patternUnits="userSpaceOnUse">'
-                 f'<rect width="6" height="6" fill="#f4f4f4"/><path d="M0,6 L6,0" stroke="#d0d0d0" stroke-width="1"/>'
-                 f"</pattern></defs>")
+    parts.append('<defs><pattern id="hm-empty" width="6" height="6" patternUnits="userSpaceOnUse">'
+                 '<rect width="6" height="6" fill="#f4f4f4"/><path d="M0,6 L6,0" stroke="#d0d0d0" stroke-width="1"/>'
+                 "</pattern></defs>")
     parts.append(f'<text x="12" y="20" font-size="14" font-weight="600" fill="{INK}">{escape(title)}</text>')
     for i, lab in enumerate(row_labels):
         y = top + i * cell_h

@@ -6,6 +6,8 @@ from typing import Any
 
 from rich.table import Table
 
+from dbtier.cli.markup import esc, lit
+
 _POINT_COLS = (("test", 16, "left"), ("jobs×qd", 9, "right"), ("IOPS", 10, "right"), ("MB/s", 9, "right"),
                ("p50 µs", 10, "right"), ("p99 µs", 10, "right"), ("p99.9 µs", 10, "right"), ("fio CPU", 8, "right"))
 
@@ -22,7 +24,7 @@ def probe_points_table(points: list[dict[str, Any]], header: bool = True) -> Tab
         t.add_column(name, width=width, justify=justify, no_wrap=True)
     for p in points:
         lat = p.get("commit_lat_us") or p.get("lat_us") or {}
-        t.add_row(p["test"], f"{p['jobs']}x{p['iodepth']}", _num(p["iops"]), _num(p["mbps"], 1),
+        t.add_row(lit(p["test"]), f"{p['jobs']}x{p['iodepth']}", _num(p["iops"]), _num(p["mbps"], 1),
                   _num(lat.get("p50"), 1), _num(lat.get("p99"), 1), _num(lat.get("p999"), 1),
                   f"{p['cpu_cores']:.2f}c")
     return t
@@ -45,7 +47,7 @@ SUMMARY_LABELS = {
 
 def probe_summary_table(entry: dict[str, Any]) -> Table:
     s = entry["summary"]
-    t = Table(title=f"{entry['path']} ({entry.get('filesystem') or entry['kind']})", title_justify="left")
+    t = Table(title=esc(f"{entry['path']} ({entry.get('filesystem') or entry['kind']})"), title_justify="left")
     t.add_column("measure")
     t.add_column("value", justify="right")
     t.add_column("unit")
@@ -54,7 +56,7 @@ def probe_summary_table(entry: dict[str, Any]) -> Table:
             t.add_row(label, _num(s[key], digits), unit)
     if s.get("fsync_honesty"):
         colour = "green" if s["fsync_honesty"] == "ok" else "red"
-        t.add_row("fsync honesty", f"[{colour}]{s['fsync_honesty']}[/{colour}]", "")
-        t.caption = f"fsync {s['fsync_honesty']}: {s['fsync_honesty_reason']}"
+        t.add_row("fsync honesty", f"[{colour}]{esc(s['fsync_honesty'])}[/{colour}]", "")
+        t.caption = esc(f"fsync {s['fsync_honesty']}: {s['fsync_honesty_reason']}")
         t.caption_justify = "left"
     return t

@@ -10,7 +10,6 @@ from __future__ import annotations
 import concurrent.futures
 import glob
 import os
-import re
 import resource
 import time
 import uuid
@@ -25,10 +24,11 @@ import psycopg
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
-from dbtier.model.oltp import (NOT_MEASURED_REMOTE, WORKLOADS, Evidence, bottleneck, classify_wait, latency_summary,
+from dbtier.model.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, classify_wait, latency_summary,
                                measured_window, parse_pgbench_log, parse_pgbench_summary, pgbench_seconds, rates,
                                redact, wait_shares)
 from dbtier.workloads import tpcc
+from dbtier.workloads.dsn import HINT as DSN_HINT, dsn_problem, redact_dsn, shown_dsn
 from dbtier.workloads.postgres import Cluster, find_bindir
 
 TPCC_MIX = (("tpcc_new_order", 45), ("tpcc_payment", 43), ("tpcc_order_status", 4), ("tpcc_delivery", 4),
@@ -44,6 +44,11 @@ def script_path(name: str) -> str:
     return str(resources.files("dbtier.workloads").joinpath("pgbench", f"{name}.sql"))
 
 
+def _dsn_error(dsn: str, exc: Exception) -> DbtierError:
+    problem = dsn_problem(dsn) or redact((str(exc).strip().splitlines() or ["not a connection string"])[0])
+    return DbtierError(f"--dsn {shown_dsn(dsn)!r}: not a valid connection string: {problem}", DSN_HINT)
+
+
 class Database:
     """Where the benchmark database lives; `close()` removes only what dbtier made."""
 
@@ -57,7 +62,10 @@ class Database:
         db = dbname or self.name
         if self.cluster:
             return self.cluster.conninfo(db)
-        return psycopg.conninfo.make_conninfo(self.dsn, dbname=db)
+        try:
+            return psycopg.conninfo.make_conninfo(self.dsn, dbname=db)
+        except psycopg.Error as exc:    # ProgrammingError for a string libpq cannot parse
+            raise _dsn_error(self.dsn, exc) from exc
 
     def admin_conninfo(self) -> str:
         """Where CREATE/DROP DATABASE run: the cluster's postgres db, or the DSN as the user gave it."""
@@ -67,8 +75,12 @@ class Database:
         try:
             return psycopg.connect(self.admin_conninfo() if admin else self.conninfo(dbname),
                                    autocommit=autocommit, connect_timeout=15)
+        except psycopg.ProgrammingError as exc:     # a connection string libpq cannot parse
+            if not self.dsn:
+                raise
+            raise _dsn_error(self.dsn, exc) from exc
         except psycopg.OperationalError as exc:
-            where = redact(self.dsn) if self.dsn else "the managed cluster"
+            where = f"--dsn {redact_dsn(self.dsn)!r}" if self.dsn else "the managed cluster"
             msg = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else "connection failed")
             raise DbtierError(f"cannot connect to PostgreSQL at {where}: {msg}",
                               "check the DSN, that the server runs, and that a password (if any) is in "

@@ -66,7 +66,7 @@ def parse_placement(text: str | None) -> dict[str, str]:
         role, sep, path = part.partition("=")
         role = role.strip()
         if not sep or not path.strip():
-            raise DbtierError(f"--place: {part!r} is not ROLE=DIR", f"for example --place data=/mnt/fast,wal=/mnt/ssd")
+            raise DbtierError(f"--place: {part!r} is not ROLE=DIR", "for example --place data=/mnt/fast,wal=/mnt/ssd")
         if role not in ROLES:
             raise DbtierError(f"--place: unknown role {role!r}", f"roles are {', '.join(ROLES)}")
         if role in out:
@@ -167,7 +167,7 @@ class Cluster:
             if check.returncode != 0:
                 raise DbtierError(
                     f"the {self.os_user} OS user cannot reach {d}: a parent directory is not searchable by others",
-                    f"place the cluster under a directory every user can traverse (chmod o+x on its parents)")
+                    "place the cluster under a directory every user can traverse (chmod o+x on its parents)")
         return d
 
     def init(self) -> None:
