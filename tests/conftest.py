@@ -114,3 +114,24 @@ def postgres_processes(marker: str) -> list[str]:
     """Command lines of running postgres processes whose arguments mention marker."""
     out = subprocess.run(["pgrep", "-a", "-f", marker], capture_output=True, text=True).stdout
     return [line for line in out.splitlines() if "postgres" in line or "pgbench" in line]
+
+
+def with_timeout(fn, seconds: float = 20.0, what: str = "the call"):
+    """fn() in a thread: its value, or its exception re-raised; a hang fails the test (readers must never
+    block on a FIFO or loop on /dev/zero) instead of blocking the suite."""
+    import threading
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test thread
+            box["exc"] = exc
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        pytest.fail(f"{what} still running after {seconds} s: a hang")
+    if "exc" in box:
+        raise box["exc"]
+    return box.get("value")

@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import with_timeout
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import configure, evaluate
 from dbtier.model.catalog import load_catalog, parse_catalog_file
@@ -29,25 +29,6 @@ BOUNDS = {
 }
 DEVICE_NUMBERS = ("capacity_gb", "price_usd", "read_iops", "write_iops", "read_mbps", "write_mbps",
                   "read_latency_us", "write_latency_us")
-
-
-def with_timeout(fn: Callable[[], Any], seconds: float = 20.0) -> Any:
-    """Run a reader in a thread; a hang fails the test instead of blocking the suite."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the test
-            box["error"] = exc
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join(seconds)
-    assert not t.is_alive(), f"reader still running after {seconds} s (a hang)"
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 def refused(path: Path | str) -> str:

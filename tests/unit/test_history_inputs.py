@@ -10,13 +10,12 @@ import io
 import os
 import socket
 import tarfile
-import threading
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, with_timeout
 from dbtier.core.errors import DbtierError
 from dbtier.history import limits, read
 from dbtier.history.store import connect
@@ -30,25 +29,13 @@ SOURCES = ("awr", "sqlserver", "postgres", "diskstats", "iostat", "sar", "dma")
 
 
 def run(source, *paths, **opts):
-    box = {}
-
-    def target():
+    def call():
         con = connect()
         try:
-            box["doc"] = summarise_import(con, read(con, source, [str(p) for p in paths], ReadOptions(**opts)))
-        except BaseException as exc:   # noqa: BLE001
-            box["exc"] = exc
+            return summarise_import(con, read(con, source, [str(p) for p in paths], ReadOptions(**opts)))
         finally:
             con.close()
-
-    th = threading.Thread(target=target, daemon=True)
-    th.start()
-    th.join(60)
-    if th.is_alive():
-        pytest.fail(f"{source} reader hangs on {paths}")
-    if "exc" in box:
-        raise box["exc"]
-    return box["doc"]
+    return with_timeout(call, 60, f"{source} reader on {paths}")
 
 
 def refused(source, *paths, match: str, **opts) -> str:

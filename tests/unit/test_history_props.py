@@ -20,13 +20,13 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
-import threading
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import with_timeout
 from dbtier.core.errors import DbtierError
 from dbtier.history import limits, read
 from dbtier.history.store import connect
@@ -50,26 +50,13 @@ MB = 1e6
 
 def run_reader(source: str, paths, **opts) -> dict:
     """read + summarise_import in a thread; a hang fails the test, any exception is re-raised."""
-    box: dict = {}
-
-    def target() -> None:
+    def call() -> dict:
         con = connect()
         try:
-            res = read(con, source, [str(p) for p in paths], ReadOptions(**opts))
-            box["doc"] = summarise_import(con, res)
-        except BaseException as exc:   # noqa: BLE001 - handed to the test thread
-            box["exc"] = exc
+            return summarise_import(con, read(con, source, [str(p) for p in paths], ReadOptions(**opts)))
         finally:
             con.close()
-
-    th = threading.Thread(target=target, daemon=True)
-    th.start()
-    th.join(TIMEOUT_S)
-    if th.is_alive():
-        pytest.fail(f"{source} reader still running after {TIMEOUT_S} s on {paths}: a hang")
-    if "exc" in box:
-        raise box["exc"]
-    return box["doc"]
+    return with_timeout(call, TIMEOUT_S, f"{source} reader on {paths}")
 
 
 def quantile(vals: list[float], q: float) -> float:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 
 import jsonschema
@@ -15,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import with_timeout
 from dbtier.cli import common
 from dbtier.cli.main import EXIT_BUG, main
 from dbtier.core.errors import DbtierError
@@ -219,21 +219,6 @@ _docs = st.fixed_dictionaries({"schema_version": st.sampled_from([1, 1, 1, 0, Tr
                                                            "errors", "peaks", "requirement", "status"]})
 
 
-def _under_timeout(fn, seconds: float = 20.0):
-    box: dict = {}
-
-    def target():
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the test
-            box["exc"] = exc
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join(seconds)
-    assert not t.is_alive(), "load_run hung"
-    if "exc" in box:
-        raise box["exc"]
-    return box.get("value")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -243,7 +228,7 @@ def test_any_document_loads_or_is_refused_by_name(tmp_path, doc, nested):
     f = tmp_path / "result.json"
     f.write_text(json.dumps(doc))
     try:
-        got = _under_timeout(lambda: load_run(f))
+        got = with_timeout(lambda: load_run(f))
     except DbtierError as exc:
         assert exc.message.startswith(f"{f}: ")
         return
@@ -260,7 +245,7 @@ def test_any_bytes_load_or_are_refused_by_name(tmp_path, data):
     f = tmp_path / "result.json"
     f.write_bytes(b'{"schema_version": 1, "command": "probe", "x": ' + data)
     try:
-        _under_timeout(lambda: load_run(f))
+        with_timeout(lambda: load_run(f))
     except DbtierError as exc:
         assert exc.message.startswith(f"{f}: ")
 
