@@ -274,9 +274,9 @@ def test_repeats_and_open_loop(tpcc):
         p.update(repeats=3, tps_runs=runs[p["clients"]], tps_spread_pct=None)
     html = render_html([doc])
     clean(html)
-    assert ("3 runs per point; TPS, TPM, NOPM and latency percentiles are the medians of the runs (the mean of the "
-            "two middle ones for an even count)") in html
-    assert "spread (max − min) / median up to 12.5% (at 4 clients: 600.0–680.0 TPS)" in html
+    assert ("3 runs per point; TPS, TPM, NOPM and latency percentiles are the medians of the runs (an even count: "
+            "the mean of the two middle values)") in html
+    assert "the widest TPS spread is 12.5% of the median at 4 clients (600.0–680.0, n=3)" in html
     assert ("Each point is the median of 3 runs (the mean of the two middle ones for an even count); the widest "
             "spread is 12.5% at 4 clients (3 runs, 600.0–680.0 TPS).") in html
     assert "open loop: transactions scheduled at 400 per second" in html

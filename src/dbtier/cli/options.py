@@ -123,21 +123,28 @@ def port() -> Callable[[str], int]:
     return _named("TCP port", conv)
 
 
+def _each(text: str, parse: Callable[[str], Any], check: Callable[[Any, str], None],
+          skip_empty: bool = False) -> list[Any]:
+    """The comma-separated items of `text`, each parsed and range-checked; an error quotes the whole list."""
+    out = []
+    for p in text.split(","):
+        if skip_empty and not p.strip():
+            continue
+        try:
+            v = parse(p)
+        except UnitError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+        check(v, p.strip())
+        out.append(v)
+    return out
+
+
 def int_list(lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], list[int]]:
     """'1,2,4,8' -> [1, 2, 4, 8] (in the order given; empty items between commas are ignored)."""
     def conv(text: str) -> list[int]:
-        parts = [p for p in text.split(",") if p.strip()]
-        if not parts:
+        if not any(p.strip() for p in text.split(",")):
             raise argparse.ArgumentTypeError(f"{text!r} holds no numbers (a comma-separated list, e.g. 1,2,4)")
-        out = []
-        for p in parts:
-            try:
-                v = units.parse_int(p)
-            except UnitError as exc:
-                raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-            check_range(v, p.strip(), lo, hi)
-            out.append(v)
-        return out
+        return _each(text, units.parse_int, lambda v, p: check_range(v, p, lo, hi), skip_empty=True)
     return _named("list of whole numbers", conv)
 
 
@@ -147,16 +154,7 @@ def float_list(lo: float = 0, hi: float = MAX_FIGURE, lo_open: bool = True,
     def conv(text: str) -> Any:
         if text.strip() in keep:
             return text.strip()
-        parts = text.split(",")
-        out = []
-        for p in parts:
-            try:
-                v = units.parse_float(p)
-            except UnitError as exc:
-                raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-            check_range(v, p.strip(), lo, hi, lo_open)
-            out.append(v)
-        return tuple(out)
+        return tuple(_each(text, units.parse_float, lambda v, p: check_range(v, p, lo, hi, lo_open)))
     return _named("list of numbers", conv)
 
 

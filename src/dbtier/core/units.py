@@ -56,19 +56,23 @@ def _non_finite(text: str, what: str) -> None:
         raise UnitError(f"{text!r} is not a finite {what}")
 
 
+def _unsigned(regex: re.Pattern[str], text: str, what: str, form: str) -> re.Match[str]:
+    """The match of a size or duration, or a UnitError saying why not (not finite, negative, the form)."""
+    m = regex.fullmatch(text) if isinstance(text, str) else None
+    if not m:
+        _non_finite(str(text), what)
+        if str(text).strip().startswith("-"):
+            raise UnitError(f"{text!r}: a {what} cannot be negative")
+        raise UnitError(f"{text!r} is not a {what} ({form})")
+    _too_long(text, m)
+    return m
+
+
 def parse_size(text: str) -> int:
     """Bytes from '4k' (4096), '1M' (1048576), '1.5G', '8KiB', '8KB' (binary units, as fio and md take
     them); plain digits are bytes. Decimal point allowed; the result is rounded down to a whole byte and
     must fit 64 bits. Refused with a UnitError: '', signs, exponents, NaN/inf, non-ASCII digits."""
-    if not isinstance(text, str):
-        raise UnitError(f"{text!r} is not a size")
-    m = _SIZE_RE.fullmatch(text)
-    if not m:
-        _non_finite(text, "size")
-        if text.strip().startswith("-"):
-            raise UnitError(f"{text!r}: a size cannot be negative")
-        raise UnitError(f"{text!r} is not a size ({SIZE_FORM})")
-    _too_long(text, m)
+    m = _unsigned(_SIZE_RE, text, "size", SIZE_FORM)
     whole, _, frac = m.group(1).partition(".")
     unit = SIZE_UNITS[(m.group(2) or "").lower()]
     # Exact: (whole.frac) * unit, rounded down, in integers (no float rounding of 0.1k or 1.5T).
@@ -81,15 +85,7 @@ def parse_size(text: str) -> int:
 def parse_duration(text: str) -> float:
     """Seconds from '90', '90s', '10m', '1.5h', '2d' (units s/sec, m/min, h/hr, d/day, any case); a finite
     float >= 0. Refused with a UnitError: '', signs, exponents, NaN/inf, non-ASCII digits."""
-    if not isinstance(text, str):
-        raise UnitError(f"{text!r} is not a duration")
-    m = _DURATION_RE.fullmatch(text)
-    if not m:
-        _non_finite(text, "duration")
-        if text.strip().startswith("-"):
-            raise UnitError(f"{text!r}: a duration cannot be negative")
-        raise UnitError(f"{text!r} is not a duration ({DURATION_FORM})")
-    _too_long(text, m)
+    m = _unsigned(_DURATION_RE, text, "duration", DURATION_FORM)
     return float(m.group(1)) * DURATION_UNITS[(m.group(2) or "").lower()]
 
 

@@ -1489,21 +1489,8 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
     if _isnum(p.get("duration_s")):
         rows.append(("each point", f"{_e(F.duration_words(p['duration_s'], 1))} after {_num(p.get('warmup_s'), 1)} s "
                                    "of warm-up, which is excluded from every figure"))
-    rep = p.get("repeat")
-    spread = [(sp, q) for q in all_points for sp in [F.point_spread(q)] if sp and _isnum(sp.get("spread_pct"))]
-    if _isnum(rep) and rep > 1:
-        text = (f"{_num(rep)} runs per point; TPS, TPM, NOPM and latency percentiles are the medians of the runs "
-                "(the mean of the two middle ones for an even count), CPU, devices and the bottleneck those of the "
-                "middle run by TPS (the lower middle one for an even count); every run's TPS is kept "
-                "(<code>tps_runs</code>, <code>tps_spread</code>)")
-        if spread:
-            sp, worst = max(spread, key=lambda x: x[0]["spread_pct"])
-            text += (f"; spread (max − min) / median up to {_num(sp['spread_pct'], 1)}% "
-                     f"(at {_clients_label(worst['clients'])}: {_num(sp['min'], 1)}–{_num(sp['max'], 1)} TPS)")
-        rows.append(("repeats", text))
-    else:
-        rows.append(("repeats", "one run per point (n=1: no spread measured; <code>--repeat</code> runs each point "
-                                "several times)"))
+    # one wording of how repeats make a point's figures, shared with show (figures.repeats_text)
+    rows.append(("repeats", _e(F.repeats_text(p.get("repeat"), all_points))))
     nm = F.not_measured(doc)
     if nm:
         rows.append(("not measured", _e(", ".join(x.replace("_", " ") for x in nm)) + ": with <code>--dsn</code> "
