@@ -165,10 +165,12 @@ def test_a_short_tpcc_point_writes_the_stock_dist_info(tpcc_db):
     assert p["tps"] > 0 and p["nopm"] > 0 and p["failed"] == 0
     rows = sql(db, "SELECT ol_dist_info, CASE ol_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 "
                    "WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 "
-                   "WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END "
+                   "WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END, "
+                   "ol_supply_w_id, ol_i_id, ol_d_id "
                    "FROM order_line JOIN stock ON s_w_id = ol_supply_w_id AND s_i_id = ol_i_id WHERE ol_o_id > 3000")
-    assert rows and all(a == b for a, b in rows)
-    assert len({a for a, _ in rows}) > 0.9 * len(rows)
+    assert rows and all(r[0] == r[1] for r in rows)
+    # one distinct text per (stock row, district): NURand repeats popular items, so count pairs, not rows
+    assert len({r[0] for r in rows}) == len({r[2:] for r in rows}) > 1
 
 
 @needs_root

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import socket
 import tarfile
 import zipfile
@@ -273,3 +274,17 @@ def test_absurd_printed_rates_and_times(tmp_path):
     awr = tmp_path / "awrtz.csv"
     awr.write_text(AWR.read_text().replace('"+0 01:00:00"', '"+99999999999999999999 01:00:00"'))
     refused("awr", awr, match="SNAP_TIMEZONE '+99999999999999999999 01:00:00' is not an offset")
+
+
+def test_overlapping_iostat_files_with_different_values_name_the_files(tmp_path):
+    """The same real iostat capture twice, the second with one of vda's figures changed: the overlapping
+    reports disagree, and the message names the files (it named only the database and device before)."""
+    real = (DATA / "history" / "real" / "iostat-x-t.txt").read_text()
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(real)
+    lines = real.splitlines(keepends=True)
+    k = [i for i, ln in enumerate(lines) if ln.startswith("vda")][3]   # a report past the dropped first one
+    lines[k] = re.sub(r"^(vda\s+)(\d)", r"\g<1>1\2", lines[k])   # r/s 21651.46 -> 121651.46
+    b.write_text("".join(lines))
+    msg = refused("iostat", a, b, match="duplicate reports with different values")
+    assert str(a) in msg and str(b) in msg

@@ -136,7 +136,8 @@ def _pick(cols: list[str], *names: str) -> int | None:
     return None
 
 
-def _load(con: duckdb.DuckDBPyConnection, table: str, rows_file: str, devices: set[str], opts: ReadOptions) -> None:
+def _load(con: duckdb.DuckDBPyConnection, table: str, rows_file: str, devices: set[str], opts: ReadOptions,
+          paths: Sequence[str | Path] = ()) -> None:
     role = roles(devices, opts.devices)
     con.execute("CREATE OR REPLACE TEMP TABLE io_roles (unit VARCHAR, role VARCHAR)")
     con.executemany("INSERT INTO io_roles VALUES (?, ?)", sorted(role.items()))
@@ -150,18 +151,20 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, rows_file: str, devices: s
                        'write_mbps': 'DOUBLE', 'read_lat_ms': 'DOUBLE', 'write_lat_ms': 'DOUBLE'}}) c
         JOIN io_roles r ON c.unit = r.unit""")
     if not any(v == "part" for v in role.values()):
-        raise DbtierError(f"no whole disk among the devices ({', '.join(sorted(devices))})",
+        raise DbtierError(f"{', '.join(map(str, paths[:3]))}: no whole disk among the devices "
+                          f"({', '.join(sorted(devices))})",
                           "name the database's devices with --devices")
 
 
-def _dupes(con: duckdb.DuckDBPyConnection, table: str) -> int:
+def _dupes(con: duckdb.DuckDBPyConnection, table: str, paths: Sequence[str | Path]) -> int:
     before = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT DISTINCT * FROM {table}")
     after = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     bad = con.execute(f'SELECT database, file_type, "end" FROM {table} GROUP BY database, file_type, "end" '
                       "HAVING count(*) > 1 LIMIT 1").fetchone()
     if bad:
-        raise DbtierError(f"duplicate reports with different values: {bad[0]}, device {bad[1]} at "
+        files = ", ".join(map(str, paths[:3])) + (" ..." if len(paths) > 3 else "")
+        raise DbtierError(f"{files}: duplicate reports with different values: {bad[0]}, device {bad[1]} at "
                           f"{bad[2].isoformat(sep=' ')} UTC appears twice",
                           "import each report once (the files overlap)")
     return int(before - after)
@@ -179,10 +182,10 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
             for p in paths:
                 csvio.check_file(p)
                 devices |= _parse_iostat(str(p), w, opts)
-        _load(con, "io_intervals", tmp, devices, opts)
+        _load(con, "io_intervals", tmp, devices, opts, paths)
     finally:
         os.unlink(tmp)
-    dropped = _dupes(con, "io_intervals")
+    dropped = _dupes(con, "io_intervals", paths)
     notes = ["iostat: the first report of each file is dropped (the average since boot, or an interval whose start "
              "is not printed)"]
     if dropped:
@@ -295,10 +298,10 @@ def read_sar(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: 
                 d, r = _parse_sar(str(p), w, opts)
                 devices |= d
                 restarts += r
-        _load(con, "sar_intervals", tmp, devices, opts)
+        _load(con, "sar_intervals", tmp, devices, opts, paths)
     finally:
         os.unlink(tmp)
-    dropped = _dupes(con, "sar_intervals")
+    dropped = _dupes(con, "sar_intervals", paths)
     notes = ["sar: `LINUX RESTART` records begin new segments" + (f" ({restarts} seen)" if restarts else "")]
     if dropped:
         notes.append(f"{dropped} duplicate device lines were kept once")
