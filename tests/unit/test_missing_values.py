@@ -119,3 +119,17 @@ def test_history_report_says_when_a_series_file_cannot_be_read(tmp_path):
            "databases": [{"name": "PROD", "peaks": {}, "total": {}}], "files": []}
     html = section_html(doc, str(tmp_path))
     assert "a chart of this run was left out" in html and "could not be read" in html
+
+
+def test_verdict_names_the_figures_a_plan_was_not_sized_for():
+    """A plan size run given only write figures (the lab's OLTP read nothing from the device): the verdict
+    names the missing reads instead of reading as if they had been sized for."""
+    from dbtier.report.verdict import verdict
+    doc = {"schema_version": 1, "command": "plan", "plan": "size", "binding": "throughput",
+           "requirement": {"read_iops": None, "write_iops": 5357.0, "read_mbps": None, "write_mbps": 45.1,
+                           "capacity_gb": 10.0, "headroom": 0.3, "absent": ["read_iops", "read_mbps"]},
+           "candidates": [{"description": "2 x ssd mirror2", "price_usd": 300, "capacity_gb": 2000}]}
+    [s] = verdict([doc])["sentences"]
+    assert s == ("The cheapest configuration for the requirement (5,357 write IOPS, 45.1 write MB/s and 10 GB, "
+                 "+30% headroom) (none given for read IOPS and read MB/s: not sized for) is 2 x ssd mirror2 at $300 "
+                 "(2,000 GB usable); the binding requirement is throughput.")

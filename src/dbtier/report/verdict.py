@@ -490,8 +490,8 @@ def _cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
     what = "the measured load" if from_lab else "the requirement"
     if parts:
         what += f" ({_join(parts)}" + (f", +{h * 100:.0f}% headroom" if isnum(h) else "") + ")"
-    if absent:   # missing figures are said, not sized for as 0
-        what += f" (not measured, so not sized for: {_join(absent)})"
+    if absent:   # figures nobody gave (not measured, or measured 0) are said, not sized for as 0
+        what += f" (none given for {_join(absent)}: not sized for)"
     name = c.get("description") or f"{_n(c.get('count'))} x {c.get('device')} {c.get('layout') or ''}".strip()
     figs = []
     if isnum(c.get("capacity_gb")):
