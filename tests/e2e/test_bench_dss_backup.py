@@ -164,3 +164,22 @@ def test_backup_target_filling_up(pg_dir, loop_device):
                    cwd=pg_dir)
     assert_clean_error(r, "filled up")
     assert list(mnt.glob("dbtier-backup-*")) == [] and postgres_processes("dbtier-pg-") == []
+
+
+def test_directories_with_quotes_and_glob_characters(pg_dir):
+    """--data named `d[1] o'k` beside a decoy `d1 o'k`: the tpchgen Parquet files are read from the very
+    directory (DuckDB reads `[1]` as a glob) and the quote does not end the SQL string; a DuckDB backup
+    exports into `b[1] o'k`. Before, the quote broke the SQL and the brackets could read the decoy."""
+    data, decoy, to = pg_dir / "d[1] o'k", pg_dir / "d1 o'k", pg_dir / "b[1] o'k"
+    for d in (data, decoy, to):
+        d.mkdir()
+    r = dss(pg_dir, "--scale", "0.01", "--repeat", "1", "--queries", "1,6", "--generator", "tpchgen",
+            "--data", str(data), "--json", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [q["rows"] > 0 for q in doc["queries"]] == [True, True] and doc["placement"]["data"].startswith(str(data))
+    assert list(decoy.iterdir()) == []
+    r = run_dbtier("bench", "backup", "--engine", "duckdb", "--scale", "0.01", "--to", str(to), "--data", str(data),
+                   "--json", "--out", "run-b", cwd=pg_dir)
+    assert r.returncode == 0, r.stderr
+    assert list(to.iterdir()) == []

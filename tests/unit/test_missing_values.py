@@ -133,3 +133,16 @@ def test_verdict_names_the_figures_a_plan_was_not_sized_for():
     assert s == ("The cheapest configuration for the requirement (5,357 write IOPS, 45.1 write MB/s and 10 GB, "
                  "+30% headroom) (none given for read IOPS and read MB/s: not sized for) is 2 x ssd mirror2 at $300 "
                  "(2,000 GB usable); the binding requirement is throughput.")
+
+
+def test_history_report_reads_the_run_directory_it_is_given_even_with_glob_characters(tmp_path):
+    """A run directory named r[1] beside one named r1: DuckDB would read r[1]/totals.parquet as the glob
+    r1/totals.parquet. The report reads the literal one (1 row, not r1's 2)."""
+    import duckdb
+
+    from dbtier.report.history import _pq, _query
+    for name, n in (("r[1]", 1), ("r1", 2)):
+        (tmp_path / name).mkdir()
+        duckdb.sql(f"COPY (SELECT range AS x FROM range({n})) TO '{tmp_path / name / 'totals.parquet'}' (FORMAT parquet)")
+    run = str(tmp_path / "r[1]")
+    assert _query(run, f"SELECT count(*) FROM {_pq(run, 'totals.parquet')}") == [(1,)]

@@ -49,3 +49,16 @@ def is_regular(path: str | os.PathLike) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
+
+
+def duck_path(path: str | os.PathLike) -> str:
+    """A path as DuckDB must be given it to read (or write) that very file. DuckDB reads a path with * ? or
+    [ as a glob, and ~ as the home directory: this is the absolute path with those characters escaped
+    as one-character classes, so awr[1].csv is that file, never awr1.csv. (Its `filename` column
+    then holds the absolute, unescaped path.)"""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in os.path.abspath(os.fspath(path)))
+
+
+def sql_str(s: str) -> str:
+    """A SQL string literal (a quote in a directory name must not end it)."""
+    return "'" + s.replace("'", "''") + "'"

@@ -20,13 +20,13 @@ Times are UTC; a source's local times are converted with `--tz` (an IANA zone, d
 
 from __future__ import annotations
 
-import os
 import re
 import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import duck_path, sql_str  # noqa: F401 - re-exported to the readers
 
 COUNTERS = ("read_ios", "read_bytes", "write_ios", "write_bytes", "read_time_ms", "write_time_ms")
 EXTRA_COUNTERS = ("redo_bytes",)    # kept beside the I/O (AWR's redo size), never added into it
@@ -88,18 +88,6 @@ def check_tz(tz: str | None) -> str:
 _NAIVE_FORMATS = ("%d-%b-%y %I.%M.%S.%f %p", "%d-%b-%y %I.%M.%S.%n %p", "%d-%b-%y %I.%M.%S %p",
                   "%d-%b-%Y %I.%M.%S.%f %p", "%d-%b-%y %H:%M:%S", "%d-%b-%Y %H:%M:%S", "%d-%b-%y %H.%M.%S",
                   "%m/%d/%Y %H:%M:%S", "%m/%d/%y %H:%M:%S", "%m/%d/%Y %I:%M:%S %p", "%d.%m.%Y %H:%M:%S")
-
-
-def duck_path(path: str | os.PathLike) -> str:
-    """A path as DuckDB must be given it to read that very file. DuckDB reads a path with * ? or [
-    as a glob, and ~ as the home directory: this is the absolute path with those characters escaped
-    as one-character classes, so awr[1].csv is that file, never awr1.csv. (Its `filename` column
-    then holds the absolute, unescaped path.)"""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in os.path.abspath(os.fspath(path)))
-
-
-def sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
 
 
 def naive_ts_sql(expr: str) -> str:

@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any, Sequence
 
+from dbtier.core.files import duck_path, sql_str
 from dbtier.report import svg
 from dbtier.report.svg import Marker, Series
 from dbtier.report.svg_extra_history import heat_map
@@ -74,7 +75,7 @@ def _query(run_dir: str, sql: str, params: Sequence[Any] = ()) -> list[tuple] | 
 
 def _pq(run_dir: str, name: str) -> str | None:
     p = Path(run_dir) / name
-    return f"read_parquet('{str(p).replace(chr(39), chr(39) * 2)}')" if p.exists() else None
+    return f"read_parquet({sql_str(duck_path(p))})" if p.exists() else None   # a run dir may be named r[1]
 
 
 def _downsampled(run_dir: str, table: str, where: str, params: Sequence[Any], cols: Sequence[str]) -> list[tuple]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
 from dbtier.model.dss import backup_bottleneck
@@ -133,7 +134,7 @@ def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str
     def export() -> int:
         c = duckdb.connect(str(db_path), read_only=True)
         try:
-            c.execute(f"EXPORT DATABASE '{dest}' (FORMAT parquet)")
+            c.execute(f"EXPORT DATABASE {sql_str(str(dest))} (FORMAT parquet)")
         finally:
             c.close()
         return db_path.stat().st_size, dir_bytes(dest)

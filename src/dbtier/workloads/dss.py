@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import duck_path, sql_str
 from dbtier.measure.sampler import Sampler
 from dbtier.model.dss import ANSWER_SCALES, QUERIES, check_answer
 
@@ -90,10 +91,10 @@ def dbgen_csv(scale: float, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     c = duckdb.connect()
     try:
-        c.execute(f"LOAD '{tpch_extension()}'")
+        c.execute(f"LOAD {sql_str(str(tpch_extension()))}")
         c.execute(f"CALL dbgen(sf = {scale})")
         for t in TPCH_TABLES:
-            c.execute(f"COPY {t} TO '{out / (t + '.csv')}' (HEADER, DELIMITER ',')")
+            c.execute(f"COPY {t} TO {sql_str(str(out / (t + '.csv')))} (HEADER, DELIMITER ',')")
     finally:
         c.close()
 
@@ -103,7 +104,7 @@ def answers(scale: float) -> dict[int, str] | None:
         return None
     import duckdb
     c = duckdb.connect()
-    c.execute(f"LOAD '{tpch_extension()}'")
+    c.execute(f"LOAD {sql_str(str(tpch_extension()))}")
     rows = c.execute("SELECT query_nr, answer FROM tpch_answers() WHERE abs(scale_factor - ?) < 1e-9", [scale]).fetchall()
     c.close()
     return {int(q): a for q, a in rows}
@@ -112,7 +113,7 @@ def answers(scale: float) -> dict[int, str] | None:
 def queries_text() -> dict[int, str]:
     import duckdb
     c = duckdb.connect()
-    c.execute(f"LOAD '{tpch_extension()}'")
+    c.execute(f"LOAD {sql_str(str(tpch_extension()))}")
     q = {int(n): t for n, t in c.execute("SELECT query_nr, query FROM tpch_queries()").fetchall()}
     c.close()
     return q
@@ -159,8 +160,8 @@ class DuckDBEngine(Engine):
         import duckdb
         self.close_conn()
         self.conn = duckdb.connect(str(self.db_path))
-        self.conn.execute(f"LOAD '{tpch_extension()}'")
-        self.conn.execute(f"SET temp_directory = '{self.temp_path}'")
+        self.conn.execute(f"LOAD {sql_str(str(tpch_extension()))}")
+        self.conn.execute(f"SET temp_directory = {sql_str(str(self.temp_path))}")
         if self.memory_limit and limited:
             self.conn.execute(f"SET memory_limit = '{self.memory_limit}'")
         if self.threads:
@@ -177,7 +178,8 @@ class DuckDBEngine(Engine):
             staging = self.db_path.parent / "staging"
             generate(scale, staging, "parquet")
             for t in TPCH_TABLES:
-                self.conn.execute(f"CREATE TABLE {t} AS SELECT * FROM read_parquet('{staging / (t + '.parquet')}')")
+                self.conn.execute(f"CREATE TABLE {t} AS SELECT * FROM "
+                                  f"read_parquet({sql_str(duck_path(staging / (t + '.parquet')))})")
             shutil.rmtree(staging, ignore_errors=True)
         else:
             self.conn.execute(f"CALL dbgen(sf = {scale})")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
 from dbtier.measure import executor
 
 ROLES = ("data", "index", "wal", "temp")
@@ -252,7 +253,7 @@ class Cluster:
 
     def tablespaces_sql(self) -> list[str]:
         """CREATE TABLESPACE for the placed roles: indexes go to `dbtier_index`, temp to `dbtier_temp`."""
-        return [f"CREATE TABLESPACE dbtier_{role} LOCATION '{self.dirs[role]}'"
+        return [f"CREATE TABLESPACE dbtier_{role} LOCATION {sql_str(str(self.dirs[role]))}"
                 for role in ("index", "temp") if role in self.dirs]
 
     def placement(self) -> dict[str, str]:
