@@ -16,6 +16,7 @@ from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import parse_int
+from dbtier.measure import cgroup as memcg
 from dbtier.measure.machine import devices_for
 from dbtier.report.figures import spread_text
 from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, knee, pgbench_seconds
@@ -34,6 +35,8 @@ MAX_TPCH_SCALE = 100_000        # TPC-H's largest official scale factor
 MAX_THREADS = 4096
 # shared_buffers: at least 16 pages of 8 kB; at most PostgreSQL's INT_MAX/2 pages; a bare number is pages
 PG_SHARED_BUFFERS = argtypes.pg_memory(128, (2**30 - 1) * 8.0, plain_kb=8, example="128MB")
+# --memory: below 64 MiB PostgreSQL's backends are OOM-killed at a few clients
+MEMORY = argtypes.size_or(("none",), lo=64 * 1024 * 1024)
 
 # The classic placement study, one step at a time (FAST, SLOW are the two directories).
 MATRIX = (
@@ -79,7 +82,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--port", type=argtypes.port(), help="managed cluster's TCP port on 127.0.0.1 (default: a free one)")
     o.add_argument("--os-user", help="OS user the managed cluster runs as (default postgres when root)")
     o.add_argument("--shared-buffers", type=PG_SHARED_BUFFERS, default="128MB",
-                   help="small forces physical reads (default 128MB)")
+                   help="default 128MB; under a memory budget at most a quarter of it")
+    o.add_argument("--memory", type=MEMORY, metavar="SIZE|none",
+                   help="memory budget of the managed server, page cache included (a memory cgroup), so reads "
+                   "reach the device; default: a quarter of the loaded database, at least 128MiB; none: unbounded")
     o.add_argument("--synchronous-commit", default="on", choices=("on", "off", "local", "remote_write"))
     o.add_argument("--checkpoint-timeout", type=argtypes.pg_time(30, 86400), default="5min",
                    help="PostgreSQL checkpoint_timeout, 30s to 1d (default 5min)")
@@ -114,6 +120,9 @@ def _check(args: argparse.Namespace) -> None:
                           "placement moves files, which dbtier only does on a cluster it created")
     if args.place and args.placement_matrix:
         raise DbtierError("--place and --placement-matrix cannot be combined", "use one of them")
+    if args.dsn and getattr(args, "memory", None) is not None:
+        raise DbtierError(f"--memory {args.memory} needs the managed cluster, not --dsn",
+                          "dbtier bounds only a server it starts; size your server's memory yourself")
 
 
 def _steps(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
@@ -144,7 +153,7 @@ def run_oltp(args: argparse.Namespace) -> int:
     params = {"workload": args.workload, "warehouses": args.warehouses, "scale": args.scale, "clients": clients,
               "duration_s": args.duration, "warmup_s": args.warmup, "repeat": args.repeat, "rate": args.rate,
               "mode": "dsn" if args.dsn else "managed", "dsn": redact_dsn(args.dsn) if args.dsn else None,
-              "settings": settings.conf(), "placement_requested": steps[0][1] if len(steps) == 1 else None,
+              "settings": settings.conf(), "memory": args.memory, "placement_requested": steps[0][1] if len(steps) == 1 else None,
               "placement_matrix": args.placement_matrix, "engine": "pgbench (PostgreSQL)",
               "latency": "per-transaction pgbench logs" + ("; from the scheduled start (open loop)" if args.rate else ""),
               "knee_rule": KNEE_RULE,
@@ -163,7 +172,7 @@ def run_oltp(args: argparse.Namespace) -> int:
         console(args).print(f"note: {params['duration_note']}", highlight=False)
     # What a tpcc run is not, next to its figures (workloads/tpcc.py; README, `bench oltp`).
     doc["deviations"] = list(TPCC_DEVIATIONS) if args.workload == "tpcc" else None
-    doc.update({"points": [], "knee": None, "placement": None})
+    doc.update({"points": [], "knee": None, "placement": None, "memory": None})
     if args.placement_matrix:
         doc["steps"] = []
     out = console(args)
@@ -172,7 +181,7 @@ def run_oltp(args: argparse.Namespace) -> int:
                                TimeRemainingColumn(), console=out, transient=True, disable=args.json) as progress:
             task = progress.add_task("oltp", total=total)
             for name, placement in steps:
-                step = {"name": name, "placement": None, "points": [], "knee": None, "load": None}
+                step = {"name": name, "placement": None, "points": [], "knee": None, "load": None, "memory": None}
                 if args.placement_matrix:
                     doc["steps"].append(step)
                 else:  # one step: its figures are the document's, saved as they come
@@ -183,6 +192,7 @@ def run_oltp(args: argparse.Namespace) -> int:
         # The top-level view is the all-fast step (the best case); every step is in steps[].
         last = doc["steps"][-1]
         doc["points"], doc["knee"], doc["placement"] = last["points"], last["knee"], last["placement"]
+        doc["memory"] = last.get("memory")
     run.finish("ok")
     emit(doc, args, lambda: _render(doc, out, run))
     return 0
@@ -193,6 +203,7 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
     from dbtier.workloads.oltp import Database, load, run_point
     cluster = None
     db = None
+    cg: memcg.MemoryCgroup | None = None
     try:
         if args.dsn:
             db = Database(dsn=args.dsn)
@@ -205,6 +216,13 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
         db.create()
         progress.update(task, description=f"{step['name']}: loading {args.workload}")
         step["load"] = load(db, args.workload, args.warehouses, args.scale, lambda m: None)
+        if cluster is not None:
+            progress.update(task, description=f"{step['name']}: memory budget")
+            cg = memcg.MemoryCgroup(0)   # made before it is filled in: close() in finally sees a half-made one
+            step["memory"] = _memory_budget(args, cluster, step, cg, run, progress.console)
+        else:
+            step["memory"] = {"budget_bytes": None, "mechanism": "none", "data_bytes": step["load"]["database_bytes"],
+                              "shared_buffers_bytes": None, "reason": "--dsn: not a server dbtier starts"}
         _sync(run.doc, step, args)
         run.save()
         devices = devices_for(list(step["placement"].values())) if cluster else []
@@ -225,17 +243,70 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
             if not args.json:
                 progress.console.print(_points_table([point], header=len(step["points"]) == 1, step=step["name"]))
     finally:
-        if cluster is not None:
-            if cluster.log_path and Path(cluster.log_path).exists():
-                shutil.copy(cluster.log_path, run.dir.raw_path(f"server-{step['name']}.log"))
-            cluster.close()
-        elif db is not None:
-            db.drop()
+        try:
+            if cluster is not None:
+                if cluster.log_path and Path(cluster.log_path).exists():
+                    shutil.copy(cluster.log_path, run.dir.raw_path(f"server-{step['name']}.log"))
+                cluster.close()
+            elif db is not None:
+                db.drop()
+        finally:
+            if cg is not None:   # after the server stopped: nothing of it is left inside
+                cg.close()
+                if step.get("memory") and cg.oom_kills is not None:
+                    step["memory"]["oom_kills"] = cg.oom_kills
+                if cg.created:
+                    run.doc.setdefault("notes", []).append(f"the memory cgroup {cg.plan.dir} could not be removed: "
+                                                           "a process is still inside it")
+
+
+def _memory_budget(args, cluster, step, cg, run, out) -> dict[str, Any]:
+    """Bound the managed server: a memory cgroup with the budget, shared_buffers out of it, the server
+    restarted inside it with its files' pages dropped, so measured points start cold. The load ran unbounded."""
+    data_bytes = int(step["load"]["database_bytes"])
+    requested_sb = argtypes.pg_memory_bytes(args.shared_buffers, plain_kb=8)
+    mem = {"budget_bytes": None, "mechanism": "none", "data_bytes": data_bytes, "shared_buffers_bytes": requested_sb,
+           "reason": None, "rule": memcg.RULE}
+    if args.memory == "none":
+        mem["reason"] = "--memory none: the server runs unbounded; reads may come from the page cache"
+        _note_once(run, args, out, mem["reason"])
+        return mem
+    budget = args.memory if isinstance(args.memory, int) else memcg.default_budget(data_bytes)
+    cg.limit_bytes = budget
+    cg.open()
+    if cg.mechanism == "none":
+        mem["reason"] = (f"no memory cgroup could be made ({cg.reason}): the server runs unbounded, without the "
+                         f"{budget / 2**20:,.0f} MiB budget, and reads may come from memory")
+        _note_once(run, args, out, mem["reason"])
+        return mem
+    sb = memcg.shared_buffers_bytes(budget, requested_sb)
+    mem.update(budget_bytes=budget, mechanism=cg.mechanism, shared_buffers_bytes=sb, cgroup=cg.plan.dir)
+    if sb != requested_sb:
+        mem["reason"] = (f"shared_buffers {sb // 1024} kB (a quarter of the budget) instead of {args.shared_buffers}: "
+                         "it comes out of the budget")
+    if data_bytes < memcg.DATA_PER_BUDGET * budget:
+        note = (f"the database ({data_bytes / 2**20:,.0f} MiB) is less than {memcg.DATA_PER_BUDGET}x the memory "
+                f"budget ({budget / 2**20:,.0f} MiB): much of it is read from memory")
+        mem["reason"] = "; ".join(x for x in (mem["reason"], note) if x)
+    cluster.cgroup_procs = cg.plan.procs
+    cluster.restart({"shared_buffers": f"{sb // 1024}kB"} if sb != requested_sb else None,
+                    before_start=lambda: memcg.drop_cached(sorted(set(step["placement"].values()))))
+    return mem
+
+
+def _note_once(run, args, out, text: str) -> None:
+    notes = run.doc.setdefault("notes", [])
+    if text in notes:
+        return
+    notes.append(text)
+    if not args.json:
+        out.print(f"note: {esc(text)}", highlight=False)
 
 
 def _sync(doc: dict[str, Any], step: dict[str, Any], args: argparse.Namespace) -> None:
     if not args.placement_matrix:
-        doc.update(points=step["points"], knee=step["knee"], placement=step["placement"], load=step["load"])
+        doc.update(points=step["points"], knee=step["knee"], placement=step["placement"], load=step["load"],
+                   memory=step.get("memory"))
 
 
 def _median_point(reps: list[dict[str, Any]]) -> dict[str, Any]:

@@ -167,6 +167,18 @@ def size(lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], int]:
     return _named("size", conv)
 
 
+def size_or(words: tuple[str, ...], lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], int | str]:
+    """Bytes as `size`, or one of `words` (any case, returned lower-case): --memory 256MiB | none."""
+    def conv(text: str) -> int | str:
+        if text.strip().lower() in words:
+            return text.strip().lower()
+        try:
+            return size(lo, hi)(text)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{exc} (or {' or '.join(words)})") from None
+    return _named("size", conv)
+
+
 def duration(lo: float = 0, hi: float = WEEK_S, lo_open: bool = True) -> Callable[[str], float]:
     """Seconds: 90, 90s, 10m, 1.5h, 2d (units.parse_duration)."""
     def conv(text: str) -> float:
@@ -217,6 +229,18 @@ def pg_memory(lo_kb: float, hi_kb: float, plain_kb: float | None = None,
             raise argparse.ArgumentTypeError(f"{text!r} must be between {_kb(lo_kb)} and {_kb(hi_kb)}")
         return text.strip()
     return _named("memory size", conv)
+
+
+def pg_memory_bytes(text: str, plain_kb: float | None = None) -> int:
+    """Bytes of a PostgreSQL memory setting `pg_memory` accepted ('128MB' -> 134217728; a bare number is
+    `plain_kb` kB each)."""
+    m = _PG_RE.fullmatch(text)
+    if not m:
+        raise ValueError(f"{text!r} is not a PostgreSQL memory size")
+    per = _PG_MEMORY_KB[m.group(2)] if m.group(2) else plain_kb
+    if per is None:
+        raise ValueError(f"{text!r} needs a unit")
+    return int(float(m.group(1)) * per * 1024)
 
 
 def _kb(kb: float) -> str:

@@ -140,6 +140,8 @@ class Cluster:
         self.running = False
         self.dirs: dict[str, Path] = {}
         self.log_path: Path | None = None
+        # When set, the server starts inside this memory cgroup (its cgroup.procs file; children inherit).
+        self.cgroup_procs: str | None = None
 
     # -------------------------------------------------------------- setup
     def _as_user(self, argv: list[str]) -> list[str]:
@@ -222,11 +224,34 @@ class Cluster:
     def start(self) -> None:
         argv = [f"{self.bindir}/pg_ctl", "-D", str(self.dirs["cluster"]), "-l", str(self.log_path), "-w",
                 "-t", "120", "start"]
-        done = executor.run(self._as_user(argv), timeout_s=180)
+        argv = self._as_user(argv)
+        if self.cgroup_procs:
+            # As root, before runuser: the launching shell joins the cgroup, then execs pg_ctl, whose
+            # postmaster and every backend inherit it.
+            argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', self.cgroup_procs, *argv]
+        done = executor.run(argv, timeout_s=180)
         if done.returncode != 0:
             raise DbtierError(f"PostgreSQL would not start; the server log ends:\n{self.log_tail()}",
                               f"fix the cause above (full log: {self.log_path})")
         self.running = True
+
+    def restart(self, conf: dict[str, str] | None = None, before_start=None) -> None:
+        """Stop, append `conf` to postgresql.auto.conf (the last setting wins), call `before_start()`
+        (the server is down: its files are clean), start again (inside `cgroup_procs` when set)."""
+        self.stop()
+        if conf:
+            with open(self.dirs["cluster"] / "postgresql.auto.conf", "a") as f:
+                f.write("".join(f"{k} = {_quote(v)}\n" for k, v in conf.items()))
+        if before_start:
+            before_start()
+        self.start()
+
+    def server_pids(self) -> list[int]:
+        """The postmaster's pid (from postmaster.pid), or [] when it is not running."""
+        try:
+            return [int((self.dirs["cluster"] / "postmaster.pid").read_text().split()[0])]
+        except (OSError, ValueError, IndexError, KeyError):
+            return []
 
     def log_tail(self, n: int = 8) -> str:
         try:

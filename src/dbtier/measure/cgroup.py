@@ -1,0 +1,268 @@
+"""A memory budget for the managed server: a child memory cgroup with a limit, removed on exit.
+
+The server and all its processes run inside it, so the kernel's page cache for the files they read
+is charged to the group and bounded with their own memory: the reads of a data set larger than the
+budget reach the device instead of the page cache.
+
+Two parts. The pure part (`locate`, `build`, `default_budget`, `shared_buffers_bytes`) decides which
+mechanism, which directory and which files get which values, from the text of /proc/self/cgroup and
+/proc/self/mountinfo. `MemoryCgroup` applies a plan: creates `dbtier-<random>` under the current
+process's cgroup, writes the limit, and on close moves any remaining process back to the parent and
+removes the directory. It never touches a cgroup it did not create.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MIB = 1024 * 1024
+FLOOR_BYTES = 128 * MIB       # PostgreSQL with ~20 connections runs in this; below it backends get OOM-killed
+DATA_PER_BUDGET = 4           # the default keeps the loaded data set at least 4x larger than the budget
+SHARED_BUFFERS_SHARE = 4      # shared_buffers is at most a quarter of the budget (the rest: backends, page cache)
+PAGE = 8192                   # PostgreSQL's block: shared_buffers is a whole number of them
+MIN_SHARED_BUFFERS = 16 * PAGE
+RULE = (f"budget = max({FLOOR_BYTES // MIB} MiB, database size after load / {DATA_PER_BUDGET}); "
+        f"shared_buffers at most budget / {SHARED_BUFFERS_SHARE}")
+
+
+def default_budget(data_bytes: int, floor_bytes: int = FLOOR_BYTES) -> int:
+    """The managed server's default budget: a quarter of the loaded data set, at least the floor."""
+    return max(floor_bytes, int(data_bytes) // DATA_PER_BUDGET)
+
+
+def shared_buffers_bytes(budget_bytes: int, requested_bytes: int) -> int:
+    """shared_buffers inside the budget: the requested size, capped at a quarter of the budget,
+    rounded down to whole 8 kB pages (at least PostgreSQL's 16 pages)."""
+    b = min(int(requested_bytes), int(budget_bytes) // SHARED_BUFFERS_SHARE)
+    return max(MIN_SHARED_BUFFERS, b // PAGE * PAGE)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a child cgroup can go: the controller's version and the current process's cgroup directory."""
+    version: int          # 1 or 2
+    parent: str           # e.g. /sys/fs/cgroup/memory/user.slice
+
+
+@dataclass(frozen=True)
+class Plan:
+    mechanism: str                        # cgroup1 or cgroup2
+    parent: str
+    dir: str                              # the child dbtier creates
+    writes: tuple[tuple[str, str], ...]   # (file in dir, value), in order
+    procs: str                            # write a pid here to move the process in (children inherit)
+    parent_procs: str                     # where remaining pids go back before rmdir
+    oom_file: str                         # its `oom_kill N` line counts kills inside the group
+    limit_bytes: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def _mounts(mountinfo: str) -> list[tuple[str, str, str, set[str]]]:
+    """(root, mount point, fstype, super options) of each cgroup mount in /proc/self/mountinfo."""
+    out = []
+    for line in mountinfo.splitlines():
+        pre, sep, post = line.partition(" - ")
+        f, p = pre.split(), post.split()
+        if not sep or len(f) < 5 or len(p) < 3 or p[0] not in ("cgroup", "cgroup2"):
+            continue
+        point = f[4].replace("\\040", " ")
+        out.append((f[3], point, p[0], set(p[2].split(","))))
+    return out
+
+
+def _join(point: str, root: str, path: str) -> str | None:
+    """The directory of cgroup `path` (as /proc/self/cgroup gives it) under a mount of `root`."""
+    if root != "/":
+        if path != root and not path.startswith(root.rstrip("/") + "/"):
+            return None   # our cgroup is outside what this mount shows
+        path = path[len(root.rstrip("/")):] or "/"
+    return point.rstrip("/") + ("" if path == "/" else path)
+
+
+def locate(proc_cgroup: str, mountinfo: str) -> list[Place]:
+    """Where a memory cgroup can be made, best first (pure): v2 when its hierarchy is mounted (the caller
+    checks that the memory controller is delegated), then v1's memory hierarchy."""
+    paths: dict[str, str] = {}
+    for line in proc_cgroup.splitlines():
+        hid, _, rest = line.partition(":")
+        ctrls, _, path = rest.partition(":")
+        if hid == "0" and ctrls == "":
+            paths["v2"] = path.strip()
+        for c in ctrls.split(","):
+            if c:
+                paths[c] = path.strip()
+    out: list[Place] = []
+    for root, point, fstype, opts in _mounts(mountinfo):
+        if fstype == "cgroup2" and "v2" in paths:
+            d = _join(point, root, paths["v2"])
+            if d:
+                out.append(Place(2, d))
+    for root, point, fstype, opts in _mounts(mountinfo):
+        if fstype == "cgroup" and "memory" in opts and "memory" in paths:
+            d = _join(point, root, paths["memory"])
+            if d:
+                out.append(Place(1, d))
+    return out
+
+
+def build(place: Place, limit_bytes: int, name: str) -> Plan:
+    """Which files get which values for a `limit_bytes` child called `name` (pure)."""
+    if not name.startswith("dbtier-") or "/" in name:
+        raise ValueError(f"not a dbtier cgroup name: {name!r}")
+    d = f"{place.parent.rstrip('/')}/{name}"
+    limit = str(int(limit_bytes))
+    if place.version == 2:
+        return Plan("cgroup2", place.parent, d, (("memory.max", limit),), f"{d}/cgroup.procs",
+                    f"{place.parent.rstrip('/')}/cgroup.procs", f"{d}/memory.events", int(limit_bytes))
+    return Plan("cgroup1", place.parent, d, (("memory.limit_in_bytes", limit),), f"{d}/cgroup.procs",
+                f"{place.parent.rstrip('/')}/cgroup.procs", f"{d}/memory.oom_control", int(limit_bytes))
+
+
+def new_name() -> str:
+    return f"dbtier-{uuid.uuid4().hex[:12]}"
+
+
+# ------------------------------------------------------------------------------------------- apply
+
+
+def _usable(place: Place) -> str | None:
+    """Why a child cannot be made at place (None: it can)."""
+    if not os.path.isdir(place.parent):
+        return f"{place.parent} does not exist"
+    if place.version == 2:
+        try:
+            ctl = Path(place.parent, "cgroup.subtree_control").read_text().split()
+        except OSError as exc:
+            return f"cannot read {place.parent}/cgroup.subtree_control ({exc.strerror})"
+        if "memory" not in ctl:
+            return f"the cgroup v2 memory controller is not delegated to {place.parent}"
+    if not os.access(place.parent, os.W_OK):
+        return f"{place.parent} is not writable (not root, or no delegation)"
+    return None
+
+
+class MemoryCgroup:
+    """A `dbtier-<random>` memory cgroup with a limit. `open()` makes it (or says why not, in `reason`);
+    `close()` removes it (idempotent). Use as a context manager."""
+
+    def __init__(self, limit_bytes: int, proc_cgroup: str | None = None, mountinfo: str | None = None):
+        self.limit_bytes = int(limit_bytes)
+        self._texts = (proc_cgroup, mountinfo)
+        self.plan: Plan | None = None
+        self.reason: str | None = None
+        self.created = False
+        self.oom_kills: int | None = None
+
+    @property
+    def mechanism(self) -> str:
+        return self.plan.mechanism if self.plan and self.created else "none"
+
+    def open(self) -> "MemoryCgroup":
+        proc_cgroup, mountinfo = self._texts
+        try:
+            proc_cgroup = proc_cgroup if proc_cgroup is not None else Path("/proc/self/cgroup").read_text()
+            mountinfo = mountinfo if mountinfo is not None else Path("/proc/self/mountinfo").read_text()
+        except OSError as exc:
+            self.reason = f"cannot read /proc/self/cgroup or mountinfo ({exc.strerror})"
+            return self
+        places = locate(proc_cgroup, mountinfo)
+        if not places:
+            self.reason = "no cgroup memory controller is mounted"
+            return self
+        why = []
+        for place in places:
+            problem = _usable(place)
+            if problem:
+                why.append(problem)
+                continue
+            plan = build(place, self.limit_bytes, new_name())
+            try:
+                os.mkdir(plan.dir)
+            except OSError as exc:
+                why.append(f"cannot create {plan.dir} ({exc.strerror})")
+                continue
+            self.plan, self.created = plan, True
+            try:
+                for f, v in plan.writes:
+                    Path(plan.dir, f).write_text(v)
+                return self
+            except OSError as exc:
+                why.append(f"cannot write {plan.dir}/{f} ({exc.strerror})")
+                self.close()
+                self.plan = None
+        self.reason = "; ".join(why)
+        return self
+
+    def pids(self) -> list[int]:
+        if not (self.plan and self.created):
+            return []
+        try:
+            return [int(x) for x in Path(self.plan.procs).read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    def _read_oom(self) -> None:
+        try:
+            for line in Path(self.plan.oom_file).read_text().splitlines():
+                k, _, v = line.partition(" ")
+                if k == "oom_kill":
+                    self.oom_kills = int(v)
+        except (OSError, ValueError):
+            pass
+
+    def close(self, wait_s: float = 30.0) -> None:
+        """Move any process still inside back to the parent, then remove the directory (only ours)."""
+        if not (self.plan and self.created):
+            return
+        self._read_oom()
+        deadline = time.monotonic() + wait_s
+        while True:
+            for pid in self.pids():
+                try:
+                    Path(self.plan.parent_procs).write_text(str(pid))
+                except OSError:
+                    pass   # exited meanwhile
+            try:
+                os.rmdir(self.plan.dir)
+                self.created = False
+                return
+            except FileNotFoundError:
+                self.created = False
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return   # the caller reports the leftover directory
+                time.sleep(0.2)
+
+    def __enter__(self) -> "MemoryCgroup":
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def drop_cached(paths: list[str]) -> int:
+    """Drop the page cache of every file under paths (posix_fadvise DONTNEED; the server is stopped and its
+    files clean), so measured points start cold and nothing cached before is charged elsewhere. Returns
+    how many files were advised."""
+    n = 0
+    for top in paths:
+        for dirpath, _, files in os.walk(top):
+            for f in files:
+                try:
+                    fd = os.open(os.path.join(dirpath, f), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                except OSError:
+                    continue
+                try:
+                    os.fdatasync(fd)
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                    n += 1
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+    return n
