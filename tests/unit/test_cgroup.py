@@ -1,0 +1,124 @@
+"""The memory budget's pure part (measure/cgroup.py: locate, build, the default budget rule) and, as root
+where a memory controller is writable, one real cgroup made, filled and removed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dbtier.cli import options
+from dbtier.measure import cgroup
+from dbtier.measure.cgroup import Place
+
+DATA = Path(__file__).parent.parent / "data" / "cgroup"
+MIB = 1024 * 1024
+
+# A systemd machine with only the unified hierarchy (cgroup v2), as /proc/self/* show it.
+V2_CGROUP = "0::/user.slice/user-1000.slice/session-2.scope\n"
+V2_MOUNTINFO = ("24 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                "35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 "
+                "rw,nsdelegate,memory_recursiveprot\n")
+
+
+def test_locate_on_this_machines_hybrid_layout():
+    """Saved from the dev machine: v2 mounted at /sys/fs/cgroup/unified (no memory controller there, which
+    open() finds out), v1 memory at /sys/fs/cgroup/memory with our cgroup /process_api/<id>."""
+    places = cgroup.locate((DATA / "v1-hybrid.proc-cgroup").read_text(), (DATA / "v1-hybrid.mountinfo").read_text())
+    assert places == [Place(2, "/sys/fs/cgroup/unified"),
+                      Place(1, "/sys/fs/cgroup/memory/process_api/547522e90de05726ec8412cbe907746d")]
+
+
+def test_locate_v2_only_and_a_mount_whose_root_is_not_slash():
+    assert cgroup.locate(V2_CGROUP, V2_MOUNTINFO) == [
+        Place(2, "/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope")]
+    # a container's bind mount of /docker/abc: our path /docker/abc/app is /sys/fs/cgroup/app there
+    mi = "40 30 0:30 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+    assert cgroup.locate("0::/docker/abc/app\n", mi) == [Place(2, "/sys/fs/cgroup/app")]
+    # a cgroup outside what the mount shows is not a place
+    assert cgroup.locate("0::/elsewhere\n", mi) == []
+    assert cgroup.locate("0::/\n", "") == []
+
+
+def test_build_v1_writes_limit_in_bytes():
+    p = cgroup.build(Place(1, "/sys/fs/cgroup/memory/a/"), 256 * MIB, "dbtier-x1")
+    assert p.mechanism == "cgroup1" and p.dir == "/sys/fs/cgroup/memory/a/dbtier-x1"
+    assert p.writes == (("memory.limit_in_bytes", "268435456"),)   # 256 * 1048576, memory only (no memsw)
+    assert p.procs == "/sys/fs/cgroup/memory/a/dbtier-x1/cgroup.procs"
+    assert p.parent_procs == "/sys/fs/cgroup/memory/a/cgroup.procs"
+
+
+def test_build_v2_writes_memory_max():
+    p = cgroup.build(Place(2, "/sys/fs/cgroup/u.slice"), 300_000_000, "dbtier-x2")
+    assert p.mechanism == "cgroup2" and p.dir == "/sys/fs/cgroup/u.slice/dbtier-x2"
+    assert p.writes == (("memory.max", "300000000"),)
+    assert p.procs == "/sys/fs/cgroup/u.slice/dbtier-x2/cgroup.procs"
+
+
+def test_build_refuses_a_name_dbtier_did_not_make():
+    for bad in ("user.slice", "dbtier-../x", ""):
+        with pytest.raises(ValueError):
+            cgroup.build(Place(1, "/sys/fs/cgroup/memory"), MIB, bad)
+    assert cgroup.new_name().startswith("dbtier-") and cgroup.new_name() != cgroup.new_name()
+
+
+def test_default_budget_worked_by_hand():
+    """A 1.2 GB database: budget 1.2e9 / 4 = 300 MB; shared_buffers (128 MiB asked) capped at 300 MB / 4 =
+    75 MB, rounded down to 8 kB pages: 9155 pages = 74,997,760 bytes."""
+    assert cgroup.default_budget(1_200_000_000) == 300_000_000
+    assert cgroup.shared_buffers_bytes(300_000_000, 128 * MIB) == 9155 * 8192 == 74_997_760
+
+
+def test_default_budget_floor_and_small_asks():
+    """A 100 MB database: a quarter is 25 MB, below the 128 MiB floor, so 128 MiB; shared_buffers 32 MiB.
+    A smaller ask than a quarter is kept; PostgreSQL's minimum is 16 pages (128 kB)."""
+    assert cgroup.default_budget(100_000_000) == 128 * MIB
+    assert cgroup.shared_buffers_bytes(128 * MIB, 128 * MIB) == 32 * MIB
+    assert cgroup.shared_buffers_bytes(1024 * MIB, 16 * MIB) == 16 * MIB
+    assert cgroup.shared_buffers_bytes(64 * MIB, 1) == 128 * 1024
+
+
+def test_memory_option():
+    conv = options.size_or(("none",), lo=64 * MIB)
+    assert conv("256MiB") == 256 * MIB and conv("1g") == 1024 * MIB and conv(" None ") == "none"
+    for bad in ("1k", "nan", "-1G", "lots", "0"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            conv(bad)
+    assert options.pg_memory_bytes("128MB") == 128 * MIB
+    assert options.pg_memory_bytes("16384", plain_kb=8) == 128 * MIB   # a bare shared_buffers is 8 kB pages
+
+
+def _writable_memory_controller() -> bool:
+    mc = cgroup.MemoryCgroup(64 * MIB).open()
+    ok = mc.created
+    mc.close()
+    return ok and not mc.created
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not _writable_memory_controller(),
+                    reason="needs root and a writable memory controller")
+def test_real_cgroup_is_made_limited_and_removed_with_a_process_inside():
+    mc = cgroup.MemoryCgroup(96 * MIB).open()
+    child = None
+    try:
+        d = Path(mc.plan.dir)
+        assert d.name.startswith("dbtier-") and d.parent == Path(mc.plan.parent)
+        f, v = mc.plan.writes[0]
+        assert int((d / f).read_text()) == 96 * MIB      # 96 MiB is page-aligned: read back as written
+        child = subprocess.Popen(["sh", "-c", 'echo $$ > "$0" && exec sleep 30', mc.plan.procs])
+        for _ in range(50):
+            if child.pid in mc.pids():
+                break
+            subprocess.run(["sleep", "0.1"])
+        assert mc.pids() == [child.pid]
+        mc.close()
+        assert not d.exists() and not mc.created     # the sleeper was moved back to the parent first
+        assert str(child.pid) in Path(mc.plan.parent_procs).read_text().split()
+    finally:
+        mc.close()
+        if child:
+            child.kill()
+            child.wait()
