@@ -1,0 +1,133 @@
+"""`bench oltp --memory`: the managed PostgreSQL in a memory cgroup, as root with real PostgreSQL 15.
+
+With a budget well below the data set its reads reach the device; without one (--memory none) the whole
+data set sits in the page cache. The cgroup dbtier made is gone after the run, a Ctrl-C and a failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import load_doc, postgres_processes, run_dbtier
+from dbtier.measure import cgroup
+from dbtier.results.schema import result_schema
+
+
+def _memory_parent() -> Path | None:
+    """Where dbtier (run from this process's cgroup) makes its memory cgroups, if it can here."""
+    mc = cgroup.MemoryCgroup(64 * 2**20).open()
+    mc.close()
+    return Path(mc.plan.parent) if mc.plan else None
+
+
+PARENT = _memory_parent() if os.geteuid() == 0 else None
+pytestmark = pytest.mark.skipif(PARENT is None, reason="needs root and a writable memory cgroup controller")
+
+
+def ours() -> list[Path]:
+    return sorted(PARENT.glob("dbtier-*"))
+
+
+def _read_bytes(doc: dict) -> float:
+    return sum(d["read_bytes"] for p in doc["points"] for d in p["devices"])
+
+
+def _read_iops(doc: dict) -> float:
+    return sum(d["read_iops"] for p in doc["points"] for d in p["devices"])
+
+
+def test_a_budget_sends_reads_to_the_device_and_none_does_not(pg_dir):
+    before = ours()
+    common = ["--workload", "tpcc", "--warehouses", "4", "--clients", "2", "--duration", "10", "--warmup", "0",
+              "--json"]
+    r = run_dbtier("bench", "oltp", *common, "--memory", "256MiB", "--out", "bounded", cwd=pg_dir, timeout=900)
+    assert r.returncode == 0, r.stderr
+    bounded = json.loads(r.stdout)
+    jsonschema.validate(bounded, result_schema())
+    m = bounded["memory"]
+    assert m["mechanism"] in ("cgroup1", "cgroup2") and m["budget_bytes"] == 256 * 2**20
+    assert m["data_bytes"] > 300e6                    # 4 warehouses, ~100 MB each
+    assert m["shared_buffers_bytes"] == 64 * 2**20    # 128MB asked, capped at a quarter of 256 MiB
+    assert m["oom_kills"] == 0
+    assert ours() == before                           # removed after the run
+    r = run_dbtier("bench", "oltp", *common, "--memory", "none", "--out", "unbounded", cwd=pg_dir, timeout=900)
+    assert r.returncode == 0, r.stderr
+    free = json.loads(r.stdout)
+    jsonschema.validate(free, result_schema())
+    assert free["memory"]["mechanism"] == "none" and free["memory"]["budget_bytes"] is None
+    assert "unbounded" in free["memory"]["reason"]
+    print(f"bounded: {_read_iops(bounded):.0f} read IOPS, {_read_bytes(bounded) / 1e6:.0f} MB read, "
+          f"{bounded['points'][0]['tps']:.0f} TPS; none: {_read_iops(free):.0f} read IOPS, "
+          f"{_read_bytes(free) / 1e6:.0f} MB read, {free['points'][0]['tps']:.0f} TPS")
+    # A conservative direction, not exact figures: the bounded run reads the device at least 50 MB and
+    # 10x as much as the unbounded one.
+    assert _read_bytes(bounded) > 50e6
+    assert _read_bytes(bounded) > 10 * _read_bytes(free) + 1e6
+    assert bounded["points"][0]["pg"]["blks_read"] > 0
+    assert ours() == before and postgres_processes("dbtier-pg-") == []
+
+
+def _start(pg_dir: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dbtier", "bench", "oltp", *args, "--out", "run"], cwd=pg_dir,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_server_inside(proc: subprocess.Popen, before: list[Path], timeout_s: float = 180) -> Path:
+    """The cgroup this run made, once the server runs inside it."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"dbtier ended early: {proc.stderr.read()}")
+        for d in set(ours()) - set(before):
+            try:
+                if (d / "cgroup.procs").read_text().split():
+                    return d
+            except OSError:
+                pass
+        time.sleep(0.2)
+    raise AssertionError("the server never ran inside a dbtier cgroup")
+
+
+def test_ctrl_c_removes_the_cgroup(pg_dir):
+    before = ours()
+    proc = _start(pg_dir, "--workload", "tpcb", "--scale", "2", "--clients", "1,2", "--duration", "20",
+                  "--warmup", "0", "--memory", "128MiB")
+    d = _wait_server_inside(proc, before)
+    time.sleep(2.0)   # mid-point
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert not d.exists() and ours() == before
+    assert postgres_processes("dbtier-pg-") == []
+
+
+def test_a_failure_removes_the_cgroup(pg_dir):
+    before = ours()
+    proc = _start(pg_dir, "--workload", "tpcb", "--scale", "2", "--clients", "1,2", "--duration", "20",
+                  "--warmup", "0", "--memory", "128MiB")
+    d = _wait_server_inside(proc, before)
+    time.sleep(2.0)
+    postmaster = int(next(pg_dir.glob("dbtier-pg-*/pgdata/postmaster.pid")).read_text().split()[0])
+    assert str(postmaster) in (d / "cgroup.procs").read_text().split()   # the server really runs inside
+    os.kill(postmaster, signal.SIGKILL)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode != 0 and "Traceback" not in err
+    assert "PostgreSQL died" in err or "pgbench failed" in err, err
+    doc = load_doc(pg_dir / "run")
+    assert doc["status"] == "failed" and doc["memory"]["mechanism"] in ("cgroup1", "cgroup2")
+    assert not d.exists() and ours() == before
+    assert postgres_processes("dbtier-pg-") == []
+
+
+def test_memory_with_dsn_is_refused(pg_dir):
+    r = run_dbtier("bench", "oltp", "--dsn", "host=127.0.0.1 port=1 user=x", "--memory", "1G", cwd=pg_dir)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "--memory" in r.stderr and "--dsn" in r.stderr
