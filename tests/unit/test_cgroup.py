@@ -122,3 +122,18 @@ def test_real_cgroup_is_made_limited_and_removed_with_a_process_inside():
         if child:
             child.kill()
             child.wait()
+
+
+def test_no_usable_controller_says_why_and_makes_nothing(tmp_path):
+    """A v2 hierarchy (a plain directory standing in for it) whose memory controller is not delegated, and
+    no v1 memory hierarchy: nothing is made, mechanism none, the reason names the directory."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "cgroup.subtree_control").write_text("cpu io\n")
+    mi = f"41 23 0:38 / {tmp_path} rw,relatime - cgroup2 cgroup2 rw\n"
+    mc = cgroup.MemoryCgroup(256 * MIB, proc_cgroup="0::/app\n", mountinfo=mi).open()
+    assert mc.mechanism == "none" and not mc.created and mc.plan is None
+    assert "memory controller is not delegated" in mc.reason and str(tmp_path / "app") in mc.reason
+    assert sorted(p.name for p in (tmp_path / "app").iterdir()) == ["cgroup.subtree_control"]
+    mc.close()   # nothing to remove: a no-op
+    nothing = cgroup.MemoryCgroup(256 * MIB, proc_cgroup="0::/\n", mountinfo="").open()
+    assert nothing.mechanism == "none" and "no cgroup memory controller is mounted" in nothing.reason

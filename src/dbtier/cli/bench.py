@@ -289,6 +289,10 @@ def _memory_budget(args, cluster, step, cg, run, out) -> dict[str, Any]:
         note = (f"the database ({data_bytes / 2**20:,.0f} MiB) is less than {memcg.DATA_PER_BUDGET}x the memory "
                 f"budget ({budget / 2**20:,.0f} MiB): much of it is read from memory")
         mem["reason"] = "; ".join(x for x in (mem["reason"], note) if x)
+    if not args.json:
+        rule = f", default: {memcg.RULE}" if args.memory is None else ""
+        out.print(esc(f"memory: {budget / 2**20:,.0f} MiB budget ({cg.mechanism}{rule}), "
+                      f"shared_buffers {sb / 2**20:,.0f} MiB, database {data_bytes / 2**20:,.0f} MiB"), highlight=False)
     cluster.cgroup_procs = cg.plan.procs
     cluster.restart({"shared_buffers": f"{sb // 1024}kB"} if sb != requested_sb else None,
                     before_start=lambda: memcg.drop_cached(sorted(set(step["placement"].values()))))
