@@ -72,10 +72,13 @@ def test_default_budget_worked_by_hand():
     assert cgroup.shared_buffers_bytes(300_000_000, 128 * MIB) == 9155 * 8192 == 74_997_760
 
 
-def test_default_budget_floor_and_small_asks():
+def test_default_budget_floor_clients_and_small_asks():
     """A 100 MB database: a quarter is 25 MB, below the 128 MiB floor, so 128 MiB; shared_buffers 32 MiB.
-    A smaller ask than a quarter is kept; PostgreSQL's minimum is 16 pages (128 kB)."""
+    With a sweep up to 16 clients, 16 x 6 MiB = 96 MiB more: 224 MiB. A smaller ask than a quarter is
+    kept; PostgreSQL's minimum is 16 pages (128 kB)."""
     assert cgroup.default_budget(100_000_000) == 128 * MIB
+    assert cgroup.default_budget(100_000_000, clients=16) == 224 * MIB
+    assert cgroup.default_budget(1_200_000_000, clients=2) == 300_000_000 + 12 * MIB
     assert cgroup.shared_buffers_bytes(128 * MIB, 128 * MIB) == 32 * MIB
     assert cgroup.shared_buffers_bytes(1024 * MIB, 16 * MIB) == 16 * MIB
     assert cgroup.shared_buffers_bytes(64 * MIB, 1) == 128 * 1024

@@ -14,7 +14,7 @@ from rich.table import Table
 from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
-from dbtier.core.errors import DbtierError
+from dbtier.core.errors import DbtierError, Interrupted
 from dbtier.core.units import parse_int
 from dbtier.measure import cgroup as memcg
 from dbtier.measure.machine import devices_for
@@ -220,7 +220,7 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
         if cluster is not None:
             progress.update(task, description=f"{step['name']}: memory budget")
             cg = memcg.MemoryCgroup(0)   # made before it is filled in: close() in finally sees a half-made one
-            step["memory"] = _memory_budget(args, cluster, step, cg, run, progress.console)
+            step["memory"] = _memory_budget(args, cluster, step, cg, run, progress.console, clients)
         else:
             step["memory"] = {"budget_bytes": None, "mechanism": "none", "data_bytes": step["load"]["database_bytes"],
                               "shared_buffers_bytes": None, "reason": "--dsn: not a server dbtier starts"}
@@ -243,6 +243,14 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
             run.save()
             if not args.json:
                 progress.console.print(_points_table([point], header=len(step["points"]) == 1, step=step["name"]))
+    except DbtierError as exc:
+        kills = cg.oom_count() if cg is not None and not isinstance(exc, Interrupted) else 0
+        if kills:   # the budget, not the storage, ended the run: say so
+            raise DbtierError(f"{exc.message}\nthe kernel killed {kills} server process(es) at the "
+                              f"{cg.limit_bytes / 2**20:,.0f} MiB memory budget (out of memory)",
+                              "give the server more with --memory (or fewer --clients); finished points are kept"
+                              ) from exc
+        raise
     finally:
         try:
             if cluster is not None:
@@ -261,7 +269,7 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
                                                            "a process is still inside it")
 
 
-def _memory_budget(args, cluster, step, cg, run, out) -> dict[str, Any]:
+def _memory_budget(args, cluster, step, cg, run, out, clients: list[int]) -> dict[str, Any]:
     """Bound the managed server: a memory cgroup with the budget, shared_buffers out of it, the server
     restarted inside it with its files' pages dropped, so measured points start cold. The load ran unbounded."""
     data_bytes = int(step["load"]["database_bytes"])
@@ -272,7 +280,7 @@ def _memory_budget(args, cluster, step, cg, run, out) -> dict[str, Any]:
         mem["reason"] = "--memory none: the server runs unbounded; reads may come from the page cache"
         _note_once(run, args, out, mem["reason"])
         return mem
-    budget = args.memory if isinstance(args.memory, int) else memcg.default_budget(data_bytes)
+    budget = args.memory if isinstance(args.memory, int) else memcg.default_budget(data_bytes, max(clients))
     cg.limit_bytes = budget
     cg.open()
     if cg.mechanism == "none":
@@ -280,14 +288,17 @@ def _memory_budget(args, cluster, step, cg, run, out) -> dict[str, Any]:
                          f"{budget / 2**20:,.0f} MiB budget, and reads may come from memory")
         _note_once(run, args, out, mem["reason"])
         return mem
-    sb = memcg.shared_buffers_bytes(budget, requested_sb)
-    mem.update(budget_bytes=budget, mechanism=cg.mechanism, shared_buffers_bytes=sb, cgroup=cg.plan.dir)
+    # The cache part: what is left for shared_buffers and the page cache once each client's backend has its own.
+    cache = budget if isinstance(args.memory, int) else budget - max(clients) * memcg.PER_CLIENT_BYTES
+    sb = memcg.shared_buffers_bytes(cache, requested_sb)
+    mem.update(budget_bytes=budget, mechanism=cg.mechanism, shared_buffers_bytes=sb, cache_bytes=cache,
+               cgroup=cg.plan.dir)
     if sb != requested_sb:
-        mem["reason"] = (f"shared_buffers {sb // 1024} kB (a quarter of the budget) instead of {args.shared_buffers}: "
-                         "it comes out of the budget")
-    if data_bytes < memcg.DATA_PER_BUDGET * budget:
+        mem["reason"] = (f"shared_buffers {sb // 1024} kB (a quarter of the budget's cache part) instead of "
+                         f"{args.shared_buffers}: it comes out of the budget")
+    if data_bytes < memcg.DATA_PER_BUDGET * cache:
         note = (f"the database ({data_bytes / 2**20:,.0f} MiB) is less than {memcg.DATA_PER_BUDGET}x the memory "
-                f"budget ({budget / 2**20:,.0f} MiB): much of it is read from memory")
+                f"budget's cache part ({cache / 2**20:,.0f} MiB): much of it is read from memory")
         mem["reason"] = "; ".join(x for x in (mem["reason"], note) if x)
     if not args.json:
         rule = f", default: {memcg.RULE}" if args.memory is None else ""

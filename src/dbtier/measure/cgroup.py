@@ -20,18 +20,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MIB = 1024 * 1024
-FLOOR_BYTES = 128 * MIB       # PostgreSQL with ~20 connections runs in this; below it backends get OOM-killed
-DATA_PER_BUDGET = 4           # the default keeps the loaded data set at least 4x larger than the budget
+FLOOR_BYTES = 128 * MIB       # the cache part's floor: shared_buffers of 32 MiB and some page cache
+DATA_PER_BUDGET = 4           # the default keeps the loaded data set at least 4x larger than the cache part
+# Each connection's own memory (not cache) on top: a tpcc backend holds ~3.5 MiB (112 MB for 32 clients
+# measured in the group's memory.stat rss here); 128 MiB with nothing on top lost a backend to the
+# OOM killer at 32 clients.
+PER_CLIENT_BYTES = 6 * MIB
 SHARED_BUFFERS_SHARE = 4      # shared_buffers is at most a quarter of the budget (the rest: backends, page cache)
 PAGE = 8192                   # PostgreSQL's block: shared_buffers is a whole number of them
 MIN_SHARED_BUFFERS = 16 * PAGE
-RULE = (f"budget = max({FLOOR_BYTES // MIB} MiB, database size after load / {DATA_PER_BUDGET}); "
-        f"shared_buffers at most budget / {SHARED_BUFFERS_SHARE}")
+RULE = (f"budget = max({FLOOR_BYTES // MIB} MiB, database size after load / {DATA_PER_BUDGET}) "
+        f"+ {PER_CLIENT_BYTES // MIB} MiB per client; shared_buffers at most a quarter of the part before the "
+        "clients' (all of a --memory given)")
 
 
-def default_budget(data_bytes: int, floor_bytes: int = FLOOR_BYTES) -> int:
-    """The managed server's default budget: a quarter of the loaded data set, at least the floor."""
-    return max(floor_bytes, int(data_bytes) // DATA_PER_BUDGET)
+def default_budget(data_bytes: int, clients: int = 0, floor_bytes: int = FLOOR_BYTES) -> int:
+    """The managed server's default budget: for cache, a quarter of the loaded data set, at least the
+    floor; plus each client's backend's own memory."""
+    return max(floor_bytes, int(data_bytes) // DATA_PER_BUDGET) + int(clients) * PER_CLIENT_BYTES
 
 
 def shared_buffers_bytes(budget_bytes: int, requested_bytes: int) -> int:
@@ -204,6 +210,12 @@ class MemoryCgroup:
             return [int(x) for x in Path(self.plan.procs).read_text().split()]
         except (OSError, ValueError):
             return []
+
+    def oom_count(self) -> int:
+        """Processes the kernel killed inside the group for want of memory (0 when none or unknown)."""
+        if self.plan and self.created:
+            self._read_oom()
+        return self.oom_kills or 0
 
     def _read_oom(self) -> None:
         try:
