@@ -204,10 +204,10 @@ def dss_guards(runs: list[list[dict[str, Any]]], data_bytes: Any) -> list[dict[s
         return []
     words = ", ".join(f"run {n} read {b / 1e6:,.1f} MB" for n, b, _ in cached)
     cold = [n for n, _, undropped in cached if n == 1]
-    msg = (f"{words} from the devices against a {data_bytes / 1e6:,.1f} MB database (under {BYTES_SHARE_MIN:.0%}): "
-           + ("those runs were" if len(cached) > 1 else "that run was")
-           + " served from memory (the OS page cache and the engine's buffers), so their times measure CPU and "
-           "memory, not the storage's read path")
+    msg = (f"{words} from the devices against a {data_bytes / 1e6:,.1f} MB database (under {BYTES_SHARE_MIN:.0%}):"
+           + (" those runs were" if len(cached) > 1 else " that run was")
+           + " served from memory (the OS page cache and the engine's buffers), so "
+           + ("their" if len(cached) > 1 else "its") + " times measure CPU and memory, not the storage's read path")
     if cold:
         msg += "; the cold run's caches were not dropped (dropping them needs root)"
     return [{"kind": "reads-from-memory", "runs": [n for n, _, _ in cached], "message": msg}]
