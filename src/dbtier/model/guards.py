@@ -149,7 +149,8 @@ def reads_from_memory(guards: Any) -> bool:
 def doc_points(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Every OLTP point of a document: all steps' for a placement matrix, else the points."""
     steps = [s for s in (doc.get("steps") or []) if isinstance(s, dict)]
-    pts = [p for s in steps for p in (s.get("points") or [])] if steps else list(doc.get("points") or [])
+    pts = ([p for s in steps if isinstance(s.get("points"), list) for p in s["points"]] if steps
+           else doc["points"] if isinstance(doc.get("points"), list) else [])
     return [p for p in pts if isinstance(p, dict)]
 
 
@@ -165,9 +166,11 @@ def doc_guards(doc: dict[str, Any]) -> list[dict[str, Any]]:
         params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
         return oltp_guards(doc_points(doc), remote=params.get("mode") == "dsn")
     if bench == "dss":
-        return dss_guards(doc.get("runs") or [], (doc.get("load") or {}).get("database_bytes"))
+        load = doc.get("load") if isinstance(doc.get("load"), dict) else {}
+        runs = [r for r in doc.get("runs") or [] if isinstance(r, list)] if isinstance(doc.get("runs"), list) else []
+        return dss_guards(runs, load.get("database_bytes"))
     if bench == "backup":
-        return backup_guards(doc.get("targets") or [])
+        return backup_guards(doc["targets"] if isinstance(doc.get("targets"), list) else [])
     return []
 
 
