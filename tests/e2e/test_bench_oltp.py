@@ -49,6 +49,15 @@ def test_tpcc_sweep_contract_and_cleanup(pg_dir):
         assert p["bottleneck_evidence"].startswith(p["bottleneck"] + ":")
         assert p["not_measured"] == [] and p["wait_samples"]["error"] is None
         assert p["pg"]["wal_bytes"] > 0 and p["pg"]["commits"] > 0
+        # the cache guard's evidence: PostgreSQL's page reads against the devices' read I/Os
+        rp = p["read_path"]
+        assert rp["db_page_reads"] == p["pg"]["blks_read"]
+        assert rp["device_read_ios"] == sum(d["read_ios"] for d in p["devices"])
+        assert rp["device_fraction"] == (rp["device_read_ios"] / rp["db_page_reads"] if rp["db_page_reads"] else None)
+    # One warehouse (~100 MB) with no memory limit sits in shared_buffers and the page cache on this machine:
+    # the guard fires and says what the run measured. (With memcg's --memory, this run needs --memory none.)
+    assert [g["kind"] for g in doc["guards"]] == ["reads-from-memory"]
+    assert "write and commit path" in doc["guards"][0]["message"]
     assert doc["knee"]["clients"] in (1, 2) and doc["knee"]["tps"] > 0
     assert set(doc["placement"]) == {"data", "index", "wal", "temp"}
     assert doc["load"]["database_bytes"] > 50e6  # one warehouse is ~100 MB

@@ -23,6 +23,7 @@ def test_disk_between_is_iostat_x():
     d = disk_between(a, b, 2.0)
     assert d["iops"] == 250                  # (100 + 400) / 2 s
     assert d["read_iops"] == 50 and d["write_iops"] == 200
+    assert d["read_ios"] == 100              # 1100 - 1000 reads: the raw count the cache guard compares
     assert d["mbps"] == pytest.approx((800 + 16000) * 512 / 2 / 1e6)
     assert d["await_ms"] == pytest.approx((100 + 800) / 500)   # wait ms per I/O
     assert d["busy_pct"] == 25               # 500 ms busy of 2000

@@ -19,6 +19,7 @@ from dbtier.core.units import parse_int
 from dbtier.measure import cgroup as memcg
 from dbtier.measure.machine import devices_for
 from dbtier.report.figures import spread_text
+from dbtier.model.guards import backup_guards, dss_guards, mark_oltp
 from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, knee, pgbench_seconds
 from dbtier.workloads.dsn import check_dsn, redact_dsn
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
@@ -173,7 +174,7 @@ def run_oltp(args: argparse.Namespace) -> int:
         console(args).print(f"note: {params['duration_note']}", highlight=False)
     # What a tpcc run is not, next to its figures (workloads/tpcc.py; README, `bench oltp`).
     doc["deviations"] = list(TPCC_DEVIATIONS) if args.workload == "tpcc" else None
-    doc.update({"points": [], "knee": None, "placement": None, "memory": None})
+    doc.update({"points": [], "knee": None, "placement": None, "memory": None, "guards": []})
     if args.placement_matrix:
         doc["steps"] = []
     out = console(args)
@@ -240,6 +241,7 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
             step["points"].append(point)
             step["knee"] = knee(step["points"])
             _sync(run.doc, step, args)
+            mark_oltp(run.doc, remote=bool(args.dsn))   # the cache guard, over every point so far
             run.save()
             if not args.json:
                 progress.console.print(_points_table([point], header=len(step["points"]) == 1, step=step["name"]))
@@ -541,6 +543,7 @@ def _dss_totals(doc: dict[str, Any]) -> None:
             by_q.setdefault(rec["query"], []).append(rec)
     queries = [combine_query_runs(recs) for _, recs in sorted(by_q.items())]
     doc["warm_totals"] = run_totals(doc["runs"], sorted(by_q))
+    doc["guards"] = dss_guards(doc["runs"], (doc.get("load") or {}).get("database_bytes"))
     doc["queries"] = queries
     doc["total_seconds"] = sum(q["seconds"] for q in queries)
     doc["geomean_seconds"] = geomean([q["seconds"] for q in queries])
@@ -640,6 +643,7 @@ def run_backup(args: argparse.Namespace) -> int:
 
     def on_result(rec: dict[str, Any]) -> None:
         doc["targets"].append(rec)
+        doc["guards"] = backup_guards(doc["targets"])
         run.save()
         if not args.json:
             out.print(esc(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from dbtier.model.guards import probe_guards
 from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
@@ -98,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     doc = run_.doc
     doc["targets"] = []
+    doc["guards"] = probe_guards(doc)    # --buffered: the page cache is in the figures
     out = console(args)
     status = "ok"
     try:

@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from dbtier.model.guards import doc_guards
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.report import figures as F
@@ -71,6 +72,10 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     info = F.run_info(doc)
     out.print(f"{indent}[bold]{esc(info['kind'])}[/bold] · {esc(F.run_name(doc))} · {esc(info['status'] or 'unknown')}"
               + (f" · started {esc(info['started_at'])}" if info["started_at"] else ""), highlight=False)
+    for g in doc_guards(doc):   # the cache guard first, in colour: it says what the figures measured
+        colour = "bold red" if g.get("kind") == "reads-from-memory" else "bold yellow"
+        out.print(f"{indent}[{colour}]guard {esc(str(g.get('kind')))}[/{colour}]: {esc(str(g.get('message')))}",
+                  highlight=False)
     figs, tabs, meth, problems = F.drawn(doc)
     t = figures_table([f.as_dict() for f in figs])
     if t is not None:
@@ -97,7 +102,8 @@ def print_verdict(out: Console, v: dict[str, Any]) -> None:
     for label, text in lines:
         out.print(f"  [bold]{esc(label)}[/bold]: {esc(text)}", highlight=False)
     for c in v.get("caveats") or []:
-        out.print(f"  [yellow]note[/yellow]: {esc(c['text'])}", highlight=False)
+        tag = "[bold red]reads from memory[/bold red]" if c.get("kind") == "reads-from-memory" else "[yellow]note[/yellow]"
+        out.print(f"  {tag}: {esc(c['text'])}", highlight=False)
     out.print()
 
 

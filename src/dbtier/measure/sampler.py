@@ -63,6 +63,7 @@ def disk_between(a: dict[str, int], b: dict[str, int], seconds: float) -> dict[s
     return {
         "iops": ios / seconds,
         "read_iops": (b["reads"] - a["reads"]) / seconds,
+        "read_ios": b["reads"] - a["reads"],     # the raw count: the cache guard compares it with page reads
         "write_iops": (b["writes"] - a["writes"]) / seconds,
         "mbps": sectors * SECTOR_BYTES / seconds / 1e6,
         "read_bytes": (b["read_sectors"] - a["read_sectors"]) * SECTOR_BYTES,

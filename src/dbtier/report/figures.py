@@ -14,6 +14,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+from dbtier.model.guards import READ_STEPS, doc_guards, reads_from_memory
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results.probe import SUMMARY_KEYS
 
@@ -381,6 +382,11 @@ def _oltp_figures(doc: dict[str, Any]) -> list[Figure]:
                    else (dev or {}).get("busy_pct"), "%", 0)]
     if remote:
         out.append(Figure("not_measured", "not measured", ", ".join(x.replace("_", " ") for x in remote)))
+    g = next((x for x in doc_guards(doc) if x.get("kind") != "remote"), None)
+    if g is not None:
+        out.append(Figure("cache_guard", "cache guard", str(g.get("kind"))))
+    if g is not None and isnum(g.get("device_fraction")):
+        out.append(Figure("device_read_fraction", "device read I/Os per page read", g["device_fraction"], "", 3))
     for b in matrix_bests(doc):
         out.append(Figure(f"step.{b['name']}.best_tps", f"{b['name']}: best TPS", b["tps"], "TPS", 1, "higher",
                           "placement matrix"))
@@ -654,12 +660,16 @@ def tables(doc: dict[str, Any]) -> list[Table]:
         bests = matrix_bests(doc)
         if bests:
             steps = oltp_steps(doc)
+            memory = reads_from_memory(doc_guards(doc))
             rows = []
             for s, b in zip(steps, bests):
                 kn = s.get("knee") if isinstance(s.get("knee"), dict) else {}
-                rows.append([b["name"], b["tps"], b["clients"], kn.get("clients"), kn.get("tps")])
+                unmeasured = s.get("reads_measured") is False or (memory and b["name"] in READ_STEPS)
+                rows.append([b["name"], b["tps"], b["clients"], kn.get("clients"), kn.get("tps"),
+                             "reads not measured" if unmeasured else None])
             out.append(Table("Placement matrix (best point of each step)",
-                             ["step", "best TPS", "at clients", "knee clients", "knee TPS"], rows, (0, 1, 0, 0, 1)))
+                             ["step", "best TPS", "at clients", "knee clients", "knee TPS", "reads"], rows,
+                             (0, 1, 0, 0, 1, 0)))
         v = oltp_view(doc)
         remote = not_measured(doc)
         rows = []
@@ -829,7 +839,8 @@ def summary(doc: dict[str, Any]) -> dict[str, Any]:
     figs, tabs, meth, problems = drawn(doc)
     out = {"run": run_info(doc), "figures": [f.as_dict() for f in figs],
            "tables": [t.as_dict() for t in tabs],
-           "method": [{"what": a, "how": b} for a, b in meth], "problems": problems}
+           "method": [{"what": a, "how": b} for a, b in meth], "problems": problems,
+           "guards": doc_guards(doc)}
     if doc.get("command") == "lab":
         out["steps"] = [{"name": s.get("name"), "status": s.get("status"), "seconds": s.get("seconds"),
                          "run_dir": s.get("run_dir"), "error": s.get("error") or err,

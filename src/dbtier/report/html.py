@@ -16,6 +16,7 @@ import os
 from html import escape
 from typing import Any, Callable, Iterable, Sequence
 
+from dbtier.model.guards import READ_STEPS, doc_guards, reads_from_memory
 from dbtier import __version__
 from dbtier.core.units import human_bytes
 from dbtier.report import figures as F
@@ -78,6 +79,7 @@ table.cands td:nth-child(2) { min-width: 15em; }
 .reason { font-size: 13px; color: var(--muted); }
 .note { border-left: 4px solid var(--warn); background: #fff8e5; padding: 8px 12px; margin: 10px 0; }
 .note.bad { border-color: var(--bad); background: #ffebe9; }
+span.bad { color: var(--bad); font-weight: 600; font-size: 12px; }
 .top { display: grid; grid-template-columns: minmax(0, 1.1fr) minmax(0, 1fr); gap: 28px; align-items: start; }
 .top table { width: 100%; }
 table.points { font-size: 13px; }
@@ -706,7 +708,7 @@ def _json_details(doc: dict[str, Any]) -> str:
 
 def _probe_section(doc: dict[str, Any], i: int) -> str:
     anchor = f"run-{i + 1}"
-    out = [_run_head(doc, i, anchor), _errors(doc)]
+    out = [_run_head(doc, i, anchor), _errors(doc), _guards_html(doc)]
     targets = [t for t in (doc.get("targets") or []) if isinstance(t, dict)]
     if not targets:
         out.append('<p class="note">This probe has no targets yet: it stopped before measuring anything.</p>')
@@ -1387,6 +1389,21 @@ def _steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in st if isinstance(s, dict)] if isinstance(st, list) else []
 
 
+_GUARD_TITLES = {"reads-from-memory": "Cache guard: the reads came from memory",
+                 "too-few-reads": "Cache guard: too few page reads to judge",
+                 "remote": "Cache guard: the server's devices were not measured"}
+
+
+def _guards_html(doc: dict[str, Any]) -> str:
+    """The cache guard (dbtier.model.guards), above the run's figures: it says what they measured."""
+    out = []
+    for g in doc_guards(doc):
+        k = str(g.get("kind"))
+        out.append(f'<div class="note{" bad" if k == "reads-from-memory" else ""} guard"><b>'
+                   f'{_e(_GUARD_TITLES.get(k, "Guard: " + k))}</b>: {_e(g.get("message"))}</div>')
+    return "".join(out)
+
+
 def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict[str, str]) -> str:
     names = [str(s.get("name") or f"step {k + 1}") for k, s in enumerate(steps)]
     pts = [_oltp_points(s.get("points")) for s in steps]
@@ -1431,9 +1448,12 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
                             "One line per step: where each placement's throughput stops growing."))
     out.append('<div class="charts">' + "".join(figs) + "</div>")
     rows = []
+    memory = reads_from_memory(doc_guards(doc))
     for k, (s, b, ps) in enumerate(zip(steps, bests, pts)):
         pl = s.get("placement") if isinstance(s.get("placement"), dict) else {}
-        cells = [f'<b title="{_e(_MATRIX_STEPS.get(names[k], ""))}">{_e(names[k])}</b>']
+        cells = [f'<b title="{_e(_MATRIX_STEPS.get(names[k], ""))}">{_e(names[k])}</b>'
+                 + ('<br><span class="bad">reads not measured</span>'
+                    if s.get("reads_measured") is False or (memory and names[k] in READ_STEPS) else "")]
         for role in _ROLES:
             path = pl.get(role)
             tier = _tier(path, dirs)
@@ -1550,7 +1570,7 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
 
 def _oltp_section(doc: dict[str, Any], i: int) -> str:
     anchor = f"run-{i + 1}"
-    out = [_run_head(doc, i, anchor), _errors(doc)]
+    out = [_run_head(doc, i, anchor), _errors(doc), _guards_html(doc)]
     steps = _steps(doc)
     dirs = _matrix_dirs(doc)
     points = _oltp_points(doc.get("points"))
@@ -1756,7 +1776,7 @@ def _dss_method(doc: dict[str, Any]) -> str:
 
 
 def _dss_section(doc: dict[str, Any], i: int) -> str:
-    out = [_run_head(doc, i, f"run-{i + 1}"), _errors(doc)]
+    out = [_run_head(doc, i, f"run-{i + 1}"), _errors(doc), _guards_html(doc)]
     s = F.dss_stats(doc)
     status = doc.get("status")
     if status not in ("ok", None):
@@ -1781,7 +1801,7 @@ _LIMIT_TEXT = {"source": "source (read)", "target": "target (write)", "cpu": "CP
 
 
 def _backup_section(doc: dict[str, Any], i: int) -> str:
-    out = [_run_head(doc, i, f"run-{i + 1}"), _errors(doc)]
+    out = [_run_head(doc, i, f"run-{i + 1}"), _errors(doc), _guards_html(doc)]
     p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
     src = doc.get("source") if isinstance(doc.get("source"), dict) else {}
     engine = doc.get("engine") or p.get("engine")
@@ -1977,7 +1997,7 @@ def _verdict_section(docs: Sequence[dict[str, Any]]) -> str:
         if items:
             rows.append(f"<tr><th>{_e(TOPIC_LABELS[topic])}</th><td>"
                         + "".join(f"<p>{_e(it['text'])}</p>" for it in items) + "</td></tr>")
-    notes = "".join(f'<p class="note{" bad" if c.get("kind") in ("fsync", "step", "status") else ""}">{_e(c["text"])}'
+    notes = "".join(f'<p class="note{" bad" if c.get("kind") in ("fsync", "step", "status", "reads-from-memory") else ""}">{_e(c["text"])}'
                     "</p>" for c in v.get("caveats") or [])
     body = (f'<table class="verdict"><tbody>{"".join(rows)}</tbody></table>' if rows else
             '<p class="na">No verdict: these runs hold no probe, benchmark or plan figures to judge from.</p>')

@@ -3,7 +3,8 @@
 Pure: documents in (a lab document brings its step runs, see `dbtier.report.inputs`), a dict
 out. Five topics, in this order: what the storage is good for, where it saturates, the
 bottleneck, where data/indexes/WAL/temp belong, and the cheapest configuration for the measured
-load; plus caveats (a suspect fsync, a virtual disk, two "tiers" on one device, a failed step).
+load; plus caveats (a suspect fsync, a virtual disk, two "tiers" on one device, a failed step, a run
+whose reads came from memory: the cache guard, dbtier.model.guards).
 A topic whose inputs are missing has no sentence: nothing is guessed.
 
 The rules of thumb are the constants below; each sentence names the figure it rests on.
@@ -15,6 +16,7 @@ import os
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
+from dbtier.model.guards import READ_STEPS, doc_guards, reads_from_memory
 from dbtier.report.figures import (MATRIX_MOVES, backup_methods, busiest_device, device_of, dicts, dss_stats, expand,
                                    fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
                                    matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_targets,
@@ -206,8 +208,12 @@ def _oltp_bottleneck(doc: dict[str, Any]) -> dict[str, Any] | None:
     if nm:
         text += (" The server's CPU and devices were not measured (--dsn): the verdict rests on the server's wait "
                  "events and pgbench's own CPU.")
+    memory = reads_from_memory(doc_guards(doc))
+    if memory:
+        text += (" Its reads came from memory (cache guard): this bottleneck is that of the write and commit path; "
+                 "the data/index read path was not measured.")
     return {"text": text, "bottleneck": bn, "cpu_busy_pct": cpu, "device": (dev or {}).get("device"),
-            "device_busy_pct": (dev or {}).get("busy_pct"), "not_measured": nm}
+            "device_busy_pct": (dev or {}).get("busy_pct"), "not_measured": nm, "reads_measured": not memory}
 
 
 def _dss_class(s: dict[str, Any]) -> str:
@@ -336,6 +342,8 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
                          "run-to-run variation, not placement.", "source": "placement matrix", "same_device": dev}]
     if not moves:
         return []
+    if reads_from_memory(doc_guards(doc)):
+        return [_matrix_cached(doc, moves, fast, slow)]
     top = max(moves, key=lambda m: m["gain"])
     out = []
     if top["gain"] >= MIN_GAIN:
@@ -363,6 +371,30 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
                  "everything on the slow one.")
     out.append({"text": text, "source": "placement matrix", "biggest": top, "recommended": rec})
     return out
+
+
+def _matrix_cached(doc: dict[str, Any], moves: list[dict[str, Any]], fast: str, slow: str) -> dict[str, Any]:
+    """The matrix of a run whose reads came from memory: only the write and commit path was measured,
+    so the moves of tables and indexes say nothing (their TPS differences are not the read path)."""
+    read_moves = [m for m in moves if m["step"] in READ_STEPS]
+    other = [m for m in moves if m["step"] not in READ_STEPS]
+    text = ("The placement matrix measured the write and commit path only: its reads came from memory (cache "
+            "guard), so the steps that move tables and indexes (" + _join([m["step"] for m in read_moves] or
+                                                                        list(READ_STEPS))
+            + ") are marked reads not measured"
+            + (" (their TPS changed by " + _join([f"{m['gain'] * 100:+.0f}% ({m['role']})" for m in read_moves])
+               + ", which is not the read path)" if read_moves else "")
+            + ": the matrix cannot say where data and indexes belong.")
+    fast_roles = [m["role"] for m in other if m["gain"] >= MIN_GAIN]
+    slow_roles = [m["role"] for m in other if m["gain"] < MIN_GAIN]
+    if fast_roles:
+        text += f" Of the write path, {_join(fast_roles)} on the fast tier ({fast}) raised TPS by " + _join(
+            [f"{m['gain'] * 100:+.0f}%" for m in other if m["gain"] >= MIN_GAIN]) + "."
+    if slow_roles:
+        text += f" {_cap(_join(slow_roles))} can stay on the slow tier ({slow}) for this load."
+    return {"text": text, "source": "placement matrix", "reads_measured": False,
+            "not_measured": [m["role"] for m in read_moves],
+            "recommended": {"fast": fast_roles, "slow": slow_roles} if other else None}
 
 
 def _pair(a: Any, b: Any) -> tuple[str, str]:
@@ -526,6 +558,11 @@ def _value(doc: dict[str, Any]) -> dict[str, Any] | None:
 def _caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
     out = []
     seen = set()
+    for d in flat:   # the cache guard first: it says what every other figure of the run means
+        for g in doc_guards(d):
+            if g.get("kind") == "reads-from-memory":
+                out.append({"text": f"{run_name(d)} ({kind(d)}): {_cap(str(g.get('message')))}",
+                            "kind": "reads-from-memory", "guard": g})
     for d in flat:
         for t in probe_targets(d):
             bd = get(machine_target(d, t.get("path")), "block_device")

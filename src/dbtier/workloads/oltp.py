@@ -24,6 +24,7 @@ import psycopg
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
+from dbtier.model.guards import read_path
 from dbtier.model.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, classify_wait, latency_summary,
                                measured_window, parse_pgbench_log, parse_pgbench_summary, pgbench_seconds, rates,
                                redact, wait_shares)
@@ -270,7 +271,8 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
     remote = db.cluster is None
     wait_counts = sum((s.extra for s in sampler.samples if s.extra), Counter())
     shares = wait_shares(wait_counts)
-    dev_figs = [{"device": d, "iops": v["iops"], "read_iops": v["read_iops"], "write_iops": v["write_iops"],
+    dev_figs = [{"device": d, "iops": v["iops"], "read_iops": v["read_iops"],
+                 "read_ios": v["read_ios"], "write_iops": v["write_iops"],
                  "mbps": v["mbps"], "await_ms": v["await_ms"],
                  "busy_pct": v["busy_pct"], "queue": v["queue"], "read_bytes": v["read_bytes"],
                  "write_bytes": v["write_bytes"]} for d, v in overall["devices"].items()]
@@ -291,6 +293,9 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
         "not_measured": list(NOT_MEASURED_REMOTE) if remote else [],
         "rate": rate, "duration_s": measured_s, "duration_source": measured_by, "requested_s": duration_s,
         "pgbench_T_s": pgbench_seconds(duration_s), "sampled_s": overall["seconds"], "warmup_s": warmup_s,
+        # the cache guard's evidence: page reads asked of the OS against read I/Os that reached the devices
+        "read_path": read_path(delta["blks_read"], sum(d["read_ios"] for d in dev_figs), remote=remote,
+                               devices_measured=bool(dev_figs)),
         "pg": {"blks_read": delta["blks_read"], "blks_hit": delta["blks_hit"],
                "hit_ratio": delta["blks_hit"] / (delta["blks_hit"] + delta["blks_read"])
                if delta["blks_hit"] + delta["blks_read"] else None,
