@@ -72,6 +72,20 @@ def test_a_budget_sends_reads_to_the_device_and_none_does_not(pg_dir):
     assert _read_bytes(bounded) > 50e6
     assert _read_bytes(bounded) > 10 * _read_bytes(free) + 1e6
     assert bounded["points"][0]["pg"]["blks_read"] > 0
+    # The cache guard: bounded, a substantial share of PostgreSQL's page reads reached the device (a fraction
+    # near 0.5 here: readahead merges pages into fewer I/Os) and no reads-from-memory guard fires ...
+    for p in bounded["points"]:
+        rp = p["read_path"]
+        assert rp["db_page_reads"] > 1000 and rp["device_read_ios"] / rp["db_page_reads"] > 0.2
+    assert "reads-from-memory" not in [g["kind"] for g in bounded["guards"]]
+    # ... unbounded, almost none did: the guard fires and the verdict names it.
+    assert "reads-from-memory" in [g["kind"] for g in free["guards"]]
+    for name, doc in (("bounded", bounded), ("unbounded", free)):
+        r = run_dbtier("show", name, "--json", cwd=pg_dir)
+        assert r.returncode == 0, r.stderr
+        v = json.loads(r.stdout)["verdict"]
+        said = " ".join(v["sentences"] + v["caveats"])
+        assert ("reads came from memory (cache guard)" in said) == (name == "unbounded"), said
     assert ours() == before and postgres_processes("dbtier-pg-") == []
 
 
@@ -131,3 +145,52 @@ def test_memory_with_dsn_is_refused(pg_dir):
     r = run_dbtier("bench", "oltp", "--dsn", "host=127.0.0.1 port=1 user=x", "--memory", "1G", cwd=pg_dir)
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "--memory" in r.stderr and "--dsn" in r.stderr
+
+
+# Where no memory cgroup can be made (a container whose cgroup filesystem is read-only, no delegation):
+# the same dbtier, in a private mount namespace with the memory hierarchy remounted read-only.
+
+
+def _without_cgroup(pg_dir: Path, *args: str, meminfo: str | None = None) -> subprocess.CompletedProcess:
+    mount_root = subprocess.run(["findmnt", "-n", "-o", "TARGET", "--target", str(PARENT)], capture_output=True,
+                                text=True, check=True).stdout.strip()
+    pre = f"mount -o remount,bind,ro {mount_root}"
+    if meminfo is not None:   # what /proc/meminfo says inside the namespace only
+        fake = pg_dir / "meminfo"
+        fake.write_text(meminfo)
+        pre += f" && mount --bind {fake} /proc/meminfo"
+    cmd = " ".join(["exec", sys.executable, "-m", "dbtier", "bench", "oltp", *args])
+    return subprocess.run(["unshare", "-m", "sh", "-c", f"{pre} && {cmd}"], cwd=pg_dir, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_no_cgroup_says_so_once_and_that_reads_come_from_memory(pg_dir):
+    r = _without_cgroup(pg_dir, "--workload", "tpcb", "--scale", "1", "--clients", "1,2", "--duration", "2",
+                        "--warmup", "0", "--out", "run")
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(pg_dir / "run")
+    m = doc["memory"]
+    assert m["mechanism"] == "none" and m["budget_bytes"] is None
+    assert m["reason"].startswith("no memory cgroup can be made (") and "not writable" in m["reason"]
+    assert "reads will come from memory" in m["reason"]
+    assert doc["params"]["scale"] == 1                 # the size asked for is kept
+    assert [n for n in doc["notes"] if n.startswith("no memory cgroup")] == [m["reason"]]   # once
+    assert " ".join(r.stdout.split()).count("no memory cgroup can be made") == 1
+    assert "reads-from-memory" in [g["kind"] for g in doc["guards"]]
+    assert postgres_processes("dbtier-pg-") == []
+
+
+def test_no_cgroup_sizes_the_data_set_past_free_memory(pg_dir):
+    # 256 MiB available: pgbench scale ceil(1.5 x 268,435,456 / 16e6) = ceil(25.2) = 26, about 420 MB
+    meminfo = "MemTotal:        1048576 kB\nMemFree:          262144 kB\nMemAvailable:     262144 kB\n"
+    r = _without_cgroup(pg_dir, "--workload", "tpcb", "--clients", "1", "--duration", "3", "--warmup", "0",
+                        "--json", "--out", "run", meminfo=meminfo)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, result_schema())
+    m = doc["memory"]
+    assert m["mechanism"] == "size" and m["budget_bytes"] is None
+    assert doc["params"]["scale"] == 26 and doc["load"]["scale"] == 26
+    assert m["data_bytes"] > 1.5 * 256 * 2**20 * 0.9    # the loaded database is past the available memory
+    assert "sized past free memory: 26 x 16 MB" in m["reason"]
+    assert postgres_processes("dbtier-pg-") == []

@@ -140,3 +140,32 @@ def test_no_usable_controller_says_why_and_makes_nothing(tmp_path):
     mc.close()   # nothing to remove: a no-op
     nothing = cgroup.MemoryCgroup(256 * MIB, proc_cgroup="0::/\n", mountinfo="").open()
     assert nothing.mechanism == "none" and "no cgroup memory controller is mounted" in nothing.reason
+
+
+# -- where no cgroup can be made: the data set sized past free memory (the `size` mechanism)
+
+def test_size_past_memory_hand_worked():
+    # 24 GiB available, 110 MB a warehouse: 1.5 x 25,769,803,776 / 110e6 = 351.4 -> 352 warehouses, and the
+    # disk must hold twice the 38.72 GB: 77.44 GB.
+    units, why = cgroup.size_past_memory(24 * 2**30, 110e6, 100_000, 80 * 10**9)
+    assert units == 352 and "352 x 110 MB = 38.7 GB, 1.5x the 24.0 GiB available" in why
+    units, why = cgroup.size_past_memory(24 * 2**30, 110e6, 100_000, 77 * 10**9)
+    assert units is None and "needs 77.4 GB on disk and 77.0 GB is spare" in why
+    # pgbench, 256 MiB available: 1.5 x 268,435,456 / 16e6 = 25.17 -> 26
+    assert cgroup.size_past_memory(256 * 2**20, 16e6, 1_000_000, 10**12)[0] == 26
+    units, why = cgroup.size_past_memory(256 * 2**20, 16e6, 20, 10**12)
+    assert units is None and "26 units, more than the workload's 20" in why
+
+
+def test_mem_available_from_meminfo_text():
+    text = "MemTotal:       24551220 kB\nMemFree:        1000 kB\nMemAvailable:   24100500 kB\n"
+    assert cgroup.mem_available_bytes(text) == 24100500 * 1024
+    assert cgroup.mem_available_bytes("MemTotal: 5 kB\n") is None
+    assert cgroup.mem_available_bytes("MemAvailable: lots kB\n") is None
+
+
+def test_can_make_says_why_not_on_v2_without_the_memory_controller():
+    proc = "0::/user.slice/session-1.scope\n"
+    mountinfo = "30 23 0:26 / /nonexistent/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+    assert "does not exist" in cgroup.can_make(proc, mountinfo)
+    assert cgroup.can_make("0::/\n", "") == "no cgroup memory controller is mounted"

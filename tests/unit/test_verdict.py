@@ -347,3 +347,26 @@ def test_an_unknown_bottleneck_gives_its_reason():
     assert bn["text"] == ("At the OLTP knee (2 clients) the bottleneck is unknown: the wait-event sampling query "
                           "failed (server closed the connection unexpectedly) (CPU 97% busy and vda 60% busy with "
                           "0.48 ms await)." + GUARD_BN)
+
+
+# The placement matrix on a fast directory and an emulated slow one (a loop device throttled to 150 IOPS, both
+# files on vda): the tiers differ, so the verdict names the gains, labels the slow tier emulated, and says so.
+EMULATED_CAVEAT = ("bench (bench oltp): /tmp/mx/slow is emulated: a loop device on a file "
+                   "there, throttled to 150 read and 150 write I/Os per second; figures through it are the "
+                   "throttle's, not that directory's device.")
+
+
+def test_an_emulated_slow_tier_is_not_the_same_device_and_is_labelled():
+    from samples import MATRIX_EMULATED
+    doc = load_run(MATRIX_EMULATED)
+    # each step's best TPS read straight from the saved points (one client each)
+    tps = {s["name"]: s["points"][0]["tps"] for s in doc["steps"]}
+    assert tps["all-slow"] < tps["index-fast"] < tps["tables-fast"] < tps["wal-fast"]
+    v = verdict([doc])
+    text = " ".join(texts(v, "placement"))
+    assert "cannot tell the tiers apart" not in text
+    gain = tps["wal-fast"] / tps["tables-fast"] - 1
+    assert text.startswith(f"WAL on the fast tier gave the biggest gain in the placement matrix: {gain * 100:+.0f}% "
+                           f"({tps['tables-fast']:.1f} → {tps['wal-fast']:,.0f} TPS")
+    assert "temp can stay on the slow tier (/tmp/mx/slow (emulated: 150 read IOPS))" in text
+    assert EMULATED_CAVEAT in [c["text"] for c in v["caveats"]]

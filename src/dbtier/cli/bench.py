@@ -17,6 +17,7 @@ from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError, Interrupted
 from dbtier.core.units import parse_int
 from dbtier.measure import cgroup as memcg
+from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
 from dbtier.report.figures import spread_text
 from dbtier.model.guards import backup_guards, dss_guards, mark_oltp
@@ -29,6 +30,8 @@ from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
 # from them (connections, bytes, seconds of progress) can overflow.
 MAX_WAREHOUSES = 100_000        # about 10 TB of TPC-C-like data
 MAX_PGBENCH_SCALE = 1_000_000   # about 16 TB
+DEFAULT_WAREHOUSES, DEFAULT_SCALE = 1, 10
+WAREHOUSE_BYTES, SCALE_BYTES = 110e6, 16e6   # loaded database per tpcc warehouse / pgbench scale unit, about
 MAX_CLIENTS = 10_000            # max_connections is clients + 10
 MAX_REPEAT = 1000
 MAX_RATE = 1e9                  # transactions/s
@@ -61,10 +64,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--workload", choices=WORKLOADS, default="tpcc",
                    help="tpcc (TPC-C-like, 45/43/4/4/4), tpcb, select-only (pgbench built-ins), "
                    "readmix (80%% index range scans, 20%% writes)")
-    o.add_argument("--warehouses", type=argtypes.positive_int(MAX_WAREHOUSES), default=1,
-                   help="tpcc: warehouses (about 100 MB each)")
-    o.add_argument("--scale", type=argtypes.positive_int(MAX_PGBENCH_SCALE), default=10,
-                   help="tpcb/select-only/readmix: pgbench scale (16 MB each)")
+    o.add_argument("--warehouses", type=argtypes.positive_int(MAX_WAREHOUSES),
+                   help="tpcc: warehouses (about 110 MB each; default 1, or past free memory without a cgroup)")
+    o.add_argument("--scale", type=argtypes.positive_int(MAX_PGBENCH_SCALE),
+                   help="tpcb/select-only/readmix: pgbench scale (16 MB each; default 10, or past free memory "
+                   "without a cgroup)")
     o.add_argument("--clients", type=argtypes.int_list(1, MAX_CLIENTS), default="1,2,4,8,16",
                    help="client counts to sweep (default 1,2,4,8,16)")
     o.add_argument("--duration", type=argtypes.duration(0, argtypes.WEEK_S), default=30.0,
@@ -87,6 +91,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--memory", type=MEMORY, metavar="SIZE|none",
                    help="memory budget of the managed server, page cache included (a memory cgroup), so reads "
                    "reach the device; default: a quarter of the loaded database, at least 128MiB; none: unbounded")
+    o.add_argument("--emulate", metavar="DIR=RATE",
+                   help="root: make DIR (one of the placement's directories) an emulated slow tier, a loop device "
+                   "there throttled to RATE (e.g. 150iops, or 150riops,300wiops); its figures are labelled emulated")
     o.add_argument("--synchronous-commit", default="on", choices=("on", "off", "local", "remote_write"))
     o.add_argument("--checkpoint-timeout", type=argtypes.pg_time(30, 86400), default="5min",
                    help="PostgreSQL checkpoint_timeout, 30s to 1d (default 5min)")
@@ -140,14 +147,25 @@ def _steps(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
 
 
 def run_oltp(args: argparse.Namespace) -> int:
+    sized = (args.warehouses if args.workload == "tpcc" else args.scale) is None
+    args.warehouses = DEFAULT_WAREHOUSES if args.warehouses is None else args.warehouses
+    args.scale = DEFAULT_SCALE if args.scale is None else args.scale
     _check(args)
     clients = _clients(args.clients)
     steps = _steps(args)
+    emulation = slowtier.parse(args.emulate) if args.emulate else None
+    if emulation and args.dsn:
+        raise DbtierError("--emulate needs the managed cluster, not --dsn", "dbtier emulates only tiers it places")
+    if emulation and not any(os.path.realpath(d) == os.path.realpath(emulation.dir)
+                             for _, pl in steps for d in pl.values()):
+        raise DbtierError(f"--emulate {args.emulate}: {emulation.dir} is not one of the placement's directories",
+                          "name the slow directory of --placement-matrix FAST,SLOW (or one of --place)")
     find_bindir()
     for _, placement in steps:
         for role, d in placement.items():
             if not Path(d).is_dir():
                 raise DbtierError(f"--place {role}={d}: no such directory", "create it, or pass an existing directory")
+    fallback = None if args.dsn or args.memory == "none" else _no_cgroup_fallback(args, steps, sized)
     settings = Settings(shared_buffers=args.shared_buffers, synchronous_commit=args.synchronous_commit,
                         checkpoint_timeout=args.checkpoint_timeout, max_wal_size=args.max_wal_size,
                         max_connections=max(clients) + 10)
@@ -169,27 +187,43 @@ def run_oltp(args: argparse.Namespace) -> int:
     run = Run("bench", args, params, paths=dirs, inputs=dirs)
     doc = run.doc
     doc["bench"] = "oltp"
+    args.memory_fallback = fallback
     doc["not_measured"] = params["not_measured"]
     if params.get("duration_note") and not args.json:
         console(args).print(f"note: {params['duration_note']}", highlight=False)
     # What a tpcc run is not, next to its figures (workloads/tpcc.py; README, `bench oltp`).
     doc["deviations"] = list(TPCC_DEVIATIONS) if args.workload == "tpcc" else None
-    doc.update({"points": [], "knee": None, "placement": None, "memory": None, "guards": []})
+    doc.update({"points": [], "knee": None, "placement": None, "memory": None, "guards": [], "emulated": None})
     if args.placement_matrix:
         doc["steps"] = []
     out = console(args)
     total = len(steps) * len(clients) * args.repeat * (args.duration + args.warmup)
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
-                               TimeRemainingColumn(), console=out, transient=True, disable=args.json) as progress:
+    tier = slowtier.SlowTier(emulation) if emulation else None
+    try:
+        if tier:
+            steps = _emulate(args, run, tier, steps, out)
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=out, transient=True, disable=args.json) as progress:
             task = progress.add_task("oltp", total=total)
             for name, placement in steps:
                 step = {"name": name, "placement": None, "points": [], "knee": None, "load": None, "memory": None}
+                if tier:
+                    step["emulated_roles"] = sorted(r for r, d in placement.items() if d == tier.mount)
                 if args.placement_matrix:
                     doc["steps"].append(step)
                 else:  # one step: its figures are the document's, saved as they come
                     doc["points"] = step["points"]
-                _run_step(args, run, step, placement, settings, clients, progress, task, out)
+                try:
+                    _run_step(args, run, step, placement, settings, clients, progress, task, out)
+                finally:
+                    if tier and step["placement"]:   # the parts the cluster really put there
+                        step["emulated_roles"] = sorted(r for r, d in step["placement"].items()
+                                                        if str(d).startswith(tier.mount + "/"))
                 run.save()
+    finally:
+        if tier:
+            for left in tier.close():
+                doc.setdefault("notes", []).append(f"the emulated tier could not be removed whole: {left}")
     if args.placement_matrix:
         # The top-level view is the all-fast step (the best case); every step is in steps[].
         last = doc["steps"][-1]
@@ -283,6 +317,11 @@ def _memory_budget(args, cluster, step, cg, run, out, clients: list[int]) -> dic
         _note_once(run, args, out, mem["reason"])
         return mem
     budget = args.memory if isinstance(args.memory, int) else memcg.default_budget(data_bytes, max(clients))
+    fallback = getattr(args, "memory_fallback", None)
+    if fallback:   # no cgroup can be made here: said once, the data set sized past free memory where it could be
+        mem.update(mechanism=fallback["mechanism"], reason=fallback["reason"])
+        _note_once(run, args, out, fallback["reason"])
+        return mem
     cg.limit_bytes = budget
     cg.open()
     if cg.mechanism == "none":
@@ -310,6 +349,54 @@ def _memory_budget(args, cluster, step, cg, run, out, clients: list[int]) -> dic
     cluster.restart({"shared_buffers": f"{sb // 1024}kB"} if sb != requested_sb else None,
                     before_start=lambda: memcg.drop_cached(sorted(set(step["placement"].values()))))
     return mem
+
+
+def _no_cgroup_fallback(args, steps, sized: bool) -> dict[str, str] | None:
+    """Where no memory cgroup can be made: None when one can; else {mechanism, reason}. With the data set's
+    size left to dbtier, it is sized past free memory when the data directory's disk can hold it (`size`,
+    args changed); otherwise the run goes on unbounded and says its reads will come from memory (`none`)."""
+    why = memcg.can_make()
+    if why is None:
+        return None
+    head = f"no memory cgroup can be made ({why})"
+    try:
+        avail = memcg.mem_available_bytes(Path("/proc/meminfo").read_text())
+    except OSError:
+        avail = None
+    if not sized:
+        return {"mechanism": "none", "reason": f"{head}: the server runs unbounded with the data set asked for, so "
+                "reads will come from memory wherever it fits there"}
+    if avail is None:
+        return {"mechanism": "none", "reason": f"{head}, and /proc/meminfo gives no MemAvailable: reads will come "
+                "from memory"}
+    from dbtier.measure.probe import margin_bytes
+    data_dir = steps[0][1].get("data") or args.dir
+    st = os.statvfs(data_dir)
+    spare = st.f_bavail * st.f_frsize - margin_bytes(st.f_blocks * st.f_frsize, 10)
+    tpcc = args.workload == "tpcc"
+    units, why_size = memcg.size_past_memory(avail, WAREHOUSE_BYTES if tpcc else SCALE_BYTES,
+                                             MAX_WAREHOUSES if tpcc else MAX_PGBENCH_SCALE, spare)
+    if units is None:
+        return {"mechanism": "none", "reason": f"{head}; {why_size}: reads will come from memory"}
+    if tpcc:
+        args.warehouses = units
+    else:
+        args.scale = units
+    return {"mechanism": "size", "reason": f"{head}; the data set is {why_size} on {data_dir}"}
+
+
+def _emulate(args, run, tier: slowtier.SlowTier, steps, out) -> list[tuple[str, dict[str, str]]]:
+    """Make the emulated tier and put every part placed in its directory on it instead."""
+    from dbtier.measure.probe import margin_bytes
+    est = args.warehouses * WAREHOUSE_BYTES if args.workload == "tpcc" else args.scale * SCALE_BYTES
+    wal = argtypes.pg_memory_bytes(args.max_wal_size, plain_kb=1024)
+    st = os.statvfs(tier.emu.dir)
+    usable = st.f_bavail * st.f_frsize - margin_bytes(st.f_blocks * st.f_frsize, 10)
+    tier.open(slowtier.backing_bytes(3 * est + 2 * wal + slowtier.GIB, usable))
+    run.doc["emulated"] = tier.describe()
+    _note_once(run, args, out, tier.describe()["note"])
+    here = os.path.realpath(tier.emu.dir)
+    return [(n, {r: tier.mount if os.path.realpath(d) == here else d for r, d in pl.items()}) for n, pl in steps]
 
 
 def _note_once(run, args, out, text: str) -> None:

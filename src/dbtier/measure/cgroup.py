@@ -47,6 +47,50 @@ def shared_buffers_bytes(budget_bytes: int, requested_bytes: int) -> int:
     return max(MIN_SHARED_BUFFERS, b // PAGE * PAGE)
 
 
+# Where no cgroup can be made: a data set this many times the machine's available memory, so that at
+# least a third of it cannot be cached and its reads reach the device (the `size` mechanism).
+PAST_MEMORY = 1.5
+# The disk holds the loaded database and its growth over the run (WAL, new rows): this many times its size.
+DISK_PER_DATA = 2
+
+
+def size_past_memory(mem_available_bytes: int, unit_bytes: float, max_units: int,
+                     disk_spare_bytes: int) -> tuple[int | None, str]:
+    """Without a cgroup: the units (warehouses, pgbench scale) whose data set is PAST_MEMORY x the
+    available memory, with why; None when the disk cannot hold it or the workload cannot be that large.
+    24 GiB available, 110 MB a warehouse: ceil(1.5 x 25.77e9 / 110e6) = 352 warehouses (38.7 GB),
+    which needs 77.4 GB spare on disk."""
+    units = int(-(-PAST_MEMORY * mem_available_bytes // unit_bytes))
+    need = units * unit_bytes * DISK_PER_DATA
+    if units > max_units:
+        return None, (f"a data set past free memory ({mem_available_bytes / 2**30:,.1f} GiB) needs {units:,} units, "
+                      f"more than the workload's {max_units:,}")
+    if need > disk_spare_bytes:
+        return None, (f"a data set past free memory ({mem_available_bytes / 2**30:,.1f} GiB) needs "
+                      f"{need / 1e9:,.1f} GB on disk and {max(disk_spare_bytes, 0) / 1e9:,.1f} GB is spare")
+    return units, (f"sized past free memory: {units:,} x {unit_bytes / 1e6:,.0f} MB = "
+                   f"{units * unit_bytes / 1e9:,.1f} GB, {PAST_MEMORY:g}x the {mem_available_bytes / 2**30:,.1f} GiB "
+                   "available")
+
+
+def mem_available_bytes(meminfo: str) -> int | None:
+    """MemAvailable from the text of /proc/meminfo, in bytes."""
+    for line in meminfo.splitlines():
+        if line.startswith("MemAvailable:"):
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                return int(parts[1]) * 1024
+    return None
+
+
+def can_make(proc_cgroup: str | None = None, mountinfo: str | None = None) -> str | None:
+    """Why no memory cgroup can be made here (None: one can): made and removed at once."""
+    probe = MemoryCgroup(64 * MIB, proc_cgroup, mountinfo).open()
+    made = probe.created
+    probe.close()
+    return None if made else (probe.reason or "unknown")
+
+
 @dataclass(frozen=True)
 class Place:
     """Where a child cgroup can go: the controller's version and the current process's cgroup directory."""

@@ -334,6 +334,12 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
         return []
     fast, slow = dirs.get("fast", "the fast directory"), dirs.get("slow", "the slow directory")
     dev = _same_device(doc, dirs.get("fast"), dirs.get("slow")) if dirs else None
+    emu = doc.get("emulated") if isinstance(doc.get("emulated"), dict) else None
+    if emu and emu.get("dir") in (fast, slow):
+        # the emulated tier is a throttled loop device, not the device its directory sits on
+        dev = None
+        label = f"{emu['dir']} (emulated: {_n(emu.get('read_iops'))} read IOPS)"
+        fast, slow = (label, slow) if emu["dir"] == fast else (fast, label)
     if dev:
         explained.add(_pair(fast, slow))
         tps = [b["tps"] for b in bests]
@@ -563,6 +569,10 @@ def _caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]
             if g.get("kind") == "reads-from-memory":
                 out.append({"text": f"{run_name(d)} ({kind(d)}): {_cap(str(g.get('message')))}",
                             "kind": "reads-from-memory", "guard": g})
+    for d in flat:
+        emu = d.get("emulated")
+        if isinstance(emu, dict) and emu.get("note"):
+            out.append({"text": f"{run_name(d)} ({kind(d)}): {_cap(str(emu['note']))}.", "kind": "emulated"})
     for d in flat:
         for t in probe_targets(d):
             bd = get(machine_target(d, t.get("path")), "block_device")
