@@ -21,6 +21,7 @@ from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
 from dbtier.report.figures import spread_text
 from dbtier.model.guards import backup_guards, dss_guards, mark_oltp
+from dbtier.model.placement import matrix_steps
 from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, knee, pgbench_seconds
 from dbtier.workloads.dsn import check_dsn, redact_dsn
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
@@ -41,17 +42,6 @@ MAX_THREADS = 4096
 PG_SHARED_BUFFERS = argtypes.pg_memory(128, (2**30 - 1) * 8.0, plain_kb=8, example="128MB")
 # --memory: below 64 MiB PostgreSQL's backends are OOM-killed at a few clients
 MEMORY = argtypes.size_or(("none",), lo=64 * 1024 * 1024)
-
-# The classic placement study, one step at a time (FAST, SLOW are the two directories).
-MATRIX = (
-    ("all-slow", {"data": "SLOW"}),
-    ("index-fast", {"data": "SLOW", "index": "FAST"}),
-    ("tables-fast", {"data": "FAST", "index": "FAST", "wal": "SLOW", "temp": "SLOW"}),
-    ("wal-fast", {"data": "FAST", "index": "FAST", "temp": "SLOW"}),
-    ("temp-fast", {"data": "FAST", "index": "FAST", "temp": "FAST"}),
-    ("all-fast", {"data": "FAST"}),
-)
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run database workloads on chosen storage",
@@ -142,7 +132,7 @@ def _steps(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
         if os.path.realpath(parts[0]) == os.path.realpath(parts[1]):
             raise DbtierError(f"--placement-matrix: {parts[0]} is given twice", "pass two different directories")
         fast, slow = parts
-        return [(n, {r: fast if d == "FAST" else slow for r, d in pl.items()}) for n, pl in MATRIX]
+        return matrix_steps(fast, slow)
     return [("single", parse_placement(args.place))]
 
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from dbtier.model.placement import READ_STEPS
+
 # Less than this share of PostgreSQL's page reads reached the devices as read I/Os: the page cache
 # served them. A data set 4x memory reads most pages from the device (fraction near 1); a cached one
 # shows a handful of I/Os from other processes (0.005 and below on this machine).
@@ -174,8 +176,6 @@ def doc_guards(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-# Matrix steps that move tables or indexes: their TPS differences need reads that reach the devices.
-READ_STEPS = ("index-fast", "tables-fast")
 
 
 def probe_guards(doc: dict[str, Any]) -> list[dict[str, Any]]:

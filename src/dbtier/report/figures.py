@@ -14,7 +14,8 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from dbtier.model.guards import READ_STEPS, doc_guards, reads_from_memory
+from dbtier.model.guards import doc_guards, reads_from_memory
+from dbtier.model.placement import MATRIX_MOVES, READ_STEPS
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results.probe import SUMMARY_KEYS
 
@@ -25,8 +26,6 @@ PROBE_HIGHER_BETTER = {"read_iops_4k", "write_iops_4k", "mixed_iops_8k", "read_m
 PROBE_MIN_GAIN = 0.03
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
-# The placement matrix: the step that moved a role to the fast tier, and that role.
-MATRIX_MOVES = {"index-fast": "indexes", "tables-fast": "tables", "wal-fast": "WAL", "temp-fast": "temp"}
 PRIVATE_KEYS = ("_children",)
 
 

@@ -16,8 +16,9 @@ import os
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
-from dbtier.model.guards import READ_STEPS, doc_guards, reads_from_memory
-from dbtier.report.figures import (MATRIX_MOVES, backup_methods, busiest_device, device_of, dicts, dss_stats, expand,
+from dbtier.model.guards import doc_guards, reads_from_memory
+from dbtier.model.placement import MATRIX_MOVES, READ_STEPS
+from dbtier.report.figures import (backup_methods, busiest_device, device_of, dicts, dss_stats, expand,
                                    fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
                                    matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_targets,
                                    run_name, workload_name)

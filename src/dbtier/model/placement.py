@@ -1,0 +1,47 @@
+"""The placement matrix: the classic placement study, one step at a time, defined once.
+
+Each step places the roles (data, index, wal, temp) on FAST or SLOW, the two directories of
+`bench oltp --placement-matrix FAST,SLOW`; a role not named goes where `data` goes. `bench` runs
+the steps in this order, the report names the role each step moved to the fast tier, and the
+cache guard judges the steps that move tables or indexes (their TPS differences need reads that
+reach the devices). Every one of those derives from STEPS below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    placement: dict[str, str]     # role -> "FAST" or "SLOW"
+    moves: str | None = None      # the role this step moved to the fast tier, as the report names it
+    reads: bool = False           # it moves tables or indexes: its gain needs reads that reach the devices
+    label: str = ""               # what the step is, in words (the report's tooltip)
+
+
+STEPS = (
+    Step("all-slow", {"data": "SLOW"}, label="everything on the slow directory"),
+    Step("index-fast", {"data": "SLOW", "index": "FAST"}, moves="indexes", reads=True,
+         label="indexes moved to fast"),
+    Step("tables-fast", {"data": "FAST", "index": "FAST", "wal": "SLOW", "temp": "SLOW"}, moves="tables",
+         reads=True, label="+ tables fast"),
+    Step("wal-fast", {"data": "FAST", "index": "FAST", "temp": "SLOW"}, moves="WAL", label="+ WAL fast"),
+    Step("temp-fast", {"data": "FAST", "index": "FAST", "temp": "FAST"}, moves="temp", label="+ temp fast"),
+    Step("all-fast", {"data": "FAST"}, label="everything on the fast directory"),
+)
+
+# (name, placement) per step, in order (FAST, SLOW are the two directories).
+MATRIX = tuple((s.name, s.placement) for s in STEPS)
+# The step that moved a role to the fast tier, and that role.
+MATRIX_MOVES = {s.name: s.moves for s in STEPS if s.moves}
+# Matrix steps that move tables or indexes: their TPS differences need reads that reach the devices.
+READ_STEPS = tuple(s.name for s in STEPS if s.reads)
+# Each step in words.
+STEP_LABELS = {s.name: s.label for s in STEPS}
+
+
+def matrix_steps(fast: str, slow: str) -> list[tuple[str, dict[str, str]]]:
+    """The matrix with FAST and SLOW replaced by the two directories."""
+    return [(n, {r: fast if d == "FAST" else slow for r, d in pl.items()}) for n, pl in MATRIX]

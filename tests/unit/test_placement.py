@@ -1,0 +1,34 @@
+"""The placement matrix, defined once in dbtier.model.placement: what bench runs, what the report
+names and what the cache guard judges all come from it."""
+
+from dbtier.model import guards, placement
+from dbtier.report import figures
+
+
+def test_the_six_steps_in_order():
+    assert [n for n, _ in placement.MATRIX] == ["all-slow", "index-fast", "tables-fast", "wal-fast", "temp-fast",
+                                               "all-fast"]
+    assert dict(placement.MATRIX)["tables-fast"] == {"data": "FAST", "index": "FAST", "wal": "SLOW", "temp": "SLOW"}
+    assert dict(placement.MATRIX)["all-slow"] == {"data": "SLOW"}
+
+
+def test_moves_and_read_steps_derive_from_the_steps():
+    assert placement.MATRIX_MOVES == {"index-fast": "indexes", "tables-fast": "tables", "wal-fast": "WAL",
+                                      "temp-fast": "temp"}
+    assert list(placement.MATRIX_MOVES.values()) == ["indexes", "tables", "WAL", "temp"]   # step order
+    assert placement.READ_STEPS == ("index-fast", "tables-fast")
+    # the report and the guard use the same objects, not copies
+    assert figures.MATRIX_MOVES is placement.MATRIX_MOVES
+    assert guards.READ_STEPS is placement.READ_STEPS
+    assert set(placement.STEP_LABELS) == {n for n, _ in placement.MATRIX}
+
+
+def test_matrix_steps_put_the_two_directories_in():
+    steps = placement.matrix_steps("/f", "/s")
+    assert steps[0] == ("all-slow", {"data": "/s"})
+    assert steps[1] == ("index-fast", {"data": "/s", "index": "/f"})
+    assert steps[3] == ("wal-fast", {"data": "/f", "index": "/f", "temp": "/s"})
+    assert steps[-1] == ("all-fast", {"data": "/f"})
+    assert len(steps) == 6
+    # the definition itself is untouched
+    assert dict(placement.MATRIX)["all-fast"] == {"data": "FAST"}
