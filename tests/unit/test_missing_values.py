@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbtier.cli.lab import plan_size_argv, requirement_from_oltp
+from dbtier.model.lab import plan_size_argv, requirement_from_oltp
 from dbtier.core.errors import DbtierError
 from dbtier.history.summary import requirement
 from dbtier.measure.fio import parse_output

@@ -21,6 +21,7 @@ from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
+from dbtier.model.lab import plan_size_argv, requirement_from_oltp, standing, tiers
 
 PROFILES = {
     # smoke: seconds-long steps that check the wiring (the test suite uses it), not the storage
@@ -77,54 +78,6 @@ def _load(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def requirement_from_oltp(oltp: dict[str, Any]) -> dict[str, Any] | None:
-    """The measured peak load: device I/O at the OLTP knee (pure). Capacity: 3x the database, at least 10 GB.
-
-    A figure the run did not measure (no device sample, no duration, no database size) is None and
-    named in `absent`; a measured 0 (every read served from memory) stays 0. Neither is sized for:
-    plan size gets only the figures above 0, never a made-up token."""
-    knee = oltp.get("knee")
-    if not knee:
-        return None
-    pt = next((p for p in oltp.get("points", []) if p.get("clients") == knee.get("clients")), None)
-    if not pt or not pt.get("devices"):
-        return None
-    devs = pt["devices"]
-    # the bytes are what the device sampler saw over its own window (sampled_s), not pgbench's
-    secs = pt.get("sampled_s") if isinstance(pt.get("sampled_s"), (int, float)) else pt.get("duration_s")
-    secs = secs if isinstance(secs, (int, float)) and secs > 0 else None
-
-    def total(key: str, per_s: float | None = 1.0) -> float | None:
-        vals = [d.get(key) for d in devs]
-        if per_s is None or any(not isinstance(v, (int, float)) for v in vals):
-            return None
-        return sum(vals) * per_s
-
-    db_bytes = (oltp.get("load") or {}).get("database_bytes")
-    req: dict[str, Any] = {
-        "read_iops": total("read_iops"),
-        "write_iops": total("write_iops"),
-        "read_mbps": total("read_bytes", None if secs is None else 1 / secs / 1e6),
-        "write_mbps": total("write_bytes", None if secs is None else 1 / secs / 1e6),
-        "capacity_gb": max(10.0, 3 * db_bytes / 1e9) if isinstance(db_bytes, (int, float)) else None,
-    }
-    req["absent"] = [k for k, v in req.items() if v is None]
-    return req
-
-
-def plan_size_argv(req: dict[str, Any]) -> list[str] | None:
-    """`dbtier plan size` options for the figures above 0 (None when there is nothing to size for)."""
-    opts = [("--read-iops", "read_iops", ".0f"), ("--write-iops", "write_iops", ".0f"),
-            ("--read-mbps", "read_mbps", ".1f"), ("--write-mbps", "write_mbps", ".1f"),
-            ("--capacity-gb", "capacity_gb", ".0f")]
-    argv = []
-    for opt, key, fmt in opts:
-        v = req.get(key)
-        if isinstance(v, (int, float)) and float(format(v, fmt)) > 0:
-            argv += [opt, format(v, fmt)]
-    return ["plan", "size", *argv, "--headroom", "0.3", "--top", "5"] if argv else None
-
-
 def run(args: argparse.Namespace) -> int:
     dirs = args.dirs or ["."]
     for d in dirs:
@@ -165,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         probe = step("probe", ["probe", *dirs, *prof.get("probe_args", ["--profile", args.profile])]) \
             if "probe" not in skip else \
             step("probe", None, "skipped by --skip")
-        fast, slow = _tiers(dirs, probe)
+        fast, slow = tiers(dirs, probe)
         if len(dirs) >= 2:
             doc["params"].update(fast_dir=fast, slow_dir=slow)
         oltp = None
@@ -203,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             step("plan-size", plan_size_argv(req))
         if probe:
-            doc["standing"] = _standing(probe)
+            doc["standing"] = standing(probe)
         run_.save()
         code, err, secs = _child(["report", str(lab)], lab / "report")
         doc["report"] = {"status": "ok" if code == 0 else "failed", "run_dir": "report",
@@ -230,25 +183,3 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"result: {esc(run_.dir.result_path)}")
     emit(doc, args, render)
     return 1 if failed else 0
-
-
-def _tiers(dirs: list[str], probe: dict[str, Any] | None) -> tuple[str, str]:
-    """The fast tier is the directory with the most 4 KiB random-read IOPS (the first one without a probe)."""
-    real = [os.path.realpath(d) for d in dirs]
-    if len(real) < 2:
-        return real[0], real[0]
-    score = {}
-    for t in (probe or {}).get("targets", []):
-        s = t.get("summary") or {}
-        score[os.path.realpath(t["path"])] = s.get("read_iops_4k") or 0
-    ranked = sorted(real, key=lambda d: -score.get(d, 0)) if score else real
-    return ranked[0], ranked[-1]
-
-
-def _standing(probe: dict[str, Any]) -> list[dict[str, Any]]:
-    """Where each probed target stands against the catalog: measured / catalog per figure."""
-    from dbtier.model.catalog import load_catalog
-    from dbtier.model.standing import closest
-    cat = load_catalog()
-    return [{"path": t["path"], **closest(t["summary"], list(cat.devices.values()))}
-            for t in probe.get("targets", []) if t.get("summary")]

@@ -1,0 +1,55 @@
+"""The lab's figures (dbtier.model.lab): the fast tier and the catalog standing; the requirement
+itself is pinned in test_missing_values.py."""
+
+import os
+
+import pytest
+
+from dbtier.model.catalog import load_catalog
+from dbtier.model.lab import requirement_from_oltp, standing, tiers
+
+
+def _probe(*targets):
+    return {"targets": [{"path": p, "summary": s} for p, s in targets]}
+
+
+def test_the_fast_tier_has_the_most_random_read_iops(tmp_path):
+    a, b, c = (str(tmp_path / x) for x in "abc")
+    probe = _probe((a, {"read_iops_4k": 200}), (b, {"read_iops_4k": 90_000}), (c, {"read_iops_4k": 5_000}))
+    assert tiers([a, b, c], probe) == (b, a)
+
+
+def test_without_a_probe_the_first_directory_is_fast(tmp_path):
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    assert tiers([a, b], None) == (a, b)
+    # a target the probe could not measure counts as 0
+    assert tiers([a, b], _probe((a, None), (b, {"read_iops_4k": 10}))) == (b, a)
+
+
+def test_one_directory_is_both_tiers(tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path)
+    assert tiers([str(link)], None) == (os.path.realpath(tmp_path),) * 2
+
+
+def test_standing_is_measured_over_catalog():
+    d = next(iter(load_catalog().devices.values()))
+    summary = {"read_iops_4k": 2 * d.read_iops, "write_iops_4k": d.write_iops, "read_mbps_seq": d.read_mbps,
+               "write_mbps_seq": d.write_mbps, "read_lat_us_qd1_p50": d.read_latency_us / 4}
+    out = standing(_probe(("/x", summary), ("/y", None)))
+    assert [s["path"] for s in out] == ["/x"]             # the unmeasured target has no standing
+    mine = next(c for c in out[0]["closest"] if c["device"] == d.id)
+    assert mine["ratios"] == {"read_iops_4k": 2.0, "write_iops_4k": 1.0, "read_mbps_seq": 1.0,
+                              "write_mbps_seq": 1.0, "read_lat_us_qd1_p50": 4.0}   # latency: catalog/measured
+
+
+def test_requirement_at_the_knee():
+    # 2 devices over a 10 s sampled window at the knee (4 clients): sums, bytes per second in MB
+    pt = {"clients": 4, "sampled_s": 10.0, "duration_s": 12.0,
+          "devices": [{"read_iops": 100.0, "write_iops": 50.0, "read_bytes": 20e6, "write_bytes": 40e6},
+                      {"read_iops": 10.0, "write_iops": 5.0, "read_bytes": 10e6, "write_bytes": 0.0}]}
+    oltp = {"knee": {"clients": 4}, "points": [{"clients": 1, "devices": []}, pt],
+            "load": {"database_bytes": 5e9}}
+    assert requirement_from_oltp(oltp) == pytest.approx({"read_iops": 110.0, "write_iops": 55.0, "read_mbps": 3.0,
+                                                         "write_mbps": 4.0, "capacity_gb": 15.0, "absent": []})
+    assert requirement_from_oltp({**oltp, "knee": None}) is None
