@@ -50,6 +50,8 @@ def test_requirement_at_the_knee():
                       {"read_iops": 10.0, "write_iops": 5.0, "read_bytes": 10e6, "write_bytes": 0.0}]}
     oltp = {"knee": {"clients": 4}, "points": [{"clients": 1, "devices": []}, pt],
             "load": {"database_bytes": 5e9}}
-    assert requirement_from_oltp(oltp) == pytest.approx({"read_iops": 110.0, "write_iops": 55.0, "read_mbps": 3.0,
-                                                         "write_mbps": 4.0, "capacity_gb": 15.0, "absent": []})
+    req = requirement_from_oltp(oltp)
+    assert req.pop("absent") == []
+    assert req == pytest.approx({"read_iops": 110.0, "write_iops": 55.0, "read_mbps": 3.0, "write_mbps": 4.0,
+                                 "capacity_gb": 15.0})
     assert requirement_from_oltp({**oltp, "knee": None}) is None
