@@ -34,9 +34,8 @@ from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, human_pct, human_us, parse_duration, parse_size
 from dbtier.measure import executor
-from dbtier.model.catalog import load_catalog
-from dbtier.results.store import load_run
 from dbtier.sim import capture as cap
+from dbtier.sim import devices as sim_devices
 from dbtier.sim import names
 
 # numpy and numba load only when a simulation runs (imports inside the functions), not with every
@@ -216,42 +215,9 @@ def build_params(args: argparse.Namespace) -> sim.Params:
         spread_ties=not args.no_spread, jobs=args.jobs)
 
 
-def _device(value: str, catalog_files: list[str], catalog_cache: dict[str, Any]) -> latency.DeviceModel:
-    """A catalog id or a probe run directory (RUN_DIR or RUN_DIR#N)."""
-    from dbtier.sim import latency
-    path, _, num = value.partition("#")
-    if os.sep in value or Path(path).is_dir() or Path(path).name == "result.json":
-        target = None
-        if num:
-            if not (num.isascii() and num.isdigit() and len(num) < 10):   # '²'.isdigit() is True too
-                raise DbtierError(f"'{value}': the part after # must be a target number", f"e.g. {path}#1")
-            target = int(num)
-        return latency.from_probe(load_run(path), path, target)
-    if "catalog" not in catalog_cache:
-        catalog_cache["catalog"] = load_catalog(catalog_files)
-    return latency.from_catalog(catalog_cache["catalog"].device(value))
-
-
 def resolve_devices(args: argparse.Namespace) -> dict[str, latency.DeviceModel]:
-    roles = names.ROLES[args.design]
     named = {r: getattr(args, r) for r in ("device", "cache", "backing", "fast", "slow") if getattr(args, r)}
-    stray = [r for r in named if r not in roles]
-    if stray:
-        raise DbtierError(f"--{stray[0]} does not apply to --design {args.design} (its devices: "
-                          + ", ".join(f"--{r}" for r in roles) + ")", f"drop --{stray[0]}")
-    if args.probe:
-        open_roles = [r for r in roles if r not in named]
-        if len(open_roles) != 1:
-            raise DbtierError(f"--probe fills the one device role left open, but {len(open_roles)} are open "
-                              f"({', '.join('--' + r for r in open_roles) or 'none'})",
-                              "name the other devices, or pass the probe run to a role: --backing RUN_DIR")
-        named[open_roles[0]] = args.probe
-    missing = [r for r in roles if r not in named]
-    if missing:
-        raise DbtierError(f"--design {args.design} needs " + " and ".join(f"--{r} ID" for r in missing),
-                          "ID is a catalog device id (`dbtier catalog list`) or a probe run directory")
-    catalog_cache: dict[str, Any] = {}
-    return {r: _device(named[r], args.catalog, catalog_cache) for r in roles}
+    return sim_devices.resolve(args.design, named, args.probe, args.catalog)
 
 
 def _trace_path(text: str) -> Path:
