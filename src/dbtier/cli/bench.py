@@ -22,7 +22,7 @@ from dbtier.measure.machine import devices_for
 from dbtier.report.figures import spread_text
 from dbtier.model.guards import backup_guards, dss_guards, mark_oltp
 from dbtier.model.placement import matrix_steps
-from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, knee, pgbench_seconds
+from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, pgbench_seconds
 from dbtier.workloads.dsn import check_dsn, redact_dsn
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
 from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
@@ -226,7 +226,7 @@ def run_oltp(args: argparse.Namespace) -> int:
 
 def _run_step(args, run, step, placement, settings, clients, progress, task, out) -> None:
     # psycopg loads here, not at start-up: every other command stays fast to start.
-    from dbtier.workloads.oltp import Database, load, run_point
+    from dbtier.workloads.oltp import Database, load, run_sweep
     cluster = None
     db = None
     cg: memcg.MemoryCgroup | None = None
@@ -253,22 +253,19 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
         run.save()
         devices = devices_for(list(step["placement"].values())) if cluster else []
         raw = run.dir.raw_path("x").parent
-        for c in clients:
-            progress.update(task, description=f"{step['name']}: {c} clients")
-            reps = []
-            for r in range(args.repeat):
-                tag = f"{step['name']}-c{c}-r{r + 1}"
-                reps.append(run_point(db, args.workload, c, args.duration, args.warmup, args.warehouses, args.rate,
-                                      raw, devices, tag))
-                progress.advance(task, args.duration + args.warmup)
-            point = _median_point(reps)
+
+        def on_point(point: dict[str, Any], knee_so_far: dict[str, Any] | None) -> None:
             step["points"].append(point)
-            step["knee"] = knee(step["points"])
+            step["knee"] = knee_so_far
             _sync(run.doc, step, args)
             mark_oltp(run.doc, remote=bool(args.dsn))   # the cache guard, over every point so far
             run.save()
             if not args.json:
                 progress.console.print(_points_table([point], header=len(step["points"]) == 1, step=step["name"]))
+        run_sweep(db, args.workload, clients, args.repeat, args.duration, args.warmup, args.warehouses, args.rate,
+                  raw, devices, step["name"],
+                  on_clients=lambda c: progress.update(task, description=f"{step['name']}: {c} clients"),
+                  on_run=lambda: progress.advance(task, args.duration + args.warmup), on_point=on_point)
     except DbtierError as exc:
         kills = cg.oom_count() if cg is not None and not isinstance(exc, Interrupted) else 0
         if kills:   # the budget, not the storage, ended the run: say so
@@ -402,12 +399,6 @@ def _sync(doc: dict[str, Any], step: dict[str, Any], args: argparse.Namespace) -
     if not args.placement_matrix:
         doc.update(points=step["points"], knee=step["knee"], placement=step["placement"], load=step["load"],
                    memory=step.get("memory"))
-
-
-def _median_point(reps: list[dict[str, Any]]) -> dict[str, Any]:
-    """The point: true medians over its runs with their spread (dbtier.model.oltp.combine_repeats)."""
-    from dbtier.model.oltp import combine_repeats
-    return combine_repeats(reps)
 
 
 def _points_table(points: list[dict[str, Any]], header: bool, step: str) -> Table:

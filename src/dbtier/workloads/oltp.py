@@ -25,7 +25,8 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
 from dbtier.model.guards import read_path
-from dbtier.model.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, classify_wait, latency_summary,
+from dbtier.model.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, classify_wait, combine_repeats, knee,
+                               latency_summary,
                                measured_window, parse_pgbench_log, parse_pgbench_summary, pgbench_seconds, rates,
                                redact, wait_shares)
 from dbtier.workloads import tpcc
@@ -308,6 +309,27 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
         "series": sampler.series(),
         "raw": f"raw/{tag}.txt",
     }
+
+
+def run_sweep(db: Database, workload: str, clients: list[int], repeat: int, duration_s: float, warmup_s: float,
+              warehouses: int, rate: float | None, raw_dir: Path, devices: list[str], step: str,
+              on_clients: Callable[[int], None], on_run: Callable[[], None],
+              on_point: Callable[[dict[str, Any], dict[str, Any] | None], None]) -> list[dict[str, Any]]:
+    """The sweep over client counts: `repeat` runs per count, the point the true medians over them with their
+    spread (model.oltp.combine_repeats). on_clients(c) before a count, on_run() after each run, and
+    on_point(point, knee over the points so far) after each count, so the caller saves and prints as the
+    figures come. Raw files are tagged STEP-cN-rR. -> the points."""
+    points: list[dict[str, Any]] = []
+    for c in clients:
+        on_clients(c)
+        reps = []
+        for r in range(repeat):
+            tag = f"{step}-c{c}-r{r + 1}"
+            reps.append(run_point(db, workload, c, duration_s, warmup_s, warehouses, rate, raw_dir, devices, tag))
+            on_run()
+        points.append(combine_repeats(reps))
+        on_point(points[-1], knee(points))
+    return points
 
 
 def _pgbench(db: Database, argv: list[str], out_path: Path, clients: int) -> str:
