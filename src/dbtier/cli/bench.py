@@ -20,7 +20,8 @@ from dbtier.measure import cgroup as memcg
 from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
 from dbtier.report.figures import spread_text
-from dbtier.model.guards import backup_guards, dss_guards, mark_oltp
+from dbtier.model.dss import dss_scan, dss_totals
+from dbtier.model.guards import backup_guards, mark_oltp
 from dbtier.model.placement import matrix_steps
 from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, pgbench_seconds
 from dbtier.workloads.dsn import check_dsn, redact_dsn
@@ -574,7 +575,7 @@ def run_dss(args: argparse.Namespace) -> int:
                 def on_query(rec: dict[str, Any], r=r) -> None:
                     progress.advance(task)
                     doc["runs"][r].append(rec)
-                    _dss_totals(doc)
+                    dss_totals(doc)
                     run.save()
                     if not args.json:
                         progress.console.print(f"run {r + 1} Q{rec['query']:>2}  {rec['seconds']:8.3f} s  "
@@ -583,7 +584,7 @@ def run_dss(args: argparse.Namespace) -> int:
                                                f"{'ok' if rec['answer_ok'] else ('unchecked' if rec['answer_ok'] is None else 'WRONG')}")
                 doc["runs"].append([])
                 dss.power_run(engine, r + 1, r == 0, devices, expected, on_query, queries)
-            _dss_scan(doc, probe_ref, devices)
+            dss_scan(doc, probe_ref, devices)
     finally:
         if engine is not None:
             engine.close()
@@ -601,24 +602,6 @@ def run_dss(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dss_totals(doc: dict[str, Any]) -> None:
-    """queries[]: per query, the true median of the warm runs (the cold run when there is no warm one),
-    with their spread; warm_totals: the spread of the warm power runs' totals (dbtier.model.dss)."""
-    from dbtier.model.dss import combine_query_runs, geomean, run_totals
-    by_q: dict[int, list[dict[str, Any]]] = {}
-    for run in doc["runs"]:
-        for rec in run:
-            by_q.setdefault(rec["query"], []).append(rec)
-    queries = [combine_query_runs(recs) for _, recs in sorted(by_q.items())]
-    doc["warm_totals"] = run_totals(doc["runs"], sorted(by_q))
-    doc["guards"] = dss_guards(doc["runs"], (doc.get("load") or {}).get("database_bytes"))
-    doc["queries"] = queries
-    doc["total_seconds"] = sum(q["seconds"] for q in queries)
-    doc["geomean_seconds"] = geomean([q["seconds"] for q in queries])
-    checked = [r["answer_ok"] for run in doc["runs"] for r in run if r["answer_ok"] is not None]
-    doc["answers_ok"] = all(checked) if checked else None
-
-
 def _probe_reference(probe_dir: str | None) -> dict[str, Any] | None:
     """The --probe run, read (and refused) before the benchmark starts, not after it."""
     if not probe_dir:
@@ -632,28 +615,6 @@ def _probe_reference(probe_dir: str | None) -> dict[str, Any] | None:
         raise DbtierError(f"--probe {probe_dir}: its result.json has no machine.targets list",
                           "pass a run directory written by `dbtier probe`")
     return probe
-
-
-def _dss_scan(doc: dict[str, Any], probe: dict[str, Any] | None, devices: list[str]) -> None:
-    """Scan bandwidth of the cold run against the probe's sequential read MB/s for the same device."""
-    if not probe or not doc["runs"]:
-        return
-    data_dev = devices[0] if devices else None
-    cold = doc["runs"][0]
-    secs = sum(r["seconds"] for r in cold)
-    read = sum(r["devices"].get(data_dev, {}).get("read_bytes", 0) for r in cold) if data_dev else 0
-    match = None
-    for info, t in zip(probe["machine"]["targets"], probe.get("targets") or []):
-        bd = info.get("block_device")
-        if isinstance(bd, dict) and bd.get("name") == data_dev and t.get("summary"):
-            match = t
-    seq = match["summary"].get("read_mbps_seq") if match else None
-    seq = seq if isinstance(seq, (int, float)) and not isinstance(seq, bool) else None
-    doc["scan"] = {"device": data_dev, "achieved_mbps": read / secs / 1e6 if secs else None,
-                   "probe_read_mbps_seq": seq,
-                   "ratio": (read / secs / 1e6) / seq if match and secs and seq else None,
-                   "note": "cold run: bytes read from the data device over the summed query time"
-                   if match else "no probe target on the data device"}
 
 
 # ---------------------------------------------------------------------- backup

@@ -7,6 +7,8 @@ import decimal
 import math
 from typing import Any, Sequence
 
+from dbtier.model.guards import dss_guards
+
 QUERIES = tuple(range(1, 23))
 ANSWER_SCALES = (0.01, 0.1, 1.0)  # the tpch extension ships reference answers for these
 
@@ -110,3 +112,43 @@ def run_totals(runs: Sequence[Sequence[dict[str, Any]]], queries: Sequence[int])
     totals = [sum(r["seconds"] for r in run) for run in runs
               if run and not any(r.get("cold") for r in run) and {r["query"] for r in run} >= want]
     return {**spread(totals), "runs": totals}
+
+
+def dss_totals(doc: dict[str, Any]) -> None:
+    """queries[]: per query, the true median of the warm runs (the cold run when there is no warm one),
+    with their spread; warm_totals: the spread of the warm power runs' totals; the cache guards; the
+    total and geometric mean of the per-query figures; answers_ok over every checked answer. In place."""
+    by_q: dict[int, list[dict[str, Any]]] = {}
+    for run in doc["runs"]:
+        for rec in run:
+            by_q.setdefault(rec["query"], []).append(rec)
+    queries = [combine_query_runs(recs) for _, recs in sorted(by_q.items())]
+    doc["warm_totals"] = run_totals(doc["runs"], sorted(by_q))
+    doc["guards"] = dss_guards(doc["runs"], (doc.get("load") or {}).get("database_bytes"))
+    doc["queries"] = queries
+    doc["total_seconds"] = sum(q["seconds"] for q in queries)
+    doc["geomean_seconds"] = geomean([q["seconds"] for q in queries])
+    checked = [r["answer_ok"] for run in doc["runs"] for r in run if r["answer_ok"] is not None]
+    doc["answers_ok"] = all(checked) if checked else None
+
+
+def dss_scan(doc: dict[str, Any], probe: dict[str, Any] | None, devices: list[str]) -> None:
+    """Scan bandwidth of the cold run against the probe's sequential read MB/s for the same device."""
+    if not probe or not doc["runs"]:
+        return
+    data_dev = devices[0] if devices else None
+    cold = doc["runs"][0]
+    secs = sum(r["seconds"] for r in cold)
+    read = sum(r["devices"].get(data_dev, {}).get("read_bytes", 0) for r in cold) if data_dev else 0
+    match = None
+    for info, t in zip(probe["machine"]["targets"], probe.get("targets") or []):
+        bd = info.get("block_device")
+        if isinstance(bd, dict) and bd.get("name") == data_dev and t.get("summary"):
+            match = t
+    seq = match["summary"].get("read_mbps_seq") if match else None
+    seq = seq if isinstance(seq, (int, float)) and not isinstance(seq, bool) else None
+    doc["scan"] = {"device": data_dev, "achieved_mbps": read / secs / 1e6 if secs else None,
+                   "probe_read_mbps_seq": seq,
+                   "ratio": (read / secs / 1e6) / seq if match and secs and seq else None,
+                   "note": "cold run: bytes read from the data device over the summed query time"
+                   if match else "no probe target on the data device"}
