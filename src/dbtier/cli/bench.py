@@ -304,7 +304,8 @@ def _memory_budget(args, cluster, step, cg, run, out, clients: list[int]) -> dic
         mem["reason"] = "--memory none: the server runs unbounded; reads may come from the page cache"
         _note_once(run, args, out, mem["reason"])
         return mem
-    budget = args.memory if isinstance(args.memory, int) else memcg.default_budget(data_bytes, max(clients))
+    budget, cache, sb = memcg.budget_parts(args.memory if isinstance(args.memory, int) else None, data_bytes,
+                                           max(clients), requested_sb)
     fallback = getattr(args, "memory_fallback", None)
     if fallback:   # no cgroup can be made here: said once, the data set sized past free memory where it could be
         mem.update(mechanism=fallback["mechanism"], reason=fallback["reason"])
@@ -317,15 +318,12 @@ def _memory_budget(args, cluster, step, cg, run, out, clients: list[int]) -> dic
                          f"{budget / 2**20:,.0f} MiB budget, and reads may come from memory")
         _note_once(run, args, out, mem["reason"])
         return mem
-    # The cache part: what is left for shared_buffers and the page cache once each client's backend has its own.
-    cache = budget if isinstance(args.memory, int) else budget - max(clients) * memcg.PER_CLIENT_BYTES
-    sb = memcg.shared_buffers_bytes(cache, requested_sb)
     mem.update(budget_bytes=budget, mechanism=cg.mechanism, shared_buffers_bytes=sb, cache_bytes=cache,
                cgroup=cg.plan.dir)
     if sb != requested_sb:
         mem["reason"] = (f"shared_buffers {sb // 1024} kB (a quarter of the budget's cache part) instead of "
                          f"{args.shared_buffers}: it comes out of the budget")
-    if data_bytes < memcg.DATA_PER_BUDGET * cache:
+    if memcg.small_data(data_bytes, cache):
         note = (f"the database ({data_bytes / 2**20:,.0f} MiB) is less than {memcg.DATA_PER_BUDGET}x the memory "
                 f"budget's cache part ({cache / 2**20:,.0f} MiB): much of it is read from memory")
         mem["reason"] = "; ".join(x for x in (mem["reason"], note) if x)

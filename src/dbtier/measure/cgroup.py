@@ -4,7 +4,7 @@ The server and all its processes run inside it, so the kernel's page cache for t
 is charged to the group and bounded with their own memory: the reads of a data set larger than the
 budget reach the device instead of the page cache.
 
-Two parts. The pure part (`locate`, `build`, `default_budget`, `shared_buffers_bytes`) decides which
+Two parts. The pure part (`locate`, `build`, `default_budget`, `budget_parts`, `shared_buffers_bytes`) decides which
 mechanism, which directory and which files get which values, from the text of /proc/self/cgroup and
 /proc/self/mountinfo. `MemoryCgroup` applies a plan: creates `dbtier-<random>` under the current
 process's cgroup, writes the limit, and on close moves any remaining process back to the parent and
@@ -45,6 +45,21 @@ def shared_buffers_bytes(budget_bytes: int, requested_bytes: int) -> int:
     rounded down to whole 8 kB pages (at least PostgreSQL's 16 pages)."""
     b = min(int(requested_bytes), int(budget_bytes) // SHARED_BUFFERS_SHARE)
     return max(MIN_SHARED_BUFFERS, b // PAGE * PAGE)
+
+
+def budget_parts(memory_bytes: int | None, data_bytes: int, max_clients: int,
+                 requested_sb_bytes: int) -> tuple[int, int, int]:
+    """(budget, cache part, shared_buffers) of the managed server. A --memory given is the budget and all
+    of it is the cache part; the default is default_budget() with the clients' own memory on top, which
+    the cache part leaves out. shared_buffers comes out of the cache part (shared_buffers_bytes)."""
+    budget = memory_bytes if memory_bytes is not None else default_budget(data_bytes, max_clients)
+    cache = budget if memory_bytes is not None else budget - max_clients * PER_CLIENT_BYTES
+    return budget, cache, shared_buffers_bytes(cache, requested_sb_bytes)
+
+
+def small_data(data_bytes: int, cache_bytes: int) -> bool:
+    """The loaded data set is less than DATA_PER_BUDGET x the budget's cache part: much of it is read from memory."""
+    return data_bytes < DATA_PER_BUDGET * cache_bytes
 
 
 # Where no cgroup can be made: a data set this many times the machine's available memory, so that at
