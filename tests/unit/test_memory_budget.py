@@ -20,3 +20,17 @@ def test_a_given_budget_is_all_cache():
 def test_small_data_is_under_four_times_the_cache_part():
     assert small_data(300 * MiB, 100 * MiB) is True
     assert small_data(400 * MiB, 100 * MiB) is False
+
+
+def test_spare_bytes_is_free_space_past_the_margin(tmp_path, monkeypatch):
+    import os
+
+    from dbtier.measure import probe
+
+    class St:   # 100 GiB filesystem, 30 GiB available to us, in 4 KiB fragments
+        f_frsize, f_blocks, f_bavail = 4096, 100 * 2**30 // 4096, 30 * 2**30 // 4096
+    monkeypatch.setattr(os, "statvfs", lambda p: St)
+    # margin: 10% of 100 GiB (10 GiB) is more than the 512 MiB floor
+    assert probe.spare_bytes(str(tmp_path), 10) == 20 * 2**30
+    # 0%: the floor, min(512 MiB, 5% of 100 GiB) = 512 MiB, stays
+    assert probe.spare_bytes(str(tmp_path), 0) == 30 * 2**30 - 512 * MiB

@@ -19,6 +19,7 @@ from dbtier.core.units import parse_int
 from dbtier.measure import cgroup as memcg
 from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
+from dbtier.measure.probe import spare_bytes
 from dbtier.report.figures import spread_text
 from dbtier.model.dss import dss_scan, dss_totals
 from dbtier.model.guards import backup_guards, mark_oltp
@@ -355,10 +356,8 @@ def _no_cgroup_fallback(args, steps, sized: bool) -> dict[str, str] | None:
     if avail is None:
         return {"mechanism": "none", "reason": f"{head}, and /proc/meminfo gives no MemAvailable: reads will come "
                 "from memory"}
-    from dbtier.measure.probe import margin_bytes
     data_dir = steps[0][1].get("data") or args.dir
-    st = os.statvfs(data_dir)
-    spare = st.f_bavail * st.f_frsize - margin_bytes(st.f_blocks * st.f_frsize, 10)
+    spare = spare_bytes(data_dir, 10)
     tpcc = args.workload == "tpcc"
     units, why_size = memcg.size_past_memory(avail, WAREHOUSE_BYTES if tpcc else SCALE_BYTES,
                                              MAX_WAREHOUSES if tpcc else MAX_PGBENCH_SCALE, spare)
@@ -373,11 +372,9 @@ def _no_cgroup_fallback(args, steps, sized: bool) -> dict[str, str] | None:
 
 def _emulate(args, run, tier: slowtier.SlowTier, steps, out) -> list[tuple[str, dict[str, str]]]:
     """Make the emulated tier and put every part placed in its directory on it instead."""
-    from dbtier.measure.probe import margin_bytes
     est = args.warehouses * WAREHOUSE_BYTES if args.workload == "tpcc" else args.scale * SCALE_BYTES
     wal = argtypes.pg_memory_bytes(args.max_wal_size, plain_kb=1024)
-    st = os.statvfs(tier.emu.dir)
-    usable = st.f_bavail * st.f_frsize - margin_bytes(st.f_blocks * st.f_frsize, 10)
+    usable = spare_bytes(tier.emu.dir, 10)
     tier.open(slowtier.backing_bytes(3 * est + 2 * wal + slowtier.GIB, usable))
     run.doc["emulated"] = tier.describe()
     _note_once(run, args, out, tier.describe()["note"])
@@ -483,7 +480,6 @@ def _queries(text: str) -> tuple[int, ...]:
 
 def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
     from dbtier.model.dss import estimate
-    from dbtier.measure.probe import margin_bytes
     if not (args.scale > 0):
         raise DbtierError(f"--scale must be positive, got {args.scale}", "for example --scale 1")
     if not (args.repeat >= 1):
@@ -492,29 +488,21 @@ def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
         if d and not Path(d).is_dir():
             raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
     est = estimate(args.engine, args.scale, args.compression)
-    avail = _mem_available()
+    try:
+        avail = memcg.mem_available_bytes(Path("/proc/meminfo").read_text())
+    except OSError:
+        avail = None
     if avail is not None and avail < est["memory_gb"] * 1e9:
         raise DbtierError(
             f"not enough memory for TPC-H SF {args.scale:g}: generating it needs about {est['memory_gb']:.1f} GB, "
             f"{avail / 1e9:.1f} GB is available", "choose a smaller --scale")
-    st = os.statvfs(args.data)
-    free = st.f_bavail * st.f_frsize - margin_bytes(st.f_blocks * st.f_frsize, 10)
+    free = spare_bytes(args.data, 10)
     if free < est["disk_gb"] * 1e9:
         raise DbtierError(
             f"not enough disk for TPC-H SF {args.scale:g} on {args.engine}: it needs about {est['disk_gb']:.1f} GB "
             f"in {args.data}, which has {max(free, 0) / 1e9:.1f} GB to spare after dbtier's free-space margin",
             "choose a smaller --scale or a directory with more space")
     return est
-
-
-def _mem_available() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
 
 
 def run_dss(args: argparse.Namespace) -> int:

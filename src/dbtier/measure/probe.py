@@ -87,6 +87,12 @@ def margin_bytes(total_bytes: int, margin_pct: float) -> int:
     return max(int(total_bytes * margin_pct / 100.0), min(512 * MIB, total_bytes * 5 // 100))
 
 
+def spare_bytes(path: str, margin_pct: float = 10) -> int:
+    """Free space on path's filesystem past dbtier's margin (margin_bytes); negative when inside it."""
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize - margin_bytes(st.f_blocks * st.f_frsize, margin_pct)
+
+
 def plan_file_size(avail_bytes: int, total_bytes: int, wanted: int, margin_pct: float) -> int:
     usable = avail_bytes - margin_bytes(total_bytes, margin_pct)
     size = min(wanted, usable)
