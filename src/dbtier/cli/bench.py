@@ -20,7 +20,7 @@ from dbtier.measure import cgroup as memcg
 from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
 from dbtier.measure.probe import spare_bytes
-from dbtier.report.figures import spread_text
+from dbtier.report.figures import busiest_device, spread_text
 from dbtier.model.dss import dss_scan, dss_totals
 from dbtier.model.guards import backup_guards, mark_oltp
 from dbtier.model.placement import matrix_steps
@@ -405,7 +405,7 @@ def _points_table(points: list[dict[str, Any]], header: bool, step: str) -> Tabl
         t.add_column(name, width=w, justify="left" if name in ("step", "bottleneck", "runs (TPS)") else "right",
                      no_wrap=True)
     for p in points:
-        dev = max(p["devices"], key=lambda d: d["busy_pct"], default=None)
+        dev = busiest_device(p)
         lat = p["lat_ms"]
         t.add_row(step, str(p["clients"]), f"{p['tps']:,.0f}", "-" if p["nopm"] is None else f"{p['nopm']:,.0f}",
                   _f(lat["p50"]), _f(lat["p95"]), _f(lat["p99"]), f"{p['cpu_util']['busy_pct']:.0f}",
