@@ -158,3 +158,11 @@ def test_stop_group_of_an_exited_process_does_nothing():
     assert bg.communicate(timeout_s=10) == ("", "")
     executor.stop_group(bg)
     assert bg.returncode == 4
+
+
+def test_nothing_else_starts_processes():
+    src = Path(executor.__file__).resolve().parents[1]
+    starters = ("import subprocess", "from subprocess", "os.system(", "os.popen(", "os.spawn", "os.exec", "Popen(")
+    offenders = [f"{p.relative_to(src)}: {s}" for p in sorted(src.rglob("*.py")) if p != Path(executor.__file__).resolve()
+                 for s in starters if s in p.read_text()]
+    assert offenders == []
