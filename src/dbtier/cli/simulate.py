@@ -13,13 +13,8 @@ one device role the command line leaves open with the measured device.
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import shlex
-import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +28,7 @@ from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, human_pct, human_us, parse_duration, parse_size
-from dbtier.measure import executor
+from dbtier.measure import capture
 from dbtier.sim import capture as cap
 from dbtier.sim import devices as sim_devices
 from dbtier.sim import names
@@ -358,49 +353,6 @@ def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> Non
 
 # -- capture --------------------------------------------------------------------------------------------------
 
-def _lockdown() -> str | None:
-    try:
-        text = Path("/sys/kernel/security/lockdown").read_text()
-    except OSError:
-        return None
-    m = re.search(r"\[(\w+)\]", text)
-    return None if not m or m.group(1) == "none" else m.group(1)
-
-
-def _debugfs_mounted() -> bool:
-    try:
-        return any(line.split()[1] == "/sys/kernel/debug" and line.split()[2] == "debugfs"
-                   for line in Path("/proc/mounts").read_text().splitlines() if len(line.split()) > 2)
-    except OSError:
-        return False
-
-
-def _facts(target: str) -> tuple[cap.Facts, dict[str, Any]]:
-    from dbtier.measure.machine import device_info, path_info
-    p = Path(target)
-    if not p.exists():
-        raise DbtierError(f"{target} does not exist", "give a block device (/dev/NAME) or a directory")
-    if p.is_block_device():
-        info = device_info(str(p))
-        fs = None
-    elif p.is_dir():
-        info = path_info(str(p))
-        fs = info.get("filesystem")
-    else:
-        raise DbtierError(f"{target} is neither a block device nor a directory",
-                          "give a block device (/dev/NAME) or a directory on the disk to trace")
-    bd = info.get("block_device")
-    dev = f"/dev/{bd['name']}" if bd else None
-    trace_sysfs = False
-    if bd:
-        trace_sysfs = (Path("/sys/block") / bd["disk"] / "trace").exists() or \
-            (Path("/sys/block") / bd["disk"] / bd["name"] / "trace").exists()
-    facts = cap.Facts(target=target, block_device=dev, filesystem=fs, blktrace=shutil.which("blktrace"),
-                      blkparse=shutil.which("blkparse"), root=os.geteuid() == 0, trace_sysfs=trace_sysfs,
-                      debugfs_mounted=_debugfs_mounted(), lockdown=_lockdown())
-    return facts, info
-
-
 def run_capture(args: argparse.Namespace) -> int:
     try:
         cmd = shlex.split(args.run_cmd) if args.run_cmd else []
@@ -408,31 +360,13 @@ def run_capture(args: argparse.Namespace) -> int:
         raise DbtierError(f"--run: cannot split '{args.run_cmd}': {exc}", "quote the command line once") from None
     if args.duration is not None and not (args.duration > 0):
         raise DbtierError(f"--duration must be positive, got {args.duration:g}", "e.g. --duration 60")
-    facts, info = _facts(args.target)
-    mounted_here = False
-    if args.mount_debugfs and not facts.debugfs_mounted and facts.root:
-        r = executor.run(["mount", "-t", "debugfs", "debugfs", "/sys/kernel/debug"], timeout_s=30)
-        if r.returncode != 0:
-            raise DbtierError(f"cannot mount debugfs: {r.stderr.strip() or r.returncode}",
-                              "mount it by hand: mount -t debugfs debugfs /sys/kernel/debug")
-        mounted_here = True
-        facts = cap.Facts(**{**facts.__dict__, "debugfs_mounted": True})
-    try:
+    facts, info = capture.facts(args.target)
+    with capture.debugfs(facts, args.mount_debugfs) as facts:
         problem = cap.obstacle(facts)
         if problem is not None:
             raise problem
         assert facts.block_device and facts.blktrace and facts.blkparse
         return _capture(args, facts, cmd, info)
-    finally:
-        if mounted_here:
-            executor.run(["umount", "/sys/kernel/debug"], timeout_s=30)
-
-
-def _dmesg() -> str:
-    try:
-        return executor.run(["dmesg"], timeout_s=30).stdout[-200_000:]
-    except (DbtierError, OSError):
-        return ""
 
 
 def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: dict[str, Any]) -> int:
@@ -442,36 +376,10 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
     run = Run("simulate", args, params, devices=[facts.block_device])
     raw = run.dir.path / "raw"
     raw.mkdir(exist_ok=True)
-    argv = cap.blktrace_argv(facts.blktrace, facts.block_device, str(raw), seconds=duration if not cmd else None)
-    # blktrace runs in the background while the workload (or the timer) runs; its own session, so a
-    # Ctrl-C reaches dbtier first and dbtier stops it (as executor.run does for foreground processes).
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    con = console(args)
-    workload = None
-    try:
-        time.sleep(1.0)
-        if proc.poll() is not None and proc.returncode != 0:
-            _, err = proc.communicate()
-            raise cap.blktrace_failure(err, _dmesg(), facts.block_device)
-        if cmd:
-            con.print(esc(f"tracing {facts.block_device} while running: {' '.join(cmd)}"), highlight=False)
-            workload = executor.run(cmd, timeout_s=args.duration)
-            (raw / "command.stdout").write_text(workload.stdout)
-            (raw / "command.stderr").write_text(workload.stderr)
-            executor._stop_group(proc)          # SIGINT: blktrace flushes and exits
-        else:
-            con.print(esc(f"tracing {facts.block_device} for {duration:g} s"), highlight=False)
-        out, err = proc.communicate(timeout=(duration or 0) + 60)
-    except BaseException:
-        executor._stop_group(proc)      # the lifecycle (cli/common.py) records how the run ended
-        raise
-    (raw / "blktrace.stdout").write_text(out)
-    (raw / "blktrace.stderr").write_text(err)
     trace_file = run.dir.path / CAPTURE_TRACE
-    parsed = executor.run(cap.blkparse_argv(facts.blkparse, str(raw), str(trace_file)), timeout_s=600)
-    if parsed.returncode != 0 or not trace_file.exists():
-        raise DbtierError(f"blkparse could not read the capture: {parsed.stderr.strip()[:300]}",
-                          f"the raw files are in {raw}")
+    con = console(args)
+    workload = capture.record(facts, raw, trace_file, cmd, duration, args.duration,
+                              lambda text: con.print(esc(text), highlight=False))
     from dbtier.sim.traces import read_trace
     try:
         trace = read_trace(trace_file, "blkparse")

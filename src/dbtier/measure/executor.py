@@ -3,6 +3,17 @@
 Children run in their own session so a Ctrl-C reaches dbtier first; dbtier
 then stops the whole child process group and cleans up, instead of leaving an
 engine running.
+
+Three calls cover every use:
+
+- `run(argv, timeout_s=...)`: run to completion and capture stdout and stderr
+  (a timeout stops the process group and raises `TimedOut`);
+- `start(argv)`: start a long-running process (a tracer, a server) in its own
+  process group and return a `Background` handle;
+- `stop_group(process)`: stop a process group, politely first: SIGINT (a tool
+  flushes and exits), then SIGTERM, then SIGKILL.
+
+Nothing else in dbtier imports subprocess.
 """
 
 from __future__ import annotations
@@ -32,7 +43,19 @@ class Completed:
     seconds: float
 
 
+class TimedOut(DbtierError):
+    """`run` stopped a process that did not finish within its timeout. A DbtierError (the user sees
+    the message and hint); `argv` and `timeout_s` are kept for callers that word it themselves."""
+
+    def __init__(self, argv: Sequence[str], timeout_s: float):
+        super().__init__(f"{argv[0]} did not finish within {timeout_s:.0f} s and was stopped",
+                         "the device may be hung or far slower than expected; check `dmesg`")
+        self.argv = list(argv)
+        self.timeout_s = timeout_s
+
+
 def require(tool: str) -> str:
+    """The path of `tool` on PATH, or a DbtierError that says how to install it."""
     path = shutil.which(tool)
     if path is None:
         raise DbtierError(f"{tool} is not installed (not found on PATH)",
@@ -40,7 +63,51 @@ def require(tool: str) -> str:
     return path
 
 
-def _stop_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
+class Background:
+    """A process started by `start`, the leader of its own process group. Its stdout and stderr are
+    captured as text: read them with `communicate` (after it exits or is stopped)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self._proc = proc
+        self.argv: tuple[str, ...] = tuple(proc.args)     # type: ignore[arg-type]
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    def poll(self) -> int | None:
+        """Its exit status if it has exited, else None."""
+        return self._proc.poll()
+
+    def communicate(self, timeout_s: float | None = None) -> tuple[str, str]:
+        """Wait for it to exit and return (stdout, stderr). Past timeout_s it raises
+        subprocess.TimeoutExpired and leaves the process running (the caller stops it)."""
+        out, err = self._proc.communicate(timeout=timeout_s)
+        return out or "", err or ""
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """`stop_group(self, grace_s)`."""
+        stop_group(self, grace_s)
+
+
+def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None) -> Background:
+    """Start argv in the background, in its own session (so its own process group), with stdout and
+    stderr captured. A Ctrl-C then reaches dbtier only; the caller stops the process with
+    `stop_group` (on every path out: wrap the wait in try/except BaseException)."""
+    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True)
+    return Background(proc)
+
+
+def stop_group(process: Background | subprocess.Popen, grace_s: float = 10.0) -> None:
+    """Stop the process group that `process` leads and wait for the leader: SIGINT and up to grace_s
+    for it to exit (blktrace, pgbench and pg_ctl flush and exit on it), then SIGTERM and SIGKILL, 5 s
+    each. Nothing happens if the leader has already exited."""
+    proc = process._proc if isinstance(process, Background) else process
     if proc.poll() is not None:
         return
     for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
@@ -57,24 +124,28 @@ def _stop_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
 
 def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
         timeout_s: float | None = None, discard_stdout: bool = False, grace_s: float = 10.0) -> Completed:
-    """Run argv to completion; on Ctrl-C/SIGTERM or timeout stop its process group first.
-    discard_stdout sends stdout to /dev/null (a null sink for large outputs)."""
-    start = time.monotonic()
+    """Run argv to completion in its own session and capture stdout and stderr (text).
+
+    Past timeout_s its process group is stopped (`stop_group`) and `TimedOut` is raised. On Ctrl-C or
+    SIGTERM (any exception while waiting) the group is stopped with grace_s for SIGINT and the
+    exception goes on. discard_stdout sends stdout to /dev/null (a null sink for large outputs).
+    A missing program raises OSError (FileNotFoundError), as subprocess does."""
+    start_s = time.monotonic()
     proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL if discard_stdout else subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        _stop_group(proc)
+        stop_group(proc)
         out, err = proc.communicate()
-        raise DbtierError(f"{argv[0]} did not finish within {timeout_s:.0f} s and was stopped",
-                          "the device may be hung or far slower than expected; check `dmesg`")
+        assert timeout_s is not None
+        raise TimedOut(argv, timeout_s)
     except BaseException:
-        _stop_group(proc, grace_s)
+        stop_group(proc, grace_s)
         try:
             proc.communicate(timeout=5)
         except (subprocess.TimeoutExpired, ValueError):
             pass
         raise
-    return Completed(tuple(argv), proc.returncode, out or "", err or "", time.monotonic() - start)
+    return Completed(tuple(argv), proc.returncode, out or "", err or "", time.monotonic() - start_s)

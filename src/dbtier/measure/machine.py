@@ -11,12 +11,12 @@ import platform
 import re
 import shutil
 import socket
-import subprocess
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from dbtier import __version__
+from dbtier.measure import executor
 
 # Virtual disks report whatever their driver defaults to: virtio_blk says
 # "rotational" for every disk, so the flag tells nothing about the media.
@@ -151,8 +151,8 @@ def _cmd_version(argv: list[str], pattern: str) -> str | None:
     if shutil.which(argv[0]) is None:
         return None
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
+        out = executor.run(argv, timeout_s=10).stdout
+    except (OSError, executor.TimedOut):
         return None
     m = re.search(pattern, out)
     return m.group(1) if m else out.strip() or None

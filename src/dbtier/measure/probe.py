@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any, Callable
 from dbtier.core.errors import DbtierError
 from dbtier.core.stats import snia_steady_state, sweep_should_stop
 from dbtier.core.units import GIB, KIB, MIB, human_bytes
-from dbtier.measure import fio
+from dbtier.measure import executor, fio
 from dbtier.measure.fio import FioJob
 from dbtier.measure.machine import parse_mountinfo, path_info
 from dbtier.model.durability import CommitEvidence, judge
@@ -214,7 +213,7 @@ def blank_device_problem(dev: str) -> str | None:
         return "it has partitions"
     if shutil.which("blkid") is None:
         return "blkid (util-linux) is not installed, so dbtier cannot prove the device is blank"
-    found = subprocess.run(["blkid", "-p", "-o", "export", dev], capture_output=True, text=True)
+    found = executor.run(["blkid", "-p", "-o", "export", dev])
     if found.returncode == 0:
         kv = dict(line.split("=", 1) for line in found.stdout.splitlines() if "=" in line)
         what = kv.get("TYPE") or kv.get("PTTYPE") or "a signature"

@@ -22,12 +22,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from dbtier.core.errors import DbtierError
+from dbtier.measure import executor
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -90,9 +90,12 @@ def backing_bytes(wanted: int, usable: int) -> int:
 
 def _run(argv: list[str]) -> str:
     try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.SubprocessError) as exc:
+        r = executor.run(argv, timeout_s=300)
+    except OSError as exc:
         raise DbtierError(f"--emulate: {argv[0]} failed ({exc})", "check that util-linux and e2fsprogs are installed")
+    except executor.TimedOut as exc:    # worded as subprocess words a timeout, as before the executor
+        raise DbtierError(f"--emulate: {argv[0]} failed (Command '{exc.argv}' timed out after {exc.timeout_s} seconds)",
+                          "check that util-linux and e2fsprogs are installed")
     if r.returncode != 0:
         raise DbtierError(f"--emulate: {' '.join(argv)} failed: {(r.stderr or r.stdout).strip()[:300]}",
                           "the slow tier needs loop devices (modprobe loop) and root")
@@ -172,15 +175,15 @@ class SlowTier:
                 left.append(f"{f}: {exc.strerror}")
         self._throttle = []
         if self._mounted and self.mount:
-            r = subprocess.run(["umount", self.mount], capture_output=True, text=True)
+            r = executor.run(["umount", self.mount])
             if r.returncode != 0:
-                r = subprocess.run(["umount", "-l", self.mount], capture_output=True, text=True)
+                r = executor.run(["umount", "-l", self.mount])
             if r.returncode == 0:
                 self._mounted = False
             else:
                 left.append(f"{self.mount} is still mounted: {r.stderr.strip()}")
         if self.loop and not self._mounted:
-            r = subprocess.run(["losetup", "-d", self.loop], capture_output=True, text=True)
+            r = executor.run(["losetup", "-d", self.loop])
             if r.returncode == 0:
                 self.loop = None
             else:

@@ -1,7 +1,7 @@
 """`dbtier simulate capture`, the pure parts: which obstacle stops blktrace, and its command lines.
 
-The CLI gathers the facts (tools on PATH, uid, mounts, /sys, blktrace's own
-error, dmesg) and runs the commands; these functions only judge and build, so
+`dbtier.measure.capture` gathers the facts (tools on PATH, uid, mounts, /sys,
+blktrace's own error, dmesg) and runs the commands; these functions only judge and build, so
 every reason a capture can fail is tested without the machine that has it.
 
 blktrace records block-layer events through debugfs (/sys/kernel/debug/block)

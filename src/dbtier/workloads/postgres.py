@@ -16,7 +16,6 @@ import os
 import pwd
 import shutil
 import socket
-import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -166,7 +165,7 @@ class Cluster:
         self.created.append(d)
         self._give(d)
         if os.geteuid() == 0:
-            check = subprocess.run(self._as_user(["test", "-w", str(d), "-a", "-x", str(d)]))
+            check = executor.run(self._as_user(["test", "-w", str(d), "-a", "-x", str(d)]))
             if check.returncode != 0:
                 raise DbtierError(
                     f"the {self.os_user} OS user cannot reach {d}: a parent directory is not searchable by others",
