@@ -87,9 +87,9 @@ def run_label(doc: dict[str, Any], i: int) -> str:
 
 
 def html_table(headers: Sequence[str], rows: Iterable[Sequence[str]], num_cols: Iterable[int] = (),
-           cls: str = "") -> str:
-    """Cells are HTML already (escape before); columns in num_cols are right-aligned."""
-    nums = set(num_cols)
+               cls: str = "", num_from: int | None = None) -> str:
+    """Cells are HTML already (escape before); columns in num_cols (or from num_from on) are right-aligned."""
+    nums = set(num_cols) if num_from is None else set(range(num_from, len(headers)))
     head = "".join(f'<th{" class=num" if i in nums else ""}>{h}</th>' for i, h in enumerate(headers))
     body = []
     for r in rows:
