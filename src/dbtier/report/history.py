@@ -17,8 +17,7 @@ from typing import Any, Sequence
 from dbtier.core.files import duck_path, sql_str
 from dbtier.report import svg
 from dbtier.report.base import esc, figure_frame
-from dbtier.report.svg import Marker, Series
-from dbtier.report.svg_extra_history import heat_map
+from dbtier.report.svg import Marker, Series, heat_map
 
 MAX_POINTS = 600
 MAX_DATABASES = 8

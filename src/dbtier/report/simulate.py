@@ -10,8 +10,7 @@ from typing import Any, Sequence
 from dbtier.core.units import human_pct, human_us
 from dbtier.report import svg
 from dbtier.report.base import esc, figure_frame, html_table, kv_table
-from dbtier.report.svg import Marker, Series
-from dbtier.report.svg_extra import Event, Window, cdf_chart, timeline_chart
+from dbtier.report.svg import Event, Marker, Series, Window, cdf_chart, timeline_chart
 
 DESIGN_NAMES = {"single": "one device", "read-cache": "flash read cache",
                 "preferred-read-mirror": "preferred-read mirror"}
