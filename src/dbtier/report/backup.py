@@ -73,9 +73,9 @@ def backup_section(doc: dict[str, Any], i: int) -> str:
             Series("to null", [(k, m["null_mbps"]) for k, m in enumerate(methods)], svg.colour(9))],
             x_label="method", y_label="MB/s", unit="MB/s", notes=[str(m["limit"] or "") for m in methods],
             desc="MB/s of source bytes per method, to the backup directory and to a null sink.")
-        out.append('<div class="charts">' + figure_frame(chart, "MB/s of source bytes over the whole backup. Under each "
-                                                    "method: the limiting side of the run to the directory (source "
-                                                    "read, target write, or the CPU compressing).") + "</div>")
+        out.append('<div class="charts">' + figure_frame(
+            chart, "MB/s of source bytes over the whole backup. Under each method: the limiting side of the run to the "
+                   "directory (source read, target write, or the CPU compressing).") + "</div>")
     trows = []
     for t in targets:
         devs = t.get("devices") if isinstance(t.get("devices"), dict) else {}

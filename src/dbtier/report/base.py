@@ -16,9 +16,11 @@ from dbtier.core.units import human_bytes
 from dbtier.model.guards import doc_guards
 from dbtier.report.figures import get, isnum  # one definition, shared with the Markdown report and `show`
 
-# -- small formatting helpers ------------------------------------------------------
+
+# -- escaping, numbers and times, tables, key-value lists, figure frames --------------------------
 
 def esc(x: Any) -> str:
+    """`x` as HTML text (None as nothing): every section escapes data through this one function."""
     return escape("" if x is None else str(x))
 
 
@@ -157,7 +159,7 @@ def machine_section(doc: dict[str, Any]) -> str:
             ("mount options", lambda t: f'<code class="wrap">{esc(t.get("mount_options") or "—")}</code>'),
             ("source", lambda t: esc(t.get("source") or "—")),
             ("device", lambda t: esc(" · ".join(dict.fromkeys(str(x) for x in (bd(t).get("name"), bd(t).get("disk"))
-                                                             if x)) or "—")),
+                                                              if x)) or "—")),
             ("device model", lambda t: esc(bd(t).get("model") or "—")),
             ("driver", lambda t: esc(bd(t).get("driver") or "—")),
             ("virtual", lambda t: yes_no(bd(t).get("virtual"))),
@@ -177,12 +179,12 @@ def machine_section(doc: dict[str, Any]) -> str:
     versions = m.get("versions")
     tools = ""
     if isinstance(versions, dict) and versions:
-        tools = "<h4>Tool versions</h4>" + kv_table((k, esc(v) if v is not None else '<span class="na">not installed</span>')
-                                               for k, v in versions.items())
+        tools = "<h4>Tool versions</h4>" + kv_table(
+            (k, esc(v) if v is not None else '<span class="na">not installed</span>') for k, v in versions.items())
     return ('<h3>Machine</h3><div class="top"><div>' + "".join(out) + "</div><div>" + tools + "</div></div>"
             + storage)
 
-# -- the run chrome: heading, errors, JSON, the generic section ------------------------------------------------------------------------------------
+# -- the run chrome: heading, errors, JSON, the generic section, cache guards -------------------------
 
 def errors_html(doc: dict[str, Any]) -> str:
     errs = doc.get("errors")
@@ -202,7 +204,8 @@ def errors_html(doc: dict[str, Any]) -> str:
 def run_head(doc: dict[str, Any], i: int, anchor: str) -> str:
     return (f'<h2 id="{anchor}">{esc(doc.get("command") or "unknown")} · {esc(run_label(doc, i))} '
             f'{badge(doc.get("status"))}</h2>'
-            f'<p class="sub">started {time_text(doc.get("started_at"))} · finished {time_text(doc.get("finished_at"))} · '
+            f'<p class="sub">started {time_text(doc.get("started_at"))} · '
+            f'finished {time_text(doc.get("finished_at"))} · '
             f'took {duration_text(doc.get("started_at"), doc.get("finished_at"))}'
             + (f' · dbtier {esc(doc.get("dbtier_version"))}' if doc.get("dbtier_version") else "")
             + (f' · <code>{esc(doc.get("_run_dir"))}</code>' if doc.get("_run_dir") else "") + "</p>")
@@ -242,7 +245,7 @@ def guards_html(doc: dict[str, Any]) -> str:
                    f'{esc(_GUARD_TITLES.get(k, "Guard: " + k))}</b>: {esc(g.get("message"))}</div>')
     return "".join(out)
 
-# -- shared by the bench kinds
+# -- shared by the bench kinds (oltp, dss, backup) --------------------------------------------------
 
 def plural(n: Any, word: str) -> str:
     return f"{num(n)} {word}" + ("" if n == 1 else "s")

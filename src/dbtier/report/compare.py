@@ -122,18 +122,19 @@ def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
                 by = {q["query"]: q.get("seconds") for q in F.dss_queries(d)}
                 series.append(Series(names[k], [(n, by.get(q) if isnum(by.get(q)) else None)
                                                 for n, q in enumerate(qs)], svg.colour(k)))
-            out.append(figure_frame(svg.bar_chart("TPC-H per-query time, runs side by side", [f"Q{q}" for q in qs], series,
-                                             x_label="query", y_label="seconds", unit="s", width=1000,
-                                             value_labels=False, desc="Grouped bars: each query, one bar per run."),
-                               "One group per query, one bar per run (the median of its warm runs)."))
+            out.append(figure_frame(svg.bar_chart("TPC-H per-query time, runs side by side", [f"Q{q}" for q in qs],
+                                                  series, x_label="query", y_label="seconds", unit="s", width=1000,
+                                                  value_labels=False,
+                                                  desc="Grouped bars: each query, one bar per run."),
+                                    "One group per query, one bar per run (the median of its warm runs)."))
     elif kind == "bench oltp":
         lines = [Series(names[k], [(p["clients"], p.get("tps")) for p in F.oltp_view(d)["points"]], svg.colour(k))
                  for k, (d, _) in enumerate(group)]
         if any(s.points for s in lines):
             out.append(figure_frame(svg.line_chart("TPS vs clients, runs side by side", lines, x_label="clients",
-                                              y_label="transactions per second", x_log2=True,
-                                              desc="One line per run."), "One line per run (a placement matrix: its "
-                                                                        "last step)."))
+                                                   y_label="transactions per second", x_log2=True,
+                                                   desc="One line per run."),
+                                    "One line per run (a placement matrix: its last step)."))
     elif kind == "bench backup":
         methods = list(dict.fromkeys(m["method"] for d, _ in group for m in F.backup_methods(d)))
         if methods:
@@ -142,9 +143,9 @@ def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
                 by = {m["method"]: m["dir_mbps"] for m in F.backup_methods(d)}
                 series.append(Series(names[k], [(n, by.get(m)) for n, m in enumerate(methods)], svg.colour(k)))
             out.append(figure_frame(svg.bar_chart("Backup MB/s to the directory, runs side by side", methods, series,
-                                             x_label="method", y_label="MB/s", unit="MB/s",
-                                             desc="Grouped bars: each method, one bar per run."),
-                               "One group per method, one bar per run: MB/s to the backup directory."))
+                                                  x_label="method", y_label="MB/s", unit="MB/s",
+                                                  desc="Grouped bars: each method, one bar per run."),
+                                    "One group per method, one bar per run: MB/s to the backup directory."))
     return out
 
 

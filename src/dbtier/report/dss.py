@@ -92,10 +92,10 @@ def _dss_charts(doc: dict[str, Any]) -> list[str]:
     if isnum(rep) and rep > 1 and any(y is not None for _, y in cold):
         series.append(Series("cold (run 1)", cold, svg.colour(9)))
     out = [figure_frame(svg.bar_chart("TPC-H: time per query", cats, series, x_label="query", y_label="seconds",
-                                 unit="s", width=1000, value_labels=labels,
-                                 desc="Seconds per query; warm median and the cold first run."),
-                   "Each query's time: the median of the warm runs, and the cold first run (database reopened"
-                   + (", OS page cache dropped" if any(r.get("caches_dropped") for run in doc.get("runs") or []
+                                      unit="s", width=1000, value_labels=labels,
+                                      desc="Seconds per query; warm median and the cold first run."),
+                        "Each query's time: the median of the warm runs, and the cold first run (database reopened"
+                        + (", OS page cache dropped" if any(r.get("caches_dropped") for run in doc.get("runs") or []
                                                      if isinstance(run, list) for r in run if isinstance(r, dict))
                       else "") + ").")]
     if any(isnum(q.get("temp_bytes")) and q["temp_bytes"] > 0 for q in qs):
@@ -114,17 +114,18 @@ def _dss_charts(doc: dict[str, Any]) -> list[str]:
     io = [x for x in io if any(y for _, y in x.points)]
     if io:
         out.append(figure_frame(svg.bar_chart("TPC-H: device bytes per query", cats, io, x_label="query", y_label="MB",
-                                         unit="MB", width=1000, value_labels=False,
-                                         desc="Bytes read and written on the placement devices per query."),
-                           "From /proc/diskstats of the devices behind the data and temp directories; MB = 10⁶ "
-                           "bytes. A warm run reads little: the data is in the page cache."))
+                                              unit="MB", width=1000, value_labels=False,
+                                              desc="Bytes read and written on the placement devices per query."),
+                                "From /proc/diskstats of the devices behind the data and temp directories; MB = 10⁶ "
+                                "bytes. A warm run reads little: the data is in the page cache."))
     cpu = [(k, q.get("cpu_util") if isnum(q.get("cpu_util")) else None) for k, q in enumerate(qs)]
     if any(y is not None for _, y in cpu):
         out.append(figure_frame(svg.bar_chart("TPC-H: CPU busy per query", cats, [Series("CPU %", cpu, svg.colour(2))],
-                                         x_label="query", y_label="% of all cores", unit="%", y_max=100, width=1000,
-                                         value_labels=False, desc="CPU busy % of all cores while each query ran."),
-                           "User + system time of all cores while each query ran (/proc/stat): near 100% the "
-                           "queries wait on the CPU, not the storage."))
+                                              x_label="query", y_label="% of all cores", unit="%", y_max=100,
+                                              width=1000, value_labels=False,
+                                              desc="CPU busy % of all cores while each query ran."),
+                                "User + system time of all cores while each query ran (/proc/stat): near 100% the "
+                                "queries wait on the CPU, not the storage."))
     return out
 
 
@@ -149,8 +150,8 @@ def _dss_table(doc: dict[str, Any]) -> str:
                      num(to_mb(q.get("read_bytes")), 1), num(to_mb(q.get("write_bytes")), 1),
                      num(q.get("cpu_util"), 0), ok])
     t = html_table(["query", "seconds", "cold s", "every run (s)", "warm runs (min–max, n)", "rows", "temp MB",
-                "read MB (cold)", "read MB", "written MB", "CPU %", "answer"], rows,
-               num_cols=[1, 2, 3, *range(5, 11)], cls="points")
+                    "read MB (cold)", "read MB", "written MB", "CPU %", "answer"], rows,
+                   num_cols=[1, 2, 3, *range(5, 11)], cls="points")
     return (f'<details><summary>All {len(qs)} queries</summary><div class="wide">{t}</div>'
             '<p class="reason">seconds: the median of the warm runs (the mean of the two middle ones for an even '
             "count; the cold run when there is no warm one); "

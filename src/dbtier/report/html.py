@@ -4,6 +4,11 @@ Pure: documents in, a string out. Everything the page needs is inline (CSS,
 charts as SVG), so it opens offline and prints as it looks. Documents of
 commands this module does not know get a generic section, so a report never
 fails on a newer or partial document.
+
+This module is the page: its style, the verdict, the runs table, the contents,
+the side by side (report/compare.py) and one section per run, drawn by the
+module of its kind (report/probe.py, plan.py, oltp.py, dss.py, backup.py,
+simulate.py, history.py, lab.py), all built from report/base.py.
 """
 
 from __future__ import annotations
@@ -292,7 +297,7 @@ def render_html(docs: list[dict[str, Any]]) -> str:
                 body.append(lab_section(d, i, anchors.get(i, {})))
             except Exception as exc:  # as _section: a malformed lab must not cost the report
                 body.append(generic_section(d, i, note=f"This lab document could not be drawn in full "
-                                                        f"({type(exc).__name__}: {exc}); its raw content follows."))
+                                                       f"({type(exc).__name__}: {exc}); its raw content follows."))
         else:
             body.append(_section(d, i))
         body += [_section(c, k) for c, k in kids.get(i, [])]

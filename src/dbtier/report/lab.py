@@ -71,12 +71,13 @@ def lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int]) -> str:
     req = doc.get("requirement")
     if isinstance(req, dict) and req:
         out.append("<h4>Load passed to the plan</h4>" + kv_table((REQ_LABELS.get(k, k.replace("_", " ")),
-                                                             num(v, 1) if isnum(v) else json_value(v))
-                                                            for k, v in req.items()))
+                                                                  num(v, 1) if isnum(v) else json_value(v))
+                                                                 for k, v in req.items()))
     standing = doc.get("standing")
     if isinstance(standing, list) and standing:
         out.append("<h4>Against the catalog</h4>" + "".join(
-            kv_table((k.replace("_", " "), json_value(v)) for k, v in s.items()) for s in standing if isinstance(s, dict)))
+            kv_table((k.replace("_", " "), json_value(v)) for k, v in s.items())
+            for s in standing if isinstance(s, dict)))
     out.append(machine_section(doc))
     out.append(json_details(doc))
     return f'<section class="run lab">{"".join(out)}</section>'

@@ -256,11 +256,12 @@ def _chart_oltp_waits(points: list[dict[str, Any]]) -> str | None:
                                   y_label="% of sampled backend states", y_max=100, unit="%", totals=False,
                                   notes=notes, desc="Shares of sampled pg_stat_activity states per client count; "
                                                     "under each bar, the bottleneck judged at that point.")
-    return figure_frame(chart, "pg_stat_activity sampled during each point, wait events grouped: cpu (running), "
-                          "storage (data-file, temp and buffer I/O waits), commit (WAL write and sync, group commit, "
-                          "synchronous standby), lock (heavy and light-weight locks, WAL insertion included), client "
-                          "(waiting for pgbench), other (IPC, timeouts, buffer pins, extensions). Under each bar: the "
-                          "bottleneck judged at that point (unknown without wait samples).")
+    return figure_frame(chart,
+                        "pg_stat_activity sampled during each point, wait events grouped: cpu (running), storage "
+                        "(data-file, temp and buffer I/O waits), commit (WAL write and sync, group commit, "
+                        "synchronous standby), lock (heavy and light-weight locks, WAL insertion included), client "
+                        "(waiting for pgbench), other (IPC, timeouts, buffer pins, extensions). Under each bar: the "
+                        "bottleneck judged at that point (unknown without wait samples).")
 
 
 def _chart_oltp_util(points: list[dict[str, Any]]) -> str | None:
@@ -279,9 +280,10 @@ def _chart_oltp_util(points: list[dict[str, Any]]) -> str | None:
     chart = svg.line_chart("CPU and device utilisation vs clients", series, x_label="clients", y_label="%",
                            x_log2=True, y_max=100,
                            desc="Machine CPU busy and iowait %, and each placement device's busy %.")
-    return figure_frame(chart, "CPU: user + system time of all cores (/proc/stat); iowait dashed. Device busy %: the "
-                          "share of time the device had I/O in flight (/proc/diskstats) — a pegged CPU stretches "
-                          "completions and can make a fast device look busy.")
+    return figure_frame(chart,
+                        "CPU: user + system time of all cores (/proc/stat); iowait dashed. Device busy %: the share "
+                        "of time the device had I/O in flight (/proc/diskstats) — a pegged CPU stretches completions "
+                        "and can make a fast device look busy.")
 
 
 def _series_samples(p: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -317,7 +319,7 @@ def _charts_oltp_time(p: dict[str, Any] | None, which: str) -> list[str]:
     raw = p.get("series") if isinstance(p.get("series"), list) else []
     cut = (" A final sample covering only a few milliseconds is left out." if len(raw) > len(samples) else "")
     out.append(figure_frame(cpu, f"Sampled from /proc/stat{interval} during the {esc(which)} point "
-                            f"({_clients_label(p.get('clients'))}); the bands are stacked.{cut}"))
+                                 f"({_clients_label(p.get('clients'))}); the bands are stacked.{cut}"))
     names = list(dict.fromkeys(str(n) for s in samples for n in (s.get("devices") or {})
                                if isinstance(s.get("devices"), dict)))
     if names:
@@ -434,33 +436,33 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
                   for i, c in enumerate(classes)]
     notes = [f"{bns[k]}\n{_clients_label(b['clients'])}" if b else "no points" for k, b in enumerate(bests)]
     figs = [figure_frame(svg.stacked_bar_chart("Best TPS per placement step", names, tps_series, x_label="step",
-                                          y_label="transactions per second", unit="TPS", notes=notes,
-                                          desc="One bar per step in the order run, coloured by the bottleneck "
+                                               y_label="transactions per second", unit="TPS", notes=notes,
+                                               desc="One bar per step in the order run, coloured by the bottleneck "
                                                "at its best point."),
-                    "One bar per step, in the order run; the colour and the label under each bar name the "
-                    "bottleneck at that step's best point, with its client count.")]
+                         "One bar per step, in the order run; the colour and the label under each bar name the "
+                         "bottleneck at that step's best point, with its client count.")]
     p95 = [(k, get(b, "lat_ms", "p95")) for k, b in enumerate(bests) if b]
     figs.append(figure_frame(svg.bar_chart("p95 latency per placement step", names,
-                                      [Series("p95", p95, svg.colour(1))], x_label="step", y_label="ms",
-                                      unit="ms", desc="p95 transaction latency at each step's best point."),
-                        "p95 transaction latency at each step's best point."))
+                                           [Series("p95", p95, svg.colour(1))], x_label="step", y_label="ms",
+                                           unit="ms", desc="p95 transaction latency at each step's best point."),
+                             "p95 transaction latency at each step's best point."))
     util = [Series("CPU busy %", [(k, get(b, "cpu_util", "busy_pct")) for k, b in enumerate(bests) if b],
                    svg.colour(2)),
             Series("device busy % (busiest)", [(k, _dev_max(b, "busy_pct")) for k, b in enumerate(bests) if b],
                    svg.colour(0))]
     figs.append(figure_frame(svg.bar_chart("CPU and device busy per placement step", names, util, x_label="step",
-                                      y_label="%", unit="%", y_max=100,
-                                      desc="CPU busy % and the busiest placement device's busy % at each step's "
+                                           y_label="%", unit="%", y_max=100,
+                                           desc="CPU busy % and the busiest placement device's busy % at each step's "
                                            "best point."),
-                        "When the CPU is near 100% the device figures are stretched by scheduling: the limit "
-                        "is the CPU even where a device looks busy."))
+                             "When the CPU is near 100% the device figures are stretched by scheduling: the limit "
+                             "is the CPU even where a device looks busy."))
     lines = [Series(n, [(p["clients"], p.get("tps")) for p in ps], svg.colour(k)) for k, (n, ps)
              in enumerate(zip(names, pts)) if ps]
     if lines:
         figs.append(figure_frame(svg.line_chart("TPS vs clients, every step", lines, x_label="clients",
-                                           y_label="transactions per second", x_log2=True,
-                                           desc="One line per placement step."),
-                            "One line per step: where each placement's throughput stops growing."))
+                                                y_label="transactions per second", x_log2=True,
+                                                desc="One line per placement step."),
+                                 "One line per step: where each placement's throughput stops growing."))
     out.append('<div class="charts">' + "".join(figs) + "</div>")
     rows = []
     memory = reads_from_memory(doc_guards(doc))

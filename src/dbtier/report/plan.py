@@ -119,7 +119,7 @@ def _plan_equivalent(doc: dict[str, Any]) -> str:
                      _usd(m.get("reference_price_usd")),
                      (f"{ratio:,.2f}×" if isnum(ratio) else "—")])
     out.append(html_table(["metric", "to match", "count", "price", "reference price", "price ratio"], rows,
-                      num_cols=(2, 3, 4, 5)))
+                          num_cols=(2, 3, 4, 5)))
     names = [f"1 × {ref.get('device')}"]
     arrs = [ref]
     for metric in ("iops", "throughput", "capacity"):
@@ -146,7 +146,7 @@ def _plan_budget(doc: dict[str, Any]) -> str:
                      esc(o.get("note") or "")])
     out.append('<div class="wide">' + html_table(["device", "count", "price", "GB", "IOPS (mix)", "read MB/s",
                                                "write MB/s", "read µs", "write µs", ""], rows,
-                                              num_cols=range(1, 9)) + "</div>")
+                                                  num_cols=range(1, 9)) + "</div>")
     bought = [o for o in opts if isnum(o.get("count")) and o["count"] > 0]
     if bought:
         arrs = [o["array"] if isinstance(o.get("array"), dict) else o for o in bought]
@@ -174,7 +174,7 @@ def _margin_cell(m: Any, headroom: Any) -> str:
 
 
 REQ_LABELS = {"read_iops": "read IOPS", "write_iops": "write IOPS", "read_mbps": "read MB/s",
-               "write_mbps": "write MB/s", "capacity_gb": "capacity GB", "read_latency_us": "read latency µs"}
+              "write_mbps": "write MB/s", "capacity_gb": "capacity GB", "read_latency_us": "read latency µs"}
 
 
 def _plan_size(doc: dict[str, Any]) -> str:
@@ -183,7 +183,7 @@ def _plan_size(doc: dict[str, Any]) -> str:
     headroom = req.get("headroom")
     out = ["<h3>Cheapest configurations that meet the requirement</h3>"]
     kv = [(REQ_LABELS.get(k, k), num(req.get(k))) for k in ("read_iops", "write_iops", "read_mbps", "write_mbps",
-                                                              "capacity_gb") if isnum(req.get(k))]
+                                                            "capacity_gb") if isnum(req.get(k))]
     if isnum(req.get("max_read_latency_us")):
         kv.append(("read latency ceiling", f"{num(req['max_read_latency_us'])} µs"))
     kv.append(("headroom", f"{headroom:.0%}" if isnum(headroom) else "—"))
@@ -211,7 +211,7 @@ def _plan_size(doc: dict[str, Any]) -> str:
                      *(_margin_cell(meets.get(k), headroom) for k in keys)])
     if rows:
         out.append('<div class="wide">' + html_table(heads, rows, num_cols=(2, 3, 4, 5, 6, *range(8, 8 + len(keys))),
-                                                 cls="cands") + "</div>")
+                                                     cls="cands") + "</div>")
         out.append('<p class="reason">Ranked by price. Margin = offered / required − 1 (read and write rates '
                    'offered while the other is also served), shown as a multiple from 2× up; a requirement is met '
                    'when its margin is at least the headroom. The binding requirement is the one whose own smallest '

@@ -108,7 +108,7 @@ def _chart_latency(points: list[dict[str, Any]]) -> str | None:
                            x_label="outstanding I/O (jobs × queue depth)", y_label="latency (µs)",
                            x_log2=True, y_log=True, desc="p50 solid, p99 dashed; both axes logarithmic.")
     return figure_frame(chart, "Latency per I/O from submission to completion (fio lat); p50 solid, p99 dashed; "
-                          "logarithmic axes.")
+                               "logarithmic axes.")
 
 
 def _chart_sequential(points: list[dict[str, Any]]) -> str | None:
@@ -126,7 +126,7 @@ def _chart_sequential(points: list[dict[str, Any]]) -> str | None:
     chart = svg.line_chart("Sequential throughput vs streams", series, x_label="concurrent streams",
                            y_label="MB/s", x_log2=True, desc="One line per sequential test; writes dashed.")
     return figure_frame(chart, "Each stream reads or writes its own region of the test file; MB = 10⁶ bytes. "
-                          "The sweep stops once another stream adds less than 5%.")
+                               "The sweep stops once another stream adds less than 5%.")
 
 
 def _commit_points(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -259,7 +259,7 @@ def _target_facts(target: dict[str, Any], mt: dict[str, Any] | None) -> str:
             ("kind", esc(target.get("kind") or "—")),
             ("filesystem", esc(target.get("filesystem") or (mt or {}).get("filesystem") or "—")),
             ("device", esc(" · ".join(str(x) for x in (bd.get("name"), bd.get("model"), bd.get("driver")) if x)
-                          or "—")),
+                           or "—")),
             ("test file", esc(human_bytes(target["file_bytes"])) if isnum(target.get("file_bytes")) else "—"),
             ("I/O", "direct (O_DIRECT)" if target.get("direct_io") is not False else
              "<b>buffered, through the page cache</b>"),

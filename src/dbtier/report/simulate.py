@@ -73,7 +73,7 @@ def cdf_charts(doc: dict[str, Any], others: Sequence[tuple[str, dict[str, Any]]]
             continue
         chart = cdf_chart(f"{op.capitalize()} latency, cumulative", series)
         out.append(figure_frame(chart, f"Fraction of {op}s completed within each latency (log scale); dots mark p50 "
-                           "and p99. From the queueing model over the trace's own arrival times."))
+                                "and p99. From the queueing model over the trace's own arrival times."))
     return out
 
 
@@ -116,15 +116,15 @@ def timeline_charts(doc: dict[str, Any]) -> list[str]:
         cap += (f" Shaded: the side is down, then resyncing; {secs}; the design ran without redundancy for "
                 f"{rs['unprotected_seconds']:,.0f} s.")
     out.append(figure_frame(timeline_chart("Read latency over the trace", lat, windows=windows, events=events,
-                                      x_label=f"time ({unit})", y_label="latency (µs, log scale)", y_log=True),
-                       cap))
+                                           x_label=f"time ({unit})", y_label="latency (µs, log scale)", y_log=True),
+                            cap))
     if any(p.get("read_hit_ratio") is not None for p in series):
         hr = [Series("read hit ratio", [(p["t_s"] / div, _pc(p.get("read_hit_ratio"))) for p in series],
                      colour=svg.colour(0))]
         out.append(figure_frame(timeline_chart("Cache hit ratio over the trace", hr, events=events,
-                                          x_label=f"time ({unit})", y_label="read hit ratio (%)", y_max=100.0),
-                           "Blocks of reads served from the cache, per bucket; after a restart the cache starts "
-                           "empty and warms up again."))
+                                               x_label=f"time ({unit})", y_label="read hit ratio (%)", y_max=100.0),
+                                "Blocks of reads served from the cache, per bucket; after a restart the cache starts "
+                                "empty and warms up again."))
     return out
 
 
@@ -182,7 +182,8 @@ def section_html(doc: dict[str, Any]) -> str:
         trows.append([op, *[_us(v.get(k)) for k in ("p50", "p95", "p99", "p999")]])
         if base:
             b = base["latency_us"].get(op) or {}
-            trows.append([f"{op}, {esc(base['device'])} alone", *[_us(b.get(k)) for k in ("p50", "p95", "p99", "p999")]])
+            trows.append([f"{op}, {esc(base['device'])} alone",
+                          *[_us(b.get(k)) for k in ("p50", "p95", "p99", "p999")]])
     out.append("<h4>Latency</h4>" + html_table(["", "p50", "p95", "p99", "p99.9"], trows, num_from=1))
 
     figures = [f for f in [curve_chart(doc)] if f] + cdf_charts(doc) + timeline_charts(doc)
