@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from rich import box
-from rich.markup import escape
 from rich.table import Table
 
 from dbtier.cli.markup import esc, lit
@@ -62,7 +61,7 @@ def _server_line(catalog: Catalog) -> str:
         return ("[dim]server: no [server] table, so no drive ports of its own: HBA/enclosure units are priced "
                 "from the first drive[/dim]")
     return (f"[dim]server: {s.drive_ports} drive port{'s' if s.drive_ports != 1 else ''} of its own "
-            f"(from {escape(s.origin)}); overheads marked 'past ports' are priced only for drives beyond them "
+            f"(from {esc(s.origin)}); overheads marked 'past ports' are priced only for drives beyond them "
             "(`dbtier plan ... --server-ports N` to change, --devices-only to price drives alone)[/dim]")
 
 

@@ -11,22 +11,17 @@ from __future__ import annotations
 import contextvars
 import datetime as _dt
 import math
-from html import escape
 from pathlib import Path
 from typing import Any, Sequence
 
 from dbtier.core.files import duck_path, sql_str
 from dbtier.report import svg
-from dbtier.report.svg import Marker, Series
-from dbtier.report.svg_extra_history import heat_map
+from dbtier.report.base import esc, figure_frame
+from dbtier.report.svg import Marker, Series, heat_map
 
 MAX_POINTS = 600
 MAX_DATABASES = 8
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-
-
-def _e(x: Any) -> str:
-    return escape(str(x))
 
 
 def _n(x: Any, digits: int = 0) -> str:
@@ -36,19 +31,20 @@ def _n(x: Any, digits: int = 0) -> str:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], num_from: int = 1) -> str:
-    head = "".join(f'<th class="{"num" if i >= num_from else ""}">{_e(h)}</th>' for i, h in enumerate(headers))
+    """History's own table: headers are plain text, each cell carries a class, and it scrolls sideways."""
+    head = "".join(f'<th class="{"num" if i >= num_from else ""}">{esc(h)}</th>' for i, h in enumerate(headers))
     body = "".join("<tr>" + "".join(f'<td class="{"num" if i >= num_from else ""}">{c}</td>' for i, c in enumerate(r))
                    + "</tr>" for r in rows)
     return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _figure(chart: str, caption: str = "") -> str:
-    cap = f"<figcaption>{_e(caption)}</figcaption>" if caption else ""
-    return f"<figure>{chart}{cap}</figure>"
+    """Captions here are plain text: escaped, then framed as every section frames a chart."""
+    return figure_frame(chart, esc(caption))
 
 
 def _note(text: str, bad: bool = False) -> str:
-    return f'<p class="note{" bad" if bad else ""}">{_e(text)}</p>'
+    return f'<p class="note{" bad" if bad else ""}">{esc(text)}</p>'
 
 
 # What could not be read while drawing one section: said at the end of it, never silently dropped.
@@ -154,7 +150,7 @@ def _peaks_table(dbs: Sequence[dict[str, Any]]) -> str:
     rows = []
     for db in dbs:
         pk = db.get("peaks") or {}
-        rows.append([_e(db.get("name")), _n(db.get("intervals"))]
+        rows.append([esc(db.get("name")), _n(db.get("intervals"))]
                     + [f"{_n((pk.get(m) or {}).get('p95'), d)} / {_n((pk.get(m) or {}).get('max'), d)}"
                        for m, d in (("read_iops", 0), ("write_iops", 0), ("read_mbps", 1), ("write_mbps", 1))])
     return _table(["database", "intervals", "read IOPS p95 / max", "write IOPS", "read MB/s", "write MB/s"], rows)
@@ -162,7 +158,7 @@ def _peaks_table(dbs: Sequence[dict[str, Any]]) -> str:
 
 def _import(doc: dict[str, Any], run_dir: str) -> str:
     dbs = doc.get("databases") or []
-    out = [f"<p>{_e(doc.get('source'))} history of {len(dbs)} database(s) from {len(doc.get('files') or [])} "
+    out = [f"<p>{esc(doc.get('source'))} history of {len(dbs)} database(s) from {len(doc.get('files') or [])} "
            f"file(s); times in UTC.</p>", _peaks_table(dbs)]
     for note in doc.get("limitations") or []:
         out.append(_note(note, bad=True))
@@ -177,7 +173,7 @@ def _import(doc: dict[str, Any], run_dir: str) -> str:
     cols = ("read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps")
     for db in dbs[:MAX_DATABASES]:
         name = db.get("name")
-        out.append(f"<h4>{_e(name)}</h4>")
+        out.append(f"<h4>{esc(name)}</h4>")
         rows = _downsampled(run_dir, totals, "database = ?", [name], cols)
         tot = db.get("total") or {}
         out += _time_charts(name, rows, (tot.get("iops") or {}).get("max"), (tot.get("mbps") or {}).get("max"))
@@ -187,7 +183,7 @@ def _import(doc: dict[str, Any], run_dir: str) -> str:
         top = db.get("top_intervals") or []
         if top:
             out.append(_table(["busiest intervals (start, UTC)", "read IOPS", "write IOPS", "read MB/s", "write MB/s"],
-                              [[_e(t.get("start")), _n(t.get("read_iops")), _n(t.get("write_iops")),
+                              [[esc(t.get("start")), _n(t.get("read_iops")), _n(t.get("write_iops")),
                                 _n(t.get("read_mbps"), 1), _n(t.get("write_mbps"), 1)] for t in top[:5]]))
     if len(dbs) > MAX_DATABASES:
         out.append(_note(f"{len(dbs) - MAX_DATABASES} more databases are in the table above and the Parquet files; "
@@ -205,7 +201,7 @@ def _dma(doc: dict[str, Any], run_dir: str) -> str:
         if not hours:
             continue
         name = db.get("name")
-        out.append(f"<h4>{_e(name)}</h4>")
+        out.append(f"<h4>{esc(name)}</h4>")
         for m, u in (("read_iops", "IOPS"), ("write_iops", "IOPS"), ("read_mbps", "MB/s"), ("write_mbps", "MB/s")):
             series = [Series(st, [(h["hour"], (h.get(m) or {}).get(st)) for h in hours], colour=svg.colour(i),
                              dashed=st == "avg") for i, st in enumerate(_STATS) if st in ("avg", "p50", "p95", "max")]
@@ -228,18 +224,18 @@ def _consolidate(doc: dict[str, Any], run_dir: str) -> str:
     sg = doc.get("sum_of_peaks_grid") or sp    # older documents had only the grid's
     g = doc.get("grid") or {}
     out = [f"<p>{len(doc.get('databases') or [])} databases on a common UTC grid of {_n(g.get('step_seconds'))} s "
-           f"from {_e(g.get('start'))} to {_e(g.get('end'))}.</p>",
-           _table(["", "IOPS", "MB/s"], [[f"sum of the peaks ({_e(sp.get('percentile') or 'max')} of each own series)",
+           f"from {esc(g.get('start'))} to {esc(g.get('end'))}.</p>",
+           _table(["", "IOPS", "MB/s"], [[f"sum of the peaks ({esc(sp.get('percentile') or 'max')} of each own series)",
                                           _n(sp.get("iops")), _n(sp.get("mbps"), 1)],
                                          ["sum of the peaks on the grid", _n(sg.get("iops")), _n(sg.get("mbps"), 1)],
                                          ["peak of the sum (on the grid)", _n(ps.get("iops")), _n(ps.get("mbps"), 1)],
                                          ["gain (grid sum of peaks / peak of sum)", _n(doc.get("gain"), 2),
                                           _n(doc.get("gain_mbps"), 2)]]),
-           f"<p>The combined IOPS peak is at {_e(doc.get('peak_time'))}.</p>"]
+           f"<p>The combined IOPS peak is at {esc(doc.get('peak_time'))}.</p>"]
     drivers = doc.get("drivers") or []
     if drivers:
         out.append(_table(["what drives the combined peak", "IOPS at the peak", "share", "its own peak"],
-                          [[_e(d.get("database")), _n(d.get("iops")),
+                          [[esc(d.get("database")), _n(d.get("iops")),
                             "–" if d.get("share") is None else f"{d['share']:.0%}", _n(d.get("own_peak_iops"))]
                            for d in drivers]))
     sum_pq, grid_pq, prof = _pq(run_dir, "sum.parquet"), _pq(run_dir, "grid.parquet"), _pq(run_dir, "profiles.parquet")
@@ -279,8 +275,8 @@ def _requirement(doc: dict[str, Any]) -> str:
                                 ("read_mbps", "read MB/s", 1), ("write_mbps", "write MB/s", 1),
                                 ("capacity_gb", "capacity GB", 1))]
     pct = req.get("percentile")
-    return (f"<p>p{_e(pct if pct != 100 else 'max')} of {_e(src.get('of'))} (from {_e(src.get('run_dir'))}), with "
-            f"{_n((req.get('headroom') or 0) * 100)}% headroom; capacity from {_e(src.get('capacity_from'))}.</p>"
+    return (f"<p>p{esc(pct if pct != 100 else 'max')} of {esc(src.get('of'))} (from {esc(src.get('run_dir'))}), with "
+            f"{_n((req.get('headroom') or 0) * 100)}% headroom; capacity from {esc(src.get('capacity_from'))}.</p>"
             + _table(["", "measured", "with headroom"], rows))
 
 

@@ -5,38 +5,15 @@ and resync). Pure: a document in, HTML out; it only reads the document.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any, Sequence
 
 from dbtier.core.units import human_pct, human_us
 from dbtier.report import svg
-from dbtier.report.svg import Marker, Series
-from dbtier.report.svg_extra import Event, Window, cdf_chart, timeline_chart
+from dbtier.report.base import esc, figure_frame, html_table, kv_table
+from dbtier.report.svg import Event, Marker, Series, Window, cdf_chart, timeline_chart
 
 DESIGN_NAMES = {"single": "one device", "read-cache": "flash read cache",
                 "preferred-read-mirror": "preferred-read mirror"}
-
-
-def _e(x: Any) -> str:
-    return escape(str(x))
-
-
-
-
-def _figure(chart: str, caption: str) -> str:
-    return f"<figure>{chart}<figcaption>{caption}</figcaption></figure>"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], num_from: int = 1) -> str:
-    head = "".join(f'<th{" class=num" if i >= num_from else ""}>{h}</th>' for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f'<td{" class=num" if i >= num_from else ""}>{c}</td>' for i, c in enumerate(r))
-                   + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _kv(rows: Sequence[tuple[str, str]]) -> str:
-    return '<table class="kv"><tbody>' + "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in rows) + \
-        "</tbody></table>"
 
 
 def _time_unit(end_s: float) -> tuple[float, str]:
@@ -72,7 +49,7 @@ def curve_chart(doc: dict[str, Any]) -> str | None:
                            markers=markers)
     cap = (f"One replay per size. Working set {ws / 1e9:.3g} GB ({det.get('block_size')}-byte blocks): a "
            "larger cache only saves first-touch misses." if ws else "One replay per size.")
-    return _figure(chart, cap)
+    return figure_frame(chart, cap)
 
 
 def _pc(x: float | None) -> float | None:
@@ -95,8 +72,8 @@ def cdf_charts(doc: dict[str, Any], others: Sequence[tuple[str, dict[str, Any]]]
         if not any(s.points for s in series):
             continue
         chart = cdf_chart(f"{op.capitalize()} latency, cumulative", series)
-        out.append(_figure(chart, f"Fraction of {op}s completed within each latency (log scale); dots mark p50 "
-                           "and p99. From the queueing model over the trace's own arrival times."))
+        out.append(figure_frame(chart, f"Fraction of {op}s completed within each latency (log scale); dots mark p50 "
+                                "and p99. From the queueing model over the trace's own arrival times."))
     return out
 
 
@@ -138,16 +115,16 @@ def timeline_charts(doc: dict[str, Any]) -> list[str]:
             f"resync of {rs['regions']:,} regions ({rs['bytes'] / 1e9:.3g} GB) takes {rs['seconds']:.3g} s"
         cap += (f" Shaded: the side is down, then resyncing; {secs}; the design ran without redundancy for "
                 f"{rs['unprotected_seconds']:,.0f} s.")
-    out.append(_figure(timeline_chart("Read latency over the trace", lat, windows=windows, events=events,
-                                      x_label=f"time ({unit})", y_label="latency (µs, log scale)", y_log=True),
-                       cap))
+    out.append(figure_frame(timeline_chart("Read latency over the trace", lat, windows=windows, events=events,
+                                           x_label=f"time ({unit})", y_label="latency (µs, log scale)", y_log=True),
+                            cap))
     if any(p.get("read_hit_ratio") is not None for p in series):
         hr = [Series("read hit ratio", [(p["t_s"] / div, _pc(p.get("read_hit_ratio"))) for p in series],
                      colour=svg.colour(0))]
-        out.append(_figure(timeline_chart("Cache hit ratio over the trace", hr, events=events,
-                                          x_label=f"time ({unit})", y_label="read hit ratio (%)", y_max=100.0),
-                           "Blocks of reads served from the cache, per bucket; after a restart the cache starts "
-                           "empty and warms up again."))
+        out.append(figure_frame(timeline_chart("Cache hit ratio over the trace", hr, events=events,
+                                               x_label=f"time ({unit})", y_label="read hit ratio (%)", y_max=100.0),
+                                "Blocks of reads served from the cache, per bucket; after a restart the cache starts "
+                                "empty and warms up again."))
     return out
 
 
@@ -160,28 +137,28 @@ def section_html(doc: dict[str, Any]) -> str:
         return _capture_html(doc)
     tr = doc.get("trace") or {}
     info = det.get("trace_info") or {}
-    out = [f"<h3>Simulation: {_e(DESIGN_NAMES.get(doc.get('design'), doc.get('design')))}</h3>"]
+    out = [f"<h3>Simulation: {esc(DESIGN_NAMES.get(doc.get('design'), doc.get('design')))}</h3>"]
     dur = "untimed" if tr.get("duration_s") is None else f"{tr['duration_s']:,.1f} s"
-    rows = [("trace", f"<code>{_e(info.get('path'))}</code> ({_e(info.get('format'))}): "
+    rows = [("trace", f"<code>{esc(info.get('path'))}</code> ({esc(info.get('format'))}): "
                       f"{tr.get('requests', 0):,} requests, {tr.get('reads', 0):,} reads, {tr.get('writes', 0):,} "
                       f"writes, {tr.get('bytes', 0) / 1e9:,.3f} GB, {dur}")]
     if info.get("skipped_bad_lines"):
         rows.append(("skipped", f"{info['skipped_bad_lines']:,} malformed lines (--skip-bad)"))
     for role, d in (det.get("devices") or {}).items():
-        rows.append((role, f"<code>{_e(d['id'])}</code>: {d['read_iops']:,.0f}/{d['write_iops']:,.0f} IOPS, "
+        rows.append((role, f"<code>{esc(d['id'])}</code>: {d['read_iops']:,.0f}/{d['write_iops']:,.0f} IOPS, "
                            f"{d['read_mbps']:,.0f}/{d['write_mbps']:,.0f} MB/s, {d['read_latency_us']:,.0f}/"
                            f"{d['write_latency_us']:,.0f} µs (read/write){_units(d)} "
-                           f"<span class=reason>{_e(d['source'])}"
+                           f"<span class=reason>{esc(d['source'])}"
                            "</span>"))
     if doc.get("design") == "read-cache":
         c = det.get("cache") or {}
-        rows.append(("cache", f"{c.get('cache_gb', 0):g} GB, {_e(doc.get('policy'))}, {_e(c.get('write_mode'))}, "
+        rows.append(("cache", f"{c.get('cache_gb', 0):g} GB, {esc(doc.get('policy'))}, {esc(c.get('write_mode'))}, "
                               f"{det.get('block_size')}-byte blocks"
                               + (f", sequential cutoff {c['seq_cutoff_bytes']:,} B" if c.get("seq_cutoff_bytes")
                                  else "")))
         rows.append(("read hit ratio", f"{_pct(doc.get('read_hit_ratio'))} of blocks, "
                                        f"{_pct(doc.get('request_hit_ratio'))} of requests"))
-    rows.append(("utilisation", ", ".join(f"{_e(r)} {_pct(u)}" for r, u in (doc.get("device_util") or {}).items())))
+    rows.append(("utilisation", ", ".join(f"{esc(r)} {_pct(u)}" for r, u in (doc.get("device_util") or {}).items())))
     rs = doc.get("resync")
     if rs:
         secs = "— (never returns)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
@@ -195,7 +172,7 @@ def section_html(doc: dict[str, Any]) -> str:
                    f"{_pct(fu.get('returning'))} busy, mean {_mbps(copy.get('rate_mbps_mean'))})")
         rows.append(("resync", f"{rs['regions']:,} regions, {rs['bytes'] / 1e9:,.3f} GB, {secs}{how}; without "
                                f"redundancy {rs['unprotected_seconds']:,.1f} s"))
-    out.append(_kv(rows))
+    out.append(kv_table(rows))
 
     lat = doc.get("latency_us") or {}
     base = det.get("baseline")
@@ -205,8 +182,9 @@ def section_html(doc: dict[str, Any]) -> str:
         trows.append([op, *[_us(v.get(k)) for k in ("p50", "p95", "p99", "p999")]])
         if base:
             b = base["latency_us"].get(op) or {}
-            trows.append([f"{op}, {_e(base['device'])} alone", *[_us(b.get(k)) for k in ("p50", "p95", "p99", "p999")]])
-    out.append("<h4>Latency</h4>" + _table(["", "p50", "p95", "p99", "p99.9"], trows))
+            trows.append([f"{op}, {esc(base['device'])} alone",
+                          *[_us(b.get(k)) for k in ("p50", "p95", "p99", "p999")]])
+    out.append("<h4>Latency</h4>" + html_table(["", "p50", "p95", "p99", "p99.9"], trows, num_from=1))
 
     figures = [f for f in [curve_chart(doc)] if f] + cdf_charts(doc) + timeline_charts(doc)
     if figures:
@@ -217,11 +195,11 @@ def section_html(doc: dict[str, Any]) -> str:
     if model or notes:
         out.append("<h4>How these numbers were obtained</h4>")
         if model:
-            out.append(f'<p class="reason">{_e(model)}</p>')
+            out.append(f'<p class="reason">{esc(model)}</p>')
         if resync_model and not any(resync_model in n for n in notes):
-            out.append(f'<p class="reason">{_e(resync_model)}</p>')
+            out.append(f'<p class="reason">{esc(resync_model)}</p>')
         for n in notes:
-            out.append(f'<p class="reason">{_e(n)}</p>')
+            out.append(f'<p class="reason">{esc(n)}</p>')
     return "\n".join(out)
 
 
@@ -239,12 +217,12 @@ def compare_html(docs: Sequence[dict[str, Any]]) -> str:
 def _capture_html(doc: dict[str, Any]) -> str:
     c = doc.get("capture") or {}
     tr = c.get("trace") or {}
-    rows = [("device", f"<code>{_e(c.get('block_device'))}</code>"),
-            ("trace file", f"<code>{_e(c.get('trace_file'))}</code>")]
+    rows = [("device", f"<code>{esc(c.get('block_device'))}</code>"),
+            ("trace file", f"<code>{esc(c.get('trace_file'))}</code>")]
     if tr:
         rows.append(("captured", f"{tr.get('requests', 0):,} requests ({tr.get('reads', 0):,} reads, "
                                  f"{tr.get('writes', 0):,} writes)"))
-    return "<h3>Trace capture (blktrace)</h3>" + _kv(rows)
+    return "<h3>Trace capture (blktrace)</h3>" + kv_table(rows)
 
 
 def _us(x: float | None) -> str:

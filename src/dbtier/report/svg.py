@@ -1,4 +1,6 @@
-"""Chart primitives: pure functions from numbers to self-contained SVG strings.
+"""Charts: pure functions from numbers to self-contained SVG strings. Line, bar, horizontal bar, stacked
+bar and stacked area charts; a CDF on a log x axis and a timeline with shaded windows and event lines
+(the simulate report); a heat map (the history report).
 
 No JavaScript, no external fonts or images: each chart is one <svg> element with
 a <title> (its accessible name), a white background so it prints as seen, and
@@ -10,8 +12,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from html import escape
 from typing import Sequence
+
+from dbtier.report.base import esc
 
 # Tableau 10: distinguishable for most colour-vision deficiencies and in greyscale print.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -208,16 +211,16 @@ def _text(x: float, y: float, s: str, anchor: str = "start", size: int = 12, fil
           weight: str | None = None, extra: str = "") -> str:
     w = f' font-weight="{weight}"' if weight else ""
     return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}" fill="{fill}"{w}{extra}>'
-            f"{escape(s)}</text>")
+            f"{esc(s)}</text>")
 
 
 def _open(width: int, height: int, title: str, desc: str | None) -> list[str]:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" viewBox="0 0 {width} {height}" '
              f'width="{width}" height="{height}" preserveAspectRatio="xMidYMid meet" '
-             f'font-family="{escape(FONT)}" aria-label="{escape(title)}">',
-             f"<title>{escape(title)}</title>"]
+             f'font-family="{esc(FONT)}" aria-label="{esc(title)}">',
+             f"<title>{esc(title)}</title>"]
     if desc:
-        parts.append(f"<desc>{escape(desc)}</desc>")
+        parts.append(f"<desc>{esc(desc)}</desc>")
     parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>')
     parts.append(_text(12, 20, title, size=14, weight="600"))
     return parts
@@ -351,7 +354,7 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
         ordered = sorted(s.points, key=lambda p: (p[0] is None, p[0] or 0))
         pts = [(xa(x), ya(y)) if xa.ok(x) and ya.ok(y) else None for x, y in ordered]
         dash = ' stroke-dasharray="6 4"' if dashed else ""
-        fr.parts.append(f'<g class="series"><title>{escape(name)}</title>')
+        fr.parts.append(f'<g class="series"><title>{esc(name)}</title>')
         run: list[tuple[float, float]] = []
         for pt in pts + [None]:
             if pt is None:
@@ -366,7 +369,7 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
             if pt is not None:
                 tip = f"{name}: {fmt_num(x)} → {fmt_num(y)}"
                 fr.parts.append(f'<circle cx="{_f(pt[0])}" cy="{_f(pt[1])}" r="3" fill="{col}">'
-                                f"<title>{escape(tip)}</title></circle>")
+                                f"<title>{esc(tip)}</title></circle>")
         fr.parts.append("</g>")
     for m in markers:
         if xa.ok(m.x) and ya.ok(m.y):
@@ -412,7 +415,7 @@ def bar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *
     base = ya(0.0)
     for i, s in enumerate(series):
         col = items[i][1]
-        fr.parts.append(f'<g class="series"><title>{escape(s.name)}</title>')
+        fr.parts.append(f'<g class="series"><title>{esc(s.name)}</title>')
         for k in range(n):
             v = values.get((i, k))
             if v is None:
@@ -421,7 +424,7 @@ def bar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *
             y = ya(v)
             label = f"{s.name}, {categories[k]}: {fmt_num(v)}{(' ' + unit) if unit else ''}"
             fr.parts.append(f'<rect x="{_f(x + 1)}" y="{_f(min(y, base))}" width="{_f(max(bar_w - 2, 1))}" '
-                            f'height="{_f(abs(base - y))}" fill="{col}"><title>{escape(label)}</title></rect>')
+                            f'height="{_f(abs(base - y))}" fill="{col}"><title>{esc(label)}</title></rect>')
             if value_labels:
                 fr.parts.append(_text(x + bar_w / 2, min(y, base) - 4, fmt_num(v), anchor="middle", size=11,
                                       fill=INK))
@@ -473,7 +476,7 @@ def hbar_chart(title: str, categories: Sequence[str], series: Sequence[Series], 
         text = _text(fr.left - 6, y0 + row_h / 2 + 3, label, anchor="end", size=12,
                      weight="600" if highlight == k else None)
         # a shortened label keeps the full name as its tooltip
-        p.append(text if label == cat else f"<g><title>{escape(cat)}</title>{text}</g>")
+        p.append(text if label == cat else f"<g><title>{esc(cat)}</title>{text}</g>")
         for i, s in enumerate(series):
             v = values.get((i, k))
             if v is None:
@@ -482,7 +485,7 @@ def hbar_chart(title: str, categories: Sequence[str], series: Sequence[Series], 
             x = xa(v)
             tip = f"{s.name + ', ' if len(series) > 1 else ''}{cat}: {fmt_num(v)}{(' ' + unit) if unit else ''}"
             p.append(f'<rect x="{_f(min(x, base))}" y="{_f(y)}" width="{_f(max(abs(x - base), 0.5))}" '
-                     f'height="{_f(bar_h - 2)}" fill="{items[i][1]}"><title>{escape(tip)}</title></rect>')
+                     f'height="{_f(bar_h - 2)}" fill="{items[i][1]}"><title>{esc(tip)}</title></rect>')
             if value_labels:
                 p.append(_text(max(x, base) + 4, y + bar_h - 5, fmt_num(v), size=11))
     p.append("</svg>")
@@ -521,7 +524,7 @@ def stacked_bar_chart(title: str, categories: Sequence[str], series: Sequence[Se
     stacked = [0.0] * n
     for i, s in enumerate(series):
         col = items[i][1]
-        fr.parts.append(f'<g class="series"><title>{escape(s.name)}</title>')
+        fr.parts.append(f'<g class="series"><title>{esc(s.name)}</title>')
         for k in range(n):
             v = values.get((i, k))
             if v is None:
@@ -532,7 +535,7 @@ def stacked_bar_chart(title: str, categories: Sequence[str], series: Sequence[Se
             tip = f"{s.name}, {categories[k]}: {fmt_num(v)}{suffix}"
             fr.parts.append(f'<rect x="{_f(x)}" y="{_f(y_hi)}" width="{_f(bar_w)}" '
                             f'height="{_f(max(y_lo - y_hi, 0.5))}" fill="{col}" stroke="#fff" stroke-width="0.6">'
-                            f"<title>{escape(tip)}</title></rect>")
+                            f"<title>{esc(tip)}</title></rect>")
         fr.parts.append("</g>")
     if totals:
         for k, (x, _) in enumerate(centres):
@@ -577,9 +580,267 @@ def stacked_area_chart(title: str, series: Sequence[Series], *, x_label: str = "
                    [(xa(x), ya(v)) for x, v in reversed(list(zip(xs, below)))]
         path = " ".join(f"{_f(px)},{_f(py)}" for px, py in edge)
         peak = max(t.values(), default=0.0)
-        fr.parts.append(f'<g class="series"><title>{escape(f"{name}: up to {fmt_num(peak)}{suffix}")}</title>'
+        fr.parts.append(f'<g class="series"><title>{esc(f"{name}: up to {fmt_num(peak)}{suffix}")}</title>'
                         f'<polygon points="{path}" fill="{col}" fill-opacity="0.85" stroke="{col}" '
                         'stroke-width="1"/></g>')
         below = above
     fr.parts.append("</svg>")
     return "".join(fr.parts)
+
+
+# -- a CDF on a log x axis, and a timeline with windows and event lines (the simulate report) ----------
+
+@dataclass(frozen=True)
+class Window:
+    """A shaded time range with a label (e.g. 'fast side down')."""
+    x0: float
+    x1: float
+    label: str
+    fill: str = "#fbe3e4"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A vertical line at x with a label (e.g. 'restart')."""
+    x: float
+    label: str
+    colour: str = INK
+
+
+def _series_legend(series: Sequence[Series], width: int, y: float) -> tuple[list[str], int]:
+    if len(series) < 2:
+        return [], 0
+    parts, x, row = ['<g class="legend">'], 12.0, 0
+    for i, s in enumerate(series):
+        w = 22 + len(s.name) * _CHAR_W + 16
+        if x + w > width - 8 and x > 12:
+            x, row = 12.0, row + 1
+        cy = y + row * _LEGEND_ROW
+        col = s.colour or colour(i)
+        dash = ' stroke-dasharray="5 3"' if s.dashed else ""
+        parts.append(f'<line x1="{_f(x)}" y1="{_f(cy)}" x2="{_f(x + 16)}" y2="{_f(cy)}" stroke="{col}" '
+                     f'stroke-width="2.5"{dash}/>')
+        parts.append(_text(x + 22, cy + 4, s.name))
+        x += w
+    parts.append("</g>")
+    return parts, row + 1
+
+
+class _Scale:
+    def __init__(self, lo: float, hi: float, p0: float, p1: float, log: bool):
+        self.lo, self.hi, self.p0, self.p1, self.log = lo, hi, p0, p1, log
+
+    def __call__(self, v: float) -> float:
+        t = (lambda z: math.log10(z)) if self.log else (lambda z: z)
+        a, b = t(self.lo), t(self.hi)
+        if b == a:
+            return (self.p0 + self.p1) / 2
+        return self.p0 + (t(v) - a) / (b - a) * (self.p1 - self.p0)
+
+    def ok(self, v: float | None) -> bool:
+        return v is not None and math.isfinite(v) and (not self.log or v > 0)
+
+
+def _ticks(values: list[float], log: bool, zero: bool) -> list[float]:
+    vals = [v for v in values if v is not None and math.isfinite(v) and (not log or v > 0)] or [1.0]
+    lo, hi = min(vals), max(vals)
+    if log:
+        return log10_ticks(lo, hi)
+    if zero:
+        lo = min(lo, 0.0)
+    return nice_ticks(lo, hi)
+
+
+def _polyline(points: list[tuple[float, float]], col: str, dashed: bool, step: bool = False) -> str:
+    if step:
+        stepped: list[tuple[float, float]] = []
+        for (x0, y0), (x1, y1) in zip(points, points[1:]):
+            stepped += [(x0, y0), (x1, y0)]
+        stepped.append(points[-1])
+        points = stepped
+    dash = ' stroke-dasharray="6 4"' if dashed else ""
+    path = " ".join(f"{_f(x)},{_f(y)}" for x, y in points)
+    return (f'<polyline points="{path}" fill="none" stroke="{col}" stroke-width="2.2" '
+            f'stroke-linejoin="round"{dash}/>')
+
+
+def _frame_axes(parts: list[str], xs: _Scale, ys: _Scale, xt: list[float], yt: list[float], left: float,
+                right: float, top: float, bottom: float, x_label: str, y_label: str, height: int,
+                y_fmt=fmt_num, x_fmt=fmt_num) -> None:
+    for t in yt:
+        y = ys(t)
+        parts.append(f'<line x1="{_f(left)}" y1="{_f(y)}" x2="{_f(right)}" y2="{_f(y)}" stroke="{GRID}"/>')
+        parts.append(_text(left - 6, y + 4, y_fmt(t), anchor="end", size=11, fill=MUTED))
+    for t in xt:
+        x = xs(t)
+        parts.append(f'<line x1="{_f(x)}" y1="{_f(bottom)}" x2="{_f(x)}" y2="{_f(bottom + 4)}" stroke="{MUTED}"/>')
+        parts.append(_text(x, bottom + 17, x_fmt(t), anchor="middle", size=11, fill=MUTED))
+    parts.append(f'<line x1="{_f(left)}" y1="{_f(bottom)}" x2="{_f(right)}" y2="{_f(bottom)}" stroke="{MUTED}"/>')
+    parts.append(f'<line x1="{_f(left)}" y1="{_f(bottom)}" x2="{_f(left)}" y2="{_f(top)}" stroke="{MUTED}"/>')
+    if x_label:
+        parts.append(_text((left + right) / 2, height - 8, x_label, anchor="middle"))
+    if y_label:
+        cy = (top + bottom) / 2
+        parts.append(_text(14, cy, y_label, anchor="middle", extra=f' transform="rotate(-90 14 {_f(cy)})"'))
+
+
+def cdf_chart(title: str, series: Sequence[Series], *, x_label: str = "latency (µs)",
+              y_label: str = "fraction of requests", width: int = 560, height: int = 330,
+              desc: str | None = None) -> str:
+    """Cumulative distributions on a log10 x axis: each series' points are (value, fraction ≤ value)."""
+    legend, rows = _series_legend(series, width, 40)
+    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0)
+    left, right, bottom = 62.0, width - 18.0, height - 44.0
+    parts = _open(width, height, title, desc) + legend
+    xs_all = [x for s in series for x, _ in s.points if x is not None and x > 0]
+    if not xs_all:
+        parts.append(_text(width / 2, (top + bottom) / 2, "no data", anchor="middle", size=13, fill=MUTED))
+        return "".join(parts + ["</svg>"])
+    xt = _ticks(xs_all, True, False)
+    yt = [0.0, 0.25, 0.5, 0.75, 1.0]
+    xs = _Scale(xt[0], xt[-1], left + 8, right - 8, True)
+    ys = _Scale(0.0, 1.0, bottom, top, False)
+    _frame_axes(parts, xs, ys, xt, yt, left, right, top, bottom, x_label, y_label, height,
+                y_fmt=lambda v: f"{v * 100:.0f}%")
+    for i, s in enumerate(series):
+        col = s.colour or colour(i)
+        pts = [(xs(x), ys(y)) for x, y in s.points if xs.ok(x) and y is not None]
+        parts.append(f'<g class="series"><title>{esc(s.name)}</title>')
+        if len(pts) > 1:
+            parts.append(_polyline(pts, col, s.dashed, step=True))
+        for q in (0.5, 0.99):
+            hit = next(((x, y) for x, y in s.points if y is not None and y >= q and xs.ok(x)), None)
+            if hit:
+                tip = f"{s.name}: p{q * 100:g} {fmt_num(hit[0])} µs"
+                parts.append(f'<circle cx="{_f(xs(hit[0]))}" cy="{_f(ys(q))}" r="3" fill="{col}">'
+                             f"<title>{esc(tip)}</title></circle>")
+        parts.append("</g>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def timeline_chart(title: str, series: Sequence[Series], *, windows: Sequence[Window] = (),
+                   events: Sequence[Event] = (), x_label: str = "time (s)", y_label: str = "",
+                   y_log: bool = False, y_max: float | None = None, y_fmt=fmt_num, width: int = 560,
+                   height: int = 330, desc: str | None = None) -> str:
+    """Series over time with shaded windows (failure, resync) and labelled event lines (restart)."""
+    legend, rows = _series_legend(series, width, 40)
+    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0) + (14 if windows or events else 0)
+    left, right, bottom = 62.0, width - 18.0, height - 44.0
+    parts = _open(width, height, title, desc) + legend
+    xs_all = [x for s in series for x, _ in s.points] + [w.x0 for w in windows] + [w.x1 for w in windows] + \
+        [e.x for e in events]
+    ys_all = [y for s in series for _, y in s.points if y is not None] + ([y_max] if y_max is not None else [])
+    if not any(y is not None for s in series for _, y in s.points):
+        parts.append(_text(width / 2, (top + bottom) / 2, "no data", anchor="middle", size=13, fill=MUTED))
+        return "".join(parts + ["</svg>"])
+    x_lo, x_hi = min(xs_all), max(xs_all)
+    xt = [t for t in nice_ticks(x_lo, x_hi) if x_lo - 1e-9 <= t <= x_hi + 1e-9] or [x_lo, x_hi]
+    yt = _ticks(ys_all, y_log, True)
+    xs = _Scale(x_lo, x_hi, left + 8, right - 8, False)
+    ys = _Scale(yt[0], yt[-1], bottom, top, y_log)
+    for w in windows:
+        a, b = xs(max(w.x0, x_lo)), xs(min(w.x1, x_hi))
+        parts.append(f'<rect x="{_f(a)}" y="{_f(top)}" width="{_f(max(b - a, 1.5))}" height="{_f(bottom - top)}" '
+                     f'fill="{w.fill}"><title>{esc(w.label)}</title></rect>')
+        if b - a >= len(w.label) * _CHAR_W * 0.8:     # a narrow window keeps its label in the tooltip
+            parts.append(_text((a + b) / 2, top - 4, w.label, anchor="middle", size=11, fill=MUTED))
+    _frame_axes(parts, xs, ys, xt, yt, left, right, top, bottom, x_label, y_label, height, y_fmt=y_fmt)
+    for e in events:
+        x = xs(e.x)
+        parts.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{e.colour}" '
+                     f'stroke-width="1.5" stroke-dasharray="4 3"><title>{esc(e.label)}</title></line>')
+        anchor = "end" if x > left + (right - left) * 0.7 else "start"
+        parts.append(_text(x + (-4 if anchor == "end" else 4), top + 12, e.label, anchor=anchor, size=11,
+                           fill=e.colour))
+    for i, s in enumerate(series):
+        col = s.colour or colour(i)
+        parts.append(f'<g class="series"><title>{esc(s.name)}</title>')
+        run: list[tuple[float, float]] = []
+        for x, y in list(s.points) + [(None, None)]:
+            if x is None or not ys.ok(y):
+                if len(run) > 1:
+                    parts.append(_polyline(run, col, s.dashed))
+                elif len(run) == 1:
+                    parts.append(f'<circle cx="{_f(run[0][0])}" cy="{_f(run[0][1])}" r="2" fill="{col}"/>')
+                run = []
+            else:
+                run.append((xs(x), ys(y)))
+        parts.append("</g>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# -- a heat map: hour of day x day of week, or statistic x hour (the history report) ------------------
+# Colour runs from white to the palette's first blue; empty cells are hatched grey so "no data" never
+# reads as "zero".
+
+_LOW = (255, 255, 255)
+
+
+def _hex(c: str) -> tuple[int, int, int]:
+    c = c.lstrip("#")
+    return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)
+
+
+def shade(v: float, lo: float, hi: float, high: str = PALETTE[0]) -> str:
+    """White at lo, `high` at hi (linear)."""
+    t = 0.0 if hi <= lo else max(0.0, min(1.0, (v - lo) / (hi - lo)))
+    h = _hex(high)
+    r, g, b = (round(a + (z - a) * t) for a, z in zip(_LOW, h))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heat_map(title: str, row_labels: Sequence[str], col_labels: Sequence[str],
+             values: Sequence[Sequence[float | None]], *, unit: str = "", width: int = 720,
+             cell_h: int = 22, desc: str | None = None, marks: Sequence[tuple[int, int]] = ()) -> str:
+    """values[row][col]; `marks` are (row, col) cells outlined (e.g. the peak)."""
+    left = 12 + max((len(r) for r in row_labels), default=4) * 7
+    top, right, bottom = 44, 14, 46
+    n_r, n_c = len(row_labels), len(col_labels)
+    height = top + n_r * cell_h + bottom
+    cell_w = (width - left - right) / max(n_c, 1)
+    vals = [v for row in values for v in row if v is not None and math.isfinite(v)]
+    lo, hi = (min(vals), max(vals)) if vals else (0.0, 1.0)
+    lo = min(lo, 0.0)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart heatmap" role="img" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}" font-family="{esc(FONT)}" aria-label="{esc(title)}">',
+             f"<title>{esc(title)}</title>"]
+    if desc:
+        parts.append(f"<desc>{esc(desc)}</desc>")
+    parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>')
+    parts.append('<defs><pattern id="hm-empty" width="6" height="6" patternUnits="userSpaceOnUse">'
+                 '<rect width="6" height="6" fill="#f4f4f4"/><path d="M0,6 L6,0" stroke="#d0d0d0" stroke-width="1"/>'
+                 "</pattern></defs>")
+    parts.append(f'<text x="12" y="20" font-size="14" font-weight="600" fill="{INK}">{esc(title)}</text>')
+    for i, lab in enumerate(row_labels):
+        y = top + i * cell_h
+        parts.append(f'<text x="{left - 6}" y="{y + cell_h / 2 + 4:.1f}" text-anchor="end" font-size="11" '
+                     f'fill="{MUTED}">{esc(lab)}</text>')
+        for j in range(n_c):
+            v = values[i][j] if j < len(values[i]) else None
+            x = left + j * cell_w
+            ok = v is not None and math.isfinite(v)
+            fill = shade(v, lo, hi) if ok else "url(#hm-empty)"
+            tip = f"{lab}, {col_labels[j]}: " + (f"{fmt_num(v)}{(' ' + unit) if unit else ''}" if ok else "no data")
+            parts.append(f'<rect x="{x:.1f}" y="{y}" width="{cell_w - 1:.1f}" height="{cell_h - 1}" fill="{fill}">'
+                         f"<title>{esc(tip)}</title></rect>")
+    for (i, j) in marks:
+        if 0 <= i < n_r and 0 <= j < n_c:
+            parts.append(f'<rect x="{left + j * cell_w:.1f}" y="{top + i * cell_h}" width="{cell_w - 1:.1f}" '
+                         f'height="{cell_h - 1}" fill="none" stroke="{INK}" stroke-width="2"/>')
+    every = max(1, math.ceil(n_c / ((width - left - right) / 26)))
+    for j, lab in enumerate(col_labels):
+        if j % every == 0:
+            x = left + (j + 0.5) * cell_w
+            parts.append(f'<text x="{x:.1f}" y="{top + n_r * cell_h + 14}" text-anchor="middle" font-size="11" '
+                         f'fill="{MUTED}">{esc(lab)}</text>')
+    # colour scale
+    ly = height - 16
+    for k in range(10):
+        parts.append(f'<rect x="{left + k * 16}" y="{ly - 8}" width="16" height="10" '
+                     f'fill="{shade(lo + (hi - lo) * k / 9, lo, hi)}" stroke="#eee"/>')
+    parts.append(f'<text x="{left + 166}" y="{ly + 1}" font-size="11" fill="{MUTED}">'
+                 f"{esc(fmt_num(lo))} to {esc(fmt_num(hi))}{(' ' + esc(unit)) if unit else ''}</text>")
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,183 @@
+"""The side-by-side part of the report: every probe target in one table, and runs of one kind with
+their key figures (and charts) next to each other.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from dbtier.report import figures as F
+from dbtier.report import simulate as sim_report
+from dbtier.report import svg
+from dbtier.report.base import esc, figure_frame, get, isnum, num, run_label
+from dbtier.report.probe import machine_target, verdict_html
+from dbtier.report.svg import Series
+from dbtier.report.tables import SUMMARY_LABELS
+from dbtier.results.probe import SUMMARY_KEYS
+
+# Summary keys where a higher number is better (the rest: lower is better).
+_HIGHER_BETTER = {"read_iops_4k", "write_iops_4k", "mixed_iops_8k", "read_mbps_seq", "write_mbps_seq",
+                  "commits_per_s"}
+# -- comparison ------------------------------------------------------------------------
+
+Entry = tuple[dict[str, Any], int]     # a document and its section number (0-based)
+
+_NO_COMPARE = {"probe", "lab", "report", "show", "compare", "unknown"}
+
+
+def _probe_targets(entries: Sequence[Entry]) -> list[tuple[int, int, dict[str, Any], dict[str, Any]]]:
+    out = []
+    for d, i in entries:
+        if d.get("command") != "probe":
+            continue
+        for j, t in enumerate(d.get("targets") or []):
+            if isinstance(t, dict):
+                out.append((i, j, d, t))
+    return out
+
+
+def _probe_comparison(entries: Sequence[Entry]) -> str:
+    cols = _probe_targets(entries)
+    if len(cols) < 2:
+        return ""
+    heads = ["measure"]
+    for i, j, d, t in cols:
+        mt = machine_target(d, t, j) or {}
+        dev = get(mt, "block_device", "model") or get(mt, "block_device", "driver") or ""
+        fs = t.get("filesystem") or mt.get("filesystem") or ""
+        heads.append(f'<a href="#run-{i + 1}-t{j + 1}"><code>{esc(t.get("path"))}</code></a><br>'
+                     f'<span class="reason">{esc(run_label(d, i))}<br>{esc(" · ".join(x for x in (fs, dev) if x))}'
+                     f'</span>')
+    heads.append("unit")
+    rows = []
+    for key in SUMMARY_KEYS:
+        if key == "fsync_honesty_reason":
+            continue
+        if key == "fsync_honesty":
+            cells = [verdict_html(get(t, "summary", key)) for _, _, _, t in cols]
+            rows.append("<tr><td>fsync honesty</td>" + "".join(f'<td class="num">{c}</td>' for c in cells)
+                        + "<td></td></tr>")
+            continue
+        label, unit, digits = SUMMARY_LABELS.get(key, (key, "", 1))
+        vals = [get(t, "summary", key) for _, _, _, t in cols]
+        nums = [v for v in vals if isnum(v)]
+        best = (max(nums) if key in _HIGHER_BETTER else min(nums)) if len(nums) > 1 else None
+        cells = "".join(f'<td class="num{" best" if best is not None and v == best else ""}">{num(v, digits)}</td>'
+                        for v in vals)
+        rows.append(f"<tr><td>{esc(label)}</td>{cells}<td class=unit>{esc(unit)}</td></tr>")
+    head = "".join(f"<th{' class=num' if 0 < k < len(heads) - 1 else ''}>{h}</th>" for k, h in enumerate(heads))
+    return ('<p class="sub">Every probe target in this report; the best value of each row in bold.</p>'
+            f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            "</div>")
+
+
+def _run_hint(doc: dict[str, Any]) -> str:
+    """What sets a run apart from others of its kind: its temp directory, its backup target ..."""
+    k = F.kind(doc)
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    if k == "bench dss" and p.get("temp"):
+        return f"temp on {p['temp']}"
+    if k == "bench backup" and p.get("to"):
+        return f"to {p['to']}"
+    if k == "bench oltp":
+        return F.workload_name(doc) or ""
+    host = get(doc, "machine", "hostname")
+    return f"on {host}" if host else ""
+
+
+def _figures_comparison(kind: str, group: Sequence[Entry]) -> str:
+    figs = [{f.key: f for f in F.figures(d) if not f.detail} for d, _ in group]
+    keys = list(dict.fromkeys(k for fs in figs for k in fs))
+    if not keys:
+        return ""
+    heads = ["measure"] + [f'<a href="#run-{i + 1}"><code>{esc(run_label(d, i))}</code></a><br>'
+                           f'<span class="reason">{esc(_run_hint(d))}</span>' for d, i in group] + ["unit"]
+    rows = []
+    for key in keys:
+        f0 = next(fs[key] for fs in figs if key in fs)
+        vals = [fs[key].value if key in fs else None for fs in figs]
+        if all(v is None for v in vals):
+            continue
+        nums = [v for v in vals if isnum(v)]
+        best = ((max(nums) if f0.better == "higher" else min(nums))
+                if f0.better in ("higher", "lower") and len(nums) > 1 and len(set(nums)) > 1 else None)
+        cells = "".join(f'<td class="num{" best" if best is not None and v == best else ""}">'
+                        f'{num(v, f0.digits) if isnum(v) else esc(v) if v is not None else "—"}</td>' for v in vals)
+        label = (f"{f0.group}: " if f0.group and f0.group not in f0.label else "") + f0.label
+        rows.append(f"<tr><td>{esc(label)}</td>{cells}<td class=unit>{esc(f0.unit)}</td></tr>")
+    head = "".join(f"<th{' class=num' if 0 < k < len(heads) - 1 else ''}>{h}</th>" for k, h in enumerate(heads))
+    return (f"<h3>{esc(kind)}: {len(group)} runs</h3>"
+            f'<div class="wide"><table class="compare"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table></div>")
+
+
+def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
+    names = [f"{run_label(d, i)}" + (f" ({_run_hint(d)})" if _run_hint(d) else "") for d, i in group]
+    out = []
+    if kind == "bench dss":
+        qs = sorted({q["query"] for d, _ in group for q in F.dss_queries(d)})
+        if qs:
+            series = []
+            for k, (d, _) in enumerate(group):
+                by = {q["query"]: q.get("seconds") for q in F.dss_queries(d)}
+                series.append(Series(names[k], [(n, by.get(q) if isnum(by.get(q)) else None)
+                                                for n, q in enumerate(qs)], svg.colour(k)))
+            out.append(figure_frame(svg.bar_chart("TPC-H per-query time, runs side by side", [f"Q{q}" for q in qs],
+                                                  series, x_label="query", y_label="seconds", unit="s", width=1000,
+                                                  value_labels=False,
+                                                  desc="Grouped bars: each query, one bar per run."),
+                                    "One group per query, one bar per run (the median of its warm runs)."))
+    elif kind == "bench oltp":
+        lines = [Series(names[k], [(p["clients"], p.get("tps")) for p in F.oltp_view(d)["points"]], svg.colour(k))
+                 for k, (d, _) in enumerate(group)]
+        if any(s.points for s in lines):
+            out.append(figure_frame(svg.line_chart("TPS vs clients, runs side by side", lines, x_label="clients",
+                                                   y_label="transactions per second", x_log2=True,
+                                                   desc="One line per run."),
+                                    "One line per run (a placement matrix: its last step)."))
+    elif kind == "bench backup":
+        methods = list(dict.fromkeys(m["method"] for d, _ in group for m in F.backup_methods(d)))
+        if methods:
+            series = []
+            for k, (d, _) in enumerate(group):
+                by = {m["method"]: m["dir_mbps"] for m in F.backup_methods(d)}
+                series.append(Series(names[k], [(n, by.get(m)) for n, m in enumerate(methods)], svg.colour(k)))
+            out.append(figure_frame(svg.bar_chart("Backup MB/s to the directory, runs side by side", methods, series,
+                                                  x_label="method", y_label="MB/s", unit="MB/s",
+                                                  desc="Grouped bars: each method, one bar per run."),
+                                    "One group per method, one bar per run: MB/s to the backup directory."))
+    return out
+
+
+def comparison_html(entries: Sequence[Entry]) -> str:
+    parts = []
+    probes = _probe_comparison(entries)
+    if probes:
+        parts.append(probes)
+    groups: dict[str, list[Entry]] = {}
+    for d, i in entries:
+        k = F.kind(d)
+        if k not in _NO_COMPARE and d.get("command") not in _NO_COMPARE:
+            groups.setdefault(k, []).append((d, i))
+    for k, group in groups.items():
+        if len(group) < 2:
+            continue
+        try:
+            table = _figures_comparison(k, group)
+            charts = _comparison_charts(k, group)
+            if k.startswith("simulate"):
+                extra = sim_report.compare_html([d for d, _ in group])
+                if extra:
+                    charts.append(extra)
+        except Exception as exc:  # noqa: BLE001 - said in the report, and the rest still drawn
+            parts.append(f'<p class="note bad">The side-by-side of the {esc(k)} runs could not be drawn '
+                         f"({esc(type(exc).__name__)}: {esc(exc)}).</p>")
+            continue
+        if table or charts:
+            parts.append(table + (f'<div class="charts{" one" if k == "bench dss" else ""}">' + "".join(charts)
+                                  + "</div>" if charts else ""))
+    if not parts:
+        return ""
+    return ('<section class="compare"><h2 id="compare">Side by side</h2>'
+            '<p class="sub">Runs of the same kind, their key figures next to each other; the best value of a row in '
+            "bold.</p>" + "".join(parts) + "</section>")

@@ -1,0 +1,83 @@
+"""The report section of a `dbtier lab` document: its directories, its steps (each linked to its
+run's section, which follows) and what it passed between steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbtier.report import figures as F
+from dbtier.report.base import (
+    badge,
+    errors_html,
+    esc,
+    html_table,
+    isnum,
+    json_details,
+    json_value,
+    kv_table,
+    machine_section,
+    num,
+    run_head,
+)
+from dbtier.report.plan import REQ_LABELS
+
+# -- lab -------------------------------------------------------------------------------------------------------
+
+def lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int]) -> str:
+    """The lab itself: its directories, a table of its steps (each linked to its run's section, which
+    follows), and what it passed between steps. `anchors` maps a step's position to its section's number."""
+    out = [run_head(doc, i, f"run-{i + 1}"), errors_html(doc)]
+    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    rows: list[tuple[str, str]] = []
+    dirs = p.get("dirs")
+    if isinstance(dirs, list):
+        rows.append(("directories", "<br>".join(f"<code>{esc(d)}</code> {esc(F.device_of(doc, d) or '')}"
+                                                for d in dirs) or "—"))
+    for key, label in (("fast_dir", "fast tier"), ("slow_dir", "slow tier")):
+        if p.get(key):
+            rows.append((label, f"<code>{esc(p[key])}</code>"))
+    if p.get("profile"):
+        rows.append(("profile", esc(p["profile"])))
+    if isinstance(p.get("skip"), list) and p["skip"]:
+        rows.append(("skipped", esc(", ".join(map(str, p["skip"])))))
+    known = {"dirs", "fast_dir", "slow_dir", "profile", "skip"}
+    for k, v in p.items():
+        if k in known:
+            continue
+        if isinstance(v, dict) and v and all(isinstance(x, (str, int, float)) for x in v.values()):
+            rows.append((k.replace("_", " "), '<table class="settings"><tbody>' + "".join(
+                f"<tr><td><code>{esc(a)}</code></td><td><code>{esc(b)}</code></td></tr>" for a, b in v.items())
+                + "</tbody></table>"))
+        else:
+            rows.append((k.replace("_", " "), json_value(v)))
+    out.append("<h3>The lab</h3>" + kv_table(rows))
+    srows = []
+    for k, (s, _, err) in enumerate(F.children(doc)):
+        link = (f'<a href="#run-{anchors[k] + 1}"><code>{esc(s.get("run_dir"))}</code></a>' if k in anchors
+                else (f'<code>{esc(s.get("run_dir"))}</code>' if s.get("run_dir") else "—"))
+        note = s.get("error") or (f"its result could not be read: {err}" if err else "")
+        argv = s.get("argv")
+        srows.append([f"<b>{esc(s.get('name'))}</b>", badge(s.get("status")), num(s.get("seconds"), 1), link,
+                      esc(note), f'<code class="wrap">{esc(" ".join(map(str, argv)))}</code>'
+                      if isinstance(argv, list) else "—"])
+    if srows:
+        out.append("<h3>Steps</h3>" + '<div class="wide">' + html_table(
+            ["step", "status", "seconds", "run", "note", "command"], srows, num_cols=(2,), cls="steps") + "</div>"
+            + '<p class="reason">Each step is a dbtier command run in its own run directory under the lab\'s; '
+              "each finished step's run follows as its own section, in step order.</p>")
+    else:
+        out.append('<p class="na">This lab has no steps yet.</p>')
+    req = doc.get("requirement")
+    if isinstance(req, dict) and req:
+        out.append("<h4>Load passed to the plan</h4>" + kv_table((REQ_LABELS.get(k, k.replace("_", " ")),
+                                                                  num(v, 1) if isnum(v) else json_value(v))
+                                                                 for k, v in req.items()))
+    standing = doc.get("standing")
+    if isinstance(standing, list) and standing:
+        out.append("<h4>Against the catalog</h4>" + "".join(
+            kv_table((k.replace("_", " "), json_value(v)) for k, v in s.items())
+            for s in standing if isinstance(s, dict)))
+    out.append(machine_section(doc))
+    out.append(json_details(doc))
+    return f'<section class="run lab">{"".join(out)}</section>'
