@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
+from dbtier.model.placement import READ_STEPS, STEP_LABELS
 from dbtier.core.units import human_bytes
-from dbtier.model.guards import READ_STEPS, doc_guards, reads_from_memory
+from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.report import figures as F
 from dbtier.report import svg
 from dbtier.report.base import (
@@ -50,9 +51,6 @@ _WORKLOAD_METHOD = {
     "select-only": "pgbench's built-in select-only script: one primary-key lookup per transaction.",
     "readmix": "80% 100-row index range scans and 20% update + insert.",
 }
-_MATRIX_STEPS = {"all-slow": "everything on the slow directory", "index-fast": "indexes moved to fast",
-                 "tables-fast": "+ tables fast", "wal-fast": "+ WAL fast", "temp-fast": "+ temp fast",
-                 "all-fast": "everything on the fast directory"}
 
 
 def oltp_points(x: Any) -> list[dict[str, Any]]:
@@ -468,7 +466,7 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
     memory = reads_from_memory(doc_guards(doc))
     for k, (s, b, ps) in enumerate(zip(steps, bests, pts)):
         pl = s.get("placement") if isinstance(s.get("placement"), dict) else {}
-        cells = [f'<b title="{esc(_MATRIX_STEPS.get(names[k], ""))}">{esc(names[k])}</b>'
+        cells = [f'<b title="{esc(STEP_LABELS.get(names[k], ""))}">{esc(names[k])}</b>'
                  + ('<br><span class="bad">reads not measured</span>'
                     if s.get("reads_measured") is False or (memory and names[k] in READ_STEPS) else "")]
         for role in _ROLES:
