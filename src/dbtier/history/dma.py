@@ -45,7 +45,12 @@ from dbtier.core.errors import DbtierError
 from dbtier.core.files import is_regular, regular_file
 from dbtier.history import detect, limits
 from dbtier.history.series import _num, iso
-from dbtier.history.tidy import MB, ReadOptions, ReadResult
+from dbtier.history.tidy import MB, ReadOptions, ReadResult, utc_sql
+
+# What the result's `limitations` says about this source (see the module docstring).
+DMA_LIMITATION = ("dma gives hour-of-day statistics of per-snapshot deltas, not a time series: it cannot give "
+                  "true peaks of sums (of file types, instances or databases), nor p99. p50 and p95 here are the "
+                  "highest hour-of-day p50/p95 (an upper bound of the percentile over all snapshots); max is exact.")
 
 SOURCE = "dma"
 SYSSTAT_COLS = ("pkey", "dbid", "instance_number", "hour", "stat_name", "cnt", "avg_value", "mode_value",
@@ -390,7 +395,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         if 0 <= gb < 1e9:     # a size in GB; beyond an exabyte it is not one
             caps[db] = gb
     res = ReadResult(SOURCE, "hourly", "hourly", [str(p) for p in paths], capacity_gb=caps,
-                     limitations=[_limitation()])
+                     limitations=[DMA_LIMITATION])
     res.notes.append(f"dma: snapshot times are the database's local time, read as {opts.tz} (--tz)")
     res.notes += summary_problems
     res.extra["spans"] = _spans(con, snaps, summary, per_db, opts)
@@ -411,14 +416,8 @@ def _check_rates(key: tuple, label: str, rates: dict[str, float | None], sn: dic
                               "collect again with the DMA collector")
 
 
-def _limitation() -> str:
-    from dbtier.history.summary import DMA_LIMITATION
-    return DMA_LIMITATION
-
-
 def _spans(con: duckdb.DuckDBPyConnection, snaps: dict, summary: dict, per_db: dict, opts: ReadOptions) -> dict:
     """{database: (first snapshot begin, last snapshot begin)} in UTC, from the snapshot extract's times."""
-    from dbtier.history.tidy import utc_sql
     out: dict[str, list] = {}
     for (pkey, inst, hour), sn in snaps.items():
         db = opts.database or (summary.get(pkey, {}).get("db_name") or pkey)

@@ -14,15 +14,11 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.history import consolidate as cons
-from dbtier.history import limits, series, store
+from dbtier.history import dma, limits, series, store
 from dbtier.history.tidy import INTERVAL_COLUMNS, ReadResult, sql_str
 
 PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}
 REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom")
-
-DMA_LIMITATION = ("dma gives hour-of-day statistics of per-snapshot deltas, not a time series: it cannot give "
-                  "true peaks of sums (of file types, instances or databases), nor p99. p50 and p95 here are the "
-                  "highest hour-of-day p50/p95 (an upper bound of the percentile over all snapshots); max is exact.")
 
 
 def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int = 10, profile_tz: str = "UTC",
@@ -30,7 +26,6 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     """Intervals, totals, peaks, top intervals, profiles. Leaves tables `intervals`, `totals`, `profiles`."""
     step = step or (lambda _: None)
     if res.kind == "hourly":
-        from dbtier.history import dma
         return dma.summarise(con, res)
     if res.kind == "counters":
         step("intervals from counters")
