@@ -150,7 +150,7 @@ def run_import(args: argparse.Namespace) -> int:
         run.doc.update(doc_part)
         run.save()
         step("write Parquet")
-        run.doc["series_files"] = summary.write_import_files(con, run.dir.path, res.kind, run.doc["databases"])
+        run.doc["series_files"] = store.write_import_files(con, run.dir.path, res.kind, run.doc["databases"])
         _copy_raw(run, [f for f in args.files])
         run.finish()
     con.close()
@@ -209,7 +209,7 @@ def run_consolidate(args: argparse.Namespace) -> int:
         run.save()
         drivers = None if args.full_grid else [d["database"] for d in run.doc["drivers"]]
         run.doc["grid_databases"] = "all" if drivers is None else drivers
-        run.doc["series_files"] = summary.write_consolidation_files(con, run.dir.path, drivers)
+        run.doc["series_files"] = store.write_consolidation_files(con, run.dir.path, drivers)
         run.finish()
     con.close()
 
