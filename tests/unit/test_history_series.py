@@ -11,7 +11,7 @@ from dbtier.core.stats import percentile
 from dbtier.history import consolidate as cons
 from dbtier.history import series
 from dbtier.history.store import connect
-from dbtier.history.tidy import COUNTER_TABLE_COLUMNS, INTERVAL_TABLE_COLUMNS
+from dbtier.history.tables import COUNTER_TABLE_COLUMNS, INTERVAL_TABLE_COLUMNS
 
 T0 = dt.datetime(2024, 3, 4, 0, 0, 0)   # a Monday
 

@@ -27,7 +27,8 @@ from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES
 from dbtier.history import read as read_history
 from dbtier.history import store, summary
-from dbtier.history.tidy import ReadOptions, check_tz
+from dbtier.history.tables import ReadOptions
+from dbtier.history.times import check_tz
 from dbtier.results.store import load_run
 
 

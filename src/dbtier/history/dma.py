@@ -45,7 +45,8 @@ from dbtier.core.errors import DbtierError
 from dbtier.core.files import is_regular, regular_file
 from dbtier.history import detect, limits
 from dbtier.history.series import _num, iso
-from dbtier.history.tidy import MB, ReadOptions, ReadResult, utc_sql
+from dbtier.history.tables import MB, ReadOptions, ReadResult
+from dbtier.history.times import utc_sql
 
 # What the result's `limitations` says about this source (see the module docstring).
 DMA_LIMITATION = ("dma gives hour-of-day statistics of per-snapshot deltas, not a time series: it cannot give "

@@ -48,8 +48,9 @@ from typing import Any, Iterable, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
 from dbtier.history import limits
-from dbtier.history.tidy import COUNTERS, EXTRA_COUNTERS, MB, sql_str
+from dbtier.history.tables import COUNTERS, EXTRA_COUNTERS, MB
 
 PCTS = (50, 95, 99)
 PEAK_METRICS = ("read_iops", "write_iops", "read_mbps", "write_mbps")
@@ -80,7 +81,7 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
                             wrap_bits: dict[str, object] | None = None, one_unit: bool = False,
                             absent: Iterable[str] = (), series_by: Sequence[str] = ("database", "file_type", "unit"),
                             constant: dict[str, str] | None = None) -> None:
-    """`counters` (see tidy.py) -> `out` (INTERVAL columns plus the deltas) and `{out}_events`
+    """`counters` (see tables.py) -> `out` (INTERVAL columns plus the deltas) and `{out}_events`
     (per database: restarts, wraps, intervals dropped). `one_unit`: the reader promises one unit per
     database and file type, so there is nothing to add up per interval (a faster path). `absent`:
     counters the reader never fills (NULL on every row): not carried through the window. `series_by`:

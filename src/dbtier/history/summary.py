@@ -14,7 +14,7 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.history import consolidate as cons
 from dbtier.history import dma, limits, series, store
-from dbtier.history.tidy import INTERVAL_COLUMNS, ReadResult
+from dbtier.history.tables import INTERVAL_COLUMNS, ReadResult
 
 PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}
 REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom")
