@@ -16,7 +16,7 @@ from rich import box
 from rich.table import Table
 
 from dbtier.cli import options as argtypes
-from dbtier.cli.catalog import _catalog_doc, add_catalog_option
+from dbtier.cli.catalog import add_catalog_option
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -181,7 +181,7 @@ def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argpar
     run.doc["plan"] = action
     run.doc.update(body)
     run.doc["pricing"] = _pricing(catalog, args)
-    run.doc["catalog"] = _catalog_doc(catalog)
+    run.doc["catalog"] = catalog.provenance()
     run.finish()
     return run.doc
 

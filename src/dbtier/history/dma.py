@@ -44,7 +44,7 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import is_regular, regular_file
 from dbtier.history import detect, limits
-from dbtier.history.series import _num, iso
+from dbtier.history.series import finite_or_none, iso
 from dbtier.history.tables import MB, ReadOptions, ReadResult
 from dbtier.history.times import utc_sql
 
@@ -446,17 +446,17 @@ def summarise(con: duckdb.DuckDBPyConnection, res: ReadResult) -> dict[str, Any]
         for m in ("read_iops", "write_iops", "read_mbps", "write_mbps"):
             got = dict(con.execute(f"SELECT statistic, max({m}) FROM hourly WHERE database = ? GROUP BY statistic",
                                    [db]).fetchall())
-            peaks[m] = {"p50": _num(got.get("p50")), "p95": _num(got.get("p95")), "p99": None,
-                        "max": _num(got.get("max"))}
+            peaks[m] = {"p50": finite_or_none(got.get("p50")), "p95": finite_or_none(got.get("p95")), "p99": None,
+                        "max": finite_or_none(got.get("max"))}
         n = con.execute("SELECT sum(snapshots) FROM hourly WHERE database = ? AND statistic = 'avg'", [db]).fetchone()[0]
         hours = []
         for h, cnt, secs in con.execute("SELECT hour, any_value(snapshots), any_value(interval_s) FROM hourly "
                                         "WHERE database = ? GROUP BY hour ORDER BY hour", [db]).fetchall():
-            item: dict[str, Any] = {"hour": h, "snapshots": int(cnt), "interval_s": _num(secs)}
+            item: dict[str, Any] = {"hour": h, "snapshots": int(cnt), "interval_s": finite_or_none(secs)}
             rows = con.execute("SELECT statistic, read_iops, write_iops, read_mbps, write_mbps FROM hourly "
                                "WHERE database = ? AND hour = ?", [db, h]).fetchall()
             for i, m in enumerate(("read_iops", "write_iops", "read_mbps", "write_mbps")):
-                item[m] = {st: _num(r[1 + i]) for r in rows for st in [r[0]]}
+                item[m] = {st: finite_or_none(r[1 + i]) for r in rows for st in [r[0]]}
             hours.append(item)
         start, end = spans.get(db, (None, None))
         out.append({"name": db, "intervals": int(n or 0), "start": start, "end": end, "peaks": peaks,

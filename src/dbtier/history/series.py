@@ -308,7 +308,8 @@ def totals(con: duckdb.DuckDBPyConnection, intervals: str, out: str, pick: str |
     return info
 
 
-def _num(x: Any) -> float | None:
+def finite_or_none(x: Any) -> float | None:
+    """A value from DuckDB as a float for result.json: None when missing, NaN or infinite."""
     if x is None:
         return None
     x = float(x)
@@ -317,8 +318,8 @@ def _num(x: Any) -> float | None:
 
 def _quants(q: Any, mx: Any) -> dict[str, float | None]:
     vals = list(q) if q is not None else [None] * len(PCTS)
-    out = {f"p{p}": _num(v) for p, v in zip(PCTS, vals)}
-    out["max"] = _num(mx)
+    out = {f"p{p}": finite_or_none(v) for p, v in zip(PCTS, vals)}
+    out["max"] = finite_or_none(mx)
     return out
 
 
@@ -343,7 +344,7 @@ SHAPE_AGGREGATES = (["median(seconds)"] + [f"count({m})" for m in RATES]
 def series_shape(n: int, values: Sequence[Any]) -> dict[str, Any]:
     """The `series_shape` of an import document, from SHAPE_AGGREGATES over `n` intervals."""
     med, *counts, not_i, not_m = values
-    return {"median_interval_s": _num(med), "complete": [m for m, c in zip(RATES, counts) if c == n],
+    return {"median_interval_s": finite_or_none(med), "complete": [m for m, c in zip(RATES, counts) if c == n],
             "iops_is_sum": not_i == 0, "mbps_is_sum": not_m == 0}
 
 
@@ -382,7 +383,7 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
                                 "peaks": {m: _quants(vals[3 + 2 * i], vals[4 + 2 * i]) for i, m in enumerate(RATES)}}
         rest = vals[3 + 2 * len(RATES):]
         if top:
-            item["top"] = [{"start": iso(t["start"]), "end": iso(t["end"]), **{m: _num(t[m]) for m in RATES}}
+            item["top"] = [{"start": iso(t["start"]), "end": iso(t["end"]), **{m: finite_or_none(t[m]) for m in RATES}}
                            for t in rest.pop(0) or []]
         if shape:
             item["shape"] = series_shape(n, rest[:len(SHAPE_AGGREGATES)])
@@ -394,9 +395,9 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
             item["role"] = role
             for name, q in (("read_lat_ms", rl), ("write_lat_ms", wl)):
                 if q is not None and any(v is not None for v in q):
-                    item[name] = {"p50": _num(q[0]), "p95": _num(q[1])}
+                    item[name] = {"p50": finite_or_none(q[0]), "p95": finite_or_none(q[1])}
             if rmax is not None:
-                item["redo_mbps"] = {"p95": _num(rp95), "max": _num(rmax)}
+                item["redo_mbps"] = {"p95": finite_or_none(rp95), "max": finite_or_none(rmax)}
         out[key] = item
     return out
 
