@@ -173,7 +173,7 @@ def test_peaks_percentiles_and_max(con):
 
 def test_top_intervals_by_total_iops(con):
     _intervals(con, [("db", 0, 60, 5, 5, 0, 0), ("db", 60, 120, 50, 1, 0, 0), ("db", 120, 180, 1, 30, 0, 0)])
-    top = series.top_intervals(con, "tot", 2)["db"]
+    top = series.summarise(con, "tot", ("database",), top=2)[("db",)]["top"]
     assert [(t["start"], t["iops"]) for t in top] == [("2024-03-04T00:01:00Z", 51.0), ("2024-03-04T00:02:00Z", 31.0)]
 
 

@@ -248,15 +248,6 @@ def _figures_table(title: str, evs: Sequence[tuple[str, Evaluation]]) -> Table:
     return t
 
 
-def _limits_lines(e: Evaluation) -> list[str]:
-    out = []
-    for key, label in (("read_iops", "read IOPS"), ("write_iops", "write IOPS"), ("read_mbps", "read MB/s"),
-                       ("write_mbps", "write MB/s")):
-        f = getattr(e, key)
-        out.append(f"  {label}: {f.limit} ({f.detail})")
-    return out
-
-
 # -- document bodies (the contract keys at top level; the report reads them) ---------------------------
 
 def equivalent_body(eq: Equivalence) -> dict[str, Any]:

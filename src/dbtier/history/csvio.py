@@ -401,14 +401,6 @@ def check_numbers(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[
                       "export it again")
 
 
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-        return True
-    except ValueError:
-        return False
-
-
 def check_times(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], raw_col: str,
                 parsed_sql: str) -> None:
     """Every `raw_col` parses with `parsed_sql`; else the file and line of the first that does not."""

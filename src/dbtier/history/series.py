@@ -407,11 +407,6 @@ def peaks(con: duckdb.DuckDBPyConnection, table: str, by: str | None = "database
     return {(k[0] if by else None): v for k, v in summarise(con, table, (by,) if by else ()).items()}
 
 
-def top_intervals(con: duckdb.DuckDBPyConnection, table: str, n: int, by: str = "database") -> dict[str, list[dict]]:
-    """The `n` intervals of highest total IOPS per database (ties: the earlier first)."""
-    return {k[0]: v["top"] for k, v in summarise(con, table, (by,), top=n).items()}
-
-
 def file_type_item(file_type: str, v: dict[str, Any]) -> dict[str, Any]:
     """One file type's line of the import document, from its summarise() entry."""
     pk = v["peaks"]

@@ -104,10 +104,6 @@ def _drop(con: duckdb.DuckDBPyConnection, name: str) -> None:
             pass
 
 
-def _has(con: duckdb.DuckDBPyConnection, table: str, col: str) -> bool:
-    return col in {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
-
-
 def _import_docs(docs: Sequence[dict[str, Any]]) -> None:
     for d in docs:
         if d.get("command") != "history" or (d.get("params") or {}).get("action") != "import":
