@@ -31,7 +31,7 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
-from dbtier.history import csvio
+from dbtier.history import csvio, detect
 from dbtier.history.csvio import Layout
 from dbtier.history.tables import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult
 from dbtier.history.times import interval_sql, naive_ts_sql, utc_sql
@@ -74,8 +74,6 @@ def _required(kind: str) -> tuple[str, ...]:
 
 def sniff_awr(path: str) -> Layout:
     """The file's layout, or an error naming what is missing (or which source it belongs to)."""
-    from dbtier.history import detect
-
     best = None
     for kind in ("filetype", "sysstat_long", "sysstat_wide", "snapshot"):
         got = csvio.sniff(path, _required(kind))
