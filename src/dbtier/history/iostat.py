@@ -41,7 +41,6 @@ from dbtier.history.tables import INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadR
 _HEADER = re.compile(r"^Linux\s+\S+\s+\(([^)]*)\)\s+(\S+)")
 _ISO_T = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d([+-]\d{4}|[+-]\d\d:\d\d|Z)?$")
 _US_T = re.compile(r"^(\d\d/\d\d/\d{2,4})\s+(\d\d:\d\d:\d\d)(\s+[AP]M)?$")
-_TIME = re.compile(r"^(\d\d:\d\d:\d\d)(\s+[AP]M)?$")
 KB = 1024.0
 
 
