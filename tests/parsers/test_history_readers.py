@@ -16,7 +16,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.history import read
 from dbtier.history.store import connect
 from dbtier.history.summary import summarise_import
-from dbtier.history.tidy import ReadOptions
+from dbtier.history.tables import ReadOptions
 
 H = DATA / "history"
 REAL = H / "real"

@@ -50,6 +50,13 @@ def shipped() -> Catalog:
 
 # --- shipped data -----------------------------------------------------------
 
+def test_provenance_names_the_files_overrides_and_server(shipped):
+    doc = shipped.provenance()
+    assert doc["files"] == list(shipped.files) and doc["overridden"] == {}
+    assert doc["server"] == (shipped.server.to_dict() if shipped.server is not None else None)
+    assert Catalog({}, {}).provenance() == {"files": [], "overridden": {}, "server": None}
+
+
 def test_shipped_catalog_loads_from_package_data(shipped):
     assert shipped.files == ("shipped:legacy.toml", "shipped:current.toml", "shipped:overhead.toml")
     assert len(shipped.devices) >= 20

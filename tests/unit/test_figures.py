@@ -209,7 +209,6 @@ def test_fmt():
     assert F.fmt(1234.5, 1) == "1,234.5" and F.fmt(None) == "—" and F.fmt("x") == "x" and F.fmt(True) == "yes"
     assert [F.fmt_auto(x) for x in (109270.49, 521.6, 54.016, 8.011, 0.3, 0.8255)] == \
         ["109,270", "522", "54", "8.01", "0.3", "0.826"]
-    assert F.fmt_pct(0.35) == "+35%" and F.fmt_pct(None) == "—"
 
 
 # -- issue 13 item 4: repeated figures carry their spread; one run says n=1 ---------------------------

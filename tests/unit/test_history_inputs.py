@@ -21,7 +21,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.history import limits, read
 from dbtier.history.store import connect
 from dbtier.history.summary import summarise_import
-from dbtier.history.tidy import ReadOptions
+from dbtier.history.tables import ReadOptions
 
 H = DATA / "history"
 AWR = H / "awr" / "awr_sysstat_PROD.csv"

@@ -31,7 +31,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.history import limits, read
 from dbtier.history.store import connect
 from dbtier.history.summary import summarise_import
-from dbtier.history.tidy import ReadOptions
+from dbtier.history.tables import ReadOptions
 
 TIMEOUT_S = 60
 # The suite runs a fixed set of cases (derandomized: the same every run, well under a minute and a

@@ -11,7 +11,7 @@ from dbtier.core.stats import percentile
 from dbtier.history import consolidate as cons
 from dbtier.history import series
 from dbtier.history.store import connect
-from dbtier.history.tidy import COUNTER_TABLE_COLUMNS, INTERVAL_TABLE_COLUMNS
+from dbtier.history.tables import COUNTER_TABLE_COLUMNS, INTERVAL_TABLE_COLUMNS
 
 T0 = dt.datetime(2024, 3, 4, 0, 0, 0)   # a Monday
 
@@ -173,7 +173,7 @@ def test_peaks_percentiles_and_max(con):
 
 def test_top_intervals_by_total_iops(con):
     _intervals(con, [("db", 0, 60, 5, 5, 0, 0), ("db", 60, 120, 50, 1, 0, 0), ("db", 120, 180, 1, 30, 0, 0)])
-    top = series.top_intervals(con, "tot", 2)["db"]
+    top = series.summarise(con, "tot", ("database",), top=2)[("db",)]["top"]
     assert [(t["start"], t["iops"]) for t in top] == [("2024-03-04T00:01:00Z", 51.0), ("2024-03-04T00:02:00Z", 31.0)]
 
 

@@ -49,11 +49,6 @@ def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, An
     return {"action": action, "catalog_files": list(args.catalog), **extra}
 
 
-def _catalog_doc(catalog: Catalog) -> dict[str, Any]:
-    return {"files": list(catalog.files), "overridden": dict(catalog.overridden),
-            "server": catalog.server.to_dict() if catalog.server is not None else None}
-
-
 def _server_line(catalog: Catalog) -> str:
     """What the server already has, in one line (markup-safe)."""
     s = catalog.server
@@ -73,7 +68,7 @@ def run_list(args: argparse.Namespace) -> int:
     else:
         overheads = list(catalog.overheads.values())
     run = Run("catalog", args, _params(args, "list", kind=args.kind), inputs=args.catalog, read_only=True)
-    run.doc["catalog"] = _catalog_doc(catalog)
+    run.doc["catalog"] = catalog.provenance()
     run.doc["devices"] = [d.to_dict() for d in devices]
     run.doc["overheads"] = [o.to_dict() for o in overheads]
     run.doc["server"] = catalog.server.to_dict() if catalog.server is not None else None
@@ -106,7 +101,7 @@ def run_show(args: argparse.Namespace) -> int:
     device = catalog.device(args.id)
     overheads = catalog.overheads_for(device)
     run = Run("catalog", args, _params(args, "show", id=args.id), inputs=args.catalog, read_only=True)
-    run.doc["catalog"] = _catalog_doc(catalog)
+    run.doc["catalog"] = catalog.provenance()
     run.doc["device"] = device.to_dict()
     run.doc["overheads"] = [o.to_dict() for o in overheads]
     run.finish()

@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import platform
 import signal
-import socket
 import sys
 import traceback
 from pathlib import Path
@@ -58,18 +56,6 @@ class Terminated(KeyboardInterrupt):
 _FRAMES: list[list["Run"]] = []  # Frame objects (defined below)
 
 
-def _light_machine() -> dict[str, Any]:
-    """What a read-only command records of the machine: files only, no program started (fio and
-    PostgreSQL are not asked for their versions: null)."""
-    from dbtier import __version__
-    from dbtier.measure import machine as m
-    return {"hostname": socket.gethostname(), "os": m.os_release(), "kernel": platform.release(),
-            "arch": platform.machine(), "cpu_model": m.parse_cpu_model(m._read("/proc/cpuinfo") or ""),
-            "cpu_count": os.cpu_count(), "memory_bytes": m.parse_meminfo_total(m._read("/proc/meminfo") or ""),
-            "targets": [], "versions": {"dbtier": __version__, "python": platform.python_version(), "fio": None,
-                                        "postgresql": None, "duckdb": m._pkg_version("duckdb")}}
-
-
 class Run:
     """A run directory plus its document; `save()` after each step.
 
@@ -92,7 +78,8 @@ class Run:
             from dbtier.measure.machine import machine_info
             machine = machine_info(paths, devices)
         else:
-            machine = _light_machine()
+            from dbtier.measure.machine import light_machine_info
+            machine = light_machine_info()
         self.doc = new_document(command, params, machine)
         if self.persist:
             self.dir = RunDir.create(command, out, runs_dir or "runs", force=force, inputs=inputs)

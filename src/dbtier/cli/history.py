@@ -27,7 +27,8 @@ from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES
 from dbtier.history import read as read_history
 from dbtier.history import store, summary
-from dbtier.history.tidy import ReadOptions, check_tz
+from dbtier.history.tables import ReadOptions
+from dbtier.history.times import check_tz
 from dbtier.results.store import load_run
 
 
@@ -150,7 +151,7 @@ def run_import(args: argparse.Namespace) -> int:
         run.doc.update(doc_part)
         run.save()
         step("write Parquet")
-        run.doc["series_files"] = summary.write_import_files(con, run.dir.path, res.kind, run.doc["databases"])
+        run.doc["series_files"] = store.write_import_files(con, run.dir.path, res.kind, run.doc["databases"])
         _copy_raw(run, [f for f in args.files])
         run.finish()
     con.close()
@@ -209,7 +210,7 @@ def run_consolidate(args: argparse.Namespace) -> int:
         run.save()
         drivers = None if args.full_grid else [d["database"] for d in run.doc["drivers"]]
         run.doc["grid_databases"] = "all" if drivers is None else drivers
-        run.doc["series_files"] = summary.write_consolidation_files(con, run.dir.path, drivers)
+        run.doc["series_files"] = store.write_consolidation_files(con, run.dir.path, drivers)
         run.finish()
     con.close()
 

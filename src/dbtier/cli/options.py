@@ -111,10 +111,6 @@ def positive_int(hi: int = INT64_MAX) -> Callable[[str], int]:
     return whole(1, hi, name="positive whole number")
 
 
-def nonneg_int(hi: int = INT64_MAX) -> Callable[[str], int]:
-    return whole(0, hi, name="whole number")
-
-
 def port() -> Callable[[str], int]:
     def conv(text: str) -> int:
         v = _parse(units.parse_int, text)

@@ -16,7 +16,7 @@ from rich import box
 from rich.table import Table
 
 from dbtier.cli import options as argtypes
-from dbtier.cli.catalog import _catalog_doc, add_catalog_option
+from dbtier.cli.catalog import add_catalog_option
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -181,7 +181,7 @@ def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argpar
     run.doc["plan"] = action
     run.doc.update(body)
     run.doc["pricing"] = _pricing(catalog, args)
-    run.doc["catalog"] = _catalog_doc(catalog)
+    run.doc["catalog"] = catalog.provenance()
     run.finish()
     return run.doc
 
@@ -246,15 +246,6 @@ def _figures_table(title: str, evs: Sequence[tuple[str, Evaluation]]) -> Table:
     for name, fn in rows:
         t.add_row(name, *(fn(e) for _, e in evs))
     return t
-
-
-def _limits_lines(e: Evaluation) -> list[str]:
-    out = []
-    for key, label in (("read_iops", "read IOPS"), ("write_iops", "write IOPS"), ("read_mbps", "read MB/s"),
-                       ("write_mbps", "write MB/s")):
-        f = getattr(e, key)
-        out.append(f"  {label}: {f.limit} ({f.detail})")
-    return out
 
 
 # -- document bodies (the contract keys at top level; the report reads them) ---------------------------

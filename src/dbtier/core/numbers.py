@@ -35,10 +35,6 @@ def in_range(v: float, what: str, lo: float | None = None, hi: float | None = No
     return f
 
 
-def positive(v: float, what: str, hint: str | None = None) -> float:
-    return in_range(v, what, lo=0, lo_open=True, hint=hint)
-
-
 def int64(v: int, what: str, hint: str | None = None) -> int:
     """An integer that fits a signed 64-bit column (what DuckDB, numpy and fio hold)."""
     if not (-INT64_MAX - 1 <= v <= INT64_MAX):

@@ -15,10 +15,6 @@ MB = 1000**2
 GB = 1000**3
 
 
-def ns_to_us(ns: float | None) -> float | None:
-    return None if ns is None else ns / 1000.0
-
-
 def bytes_per_s_to_mbps(bw_bytes_per_s: float | None) -> float | None:
     return None if bw_bytes_per_s is None else bw_bytes_per_s / MB
 

@@ -1,6 +1,6 @@
 """I/O history of databases: one reader per source, series maths, consolidation, Parquet store.
 
-readers (pure parsing into a tidy DuckDB table, see tidy.py):
+readers (pure parsing into a tidy DuckDB table, see tables.py):
   awr.py (Oracle AWR CSV), dma.py (Google DMA collections), sqlserver.py
   (sys.dm_io_virtual_file_stats), postgres.py (pg_stat_* views), diskstats.py (/proc/diskstats),
   iostat.py (`iostat -x` and `sar -d`);
@@ -18,7 +18,7 @@ from typing import Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.history.tidy import ReadOptions, ReadResult
+from dbtier.history.tables import ReadOptions, ReadResult
 
 # --source name -> module (each has read(con, paths, opts) -> ReadResult)
 SOURCES = {

@@ -30,10 +30,11 @@ from typing import Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.history import csvio
+from dbtier.core.files import sql_str
+from dbtier.history import csvio, detect
 from dbtier.history.csvio import Layout
-from dbtier.history.tidy import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult, interval_sql, naive_ts_sql, sql_str, \
-    utc_sql
+from dbtier.history.tables import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult
+from dbtier.history.times import interval_sql, naive_ts_sql, utc_sql
 
 SOURCE = "awr"
 KEYS = ("snap_id", "dbid", "instance_number")
@@ -73,8 +74,6 @@ def _required(kind: str) -> tuple[str, ...]:
 
 def sniff_awr(path: str) -> Layout:
     """The file's layout, or an error naming what is missing (or which source it belongs to)."""
-    from dbtier.history import detect
-
     best = None
     for kind in ("filetype", "sysstat_long", "sysstat_wide", "snapshot"):
         got = csvio.sniff(path, _required(kind))
@@ -283,7 +282,7 @@ def _time_exprs(con: duckdb.DuckDBPyConnection, table: str, lays: list[Layout], 
                 time_checks: list, epochs: list[str], units: set[str]) -> dict[str, str]:
     """SQL for the UTC end time (`table` joined with awr_tz on snap_timezone) and the epoch; validates
     every row's times first (file and line on error). SNAP_TIMEZONE has few values: they are parsed
-    once. Times csvio.load read as TIMESTAMP need no parsing; text ones go through tidy's parsers."""
+    once. Times csvio.load read as TIMESTAMP need no parsing; text ones go through times.py's parsers."""
     typed = csvio.typed_times(con, table)
     # One pass for the few distinct SNAP_TIMEZONE values and instance numbers (RAC, see read()).
     tzs, inst = con.execute(f"""SELECT list(DISTINCT snap_timezone) FILTER (WHERE trim(snap_timezone) <> ''),

@@ -29,7 +29,7 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.history import series
-from dbtier.history.series import _num, iso
+from dbtier.history.series import finite_or_none, iso
 
 _METRICS = series.RATES
 
@@ -197,22 +197,22 @@ def consolidate(con: duckdb.DuckDBPyConnection, table: str, step: int | None = N
     per_db = con.execute(f"""
         SELECT database, max(iops), max(mbps), arg_max(bin, (coalesce(iops, -1), -bin)), count(*)
         FROM {grid} GROUP BY database ORDER BY max(iops) DESC NULLS LAST, database""").fetchall()
-    sum_of_peaks = {"iops": sum(_num(r[1]) or 0.0 for r in per_db), "mbps": sum(_num(r[2]) or 0.0 for r in per_db)}
+    sum_of_peaks = {"iops": sum(finite_or_none(r[1]) or 0.0 for r in per_db), "mbps": sum(finite_or_none(r[2]) or 0.0 for r in per_db)}
     pk = con.execute(f"SELECT bin, iops FROM {out_sum} ORDER BY iops DESC NULLS LAST, bin LIMIT 1").fetchone()
     pm = con.execute(f"SELECT bin, mbps FROM {out_sum} ORDER BY mbps DESC NULLS LAST, bin LIMIT 1").fetchone()
-    peak_bin, peak_iops = pk[0], _num(pk[1]) or 0.0
-    peak_bin_m, peak_mbps = pm[0], _num(pm[1]) or 0.0
+    peak_bin, peak_iops = pk[0], finite_or_none(pk[1]) or 0.0
+    peak_bin_m, peak_mbps = pm[0], finite_or_none(pm[1]) or 0.0
     peak_of_sum = {"iops": peak_iops, "mbps": peak_mbps}
     own = {r[0]: r for r in per_db}
     drivers = []
     for db, iops, mbps in con.execute(f"""SELECT database, iops, mbps FROM {grid} WHERE bin = {peak_bin}
                                           ORDER BY iops DESC NULLS LAST, database LIMIT {int(top)}""").fetchall():
-        own_peak = _num(own[db][1]) if db in own else None
-        drivers.append({"database": db, "iops": _num(iops), "mbps": _num(mbps),
-                        "share": (_num(iops) or 0.0) / peak_iops if peak_iops else None,
+        own_peak = finite_or_none(own[db][1]) if db in own else None
+        drivers.append({"database": db, "iops": finite_or_none(iops), "mbps": finite_or_none(mbps),
+                        "share": (finite_or_none(iops) or 0.0) / peak_iops if peak_iops else None,
                         "own_peak_iops": own_peak,
-                        "of_own_peak": (_num(iops) or 0.0) / own_peak if own_peak else None})
-    databases = [{"name": db, "peak_iops": _num(i), "peak_mbps": _num(m), "peak_time": _ts(b, step),
+                        "of_own_peak": (finite_or_none(iops) or 0.0) / own_peak if own_peak else None})
+    databases = [{"name": db, "peak_iops": finite_or_none(i), "peak_mbps": finite_or_none(m), "peak_time": _ts(b, step),
                   "missing_bins": int(bins - n)} for db, i, m, b, n in per_db]
     return {
         "sum_of_peaks": sum_of_peaks,

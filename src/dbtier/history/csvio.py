@@ -22,9 +22,8 @@ from typing import Iterable, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.files import regular_file
+from dbtier.core.files import duck_path, regular_file, sql_str
 from dbtier.history import limits
-from dbtier.history.tidy import duck_path, sql_str
 
 DELIMITERS = (",", ";", "|", "\t")
 _DELIM_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
@@ -170,7 +169,7 @@ def load(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], 
 
     Fast path: DuckDB parses the numbers itself, and the `times` too when every file prints them
     in plain ISO 8601 without an offset (then they are TIMESTAMP columns: see typed_times; text
-    with offsets or in Oracle's formats stays VARCHAR for tidy.utc_sql). If
+    with offsets or in Oracle's formats stays VARCHAR for times.utc_sql). If
     DuckDB refuses anything (a repeated header, a bad value, a short line), the slow path reads
     text, names the first bad line and column, and only when nothing is wrong converts the text.
     Then every `required` numeric column must be a finite number >= 0 on every row, and optional
@@ -214,7 +213,7 @@ def _load_text(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Lay
 
 # Plain ISO times, which DuckDB's CSV reader parses itself. It would drop a UTC offset without a
 # word, so a file's times are typed only when its first and last rows print them without one (an
-# export prints all its times one way); otherwise they stay text for tidy.utc_sql.
+# export prints all its times one way); otherwise they stay text for times.utc_sql.
 _PLAIN_TIME = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,6})?")
 
 
@@ -400,14 +399,6 @@ def check_numbers(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[
     raise DbtierError(f"{row[0]}: a value in the columns {', '.join(cols)} is empty, negative, not finite or "
                       "beyond 64 bits",
                       "export it again")
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-        return True
-    except ValueError:
-        return False
 
 
 def check_times(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], raw_col: str,

@@ -29,8 +29,9 @@ from typing import Iterable, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
 from dbtier.history import csvio, detect, limits
-from dbtier.history.tidy import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult, database_name_from_file, sql_str
+from dbtier.history.tables import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult, database_name_from_file
 
 SOURCE = "diskstats"
 FIELDS = ("reads completed", "reads merged", "sectors read", "ms reading", "writes completed", "writes merged",

@@ -44,8 +44,14 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import is_regular, regular_file
 from dbtier.history import detect, limits
-from dbtier.history.series import _num, iso
-from dbtier.history.tidy import MB, ReadOptions, ReadResult
+from dbtier.history.series import finite_or_none, iso
+from dbtier.history.tables import MB, ReadOptions, ReadResult
+from dbtier.history.times import utc_sql
+
+# What the result's `limitations` says about this source (see the module docstring).
+DMA_LIMITATION = ("dma gives hour-of-day statistics of per-snapshot deltas, not a time series: it cannot give "
+                  "true peaks of sums (of file types, instances or databases), nor p99. p50 and p95 here are the "
+                  "highest hour-of-day p50/p95 (an upper bound of the percentile over all snapshots); max is exact.")
 
 SOURCE = "dma"
 SYSSTAT_COLS = ("pkey", "dbid", "instance_number", "hour", "stat_name", "cnt", "avg_value", "mode_value",
@@ -390,7 +396,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         if 0 <= gb < 1e9:     # a size in GB; beyond an exabyte it is not one
             caps[db] = gb
     res = ReadResult(SOURCE, "hourly", "hourly", [str(p) for p in paths], capacity_gb=caps,
-                     limitations=[_limitation()])
+                     limitations=[DMA_LIMITATION])
     res.notes.append(f"dma: snapshot times are the database's local time, read as {opts.tz} (--tz)")
     res.notes += summary_problems
     res.extra["spans"] = _spans(con, snaps, summary, per_db, opts)
@@ -411,14 +417,8 @@ def _check_rates(key: tuple, label: str, rates: dict[str, float | None], sn: dic
                               "collect again with the DMA collector")
 
 
-def _limitation() -> str:
-    from dbtier.history.summary import DMA_LIMITATION
-    return DMA_LIMITATION
-
-
 def _spans(con: duckdb.DuckDBPyConnection, snaps: dict, summary: dict, per_db: dict, opts: ReadOptions) -> dict:
     """{database: (first snapshot begin, last snapshot begin)} in UTC, from the snapshot extract's times."""
-    from dbtier.history.tidy import utc_sql
     out: dict[str, list] = {}
     for (pkey, inst, hour), sn in snaps.items():
         db = opts.database or (summary.get(pkey, {}).get("db_name") or pkey)
@@ -446,17 +446,17 @@ def summarise(con: duckdb.DuckDBPyConnection, res: ReadResult) -> dict[str, Any]
         for m in ("read_iops", "write_iops", "read_mbps", "write_mbps"):
             got = dict(con.execute(f"SELECT statistic, max({m}) FROM hourly WHERE database = ? GROUP BY statistic",
                                    [db]).fetchall())
-            peaks[m] = {"p50": _num(got.get("p50")), "p95": _num(got.get("p95")), "p99": None,
-                        "max": _num(got.get("max"))}
+            peaks[m] = {"p50": finite_or_none(got.get("p50")), "p95": finite_or_none(got.get("p95")), "p99": None,
+                        "max": finite_or_none(got.get("max"))}
         n = con.execute("SELECT sum(snapshots) FROM hourly WHERE database = ? AND statistic = 'avg'", [db]).fetchone()[0]
         hours = []
         for h, cnt, secs in con.execute("SELECT hour, any_value(snapshots), any_value(interval_s) FROM hourly "
                                         "WHERE database = ? GROUP BY hour ORDER BY hour", [db]).fetchall():
-            item: dict[str, Any] = {"hour": h, "snapshots": int(cnt), "interval_s": _num(secs)}
+            item: dict[str, Any] = {"hour": h, "snapshots": int(cnt), "interval_s": finite_or_none(secs)}
             rows = con.execute("SELECT statistic, read_iops, write_iops, read_mbps, write_mbps FROM hourly "
                                "WHERE database = ? AND hour = ?", [db, h]).fetchall()
             for i, m in enumerate(("read_iops", "write_iops", "read_mbps", "write_mbps")):
-                item[m] = {st: _num(r[1 + i]) for r in rows for st in [r[0]]}
+                item[m] = {st: finite_or_none(r[1 + i]) for r in rows for st in [r[0]]}
             hours.append(item)
         start, end = spans.get(db, (None, None))
         out.append({"name": db, "intervals": int(n or 0), "start": start, "end": end, "peaks": peaks,

@@ -33,14 +33,14 @@ from typing import Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
 from dbtier.history import csvio, detect, limits
 from dbtier.history.diskstats import roles
-from dbtier.history.tidy import INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult, database_name_from_file, sql_str
+from dbtier.history.tables import INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult, database_name_from_file
 
 _HEADER = re.compile(r"^Linux\s+\S+\s+\(([^)]*)\)\s+(\S+)")
 _ISO_T = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d([+-]\d{4}|[+-]\d\d:\d\d|Z)?$")
 _US_T = re.compile(r"^(\d\d/\d\d/\d{2,4})\s+(\d\d:\d\d:\d\d)(\s+[AP]M)?$")
-_TIME = re.compile(r"^(\d\d:\d\d:\d\d)(\s+[AP]M)?$")
 KB = 1024.0
 
 

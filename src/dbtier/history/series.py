@@ -48,8 +48,9 @@ from typing import Any, Iterable, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
 from dbtier.history import limits
-from dbtier.history.tidy import COUNTERS, EXTRA_COUNTERS, MB, sql_str
+from dbtier.history.tables import COUNTERS, EXTRA_COUNTERS, MB
 
 PCTS = (50, 95, 99)
 PEAK_METRICS = ("read_iops", "write_iops", "read_mbps", "write_mbps")
@@ -80,7 +81,7 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
                             wrap_bits: dict[str, object] | None = None, one_unit: bool = False,
                             absent: Iterable[str] = (), series_by: Sequence[str] = ("database", "file_type", "unit"),
                             constant: dict[str, str] | None = None) -> None:
-    """`counters` (see tidy.py) -> `out` (INTERVAL columns plus the deltas) and `{out}_events`
+    """`counters` (see tables.py) -> `out` (INTERVAL columns plus the deltas) and `{out}_events`
     (per database: restarts, wraps, intervals dropped). `one_unit`: the reader promises one unit per
     database and file type, so there is nothing to add up per interval (a faster path). `absent`:
     counters the reader never fills (NULL on every row): not carried through the window. `series_by`:
@@ -307,7 +308,8 @@ def totals(con: duckdb.DuckDBPyConnection, intervals: str, out: str, pick: str |
     return info
 
 
-def _num(x: Any) -> float | None:
+def finite_or_none(x: Any) -> float | None:
+    """A value from DuckDB as a float for result.json: None when missing, NaN or infinite."""
     if x is None:
         return None
     x = float(x)
@@ -316,8 +318,8 @@ def _num(x: Any) -> float | None:
 
 def _quants(q: Any, mx: Any) -> dict[str, float | None]:
     vals = list(q) if q is not None else [None] * len(PCTS)
-    out = {f"p{p}": _num(v) for p, v in zip(PCTS, vals)}
-    out["max"] = _num(mx)
+    out = {f"p{p}": finite_or_none(v) for p, v in zip(PCTS, vals)}
+    out["max"] = finite_or_none(mx)
     return out
 
 
@@ -342,7 +344,7 @@ SHAPE_AGGREGATES = (["median(seconds)"] + [f"count({m})" for m in RATES]
 def series_shape(n: int, values: Sequence[Any]) -> dict[str, Any]:
     """The `series_shape` of an import document, from SHAPE_AGGREGATES over `n` intervals."""
     med, *counts, not_i, not_m = values
-    return {"median_interval_s": _num(med), "complete": [m for m, c in zip(RATES, counts) if c == n],
+    return {"median_interval_s": finite_or_none(med), "complete": [m for m, c in zip(RATES, counts) if c == n],
             "iops_is_sum": not_i == 0, "mbps_is_sum": not_m == 0}
 
 
@@ -381,7 +383,7 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
                                 "peaks": {m: _quants(vals[3 + 2 * i], vals[4 + 2 * i]) for i, m in enumerate(RATES)}}
         rest = vals[3 + 2 * len(RATES):]
         if top:
-            item["top"] = [{"start": iso(t["start"]), "end": iso(t["end"]), **{m: _num(t[m]) for m in RATES}}
+            item["top"] = [{"start": iso(t["start"]), "end": iso(t["end"]), **{m: finite_or_none(t[m]) for m in RATES}}
                            for t in rest.pop(0) or []]
         if shape:
             item["shape"] = series_shape(n, rest[:len(SHAPE_AGGREGATES)])
@@ -393,9 +395,9 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
             item["role"] = role
             for name, q in (("read_lat_ms", rl), ("write_lat_ms", wl)):
                 if q is not None and any(v is not None for v in q):
-                    item[name] = {"p50": _num(q[0]), "p95": _num(q[1])}
+                    item[name] = {"p50": finite_or_none(q[0]), "p95": finite_or_none(q[1])}
             if rmax is not None:
-                item["redo_mbps"] = {"p95": _num(rp95), "max": _num(rmax)}
+                item["redo_mbps"] = {"p95": finite_or_none(rp95), "max": finite_or_none(rmax)}
         out[key] = item
     return out
 
@@ -403,11 +405,6 @@ def summarise(con: duckdb.DuckDBPyConnection, table: str, by: Sequence[str] = ("
 def peaks(con: duckdb.DuckDBPyConnection, table: str, by: str | None = "database") -> dict[str | None, dict[str, Any]]:
     """{key: {intervals, start, end, peaks: {metric: {p50, p95, p99, max}}}} over `table`'s rows."""
     return {(k[0] if by else None): v for k, v in summarise(con, table, (by,) if by else ()).items()}
-
-
-def top_intervals(con: duckdb.DuckDBPyConnection, table: str, n: int, by: str = "database") -> dict[str, list[dict]]:
-    """The `n` intervals of highest total IOPS per database (ties: the earlier first)."""
-    return {k[0]: v["top"] for k, v in summarise(con, table, (by,), top=n).items()}
 
 
 def file_type_item(file_type: str, v: dict[str, Any]) -> dict[str, Any]:

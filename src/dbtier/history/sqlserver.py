@@ -22,9 +22,11 @@ from typing import Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
 from dbtier.history import csvio, detect
 from dbtier.history.csvio import Layout
-from dbtier.history.tidy import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult, sql_str, utc_sql
+from dbtier.history.tables import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult
+from dbtier.history.times import utc_sql
 
 SOURCE = "sqlserver"
 COUNTERS = ("num_of_reads", "num_of_bytes_read", "num_of_writes", "num_of_bytes_written")

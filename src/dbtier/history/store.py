@@ -24,7 +24,7 @@ from typing import Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.files import regular_file
+from dbtier.core.files import duck_path, regular_file, sql_str
 
 INTERVALS_FILE = "intervals.parquet"
 TOTALS_FILE = "totals.parquet"
@@ -53,21 +53,17 @@ def connect(spill_dir: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnec
     spill = Path(spill_dir) if spill_dir else Path(tempfile.gettempdir()) / f"dbtier-duckdb-{os.getpid()}"
     con.execute("SET TimeZone = 'UTC'")
     con.execute(f"SET memory_limit = '{_memory_limit_mb()}MB'")
-    con.execute(f"SET temp_directory = '{_sql_str(str(spill))}'")
+    con.execute(f"SET temp_directory = {sql_str(str(spill))}")
     con.execute("SET preserve_insertion_order = false")
     con.execute(f"SET threads = {max(1, os.cpu_count() or 1)}")
     return con
-
-
-def _sql_str(s: str) -> str:
-    return s.replace("'", "''")
 
 
 def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> None:
     """COPY (query) TO path, atomically (temp file + rename)."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        con.execute(f"COPY ({query}) TO '{_sql_str(os.path.abspath(tmp))}' (FORMAT parquet, COMPRESSION snappy)")
+        con.execute(f"COPY ({query}) TO {sql_str(os.path.abspath(tmp))} (FORMAT parquet, COMPRESSION snappy)")
         os.replace(tmp, path)
     except OSError as exc:
         raise DbtierError(f"cannot write {path}: {exc.strerror or exc}", "choose another run directory with --out") \
@@ -80,15 +76,13 @@ def parquet(run_dir: str | os.PathLike, name: str, what: str = "history run") ->
     if not path.exists():
         raise DbtierError(f"{run_dir}: no {name} in this {what}",
                           "pass a run directory written by `dbtier history import` (or re-run it: the file was removed)")
-    from dbtier.history.tidy import duck_path
-    return f"read_parquet('{_sql_str(duck_path(path))}')"
+    return f"read_parquet({sql_str(duck_path(path))})"
 
 
 def check_parquet(con: duckdb.DuckDBPyConnection, run_dir: str | os.PathLike, name: str,
                   columns: Sequence[str], what: str = "history run") -> None:
     """One of a run's Parquet files, checked before it is read: a regular file, Parquet (not truncated,
     not foreign), with the columns the reader needs. Each failure names the file."""
-    from dbtier.history.tidy import duck_path
     hint = "re-run the `dbtier history` command that wrote this run directory (its Parquet file is damaged)"
     path = Path(run_dir) / name
     if not os.path.lexists(path):
@@ -96,7 +90,7 @@ def check_parquet(con: duckdb.DuckDBPyConnection, run_dir: str | os.PathLike, na
                           "pass a run directory written by `dbtier history import` (or re-run it: the file was removed)")
     regular_file(path, f"{what} file", hint)
     try:
-        cols = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{_sql_str(duck_path(path))}')").fetchall()}
+        cols = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet({sql_str(duck_path(path))})").fetchall()}
     except duckdb.Error as exc:
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DbtierError(f"{path}: not a readable Parquet file ({why[:200]})", hint) from None
@@ -104,3 +98,36 @@ def check_parquet(con: duckdb.DuckDBPyConnection, run_dir: str | os.PathLike, na
     if missing:
         raise DbtierError(f"{path}: a Parquet file without the column(s) {', '.join(missing)}; not written by "
                           "`dbtier history`", hint)
+
+
+def write_import_files(con: duckdb.DuckDBPyConnection, run_dir: Path, kind: str, databases: Sequence[dict]) -> list[str]:
+    """An import run's series: hourly.parquet (dma), or totals.parquet, profiles.parquet and, when
+    some database has several file types, intervals.parquet; from the tables summary.summarise_import
+    left. Returns the names written."""
+    if kind == "hourly":
+        write_parquet(con, "SELECT * FROM hourly ORDER BY database, hour, statistic", run_dir / HOURLY_FILE)
+        return [HOURLY_FILE]
+    # Not sorted (a sort of millions of rows costs more than the write): readers order as they need.
+    # intervals.parquet only when it says more than totals.parquet (several file types somewhere).
+    files = []
+    if any(len(d.get("file_types") or []) > 1 for d in databases):
+        write_parquet(con, "SELECT * FROM intervals", run_dir / INTERVALS_FILE)
+        files.append(INTERVALS_FILE)
+    write_parquet(con, "SELECT * FROM totals", run_dir / TOTALS_FILE)
+    write_parquet(con, "SELECT * FROM profiles ORDER BY database, kind, key", run_dir / PROFILES_FILE)
+    return files + [TOTALS_FILE, PROFILES_FILE]
+
+
+def write_consolidation_files(con: duckdb.DuckDBPyConnection, run_dir: Path,
+                              grid_databases: Sequence[str] | None = None) -> list[str]:
+    """sum.parquet, profiles.parquet, and grid.parquet: the cells of `grid_databases` (the drivers
+    of the combined peak, what the report draws), or of every database when None (--full-grid:
+    a thousand databases' year is millions of cells, a copy of their totals.parquet on the grid)."""
+    where = ""
+    if grid_databases is not None:
+        where = "WHERE database IN (" + ", ".join(sql_str(d) for d in grid_databases) + ")" if grid_databases \
+            else "WHERE false"
+    write_parquet(con, f"SELECT * FROM grid {where}", run_dir / GRID_FILE)
+    write_parquet(con, "SELECT * FROM sum_series ORDER BY bin", run_dir / SUM_FILE)
+    write_parquet(con, "SELECT * FROM sum_profiles ORDER BY kind, key", run_dir / PROFILES_FILE)
+    return [GRID_FILE, SUM_FILE, PROFILES_FILE]

@@ -1,4 +1,4 @@
-"""From a reader's tidy table to the result document's sections and the run's Parquet files.
+"""From a reader's tidy table to the result document's sections (store.py writes the Parquet files).
 
 The CLI calls these three steps (import, consolidate, requirement); each returns plain dicts for
 result.json and leaves its full series in DuckDB tables that store.py writes as Parquet.
@@ -7,22 +7,17 @@ result.json and leaves its full series in DuckDB tables that store.py writes as 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.history import consolidate as cons
-from dbtier.history import limits, series, store
-from dbtier.history.tidy import INTERVAL_COLUMNS, ReadResult, sql_str
+from dbtier.history import dma, limits, series, store
+from dbtier.history.tables import INTERVAL_COLUMNS, ReadResult
 
 PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}
 REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom")
-
-DMA_LIMITATION = ("dma gives hour-of-day statistics of per-snapshot deltas, not a time series: it cannot give "
-                  "true peaks of sums (of file types, instances or databases), nor p99. p50 and p95 here are the "
-                  "highest hour-of-day p50/p95 (an upper bound of the percentile over all snapshots); max is exact.")
 
 
 def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int = 10, profile_tz: str = "UTC",
@@ -30,7 +25,6 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     """Intervals, totals, peaks, top intervals, profiles. Leaves tables `intervals`, `totals`, `profiles`."""
     step = step or (lambda _: None)
     if res.kind == "hourly":
-        from dbtier.history import dma
         return dma.summarise(con, res)
     if res.kind == "counters":
         step("intervals from counters")
@@ -102,31 +96,12 @@ def _check_names_and_times(res: ReadResult, pk: dict, fts: dict, others: Sequenc
                                   "a typo or a clock fault", "fix the times (or export them again)")
 
 
-def write_import_files(con: duckdb.DuckDBPyConnection, run_dir: Path, kind: str, databases: Sequence[dict]) -> list[str]:
-    if kind == "hourly":
-        store.write_parquet(con, "SELECT * FROM hourly ORDER BY database, hour, statistic", run_dir / store.HOURLY_FILE)
-        return [store.HOURLY_FILE]
-    # Not sorted (a sort of millions of rows costs more than the write): readers order as they need.
-    # intervals.parquet only when it says more than totals.parquet (several file types somewhere).
-    files = []
-    if any(len(d.get("file_types") or []) > 1 for d in databases):
-        store.write_parquet(con, "SELECT * FROM intervals", run_dir / store.INTERVALS_FILE)
-        files.append(store.INTERVALS_FILE)
-    store.write_parquet(con, "SELECT * FROM totals", run_dir / store.TOTALS_FILE)
-    store.write_parquet(con, "SELECT * FROM profiles ORDER BY database, kind, key", run_dir / store.PROFILES_FILE)
-    return files + [store.TOTALS_FILE, store.PROFILES_FILE]
-
-
 def _drop(con: duckdb.DuckDBPyConnection, name: str) -> None:
     for kind in ("VIEW", "TABLE"):
         try:
             con.execute(f"DROP {kind} IF EXISTS {name}")
         except duckdb.Error:
             pass
-
-
-def _has(con: duckdb.DuckDBPyConnection, table: str, col: str) -> bool:
-    return col in {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
 
 
 def _import_docs(docs: Sequence[dict[str, Any]]) -> None:
@@ -201,21 +176,6 @@ def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[
     con.execute("CREATE OR REPLACE VIEW sum_named AS SELECT 'sum' AS database, * FROM sum_series")
     series.profiles(con, "sum_named", "sum_profiles")
     return r
-
-
-def write_consolidation_files(con: duckdb.DuckDBPyConnection, run_dir: Path,
-                              grid_databases: Sequence[str] | None = None) -> list[str]:
-    """sum.parquet, profiles.parquet, and grid.parquet: the cells of `grid_databases` (the drivers
-    of the combined peak, what the report draws), or of every database when None (--full-grid:
-    a thousand databases' year is millions of cells, a copy of their totals.parquet on the grid)."""
-    where = ""
-    if grid_databases is not None:
-        where = "WHERE database IN (" + ", ".join(sql_str(d) for d in grid_databases) + ")" if grid_databases \
-            else "WHERE false"
-    store.write_parquet(con, f"SELECT * FROM grid {where}", run_dir / store.GRID_FILE)
-    store.write_parquet(con, "SELECT * FROM sum_series ORDER BY bin", run_dir / store.SUM_FILE)
-    store.write_parquet(con, "SELECT * FROM sum_profiles ORDER BY kind, key", run_dir / store.PROFILES_FILE)
-    return [store.GRID_FILE, store.SUM_FILE, store.PROFILES_FILE]
 
 
 def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_gb: float | None = None,

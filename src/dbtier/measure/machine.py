@@ -205,3 +205,13 @@ def machine_info(paths: list[str] | None = None, devices: list[str] | None = Non
         "targets": targets,
         "versions": tool_versions(),
     }
+
+
+def light_machine_info() -> dict[str, Any]:
+    """What a read-only command records of the machine: files only, no program started (fio and
+    PostgreSQL are not asked for their versions: null)."""
+    return {"hostname": socket.gethostname(), "os": os_release(), "kernel": platform.release(),
+            "arch": platform.machine(), "cpu_model": parse_cpu_model(_read("/proc/cpuinfo") or ""),
+            "cpu_count": os.cpu_count(), "memory_bytes": parse_meminfo_total(_read("/proc/meminfo") or ""),
+            "targets": [], "versions": {"dbtier": __version__, "python": platform.python_version(), "fio": None,
+                                        "postgresql": None, "duckdb": _pkg_version("duckdb")}}

@@ -8,7 +8,6 @@ can show that sampling costs well under 1% of a core.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -157,7 +156,3 @@ class Sampler:
                             for d in self.devices if d in a.disks and d in b.disks}}
 
 
-def process_cpu_s(pid: int | None = None) -> float:
-    """CPU seconds (user + system) a process has used so far."""
-    f = _read(f"/proc/{pid or os.getpid()}/stat").rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")

@@ -170,6 +170,12 @@ class Catalog:
         # None: no [server] table, so the server is taken to have no drive ports of its own
         self.server: Server | None = server
 
+    def provenance(self) -> dict[str, Any]:
+        """Where this catalog came from, for a result document: its files, the entries they
+        overrode, and the server table."""
+        return {"files": list(self.files), "overridden": dict(self.overridden),
+                "server": self.server.to_dict() if self.server is not None else None}
+
     @property
     def server_ports(self) -> int:
         """The drive ports the server has of its own (the default of `--server-ports`)."""

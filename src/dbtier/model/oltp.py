@@ -220,7 +220,6 @@ def knee(points: Sequence[dict[str, Any]], min_gain: float = KNEE_MIN_GAIN,
 COMMIT_IO = {"WALWrite", "WALSync", "WALInitWrite", "WALInitSync"}
 COMMIT_LWLOCK = {"WALWrite", "WALWriteLock"}            # WALWriteLock: the name before PostgreSQL 13
 WAIT_CLASSES = ("storage", "commit", "lock", "cpu", "client", "other")
-BOTTLENECKS = WAIT_CLASSES + ("unknown",)
 
 
 def classify_wait(state: str | None, wait_type: str | None, wait_event: str | None) -> str:

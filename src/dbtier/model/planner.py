@@ -89,7 +89,6 @@ from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, EPS, L
 from dbtier.model.catalog import Catalog, Device, Overhead
 
 FLASH_KINDS = ("nvme", "pcie-flash", "sata-ssd", "sas-ssd")
-METRICS = ("iops", "throughput", "capacity")
 REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb")
 CATEGORY = {"read_iops": "iops", "write_iops": "iops", "read_mbps": "throughput", "write_mbps": "throughput",
             "capacity_gb": "capacity", "read_latency_us": "latency"}

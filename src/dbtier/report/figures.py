@@ -26,7 +26,6 @@ PROBE_HIGHER_BETTER = {"read_iops_4k", "write_iops_4k", "mixed_iops_8k", "read_m
 PROBE_MIN_GAIN = 0.03
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
-PRIVATE_KEYS = ("_children",)
 
 
 @dataclass(frozen=True)
@@ -121,21 +120,11 @@ def point_spread(p: dict[str, Any] | None) -> dict[str, Any] | None:
     return sp
 
 
-def fmt_pct(x: Any) -> str:
-    """A signed change in % (0.35 -> '+35%')."""
-    return "—" if not isnum(x) else f"{x * 100:+.0f}%"
-
-
 def run_name(doc: dict[str, Any], i: int | None = None) -> str:
     d = doc.get("_run_dir")
     if isinstance(d, str) and d:
         return os.path.basename(os.path.normpath(d))
     return f"run {i + 1}" if i is not None else "run"
-
-
-def public(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document without what the loader attached (a lab's step documents)."""
-    return {k: v for k, v in doc.items() if k not in PRIVATE_KEYS}
 
 
 def kind(doc: dict[str, Any]) -> str:

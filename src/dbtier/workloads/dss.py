@@ -263,13 +263,6 @@ class PostgresEngine(Engine):
         self.close_conn()
 
 
-def _pg_type(duck: str) -> str:
-    d = duck.upper()
-    if d.startswith("DECIMAL"):
-        return d.replace("DECIMAL", "numeric")
-    return {"INTEGER": "integer", "BIGINT": "bigint", "DATE": "date", "DOUBLE": "double precision"}.get(d, "text")
-
-
 class TempWatch:
     """The peak size of the spill directory during a query, polled every 10 ms: spill files
     live only as long as the operator that needs them."""

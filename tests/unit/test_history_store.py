@@ -1,0 +1,54 @@
+"""store.py writes a history run's Parquet files (moved here from summary.py): which files, and what they hold."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbtier.history import store
+
+
+@pytest.fixture
+def con(tmp_path):
+    c = store.connect(tmp_path / "spill")
+    yield c
+    c.close()
+
+
+def _series_tables(con):
+    con.execute("CREATE TABLE intervals AS SELECT * FROM (VALUES ('db1', 'data', 1.0), ('db1', 'log', 2.0)) t(database, file_type, iops)")
+    con.execute("CREATE TABLE totals AS SELECT * FROM (VALUES ('db1', 3.0)) t(database, iops)")
+    con.execute("CREATE TABLE profiles AS SELECT * FROM (VALUES ('db1', 'hour', 5, 3.0)) t(database, kind, key, iops)")
+
+
+def test_import_files_skip_intervals_when_each_database_has_one_file_type(con, tmp_path):
+    _series_tables(con)
+    got = store.write_import_files(con, tmp_path, "counters", [{"file_types": [{}]}])
+    assert got == [store.TOTALS_FILE, store.PROFILES_FILE]
+    assert sorted(p.name for p in tmp_path.glob("*.parquet")) == sorted(got)
+    assert con.execute(f"SELECT iops FROM {store.parquet(tmp_path, store.TOTALS_FILE)}").fetchall() == [(3.0,)]
+
+
+def test_import_files_add_intervals_when_some_database_has_several_file_types(con, tmp_path):
+    _series_tables(con)
+    got = store.write_import_files(con, tmp_path, "intervals", [{"file_types": [{}, {}]}])
+    assert got == [store.INTERVALS_FILE, store.TOTALS_FILE, store.PROFILES_FILE]
+    assert con.execute(f"SELECT count(*) FROM {store.parquet(tmp_path, store.INTERVALS_FILE)}").fetchone() == (2,)
+
+
+def test_hourly_import_writes_hourly_only(con, tmp_path):
+    con.execute("CREATE TABLE hourly AS SELECT * FROM (VALUES ('db1', 1, 'max', 9.0), ('db1', 0, 'avg', 4.0)) "
+                "t(database, hour, statistic, read_iops)")
+    assert store.write_import_files(con, tmp_path, "hourly", []) == [store.HOURLY_FILE]
+    rows = con.execute(f"SELECT hour FROM {store.parquet(tmp_path, store.HOURLY_FILE)}").fetchall()
+    assert rows == [(0,), (1,)]   # ordered by database, hour, statistic
+
+
+@pytest.mark.parametrize("drivers, expect", [(None, {"a", "b"}), (["b"], {"b"}), ([], set())])
+def test_consolidation_grid_holds_the_named_databases(con, tmp_path, drivers, expect):
+    con.execute("CREATE TABLE grid AS SELECT * FROM (VALUES ('a', 1), ('b', 2), ('it''s', 3)) t(database, bin)")
+    con.execute("CREATE TABLE sum_series AS SELECT * FROM (VALUES (1, 3.0)) t(bin, iops)")
+    con.execute("CREATE TABLE sum_profiles AS SELECT * FROM (VALUES ('hour', 1, 3.0)) t(kind, key, iops)")
+    got = store.write_consolidation_files(con, tmp_path, drivers)
+    assert got == [store.GRID_FILE, store.SUM_FILE, store.PROFILES_FILE]
+    names = {r[0] for r in con.execute(f"SELECT database FROM {store.parquet(tmp_path, store.GRID_FILE)}").fetchall()}
+    assert names == (expect | {"it's"} if drivers is None else expect)
