@@ -249,6 +249,7 @@ def _disk() -> str | None:
     return None
 
 
+@pytest.mark.engine  # blktrace on this machine's disk
 @pytest.mark.skipif(_disk() is None, reason="no disk device to try")
 def test_capture_takes_this_machines_path(tmp_path):
     """Either a real capture (a trace `simulate run` reads) or one clear reason why not."""
