@@ -37,9 +37,4 @@ def test_every_command_has_help_json_and_out(words, parser):
     r = run_dbtier(*words, "--help", cwd=".")
     assert r.returncode == 0 and "--json" in r.stdout
 
-
-def test_readme_shows_every_subcommand():
-    from conftest import ROOT
-    readme = (ROOT / "README.md").read_text()
-    for name in SUBCOMMANDS:
-        assert f"dbtier {name}" in readme, name
+# The README's examples against the parser: tests/unit/test_readme_examples.py.
