@@ -23,7 +23,7 @@ test-fast:
 	uv run pytest -q -m "not engine and not slow"
 
 bench: setup
-	for b in bench/*.py; do echo "== $$b"; uv run python $$b || exit 1; done
+	for b in bench/[!_]*.py; do echo "== $$b"; uv run python $$b || exit 1; done
 
 clean:
 	rm -rf runs .pytest_cache
