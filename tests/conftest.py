@@ -34,27 +34,39 @@ def run_dbtier(*args: str, cwd: Path, env: dict | None = None, timeout: float = 
                           capture_output=True, text=True, timeout=timeout, env=full_env)
 
 
-def call_main(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+class Hang(BaseException):
+    """call_main's timeout."""
+
+
+def call_main(*args: str, cwd: Path, env: dict | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
     """`dbtier ARGS` in this interpreter: `dbtier.cli.main.main(argv)` with stdout and stderr captured,
     in `cwd`, with `env` over os.environ; the exit code as returncode, argparse's SystemExit included.
     Same answer shape as run_dbtier, without an interpreter start (~1 s) per call. The signal handlers
-    main() installs and the working directory are put back afterwards."""
+    main() installs and the working directory are put back afterwards. `timeout`: a SIGALRM after that
+    many seconds fails the test (a read blocked on a FIFO is interrupted), as run_dbtier's timeout would."""
     import contextlib
     import io
     import signal
     from dbtier.cli.main import main
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    saved_sig = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    saved_sig = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)}
+
+    def hang(signum, frame):  # a BaseException: main() does not turn it into an exit code
+        raise Hang(f"dbtier {' '.join(args)} still running after {timeout} s: a hang")
     os.environ.update({"COLUMNS": "120", **(env or {})})
     try:
         os.chdir(cwd)
+        if timeout:
+            signal.signal(signal.SIGALRM, hang)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main(list(args))
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)

@@ -56,3 +56,16 @@ def test_in_process_and_real_process_say_the_same(tmp_path):
         assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), argv
 
 # The README's examples against the parser: tests/unit/test_readme_examples.py.
+
+
+def test_call_main_stops_a_hang(tmp_path, monkeypatch):
+    """call_main's timeout: a command blocked in a system call is interrupted and fails the test."""
+    import time
+
+    import dbtier.cli.main
+    from conftest import Hang
+    monkeypatch.setattr(dbtier.cli.main, "main", lambda argv: time.sleep(30))
+    t = time.monotonic()
+    with pytest.raises(Hang, match="still running after 0.2 s"):
+        call_main("simulate", "run", "x", cwd=tmp_path, timeout=0.2)
+    assert time.monotonic() - t < 5

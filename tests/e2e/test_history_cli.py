@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import DATA, assert_clean_error, call_main, load_doc, run_dbtier
+from conftest import DATA, assert_clean_error, call_main, load_doc
 
 H = DATA / "history"
 MSS = H / "sqlserver" / "file_stats-sql01.csv"
@@ -340,7 +340,7 @@ def test_fifo_and_glob_characters_through_the_cli(tmp_path):
     import os
     fifo = tmp_path / "awr.csv"
     os.mkfifo(fifo)
-    assert_clean_error(run_dbtier("history", "import", "--source", "awr", str(fifo), cwd=tmp_path, timeout=60),
+    assert_clean_error(call_main("history", "import", "--source", "awr", str(fifo), cwd=tmp_path, timeout=60),
                        f"{fifo}: a FIFO (named pipe), not a regular file")
     lit = write(tmp_path, "mss[1].csv", MSS.read_text())
     write(tmp_path, "mss1.csv", "not this file\n")

@@ -329,7 +329,7 @@ def _hostile(tmp_path: Path, kind: str) -> list[str]:
 ])
 def test_hostile_traces_are_refused_by_name(tmp_path, kind, needles):
     args = _hostile(tmp_path, kind)
-    r = run_dbtier("simulate", "run", *args, "--design", "single", "--device", "sas-15k-73gb", "--out", "run",
+    r = call_main("simulate", "run", *args, "--design", "single", "--device", "sas-15k-73gb", "--out", "run",
                    cwd=tmp_path, timeout=120)          # a FIFO opened would block: the timeout fails the test
     err = assert_clean_error(r, *needles)
     assert "\n  next: " in err
