@@ -1,6 +1,6 @@
 # The two commands: `make lab` (the main job on the embedded default) and
 # `make test` (the whole suite). Each installs what is missing first.
-# `make test-fast`: the tests that start no engine and no browser (markers in pyproject.toml), under a minute.
+# `make test-fast`: no engine, no browser, no property tests (markers in pyproject.toml), under a minute.
 SHELL := /bin/bash
 export PATH := $(HOME)/.local/bin:$(PATH)
 LAB_DIR ?= runs/lab-$(shell date -u +%Y%m%dT%H%M%SZ)
