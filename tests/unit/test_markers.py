@@ -80,14 +80,21 @@ def _unmarked_engine_tests(path: Path) -> list[str]:
         return []
     funcs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
-    def text(fn: ast.FunctionDef, seen: set[str]) -> str:
-        """The test's source with its decorators, and that of the module functions it calls."""
-        seen.add(fn.name)
-        parts = [ast.get_source_segment(source, d) or "" for d in fn.decorator_list]
-        parts.append(ast.get_source_segment(source, fn) or "")
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Name) and n.id in funcs and n.id not in seen:
-                parts.append(text(funcs[n.id], seen))
+    lines = source.splitlines()
+    own: dict[str, tuple[str, set[str]]] = {}      # name -> (its lines with decorators, module functions it names)
+    for name, fn in funcs.items():
+        first = min([d.lineno for d in fn.decorator_list] + [fn.lineno])
+        own[name] = ("\n".join(lines[first - 1:fn.end_lineno]),
+                     {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in funcs})
+
+    def text(name: str) -> str:
+        """The test's source with its decorators, and that of the module functions it calls (transitively)."""
+        seen, todo, parts = {name}, [name], []
+        while todo:
+            body, calls = own[todo.pop()]
+            parts.append(body)
+            todo += sorted(calls - seen)
+            seen |= calls
         return "\n".join(parts)
 
     rel = str(path.relative_to(TESTS))
@@ -99,7 +106,7 @@ def _unmarked_engine_tests(path: Path) -> list[str]:
             continue
         if ENGINE_FIXTURES & {a.arg for a in fn.args.args}:
             continue
-        if _runs_an_engine(text(fn, set())) and (rel, name) not in REFUSED_BEFORE_ANY_ENGINE:
+        if _runs_an_engine(text(name)) and (rel, name) not in REFUSED_BEFORE_ANY_ENGINE:
             bad.append(f"{rel}::{name}")
     return bad
 
