@@ -130,6 +130,28 @@ def test_the_engine_modules_are_marked_whole():
         assert _module_marked(ast.parse((TESTS / "e2e" / f"{name}.py").read_text())), name
 
 
+def _is_mark(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.value, ast.Attribute)
+               and n.value.attr == "mark" for n in ast.walk(node))
+
+
+def test_every_property_test_is_marked_slow():
+    """Hypothesis tests (@given) run hundreds of examples each: `make test` runs them, the fast tier not."""
+    bad = []
+    for path in _test_files():
+        tree = ast.parse(path.read_text())
+        module_slow = any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
+                                                            for t in s.targets) and _is_mark(s.value, "slow")
+                          for s in tree.body)
+        for fn in tree.body:
+            if not isinstance(fn, ast.FunctionDef) or not fn.name.startswith("test_"):
+                continue
+            given = any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "given" for d in fn.decorator_list)
+            if given and not module_slow and not any(_is_mark(d, "slow") for d in fn.decorator_list):
+                bad.append(f"{path.relative_to(TESTS)}::{fn.name}")
+    assert bad == [], f"property tests not marked slow: {bad}"
+
+
 def test_the_refusal_list_names_existing_unmarked_tests():
     """A stale entry would let a renamed test through unchecked."""
     for (rel, name), why in REFUSED_BEFORE_ANY_ENGINE.items():
