@@ -14,6 +14,7 @@ and prints wall time, CPU time and the peak resident memory of each step.
 
   uv run python bench/history_scale.py [--databases 1000] [--hours 8760] [--dir DIR] [--keep]
                                       [--memory-mb MB]   (DuckDB's limit; default dbtier's: RAM/4, at most 4 GB)
+                                      [--json PATH]      (the figures; default runs/bench/history_scale-<UTC>.json)
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import time
 from pathlib import Path
 
 import duckdb
+
+import _figures  # noqa: E402  (bench/ is on sys.path: the script's own directory)
 
 ZONES = ("+00:00", "+01:00", "+02:00", "-05:00", "+05:30", "+09:00")
 
@@ -92,6 +95,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated files and runs")
     ap.add_argument("--reuse", action="store_true", help="reuse the files a --keep run left in --dir")
     ap.add_argument("--memory-mb", type=int, help="DuckDB memory limit for the dbtier processes (DBTIER_MEMORY_MB)")
+    _figures.add_option(ap)
     a = ap.parse_args()
     work = Path(a.dir) if a.dir else Path(tempfile.mkdtemp(prefix="dbtier-history-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -134,6 +138,12 @@ def main() -> int:
               f"read {req['read_mbps']:,.0f} MB/s, write {req['write_mbps']:,.0f} MB/s")
         print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
               f"{'under' if total < 30 else 'OVER'} the 30 s target")
+        _figures.write("history_scale", a, {
+            "rows": a.databases * a.hours, "files": len(files), "input_bytes": size, "steps": results,
+            "total_wall_s": total, "total_cpu_s": sum(r["cpu_s"] for r in results),
+            "peak_rss_mib": max(r["peak_rss_mib"] for r in results),
+            "sum_of_peaks_iops": cons["sum_of_peaks"]["iops"], "peak_of_sum_iops": cons["peak_of_sum"]["iops"],
+            "requirement_p99": {k: req[k] for k in ("read_iops", "write_iops", "read_mbps", "write_mbps")}})
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

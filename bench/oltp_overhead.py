@@ -1,6 +1,6 @@
 """Is the client the limit? dbtier's own CPU (pgbench + samplers) at the knee of a real sweep.
 
-Usage: uv run python bench/oltp_overhead.py [--workload tpcc] [--clients 1,2,4,8,16] [--duration 20]
+Usage: uv run python bench/oltp_overhead.py [--workload tpcc] [--clients 1,2,4,8,16] [--duration 20] [--json PATH]
 
 Runs `dbtier bench oltp` on a managed cluster in a scratch directory and prints,
 per point, TPS, machine CPU, pgbench's CPU and the sampler's CPU as shares of
@@ -18,12 +18,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _figures  # noqa: E402  (bench/ is on sys.path: the script's own directory)
+
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workload", default="tpcc")
     ap.add_argument("--clients", default="1,2,4,8,16")
     ap.add_argument("--duration", default="20")
+    _figures.add_option(ap)
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="dbtier-oltp-bench-", dir="/var/tmp"))
     work.chmod(0o755)
@@ -50,6 +53,15 @@ def main() -> int:
     print(f"knee: {k['clients']} clients, {k['tps']:,.0f} TPS; dbtier's own CPU there "
           f"{o['client_cpu_pct_of_machine'] + o['sampler_cpu_pct_of_machine']:.2f}% of the machine "
           f"(target < 15%), sampling {o['sampler_cpu_pct_of_machine']:.3f}% (target < 1%)")
+    _figures.write("oltp_overhead", a, {
+        "cpu_count": doc["machine"]["cpu_count"],
+        "points": [{"clients": p["clients"], "tps": p["tps"], "machine_busy_pct": p["cpu_util"]["busy_pct"],
+                    "client_cpu_pct_of_machine": p["overhead"]["client_cpu_pct_of_machine"],
+                    "sampler_cpu_pct_of_machine": p["overhead"]["sampler_cpu_pct_of_machine"],
+                    "bottleneck": p["bottleneck"]} for p in doc["points"]],
+        "knee": {"clients": k["clients"], "tps": k["tps"],
+                 "dbtier_cpu_pct_of_machine": o["client_cpu_pct_of_machine"] + o["sampler_cpu_pct_of_machine"],
+                 "sampler_cpu_pct_of_machine": o["sampler_cpu_pct_of_machine"]}})
     return 0
 
 

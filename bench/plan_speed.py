@@ -1,6 +1,6 @@
 """How fast is `dbtier plan`? Each action over the whole catalog, in-process and as one CLI call.
 
-Usage: uv run python bench/plan_speed.py [--repeat 20]
+Usage: uv run python bench/plan_speed.py [--repeat 20] [--json PATH]
 
 In-process: the model and planner only (catalog loaded once), median and worst of
 --repeat runs:
@@ -31,6 +31,8 @@ from dbtier.model.array import evaluate, parse_spec  # noqa: E402
 from dbtier.model.catalog import load_catalog  # noqa: E402
 from dbtier.model.planner import Requirement, budget, equivalent, size, value  # noqa: E402
 
+import _figures  # noqa: E402  (bench/ is on sys.path: the script's own directory)
+
 PROBE = ROOT / "tests" / "data" / "probe" / "quick-ext4-virtio.json"
 CARD, DISK = "fusionio-iodrive-duo-1.2tb", "sas-15k-73gb"
 
@@ -59,6 +61,7 @@ def cli(*args: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=20)
+    _figures.add_option(ap)
     a = ap.parse_args()
     n = a.repeat
 
@@ -95,6 +98,9 @@ def main() -> None:
     for name, med, worst in rows:
         print(f"  {name:<{width}}  {med * 1e3:8.2f} ms  {worst * 1e3:8.2f} ms")
 
+    figures = {"catalog_devices": len(ids), "catalog_load_ms": load_s * 1e3,
+               "in_process": [{"action": name, "median_ms": med * 1e3, "worst_ms": worst * 1e3}
+                              for name, med, worst in rows], "end_to_end": []}
     print("end to end, one CLI call each (fresh process, --json, run directory written):")
     e2e = [("--version (start-up only)", None),
            ("plan equivalent", ("plan", "equivalent", "--reference", CARD, "--using", DISK)),
@@ -120,6 +126,8 @@ def main() -> None:
     print(f"  start-up share: imports + argument parser {imports_s * 1e3:.0f} ms (plan's own modules "
           f"{own_us / 1e3:.0f} ms; heaviest: {', '.join(f'{m} {us / 1e3:.0f} ms' for us, m in heavy)}), "
           f"machine metadata {machine_s * 1e3:.0f} ms")
+    figures.update(startup_imports_ms=imports_s * 1e3, startup_plan_modules_ms=own_us / 1e3,
+                   machine_metadata_ms=machine_s * 1e3)
     for name, args in e2e:
         if args is None:
             t = time.perf_counter()
@@ -128,6 +136,8 @@ def main() -> None:
         else:
             dt = min(cli(*args) for _ in range(3))
         print(f"  {name:<{width}}  {dt * 1e3:8.0f} ms  (best of {'1' if args is None else '3'})")
+        figures["end_to_end"].append({"action": name, "best_ms": dt * 1e3, "of": 1 if args is None else 3})
+    _figures.write("plan_speed", a, figures)
 
 
 if __name__ == "__main__":

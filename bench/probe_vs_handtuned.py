@@ -1,6 +1,6 @@
 """Does the quick probe find the peak? Compare its peak IOPS with the best of a hand-tuned fio grid.
 
-Usage: uv run python bench/probe_vs_handtuned.py [DIR] [--runtime-s 5] [--repeat 1]
+Usage: uv run python bench/probe_vs_handtuned.py [DIR] [--runtime-s 5] [--repeat 1] [--json PATH]
 
 For each of the summary's random tests (4 KiB read, 4 KiB write, 8 KiB 70/30)
 it runs `dbtier probe --only random` (quick profile) and then fio by hand over a
@@ -23,6 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from dbtier.measure.fio import FioJob, build_args, parse_output  # noqa: E402
 
+import _figures  # noqa: E402  (bench/ is on sys.path: the script's own directory)
+
 GRID = [(1, 32), (1, 64), (2, 16), (2, 32), (2, 64), (4, 32)]
 TESTS = {"read_iops_4k": ("randread", 4096, None), "write_iops_4k": ("randwrite", 4096, None),
          "mixed_iops_8k": ("randrw", 8192, 70)}
@@ -44,6 +46,7 @@ def main() -> int:
     ap.add_argument("dir", nargs="?", default=".")
     ap.add_argument("--runtime-s", type=float, default=5.0)
     ap.add_argument("--repeat", type=int, default=3)
+    _figures.add_option(ap)
     a = ap.parse_args()
     target = Path(a.dir).resolve()
     ratios: dict[str, list[float]] = {k: [] for k in TESTS}
@@ -79,16 +82,21 @@ def main() -> int:
             finally:
                 f.unlink(missing_ok=True)
     print(f"\nover {a.repeat} runs (quick peak / hand-tuned best; target >= 0.95):")
+    figures: dict = {"tests": {}}
     for key in TESTS:
         r, b, q = sorted(ratios[key]), bests[key], quicks[key]
         spread = (max(b) - min(b)) / statistics.median(b) * 100
         print(f"{key:16} median quick / median best {statistics.median(q) / statistics.median(b):.3f}  "
               f"per-run ratios {r[0]:.3f}-{r[-1]:.3f}  (hand-tuned best itself varied {spread:.0f}% run to run)")
-    noise(target, a.runtime_s)
+        figures["tests"][key] = {"quick_iops": q, "hand_tuned_best_iops": b, "ratios": ratios[key],
+                                 "median_ratio": statistics.median(q) / statistics.median(b),
+                                 "hand_tuned_spread_pct": spread}
+    figures["noise_floor"] = noise(target, a.runtime_s)
+    _figures.write("probe_vs_handtuned", a, figures)
     return 0
 
 
-def noise(target: Path, runtime_s: float, n: int = 5) -> None:
+def noise(target: Path, runtime_s: float, n: int = 5) -> dict:
     """The floor under any comparison: one fio configuration run n times in a row."""
     f = target / f".dbtier-bench-noise-{os.getpid()}.fio"
     try:
@@ -103,6 +111,7 @@ def noise(target: Path, runtime_s: float, n: int = 5) -> None:
         cv = statistics.stdev(xs) / statistics.mean(xs) * 100
         print(f"noise floor: 4 KiB randread 2x32, {runtime_s:.0f} s, {n} identical runs: "
               f"{min(xs):,.0f}-{max(xs):,.0f} IOPS, CV {cv:.1f}%")
+        return {"randread_4k_2x32_iops": xs, "cv_pct": cv}
     finally:
         f.unlink(missing_ok=True)
 

@@ -2,6 +2,7 @@
 
     uv run python bench/simulate_speed.py                     # 50 million requests (about 3 GB of memory)
     uv run python bench/simulate_speed.py --requests 5e6      # a quicker look
+    uv run python bench/simulate_speed.py --json fig.json     # the figures also as JSON (default runs/bench/)
 
 The trace is generated: single-block (8 KiB) requests over `--blocks` distinct blocks, Zipf-like
 popularity (P(rank k) ~ 1/k^alpha, popular blocks scattered over the address space), `--write-pct`
@@ -33,6 +34,8 @@ from dbtier.model.catalog import load_catalog
 from dbtier.sim import cache, latency
 from dbtier.sim.traces import from_arrays
 
+import _figures  # noqa: E402  (bench/ is on sys.path: the script's own directory)
+
 BS = 8192
 
 
@@ -58,6 +61,7 @@ def main() -> None:
     ap.add_argument("--write-pct", type=float, default=10.0)
     ap.add_argument("--cache-pct", type=float, default=10.0, help="cache size, %% of the working set")
     ap.add_argument("--seed", type=int, default=1)
+    _figures.add_option(ap)
     args = ap.parse_args()
     n, blocks = int(args.requests), int(args.blocks)
     cores = os.cpu_count() or 1
@@ -68,12 +72,14 @@ def main() -> None:
     t0 = time.perf_counter()
     prep = cache.prepare(tr, BS)
     t_prep = time.perf_counter() - t0
-    queue_speed = serve_speed(tr)
+    queue_speed, queue_figures = serve_speed(tr)
     del tr
     cap = max(1, int(prep.nids * args.cache_pct / 100))
     print(f"trace: {n:,} requests ({args.write_pct:g}% writes), Zipf alpha {args.alpha:g} over {blocks:,} blocks; "
           f"{prep.nids:,} touched ({prep.working_set_bytes / 1e9:.1f} GB of 8 KiB blocks)")
     print(f"load (not timed below): generate {t_gen:.1f} s, prepare (blocks, dense ids) {t_prep:.1f} s")
+    figures: dict = {"requests": n, "blocks_touched": prep.nids, "cache_blocks": cap, "generate_s": t_gen,
+                     "prepare_s": t_prep, "replay": [], "sweep": []}
 
     small = cache.Prepared(BS, prep.nblk[:10_000], prep.ids[:10_000], prep.nids, 0, prep.op[:10_000])
     t0 = time.perf_counter()
@@ -101,6 +107,9 @@ def main() -> None:
             what = "counters + per-request outputs" if record else "counters only"
             print(f"  {policy:7s} {what:31s} {n / cpu / 1e6:6.1f} M requests/s  ({n / wall / 1e6:.1f} M/s wall, "
                   f"{wall:.2f} s; read hit ratio {res.read_hit_ratio:.3f})")
+            figures["replay"].append({"policy": policy, "record": record, "m_requests_per_cpu_s": n / cpu / 1e6,
+                                      "m_requests_per_wall_s": n / wall / 1e6, "wall_s": wall,
+                                      "read_hit_ratio": res.read_hit_ratio})
 
     caps = [max(1, int(prep.nids * f)) for f in (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)]
     print(f"\nLRU size sweep, {len(caps)} sizes ({len(caps) * n:,} requests replayed), wall clock:")
@@ -110,18 +119,24 @@ def main() -> None:
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         print(f"  {jobs} thread{'s' if jobs > 1 else ' '} {len(caps) * n / secs / 1e6:6.1f} M requests/s in all "
               f"({secs:.1f} s wall, {cpu:.1f} s CPU: {cpu / secs:.2f} cores busy)")
+        figures["sweep"].append({"threads": jobs, "sizes": len(caps), "m_requests_per_wall_s": len(caps) * n / secs / 1e6,
+                                 "wall_s": secs, "cpu_s": cpu})
     load = os.getloadavg()[0]
     print(f"  load average during the run: {load:.1f} on {cores} cores"
           + ("  (other processes share the machine: wall-clock figures are low)" if load > cores else ""))
     print("  hit ratios: " + ", ".join(f"{c / prep.nids:.1%}: {r.read_hit_ratio:.3f}" for c, r in zip(caps, curve)))
     print(queue_speed)
+    figures["load_average_1m"] = load
+    figures["queueing_model"] = queue_figures
+    _figures.write("simulate_speed", args, figures)
 
 
-def serve_speed(tr) -> str:
+def serve_speed(tr) -> tuple[str, list[dict]]:
     """Requests per CPU-second of `latency.serve` (one device, every request), best of 3, after a warm-up."""
     cat = load_catalog()
     n = len(tr)
     idx = np.arange(n, dtype=np.int64)
+    figures = []
     lines = [f"\nqueueing model (latency.serve, design single, {n:,} requests, best of 3, per CPU-second):"]
     for dev_id in ("nvme-enterprise-3.84tb", "hdd-7200-20tb"):
         model = latency.from_catalog(cat.device(dev_id))
@@ -137,7 +152,8 @@ def serve_speed(tr) -> str:
             latency.serve(subs, [model], tr.time_s, True)
             cpu = min(cpu, time.thread_time() - c0)
         lines.append(f"  {dev_id:24s} {n / cpu / 1e6:6.2f} M requests/s ({cpu:.2f} s CPU)")
-    return "\n".join(lines)
+        figures.append({"device": dev_id, "m_requests_per_cpu_s": n / cpu / 1e6, "cpu_s": cpu})
+    return "\n".join(lines), figures
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Shared test plumbing: run the real `dbtier` entry point, make loop devices and mounts."""
+"""Shared test plumbing: run the real `dbtier` entry point (a new process, or `main(argv)` in this one),
+make loop devices and mounts, and mark the tests that start an engine."""
 
 from __future__ import annotations
 
@@ -15,11 +16,63 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 
 
+# Fixtures that only engine tests use: a test asking for one is marked `engine` whatever its module says
+# (tests/unit/test_markers.py checks the rest: every test that runs an engine is marked).
+ENGINE_FIXTURES = frozenset({"pg_dir", "loop_device", "mount_point"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.engine)
+
+
 def run_dbtier(*args: str, cwd: Path, env: dict | None = None, timeout: float = 600,
                prefix: list[str] | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "COLUMNS": "120", **(env or {})}
     return subprocess.run([*(prefix or []), sys.executable, "-m", "dbtier", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, env=full_env)
+
+
+class Hang(BaseException):
+    """call_main's timeout."""
+
+
+def call_main(*args: str, cwd: Path, env: dict | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """`dbtier ARGS` in this interpreter: `dbtier.cli.main.main(argv)` with stdout and stderr captured,
+    in `cwd`, with `env` over os.environ; the exit code as returncode, argparse's SystemExit included.
+    Same answer shape as run_dbtier, without an interpreter start (~1 s) per call. The signal handlers
+    main() installs and the working directory are put back afterwards. `timeout`: a SIGALRM after that
+    many seconds fails the test (a read blocked on a FIFO is interrupted), as run_dbtier's timeout would."""
+    import contextlib
+    import io
+    import signal
+    from dbtier.cli.main import main
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_sig = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)}
+
+    def hang(signum, frame):  # a BaseException: main() does not turn it into an exit code
+        raise Hang(f"dbtier {' '.join(args)} still running after {timeout} s: a hang")
+    os.environ.update({"COLUMNS": "120", **(env or {})})
+    try:
+        os.chdir(cwd)
+        if timeout:
+            signal.signal(signal.SIGALRM, hang)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for s, h in saved_sig.items():
+            signal.signal(s, h)
+    return subprocess.CompletedProcess(["dbtier", *args], code, out.getvalue(), err.getvalue())
 
 
 def assert_clean_error(r: subprocess.CompletedProcess, *needles: str) -> str:

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import assert_clean_error, needs_root, postgres_processes, run_dbtier
 
+pytestmark = pytest.mark.engine  # real DuckDB benchmarks and real PostgreSQL backups
+
 QUERY_KEYS = {"query", "seconds", "rows", "temp_bytes", "read_bytes", "write_bytes", "cpu_util"}
 
 

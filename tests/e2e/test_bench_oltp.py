@@ -15,6 +15,8 @@ import jsonschema
 import pytest
 
 from conftest import assert_clean_error, load_doc, needs_root, postgres_processes, run_dbtier
+
+pytestmark = pytest.mark.engine  # a real managed PostgreSQL
 from dbtier.results.schema import result_schema
 
 SHORT = ["--duration", "2", "--warmup", "0"]

@@ -18,6 +18,8 @@ import jsonschema
 import pytest
 
 from conftest import assert_clean_error, postgres_processes, run_dbtier
+
+pytestmark = pytest.mark.engine  # a real managed PostgreSQL on a throttled loop device
 from dbtier.measure import slowtier
 from dbtier.results.schema import result_schema
 

@@ -29,7 +29,8 @@ def _memory_parent() -> Path | None:
 
 
 PARENT = _memory_parent() if os.geteuid() == 0 else None
-pytestmark = pytest.mark.skipif(PARENT is None, reason="needs root and a writable memory cgroup controller")
+pytestmark = [pytest.mark.engine,  # a real managed PostgreSQL in a memory cgroup
+              pytest.mark.skipif(PARENT is None, reason="needs root and a writable memory cgroup controller")]
 
 
 def ours() -> list[Path]:

@@ -5,18 +5,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import call_main
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "catalog"
 
 
 def dbtier(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "120"}  # a wide table, as in most terminals
-    return subprocess.run([sys.executable, "-m", "dbtier", *args], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60, env=env)
+    """In-process (`main(argv)`, 120 columns: a wide table, as in most terminals); the real process is
+    tested in test_cli_contract.py."""
+    return call_main(*args, cwd=tmp_path)
 
 
 def ok(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -1,10 +1,11 @@
-"""Every subcommand has help and the shared output options (sqlite-utils style)."""
+"""Every subcommand has help and the shared output options (sqlite-utils style). Help is read in-process
+(`main(argv)`); the last tests run the real entry point (`python -m dbtier`) for its exit codes."""
 
 import argparse
 
 import pytest
 
-from conftest import run_dbtier
+from conftest import assert_clean_error, call_main, run_dbtier
 from dbtier.cli.main import SUBCOMMANDS, build_parser
 
 
@@ -34,12 +35,37 @@ def test_every_command_has_help_json_and_out(words, parser):
     opts = {o for a in parser._actions for o in a.option_strings}
     assert {"--json", "--out", "-h"} <= opts, words
     assert parser.description or parser.format_usage()
-    r = run_dbtier(*words, "--help", cwd=".")
+    r = call_main(*words, "--help", cwd=".")
     assert r.returncode == 0 and "--json" in r.stdout
 
 
-def test_readme_shows_every_subcommand():
-    from conftest import ROOT
-    readme = (ROOT / "README.md").read_text()
-    for name in SUBCOMMANDS:
-        assert f"dbtier {name}" in readme, name
+def test_the_real_entry_point_exits_0_on_help_and_2_on_a_bad_option(tmp_path):
+    r = run_dbtier("plan", "size", "--help", cwd=tmp_path)
+    assert r.returncode == 0 and "--read-iops" in r.stdout and r.stderr == ""
+    r = run_dbtier("plan", "size", "--no-such-option", cwd=tmp_path)
+    assert r.returncode == 2
+    assert_clean_error(r, "--no-such-option")
+    r = run_dbtier("--version", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("dbtier ")
+
+
+def test_in_process_and_real_process_say_the_same(tmp_path):
+    """call_main is a stand-in for the real process: same exit code, stdout and stderr."""
+    for argv in (["catalog", "show", "nope"], ["catalog", "list", "--kind", "tape"], ["simulate", "run", "--help"]):
+        a, b = call_main(*argv, cwd=tmp_path), run_dbtier(*argv, cwd=tmp_path)
+        assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), argv
+
+# The README's examples against the parser: tests/unit/test_readme_examples.py.
+
+
+def test_call_main_stops_a_hang(tmp_path, monkeypatch):
+    """call_main's timeout: a command blocked in a system call is interrupted and fails the test."""
+    import time
+
+    import dbtier.cli.main
+    from conftest import Hang
+    monkeypatch.setattr(dbtier.cli.main, "main", lambda argv: time.sleep(30))
+    t = time.monotonic()
+    with pytest.raises(Hang, match="still running after 0.2 s"):
+        call_main("simulate", "run", "x", cwd=tmp_path, timeout=0.2)
+    assert time.monotonic() - t < 5

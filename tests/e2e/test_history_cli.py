@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import DATA, assert_clean_error, load_doc, run_dbtier
+from conftest import DATA, assert_clean_error, call_main, load_doc
 
 H = DATA / "history"
 MSS = H / "sqlserver" / "file_stats-sql01.csv"
@@ -23,7 +23,7 @@ REQ_KEYS = {"read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb",
 
 
 def dbtier_json(tmp_path, *args):
-    r = run_dbtier(*args, "--json", cwd=tmp_path)
+    r = call_main(*args, "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)   # --json prints only the document
 
@@ -98,7 +98,7 @@ def test_requirement_of_one_database_with_capacity_and_max(tmp_path):
 
 
 def test_terminal_output_is_a_table(tmp_path):
-    r = run_dbtier("history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "x"), cwd=tmp_path)
+    r = call_main("history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "x"), cwd=tmp_path)
     assert r.returncode == 0 and "SQL01/sales" in r.stdout and "read IOPS" in r.stdout
 
 
@@ -110,9 +110,9 @@ def test_dma_import_then_requirement_p95_but_not_p99(tmp_path):
     r = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "d"), "--percentile", "95",
                     "--out", str(tmp_path / "r"))
     assert r["requirement"]["capacity_gb"] == 8.0
-    bad = run_dbtier("history", "requirement", str(tmp_path / "d"), "--percentile", "99", cwd=tmp_path)
+    bad = call_main("history", "requirement", str(tmp_path / "d"), "--percentile", "99", cwd=tmp_path)
     assert_clean_error(bad, "no p99")
-    cons = run_dbtier("history", "consolidate", str(tmp_path / "d"), cwd=tmp_path)
+    cons = call_main("history", "consolidate", str(tmp_path / "d"), cwd=tmp_path)
     assert_clean_error(cons, "hour-of-day statistics", "common time grid")
 
 
@@ -129,7 +129,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def imp(tmp_path, source, *files, extra=()):
-    return run_dbtier("history", "import", "--source", source, *map(str, files), *extra,
+    return call_main("history", "import", "--source", source, *map(str, files), *extra,
                       "--out", str(tmp_path / "out"), cwd=tmp_path)
 
 
@@ -198,7 +198,7 @@ def test_bad_time_names_file_and_line(tmp_path):
 def test_identical_duplicate_snapshots_are_kept_once(tmp_path):
     lines = _lines(AWR)
     p = write(tmp_path, "awr.csv", "".join(lines[:10] + lines[8:]))
-    r = run_dbtier("history", "import", "--source", "awr", str(p), "--json", "--out", str(tmp_path / "o"),
+    r = call_main("history", "import", "--source", "awr", str(p), "--json", "--out", str(tmp_path / "o"),
                    cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["databases"][0]["duplicates_dropped"] == 2
@@ -285,27 +285,27 @@ def test_dma_bad_archive_and_missing_extract(tmp_path):
 
 def test_bad_options_and_runs(tmp_path):
     assert_clean_error(imp(tmp_path, "awr", AWR, extra=["--tz", "Mars/Olympus"]), "--tz: 'Mars/Olympus'")
-    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "nope"), cwd=tmp_path), "no result.json")
+    assert_clean_error(call_main("history", "consolidate", str(tmp_path / "nope"), cwd=tmp_path), "no result.json")
     dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "m"))
-    assert_clean_error(run_dbtier("history", "requirement", str(tmp_path / "m"), cwd=tmp_path),
+    assert_clean_error(call_main("history", "requirement", str(tmp_path / "m"), cwd=tmp_path),
                        "2 databases in this import", "consolidate")
-    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "m"), cwd=tmp_path),
+    assert_clean_error(call_main("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "m"), cwd=tmp_path),
                        "is in two runs")
-    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "m"), "--step", "soon", cwd=tmp_path),
+    assert_clean_error(call_main("history", "consolidate", str(tmp_path / "m"), "--step", "soon", cwd=tmp_path),
                        "--step soon")
     dbtier_json(tmp_path, "history", "import", "--source", "diskstats", str(H / "real" / "diskstats-vm.txt"),
                 "--out", str(tmp_path / "d"))
-    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "d"), cwd=tmp_path),
+    assert_clean_error(call_main("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "d"), cwd=tmp_path),
                        "vm: the history covers no 300 s grid cell")
-    assert_clean_error(run_dbtier("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "d"), "--step", "60",
+    assert_clean_error(call_main("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "d"), "--step", "60",
                                   cwd=tmp_path), "do not overlap")
     dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--out", str(tmp_path / "a"))
-    assert_clean_error(run_dbtier("history", "requirement", str(tmp_path / "a"), "--headroom", "-1", cwd=tmp_path),
+    assert_clean_error(call_main("history", "requirement", str(tmp_path / "a"), "--headroom", "-1", cwd=tmp_path),
                        "--headroom")
 
 
 def test_help_mentions_every_source():
-    r = run_dbtier("history", "import", "--help", cwd=Path("."))
+    r = call_main("history", "import", "--help", cwd=Path("."))
     assert r.returncode == 0
     for s in ("awr", "dma", "sqlserver", "postgres", "diskstats", "iostat", "sar"):
         assert s in r.stdout
@@ -340,7 +340,7 @@ def test_fifo_and_glob_characters_through_the_cli(tmp_path):
     import os
     fifo = tmp_path / "awr.csv"
     os.mkfifo(fifo)
-    assert_clean_error(run_dbtier("history", "import", "--source", "awr", str(fifo), cwd=tmp_path, timeout=60),
+    assert_clean_error(call_main("history", "import", "--source", "awr", str(fifo), cwd=tmp_path, timeout=60),
                        f"{fifo}: a FIFO (named pipe), not a regular file")
     lit = write(tmp_path, "mss[1].csv", MSS.read_text())
     write(tmp_path, "mss1.csv", "not this file\n")

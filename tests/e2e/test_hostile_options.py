@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, assert_clean_error, load_doc, run_dbtier
+from conftest import DATA, assert_clean_error, call_main, load_doc
 
 TRACE = DATA / "traces" / "policy-17.csv"
 DISKSTATS = DATA / "history" / "real" / "diskstats-vm.txt"
@@ -20,7 +20,7 @@ IOSTAT = DATA / "history" / "real" / "iostat-x-t.txt"
 
 def refused(tmp_path: Path, option: str, *argv: str) -> str:
     """Exit 2, one `dbtier: error: OPTION: ...` message, nothing written."""
-    r = run_dbtier(*argv, cwd=tmp_path)
+    r = call_main(*argv, cwd=tmp_path)
     err = assert_clean_error(r)
     assert err.startswith(f"dbtier: error: {option}"), err
     assert r.returncode == 2
@@ -73,13 +73,13 @@ def test_bench_with_a_bad_option_fails_before_any_engine(tmp_path, argv, option)
 
 def test_top_at_its_bound_runs_and_past_it_is_refused(tmp_path):
     """--top 10000 is the largest: DuckDB's arg_max(..., n) fails from n = 10^6 (once a traceback)."""
-    r = run_dbtier("history", "import", "-s", "diskstats", str(DISKSTATS), "--top", "10000", "--json", "--out", "a",
+    r = call_main("history", "import", "-s", "diskstats", str(DISKSTATS), "--top", "10000", "--json", "--out", "a",
                    cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    r = run_dbtier("history", "consolidate", "a", "--top", "10000", "--step", "1m", "--json", "--out", "c",
+    r = call_main("history", "consolidate", "a", "--top", "10000", "--step", "1m", "--json", "--out", "c",
                    cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    err = assert_clean_error(run_dbtier("history", "import", "-s", "diskstats", str(DISKSTATS), "--top", "1000000",
+    err = assert_clean_error(call_main("history", "import", "-s", "diskstats", str(DISKSTATS), "--top", "1000000",
                                         cwd=tmp_path))
     assert err.startswith("dbtier: error: --top must be at most 10000, got 1000000"), err
 
@@ -114,7 +114,7 @@ def test_zone_zoneinfo_knows_but_duckdb_does_not(tmp_path):
 
 
 def test_a_zone_both_know_is_used(tmp_path):
-    r = run_dbtier("history", "import", "-s", "iostat", str(IOSTAT), "--tz", "Europe/Paris", "--profile-tz",
+    r = call_main("history", "import", "-s", "iostat", str(IOSTAT), "--tz", "Europe/Paris", "--profile-tz",
                    "America/New_York", "--json", "--out", "out", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -131,7 +131,7 @@ def test_a_zone_both_know_is_used(tmp_path):
     ("", "an empty connection string"),
 ])
 def test_malformed_dsn_is_refused_before_anything(tmp_path, dsn, needle):
-    r = run_dbtier("bench", "oltp", "--dsn", dsn, "--duration", "2", "--warmup", "0", cwd=tmp_path)
+    r = call_main("bench", "oltp", "--dsn", dsn, "--duration", "2", "--warmup", "0", cwd=tmp_path)
     err = assert_clean_error(r, "--dsn", "not a valid connection string", needle, "PGPASSWORD")
     assert "secret" not in err + r.stdout
     assert not (tmp_path / "runs").exists()
@@ -142,7 +142,7 @@ def test_unreachable_dsn_ends_the_run_failed_with_the_error(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     dsn = f"host=127.0.0.1 port={port} user=alice password=s3cret-value dbname=x connect_timeout=5"
-    r = run_dbtier("bench", "oltp", "--dsn", dsn, "--workload", "tpcb", "--scale", "1", "--clients", "1",
+    r = call_main("bench", "oltp", "--dsn", dsn, "--workload", "tpcb", "--scale", "1", "--clients", "1",
                    "--duration", "2", "--warmup", "0", "--out", "run", cwd=tmp_path)
     err = assert_clean_error(r, "cannot connect to PostgreSQL at --dsn", f"port={port}", "Connection refused")
     doc = load_doc(tmp_path / "run")
@@ -156,12 +156,12 @@ def test_unreachable_dsn_ends_the_run_failed_with_the_error(tmp_path):
 
 def test_database_name_with_markup_is_shown_literally(tmp_path):
     name = "[/x][red]db[bold"
-    r = run_dbtier("history", "import", "-s", "diskstats", str(DISKSTATS), "--database", name, "--out", "out",
+    r = call_main("history", "import", "-s", "diskstats", str(DISKSTATS), "--database", name, "--out", "out",
                    cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     assert f"{name} " in r.stdout and f"{name}: " in r.stdout       # the table row and the period line
-    req = run_dbtier("history", "requirement", "out", "--database", name, "--out", "req", cwd=tmp_path)
+    req = call_main("history", "requirement", "out", "--database", name, "--out", "req", cwd=tmp_path)
     assert req.returncode == 0, req.stderr
 
 
@@ -169,18 +169,18 @@ def test_trace_and_run_names_with_markup_in_simulate_and_show(tmp_path):
     trace = tmp_path / "[red]trace[x].csv"
     shutil.copy(TRACE, trace)
     out = "runs/[bold]r[/x]"
-    r = run_dbtier("simulate", "run", trace.name, "--design", "single", "--device", "sas-15k-73gb", "--out", out,
+    r = call_main("simulate", "run", trace.name, "--design", "single", "--device", "sas-15k-73gb", "--out", out,
                    cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "[red]trace[x].csv" in r.stdout and f"Run: {out}" in r.stdout
-    shown = run_dbtier("show", out, cwd=tmp_path)
+    shown = call_main("show", out, cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "Traceback" not in shown.stderr
     assert shown.stdout.startswith("simulate · x] · ok")                # the run's name: its last path part
-    r2 = run_dbtier("simulate", "run", trace.name, "--design", "single", "--device", "sas-15k-73gb", "--out",
+    r2 = call_main("simulate", "run", trace.name, "--design", "single", "--device", "sas-15k-73gb", "--out",
                     "runs/[red]named[x]", cwd=tmp_path)
     assert r2.returncode == 0, r2.stderr
-    shown = run_dbtier("show", "runs/[red]named[x]", cwd=tmp_path)
+    shown = call_main("show", "runs/[red]named[x]", cwd=tmp_path)
     assert shown.stdout.startswith("simulate · [red]named[x] · ok"), shown.stdout
 
 
@@ -190,23 +190,23 @@ def test_catalog_names_with_markup_are_shown_literally(tmp_path):
                    'capacity_gb = 100\nprice_usd = 50\nread_iops = 200\nwrite_iops = 200\nread_mbps = 100\n'
                    'write_mbps = 100\nread_latency_us = 5000\nwrite_latency_us = 5000\n'
                    'source = "datasheet [link=http://x]y[/link]"\n')
-    r = run_dbtier("catalog", "show", "lab-disk", "--catalog", str(cat), cwd=tmp_path)
+    r = call_main("catalog", "show", "lab-disk", "--catalog", str(cat), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "lab-disk: [/x] [red]disk" in r.stdout and "datasheet [link=http://x]y[/link]" in r.stdout
 
 
 def test_markdown_report_escapes_names(tmp_path):
     out = "runs/<img src=x onerror=alert(1)>|`r`"
-    r = run_dbtier("simulate", "run", str(TRACE), "--design", "single", "--device", "sas-15k-73gb", "--out", out,
+    r = call_main("simulate", "run", str(TRACE), "--design", "single", "--device", "sas-15k-73gb", "--out", out,
                    cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    rep = run_dbtier("report", out, "--format", "md", "--out", "rep", cwd=tmp_path)
+    rep = call_main("report", out, "--format", "md", "--out", "rep", cwd=tmp_path)
     assert rep.returncode == 0, rep.stderr
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "## simulate · \\<img src=x onerror=alert(1)>\\|\\`r\\`" in md
     span = "`` runs/<img src=x onerror=alert(1)>|`r` ``"                 # a code span shows it as typed
     assert span in md
     assert "<img" not in md.replace("\\<img", "").replace(span, "")
-    html = run_dbtier("report", out, "--out", "rep-html", cwd=tmp_path)
+    html = call_main("report", out, "--out", "rep-html", cwd=tmp_path)
     assert html.returncode == 0, html.stderr
     assert "<img src=x" not in (tmp_path / "rep-html" / "report.html").read_text()

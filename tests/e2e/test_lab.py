@@ -9,7 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import assert_clean_error, load_doc, postgres_processes, run_dbtier
+
+pytestmark = pytest.mark.engine  # every step on real engines
 
 
 def test_lab_on_one_directory_runs_every_step(pg_dir):

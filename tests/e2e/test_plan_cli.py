@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import DATA, assert_clean_error, load_doc, run_dbtier
+from conftest import DATA, assert_clean_error, call_main, load_doc
 from dbtier.results.schema import result_schema
 
 CARD, DISK = "fusionio-iodrive-duo-1.2tb", "sas-15k-73gb"
@@ -23,7 +23,7 @@ CANDIDATE_KEYS = {"device", "count", "layout", "price_usd", "capacity_gb", "read
 
 
 def ok_json(tmp_path: Path, *args: str, out: str = "run") -> dict:
-    r = run_dbtier(*args, "--json", "--out", out, cwd=tmp_path)
+    r = call_main(*args, "--json", "--out", out, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     doc = json.loads(r.stdout)       # stdout is the document and nothing else
@@ -34,7 +34,7 @@ def ok_json(tmp_path: Path, *args: str, out: str = "run") -> dict:
 
 
 def fails(tmp_path: Path, *args: str, needles: tuple[str, ...] = ()) -> str:
-    r = run_dbtier(*args, "--out", "run", cwd=tmp_path)
+    r = call_main(*args, "--out", "run", cwd=tmp_path)
     err = assert_clean_error(r, *needles)
     assert not (tmp_path / "run").exists()      # a bad input leaves no run directory behind
     return err
@@ -93,7 +93,7 @@ def test_equivalent_json_is_the_design_example(tmp_path):
 
 
 def test_equivalent_terminal(tmp_path):
-    r = run_dbtier("plan", "equivalent", "--reference", CARD, "--using", DISK, "--out", "run", cwd=tmp_path)
+    r = call_main("plan", "equivalent", "--reference", CARD, "--using", DISK, "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     # the shipped default: the server's own 8 ports take the first 8 disks, so capacity's 17 disks need
     # ceil(9/16) = 1 unit: $5,100 + $1,000 = $6,100 (the blog's rule, --server-ports 0, gives $7,100)
@@ -117,7 +117,7 @@ def test_budget_json(tmp_path):
 
 
 def test_budget_terminal_and_a_device_out_of_reach(tmp_path):
-    r = run_dbtier("plan", "budget", "--usd", "10000", "--devices", CARD, DISK, "--out", "run", cwd=tmp_path)
+    r = call_main("plan", "budget", "--usd", "10000", "--devices", CARD, DISK, "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "(smallest $20,000)" in r.stdout and "$9,800" in r.stdout
     doc = load_doc(tmp_path / "run")
@@ -148,7 +148,7 @@ def test_size_json(tmp_path):
 
 
 def test_size_top_and_terminal(tmp_path):
-    r = run_dbtier("plan", "size", "--read-iops", "20000", "--write-iops", "5000", "--capacity-gb", "10000",
+    r = call_main("plan", "size", "--read-iops", "20000", "--write-iops", "5000", "--capacity-gb", "10000",
                    "--top", "3", "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "binding:" in r.stdout and "cheapest of" in r.stdout
@@ -185,7 +185,7 @@ def test_value_of_a_probe_run(tmp_path):
     assert doc["config"]["pricing"]["devices_on_server_ports"] == 8
     assert v["tpm_per_usd"] is None and v["tps_per_usd"] is None
     assert any("mixed_iops_8k" in u for u in doc["figures_used"])
-    r = run_dbtier("plan", "value", "--result", str(run), "--config", f"{DISK}:8:raid10", "--out", "run2",
+    r = call_main("plan", "value", "--result", str(run), "--config", f"{DISK}:8:raid10", "--out", "run2",
                    cwd=tmp_path)
     assert r.returncode == 0 and "IOPS per $" in r.stdout and "mixed_iops_8k = 78,845" in r.stdout
 
@@ -207,12 +207,12 @@ def test_report_renders_plan_runs(tmp_path):
                               ("budget", "--usd", "20000", "--devices", f"{CARD},{DISK}"),
                               ("size", "--read-iops", "2000", "--write-iops", "500", "--capacity-gb", "500",
                                "--devices", CARD, DISK)]):
-        r = run_dbtier("plan", *args, "--out", f"p{i}", cwd=tmp_path)
+        r = call_main("plan", *args, "--out", f"p{i}", cwd=tmp_path)
         assert r.returncode == 0, r.stderr
     run = probe_run(tmp_path)
-    r = run_dbtier("plan", "value", "--result", str(run), "--config", f"{DISK}:8:raid10", "--out", "p3", cwd=tmp_path)
+    r = call_main("plan", "value", "--result", str(run), "--config", f"{DISK}:8:raid10", "--out", "p3", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    r = run_dbtier("report", "p0", "p1", "p2", "p3", "--out", "rep", cwd=tmp_path)
+    r = call_main("report", "p0", "p1", "p2", "p3", "--out", "rep", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "could not be drawn" not in html
@@ -252,7 +252,7 @@ def test_the_mysql_study_tpm_per_dollar(tmp_path):
         assert doc["pricing"]["basis"] == "devices and overheads" and doc["pricing"]["server_ports"] == 8
     assert [round(w, 1) for w in want.values()] == [4.9, 27.4, 3.6]
     run = tmp_path / "runs" / "study-ssd"
-    r = run_dbtier("plan", "value", "--result", str(run), "--config", STUDY["ssd"][0], "--out", "t", cwd=tmp_path)
+    r = call_main("plan", "value", "--result", str(run), "--config", STUDY["ssd"][0], "--out", "t", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "27.387" in r.stdout and "the drive fits the server's own 8 drive ports" in r.stdout
     # a server with no drive ports of its own buys the $1,000 HBA: 10,681.05 / $1,390 = 7.684
@@ -360,5 +360,5 @@ def test_history_and_result_errors(tmp_path):
 
 
 def test_plan_without_an_action_prints_help(tmp_path):
-    r = run_dbtier("plan", cwd=tmp_path)
+    r = call_main("plan", cwd=tmp_path)
     assert r.returncode == 2 and "equivalent" in r.stdout

@@ -14,6 +14,8 @@ import jsonschema
 import pytest
 
 from conftest import assert_clean_error, load_doc, needs_root, run_dbtier
+
+pytestmark = pytest.mark.engine  # real fio on this machine's disk
 from dbtier.results.probe import SUMMARY_KEYS
 from dbtier.results.schema import result_schema
 

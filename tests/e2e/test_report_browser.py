@@ -20,7 +20,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 ARTIFACTS = ROOT / "artifacts"
 SCREENSHOT = ARTIFACTS / "report-screenshot.png"
 
-pytestmark = [pytest.mark.e2e,
+pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at "
                                  "/usr/bin/chromium (apt-get install -y chromium; scripts/bootstrap.sh does it)")]
 

@@ -8,10 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import call_main
+
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "probe" / "quick-ext4-virtio.json"
 
 
 def dbtier(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """In-process (`main(argv)`); test_report_as_a_real_process keeps one real process."""
+    return call_main(*args, cwd=cwd)
+
+
+def real_dbtier(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dbtier", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120)
 
@@ -133,3 +140,13 @@ def test_report_md_only(tmp_path):
     assert f"report: {tmp_path / 'rep' / 'report.md'}" in r.stdout
     r = dbtier("report", str(run), "--format", "pdf", cwd=tmp_path)
     assert r.returncode == 2 and "invalid choice: 'pdf'" in r.stderr
+
+
+def test_report_as_a_real_process(tmp_path):
+    """The entry point end to end: a report written, and an error's exit code and single line."""
+    run = probe_run(tmp_path)
+    r = real_dbtier("report", str(run), "--json", "--out", str(tmp_path / "rep"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["command"] == "report" and (tmp_path / "rep" / "report.html").exists()
+    r = real_dbtier("report", "nowhere", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("dbtier: error: ") and "Traceback" not in r.stderr

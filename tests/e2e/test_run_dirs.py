@@ -1,6 +1,7 @@
 """Run directories end to end (issue 12): a run is never overwritten or mixed, every run ends with a
 final status (SIGTERM included), bad result documents from elsewhere are refused by name, and the
-read-only commands leave nothing behind. Real `dbtier` processes throughout."""
+read-only commands leave nothing behind. In-process (`main(argv)`) but for SIGTERM and the read-only
+commands' tripwire, which run the real `dbtier` process."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, assert_clean_error, load_doc, run_dbtier
+from conftest import DATA, assert_clean_error, call_main, load_doc, run_dbtier
 from samples import PROBE, TPCC, run_dir
 
 MSS = DATA / "history" / "sqlserver" / "file_stats-sql01.csv"
@@ -30,7 +31,7 @@ def tree_hash(root: Path) -> dict[str, str]:
 
 
 def catalog_run(tmp_path: Path, out: Path) -> None:
-    r = run_dbtier("catalog", "list", "--out", str(out), cwd=tmp_path)
+    r = call_main("catalog", "list", "--out", str(out), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
 
 
@@ -40,7 +41,7 @@ def test_out_on_an_existing_run_is_refused_and_the_run_is_untouched(tmp_path):
     out = tmp_path / "r"
     catalog_run(tmp_path, out)
     before = tree_hash(out)
-    r = run_dbtier("plan", "size", "--read-iops", "1000", "--capacity-gb", "100", "--out", str(out), cwd=tmp_path)
+    r = call_main("plan", "size", "--read-iops", "1000", "--capacity-gb", "100", "--out", str(out), cwd=tmp_path)
     err = assert_clean_error(r, f"--out {out}: already a run directory", "--force")
     assert err.count("dbtier: error:") == 1
     assert tree_hash(out) == before
@@ -51,9 +52,9 @@ def test_out_on_a_foreign_directory_is_refused_even_with_force(tmp_path):
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     before = tree_hash(out)
-    r = run_dbtier("catalog", "list", "--out", str(out), cwd=tmp_path)
+    r = call_main("catalog", "list", "--out", str(out), cwd=tmp_path)
     assert_clean_error(r, f"--out {out}: not empty")
-    r = run_dbtier("catalog", "list", "--out", str(out), "--force", cwd=tmp_path)
+    r = call_main("catalog", "list", "--out", str(out), "--force", cwd=tmp_path)
     assert_clean_error(r, "not a dbtier run directory", "--force replaces only run directories")
     assert tree_hash(out) == before
 
@@ -64,7 +65,7 @@ def test_force_replaces_the_whole_run(tmp_path):
     (out / "raw").mkdir(exist_ok=True)
     (out / "raw" / "stale.log").write_text("from the first run")
     (out / "report.html").write_text("old report")
-    r = run_dbtier("plan", "size", "--read-iops", "1000", "--capacity-gb", "100", "--out", str(out), "--force",
+    r = call_main("plan", "size", "--read-iops", "1000", "--capacity-gb", "100", "--out", str(out), "--force",
                    cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in out.rglob("*")) == ["result.json"]
@@ -75,16 +76,16 @@ def test_force_replaces_the_whole_run(tmp_path):
 def test_force_never_removes_what_the_command_reads(tmp_path):
     run = run_dir(tmp_path / "runs", "p1", PROBE)
     before = tree_hash(run)
-    r = run_dbtier("report", str(run), "--out", str(run), "--force", cwd=tmp_path)
+    r = call_main("report", str(run), "--out", str(run), "--force", cwd=tmp_path)
     assert_clean_error(r, f"--out {run} --force would remove {run}")
     assert tree_hash(run) == before
-    r = run_dbtier("show", str(run), "--out", str(tmp_path / "runs"), "--force", cwd=tmp_path)
+    r = call_main("show", str(run), "--out", str(tmp_path / "runs"), "--force", cwd=tmp_path)
     assert_clean_error(r, "not a dbtier run directory")
     assert tree_hash(run) == before
 
 
 def test_empty_out_is_refused(tmp_path):
-    r = run_dbtier("catalog", "list", "--out", "", cwd=tmp_path)
+    r = call_main("catalog", "list", "--out", "", cwd=tmp_path)
     assert_clean_error(r, "--out '': an empty directory name")
     assert list(tmp_path.iterdir()) == []
 
@@ -99,7 +100,7 @@ def test_report_output_never_writes_over_an_input(tmp_path, target):
     output = {"input-json": run / "result.json", "input-dir-file": run / "raw" / "fio.json",
               "input-dir-new": run / "report.html", "any-result-json": other / "result.json"}[target]
     before = tree_hash(tmp_path / "runs")
-    r = run_dbtier("report", str(run), "--output", str(output), "--out", str(tmp_path / "rep"), cwd=tmp_path)
+    r = call_main("report", str(run), "--output", str(output), "--out", str(tmp_path / "rep"), cwd=tmp_path)
     assert_clean_error(r, f"--output {output}")
     assert tree_hash(tmp_path / "runs") == before
     assert not (tmp_path / "rep").exists() and not (other / "result.json").exists()
@@ -107,7 +108,7 @@ def test_report_output_never_writes_over_an_input(tmp_path, target):
 
 def test_report_output_elsewhere_still_works(tmp_path):
     run = run_dir(tmp_path / "runs", "p1", PROBE)
-    r = run_dbtier("report", str(run), "--output", str(tmp_path / "copy.html"), "--out", str(tmp_path / "rep"),
+    r = call_main("report", str(run), "--output", str(tmp_path / "copy.html"), "--out", str(tmp_path / "rep"),
                    cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "copy.html").read_text().startswith("<!DOCTYPE html>")
@@ -181,7 +182,7 @@ def test_show_refuses_a_bad_document_by_name(tmp_path, case):
     run = tmp_path / "in"
     run.mkdir()
     (run / "result.json").write_bytes(data)
-    r = run_dbtier("show", str(run), cwd=tmp_path)
+    r = call_main("show", str(run), cwd=tmp_path)
     assert_clean_error(r, f"{run / 'result.json'}: ", needle)
     assert not (tmp_path / "runs").exists()
 
@@ -189,12 +190,12 @@ def test_show_refuses_a_bad_document_by_name(tmp_path, case):
 def test_a_directory_or_a_fifo_named_result_json(tmp_path):
     a = tmp_path / "a"
     (a / "result.json").mkdir(parents=True)
-    r = run_dbtier("show", str(a), cwd=tmp_path)
+    r = call_main("show", str(a), cwd=tmp_path)
     assert_clean_error(r, f"{a / 'result.json'}: a directory, not a regular file")
     b = tmp_path / "b"
     b.mkdir()
     os.mkfifo(b / "result.json")
-    r = run_dbtier("compare", str(b), str(a), cwd=tmp_path, timeout=60)   # opening the FIFO would block
+    r = call_main("compare", str(b), str(a), cwd=tmp_path, timeout=60)   # opening the FIFO would block
     assert_clean_error(r, f"{b / 'result.json'}: a FIFO (named pipe), not a regular file")
 
 
@@ -211,7 +212,7 @@ def test_every_reader_of_run_documents_names_the_bad_file(tmp_path, command):
     run = tmp_path / "in"
     run.mkdir()
     (run / "result.json").write_bytes(json.dumps(_doc(schema_version=0)).encode())
-    r = run_dbtier(*command, str(run), cwd=tmp_path)
+    r = call_main(*command, str(run), cwd=tmp_path)
     assert_clean_error(r, f"{run / 'result.json'}: schema_version 0 is the pre-release format")
 
 
@@ -219,7 +220,7 @@ def test_bench_probe_reference_is_checked_before_the_benchmark(tmp_path):
     run = tmp_path / "in"
     run.mkdir()
     (run / "result.json").write_bytes(b'{"schema_version": 1, "command": "probe", "targets": {}}')
-    r = run_dbtier("bench", "dss", "--scale", "0.01", "--data", str(tmp_path), "--probe", str(run), cwd=tmp_path)
+    r = call_main("bench", "dss", "--scale", "0.01", "--data", str(tmp_path), "--probe", str(run), cwd=tmp_path)
     assert_clean_error(r, f"{run / 'result.json'}: `targets` is an object, expected a list")
     assert not (tmp_path / "runs").exists()
 
@@ -227,7 +228,7 @@ def test_bench_probe_reference_is_checked_before_the_benchmark(tmp_path):
 @pytest.mark.parametrize("damage", ["truncated", "foreign"])
 def test_consolidate_names_a_damaged_parquet_file(tmp_path, damage):
     imp = tmp_path / "imp"
-    r = run_dbtier("history", "import", "--source", "sqlserver", str(MSS), "--out", str(imp), cwd=tmp_path)
+    r = call_main("history", "import", "--source", "sqlserver", str(MSS), "--out", str(imp), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     totals = imp / "totals.parquet"
     if damage == "truncated":
@@ -236,7 +237,7 @@ def test_consolidate_names_a_damaged_parquet_file(tmp_path, damage):
         import duckdb
         totals.unlink()
         duckdb.connect().execute(f"COPY (SELECT 1 AS x) TO '{totals}' (FORMAT parquet)")
-    r = run_dbtier("history", "consolidate", str(imp), "--out", str(tmp_path / "c"), cwd=tmp_path)
+    r = call_main("history", "consolidate", str(imp), "--out", str(tmp_path / "c"), cwd=tmp_path)
     assert_clean_error(r, str(totals), "not a readable Parquet file" if damage == "truncated" else "without the column")
     assert not (tmp_path / "c").exists()
 
@@ -283,6 +284,6 @@ def test_lab_refuses_an_existing_lab_directory(tmp_path):
     out = tmp_path / "lab"
     catalog_run(tmp_path, out)
     before = tree_hash(out)
-    r = run_dbtier("lab", str(tmp_path), "--out", str(out), cwd=tmp_path)
+    r = call_main("lab", str(tmp_path), "--out", str(out), cwd=tmp_path)
     assert_clean_error(r, f"--out {out}: already a run directory")
     assert tree_hash(out) == before

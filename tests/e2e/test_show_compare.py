@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import assert_clean_error, run_dbtier
+from conftest import assert_clean_error, call_main
 from samples import LAB, MATRIX, PROBE, TPCC, make_lab, run_dir
 
 
 def test_show_a_probe(tmp_path):
     run = run_dir(tmp_path / "runs", "p1", PROBE)
-    r = run_dbtier("show", str(run), "--out", str(tmp_path / "s"), cwd=tmp_path)
+    r = call_main("show", str(run), "--out", str(tmp_path / "s"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert out.startswith("Verdict\n  good for: /tmp/pt (ext4 on vda) is good for latency-bound OLTP")
@@ -26,7 +26,7 @@ def test_show_a_probe(tmp_path):
 
 def test_show_json_is_the_summary(tmp_path):
     run = run_dir(tmp_path / "runs", "o1", TPCC)
-    r = run_dbtier("show", str(run), "--json", "--out", str(tmp_path / "s"), cwd=tmp_path)
+    r = call_main("show", str(run), "--json", "--out", str(tmp_path / "s"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["run"] == {"dir": str(run), "command": "bench", "kind": "bench oltp", "status": "ok",
@@ -42,7 +42,7 @@ def test_show_json_is_the_summary(tmp_path):
 
 def test_show_a_lab_shows_every_step(tmp_path):
     lab = make_lab(tmp_path / "runs")
-    r = run_dbtier("show", str(lab), "--out", str(tmp_path / "s"), cwd=tmp_path)
+    r = call_main("show", str(lab), "--out", str(tmp_path / "s"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     for text in ("lab · lab · ok", "step probe", "step oltp", "step dss-1", "step backup-2", "step plan-size",
                  "Placement matrix (best point of each step)", "Per query", "Backup throughput",
@@ -60,10 +60,10 @@ def test_show_any_command_and_a_missing_run(tmp_path):
     other.mkdir(parents=True)
     (other / "result.json").write_text(json.dumps({"schema_version": 1, "command": "catalog", "status": "ok",
                                                    "devices": 12}))
-    r = run_dbtier("show", str(other), "--out", str(tmp_path / "s"), cwd=tmp_path)
+    r = call_main("show", str(other), "--out", str(tmp_path / "s"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "catalog · x · ok" in r.stdout and "devices" in r.stdout
-    r = run_dbtier("show", str(tmp_path / "nowhere"), "--out", str(tmp_path / "s2"), cwd=tmp_path)
+    r = call_main("show", str(tmp_path / "nowhere"), "--out", str(tmp_path / "s2"), cwd=tmp_path)
     assert_clean_error(r, "no result.json there")
     assert not (tmp_path / "s2").exists()
 
@@ -71,7 +71,7 @@ def test_show_any_command_and_a_missing_run(tmp_path):
 def test_compare_two_runs(tmp_path):
     a = run_dir(tmp_path / "runs", "dss-fast", LAB / "dss-1.json")
     b = run_dir(tmp_path / "runs", "dss-slow", LAB / "dss-2.json")
-    r = run_dbtier("compare", str(a), str(b), "--out", str(tmp_path / "c"), cwd=tmp_path)
+    r = call_main("compare", str(a), str(b), "--out", str(tmp_path / "c"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     line = next(ln for ln in r.stdout.splitlines() if "power run, total" in ln)
     assert [c.strip() for c in line.split("│")[1:7]] == ["power run, total", "0.826", "0.739", "-0.087", "0.89x", "s"]
@@ -83,7 +83,7 @@ def test_compare_two_runs(tmp_path):
 def test_compare_json(tmp_path):
     a = run_dir(tmp_path / "runs", "m", MATRIX)
     b = run_dir(tmp_path / "runs", "t", TPCC)
-    r = run_dbtier("compare", str(a), str(b), "--json", "--out", str(tmp_path / "c"), cwd=tmp_path)
+    r = call_main("compare", str(a), str(b), "--json", "--out", str(tmp_path / "c"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["a"]["dir"] == str(a) and doc["b"]["kind"] == "bench oltp"
@@ -100,21 +100,21 @@ def test_compare_json(tmp_path):
 def test_compare_needs_the_same_command(tmp_path):
     a = run_dir(tmp_path / "runs", "p", PROBE)
     b = run_dir(tmp_path / "runs", "t", TPCC)
-    r = run_dbtier("compare", str(a), str(b), "--out", str(tmp_path / "c"), cwd=tmp_path)
+    r = call_main("compare", str(a), str(b), "--out", str(tmp_path / "c"), cwd=tmp_path)
     err = assert_clean_error(r, f"{a} is a probe run and {b} a bench oltp run")
     assert "next: compare two probe runs, or show both in one report" in err
     assert not (tmp_path / "c").exists()
     c = run_dir(tmp_path / "runs", "d", LAB / "dss-1.json")
-    r = run_dbtier("compare", str(b), str(c), cwd=tmp_path)
+    r = call_main("compare", str(b), str(c), cwd=tmp_path)
     assert_clean_error(r, "a bench dss run")
-    r = run_dbtier("compare", str(a), cwd=tmp_path)
+    r = call_main("compare", str(a), cwd=tmp_path)
     assert r.returncode == 2 and "RUN_B" in r.stderr
 
 
 def test_compare_two_labs(tmp_path):
     a = make_lab(tmp_path / "runs", "lab-a")
     b = make_lab(tmp_path / "runs", "lab-b", oltp=TPCC)
-    r = run_dbtier("compare", str(a), str(b), "--json", "--out", str(tmp_path / "c"), cwd=tmp_path)
+    r = call_main("compare", str(a), str(b), "--json", "--out", str(tmp_path / "c"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rows = {x["key"]: x for x in json.loads(r.stdout)["rows"]}
     assert rows["oltp/best_tps"]["a"] == 893.0 and rows["oltp/best_tps"]["b"] == 639.0

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, assert_clean_error, run_dbtier
+from conftest import ROOT, assert_clean_error, call_main, run_dbtier
 
 TRACES = ROOT / "tests" / "data" / "traces"
 PROBE = ROOT / "tests" / "data" / "probe" / "quick-ext4-virtio.json"
@@ -20,14 +20,14 @@ CACHE = ["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--backi
 
 
 def ok(tmp_path: Path, *args: str) -> dict:
-    r = run_dbtier("simulate", "run", *args, "--json", "--out", "run", cwd=tmp_path)
+    r = call_main("simulate", "run", *args, "--json", "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     return json.loads(r.stdout)         # stdout holds only the document
 
 
 def fails(tmp_path: Path, *args: str) -> str:
-    r = run_dbtier("simulate", "run", *args, "--out", "run", cwd=tmp_path)
+    r = call_main("simulate", "run", *args, "--out", "run", cwd=tmp_path)
     err = assert_clean_error(r)
     assert "\n  next: " in err
     assert not (tmp_path / "run").exists()      # refused before the run directory is made
@@ -117,7 +117,7 @@ def test_probe_run_as_the_backing_device(tmp_path):
 
 
 def test_terminal_output(tmp_path):
-    r = run_dbtier("simulate", "run", str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "0.000032768",
+    r = call_main("simulate", "run", str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "0.000032768",
                    "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     for text in ("17 requests", "read hit ratio 29.4% of blocks", "latency (queueing model)", "p99.9",
@@ -140,7 +140,7 @@ def test_skip_bad_counts_the_lines(tmp_path):
 
 
 def test_cache_larger_than_the_working_set_says_so(tmp_path):
-    r = run_dbtier("simulate", "run", str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "1", "--json",
+    r = call_main("simulate", "run", str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "1", "--json",
                    "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "dbtier: warning: the cache (1 GB, 122,070 blocks) is larger than the trace's working set" in r.stderr
@@ -216,7 +216,7 @@ def test_missing_trace_file(tmp_path):
 
 
 def test_json_errors_keep_stdout_empty(tmp_path):
-    r = run_dbtier("simulate", "run", "nope.csv", "--design", "single", "--device", "sas-15k-73gb", "--json",
+    r = call_main("simulate", "run", "nope.csv", "--design", "single", "--device", "sas-15k-73gb", "--json",
                    cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == ""
 
@@ -249,6 +249,7 @@ def _disk() -> str | None:
     return None
 
 
+@pytest.mark.engine  # blktrace on this machine's disk
 @pytest.mark.skipif(_disk() is None, reason="no disk device to try")
 def test_capture_takes_this_machines_path(tmp_path):
     """Either a real capture (a trace `simulate run` reads) or one clear reason why not."""
@@ -269,7 +270,7 @@ def test_capture_without_blktrace_installed(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3").symlink_to(os.path.realpath(shutil.which("python3") or "/usr/bin/python3"))
-    r = run_dbtier("simulate", "capture", str(tmp_path), "--duration", "1", cwd=tmp_path,
+    r = call_main("simulate", "capture", str(tmp_path), "--duration", "1", cwd=tmp_path,
                    env={"PATH": str(bin_dir)})
     err = assert_clean_error(r, "cannot capture: blktrace and blkparse not installed")
     assert "apt-get install blktrace" in err
@@ -278,19 +279,19 @@ def test_capture_without_blktrace_installed(tmp_path):
 @pytest.mark.skipif(not Path("/dev/shm").is_dir() or shutil.which("blktrace") is None or os.geteuid() != 0,
                     reason="needs blktrace, root and /dev/shm")
 def test_capture_on_tmpfs_has_no_block_device(tmp_path):
-    r = run_dbtier("simulate", "capture", "/dev/shm", "--duration", "1", cwd=tmp_path)
+    r = call_main("simulate", "capture", "/dev/shm", "--duration", "1", cwd=tmp_path)
     assert_clean_error(r, "/dev/shm is on a filesystem with no block device under it (tmpfs)")
 
 
 def test_capture_options_after_the_target_are_options(tmp_path):
     # `--run` carries the workload; options after the device stay options (not part of a command)
-    r = run_dbtier("simulate", "capture", "/no/such/dev", "--duration", "2", "--run", "fio --name=x --size=1M",
+    r = call_main("simulate", "capture", "/no/such/dev", "--duration", "2", "--run", "fio --name=x --size=1M",
                    "--out", "c", cwd=tmp_path)
     assert_clean_error(r, "/no/such/dev does not exist")
 
 
 def test_capture_of_a_missing_target(tmp_path):
-    r = run_dbtier("simulate", "capture", "/no/such/dev", cwd=tmp_path)
+    r = call_main("simulate", "capture", "/no/such/dev", cwd=tmp_path)
     assert_clean_error(r, "/no/such/dev does not exist")
 
 
@@ -328,7 +329,7 @@ def _hostile(tmp_path: Path, kind: str) -> list[str]:
 ])
 def test_hostile_traces_are_refused_by_name(tmp_path, kind, needles):
     args = _hostile(tmp_path, kind)
-    r = run_dbtier("simulate", "run", *args, "--design", "single", "--device", "sas-15k-73gb", "--out", "run",
+    r = call_main("simulate", "run", *args, "--design", "single", "--device", "sas-15k-73gb", "--out", "run",
                    cwd=tmp_path, timeout=120)          # a FIFO opened would block: the timeout fails the test
     err = assert_clean_error(r, *needles)
     assert "\n  next: " in err

@@ -37,6 +37,8 @@ from dbtier.sim import cache
 from dbtier.sim.traces import (MAX_ADDRESS_BYTES, MAX_REQUEST_BYTES, MAX_SPAN_S, MAX_VOLUMES, SECTOR, Trace,
                                parse_columns, read_trace)
 
+pytestmark = pytest.mark.slow  # property tests (Hypothesis): `make test` runs them, `make test-fast` does not
+
 BS = 4096                       # cache block of the LRU checks: 8 sectors
 READ_TIMEOUT_S = 20.0           # far above any read here (milliseconds); only a hang reaches it
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True,

@@ -281,6 +281,7 @@ def catalogs(draw) -> tuple[dict, dict, int | None, set[str]]:
     return dev, ov, ports, bad
 
 
+@pytest.mark.slow  # a property test (Hypothesis): make test, not make test-fast
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(catalogs(), st.integers(1, 200))
 def test_generated_entries_load_exactly_or_are_refused_by_name(tmp_path, generated, n):
@@ -315,6 +316,7 @@ def test_generated_entries_load_exactly_or_are_refused_by_name(tmp_path, generat
         pytest.approx(n * dev["price_usd"], rel=1e-12)
 
 
+@pytest.mark.slow  # a property test (Hypothesis): make test, not make test-fast
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_give_a_catalog_or_a_named_error(data):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import run_dbtier
+from conftest import call_main
 from dbtier.history.diskstats import is_partition_of, whole_disks
 from dbtier.history.summary import own_sum_of_peaks
 
@@ -31,7 +31,7 @@ def test_32bit_sector_counter_wrap_is_a_wrap_not_a_restart(tmp_path):
     text = (_snap(T0, [_line(8, 0, "sda", 1000, 4_294_967_000), _line(8, 1, "sda1", 1000, 4_294_967_000)])
             + _snap(T0 + 60, [_line(8, 0, "sda", 1600, 200), _line(8, 1, "sda1", 1600, 200)]))
     (tmp_path / "ds.txt").write_text(text)
-    r = run_dbtier("history", "import", "--source", "diskstats", "ds.txt", "--json", "--out", "imp", cwd=tmp_path)
+    r = call_main("history", "import", "--source", "diskstats", "ds.txt", "--json", "--out", "imp", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     db = json.loads(r.stdout)["databases"][0]
     assert db["restarts"] == 0 and db["wraps"] == 1 and db["intervals"] == 1

@@ -16,6 +16,8 @@ from dbtier.history.store import connect
 from dbtier.history.summary import summarise_import
 from dbtier.history.tables import ReadOptions
 
+pytestmark = pytest.mark.slow  # a fuzz: `make test` runs it, `make test-fast` does not
+
 H = DATA / "history"
 SHARED = H / "dma"   # the real DMA collections (README there)
 

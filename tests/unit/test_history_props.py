@@ -33,6 +33,8 @@ from dbtier.history.store import connect
 from dbtier.history.summary import summarise_import
 from dbtier.history.tables import ReadOptions
 
+pytestmark = pytest.mark.slow  # property tests (Hypothesis): `make test` runs them, `make test-fast` does not
+
 TIMEOUT_S = 60
 # The suite runs a fixed set of cases (derandomized: the same every run, well under a minute and a
 # half); DBTIER_HYPOTHESIS_SCALE=N runs N times as many, random ones, to hunt.

@@ -412,6 +412,7 @@ ALPHABET = st.sampled_from(list("0123456789.,-+eE kKmMgGtTbBiIsShHdD@_") + ["nan
 TEXT = st.lists(ALPHABET, max_size=12).map("".join)
 
 
+@pytest.mark.slow  # a property test (Hypothesis): make test, not make test-fast
 @settings(max_examples=600, deadline=None)
 @given(TEXT)
 def test_parse_size_matches_reference(text):
@@ -424,6 +425,7 @@ def test_parse_size_matches_reference(text):
     assert got == expected, text
 
 
+@pytest.mark.slow  # a property test (Hypothesis): make test, not make test-fast
 @settings(max_examples=600, deadline=None)
 @given(TEXT)
 def test_parse_duration_matches_reference(text):
@@ -484,6 +486,7 @@ OPTIONS = [
 ]
 
 
+@pytest.mark.slow  # a property test (Hypothesis): make test, not make test-fast
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(OPTIONS), TEXT)
 def test_every_option_parses_to_the_reference_or_names_itself(option, text):

@@ -221,6 +221,7 @@ _docs = st.fixed_dictionaries({"schema_version": st.sampled_from([1, 1, 1, 0, Tr
 
 
 
+@pytest.mark.slow  # a property test (Hypothesis): make test, not make test-fast
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=_docs, nested=st.dictionaries(_keys, _json, max_size=4))
 def test_any_document_loads_or_is_refused_by_name(tmp_path, doc, nested):
@@ -239,6 +240,7 @@ def test_any_document_loads_or_is_refused_by_name(tmp_path, doc, nested):
     assert isinstance(got.get("params", {}), dict)
 
 
+@pytest.mark.slow  # a property test (Hypothesis): make test, not make test-fast
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=64))
 def test_any_bytes_load_or_are_refused_by_name(tmp_path, data):
