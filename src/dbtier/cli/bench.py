@@ -15,19 +15,19 @@ from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError, Interrupted
-from dbtier.core.units import parse_int
 from dbtier.measure import cgroup as memcg
 from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
 from dbtier.measure.probe import spare_bytes
 from dbtier.report.figures import busiest_device, spread_text
-from dbtier.model.dss import dss_scan, dss_totals
-from dbtier.model.guards import backup_guards, mark_oltp
+from dbtier.model.guards import mark_oltp
 from dbtier.model.placement import matrix_steps
 from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS, pgbench_seconds
 from dbtier.workloads.dsn import check_dsn, redact_dsn
 from dbtier.workloads.postgres import Cluster, Settings, find_bindir, parse_placement
 from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
+from dbtier.cli.bench_backup import register_backup
+from dbtier.cli.bench_dss import register_dss
 
 # Upper bounds of the numeric options: far past any real run, and small enough that nothing derived
 # from them (connections, bytes, seconds of progress) can overflow.
@@ -36,12 +36,7 @@ MAX_PGBENCH_SCALE = 1_000_000   # about 16 TB
 DEFAULT_WAREHOUSES, DEFAULT_SCALE = 1, 10
 WAREHOUSE_BYTES, SCALE_BYTES = 110e6, 16e6   # loaded database per tpcc warehouse / pgbench scale unit, about
 MAX_CLIENTS = 10_000            # max_connections is clients + 10
-MAX_REPEAT = 1000
 MAX_RATE = 1e9                  # transactions/s
-MAX_TPCH_SCALE = 100_000        # TPC-H's largest official scale factor
-MAX_THREADS = 4096
-# shared_buffers: at least 16 pages of 8 kB; at most PostgreSQL's INT_MAX/2 pages; a bare number is pages
-PG_SHARED_BUFFERS = argtypes.pg_memory(128, (2**30 - 1) * 8.0, plain_kb=8, example="128MB")
 # --memory: below 64 MiB PostgreSQL's backends are OOM-killed at a few clients
 MEMORY = argtypes.size_or(("none",), lo=64 * 1024 * 1024)
 
@@ -67,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="measured seconds per point (default 30)")
     o.add_argument("--warmup", type=argtypes.duration(0, argtypes.WEEK_S, lo_open=False), default=5.0,
                    help="seconds run before each point, excluded (default 5)")
-    o.add_argument("--repeat", type=argtypes.positive_int(MAX_REPEAT), default=1,
+    o.add_argument("--repeat", type=argtypes.positive_int(argtypes.MAX_REPEAT), default=1,
                    help="runs per point; the median is reported with the spread")
     o.add_argument("--rate", type=argtypes.positive_float(MAX_RATE),
                    help="open loop: transactions/s per point, latency from the scheduled start")
@@ -78,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--dsn", help="use your PostgreSQL server (password from PGPASSWORD or ~/.pgpass only)")
     o.add_argument("--port", type=argtypes.port(), help="managed cluster's TCP port on 127.0.0.1 (default: a free one)")
     o.add_argument("--os-user", help="OS user the managed cluster runs as (default postgres when root)")
-    o.add_argument("--shared-buffers", type=PG_SHARED_BUFFERS, default="128MB",
+    o.add_argument("--shared-buffers", type=argtypes.PG_SHARED_BUFFERS, default="128MB",
                    help="default 128MB; under a memory budget at most a quarter of it")
     o.add_argument("--memory", type=MEMORY, metavar="SIZE|none",
                    help="memory budget of the managed server, page cache included (a memory cgroup), so reads "
@@ -430,263 +425,3 @@ def _render(doc: dict[str, Any], out, run) -> None:
 
 
 # ---------------------------------------------------------------------- dss
-
-
-def register_dss(bsub: argparse._SubParsersAction) -> None:
-    d = bsub.add_parser("dss", help="TPC-H power run on DuckDB or PostgreSQL with data and temp placed",
-                        description="TPC-H (22 queries, single stream) on DuckDB (embedded, default) or the managed "
-                        "PostgreSQL: data generated with DuckDB's tpch extension, every answer checked against the "
-                        "reference answers, per-query time, rows, temp spilled and bytes read/written per device.")
-    d.add_argument("--engine", choices=("duckdb", "postgres"), default="duckdb")
-    d.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=1.0,
-                   help="TPC-H scale factor (default 1, about 1 GB of data)")
-    d.add_argument("--data", default=".", help="directory for the database files (default .)")
-    d.add_argument("--temp", help="directory for spills (DuckDB temp_directory, PostgreSQL temp_tablespaces)")
-    d.add_argument("--memory-limit", type=argtypes.pg_memory(64, 2**31 - 1, example="500MB"),
-                   help="DuckDB memory_limit / PostgreSQL work_mem, small to force spills (e.g. 500MB)")
-    d.add_argument("--threads", type=argtypes.positive_int(MAX_THREADS), help="DuckDB threads (default: all cores)")
-    d.add_argument("--compression", choices=("on", "off"), default="on",
-                   help="off forces uncompressed DuckDB storage (PostgreSQL: not applicable)")
-    d.add_argument("--repeat", type=argtypes.positive_int(MAX_REPEAT), default=2,
-                   help="power runs: the first cold, the rest warm (default 2)")
-    d.add_argument("--generator", choices=("dbgen", "tpchgen"), default="dbgen",
-                   help="dbgen (the tpch extension; answers checked; default) or tpchgen-cli (faster, all cores; its "
-                   "text columns differ from dbgen's, so answers cannot be checked)")
-    d.add_argument("--queries", default="1-22", help="a subset, e.g. 1,3,5-9 (default all 22)")
-    d.add_argument("--probe", metavar="RUN_DIR", help="a probe run of the data directory: compare scan MB/s with it")
-    d.add_argument("--port", type=argtypes.port(), help="postgres: the managed cluster's port")
-    d.add_argument("--os-user", help="postgres: the OS user the cluster runs as")
-    d.add_argument("--shared-buffers", type=PG_SHARED_BUFFERS, default="256MB",
-                   help="postgres: shared_buffers (default 256MB)")
-    add_output_options(d)
-    d.set_defaults(func=run_dss)
-
-
-def _queries(text: str) -> tuple[int, ...]:
-    out: list[int] = []
-    try:
-        for part in text.split(","):
-            a, _, b = part.strip().partition("-")
-            lo, hi = parse_int(a), (parse_int(b) if b else None)   # ASCII digits: int() takes '٣' and '1_0'
-            if not (1 <= lo <= 22 and (hi is None or 1 <= hi <= 22)):
-                raise DbtierError(f"--queries: TPC-H has queries 1 to 22 (got {text})", "for example --queries 1-22")
-            out += list(range(lo, hi + 1)) if hi is not None else [lo]
-    except ValueError as exc:
-        raise DbtierError(f"--queries: {text!r} is not a list of query numbers", "for example --queries 1,3,5-9") from exc
-    if not out or any(q < 1 or q > 22 for q in out):
-        raise DbtierError(f"--queries: TPC-H has queries 1 to 22 (got {text})", "for example --queries 1-22")
-    return tuple(sorted(set(out)))
-
-
-def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
-    from dbtier.model.dss import estimate
-    if not (args.scale > 0):
-        raise DbtierError(f"--scale must be positive, got {args.scale}", "for example --scale 1")
-    if not (args.repeat >= 1):
-        raise DbtierError(f"--repeat must be at least 1, got {args.repeat}", "for example --repeat 2")
-    for flag, d in (("--data", args.data), ("--temp", args.temp)):
-        if d and not Path(d).is_dir():
-            raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
-    est = estimate(args.engine, args.scale, args.compression)
-    try:
-        avail = memcg.mem_available_bytes(Path("/proc/meminfo").read_text())
-    except OSError:
-        avail = None
-    if avail is not None and avail < est["memory_gb"] * 1e9:
-        raise DbtierError(
-            f"not enough memory for TPC-H SF {args.scale:g}: generating it needs about {est['memory_gb']:.1f} GB, "
-            f"{avail / 1e9:.1f} GB is available", "choose a smaller --scale")
-    free = spare_bytes(args.data, 10)
-    if free < est["disk_gb"] * 1e9:
-        raise DbtierError(
-            f"not enough disk for TPC-H SF {args.scale:g} on {args.engine}: it needs about {est['disk_gb']:.1f} GB "
-            f"in {args.data}, which has {max(free, 0) / 1e9:.1f} GB to spare after dbtier's free-space margin",
-            "choose a smaller --scale or a directory with more space")
-    return est
-
-
-def run_dss(args: argparse.Namespace) -> int:
-    from dbtier.workloads import dss
-    queries = _queries(args.queries)
-    est = _precheck_dss(args)
-    probe_ref = _probe_reference(args.probe)
-    dss.tpch_extension()  # the generator must be there before anything starts
-    if args.generator == "tpchgen":
-        dss.tpchgen()
-    if args.engine == "postgres":
-        find_bindir()
-        if args.compression == "off":
-            raise DbtierError("--compression off applies to DuckDB only",
-                              "PostgreSQL has no table compression to switch off; leave --compression out")
-    params = {"engine": args.engine, "scale": args.scale, "data": args.data, "temp": args.temp,
-              "memory_limit": args.memory_limit, "threads": args.threads, "compression": args.compression,
-              "repeat": args.repeat, "queries": list(queries), "estimate": est, "generator": args.generator,
-              "method": "single stream (power run); run 1 cold (database reopened, OS page cache dropped when "
-                        "root), later runs warm; every answer checked where reference answers exist"}
-    run = Run("bench", args, params, paths=[p for p in (args.data, args.temp) if p],
-              inputs=[p for p in (args.probe, args.data, args.temp) if p])
-    doc = run.doc
-    doc.update({"bench": "dss", "engine": args.engine, "scale": args.scale, "placement": None, "load": None,
-                "runs": [], "queries": [], "total_seconds": None, "geomean_seconds": None, "answers_ok": None})
-    out = console(args)
-    engine = None
-    cluster = None
-    try:
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=out,
-                                   transient=True, disable=args.json) as progress:
-            task = progress.add_task(f"generating TPC-H SF {args.scale:g}", total=len(queries) * args.repeat)
-            if args.engine == "duckdb":
-                engine = dss.DuckDBEngine(Path(args.data), Path(args.temp) if args.temp else None,
-                                          args.memory_limit, args.threads, args.compression, args.generator)
-            else:
-                placement = {"data": args.data, **({"temp": args.temp} if args.temp else {})}
-                cluster = Cluster(args.data, placement, Settings(shared_buffers=args.shared_buffers),
-                                  port=args.port, os_user=args.os_user)
-                cluster.__enter__()
-                engine = dss.PostgresEngine(cluster, args.memory_limit, args.generator)
-            doc["placement"] = {"data": str(engine.db_path), "temp": str(engine.temp_path)}
-            devices = devices_for([str(engine.db_path.parent), str(engine.temp_path)])
-            doc["devices"] = devices
-            try:
-                doc["load"] = engine.load(args.scale)
-            except Exception as exc:
-                raise dss.engine_error(exc, f"loading TPC-H SF {args.scale:g}", args.engine) from exc
-            run.save()
-            expected = dss.answers(args.scale) if args.generator == "dbgen" else None
-            doc["answers_checked"] = expected is not None
-            for r in range(args.repeat):
-                progress.update(task, description=f"run {r + 1} ({'cold' if r == 0 else 'warm'})")
-
-                def on_query(rec: dict[str, Any], r=r) -> None:
-                    progress.advance(task)
-                    doc["runs"][r].append(rec)
-                    dss_totals(doc)
-                    run.save()
-                    if not args.json:
-                        progress.console.print(f"run {r + 1} Q{rec['query']:>2}  {rec['seconds']:8.3f} s  "
-                                               f"{rec['rows']:>6} rows  temp {rec['temp_bytes'] / 1e6:8.1f} MB  "
-                                               f"read {rec['read_bytes'] / 1e6:8.1f} MB  "
-                                               f"{'ok' if rec['answer_ok'] else ('unchecked' if rec['answer_ok'] is None else 'WRONG')}")
-                doc["runs"].append([])
-                dss.power_run(engine, r + 1, r == 0, devices, expected, on_query, queries)
-            dss_scan(doc, probe_ref, devices)
-    finally:
-        if engine is not None:
-            engine.close()
-        if cluster is not None:
-            if cluster.log_path and Path(cluster.log_path).exists():
-                shutil.copy(cluster.log_path, run.dir.raw_path("server-dss.log"))
-            cluster.close()
-    run.finish("ok")
-
-    def render() -> None:
-        out.print(f"TPC-H SF {args.scale:g} on {args.engine}: total {doc['total_seconds']:.2f} s, geometric mean "
-                  f"{doc['geomean_seconds']:.3f} s, answers {'ok' if doc['answers_ok'] else 'not checked'}")
-        out.print(f"result: {esc(run.dir.result_path)}")
-    emit(doc, args, render)
-    return 0
-
-
-def _probe_reference(probe_dir: str | None) -> dict[str, Any] | None:
-    """The --probe run, read (and refused) before the benchmark starts, not after it."""
-    if not probe_dir:
-        return None
-    from dbtier.results.store import load_run
-    probe = load_run(probe_dir)
-    if probe.get("command") != "probe":
-        raise DbtierError(f"--probe {probe_dir}: not a probe run ({probe.get('command')})", "pass a `dbtier probe` run directory")
-    targets = (probe.get("machine") or {}).get("targets")
-    if not isinstance(targets, list):
-        raise DbtierError(f"--probe {probe_dir}: its result.json has no machine.targets list",
-                          "pass a run directory written by `dbtier probe`")
-    return probe
-
-
-# ---------------------------------------------------------------------- backup
-
-
-def register_backup(bsub: argparse._SubParsersAction) -> None:
-    b = bsub.add_parser("backup", help="full-backup MB/s to a directory and to a null sink; which side limits it",
-                        description="Back up a database dbtier builds (PostgreSQL: pgbench data in the managed "
-                        "cluster, with pg_basebackup plain, tar and tar+gzip; DuckDB: TPC-H, with a file copy and "
-                        "EXPORT DATABASE) to --to DIR and to a null sink; MB/s for each and the limiting side: "
-                        "source read, target write, or CPU for compression.")
-    b.add_argument("--engine", choices=("postgres", "duckdb"), default="postgres")
-    b.add_argument("--to", required=True, metavar="DIR", help="the backup target directory")
-    b.add_argument("--data", default=".", help="where the source database is built (default .)")
-    b.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=20,
-                   help="source size: pgbench scale (16 MB each, default 20) or TPC-H SF for duckdb")
-    b.add_argument("--methods", default="plain,tar,tar-gzip", help="postgres: plain,tar,tar-gzip (default all)")
-    b.add_argument("--port", type=argtypes.port())
-    b.add_argument("--os-user")
-    add_output_options(b)
-    b.set_defaults(func=run_backup)
-
-
-def run_backup(args: argparse.Namespace) -> int:
-    from dbtier.workloads import backup, dss
-    from dbtier.workloads.oltp import Database, load
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    bad = [m for m in methods if m not in backup.PG_METHODS]
-    if bad or not methods:
-        raise DbtierError(f"--methods: unknown method {', '.join(bad) or '(none)'}",
-                          f"choose from {', '.join(backup.PG_METHODS)}")
-    if not (args.scale > 0):
-        raise DbtierError(f"--scale must be positive, got {args.scale}", "for example --scale 20")
-    if args.engine == "postgres" and not (args.scale >= 1):
-        raise DbtierError(f"--scale {args.scale:g}: the postgres source is pgbench data, whose scale is at least 1",
-                          "for example --scale 20")
-    for flag, d in (("--to", args.to), ("--data", args.data)):
-        if not Path(d).is_dir():
-            raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
-    if args.engine == "postgres":
-        find_bindir()
-    else:
-        dss.tpch_extension()
-    params = {"engine": args.engine, "to": args.to, "data": args.data, "scale": args.scale,
-              "methods": methods if args.engine == "postgres" else ["file copy", "EXPORT DATABASE parquet"],
-              "method": "each backup timed end to end; OS page cache dropped first when root; null sink: "
-                        "pg_basebackup tar to stdout discarded / file read to /dev/null"}
-    run = Run("bench", args, params, paths=[args.data, args.to], inputs=[args.data, args.to])
-    doc = run.doc
-    doc.update({"bench": "backup", "engine": args.engine, "source": None, "targets": []})
-    out = console(args)
-    src_dev = (devices_for([args.data]) or [None])[0]
-    dst_dev = (devices_for([args.to]) or [None])[0]
-    devices = [d for d in dict.fromkeys([src_dev, dst_dev]) if d]
-
-    def on_result(rec: dict[str, Any]) -> None:
-        doc["targets"].append(rec)
-        doc["guards"] = backup_guards(doc["targets"])
-        run.save()
-        if not args.json:
-            out.print(esc(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "
-                          f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}"))
-    cluster = engine = None
-    try:
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
-                                   console=out, transient=True, disable=args.json) as progress:
-            progress.add_task(f"building the {args.engine} source", total=None)
-            if args.engine == "postgres":
-                cluster = Cluster(args.data, {}, Settings(), port=args.port, os_user=args.os_user)
-                cluster.__enter__()
-                db = Database(cluster)
-                db.create()
-                doc["source"] = load(db, "tpcb", 1, int(args.scale), lambda m: None)
-                run.save()
-                backup.pg_backups(cluster, Path(args.to), methods, devices, src_dev, dst_dev, on_result)
-            else:
-                engine = dss.DuckDBEngine(Path(args.data), None, None, None, "on")
-                doc["source"] = engine.load(args.scale)
-                engine.close_conn()
-                run.save()
-                backup.duckdb_backups(engine.db_path, Path(args.to), devices, src_dev, dst_dev, on_result)
-    finally:
-        if engine is not None:
-            engine.close()
-        if cluster is not None:
-            cluster.close()
-    run.finish("ok")
-    emit(doc, args, lambda: out.print(f"result: {esc(run.dir.result_path)}"))
-    return 0

@@ -322,3 +322,9 @@ class Parser(argparse.ArgumentParser):
                          else f"{m.group(1)}: ", message)
         sys.stderr.write(f"dbtier: error: {message}\n  next: see `{self.prog} --help`\n")
         raise SystemExit(2)
+
+
+# Shared by the bench commands: runs per point, and PostgreSQL's shared_buffers (at least 16 pages of
+# 8 kB; at most PostgreSQL's INT_MAX/2 pages; a bare number is pages).
+MAX_REPEAT = 1000
+PG_SHARED_BUFFERS = pg_memory(128, (2**30 - 1) * 8.0, plain_kb=8, example="128MB")

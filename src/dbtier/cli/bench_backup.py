@@ -1,0 +1,104 @@
+"""`dbtier bench backup`: backup methods of the managed PostgreSQL to each target, and to null."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from dbtier.cli import options as argtypes
+from dbtier.cli.bench_dss import MAX_TPCH_SCALE
+from dbtier.cli.markup import esc
+from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.core.errors import DbtierError
+from dbtier.measure.machine import devices_for
+from dbtier.model.guards import backup_guards
+from dbtier.workloads.postgres import Cluster, Settings, find_bindir
+
+
+def register_backup(bsub: argparse._SubParsersAction) -> None:
+    b = bsub.add_parser("backup", help="full-backup MB/s to a directory and to a null sink; which side limits it",
+                        description="Back up a database dbtier builds (PostgreSQL: pgbench data in the managed "
+                        "cluster, with pg_basebackup plain, tar and tar+gzip; DuckDB: TPC-H, with a file copy and "
+                        "EXPORT DATABASE) to --to DIR and to a null sink; MB/s for each and the limiting side: "
+                        "source read, target write, or CPU for compression.")
+    b.add_argument("--engine", choices=("postgres", "duckdb"), default="postgres")
+    b.add_argument("--to", required=True, metavar="DIR", help="the backup target directory")
+    b.add_argument("--data", default=".", help="where the source database is built (default .)")
+    b.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=20,
+                   help="source size: pgbench scale (16 MB each, default 20) or TPC-H SF for duckdb")
+    b.add_argument("--methods", default="plain,tar,tar-gzip", help="postgres: plain,tar,tar-gzip (default all)")
+    b.add_argument("--port", type=argtypes.port())
+    b.add_argument("--os-user")
+    add_output_options(b)
+    b.set_defaults(func=run_backup)
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    from dbtier.workloads import backup, dss
+    from dbtier.workloads.oltp import Database, load
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    bad = [m for m in methods if m not in backup.PG_METHODS]
+    if bad or not methods:
+        raise DbtierError(f"--methods: unknown method {', '.join(bad) or '(none)'}",
+                          f"choose from {', '.join(backup.PG_METHODS)}")
+    if not (args.scale > 0):
+        raise DbtierError(f"--scale must be positive, got {args.scale}", "for example --scale 20")
+    if args.engine == "postgres" and not (args.scale >= 1):
+        raise DbtierError(f"--scale {args.scale:g}: the postgres source is pgbench data, whose scale is at least 1",
+                          "for example --scale 20")
+    for flag, d in (("--to", args.to), ("--data", args.data)):
+        if not Path(d).is_dir():
+            raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
+    if args.engine == "postgres":
+        find_bindir()
+    else:
+        dss.tpch_extension()
+    params = {"engine": args.engine, "to": args.to, "data": args.data, "scale": args.scale,
+              "methods": methods if args.engine == "postgres" else ["file copy", "EXPORT DATABASE parquet"],
+              "method": "each backup timed end to end; OS page cache dropped first when root; null sink: "
+                        "pg_basebackup tar to stdout discarded / file read to /dev/null"}
+    run = Run("bench", args, params, paths=[args.data, args.to], inputs=[args.data, args.to])
+    doc = run.doc
+    doc.update({"bench": "backup", "engine": args.engine, "source": None, "targets": []})
+    out = console(args)
+    src_dev = (devices_for([args.data]) or [None])[0]
+    dst_dev = (devices_for([args.to]) or [None])[0]
+    devices = [d for d in dict.fromkeys([src_dev, dst_dev]) if d]
+
+    def on_result(rec: dict[str, Any]) -> None:
+        doc["targets"].append(rec)
+        doc["guards"] = backup_guards(doc["targets"])
+        run.save()
+        if not args.json:
+            out.print(esc(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "
+                          f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}"))
+    cluster = engine = None
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
+                                   console=out, transient=True, disable=args.json) as progress:
+            progress.add_task(f"building the {args.engine} source", total=None)
+            if args.engine == "postgres":
+                cluster = Cluster(args.data, {}, Settings(), port=args.port, os_user=args.os_user)
+                cluster.__enter__()
+                db = Database(cluster)
+                db.create()
+                doc["source"] = load(db, "tpcb", 1, int(args.scale), lambda m: None)
+                run.save()
+                backup.pg_backups(cluster, Path(args.to), methods, devices, src_dev, dst_dev, on_result)
+            else:
+                engine = dss.DuckDBEngine(Path(args.data), None, None, None, "on")
+                doc["source"] = engine.load(args.scale)
+                engine.close_conn()
+                run.save()
+                backup.duckdb_backups(engine.db_path, Path(args.to), devices, src_dev, dst_dev, on_result)
+    finally:
+        if engine is not None:
+            engine.close()
+        if cluster is not None:
+            cluster.close()
+    run.finish("ok")
+    emit(doc, args, lambda: out.print(f"result: {esc(run.dir.result_path)}"))
+    return 0
