@@ -224,12 +224,19 @@ def generic_section(doc: dict[str, Any], i: int, note: str = "") -> str:
                 "and result document follow.")
     out.append(f'<p class="note">{esc(note)}</p>')
     out.append(errors_html(doc))
+    out.append(run_tail(doc))
+    return f'<section class="run generic">{"".join(out)}</section>'
+
+
+def run_tail(doc: dict[str, Any]) -> str:
+    """What closes a run's section: its parameters, machine and result document."""
+    out = []
     params = doc.get("params")
     if isinstance(params, dict) and params:
         out.append("<h4>Parameters</h4>" + kv_table((k, json_value(v)) for k, v in params.items()))
     out.append(machine_section(doc))
     out.append(json_details(doc))
-    return f'<section class="run generic">{"".join(out)}</section>'
+    return "".join(out)
 
 _GUARD_TITLES = {"reads-from-memory": "Cache guard: the reads came from memory",
                  "too-few-reads": "Cache guard: too few page reads to judge",

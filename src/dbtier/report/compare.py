@@ -86,18 +86,13 @@ def _run_hint(doc: dict[str, Any]) -> str:
 
 
 def _figures_comparison(kind: str, group: Sequence[Entry]) -> str:
-    figs = [{f.key: f for f in F.figures(d) if not f.detail} for d, _ in group]
-    keys = list(dict.fromkeys(k for fs in figs for k in fs))
-    if not keys:
+    table = F.side_by_side([d for d, _ in group])
+    if not table:
         return ""
     heads = ["measure"] + [f'<a href="#run-{i + 1}"><code>{esc(run_label(d, i))}</code></a><br>'
                            f'<span class="reason">{esc(_run_hint(d))}</span>' for d, i in group] + ["unit"]
     rows = []
-    for key in keys:
-        f0 = next(fs[key] for fs in figs if key in fs)
-        vals = [fs[key].value if key in fs else None for fs in figs]
-        if all(v is None for v in vals):
-            continue
+    for f0, vals in table:
         nums = [v for v in vals if isnum(v)]
         best = ((max(nums) if f0.better == "higher" else min(nums))
                 if f0.better in ("higher", "lower") and len(nums) > 1 and len(set(nums)) > 1 else None)

@@ -854,3 +854,16 @@ def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
                      "ratio": vb / va if num and va != 0 else None,
                      "a_spread": fa[k].spread if k in fa else None, "b_spread": fb[k].spread if k in fb else None})
     return rows
+
+
+def side_by_side(docs: Sequence[dict[str, Any]]) -> list[tuple[Figure, list[Any]]]:
+    """The headline figures of runs of one kind, one row per figure key in first-seen order: the first
+    run's Figure (label, unit, digits) and each run's value (None where it has none); rows where no run
+    has a value are left out. The HTML and Markdown comparisons draw these."""
+    figs = [{f.key: f for f in figures(d) if not f.detail} for d in docs]
+    rows = []
+    for key in dict.fromkeys(k for fs in figs for k in fs):
+        vals = [fs[key].value if key in fs else None for fs in figs]
+        if any(v is not None for v in vals):
+            rows.append((next(fs[key] for fs in figs if key in fs), vals))
+    return rows

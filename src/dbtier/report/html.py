@@ -28,12 +28,9 @@ from dbtier.report.base import (
     generic_section,
     get,
     html_table,
-    json_details,
-    json_value,
-    kv_table,
-    machine_section,
     run_head,
     run_label,
+    run_tail,
     time_text,
 )
 from dbtier.report.compare import Entry, comparison_html
@@ -169,12 +166,7 @@ def _bench_section(doc: dict[str, Any], i: int) -> str:
 
 def _module_section(doc: dict[str, Any], i: int, module: str, body: str) -> str:
     """A run's section around a body drawn by dbtier.report.<module>: heading, errors, parameters, machine, JSON."""
-    out = [run_head(doc, i, f"run-{i + 1}"), errors_html(doc), body]
-    params = doc.get("params")
-    if isinstance(params, dict) and params:
-        out.append("<h4>Parameters</h4>" + kv_table((k, json_value(v)) for k, v in params.items()))
-    out.append(machine_section(doc))
-    out.append(json_details(doc))
+    out = [run_head(doc, i, f"run-{i + 1}"), errors_html(doc), body, run_tail(doc)]
     return f'<section class="run {esc(module)}">{"".join(out)}</section>'
 
 

@@ -63,14 +63,8 @@ def _figures_rows(figs: Sequence[F.Figure]) -> list[str]:
 
 
 def _side_by_side(kind: str, docs: Sequence[dict[str, Any]]) -> list[str]:
-    figs = [{f.key: f for f in F.figures(d) if not f.detail} for d in docs]
-    keys = list(dict.fromkeys(k for fs in figs for k in fs))
     rows = []
-    for k in keys:
-        f0 = next(fs[k] for fs in figs if k in fs)
-        vals = [fs[k].value if k in fs else None for fs in figs]
-        if all(v is None for v in vals):
-            continue
+    for f0, vals in F.side_by_side(docs):
         label = (f"{f0.group}: " if f0.group and f0.group not in f0.label else "") + f0.label
         rows.append([label, *(F.fmt(v, f0.digits) if F.isnum(v) else v for v in vals), f0.unit])
     if not rows:
