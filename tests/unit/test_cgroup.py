@@ -169,3 +169,16 @@ def test_can_make_says_why_not_on_v2_without_the_memory_controller():
     mountinfo = "30 23 0:26 / /nonexistent/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
     assert "does not exist" in cgroup.can_make(proc, mountinfo)
     assert cgroup.can_make("0::/\n", "") == "no cgroup memory controller is mounted"
+
+
+def test_no_cgroup_decides_size_or_none_with_the_reason():
+    # 256 MiB available, 16 MB a pgbench scale unit: ceil(1.5 x 268,435,456 / 16e6) = 26, 832 MB of disk
+    mech, reason, units = cgroup.no_cgroup("ro", True, 256 * 2**20, 16e6, 1_000_000, 10**9, "/d")
+    assert (mech, units) == ("size", 26)
+    assert reason == ("no memory cgroup can be made (ro); the data set is sized past free memory: 26 x 16 MB = "
+                      "0.4 GB, 1.5x the 0.2 GiB available on /d")
+    mech, reason, units = cgroup.no_cgroup("ro", True, 256 * 2**20, 16e6, 1_000_000, 800 * 10**6, "/d")
+    assert (mech, units) == ("none", None) and reason.endswith("needs 0.8 GB on disk and 0.8 GB is spare: reads "
+                                                               "will come from memory")
+    assert cgroup.no_cgroup("ro", False, 256 * 2**20, 16e6, 10, 10**12, "/d")[0:3:2] == ("none", None)
+    assert "no MemAvailable" in cgroup.no_cgroup("ro", True, None, 16e6, 10, 10**12, "/d")[1]

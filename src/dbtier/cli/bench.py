@@ -174,7 +174,6 @@ def run_oltp(args: argparse.Namespace) -> int:
     run = Run("bench", args, params, paths=dirs, inputs=dirs)
     doc = run.doc
     doc["bench"] = "oltp"
-    args.memory_fallback = fallback
     doc["not_measured"] = params["not_measured"]
     if params.get("duration_note") and not args.json:
         console(args).print(f"note: {params['duration_note']}", highlight=False)
@@ -201,7 +200,7 @@ def run_oltp(args: argparse.Namespace) -> int:
                 else:  # one step: its figures are the document's, saved as they come
                     doc["points"] = step["points"]
                 try:
-                    _run_step(args, run, step, placement, settings, clients, progress, task, out)
+                    _run_step(args, run, step, placement, settings, clients, progress, task, out, fallback)
                 finally:
                     if tier and step["placement"]:   # the parts the cluster really put there
                         step["emulated_roles"] = sorted(r for r, d in step["placement"].items()
@@ -221,7 +220,7 @@ def run_oltp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_step(args, run, step, placement, settings, clients, progress, task, out) -> None:
+def _run_step(args, run, step, placement, settings, clients, progress, task, out, fallback) -> None:
     # psycopg loads here, not at start-up: every other command stays fast to start.
     from dbtier.workloads.oltp import Database, load, run_sweep
     cluster = None
@@ -242,7 +241,7 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
         if cluster is not None:
             progress.update(task, description=f"{step['name']}: memory budget")
             cg = memcg.MemoryCgroup(0)   # made before it is filled in: close() in finally sees a half-made one
-            step["memory"] = _memory_budget(args, cluster, step, cg, run, progress.console, clients)
+            step["memory"] = _memory_budget(args, cluster, step, cg, run, progress.console, clients, fallback)
         else:
             step["memory"] = {"budget_bytes": None, "mechanism": "none", "data_bytes": step["load"]["database_bytes"],
                               "shared_buffers_bytes": None, "reason": "--dsn: not a server dbtier starts"}
@@ -289,7 +288,8 @@ def _run_step(args, run, step, placement, settings, clients, progress, task, out
                                                            "a process is still inside it")
 
 
-def _memory_budget(args, cluster, step, cg, run, out, clients: list[int]) -> dict[str, Any]:
+def _memory_budget(args, cluster, step, cg, run, out, clients: list[int],
+                   fallback: dict[str, str] | None) -> dict[str, Any]:
     """Bound the managed server: a memory cgroup with the budget, shared_buffers out of it, the server
     restarted inside it with its files' pages dropped, so measured points start cold. The load ran unbounded."""
     data_bytes = int(step["load"]["database_bytes"])
@@ -302,7 +302,6 @@ def _memory_budget(args, cluster, step, cg, run, out, clients: list[int]) -> dic
         return mem
     budget, cache, sb = memcg.budget_parts(args.memory if isinstance(args.memory, int) else None, data_bytes,
                                            max(clients), requested_sb)
-    fallback = getattr(args, "memory_fallback", None)
     if fallback:   # no cgroup can be made here: said once, the data set sized past free memory where it could be
         mem.update(mechanism=fallback["mechanism"], reason=fallback["reason"])
         _note_once(run, args, out, fallback["reason"])
@@ -334,35 +333,26 @@ def _memory_budget(args, cluster, step, cg, run, out, clients: list[int]) -> dic
 
 
 def _no_cgroup_fallback(args, steps, sized: bool) -> dict[str, str] | None:
-    """Where no memory cgroup can be made: None when one can; else {mechanism, reason}. With the data set's
-    size left to dbtier, it is sized past free memory when the data directory's disk can hold it (`size`,
-    args changed); otherwise the run goes on unbounded and says its reads will come from memory (`none`)."""
+    """Where no memory cgroup can be made: {mechanism, reason} from memcg.no_cgroup (None when one can);
+    with `size`, the workload's size is set past free memory here."""
     why = memcg.can_make()
     if why is None:
         return None
-    head = f"no memory cgroup can be made ({why})"
     try:
         avail = memcg.mem_available_bytes(Path("/proc/meminfo").read_text())
     except OSError:
         avail = None
-    if not sized:
-        return {"mechanism": "none", "reason": f"{head}: the server runs unbounded with the data set asked for, so "
-                "reads will come from memory wherever it fits there"}
-    if avail is None:
-        return {"mechanism": "none", "reason": f"{head}, and /proc/meminfo gives no MemAvailable: reads will come "
-                "from memory"}
     data_dir = steps[0][1].get("data") or args.dir
-    spare = spare_bytes(data_dir, 10)
     tpcc = args.workload == "tpcc"
-    units, why_size = memcg.size_past_memory(avail, WAREHOUSE_BYTES if tpcc else SCALE_BYTES,
-                                             MAX_WAREHOUSES if tpcc else MAX_PGBENCH_SCALE, spare)
-    if units is None:
-        return {"mechanism": "none", "reason": f"{head}; {why_size}: reads will come from memory"}
-    if tpcc:
-        args.warehouses = units
-    else:
-        args.scale = units
-    return {"mechanism": "size", "reason": f"{head}; the data set is {why_size} on {data_dir}"}
+    mechanism, reason, units = memcg.no_cgroup(
+        why, sized, avail, WAREHOUSE_BYTES if tpcc else SCALE_BYTES, MAX_WAREHOUSES if tpcc else MAX_PGBENCH_SCALE,
+        spare_bytes(data_dir, 10) if sized and avail is not None else 0, data_dir)
+    if units is not None:
+        if tpcc:
+            args.warehouses = units
+        else:
+            args.scale = units
+    return {"mechanism": mechanism, "reason": reason}
 
 
 def _emulate(args, run, tier: slowtier.SlowTier, steps, out) -> list[tuple[str, dict[str, str]]]:

@@ -88,6 +88,23 @@ def size_past_memory(mem_available_bytes: int, unit_bytes: float, max_units: int
                    "available")
 
 
+def no_cgroup(why: str, sized: bool, mem_available: int | None, unit_bytes: float, max_units: int,
+              disk_spare_bytes: int, data_dir: str) -> tuple[str, str, int | None]:
+    """What a run does where no memory cgroup can be made (pure): (mechanism, reason, units). With the
+    data set's size left to dbtier and the disk able to hold it: `size`, the units past free memory;
+    otherwise `none`, and the reason says reads will come from memory."""
+    head = f"no memory cgroup can be made ({why})"
+    if not sized:
+        return "none", (f"{head}: the server runs unbounded with the data set asked for, so reads will come from "
+                        "memory wherever it fits there"), None
+    if mem_available is None:
+        return "none", f"{head}, and /proc/meminfo gives no MemAvailable: reads will come from memory", None
+    units, why_size = size_past_memory(mem_available, unit_bytes, max_units, disk_spare_bytes)
+    if units is None:
+        return "none", f"{head}; {why_size}: reads will come from memory", None
+    return "size", f"{head}; the data set is {why_size} on {data_dir}", units
+
+
 def mem_available_bytes(meminfo: str) -> int | None:
     """MemAvailable from the text of /proc/meminfo, in bytes."""
     for line in meminfo.splitlines():
