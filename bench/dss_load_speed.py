@@ -13,7 +13,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-from dbtier.workloads.dss import DuckDBEngine  # noqa: E402
+from dbtier.workloads.engine import ServerSpec  # noqa: E402
+from dbtier.workloads.engine_duckdb import DuckDBEngine  # noqa: E402
 
 import _figures  # noqa: E402  (bench/ is on sys.path: the script's own directory)
 
@@ -29,9 +30,10 @@ def main() -> int:
     times, runs = [], []
     for _ in range(a.repeat):
         work = Path(tempfile.mkdtemp(prefix="dbtier-dss-bench-", dir=a.dir))
-        eng = DuckDBEngine(work, None, None, None, "on", a.generator)
+        eng = DuckDBEngine(ServerSpec(work, {}, options={"generator": a.generator}))
         try:
-            load = eng.load(a.scale)
+            eng.open()
+            load = eng.load_tpch(a.scale)
             times.append(load["seconds"])
             runs.append({"load_s": load["seconds"], "database_bytes": load["database_bytes"],
                          "lineitem_rows": load["rows"]["lineitem"]})

@@ -74,9 +74,12 @@ def test_wrong_answer_fails_loudly(pg_dir):
     from dbtier.core.errors import DbtierError
     from dbtier.model.dss import QUERIES
     from dbtier.workloads import dss as w
-    eng = w.DuckDBEngine(pg_dir, None, None, None, "on", "dbgen")
+    from dbtier.workloads.engine import ServerSpec
+    from dbtier.workloads.engine_duckdb import DuckDBEngine
+    eng = DuckDBEngine(ServerSpec(pg_dir, {}, options={"generator": "dbgen"}))
     try:
-        eng.load(0.01)
+        eng.open()
+        eng.load_tpch(0.01)
         eng.conn.execute("UPDATE lineitem SET l_quantity = l_quantity + 1 WHERE l_orderkey < 100")
         eng.conn.execute("CHECKPOINT")
         with pytest.raises(DbtierError, match="query 1 returned a wrong answer"):

@@ -17,7 +17,7 @@ from conftest import assert_clean_error, needs_root, postgres_processes, run_dbt
 
 pytestmark = pytest.mark.engine  # a real managed PostgreSQL
 from dbtier.workloads import tpcc
-from dbtier.workloads.oltp import Database, load, run_point, script_path
+from dbtier.workloads.pgbench import Database, load, run_point, script_path
 from dbtier.workloads.postgres import Cluster, Settings
 
 

@@ -243,7 +243,7 @@ def test_pgbench_seconds_round_up():
 
 
 def test_pgbench_args_run_the_rounded_up_seconds():
-    from dbtier.workloads.oltp import pgbench_args
+    from dbtier.workloads.pgbench import pgbench_args
     a = pgbench_args("/usr/bin", "tpcb", 2, 0.4, 1, None, None, 2)
     assert a[a.index("-T") + 1] == "1"
 

@@ -15,7 +15,7 @@ from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure.machine import devices_for
 from dbtier.model.guards import backup_guards
-from dbtier.workloads.postgres import Cluster, Settings, find_bindir
+from dbtier.workloads.engine import ServerSpec, engine_class, names
 
 
 def register_backup(bsub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
                         "cluster, with pg_basebackup plain, tar and tar+gzip; DuckDB: TPC-H, with a file copy and "
                         "EXPORT DATABASE) to --to DIR and to a null sink; MB/s for each and the limiting side: "
                         "source read, target write, or CPU for compression.")
-    b.add_argument("--engine", choices=("postgres", "duckdb"), default="postgres")
+    b.add_argument("--engine", choices=names("backup"), default="postgres")
     b.add_argument("--to", required=True, metavar="DIR", help="the backup target directory")
     b.add_argument("--data", default=".", help="where the source database is built (default .)")
     b.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=20,
@@ -37,8 +37,7 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
 
 
 def run_backup(args: argparse.Namespace) -> int:
-    from dbtier.workloads import backup, dss
-    from dbtier.workloads.oltp import Database, load
+    from dbtier.workloads import backup
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     bad = [m for m in methods if m not in backup.PG_METHODS]
     if bad or not methods:
@@ -52,10 +51,8 @@ def run_backup(args: argparse.Namespace) -> int:
     for flag, d in (("--to", args.to), ("--data", args.data)):
         if not Path(d).is_dir():
             raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
-    if args.engine == "postgres":
-        find_bindir()
-    else:
-        dss.tpch_extension()
+    cls = engine_class(args.engine, "backup")
+    cls.check()
     params = {"engine": args.engine, "to": args.to, "data": args.data, "scale": args.scale,
               "methods": methods if args.engine == "postgres" else ["file copy", "EXPORT DATABASE parquet"],
               "method": "each backup timed end to end; OS page cache dropped first when root; null sink: "
@@ -75,30 +72,17 @@ def run_backup(args: argparse.Namespace) -> int:
         if not args.json:
             out.print(esc(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "
                           f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}"))
-    cluster = engine = None
+    engine = cls(ServerSpec(Path(args.data), {}, port=args.port, os_user=args.os_user, settings=cls.settings(args, [1])))
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
                                    console=out, transient=True, disable=args.json) as progress:
             progress.add_task(f"building the {args.engine} source", total=None)
-            if args.engine == "postgres":
-                cluster = Cluster(args.data, {}, Settings(), port=args.port, os_user=args.os_user)
-                cluster.__enter__()
-                db = Database(cluster)
-                db.create()
-                doc["source"] = load(db, "tpcb", 1, int(args.scale), lambda m: None)
-                run.save()
-                backup.pg_backups(cluster, Path(args.to), methods, devices, src_dev, dst_dev, on_result)
-            else:
-                engine = dss.DuckDBEngine(Path(args.data), None, None, None, "on")
-                doc["source"] = engine.load(args.scale)
-                engine.close_conn()
-                run.save()
-                backup.duckdb_backups(engine.db_path, Path(args.to), devices, src_dev, dst_dev, on_result)
+            engine.open()
+            doc["source"] = engine.backup_source(args.scale)
+            run.save()
+            engine.backup(Path(args.to), methods, devices, src_dev, dst_dev, on_result)
     finally:
-        if engine is not None:
-            engine.close()
-        if cluster is not None:
-            cluster.close()
+        engine.close()
     run.finish("ok")
     emit(doc, args, lambda: out.print(f"result: {esc(run.dir.result_path)}"))
     return 0

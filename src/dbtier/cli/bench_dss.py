@@ -18,7 +18,7 @@ from dbtier.measure import cgroup as memcg
 from dbtier.measure.machine import devices_for
 from dbtier.measure.probe import spare_bytes
 from dbtier.model.dss import dss_scan, dss_totals
-from dbtier.workloads.postgres import Cluster, Settings, find_bindir
+from dbtier.workloads.engine import ServerSpec, engine_class, names
 
 
 MAX_TPCH_SCALE = 100_000        # TPC-H's largest official scale factor
@@ -30,7 +30,7 @@ def register_dss(bsub: argparse._SubParsersAction) -> None:
                         description="TPC-H (22 queries, single stream) on DuckDB (embedded, default) or the managed "
                         "PostgreSQL: data generated with DuckDB's tpch extension, every answer checked against the "
                         "reference answers, per-query time, rows, temp spilled and bytes read/written per device.")
-    d.add_argument("--engine", choices=("duckdb", "postgres"), default="duckdb")
+    d.add_argument("--engine", choices=names("dss"), default="duckdb")
     d.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=1.0,
                    help="TPC-H scale factor (default 1, about 1 GB of data)")
     d.add_argument("--data", default=".", help="directory for the database files (default .)")
@@ -49,8 +49,8 @@ def register_dss(bsub: argparse._SubParsersAction) -> None:
     d.add_argument("--probe", metavar="RUN_DIR", help="a probe run of the data directory: compare scan MB/s with it")
     d.add_argument("--port", type=argtypes.port(), help="postgres: the managed cluster's port")
     d.add_argument("--os-user", help="postgres: the OS user the cluster runs as")
-    d.add_argument("--shared-buffers", type=argtypes.PG_SHARED_BUFFERS, default="256MB",
-                   help="postgres: shared_buffers (default 256MB)")
+    for name in names("dss"):   # each engine's own settings (PostgreSQL: --shared-buffers)
+        engine_class(name, "dss").add_options(d, "dss")
     add_output_options(d)
     d.set_defaults(func=run_dss)
 
@@ -106,8 +106,8 @@ def run_dss(args: argparse.Namespace) -> int:
     dss.tpch_extension()  # the generator must be there before anything starts
     if args.generator == "tpchgen":
         dss.tpchgen()
+    engine_class(args.engine, "dss").check()
     if args.engine == "postgres":
-        find_bindir()
         if args.compression == "off":
             raise DbtierError("--compression off applies to DuckDB only",
                               "PostgreSQL has no table compression to switch off; leave --compression out")
@@ -122,27 +122,24 @@ def run_dss(args: argparse.Namespace) -> int:
     doc.update({"bench": "dss", "engine": args.engine, "scale": args.scale, "placement": None, "load": None,
                 "runs": [], "queries": [], "total_seconds": None, "geomean_seconds": None, "answers_ok": None})
     out = console(args)
+    cls = engine_class(args.engine, "dss")
+    spec = ServerSpec(Path(args.data), {"data": args.data, **({"temp": args.temp} if args.temp else {})},
+                      port=args.port, os_user=args.os_user, settings=cls.settings(args, [1]),
+                      options={"memory_limit": args.memory_limit, "threads": args.threads,
+                               "compression": args.compression, "generator": args.generator})
     engine = None
-    cluster = None
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=out,
                                    transient=True, disable=args.json) as progress:
             task = progress.add_task(f"generating TPC-H SF {args.scale:g}", total=len(queries) * args.repeat)
-            if args.engine == "duckdb":
-                engine = dss.DuckDBEngine(Path(args.data), Path(args.temp) if args.temp else None,
-                                          args.memory_limit, args.threads, args.compression, args.generator)
-            else:
-                placement = {"data": args.data, **({"temp": args.temp} if args.temp else {})}
-                cluster = Cluster(args.data, placement, Settings(shared_buffers=args.shared_buffers),
-                                  port=args.port, os_user=args.os_user)
-                cluster.__enter__()
-                engine = dss.PostgresEngine(cluster, args.memory_limit, args.generator)
+            engine = cls(spec)
+            engine.open()
             doc["placement"] = {"data": str(engine.db_path), "temp": str(engine.temp_path)}
             devices = devices_for([str(engine.db_path.parent), str(engine.temp_path)])
             doc["devices"] = devices
             try:
-                doc["load"] = engine.load(args.scale)
+                doc["load"] = engine.load_tpch(args.scale)
             except Exception as exc:
                 raise dss.engine_error(exc, f"loading TPC-H SF {args.scale:g}", args.engine) from exc
             run.save()
@@ -166,11 +163,10 @@ def run_dss(args: argparse.Namespace) -> int:
             dss_scan(doc, probe_ref, devices)
     finally:
         if engine is not None:
+            log = engine.server_log()
+            if log is not None and log.exists():
+                shutil.copy(log, run.dir.raw_path("server-dss.log"))
             engine.close()
-        if cluster is not None:
-            if cluster.log_path and Path(cluster.log_path).exists():
-                shutil.copy(cluster.log_path, run.dir.raw_path("server-dss.log"))
-            cluster.close()
     run.finish("ok")
 
     def render() -> None:

@@ -42,6 +42,7 @@ READ_STEPS = tuple(s.name for s in STEPS if s.reads)
 STEP_LABELS = {s.name: s.label for s in STEPS}
 
 
-def matrix_steps(fast: str, slow: str) -> list[tuple[str, dict[str, str]]]:
-    """The matrix with FAST and SLOW replaced by the two directories."""
-    return [(n, {r: fast if d == "FAST" else slow for r, d in pl.items()}) for n, pl in MATRIX]
+def matrix_steps(fast: str, slow: str, matrix: tuple[tuple[str, dict[str, str]], ...] = MATRIX
+                 ) -> list[tuple[str, dict[str, str]]]:
+    """The matrix (an engine's own, PostgreSQL's by default) with FAST and SLOW replaced by the two directories."""
+    return [(n, {r: fast if d == "FAST" else slow for r, d in pl.items()}) for n, pl in matrix]

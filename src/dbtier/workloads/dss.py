@@ -1,4 +1,4 @@
-"""TPC-H power runs on DuckDB (embedded) and PostgreSQL (the managed cluster).
+"""TPC-H power runs on any engine that runs `bench dss` (workloads/engine.py): data, answers, timing.
 
 Data comes from DuckDB's tpch extension (dbgen), pinned as the
 duckdb-extension-tpch package so it loads offline. Every query's answer is
@@ -9,16 +9,13 @@ checked against the extension's reference answers where they exist
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.files import duck_path, sql_str
+from dbtier.core.files import sql_str
 from dbtier.measure.sampler import Sampler
 from dbtier.model.dss import ANSWER_SCALES, QUERIES, check_answer
 
@@ -117,150 +114,6 @@ def queries_text() -> dict[int, str]:
     q = {int(n): t for n, t in c.execute("SELECT query_nr, query FROM tpch_queries()").fetchall()}
     c.close()
     return q
-
-
-class Engine:
-    """What power_run needs: connect(), run_query(q), close_conn(); `conn` is the open connection."""
-    name = ""
-    conn: Any = None
-
-    def close_conn(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-
-class DuckDBEngine(Engine):
-    name = "duckdb"
-
-    def __init__(self, data_dir: Path, temp_dir: Path | None, memory_limit: str | None, threads: int | None,
-                 compression: str, generator: str = "tpchgen"):
-        self.id = uuid.uuid4().hex[:8]
-        self.created: list[Path] = []
-        self.db_path = self._own(Path(data_dir), f"dbtier-dss-{self.id}") / "tpch.duckdb"
-        self.temp_path = self._own(Path(temp_dir), f"dbtier-dss-temp-{self.id}") if temp_dir else \
-            self.db_path.parent / "temp"
-        self.memory_limit, self.threads, self.compression = memory_limit, threads, compression
-        self.generator = generator
-        self.conn = None
-        # tpchgen-cli's text columns (addresses, comments) differ from dbgen's, so the reference
-        # answers, made with dbgen, only apply to dbgen data.
-
-    def _own(self, parent: Path, name: str) -> Path:
-        d = parent / name
-        try:
-            d.mkdir()
-        except OSError as exc:
-            raise DbtierError(f"{parent} is not writable ({exc.strerror})", "pass a directory you can write to") from exc
-        self.created.append(d)
-        return d
-
-    def connect(self, limited: bool = True) -> None:
-        """limited: apply --memory-limit (the query runs; the load uses DuckDB's default)."""
-        import duckdb
-        self.close_conn()
-        self.conn = duckdb.connect(str(self.db_path))
-        self.conn.execute(f"LOAD {sql_str(str(tpch_extension()))}")
-        self.conn.execute(f"SET temp_directory = {sql_str(str(self.temp_path))}")
-        if self.memory_limit and limited:
-            self.conn.execute(f"SET memory_limit = '{self.memory_limit}'")
-        if self.threads:
-            self.conn.execute(f"SET threads = {int(self.threads)}")
-        self.conn.execute("SET preserve_insertion_order = false")
-
-    def load(self, scale: float) -> dict[str, Any]:
-        t0 = time.monotonic()
-        self.connect(limited=False)
-        if self.compression == "off":
-            self.conn.execute("SET force_compression = 'uncompressed'")
-        if self.generator == "tpchgen":
-            # tpchgen-cli (Rust, all cores) writes Parquet beside the database; DuckDB loads it in parallel.
-            staging = self.db_path.parent / "staging"
-            generate(scale, staging, "parquet")
-            for t in TPCH_TABLES:
-                self.conn.execute(f"CREATE TABLE {t} AS SELECT * FROM "
-                                  f"read_parquet({sql_str(duck_path(staging / (t + '.parquet')))})")
-            shutil.rmtree(staging, ignore_errors=True)
-        else:
-            self.conn.execute(f"CALL dbgen(sf = {scale})")
-        self.conn.execute("CHECKPOINT")
-        rows = {t: self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TPCH_TABLES}
-        return {"seconds": time.monotonic() - t0, "database_bytes": self.db_path.stat().st_size, "rows": rows,
-                "generator": "tpchgen-cli (Parquet), loaded by DuckDB" if self.generator == "tpchgen"
-                else "duckdb tpch extension dbgen"}
-
-    def run_query(self, q: int) -> list[tuple]:
-        return self.conn.execute(f"PRAGMA tpch({q})").fetchall()
-
-    def close(self) -> None:
-        self.close_conn()
-        for d in reversed(self.created):
-            shutil.rmtree(d, ignore_errors=True)
-        self.created.clear()
-
-
-class PostgresEngine(Engine):
-    """TPC-H in the managed cluster: tables with the cluster, temp in the temp tablespace."""
-    name = "postgres"
-
-    def __init__(self, cluster, memory_limit: str | None, generator: str = "dbgen"):
-        from dbtier.workloads.oltp import Database
-        self.generator = generator
-        self.cluster = cluster
-        self.db = Database(cluster)
-        self.work_mem = memory_limit or "64MB"
-        self.conn = None
-        self.temp_path = Path(cluster.placement()["temp"])
-        self.db_path = Path(cluster.placement()["data"])
-        self.texts = queries_text()
-
-    def connect(self) -> None:
-        self.close_conn()
-        self.conn = self.db.connect()
-        self.conn.execute(f"SET work_mem = '{self.work_mem}'")
-        self.conn.execute("SET max_parallel_workers_per_gather = 2")
-
-    def load(self, scale: float) -> dict[str, Any]:
-        from importlib import resources
-        t0 = time.monotonic()
-        self.db.create()
-        staging = Path(tempfile.mkdtemp(prefix="dbtier-tpch-", dir=self.cluster.default_dir))
-        try:
-            if self.generator == "tpchgen":
-                generate(scale, staging, "csv")
-            else:
-                dbgen_csv(scale, staging)
-            self.connect()
-            self.conn.execute(resources.files("dbtier.workloads").joinpath("sql", "tpch_pg_schema.sql").read_text())
-            rows = {}
-            for t in TPCH_TABLES:
-                with self.conn.cursor() as cur, cur.copy(f"COPY {t} FROM STDIN (FORMAT csv, HEADER true)") as cp, \
-                        open(staging / f"{t}.csv", "rb") as f:
-                    while chunk := f.read(1 << 20):
-                        cp.write(chunk)
-                rows[t] = self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        for t, key in (("region", "r_regionkey"), ("nation", "n_nationkey"), ("part", "p_partkey"),
-                       ("supplier", "s_suppkey"), ("partsupp", "ps_partkey, ps_suppkey"),
-                       ("customer", "c_custkey"), ("orders", "o_orderkey"), ("lineitem", "l_orderkey, l_linenumber")):
-            self.conn.execute(f"ALTER TABLE {t} ADD PRIMARY KEY ({key})")
-        # Foreign-key indexes, as PostgreSQL TPC-H kits add: without lineitem(l_partkey)
-        # the correlated subqueries of Q17 and Q20 rescan lineitem per part.
-        for name, cols in (("lineitem_part_supp", "lineitem (l_partkey, l_suppkey)"),
-                           ("orders_cust", "orders (o_custkey)"), ("partsupp_supp", "partsupp (ps_suppkey)")):
-            self.conn.execute(f"CREATE INDEX {name} ON {cols}")
-        self.conn.execute("VACUUM ANALYZE")
-        size = self.conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
-        return {"seconds": time.monotonic() - t0, "database_bytes": size, "rows": rows,
-                "generator": f"{self.generator} (CSV), COPY into PostgreSQL",
-                "indexes": "primary keys; lineitem (l_partkey, l_suppkey), orders (o_custkey), partsupp (ps_suppkey)"}
-
-    def run_query(self, q: int) -> list[tuple]:
-        return self.conn.execute(self.texts[q]).fetchall()
-
-    def close(self) -> None:
-        self.close_conn()
 
 
 class TempWatch:

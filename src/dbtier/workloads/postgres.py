@@ -55,27 +55,6 @@ def _version_key(path: str) -> float:
         return 0.0
 
 
-def parse_placement(text: str | None) -> dict[str, str]:
-    """'data=/a,wal=/b' -> {'data': '/a', 'wal': '/b'} (pure; checks roles and repeats)."""
-    out: dict[str, str] = {}
-    if not text:
-        return out
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        role, sep, path = part.partition("=")
-        role = role.strip()
-        if not sep or not path.strip():
-            raise DbtierError(f"--place: {part!r} is not ROLE=DIR", "for example --place data=/mnt/fast,wal=/mnt/ssd")
-        if role not in ROLES:
-            raise DbtierError(f"--place: unknown role {role!r}", f"roles are {', '.join(ROLES)}")
-        if role in out:
-            raise DbtierError(f"--place: {role} is given twice ({out[role]} and {path.strip()})",
-                              "give each role once")
-        out[role] = path.strip()
-    return out
-
-
 @dataclass
 class Settings:
     shared_buffers: str = "128MB"

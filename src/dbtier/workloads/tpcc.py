@@ -1,7 +1,7 @@
 """TPC-C's initial database (clause 4.3.3.1), generated in Python and streamed with COPY.
 
 Pure: no database here. `item_copy` and `warehouse_copies` yield (COPY statement,
-chunks of COPY text rows); workloads/oltp.py feeds them to PostgreSQL.
+chunks of COPY text rows); workloads/pgbench.py feeds them to PostgreSQL.
 
 Text columns are TPC-C a-strings (clause 4.3.2.2): random alphanumerics
 (0-9, A-Z, a-z, uniform) of a random length in the spec's range, each character

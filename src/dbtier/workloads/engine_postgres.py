@@ -1,0 +1,201 @@
+"""PostgreSQL through the engine interface (workloads/engine.py): OLTP with pgbench, TPC-H, pg_basebackup.
+
+The managed server is workloads/postgres.Cluster (initdb as an unprivileged OS user, a private
+socket and port, tablespaces for placed indexes and temp, WAL with initdb -X); `--dsn` attaches to
+the user's server, where dbtier creates one `dbtier_*` database and drops only it. psycopg loads
+when a server is opened, not at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+from dbtier.cli import options as argtypes
+from dbtier.model.oltp import WORKLOADS, pgbench_seconds
+from dbtier.model.placement import MATRIX
+from dbtier.workloads.engine import Engine
+from dbtier.workloads.postgres import ROLES, Cluster, Settings, find_bindir
+
+# What the DSS indexes are, as the load record says.
+TPCH_PG_INDEXES = "primary keys; lineitem (l_partkey, l_suppkey), orders (o_custkey), partsupp (ps_suppkey)"
+
+
+class PostgresEngine(Engine):
+    name = "postgres"
+    label = "pgbench (PostgreSQL)"
+    kinds = ("oltp", "dss", "backup")
+    roles = ROLES
+    workloads = WORKLOADS
+    matrix = MATRIX
+    buffer_name = "shared_buffers"
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.cluster: Cluster | None = None
+        self.db = None
+        self.conn = None
+        self.texts: dict[int, str] = {}
+        self.db_path: Path | None = None
+        self.temp_path: Path | None = None
+
+    # ------------------------------------------------------------------ options
+    @classmethod
+    def check(cls) -> None:
+        find_bindir()
+
+    @classmethod
+    def add_options(cls, parser: argparse.ArgumentParser, kind: str) -> None:
+        if kind == "oltp":
+            parser.add_argument("--shared-buffers", type=argtypes.PG_SHARED_BUFFERS, default="128MB",
+                                help="default 128MB; under a memory budget at most a quarter of it")
+            parser.add_argument("--synchronous-commit", default="on", choices=("on", "off", "local", "remote_write"))
+            parser.add_argument("--checkpoint-timeout", type=argtypes.pg_time(30, 86400), default="5min",
+                                help="PostgreSQL checkpoint_timeout, 30s to 1d (default 5min)")
+            parser.add_argument("--max-wal-size", type=argtypes.pg_memory(32 * 1024, 2**31 * 1024.0, example="1GB"),
+                                default="1GB", help="PostgreSQL max_wal_size, at least 32MB (default 1GB)")
+        elif kind == "dss":
+            parser.add_argument("--shared-buffers", type=argtypes.PG_SHARED_BUFFERS, default="256MB",
+                                help="postgres: shared_buffers (default 256MB)")
+
+    @classmethod
+    def settings(cls, args: argparse.Namespace, clients: list[int]) -> dict[str, Any]:
+        """The server's settings as postgresql.auto.conf gets them (the result keeps them)."""
+        s = Settings(shared_buffers=getattr(args, "shared_buffers", "128MB"))
+        if hasattr(args, "synchronous_commit"):
+            s = Settings(shared_buffers=args.shared_buffers, synchronous_commit=args.synchronous_commit,
+                         checkpoint_timeout=args.checkpoint_timeout, max_wal_size=args.max_wal_size,
+                         max_connections=max(clients) + 10)
+        return s.conf()
+
+    @classmethod
+    def method(cls, duration_s: float, rate: float | None) -> dict[str, str]:
+        out = {"latency": "per-transaction pgbench logs" + ("; from the scheduled start (open loop)" if rate else "")}
+        if duration_s != pgbench_seconds(duration_s):
+            # pgbench -T takes whole seconds; every rate divides by the time pgbench measured
+            out["duration_note"] = (f"pgbench -T takes whole seconds: --duration {duration_s:g} ran "
+                                    f"{pgbench_seconds(duration_s)} s per point; TPS, TPM and NOPM divide by the "
+                                    "time pgbench measured (duration_s of each point)")
+        return out
+
+    @classmethod
+    def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:
+        return argtypes.pg_memory_bytes(args.shared_buffers, plain_kb=8)
+
+    @classmethod
+    def log_reserve_bytes(cls, args: argparse.Namespace) -> int:
+        return argtypes.pg_memory_bytes(args.max_wal_size, plain_kb=1024)
+
+    # ------------------------------------------------------------------ server
+    def open(self) -> None:
+        from dbtier.workloads.pgbench import Database
+        if self.spec.dsn:
+            self.db = Database(dsn=self.spec.dsn)
+        else:
+            self.cluster = Cluster(self.spec.dir, self.spec.placement, Settings(extra=dict(self.spec.settings)),
+                                   port=self.spec.port, os_user=self.spec.os_user)
+            self.cluster.__enter__()
+            self.db = Database(self.cluster)
+            self.db_path = Path(self.cluster.placement()["data"])
+            self.temp_path = Path(self.cluster.placement()["temp"])
+        self.db.create()
+
+    def placement(self) -> dict[str, str]:
+        if self.cluster is None:
+            return {r: "server" for r in ROLES}
+        return self.cluster.placement()
+
+    def alive(self) -> bool:
+        return self.db.alive() if self.db is not None else False
+
+    def server_log(self) -> Path | None:
+        return Path(self.cluster.log_path) if self.cluster and self.cluster.log_path else None
+
+    def close(self) -> None:
+        try:
+            self.close_conn()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+            elif self.db is not None:
+                self.db.drop()
+
+    # ------------------------------------------------------------------ OLTP
+    def load(self, workload: str, warehouses: int, scale: int, log: Callable[[str], None]) -> dict[str, Any]:
+        from dbtier.workloads.pgbench import load
+        return load(self.db, workload, warehouses, scale, log)
+
+    def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], None]) -> None:
+        self.cluster.cgroup_procs = procs
+        self.cluster.restart({"shared_buffers": f"{buffer_bytes // 1024}kB"} if buffer_bytes else None,
+                             before_start=before_start)
+
+    def run_point(self, workload: str, clients: int, duration_s: float, warmup_s: float, warehouses: int,
+                  rate: float | None, raw_dir: Path, devices: list[str], tag: str) -> dict[str, Any]:
+        from dbtier.workloads.pgbench import run_point
+        return run_point(self.db, workload, clients, duration_s, warmup_s, warehouses, rate, raw_dir, devices, tag)
+
+    # ------------------------------------------------------------------ DSS: TPC-H in the managed cluster
+    def connect(self) -> None:
+        self.close_conn()
+        self.conn = self.db.connect()
+        self.conn.execute(f"SET work_mem = '{self.spec.options.get('memory_limit') or '64MB'}'")
+        self.conn.execute("SET max_parallel_workers_per_gather = 2")
+
+    def close_conn(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def load_tpch(self, scale: float) -> dict[str, Any]:
+        from dbtier.workloads.dss import TPCH_TABLES, dbgen_csv, generate, queries_text
+        t0 = time.monotonic()
+        generator = self.spec.options.get("generator") or "dbgen"
+        self.texts = queries_text()
+        staging = Path(tempfile.mkdtemp(prefix="dbtier-tpch-", dir=self.cluster.default_dir))
+        try:
+            if generator == "tpchgen":
+                generate(scale, staging, "csv")
+            else:
+                dbgen_csv(scale, staging)
+            self.connect()
+            self.conn.execute(resources.files("dbtier.workloads").joinpath("sql", "tpch_pg_schema.sql").read_text())
+            rows = {}
+            for t in TPCH_TABLES:
+                with self.conn.cursor() as cur, cur.copy(f"COPY {t} FROM STDIN (FORMAT csv, HEADER true)") as cp, \
+                        open(staging / f"{t}.csv", "rb") as f:
+                    while chunk := f.read(1 << 20):
+                        cp.write(chunk)
+                rows[t] = self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        for t, key in (("region", "r_regionkey"), ("nation", "n_nationkey"), ("part", "p_partkey"),
+                       ("supplier", "s_suppkey"), ("partsupp", "ps_partkey, ps_suppkey"),
+                       ("customer", "c_custkey"), ("orders", "o_orderkey"), ("lineitem", "l_orderkey, l_linenumber")):
+            self.conn.execute(f"ALTER TABLE {t} ADD PRIMARY KEY ({key})")
+        # Foreign-key indexes, as PostgreSQL TPC-H kits add: without lineitem(l_partkey)
+        # the correlated subqueries of Q17 and Q20 rescan lineitem per part.
+        for name, cols in (("lineitem_part_supp", "lineitem (l_partkey, l_suppkey)"),
+                           ("orders_cust", "orders (o_custkey)"), ("partsupp_supp", "partsupp (ps_suppkey)")):
+            self.conn.execute(f"CREATE INDEX {name} ON {cols}")
+        self.conn.execute("VACUUM ANALYZE")
+        size = self.conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        return {"seconds": time.monotonic() - t0, "database_bytes": size, "rows": rows,
+                "generator": f"{generator} (CSV), COPY into PostgreSQL", "indexes": TPCH_PG_INDEXES}
+
+    def run_query(self, q: int) -> list[tuple]:
+        return self.conn.execute(self.texts[q]).fetchall()
+
+    # ------------------------------------------------------------------ backup
+    def backup_source(self, scale: float) -> dict[str, Any]:
+        return self.load("tpcb", 1, int(scale), lambda m: None)
+
+    def backup(self, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
+               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+        from dbtier.workloads.backup import pg_backups
+        return pg_backups(self.cluster, to_dir, methods, devices, src_dev, dst_dev, on_result)
