@@ -135,8 +135,7 @@ def knee(points: Iterable[Any], test: str) -> dict[str, Any] | None:
     the knee is the largest load measured (no ceiling found); None when the test has no points."""
     levels: dict[float, dict[str, Any]] = {}
     for p in points:
-        if not isinstance(p, dict) or p.get("test") != test or not _num(p.get("outstanding")) \
-                or not _num(p.get("iops")):
+        if not (isinstance(p, dict) and p.get("test") == test and _num(p.get("outstanding")) and _num(p.get("iops"))):
             continue
         o = p["outstanding"]
         if o not in levels or p["iops"] > levels[o]["iops"]:
