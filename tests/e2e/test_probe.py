@@ -16,7 +16,7 @@ import pytest
 from conftest import assert_clean_error, load_doc, needs_root, run_dbtier
 
 pytestmark = pytest.mark.engine  # real fio on this machine's disk
-from dbtier.results.probe import SUMMARY_KEYS
+from dbtier.results.probe import KNEE_TESTS, SUMMARY_KEYS, knee
 from dbtier.results.schema import result_schema
 
 FAST = ["--point-seconds", "0.3", "--size", "256M"]
@@ -48,6 +48,9 @@ def test_quick_probe_measures_everything_and_cleans_up(tmp_path):
     assert {"rand-read-4k", "rand-write-4k", "rand-mix-8k", "rand-read-8k", "rand-write-8k", "rand-mix-4k",
             "seq-read-128k", "seq-read-1m", "seq-write-128k", "seq-write-1m", "commit", "commit-nosync"} <= tests
     assert all(p["direct"] for p in t["points"] if p["group"] in ("random", "sequential"))
+    # the knee is stored, by the rule the report used to recompute it with
+    assert tuple(t["knee"]) == KNEE_TESTS
+    assert all(t["knee"][k] == knee(t["points"], k) and t["knee"][k]["iops"] > 0 for k in KNEE_TESTS)
     for p in t["points"]:
         assert (tmp_path / "run" / p["raw"]).exists()
     m = doc["machine"]

@@ -9,6 +9,7 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from conftest import DATA
@@ -106,6 +107,29 @@ def test_awr_collector_export_with_snap_timezone_and_a_restart():
     assert db["peaks"]["read_iops"]["max"] == pytest.approx(max(rates), rel=1e-12)
     total = next(t for t in db["file_types"] if t["file_type"] == "total")
     assert total["role"] == "total" and total["redo_mbps"]["max"] > 0     # redo generated, beside the I/O
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_awr_snap_timezone_with_nine_day_digits(tmp_path, monkeypatch, slow):
+    """SNAP_TIMEZONE as Oracle prints an INTERVAL DAY(9) TO SECOND gives the same UTC times as the
+    short form, through DuckDB's CSV reader (fast) and through the text path (slow, forced here)."""
+    f = tmp_path / "awr_sysstat_PROD.csv"
+    f.write_text((H / "awr" / "awr_sysstat_PROD.csv").read_text()
+                 .replace('"+0 01:00:00"', '"+000000000 01:00:00.000000"'))
+    if slow:
+        from dbtier.history import csvio
+        real = csvio._create
+
+        def typed_refused(con, table, layouts, columns, numeric, typed, times=()):
+            if typed:
+                raise duckdb.Error("forced: the slow path")
+            return real(con, table, layouts, columns, numeric, typed, times)
+        monkeypatch.setattr(csvio, "_create", typed_refused)
+    doc, _ = imp("awr", f)
+    want, _ = imp("awr", H / "awr" / "awr_sysstat_PROD.csv")
+    (db,), (ref,) = doc["databases"], want["databases"]
+    assert db["start"] == ref["start"] == "2024-03-04T00:00:12Z"      # local 01:00:12 at +01:00
+    assert db["end"] == ref["end"] and db["intervals"] == ref["intervals"] == 46
 
 
 def test_awr_iostat_filetype_alone_adds_up_its_file_types():

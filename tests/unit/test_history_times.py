@@ -38,8 +38,13 @@ def test_utc_sql(con, text, tz, expect):
     assert _utc(con, text, tz) == expect
 
 
-@pytest.mark.parametrize("text, secs", [("+01:00", 3600), ("-05:30", -19800),
-                                        ("+00 02:00:00.000000", 7200), ("+0 01:00:00", 3600), ("garbage", None)])
+@pytest.mark.parametrize("text, secs", [
+    ("+01:00", 3600), ("-05:30", -19800), ("+00 02:00:00.000000", 7200), ("+0 01:00:00", 3600),
+    # INTERVAL DAY(9) TO SECOND, as AWR exports print SNAP_TIMEZONE: nine day digits, with a sign
+    ("+000000000 01:00:00.000000", 3600), ("-000000000 05:30:00.000000", -19800),
+    ("000000000 02:00:00", 7200), (" +000000000 01:00:00.000000 ", 3600),
+    ("+0000000000 01:00:00.000000", None),          # ten day digits: no Oracle interval prints that
+    ("garbage", None)])
 def test_interval_sql_reads_oracle_snap_timezone(con, text, secs):
     assert con.execute(f"SELECT {interval_sql('v')} FROM (SELECT CAST(? AS VARCHAR) AS v)", [text]).fetchone()[0] == secs
 

@@ -53,3 +53,11 @@ def test_no_report_module_is_imported_only_if_present():
     for path in sorted(REPORT.glob("*.py")):
         text = path.read_text()
         assert "except ImportError" not in text and "import_module" not in text, path.name
+
+
+def test_html_table_wide_scrolls_sideways_and_numbers_align_right():
+    from dbtier.report.base import html_table
+    t = html_table(["", "IOPS"], [["read", "5"]], num_from=1, wide=True)
+    assert t == ('<div class="wide"><table><thead><tr><th></th><th class=num>IOPS</th></tr></thead>'
+                 '<tbody><tr><td>read</td><td class=num>5</td></tr></tbody></table></div>')
+    assert html_table(["a"], []) == "<table><thead><tr><th>a</th></tr></thead><tbody></tbody></table>"

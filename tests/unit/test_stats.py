@@ -149,3 +149,10 @@ def test_median_agrees_with_the_standard_library_and_lies_within_the_spread():
         ordered = sorted(xs)
         assert xs[representative(xs)] == ordered[(len(xs) - 1) // 2]
     check()
+
+
+def test_sweep_stop_counts_from_the_knee_so_far():
+    # 205 is no progress over 200 (< 206), 210 is: one miss since, so the sweep goes on (plateau's rule;
+    # measured from the largest value, 205, both 210 and 211 would have been misses and stopped it)
+    assert not sweep_should_stop([100, 200, 205, 210, 211])
+    assert sweep_should_stop([100, 200, 205, 210, 211, 212])

@@ -63,16 +63,14 @@ def snia_steady_state(rounds: Sequence[float], window: int = 5, max_range_pct: f
 
 
 def sweep_should_stop(values: Sequence[float], min_gain: float = 0.03, patience: int = 2) -> bool:
-    """A load sweep stops once `patience` points in a row fail to beat the best so far by min_gain.
+    """A load sweep stops once `patience` points in a row fail to beat the knee so far by min_gain:
+    `plateau`'s rule, asked after each point, so where a sweep stops and where its knee is are one rule.
 
     One flat step is not enough: on many devices (and on hypervisor-throttled
     volumes) IOPS plateau at one queue depth and climb again with a second
     submitting thread.
     """
-    if len(values) <= patience:
-        return False
-    best_before = max(values[:-patience])
-    return all(v < best_before * (1 + min_gain) for v in values[-patience:])
+    return bool(values) and plateau(values, min_gain, patience)[2]
 
 
 def median(values: Sequence[float]) -> float:

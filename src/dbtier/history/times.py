@@ -66,10 +66,15 @@ def _in_range(ts: str, kind: str = "TIMESTAMP") -> str:
     return f"(CASE WHEN {ts} >= {kind} '{lo}' AND {ts} < {kind} '{hi}' THEN {ts} END)"
 
 
+# The day field of an INTERVAL DAY(p) TO SECOND as Oracle prints it: p is at most 9, and AWR exports
+# print SNAP_TIMEZONE with all nine (`+000000000 01:00:00.000000`).
+INTERVAL_DAY_DIGITS = 9
+
+
 def interval_sql(expr: str) -> str:
     """Seconds east of UTC from Oracle's SNAP_TIMEZONE (`+01:00`, `+000000000 01:00:00.000000`), else NULL."""
     e = f"trim({expr})"
-    return (f"(CASE WHEN regexp_matches({e}, '^[+-]?\\d{{1,6}} \\d\\d:\\d\\d:\\d\\d') THEN "
+    return (f"(CASE WHEN regexp_matches({e}, '^[+-]?\\d{{1,{INTERVAL_DAY_DIGITS}}} \\d\\d:\\d\\d:\\d\\d') THEN "
             f"(CASE WHEN starts_with({e}, '-') THEN -1 ELSE 1 END) * ("
             f"abs(TRY_CAST(regexp_extract({e}, '^[+-]?(\\d+)', 1) AS BIGINT)) * 86400 + "
             f"CAST(regexp_extract({e}, ' (\\d\\d):', 1) AS BIGINT) * 3600 + "

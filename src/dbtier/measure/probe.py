@@ -22,12 +22,35 @@ from dbtier.measure import executor, fio
 from dbtier.measure.fio import FioJob
 from dbtier.measure.machine import parse_mountinfo, path_info
 from dbtier.model.durability import CommitEvidence, judge
-from dbtier.results.probe import commit_latency, summarize
+from dbtier.results.probe import (
+    COMMIT,
+    COMMIT_NOSYNC,
+    FILL,
+    FILL_RAND_WRITE,
+    FILL_SEQ_WRITE,
+    GROUPS,
+    LAYOUT,
+    MIX_4K,
+    MIX_8K,
+    PRECONDITION,
+    RANDOM,
+    READ_4K,
+    READ_8K,
+    SEQUENTIAL,
+    SUMMARY_SWEEPS,
+    WRITE_4K,
+    WRITE_8K,
+    commit_latency,
+    knees,
+    seq_test,
+    summarize,
+    sweep_done,
+)
 from dbtier.results.store import RunDir
 
 MEMORY_FILESYSTEMS = ("tmpfs", "ramfs", "devtmpfs", "hugetlbfs")
 WORKDIR_PREFIX = ".dbtier-probe-"
-TESTS = ("random", "sequential", "commit")
+TESTS = GROUPS
 
 
 @dataclass(frozen=True)
@@ -58,14 +81,13 @@ PROFILES = {
 
 # (test name, fio rw, block size, read %) of the random tests.
 RANDOM_SWEEPS = {
-    "rand-read-4k": ("randread", 4 * KIB, 100),
-    "rand-write-4k": ("randwrite", 4 * KIB, 0),
-    "rand-mix-8k": ("randrw", 8 * KIB, 70),
-    "rand-read-8k": ("randread", 8 * KIB, 100),
-    "rand-write-8k": ("randwrite", 8 * KIB, 0),
-    "rand-mix-4k": ("randrw", 4 * KIB, 70),
+    READ_4K: ("randread", 4 * KIB, 100),
+    WRITE_4K: ("randwrite", 4 * KIB, 0),
+    MIX_8K: ("randrw", 8 * KIB, 70),
+    READ_8K: ("randread", 8 * KIB, 100),
+    WRITE_8K: ("randwrite", 8 * KIB, 0),
+    MIX_4K: ("randrw", 4 * KIB, 70),
 }
-SUMMARY_SWEEPS = ("rand-read-4k", "rand-write-4k", "rand-mix-8k")
 
 
 def load_levels(max_outstanding: int, cpus: int) -> list[tuple[int, int]]:
@@ -295,7 +317,7 @@ class Prober:
     def layout(self) -> None:
         """Write the test region once, so reads hit written blocks (thin volumes return zeros for free)."""
         job = self.job("layout", rw="write", bs_bytes=MIB, iodepth=16, time_based=False, ramp_s=0)
-        self.measure(job, "layout", "layout", 0)
+        self.measure(job, LAYOUT, LAYOUT, 0)
 
     def sweep(self, test: str, levels: list[tuple[int, int]]) -> list[dict[str, Any]]:
         rw, bs, read_pct = RANDOM_SWEEPS[test]
@@ -303,10 +325,10 @@ class Prober:
         for jobs, qd in levels:
             mix = read_pct if rw == "randrw" else None
             p = self.measure(self.job(f"{test}-j{jobs}-qd{qd}", rw=rw, bs_bytes=bs, iodepth=qd,
-                                      numjobs=jobs, rwmixread=mix), test, "random", read_pct)
+                                      numjobs=jobs, rwmixread=mix), test, RANDOM, read_pct)
             pts.append(p)
             p99 = (p["lat_us"] or {}).get("p99") or 0
-            if p99 > self.max_lat_us or sweep_should_stop([q["iops"] for q in pts]):
+            if p99 > self.max_lat_us or sweep_done([q["iops"] for q in pts]):
                 break
         return pts + self.confirm(test, max(pts, key=lambda p: p["iops"]))
 
@@ -323,7 +345,7 @@ class Prober:
             splits.append((best["jobs"] // 2, best["iodepth"] * 2))
         return [self.measure(self.job(f"{test}-j{jobs}-qd{qd}-confirm", rw=rw, bs_bytes=bs, iodepth=qd,
                                       numjobs=jobs, rwmixread=mix, runtime_s=2 * self.profile.point_s),
-                             test, "random", read_pct, phase="confirm")
+                             test, RANDOM, read_pct, phase="confirm")
                 for jobs, qd in splits]
 
     def precondition(self) -> None:
@@ -333,7 +355,7 @@ class Prober:
         for r in range(self.profile.ss_max_rounds):
             p = self.measure(self.job(f"precondition-r{r + 1}", rw="randwrite", bs_bytes=4 * KIB, iodepth=32,
                                       runtime_s=self.profile.ss_round_s, ramp_s=0),
-                             "precondition", "precondition", 0, round=r + 1)
+                             PRECONDITION, PRECONDITION, 0, round=r + 1)
             rounds.append(p["iops"])
             state = snia_steady_state(rounds)
             if state and state.reached:
@@ -356,13 +378,12 @@ class Prober:
             pts = self.sweep(test, levels)
             peaks[test] = max(pts, key=lambda p: p["iops"])
         # The quick profile measures the other block size at QD1 and at the peak's load only.
-        for test, like in (("rand-read-8k", "rand-read-4k"), ("rand-write-8k", "rand-write-4k"),
-                           ("rand-mix-4k", "rand-mix-8k")):
+        for test, like in ((READ_8K, READ_4K), (WRITE_8K, WRITE_4K), (MIX_4K, MIX_8K)):
             rw, bs, read_pct = RANDOM_SWEEPS[test]
             peak = peaks[like]
             for jobs, qd in sorted({(1, 1), (peak["jobs"], peak["iodepth"])}):
                 self.measure(self.job(f"{test}-j{jobs}-qd{qd}", rw=rw, bs_bytes=bs, iodepth=qd, numjobs=jobs,
-                                      rwmixread=read_pct if rw == "randrw" else None), test, "random", read_pct)
+                                      rwmixread=read_pct if rw == "randrw" else None), test, RANDOM, read_pct)
 
     def sequential(self) -> None:
         for rw in ("read", "write"):
@@ -374,7 +395,7 @@ class Prober:
                                               iodepth=8 if bs <= 128 * KIB else 2, numjobs=streams,
                                               size_bytes=region,
                                               offset_increment=region if streams > 1 else None),
-                                     f"seq-{rw}-{_bs_name(bs)}", "sequential", 100 if rw == "read" else 0,
+                                     seq_test(rw, bs), SEQUENTIAL, 100 if rw == "read" else 0,
                                      streams=streams)
                     pts.append(p)
                     if sweep_should_stop([q["bw_bytes_per_s"] for q in pts], patience=1, min_gain=0.05):
@@ -384,7 +405,7 @@ class Prober:
         """The WAL pattern: 8 KiB buffered write + fdatasync, overwriting a preallocated file."""
         pr = self.profile
         points: dict[tuple[str, int], dict[str, Any]] = {}
-        for name, writers, sync in [("commit-nosync", 1, 0)] + [("commit", w, 1) for w in pr.commit_writers]:
+        for name, writers, sync in [(COMMIT_NOSYNC, 1, 0)] + [(COMMIT, w, 1) for w in pr.commit_writers]:
             if self.t.kind == "device":
                 loc = dict(filename=self.t.data_file, offset_increment=pr.commit_file_bytes if writers > 1 else None)
             else:
@@ -392,15 +413,15 @@ class Prober:
             job = FioJob(name=f"{name}-w{writers}", rw="write", bs_bytes=8 * KIB, size_bytes=pr.commit_file_bytes,
                          numjobs=writers, iodepth=1, ioengine="psync", direct=False, fdatasync=sync,
                          runtime_s=2 * pr.point_s, ramp_s=pr.ramp_s, **loc)
-            p = self.measure(job, name, "commit", 0, writers=writers)
+            p = self.measure(job, name, COMMIT, 0, writers=writers)
             points[(name, writers)] = p
         self.save()
-        one = points[("commit", 1)]
+        one = points[(COMMIT, 1)]
         bd = self.t.info.get("block_device") or {}
         return judge(CommitEvidence(
             sync_lat_us_p50=((one["sync"] or {}).get("lat_us") or {}).get("p50"),
             commit_lat_us_p50=one["commit_lat_us"]["p50"],
-            write_only_lat_us_p50=points[("commit-nosync", 1)]["write"]["lat_us"]["p50"],
+            write_only_lat_us_p50=points[(COMMIT_NOSYNC, 1)]["write"]["lat_us"]["p50"],
             commits_per_s_1=one["iops"],
             rotational=bd.get("rotational"), virtual_disk=bool(bd.get("virtual")),
             mount_options=self.t.mount_options, ld_preload=os.environ.get("LD_PRELOAD")))
@@ -420,11 +441,11 @@ class Prober:
             files.append(f)
             seq = self.measure(FioJob(name=f"fill-{len(files)}", rw="write", bs_bytes=MIB, size_bytes=step,
                                       filename=f, iodepth=16, direct=self.direct, time_based=False, ramp_s=0),
-                               "fill-seq-write", "fill", 0)
+                               FILL_SEQ_WRITE, FILL, 0)
             written += step
             rnd = self.measure(self.job(f"fill-{len(files)}-randwrite", rw="randwrite", bs_bytes=4 * KIB,
                                         iodepth=32, filename=":".join(files), size_bytes=written),
-                               "fill-rand-write-4k", "fill", 0)
+                               FILL_RAND_WRITE, FILL, 0)
             st = os.statvfs(self.t.workdir)
             total = st.f_blocks * st.f_frsize
             self.entry["fill"].append({
@@ -436,10 +457,6 @@ class Prober:
             self.save()
 
 
-def _bs_name(bs: int) -> str:
-    return f"{bs // MIB}m" if bs >= MIB else f"{bs // KIB}k"
-
-
 def probe_target(target: Target, entry: dict[str, Any], profile: Profile, run_dir: RunDir,
                  save: Callable[[], None], on_point: Callable[[dict[str, Any]], None], *,
                  tests: tuple[str, ...] = TESTS, max_lat_ms: float = 50.0, direct: bool = True,
@@ -447,21 +464,22 @@ def probe_target(target: Target, entry: dict[str, Any], profile: Profile, run_di
     pr = Prober(target, entry, profile, run_dir, save, on_point, max_lat_ms, direct, os.cpu_count() or 1)
     honesty = None
     try:
-        if "random" in tests or "sequential" in tests:
+        if RANDOM in tests or SEQUENTIAL in tests:
             pr.layout()
-        if "random" in tests:
+        if RANDOM in tests:
             if profile.steady_state:
                 pr.precondition()
             pr.random()
-        if "sequential" in tests:
+        if SEQUENTIAL in tests:
             pr.sequential()
-        if "commit" in tests:
+        if COMMIT in tests:
             honesty = pr.commit()
             entry["fsync_honesty"] = honesty
         if fill and target.kind == "directory":
             pr.fill(fill_max, margin_pct)
     finally:
         entry["summary"] = summarize(entry["points"], honesty)
+        entry["knee"] = knees(entry["points"])   # stored: the report reads it rather than recomputing
         save()
 
 

@@ -89,8 +89,9 @@ def run_label(doc: dict[str, Any], i: int) -> str:
 
 
 def html_table(headers: Sequence[str], rows: Iterable[Sequence[str]], num_cols: Iterable[int] = (),
-               cls: str = "", num_from: int | None = None) -> str:
-    """Cells are HTML already (escape before); columns in num_cols (or from num_from on) are right-aligned."""
+               cls: str = "", num_from: int | None = None, wide: bool = False) -> str:
+    """Cells are HTML already (escape before); columns in num_cols (or from num_from on) are right-aligned;
+    `wide`: in a box that scrolls sideways on a narrow screen."""
     nums = set(num_cols) if num_from is None else set(range(num_from, len(headers)))
     head = "".join(f'<th{" class=num" if i in nums else ""}>{h}</th>' for i, h in enumerate(headers))
     body = []
@@ -98,7 +99,8 @@ def html_table(headers: Sequence[str], rows: Iterable[Sequence[str]], num_cols: 
         body.append("<tr>" + "".join(f'<td{" class=num" if i in nums else ""}>{c}</td>'
                                      for i, c in enumerate(r)) + "</tr>")
     c = f' class="{cls}"' if cls else ""
-    return f"<table{c}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    table = f"<table{c}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f'<div class="wide">{table}</div>' if wide else table
 
 
 def kv_table(rows: Iterable[tuple[str, str]]) -> str:

@@ -13,11 +13,8 @@ from dbtier.report.base import esc, figure_frame, get, isnum, num, run_label
 from dbtier.report.probe import machine_target, verdict_html
 from dbtier.report.svg import Series
 from dbtier.report.tables import SUMMARY_LABELS
-from dbtier.results.probe import SUMMARY_KEYS
+from dbtier.results.probe import HIGHER_BETTER, SUMMARY_KEYS
 
-# Summary keys where a higher number is better (the rest: lower is better).
-_HIGHER_BETTER = {"read_iops_4k", "write_iops_4k", "mixed_iops_8k", "read_mbps_seq", "write_mbps_seq",
-                  "commits_per_s"}
 # -- comparison ------------------------------------------------------------------------
 
 Entry = tuple[dict[str, Any], int]     # a document and its section number (0-based)
@@ -61,7 +58,7 @@ def _probe_comparison(entries: Sequence[Entry]) -> str:
         label, unit, digits = SUMMARY_LABELS.get(key, (key, "", 1))
         vals = [get(t, "summary", key) for _, _, _, t in cols]
         nums = [v for v in vals if isnum(v)]
-        best = (max(nums) if key in _HIGHER_BETTER else min(nums)) if len(nums) > 1 else None
+        best = (max(nums) if key in HIGHER_BETTER else min(nums)) if len(nums) > 1 else None
         cells = "".join(f'<td class="num{" best" if best is not None and v == best else ""}">{num(v, digits)}</td>'
                         for v in vals)
         rows.append(f"<tr><td>{esc(label)}</td>{cells}<td class=unit>{esc(unit)}</td></tr>")

@@ -17,13 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.model.placement import MATRIX_MOVES, READ_STEPS
 from dbtier.report.tables import SUMMARY_LABELS
-from dbtier.results.probe import SUMMARY_KEYS
-
-# Summary keys of a probe target where a higher number is better (the rest: lower is better).
-PROBE_HIGHER_BETTER = {"read_iops_4k", "write_iops_4k", "mixed_iops_8k", "read_mbps_seq", "write_mbps_seq",
-                       "commits_per_s"}
-# The probe's sweep stop rule: a load level counts as growth when it beats the best so far by 3%.
-PROBE_MIN_GAIN = 0.03
+from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, KNEE_TESTS, READ_4K, SUMMARY_KEYS, knee
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
 
@@ -192,35 +186,16 @@ def device_of(doc: dict[str, Any], path: Any) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def random_points(target: dict[str, Any], test: str) -> list[dict[str, Any]]:
-    pts = [p for p in dicts(target.get("points")) if p.get("test") == test and isnum(p.get("outstanding"))
-           and isnum(p.get("iops"))]
-    return sorted(pts, key=lambda p: p["outstanding"])
-
-
-def point_lat(p: dict[str, Any], side: str, pct: str) -> float | None:
-    v = get(p, side, "lat_us", pct)
-    v = v if isnum(v) else get(p, "lat_us", pct)
-    return v if isnum(v) else None
-
-
-def probe_knee(target: dict[str, Any], test: str = "rand-read-4k",
-               min_gain: float = PROBE_MIN_GAIN) -> dict[str, Any] | None:
-    """Where IOPS stop growing: the first load level that no later level beats by `min_gain`.
-
-    -> {test, outstanding, iops, p99_us, last_outstanding, last_iops, still_rising}; still_rising
-    when that level is the largest one measured (the sweep did not find a ceiling)."""
-    pts = random_points(target, test)
-    if not pts:
-        return None
-    side = "write" if "write" in test else "read"
-    for k, p in enumerate(pts):
-        later = pts[k + 1:]
-        if all(q["iops"] < p["iops"] * (1 + min_gain) for q in later):
-            return {"test": test, "outstanding": p["outstanding"], "iops": p["iops"],
-                    "p99_us": point_lat(p, side, "p99"), "last_outstanding": pts[-1]["outstanding"],
-                    "last_iops": pts[-1]["iops"], "still_rising": not later}
-    return None  # unreachable: the last point always qualifies
+def probe_knee(target: dict[str, Any], test: str = READ_4K) -> dict[str, Any] | None:
+    """Where IOPS stop growing in one random test (results.probe.knee: the sweep's own stop rule):
+    the knee the probe stored in the target, else (a document written before it stored one, or a
+    test it does not store) the same rule over the target's points."""
+    stored = target.get("knee")
+    if isinstance(stored, dict) and test in stored:
+        k = stored[test]
+        if k is None or (isinstance(k, dict) and all(f in k for f in KNEE_FIELDS)):
+            return k
+    return knee(dicts(target.get("points")), test)
 
 
 def _probe_figures(doc: dict[str, Any]) -> list[Figure]:
@@ -240,7 +215,7 @@ def _probe_figures(doc: dict[str, Any]) -> list[Figure]:
             label, unit, digits = SUMMARY_LABELS.get(key, (key.replace("_", " "), "", 1))
             v = s.get(key)
             out.append(Figure(prefix + key, label, v if isnum(v) else None, unit, digits,
-                              "higher" if key in PROBE_HIGHER_BETTER else "lower", group))
+                              "higher" if key in HIGHER_BETTER else "lower", group))
         k = probe_knee(t)
         if k:
             out.append(Figure(prefix + "read_knee_outstanding", "4 KiB random read knee", k["outstanding"],
@@ -634,7 +609,7 @@ def tables(doc: dict[str, Any]) -> list[Table]:
     if k == "probe":
         for t in probe_targets(doc):
             rows = []
-            for test in ("rand-read-4k", "rand-write-4k", "rand-mix-8k"):
+            for test in KNEE_TESTS:
                 kn = probe_knee(t, test)
                 if kn:
                     rows.append([test, kn["outstanding"], kn["iops"], kn["p99_us"],

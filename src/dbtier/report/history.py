@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from dbtier.core.files import duck_path, sql_str
 from dbtier.report import svg
-from dbtier.report.base import esc, figure_frame
+from dbtier.report.base import esc, figure_frame, html_table
 from dbtier.report.svg import Marker, Series, heat_map
 
 MAX_POINTS = 600
@@ -28,14 +28,6 @@ def _n(x: Any, digits: int = 0) -> str:
     if not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x):
         return "–"
     return f"{x:,.{digits}f}"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], num_from: int = 1) -> str:
-    """History's own table: headers are plain text, each cell carries a class, and it scrolls sideways."""
-    head = "".join(f'<th class="{"num" if i >= num_from else ""}">{esc(h)}</th>' for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f'<td class="{"num" if i >= num_from else ""}">{c}</td>' for i, c in enumerate(r))
-                   + "</tr>" for r in rows)
-    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _figure(chart: str, caption: str = "") -> str:
@@ -153,7 +145,8 @@ def _peaks_table(dbs: Sequence[dict[str, Any]]) -> str:
         rows.append([esc(db.get("name")), _n(db.get("intervals"))]
                     + [f"{_n((pk.get(m) or {}).get('p95'), d)} / {_n((pk.get(m) or {}).get('max'), d)}"
                        for m, d in (("read_iops", 0), ("write_iops", 0), ("read_mbps", 1), ("write_mbps", 1))])
-    return _table(["database", "intervals", "read IOPS p95 / max", "write IOPS", "read MB/s", "write MB/s"], rows)
+    return html_table(["database", "intervals", "read IOPS p95 / max", "write IOPS", "read MB/s", "write MB/s"], rows,
+                      num_from=1, wide=True)
 
 
 def _import(doc: dict[str, Any], run_dir: str) -> str:
@@ -182,9 +175,10 @@ def _import(doc: dict[str, Any], run_dir: str) -> str:
                              "IOPS", doc.get("profile_tz") or "UTC"))
         top = db.get("top_intervals") or []
         if top:
-            out.append(_table(["busiest intervals (start, UTC)", "read IOPS", "write IOPS", "read MB/s", "write MB/s"],
-                              [[esc(t.get("start")), _n(t.get("read_iops")), _n(t.get("write_iops")),
-                                _n(t.get("read_mbps"), 1), _n(t.get("write_mbps"), 1)] for t in top[:5]]))
+            out.append(html_table(
+                ["busiest intervals (start, UTC)", "read IOPS", "write IOPS", "read MB/s", "write MB/s"],
+                [[esc(t.get("start")), _n(t.get("read_iops")), _n(t.get("write_iops")),
+                  _n(t.get("read_mbps"), 1), _n(t.get("write_mbps"), 1)] for t in top[:5]], num_from=1, wide=True))
     if len(dbs) > MAX_DATABASES:
         out.append(_note(f"{len(dbs) - MAX_DATABASES} more databases are in the table above and the Parquet files; "
                          "charts are drawn for the first few"))
@@ -225,19 +219,20 @@ def _consolidate(doc: dict[str, Any], run_dir: str) -> str:
     g = doc.get("grid") or {}
     out = [f"<p>{len(doc.get('databases') or [])} databases on a common UTC grid of {_n(g.get('step_seconds'))} s "
            f"from {esc(g.get('start'))} to {esc(g.get('end'))}.</p>",
-           _table(["", "IOPS", "MB/s"], [[f"sum of the peaks ({esc(sp.get('percentile') or 'max')} of each own series)",
-                                          _n(sp.get("iops")), _n(sp.get("mbps"), 1)],
-                                         ["sum of the peaks on the grid", _n(sg.get("iops")), _n(sg.get("mbps"), 1)],
-                                         ["peak of the sum (on the grid)", _n(ps.get("iops")), _n(ps.get("mbps"), 1)],
-                                         ["gain (grid sum of peaks / peak of sum)", _n(doc.get("gain"), 2),
-                                          _n(doc.get("gain_mbps"), 2)]]),
+           html_table(["", "IOPS", "MB/s"],
+                      [[f"sum of the peaks ({esc(sp.get('percentile') or 'max')} of each own series)",
+                        _n(sp.get("iops")), _n(sp.get("mbps"), 1)],
+                       ["sum of the peaks on the grid", _n(sg.get("iops")), _n(sg.get("mbps"), 1)],
+                       ["peak of the sum (on the grid)", _n(ps.get("iops")), _n(ps.get("mbps"), 1)],
+                       ["gain (grid sum of peaks / peak of sum)", _n(doc.get("gain"), 2),
+                        _n(doc.get("gain_mbps"), 2)]], num_from=1, wide=True),
            f"<p>The combined IOPS peak is at {esc(doc.get('peak_time'))}.</p>"]
     drivers = doc.get("drivers") or []
     if drivers:
-        out.append(_table(["what drives the combined peak", "IOPS at the peak", "share", "its own peak"],
-                          [[esc(d.get("database")), _n(d.get("iops")),
-                            "–" if d.get("share") is None else f"{d['share']:.0%}", _n(d.get("own_peak_iops"))]
-                           for d in drivers]))
+        out.append(html_table(["what drives the combined peak", "IOPS at the peak", "share", "its own peak"],
+                              [[esc(d.get("database")), _n(d.get("iops")),
+                                "–" if d.get("share") is None else f"{d['share']:.0%}", _n(d.get("own_peak_iops"))]
+                               for d in drivers], num_from=1, wide=True))
     sum_pq, grid_pq, prof = _pq(run_dir, "sum.parquet"), _pq(run_dir, "grid.parquet"), _pq(run_dir, "profiles.parquet")
     if sum_pq is None:
         out.append(_note("the series files (sum.parquet) are not in the run directory: charts left out"))
@@ -277,7 +272,7 @@ def _requirement(doc: dict[str, Any]) -> str:
     pct = req.get("percentile")
     return (f"<p>p{esc(pct if pct != 100 else 'max')} of {esc(src.get('of'))} (from {esc(src.get('run_dir'))}), with "
             f"{_n((req.get('headroom') or 0) * 100)}% headroom; capacity from {esc(src.get('capacity_from'))}.</p>"
-            + _table(["", "measured", "with headroom"], rows))
+            + html_table(["", "measured", "with headroom"], rows, num_from=1, wide=True))
 
 
 def section_html(doc: dict[str, Any], run_dir: str) -> str:

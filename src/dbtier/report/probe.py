@@ -26,11 +26,19 @@ from dbtier.report.base import (
 )
 from dbtier.report.svg import Band, Marker, RefLine, Series
 from dbtier.report.tables import SUMMARY_LABELS
-from dbtier.results.probe import SUMMARY_KEYS
+from dbtier.results.probe import (
+    COMMIT,
+    COMMIT_NOSYNC,
+    RANDOM,
+    RANDOM_TESTS,
+    READ_4K,
+    SEQUENTIAL,
+    SEQUENTIAL_TESTS,
+    SUMMARY_KEYS,
+    WRITE_4K,
+)
 
-# Random tests in the order their lines are drawn; each keeps its colour everywhere.
-RANDOM_TESTS = ("rand-read-4k", "rand-write-4k", "rand-mix-8k", "rand-read-8k", "rand-write-8k", "rand-mix-4k")
-SEQUENTIAL_TESTS = ("seq-read-128k", "seq-read-1m", "seq-write-128k", "seq-write-1m")
+# Each test keeps its colour everywhere (random tests in the order their lines are drawn).
 TEST_COLOURS = {t: svg.colour(i) for i, t in enumerate(RANDOM_TESTS)}
 TEST_COLOURS.update({t: svg.colour(i) for i, t in enumerate(SEQUENTIAL_TESTS)})
 # -- points --------------------------------------------------------------------------
@@ -66,7 +74,7 @@ def _colour_for(test: str, i: int) -> str:
 # -- probe charts ------------------------------------------------------------------------
 
 def _chart_iops(points: list[dict[str, Any]]) -> str | None:
-    tests = _by_test(points, "random")
+    tests = _by_test(points, RANDOM)
     if not tests:
         return None
     series, sparse = [], []
@@ -77,7 +85,7 @@ def _chart_iops(points: list[dict[str, Any]]) -> str | None:
             sparse.append(t)
         series.append(Series(t, pts, _colour_for(t, i), dashed=dashed))
     markers = []
-    read4k = [p for p in tests.get("rand-read-4k", []) if isnum(p.get("iops")) and isnum(p.get("outstanding"))]
+    read4k = [p for p in tests.get(READ_4K, []) if isnum(p.get("iops")) and isnum(p.get("outstanding"))]
     if read4k:
         peak = max(read4k, key=lambda p: p["iops"])
         markers.append(Marker(peak["outstanding"], peak["iops"], f"4k read peak {svg.fmt_num(peak['iops'])}"))
@@ -92,9 +100,9 @@ def _chart_iops(points: list[dict[str, Any]]) -> str | None:
 
 
 def _chart_latency(points: list[dict[str, Any]]) -> str | None:
-    tests = _by_test(points, "random")
+    tests = _by_test(points, RANDOM)
     series = []
-    for t, side, name in (("rand-read-4k", "read", "4k read"), ("rand-write-4k", "write", "4k write")):
+    for t, side, name in ((READ_4K, "read", "4k read"), (WRITE_4K, "write", "4k write")):
         pts = sorted((p for p in tests.get(t, []) if isnum(p.get("outstanding"))), key=lambda p: p["outstanding"])
         if not pts:
             continue
@@ -112,7 +120,7 @@ def _chart_latency(points: list[dict[str, Any]]) -> str | None:
 
 
 def _chart_sequential(points: list[dict[str, Any]]) -> str | None:
-    tests = _by_test(points, "sequential")
+    tests = _by_test(points, SEQUENTIAL)
     if not tests:
         return None
     series = []
@@ -130,7 +138,7 @@ def _chart_sequential(points: list[dict[str, Any]]) -> str | None:
 
 
 def _commit_points(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    pts = [p for p in points if p.get("test") == "commit"]
+    pts = [p for p in points if p.get("test") == COMMIT]
     return sorted(pts, key=lambda p: p.get("writers") or p.get("jobs") or 0)
 
 
@@ -151,7 +159,7 @@ def _chart_commit(points: list[dict[str, Any]]) -> list[str]:
         Series("p99", [(k, l.get("p99")) for k, l in enumerate(lat)], svg.colour(1)),
     ], y_label="latency (µs)", unit="µs", desc="p50 and p99 commit latency for each number of writers.")
     cap = "Each writer overwrites a preallocated file: buffered 8 KiB write, then fdatasync — the WAL pattern."
-    nosync = next((p for p in points if p.get("test") == "commit-nosync"), None)
+    nosync = next((p for p in points if p.get("test") == COMMIT_NOSYNC), None)
     w50 = _side_lat(nosync, "write", "p50") if nosync else None
     if w50 is not None:
         cap += f" The same write without fdatasync: p50 {num(w50, 1)} µs."

@@ -22,6 +22,7 @@ from dbtier.report.figures import (backup_methods, busiest_device, device_of, di
                                    fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
                                    matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_targets,
                                    run_name, workload_name)
+from dbtier.results.probe import READ_4K, WRITE_4K
 
 # A 4 KiB random read at queue depth 1 (p50) at or under this: flash-class, fit for latency-bound OLTP.
 OLTP_READ_LAT_US = 500.0
@@ -126,7 +127,7 @@ def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
 # -- where it saturates --------------------------------------------------------------------------------
 
 def _probe_saturation(t: dict[str, Any]) -> dict[str, Any] | None:
-    k = probe_knee(t, "rand-read-4k")
+    k = probe_knee(t, READ_4K)
     if not k:
         return None
     path = t.get("path")
@@ -138,7 +139,7 @@ def _probe_saturation(t: dict[str, Any]) -> dict[str, Any] | None:
         text = (f"On {path}, 4 KiB random reads saturate at {_n(k['outstanding'])} outstanding I/Os: "
                 f"{_n(k['iops'])} IOPS{p99}; more load adds no IOPS ({_n(k['last_iops'])} at "
                 f"{_n(k['last_outstanding'])}).")
-    w = probe_knee(t, "rand-write-4k")
+    w = probe_knee(t, WRITE_4K)
     if w:
         text += (f" 4 KiB random writes {'were still growing at' if w['still_rising'] else 'stop growing at'} "
                  f"{_n(w['outstanding'])} ({_n(w['iops'])} IOPS).")
