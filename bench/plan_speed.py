@@ -119,7 +119,8 @@ def main() -> None:
     imports_s, machine_s = map(float, r.stdout.split())
     own_us = sum(int(line.split("|")[1]) for line in r.stderr.splitlines()
                  if line.startswith("import time:") and line.split("|")[2].strip() in
-                 ("dbtier.model.array", "dbtier.model.planner", "dbtier.cli.plan"))
+                 ("dbtier.model.array", "dbtier.model.planner", "dbtier.model.plandoc", "dbtier.cli.plan",
+                  "dbtier.cli.plan_render"))
     heavy = sorted(((int(line.split("|")[1]), line.split("|")[2].strip()) for line in r.stderr.splitlines()
                     if line.startswith("import time:") and line.split("|")[2].strip().startswith("dbtier.")),
                    reverse=True)[:3]

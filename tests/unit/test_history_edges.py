@@ -63,3 +63,12 @@ def test_own_sum_of_peaks_adds_each_databases_own_series_peak():
     docs.append(_imp("C", {"max": 10.0}, {}))
     got = own_sum_of_peaks(docs)
     assert got["iops"] == 1310.0 and got["mbps"] is None and got["mbps_missing"] == ["C"]
+
+
+def test_with_headroom_adds_it_and_keeps_missing_figures_missing():
+    from dbtier.history.summary import with_headroom
+    req = {"read_iops": 1000.0, "write_iops": 0.0, "read_mbps": None, "write_mbps": 40.0, "capacity_gb": 500.0,
+           "percentile": 95.0, "headroom": 0.5}
+    # 1000 x 1.5 = 1500; 0 stays 0 (measured none); missing stays missing; 40 x 1.5 = 60; 500 x 1.5 = 750
+    assert with_headroom(req) == {"read_iops": 1500.0, "write_iops": 0.0, "read_mbps": None, "write_mbps": 60.0,
+                                  "capacity_gb": 750.0}

@@ -52,3 +52,33 @@ def test_consolidation_grid_holds_the_named_databases(con, tmp_path, drivers, ex
     assert got == [store.GRID_FILE, store.SUM_FILE, store.PROFILES_FILE]
     names = {r[0] for r in con.execute(f"SELECT database FROM {store.parquet(tmp_path, store.GRID_FILE)}").fetchall()}
     assert names == (expect | {"it's"} if drivers is None else expect)
+
+
+def _raw(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    return raw, (lambda name: raw / name)
+
+
+def test_copy_inputs_keeps_small_regular_files_and_both_of_one_name(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "x.csv").write_text("one")
+    (tmp_path / "b" / "x.csv").write_text("two")
+    (tmp_path / "dma").mkdir()                      # a collection directory: named, not copied
+    raw, dest = _raw(tmp_path)
+    files = [str(tmp_path / "a" / "x.csv"), str(tmp_path / "b" / "x.csv"), str(tmp_path / "dma"),
+             str(tmp_path / "gone.csv")]
+    assert store.copy_inputs(files, dest) is None
+    assert sorted(p.name for p in raw.iterdir()) == ["x.csv", "x.csv.2"]
+    assert (raw / "x.csv").read_text() == "one" and (raw / "x.csv.2").read_text() == "two"
+
+
+def test_copy_inputs_over_the_limit_copies_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "RAW_COPY_MAX_BYTES", 5)
+    (tmp_path / "x.csv").write_text("123")
+    (tmp_path / "y.csv").write_text("456")            # 6 bytes in all, over 5
+    raw, dest = _raw(tmp_path)
+    assert store.copy_inputs([str(tmp_path / "x.csv"), str(tmp_path / "y.csv")], dest) == \
+        "inputs over 50 MB in all are not copied into raw/; params.files names them"
+    assert list(raw.iterdir()) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.cli.plan import budget_body, equivalent_body, size_body, value_body
+from dbtier.model.plandoc import budget_body, equivalent_body, size_body, value_body
 from dbtier.model.array import evaluate, parse_spec
 from dbtier.model.catalog import load_catalog
 from dbtier.model.planner import Requirement, budget, equivalent, size, value

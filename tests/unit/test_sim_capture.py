@@ -65,3 +65,22 @@ def test_command_lines():
                                                                    "-o", "capture"]
     assert cap.blkparse_argv("blkparse", "/r/raw", "/r/trace.blkparse.txt") == \
         ["blkparse", "-i", "capture", "-D", "/r/raw", "-o", "/r/trace.blkparse.txt"]
+
+
+def test_capture_seconds():
+    assert cap.capture_seconds(30.0, True) == 30.0      # --duration wins, command or not
+    assert cap.capture_seconds(30.0, False) == 30.0
+    assert cap.capture_seconds(None, True) is None       # while the command runs
+    assert cap.capture_seconds(None, False) == 10.0      # neither: ten seconds
+
+
+def test_trace_path(tmp_path):
+    f = tmp_path / "t.csv"
+    assert cap.trace_path(str(f)) == f                  # a file (even one not there yet: read_trace says so)
+    run = tmp_path / "run"
+    run.mkdir()
+    with pytest.raises(Exception) as e:
+        cap.trace_path(str(run))
+    assert e.value.message == f"{run} is a directory without a captured trace (trace.blkparse.txt)"
+    (run / "trace.blkparse.txt").write_text("")
+    assert cap.trace_path(str(run)) == run / "trace.blkparse.txt"

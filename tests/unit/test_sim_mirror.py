@@ -198,3 +198,16 @@ def test_dirty_regions_merges_spans_without_expanding_them():
     vol = rng.integers(0, 3, 300).astype(np.int64)
     ref = {(int(v), r) for o, n, v in zip(off, ln, vol) for r in range(int(o) // 512, (int(o) + int(n) - 1) // 512 + 1)}
     assert mirror.dirty_regions(off, ln, vol, 512) == len(ref)
+
+
+def test_failure_from_options():
+    assert mirror.failure_from(None, None) is None
+    assert mirror.failure_from(("fast", 600.0), None) == mirror.Failure("fast", 600.0, None)
+    assert mirror.failure_from(("slow", 60.0), ("slow", 120.0)) == mirror.Failure("slow", 60.0, 120.0)
+    with pytest.raises(DbtierError) as e:
+        mirror.failure_from(("fast", 60.0), ("slow", 120.0))
+    assert e.value.message == "--return slow but --fail fast: only the failed side can return"
+    assert e.value.hint == "write --return fast@T"
+    with pytest.raises(DbtierError) as e:
+        mirror.failure_from(None, ("fast", 120.0))
+    assert e.value.message == "--return without --fail"

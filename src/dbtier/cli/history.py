@@ -9,20 +9,15 @@ reads. Full series go to Parquet files in the run directory; result.json has the
 from __future__ import annotations
 
 import argparse
-import shutil
-from pathlib import Path
-from typing import Any
 
 import duckdb
-from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+from dbtier.cli import history_render as render
 from dbtier.cli import options as argtypes
-from dbtier.cli.markup import esc, lit
+from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.core.files import is_regular
 from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES
 from dbtier.history import read as read_history
@@ -103,31 +98,6 @@ def _progress(args: argparse.Namespace, total: int):
                     transient=True, disable=args.json or not con.is_terminal), total
 
 
-def _copy_raw(run: Run, files: list[str]) -> None:
-    """Small inputs are kept beside the document (raw/); large ones are named, not copied. Only
-    regular files (a DMA collection directory is named in params.files, not copied); two inputs
-    of the same name from different directories are both kept (the second as NAME.2, ...)."""
-    sizes = {}
-    for f in files:
-        if not is_regular(f):
-            continue
-        try:
-            sizes[f] = Path(f).stat().st_size
-        except OSError:
-            continue
-    if sum(sizes.values()) > 50_000_000:
-        run.doc["raw_note"] = "inputs over 50 MB in all are not copied into raw/; params.files names them"
-        return
-    used: set[str] = set()
-    for f in sizes:
-        name, k = Path(f).name, 1
-        while name in used:
-            k += 1
-            name = f"{Path(f).name}.{k}"
-        used.add(name)
-        shutil.copyfile(f, run.dir.raw_path(name))
-
-
 def run_import(args: argparse.Namespace) -> int:
     tz = check_tz(args.tz)
     ptz = check_tz(args.profile_tz or tz)
@@ -152,25 +122,13 @@ def run_import(args: argparse.Namespace) -> int:
         run.save()
         step("write Parquet")
         run.doc["series_files"] = store.write_import_files(con, run.dir.path, res.kind, run.doc["databases"])
-        _copy_raw(run, [f for f in args.files])
+        note = store.copy_inputs(args.files, run.dir.raw_path)
+        if note:
+            run.doc["raw_note"] = note
         run.finish()
     con.close()
 
-    def render() -> None:
-        out = console(args)
-        out.print(_import_table(run.doc))
-        for line in _periods(run.doc):
-            out.print(f"[dim]{esc(line)}[/dim]")
-        for note in run.doc.get("notes") or []:
-            out.print(f"[dim]note: {esc(note)}[/dim]")
-        for lim in run.doc.get("limitations") or []:
-            out.print(f"[yellow]limitation: {esc(lim)}[/yellow]")
-        out.print(f"[dim]{len(run.doc['databases'])} database(s); full series in "
-                  f"{esc(', '.join(run.doc['series_files']))}. Run: {esc(run.dir.path)}[/dim]")
-        out.print(f"[dim]next: dbtier history requirement {esc(run.dir.path)}   or   "
-                  f"dbtier history consolidate {esc(run.dir.path)} OTHER_RUN ...[/dim]")
-
-    emit(run.doc, args, render)
+    emit(run.doc, args, lambda: render.import_run(console(args), run.doc, run.dir.path))
     return 0
 
 
@@ -214,34 +172,7 @@ def run_consolidate(args: argparse.Namespace) -> int:
         run.finish()
     con.close()
 
-    def render() -> None:
-        out = console(args)
-        d = run.doc
-        t = Table(title="consolidation (each database on a common UTC grid of "
-                  f"{d['grid']['step_seconds']} s, {d['grid']['cells']} cells)", title_justify="left",
-                  box=box.SIMPLE_HEAD, show_edge=False)
-        for c in ("", "IOPS", "MB/s"):
-            t.add_column(c, justify="left" if not c else "right")
-        sp = d["sum_of_peaks"]
-        t.add_row(f"sum of the peaks ({sp['percentile']} of each own series)", _n(sp["iops"]), _n(sp["mbps"], 1))
-        t.add_row("sum of the peaks on the grid", _n(d["sum_of_peaks_grid"]["iops"]),
-                  _n(d["sum_of_peaks_grid"]["mbps"], 1))
-        t.add_row("peak of the sum (on the grid)", _n(d["peak_of_sum"]["iops"]), _n(d["peak_of_sum"]["mbps"], 1))
-        t.add_row("gain (grid sum of peaks / peak of sum)", _ratio(d.get("gain")), _ratio(d.get("gain_mbps")))
-        out.print(t)
-        out.print(esc(f"peak of the sum at {d['peak_time']} (MB/s: {d['peak_time_mbps']}); window "
-                      f"{d['grid']['start']} to {d['grid']['end']}"))
-        dt = Table(title="what drives the combined IOPS peak", title_justify="left", box=box.SIMPLE_HEAD,
-                   show_edge=False)
-        for c in ("database", "IOPS at peak", "share", "its own peak", "of own peak"):
-            dt.add_column(c, justify="left" if c == "database" else "right")
-        for dr in d["drivers"]:
-            dt.add_row(lit(dr["database"]), _n(dr["iops"]), _pct(dr["share"]), _n(dr["own_peak_iops"]),
-                       _pct(dr["of_own_peak"]))
-        out.print(dt)
-        out.print(f"[dim]Run: {esc(run.dir.path)}; next: dbtier history requirement {esc(run.dir.path)}[/dim]")
-
-    emit(run.doc, args, render)
+    emit(run.doc, args, lambda: render.consolidation(console(args), run.doc, run.dir.path))
     return 0
 
 
@@ -256,86 +187,10 @@ def run_requirement(args: argparse.Namespace) -> int:
     run.doc["requirement"] = dict(req)
     run.doc.update(req)
     run.doc["from"] = source
-    run.doc["with_headroom"] = {k: None if req[k] is None else req[k] * (1 + req["headroom"]) for k in
-                                ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb")}
+    run.doc["with_headroom"] = summary.with_headroom(req)
     run.doc["absent"] = source["absent"]   # what the source did not measure: missing, not 0
     run.finish()
 
-    def render() -> None:
-        out = console(args)
-        t = Table(title=esc(f"requirement: {source['statistic']} of {source['of']} (from {args.run})"),
-                  title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
-        for c in ("", "measured", f"with {req['headroom']:.0%} headroom"):
-            t.add_column(c, justify="left" if not c else "right")
-        for k, label, digits in (("read_iops", "read IOPS", 0), ("write_iops", "write IOPS", 0),
-                                 ("read_mbps", "read MB/s", 1), ("write_mbps", "write MB/s", 1),
-                                 ("capacity_gb", "capacity GB", 1)):
-            t.add_row(label, _n(req[k], digits), _n(run.doc["with_headroom"][k], digits))
-        out.print(t)
-        for k, why in source["absent"].items():
-            out.print(f"[yellow]{esc(k)}: missing[/yellow] — {esc(why)}; plan size will not size for it", highlight=False)
-        out.print(f"[dim]capacity from {esc(source['capacity_from'])}. Run: {esc(run.dir.path)}[/dim]")
-        out.print(f"[dim]next: dbtier plan size --from-history {esc(run.dir.path)}[/dim]")
-
-    emit(run.doc, args, render)
+    emit(run.doc, args, lambda: render.requirement(console(args), req, source, run.doc["with_headroom"], args.run,
+                                                   run.dir.path))
     return 0
-
-
-# -- terminal tables ---------------------------------------------------------------------------
-
-def _n(x: Any, digits: int = 0) -> str:
-    if x is None:
-        return "–"
-    return f"{x:,.{digits}f}"
-
-
-def _pct(x: Any) -> str:
-    return "–" if x is None else f"{x:.0%}"
-
-
-def _ratio(x: Any) -> str:
-    return "–" if x is None else f"{x:.2f}x"
-
-
-def _si(x: Any) -> str:
-    """Compact: 950, 9.5K, 185K, 1.2M; small fractions keep two significant digits."""
-    if x is None:
-        return "–"
-    ax = abs(x)
-    if ax >= 1e6:
-        return f"{x / 1e6:.3g}M"
-    if ax >= 1e4:
-        return f"{x / 1e3:.3g}K"
-    if ax >= 100 or x == 0:
-        return f"{x:,.0f}"
-    return f"{x:.3g}"
-
-
-def _pm(p: dict[str, Any] | None) -> str:
-    p = p or {}
-    return f"{_si(p.get('p95'))} / {_si(p.get('max'))}"
-
-
-def _import_table(doc: dict[str, Any], limit: int = 30) -> Table:
-    t = Table(title=esc(f"{doc.get('source')} history: p95 / max of the interval rates"), title_justify="left",
-              box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    t.add_column("database", ratio=1, overflow="fold")
-    for c in ("intervals", "read IOPS", "write IOPS", "read MB/s", "write MB/s"):
-        t.add_column(c, justify="right", no_wrap=True)
-    dbs = doc.get("databases") or []
-    for db in dbs[:limit]:
-        pk = db.get("peaks") or {}
-        t.add_row(lit(db["name"]), _n(db.get("intervals")), _pm(pk.get("read_iops")), _pm(pk.get("write_iops")),
-                  _pm(pk.get("read_mbps")), _pm(pk.get("write_mbps")))
-    if len(dbs) > limit:
-        t.caption = f"... and {len(dbs) - limit} more databases (--json has them all)"
-    return t
-
-
-def _periods(doc: dict[str, Any], limit: int = 5) -> list[str]:
-    out = []
-    for db in (doc.get("databases") or [])[:limit]:
-        extra = f", {db['restarts']} restart(s)" if db.get("restarts") else ""
-        extra += f", {db['wraps']} counter wrap(s)" if db.get("wraps") else ""
-        out.append(f"{db['name']}: {db.get('start')} to {db.get('end')} UTC{extra}")
-    return out

@@ -1,30 +1,27 @@
 """`dbtier plan equivalent|budget|size|value`: arrays from the catalog, their cost, and the cheapest that fits.
 
-Thin: parse, check the numbers, call `dbtier.model.planner`, write the run
-directory, print. The document has `plan` (which action) and the action's
-contract keys at top level (see README, "dbtier plan").
+Thin: parse, check the numbers, call `dbtier.model.planner`, build the document with
+`dbtier.model.plandoc`, write the run directory, print with `dbtier.cli.plan_render`.
+The document has `plan` (which action) and the action's contract keys at top level
+(see README, "dbtier plan").
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 from typing import Any, Sequence
 
-from rich import box
-from rich.table import Table
-
 from dbtier.cli import options as argtypes
+from dbtier.cli import plan_render as render
 from dbtier.cli.catalog import add_catalog_option
-from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
+from dbtier.model import plandoc
 from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
-                                Evaluation, check_server_ports, evaluate, parse_spec)
+                                check_server_ports, evaluate, parse_spec)
 from dbtier.model.catalog import load_catalog
-from dbtier.model.planner import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, LABELS, BudgetOption, Equivalence,
-                                  Requirement, Sizing, Value, budget, equivalent, requirement_from_history, size,
+from dbtier.model.planner import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, Requirement, budget, equivalent, size,
                                   value)
 from dbtier.results.store import load_run
 
@@ -154,9 +151,7 @@ def _fraction(option: str, x: float) -> None:
 
 
 def _server_ports(args: argparse.Namespace) -> int | None:
-    if args.server_ports is None:
-        return None
-    return check_server_ports(args.server_ports)
+    return None if args.server_ports is None else check_server_ports(args.server_ports)
 
 
 def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, Any]:
@@ -164,132 +159,16 @@ def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, An
             "devices_only": args.devices_only, **extra}
 
 
-def _pricing(catalog: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """The document's top-level `pricing`: which pricing every figure of this run used."""
-    ports = catalog.server_ports if args.server_ports is None else args.server_ports
-    basis = "devices only" if args.devices_only else "devices and overheads"
-    where = "--server-ports" if args.server_ports is not None else "the catalog's default"
-    text = ("devices only (--devices-only): controllers, enclosures and slots are not priced; their MB/s "
-            "ceilings still apply" if args.devices_only else
-            f"devices and overheads, on a server with {ports} drive port{'s' if ports != 1 else ''} of its own "
-            f"({where}): HBA/enclosure units are priced only past them; PCIe cards and NVMe drives need none")
-    return {"basis": basis, "server_ports": ports,
-            "server_ports_from": "--server-ports" if args.server_ports is not None else "catalog", "text": text}
-
-
 def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     run.doc["plan"] = action
     run.doc.update(body)
-    run.doc["pricing"] = _pricing(catalog, args)
+    run.doc["pricing"] = plandoc.pricing(catalog.server_ports, args.server_ports, args.devices_only)
     run.doc["catalog"] = catalog.provenance()
     run.finish()
     return run.doc
 
 
-# -- formatting --------------------------------------------------------------------------------------
-
-def _n(x: float | None, digits: int = 0) -> str:
-    if x is None:
-        return "-"
-    if x == math.inf:
-        return "∞"
-    if digits == 0 and abs(x) < 10 and not float(x).is_integer():
-        return f"{x:.2f}"
-    return f"{x:,.{digits}f}"
-
-
-def _usd(x: float | None) -> str:
-    return "-" if x is None else ("$" + _n(x, 2 if 0 < abs(x) < 10 and not float(x).is_integer() else 0))
-
-
-def _si(x: float) -> str:
-    """Compact: 950, 12.5K, 2.94M."""
-    if x == math.inf:
-        return "∞"
-    if abs(x) >= 1_000_000:
-        return f"{x / 1_000_000:.3g}M"
-    if abs(x) >= 10_000:
-        return f"{x / 1000:.3g}K"
-    return _n(x)
-
-
-def _short(e: Evaluation) -> str:
-    c = e.config
-    if c.layout == "preferred-read-mirror" and c.second is not None:
-        return f"{c.count}×{c.device.id} ⇄ {c.second_count}×{c.second.id} (pref. read)"
-    if c.layout == "read-cache" and c.second is not None:
-        return (f"{c.count}×{c.device.id} cache {c.hit_ratio:.0%} → {c.second_count}×{c.second.id} "
-                f"{c.second_layout}")
-    return f"{c.count}×{c.device.id} {c.layout}"
-
-
-def _table(title: str, cols: Sequence[str], left: int = 1) -> Table:
-    # titles and headers carry device ids from catalog files: never markup
-    t = Table(title=esc(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for i, c in enumerate(cols):
-        t.add_column(esc(c), justify="left" if i < left else "right", no_wrap=True)
-    return t
-
-
-def _figures_table(title: str, evs: Sequence[tuple[str, Evaluation]]) -> Table:
-    """Rows of figures, one column per configuration; the limit of each figure in the last column of a row."""
-    t = _table(title, ["", *(name for name, _ in evs)])
-    rows = [("price", lambda e: _usd(e.price_usd)),
-            ("usable capacity GB", lambda e: _n(e.capacity_gb.value)),
-            ("read / write IOPS", lambda e: f"{_n(e.read_iops.value)} / {_n(e.write_iops.value)}"),
-            (f"IOPS at {evs[0][1].read_fraction:.0%} reads", lambda e: _n(e.iops.value)),
-            ("read / write MB/s", lambda e: f"{_n(e.read_mbps.value)} / {_n(e.write_mbps.value)}"),
-            ("read / write latency µs", lambda e: f"{_n(e.read_latency_us.value)} / {_n(e.write_latency_us.value)}"),
-            ("$/GB", lambda e: _usd(e.usd_per_gb)),
-            ("$/IOPS", lambda e: _usd(e.usd_per_iops)),
-            ("$ per MB/s", lambda e: _usd(e.usd_per_mbps))]
-    for name, fn in rows:
-        t.add_row(name, *(fn(e) for _, e in evs))
-    return t
-
-
-# -- document bodies (the contract keys at top level; the report reads them) ---------------------------
-
-def equivalent_body(eq: Equivalence) -> dict[str, Any]:
-    return {"reference": eq.reference.to_dict(),
-            "using": {"device": eq.using.id, "layout": eq.layout},
-            "read_fraction": eq.read_fraction,
-            "by_metric": {k: m.contract() for k, m in eq.by_metric.items()},
-            "arrays": {k: m.evaluation.to_dict() for k, m in eq.by_metric.items()},
-            "matched": {k: m.reference_value for k, m in eq.by_metric.items()}}
-
-
-def budget_body(options: Sequence[BudgetOption], usd: float, layout: str, read_fraction: float) -> dict[str, Any]:
-    opts = []
-    for o in options:
-        d = o.contract()
-        d.update({"layout": o.layout, "smallest_price_usd": o.smallest_price_usd, "left_usd": usd - d["price_usd"],
-                  "array": o.evaluation.to_dict() if o.evaluation else None})
-        if not o.count:
-            d["note"] = f"the budget buys no {o.layout} array of it: the smallest costs {_usd(o.smallest_price_usd)}"
-        opts.append(d)
-    return {"usd": usd, "layout": layout, "read_fraction": read_fraction, "options": opts}
-
-
-def size_body(sz: Sizing, history: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"requirement": sz.requirement.to_dict(),
-            "candidates": [c.contract() for c in sz.candidates],
-            "binding": sz.binding,
-            "binding_detail": sz.binding_detail,
-            "designs_tried": sz.considered,
-            "designs_meeting": sz.found,
-            "history": history}
-
-
-def value_body(v: Value, run_dir: str, command: Any) -> dict[str, Any]:
-    return {"result": {"run_dir": run_dir, "command": command, "kind": v.kind},
-            "config": v.evaluation.to_dict(),
-            "measured": v.measured,
-            "value": v.figures,
-            "figures_used": v.figures_used}
-
-
-# -- equivalent ----------------------------------------------------------------------------------------
+# -- the actions ---------------------------------------------------------------------------------------
 
 def run_equivalent(args: argparse.Namespace) -> int:
     _fraction("--read-fraction", args.read_fraction)
@@ -298,33 +177,10 @@ def run_equivalent(args: argparse.Namespace) -> int:
                     server_ports=_server_ports(args), devices_only=args.devices_only)
     run = Run("plan", args, _params(args, "equivalent", reference=args.reference, using=args.using,
                                     layout=args.layout, read_fraction=args.read_fraction))
-    doc = _doc(run, "equivalent", catalog, equivalent_body(eq), args)
-
-    def render() -> None:
-        con = console(args)
-        ref = eq.reference
-        t = _table(f"{eq.using.id} ({eq.layout}) to match one {ref.config.device.id} "
-                   f"({_usd(ref.price_usd)})", ["metric", "to match", "count", "price", "× reference"], left=2)
-        for k, m in eq.by_metric.items():
-            t.add_row(k, m.reference_value, _n(m.count), _usd(m.price_usd), f"{m.price_ratio:.2f}×")
-        con.print(t)
-        con.print()
-        evs = [(f"1 × {ref.config.device.id}", ref)] + [(f"{m.count} × ({k})", m.evaluation)
-                                                          for k, m in eq.by_metric.items()]
-        con.print(_figures_table("what each delivers", evs))
-        over = eq.by_metric["iops"].evaluation.overheads
-        if over:
-            o = over[0]
-            con.print(f"[dim]overhead: {esc(o['id'])}, ${o['unit_price_usd']:,.0f} per {o['per_devices']} devices, "
-                      f"{o['max_mbps']:,.0f} MB/s each[/dim]")
-        con.print(f"[dim]pricing: {esc(doc['pricing']['text'])}[/dim]", soft_wrap=True)
-        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
-
-    emit(doc, args, render)
+    doc = _doc(run, "equivalent", catalog, plandoc.equivalent_body(eq), args)
+    emit(doc, args, lambda: render.equivalent(console(args), eq, doc["pricing"]["text"], run.dir.path))
     return 0
 
-
-# -- budget ----------------------------------------------------------------------------------------------
 
 def run_budget(args: argparse.Namespace) -> int:
     _positive("--usd", args.usd)
@@ -335,35 +191,12 @@ def run_budget(args: argparse.Namespace) -> int:
                      args.devices_only)
     run = Run("plan", args, _params(args, "budget", usd=args.usd, devices=devices, layout=args.layout,
                                     read_fraction=args.read_fraction))
-    doc = _doc(run, "budget", catalog, budget_body(options, args.usd, args.layout, args.read_fraction),
+    doc = _doc(run, "budget", catalog, plandoc.budget_body(options, args.usd, args.layout, args.read_fraction),
                args)
-
-    def render() -> None:
-        con = console(args)
-        t = _table(f"what {_usd(args.usd)} buys ({args.layout}, overhead included)",
-                   ["device", "count", "price", "GB", f"IOPS@{args.read_fraction:.0%}r", "MB/s r/w",
-                    "latency µs r/w"])
-        for o in options:
-            e = o.evaluation
-            if e is None:
-                t.add_row(lit(o.device.id), "0", f"(smallest {_usd(o.smallest_price_usd)})", "-", "-", "-", "-")
-                continue
-            t.add_row(lit(o.device.id), _n(o.count), _usd(e.price_usd), _n(e.capacity_gb.value), _n(e.iops.value),
-                      f"{_n(e.read_mbps.value)}/{_n(e.write_mbps.value)}",
-                      f"{_n(e.read_latency_us.value)}/{_n(e.write_latency_us.value)}")
-        con.print(t)
-        for o in options:
-            if o.evaluation is not None:
-                con.print(f"[dim]{esc(o.device.id)}: MB/s limited by {esc(o.evaluation.read_mbps.limit)} "
-                          f"({esc(o.evaluation.read_mbps.detail)})[/dim]")
-        con.print(f"[dim]pricing: {esc(doc['pricing']['text'])}[/dim]", soft_wrap=True)
-        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
-
-    emit(doc, args, render)
+    emit(doc, args, lambda: render.budget(console(args), options, args.usd, args.layout, args.read_fraction,
+                                          doc["pricing"]["text"], run.dir.path))
     return 0
 
-
-# -- size -----------------------------------------------------------------------------------------------------
 
 _REQ_OPTIONS = {"read_iops": "--read-iops", "write_iops": "--write-iops", "read_mbps": "--read-mbps",
                 "write_mbps": "--write-mbps", "capacity_gb": "--capacity-gb"}
@@ -375,17 +208,9 @@ def _requirement(args: argparse.Namespace) -> tuple[Requirement, dict[str, Any] 
     _positive("--max-read-latency-us", args.max_read_latency_us)
     if args.headroom is not None and (not math.isfinite(args.headroom) or args.headroom < 0):
         raise DbtierError(f"--headroom must be 0 or more, got {args.headroom:g}", "e.g. --headroom 0.3 for 30% on top")
-    given = {k: getattr(args, k) for k in _REQ_OPTIONS}
-    if args.from_history:
-        hist = load_run(args.from_history)
-        req = requirement_from_history(hist, args.from_history, given, args.headroom, args.max_read_latency_us)
-        return req, {"run_dir": str(Path(args.from_history)), "requirement": hist.get("requirement")}
-    if not any(v is not None for v in given.values()) and args.max_read_latency_us is None:
-        raise DbtierError("no requirement given", "give at least one of --read-iops, --write-iops, --read-mbps, "
-                          "--write-mbps, --capacity-gb, --max-read-latency-us, or --from-history RUN_DIR")
-    req = Requirement(**given, max_read_latency_us=args.max_read_latency_us,
-                      headroom=0.3 if args.headroom is None else args.headroom)
-    return req, None
+    history = load_run(args.from_history) if args.from_history else None
+    return plandoc.requirement_from_options({k: getattr(args, k) for k in _REQ_OPTIONS}, args.max_read_latency_us,
+                                            args.headroom, history, args.from_history)
 
 
 def run_size(args: argparse.Namespace) -> int:
@@ -406,42 +231,11 @@ def run_size(args: argparse.Namespace) -> int:
                                     cache_fraction=args.cache_fraction,
                                     max_devices=args.max_devices, top=args.top, from_history=args.from_history),
               inputs=[p for p in (args.from_history, *args.catalog) if p])
-    doc = _doc(run, "size", catalog, size_body(sz, history), args)
-
-    def render() -> None:
-        con = console(args)
-        parts = [f"{LABELS[k]} {_n(getattr(req, k))}" for k in req.given()]
-        if req.max_read_latency_us is not None:
-            parts.append(f"read latency ≤ {_n(req.max_read_latency_us)} µs")
-        con.print(esc(f"requirement: {', '.join(parts)}; headroom {req.headroom:.0%}; from {req.source}"))
-        # the figures the requirement is about (all of them go to --json)
-        cats = req.categories()
-        cols = ["#", "configuration", "price", "GB"]
-        cols += ["IOPS r/w"] if "iops" in cats else []
-        cols += ["MB/s r/w"] if "throughput" in cats else []
-        cols += ["read µs"] if "latency" in cats else []
-        t = _table(f"cheapest of {sz.found:,} designs that meet it ({sz.considered:,} tried, redundancy "
-                   f"{args.redundancy})", cols + ["binding"], left=2)
-        t.columns[1].no_wrap = False
-        t.columns[1].overflow = "fold"
-        for i, c in enumerate(sz.candidates, 1):
-            e = c.evaluation
-            row = [str(i), lit(_short(e)), _usd(e.price_usd), _si(e.capacity_gb.value)]
-            row += [f"{_si(e.read_iops.value)}/{_si(e.write_iops.value)}"] if "iops" in cats else []
-            row += [f"{_si(e.read_mbps.value)}/{_si(e.write_mbps.value)}"] if "throughput" in cats else []
-            row += [_si(e.read_latency_us.value)] if "latency" in cats else []
-            t.add_row(*row, lit(c.binding))
-        con.print(t)
-        con.print(f"binding: [bold]{esc(sz.binding)}[/bold] — {esc(sz.binding_detail)}", soft_wrap=True)
-        con.print(f"[dim]pricing: {esc(doc['pricing']['text'])}[/dim]", soft_wrap=True)
-        con.print(f"[dim]`--json` gives each requirement's margin (offered / required - 1; met at "
-                  f"{req.headroom:.0%} or more). Run: {esc(run.dir.path)}[/dim]")
-
-    emit(doc, args, render)
+    doc = _doc(run, "size", catalog, plandoc.size_body(sz, history), args)
+    emit(doc, args, lambda: render.size(console(args), req, sz, args.redundancy, doc["pricing"]["text"],
+                                        run.dir.path))
     return 0
 
-
-# -- value ---------------------------------------------------------------------------------------------------
 
 def run_value(args: argparse.Namespace) -> int:
     _fraction("--hit-ratio", args.hit_ratio)
@@ -451,25 +245,6 @@ def run_value(args: argparse.Namespace) -> int:
     v = value(result, evaluate(cfg), str(args.result))
     run = Run("plan", args, _params(args, "value", result=args.result, config=args.config),
               inputs=[result["_run_dir"], *args.catalog])
-    doc = _doc(run, "value", catalog, value_body(v, str(args.result), result.get("command")), args)
-
-    def render() -> None:
-        con = console(args)
-        con.print(esc(f"price/performance of {args.result} ({v.kind} run) as {cfg.describe()}"), soft_wrap=True)
-        t = Table(show_header=False, box=box.SIMPLE_HEAD)
-        t.add_column("figure", style="bold")
-        t.add_column("value", justify="right")
-        labels = [("tpm_per_usd", "TPM per $", 3), ("tps_per_usd", "TPS per $", 4), ("iops_per_usd", "IOPS per $", 3),
-                  ("mbps_per_usd", "MB/s per $", 4), ("usd_per_gb", "$ per GB", 2), ("usd_per_tpm", "$ per TPM", 2),
-                  ("usd_per_tps", "$ per TPS", 2), ("usd_per_iops", "$ per IOPS", 3)]
-        for key, label, digits in labels:
-            x = v.figures.get(key)
-            if x is not None:
-                t.add_row(label, f"{x:,.{digits}f}")
-        con.print(t)
-        for line in v.figures_used:
-            con.print(f"[dim]· {esc(line)}[/dim]", soft_wrap=True)
-        con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
-
-    emit(doc, args, render)
+    doc = _doc(run, "value", catalog, plandoc.value_body(v, str(args.result), result.get("command")), args)
+    emit(doc, args, lambda: render.value(console(args), v, str(args.result), cfg.describe(), run.dir.path))
     return 0

@@ -18,16 +18,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich import box
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
-
-from dbtier.cli.catalog import add_catalog_option
 from dbtier.cli import options as argtypes
+from dbtier.cli import simulate_render as render
+from dbtier.cli.catalog import add_catalog_option
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.core.units import UnitError, human_pct, human_us, parse_duration, parse_size
 from dbtier.measure import capture
 from dbtier.sim import capture as cap
 from dbtier.sim import devices as sim_devices
@@ -39,7 +35,6 @@ if TYPE_CHECKING:
     from dbtier.sim import latency
     from dbtier.sim import simulate as sim
 
-CAPTURE_TRACE = "trace.blkparse.txt"
 # Option bounds: a cache of 10^9 GB (an exabyte) still counts its blocks in int64 at any --block-size;
 # times of 10^9 s (31 years) from the first request are past any trace.
 MAX_CACHE_GB = 1e9
@@ -136,77 +131,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # -- argument parsing ------------------------------------------------------------------------------------
 
-def parse_time(text: str, flag: str) -> float:
-    """Seconds from the first request: 600, 90s, 10m, 1.5h (the --restart-at/--fail/--return form)."""
-    try:
-        v = parse_duration(text)
-    except UnitError as exc:
-        raise DbtierError(f"{flag}: {exc}", "give seconds from the first request, or 90s, 10m, 1.5h") from None
-    if not (v <= MAX_TIME_S):
-        raise DbtierError(f"{flag}: {text!r} is past any trace", "give seconds from the first request")
-    return v
-
-
-def _time(v: float | str, flag: str) -> float:
-    return v if isinstance(v, float) else parse_time(v, flag)
-
-
-def _side_time(v: tuple[str, float] | str, flag: str) -> tuple[str, float]:
-    if isinstance(v, tuple):
-        return v
-    try:
-        return argtypes.side_time(names.SIDES, MAX_TIME_S)(v)
-    except argparse.ArgumentTypeError as exc:
-        raise DbtierError(f"{flag}: {exc}", f"e.g. {flag} fast@600 or {flag} slow@10m") from None
-
-
-def _size(v: int | str, flag: str) -> int:
-    if isinstance(v, int):
-        return v
-    try:
-        n = parse_size(v)
-    except UnitError as exc:
-        raise DbtierError(f"{flag}: {exc}", "e.g. 8K, 64M, 4M") from None
-    if not (n > 0):
-        raise DbtierError(f"{flag}: {v} must be positive", "e.g. 8K, 64M")
-    return n
-
-
-def _sweep(v: tuple[float, ...] | str | None) -> tuple[float, ...] | None:
-    """--sweep: None (not given), () (auto: halvings of the working set) or the sizes in GB."""
-    if v is None or isinstance(v, tuple):
-        return v
-    if v == "auto":
-        return ()
-    try:
-        out = argtypes.float_list(0, MAX_CACHE_GB, keep=("auto",))(v)
-    except argparse.ArgumentTypeError as exc:
-        raise DbtierError(f"--sweep: {exc}", "e.g. --sweep 1,2,4,8") from None
-    return () if out == "auto" else out
-
-
 def build_params(args: argparse.Namespace) -> sim.Params:
+    """The simulation's parameters; the option types have already parsed sizes, times and SIDE@T."""
     from dbtier.sim import mirror
     from dbtier.sim import simulate as sim
-    failure = None
-    if args.fail:
-        side, t1 = _side_time(args.fail, "--fail")
-        t2 = None
-        if args.return_:
-            side2, t2 = _side_time(args.return_, "--return")
-            if side2 != side:
-                raise DbtierError(f"--return {side2} but --fail {side}: only the failed side can return",
-                                  f"write --return {side}@T")
-        failure = mirror.Failure(side, t1, t2)
-    elif args.return_:
-        raise DbtierError("--return without --fail", "name the failure first: --fail SIDE@T")
-    block = _size(args.block_size, "--block-size")
     return sim.Params(
-        design=args.design, block_size=block, policy=args.policy, write_mode=args.write_mode,
-        cache_gb=args.cache_gb,
-        seq_cutoff_bytes=_size(args.seq_cutoff, "--seq-cutoff") if args.seq_cutoff else None,
-        restart_at_s=tuple(_time(t, "--restart-at") for t in args.restart_at),
-        sweep_gb=_sweep(args.sweep), failure=failure, region_size=_size(args.region_size, "--region-size"),
+        design=args.design, block_size=args.block_size, policy=args.policy, write_mode=args.write_mode,
+        cache_gb=args.cache_gb, seq_cutoff_bytes=args.seq_cutoff or None, restart_at_s=tuple(args.restart_at),
+        sweep_gb=() if args.sweep == "auto" else args.sweep,      # auto: halvings of the working set
+        failure=mirror.failure_from(args.fail, args.return_), region_size=args.region_size,
         spread_ties=not args.no_spread, jobs=args.jobs)
 
 
@@ -215,46 +148,7 @@ def resolve_devices(args: argparse.Namespace) -> dict[str, latency.DeviceModel]:
     return sim_devices.resolve(args.design, named, args.probe, args.catalog)
 
 
-def _trace_path(text: str) -> Path:
-    p = Path(text)
-    if p.is_dir():
-        candidate = p / CAPTURE_TRACE
-        if candidate.exists():
-            return candidate
-        raise DbtierError(f"{p} is a directory without a captured trace ({CAPTURE_TRACE})",
-                          "pass a trace file, or the run directory of a successful `dbtier simulate capture`")
-    return p
-
-
 # -- run ----------------------------------------------------------------------------------------------------
-
-class _Progress:
-    """A transient progress display on a terminal; silent otherwise (or under --json)."""
-
-    def __init__(self, args: argparse.Namespace):
-        con = console(args)
-        self.enabled = con.is_terminal and not args.json
-        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                            console=con, transient=True) if self.enabled else None
-        self.task = None
-
-    def __enter__(self) -> "_Progress":
-        if self.bar:
-            self.bar.start()
-            self.task = self.bar.add_task("reading the trace", total=1.0)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar:
-            self.bar.stop()
-
-    def __call__(self, phase: str, frac: float) -> None:
-        if self.bar is not None and self.task is not None:
-            self.bar.update(self.task, description=phase, completed=frac)
-
-    def reading(self, frac: float) -> None:
-        self("reading the trace", frac)
-
 
 def _params_doc(args: argparse.Namespace, p: sim.Params, trace_path: Path) -> dict[str, Any]:
     return {"trace": str(trace_path), "format": args.format, "columns": args.columns, "skip_bad": args.skip_bad,
@@ -276,8 +170,8 @@ def run_sim(args: argparse.Namespace) -> int:
     # Everything that can be refused is refused before the run directory exists.
     params = build_params(args)
     devices = resolve_devices(args)
-    path = _trace_path(args.trace)
-    with _Progress(args) as prog:
+    path = cap.trace_path(args.trace)
+    with render.Progress(console(args), args.json) as prog:
         trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
                            progress=prog.reading)
         if args.volume:
@@ -290,65 +184,8 @@ def run_sim(args: argparse.Namespace) -> int:
     run.finish()
     for w in out.warnings:
         print(f"dbtier: warning: {w}", file=sys.stderr)
-    emit(run.doc, args, lambda: _render(run.doc, run.dir.path, args))
+    emit(run.doc, args, lambda: render.run(console(args), run.doc, run.dir.path))
     return 0
-
-
-
-
-def _render(doc: dict[str, Any], run_dir: Path, args: argparse.Namespace) -> None:
-    con = console(args)
-    det = doc["simulation"]
-    tr = doc["trace"]
-    info = det["trace_info"]
-    dur = "untimed" if tr["duration_s"] is None else f"{tr['duration_s']:,.1f} s"
-    con.print(f"[bold]{esc(info['path'])}[/bold] ({esc(info['format'])}): {tr['requests']:,} requests "
-              f"({tr['reads']:,} reads, {tr['writes']:,} writes), {tr['bytes'] / 1e9:,.3f} GB, {dur}"
-              + (f"; {info['skipped_bad_lines']} malformed lines skipped" if info["skipped_bad_lines"] else ""),
-              highlight=False)
-    devs = esc(", ".join(f"{r} {d['id']}" for r, d in det["devices"].items()))
-    head = f"design [bold]{esc(doc['design'])}[/bold]: {devs}"
-    if doc["design"] == "read-cache":
-        c = det["cache"]
-        head += esc(f"; {c['cache_gb']:g} GB {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
-                 f"read hit ratio {human_pct(doc['read_hit_ratio'])} of blocks, {human_pct(doc['request_hit_ratio'])} "
-                 "of requests")
-    con.print(head, highlight=False)
-
-    t = Table(box=box.SIMPLE_HEAD, title="latency (queueing model)", title_justify="left")
-    t.add_column("")
-    for k in ("p50", "p95", "p99", "p99.9"):
-        t.add_column(k, justify="right")
-    base = det.get("baseline")
-    for op in ("read", "write"):
-        lat = doc["latency_us"][op]
-        t.add_row(f"{op}", *[human_us(lat[k]) for k in ("p50", "p95", "p99", "p999")])
-        if base:
-            bl = base["latency_us"][op]
-            t.add_row(f"[dim]{op}, {esc(base['device'])} alone[/dim]",
-                      *[f"[dim]{human_us(bl[k])}[/dim]" for k in ("p50", "p95", "p99", "p999")])
-    con.print(t)
-    con.print("utilisation: " + esc(", ".join(f"{r} {human_pct(u)}" for r, u in doc["device_util"].items())),
-              highlight=False)
-    if doc["curve"] and len(doc["curve"]) > 1:
-        ct = Table(box=box.SIMPLE_HEAD, title="hit-ratio curve", title_justify="left")
-        for name in ("cache GB", "read hit ratio", "request hit ratio"):
-            ct.add_column(name, justify="right")
-        for pt in det["curve_detail"]:
-            mark = " (≥ working set)" if pt["larger_than_working_set"] else ""
-            ct.add_row(f"{pt['cache_gb']:.4g}{mark}", human_pct(pt["read_hit_ratio"]), human_pct(pt["request_hit_ratio"]))
-        con.print(ct)
-    rs = doc["resync"]
-    if rs:
-        f = det["mirror"]["failure"]
-        secs = "never (the side does not return)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
-        con.print(esc(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions, "
-                      f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s"),
-                  highlight=False)
-    for n in det["notes"]:
-        con.print(f"[dim]note: {esc(n)}[/dim]", highlight=False)
-    con.print(f"[dim]Run: {esc(run_dir)}  (`dbtier report {esc(run_dir)}` draws the curve, CDFs and timeline)[/dim]",
-              highlight=False)
 
 
 # -- capture --------------------------------------------------------------------------------------------------
@@ -370,13 +207,13 @@ def run_capture(args: argparse.Namespace) -> int:
 
 
 def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: dict[str, Any]) -> int:
-    duration = args.duration if args.duration is not None else (None if cmd else 10.0)
+    duration = cap.capture_seconds(args.duration, bool(cmd))
     params = {"action": "capture", "target": args.target, "block_device": facts.block_device,
               "duration_s": duration, "command": cmd or None}
     run = Run("simulate", args, params, devices=[facts.block_device])
     raw = run.dir.path / "raw"
     raw.mkdir(exist_ok=True)
-    trace_file = run.dir.path / CAPTURE_TRACE
+    trace_file = run.dir.path / cap.CAPTURE_TRACE
     con = console(args)
     workload = capture.record(facts, raw, trace_file, cmd, duration, args.duration,
                               lambda text: con.print(esc(text), highlight=False))
@@ -392,13 +229,5 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
                           "trace": summary}
     run.finish()
 
-    def render() -> None:
-        if summary:
-            con.print(esc(f"captured {summary['requests']:,} requests ({summary['reads']:,} reads, "
-                          f"{summary['writes']:,} writes) into {trace_file}"), highlight=False)
-        else:
-            con.print(esc(f"captured no read or write requests into {trace_file}"), highlight=False)
-        con.print(f"[dim]next: dbtier simulate run {esc(run.dir.path)} --design ...[/dim]", highlight=False)
-
-    emit(run.doc, args, render)
+    emit(run.doc, args, lambda: render.capture(con, summary, trace_file, run.dir.path))
     return 0 if workload is None or workload.returncode == 0 else 1

@@ -17,14 +17,15 @@ memory: a memory limit, a spill directory, and no Python loop over rows.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.files import duck_path, regular_file, sql_str
+from dbtier.core.files import duck_path, is_regular, regular_file, sql_str
 
 INTERVALS_FILE = "intervals.parquet"
 TOTALS_FILE = "totals.parquet"
@@ -32,6 +33,8 @@ PROFILES_FILE = "profiles.parquet"
 HOURLY_FILE = "hourly.parquet"
 GRID_FILE = "grid.parquet"
 SUM_FILE = "sum.parquet"
+# inputs up to this size in all are copied into the run's raw/; larger ones are only named
+RAW_COPY_MAX_BYTES = 50_000_000
 
 
 def _memory_limit_mb() -> int:
@@ -131,3 +134,30 @@ def write_consolidation_files(con: duckdb.DuckDBPyConnection, run_dir: Path,
     write_parquet(con, "SELECT * FROM sum_series ORDER BY bin", run_dir / SUM_FILE)
     write_parquet(con, "SELECT * FROM sum_profiles ORDER BY kind, key", run_dir / PROFILES_FILE)
     return [GRID_FILE, SUM_FILE, PROFILES_FILE]
+
+
+def copy_inputs(files: Sequence[str], raw_path: Callable[[str], Path]) -> str | None:
+    """Keep small inputs beside the document (raw/, `raw_path(name)` the destination); None, or the note
+    saying why they are not copied (over RAW_COPY_MAX_BYTES in all: named in params.files instead).
+
+    Only regular files (a DMA collection directory is named in params.files, not copied); two inputs of
+    the same name from different directories are both kept (the second as NAME.2, ...)."""
+    sizes = {}
+    for f in files:
+        if not is_regular(f):
+            continue
+        try:
+            sizes[f] = Path(f).stat().st_size
+        except OSError:
+            continue
+    if sum(sizes.values()) > RAW_COPY_MAX_BYTES:
+        return "inputs over 50 MB in all are not copied into raw/; params.files names them"
+    used: set[str] = set()
+    for f in sizes:
+        name, k = Path(f).name, 1
+        while name in used:
+            k += 1
+            name = f"{Path(f).name}.{k}"
+        used.add(name)
+        shutil.copyfile(f, raw_path(name))
+    return None

@@ -239,3 +239,10 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
               ("the source" if out["capacity_gb"] is not None else "unknown (no capacity requirement)"),
               "absent": absent}
     return {k: out[k] for k in REQUIREMENT_KEYS}, source
+
+
+def with_headroom(req: dict[str, Any]) -> dict[str, float | None]:
+    """Each figure of a `requirement` with its headroom on top (what the planner will size for);
+    a missing figure stays missing."""
+    return {k: None if req[k] is None else req[k] * (1 + req["headroom"]) for k in
+            ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb")}

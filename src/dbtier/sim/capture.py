@@ -1,4 +1,5 @@
-"""`dbtier simulate capture`, the pure parts: which obstacle stops blktrace, and its command lines.
+"""`dbtier simulate capture`, the pure parts: which obstacle stops blktrace, its command lines, how long
+to trace, and where a capture run directory keeps its trace.
 
 `dbtier.measure.capture` gathers the facts (tools on PATH, uid, mounts, /sys,
 blktrace's own error, dmesg) and runs the commands; these functions only judge and build, so
@@ -14,8 +15,14 @@ target with a block device under it (overlay, tmpfs, NFS have none).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from dbtier.core.errors import DbtierError
+
+# the text trace a capture run directory holds (what `simulate run RUN_DIR` replays)
+CAPTURE_TRACE = "trace.blkparse.txt"
+# a capture with neither --duration nor --run traces this long
+DEFAULT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -89,3 +96,22 @@ def blktrace_argv(blktrace: str, device: str, out_dir: str, name: str = "capture
 
 def blkparse_argv(blkparse: str, in_dir: str, out_file: str, name: str = "capture") -> list[str]:
     return [blkparse, "-i", name, "-D", in_dir, "-o", out_file]
+
+
+def capture_seconds(duration_s: float | None, has_command: bool) -> float | None:
+    """How long to trace: --duration if given, else while the command runs (None), else DEFAULT_SECONDS."""
+    if duration_s is not None:
+        return duration_s
+    return None if has_command else DEFAULT_SECONDS
+
+
+def trace_path(text: str) -> Path:
+    """`simulate run TRACE`: a trace file as given, or the captured trace of a capture run directory."""
+    p = Path(text)
+    if p.is_dir():
+        candidate = p / CAPTURE_TRACE
+        if candidate.exists():
+            return candidate
+        raise DbtierError(f"{p} is a directory without a captured trace ({CAPTURE_TRACE})",
+                          "pass a trace file, or the run directory of a successful `dbtier simulate capture`")
+    return p

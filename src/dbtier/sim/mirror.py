@@ -59,6 +59,22 @@ class Failure:
         return "slow" if self.side == "fast" else "fast"
 
 
+def failure_from(fail: tuple[str, float] | None, return_: tuple[str, float] | None) -> Failure | None:
+    """--fail SIDE@T and --return SIDE@T as one Failure (None without --fail): only the failed side returns."""
+    if fail is None:
+        if return_ is not None:
+            raise DbtierError("--return without --fail", "name the failure first: --fail SIDE@T")
+        return None
+    side, t1 = fail
+    t2 = None
+    if return_ is not None:
+        side2, t2 = return_
+        if side2 != side:
+            raise DbtierError(f"--return {side2} but --fail {side}: only the failed side can return",
+                              f"write --return {side}@T")
+    return Failure(side, t1, t2)
+
+
 def dirty_regions(offset: np.ndarray, length: np.ndarray, volume: np.ndarray, region_size: int) -> int:
     """Distinct (volume, region) pairs touched by these writes.
 

@@ -1,0 +1,133 @@
+"""`dbtier history`'s terminal output: the tables of import, consolidate and requirement.
+
+Only formatting of the result document (`dbtier.history.summary` computes every figure).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from dbtier.cli.markup import esc, lit
+
+
+def import_run(out: Console, doc: dict[str, Any], run_dir: Path) -> None:
+    """`history import`: p95 / max per database, the periods, notes, limitations and the next step."""
+    out.print(_import_table(doc))
+    for line in _periods(doc):
+        out.print(f"[dim]{esc(line)}[/dim]")
+    for note in doc.get("notes") or []:
+        out.print(f"[dim]note: {esc(note)}[/dim]")
+    for lim in doc.get("limitations") or []:
+        out.print(f"[yellow]limitation: {esc(lim)}[/yellow]")
+    out.print(f"[dim]{len(doc['databases'])} database(s); full series in "
+              f"{esc(', '.join(doc['series_files']))}. Run: {esc(run_dir)}[/dim]")
+    out.print(f"[dim]next: dbtier history requirement {esc(run_dir)}   or   "
+              f"dbtier history consolidate {esc(run_dir)} OTHER_RUN ...[/dim]")
+
+
+def consolidation(out: Console, d: dict[str, Any], run_dir: Path) -> None:
+    """`history consolidate`: sum of peaks beside peak of sum, the gain, and what drives the peak."""
+    t = Table(title="consolidation (each database on a common UTC grid of "
+              f"{d['grid']['step_seconds']} s, {d['grid']['cells']} cells)", title_justify="left",
+              box=box.SIMPLE_HEAD, show_edge=False)
+    for c in ("", "IOPS", "MB/s"):
+        t.add_column(c, justify="left" if not c else "right")
+    sp = d["sum_of_peaks"]
+    t.add_row(f"sum of the peaks ({sp['percentile']} of each own series)", _n(sp["iops"]), _n(sp["mbps"], 1))
+    t.add_row("sum of the peaks on the grid", _n(d["sum_of_peaks_grid"]["iops"]),
+              _n(d["sum_of_peaks_grid"]["mbps"], 1))
+    t.add_row("peak of the sum (on the grid)", _n(d["peak_of_sum"]["iops"]), _n(d["peak_of_sum"]["mbps"], 1))
+    t.add_row("gain (grid sum of peaks / peak of sum)", _ratio(d.get("gain")), _ratio(d.get("gain_mbps")))
+    out.print(t)
+    out.print(esc(f"peak of the sum at {d['peak_time']} (MB/s: {d['peak_time_mbps']}); window "
+                  f"{d['grid']['start']} to {d['grid']['end']}"))
+    dt = Table(title="what drives the combined IOPS peak", title_justify="left", box=box.SIMPLE_HEAD,
+               show_edge=False)
+    for c in ("database", "IOPS at peak", "share", "its own peak", "of own peak"):
+        dt.add_column(c, justify="left" if c == "database" else "right")
+    for dr in d["drivers"]:
+        dt.add_row(lit(dr["database"]), _n(dr["iops"]), _pct(dr["share"]), _n(dr["own_peak_iops"]),
+                   _pct(dr["of_own_peak"]))
+    out.print(dt)
+    out.print(f"[dim]Run: {esc(run_dir)}; next: dbtier history requirement {esc(run_dir)}[/dim]")
+
+
+def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_headroom: dict[str, Any],
+                from_run: str, run_dir: Path) -> None:
+    """`history requirement`: each figure measured and with headroom, what is missing, and the next step."""
+    t = Table(title=esc(f"requirement: {source['statistic']} of {source['of']} (from {from_run})"),
+              title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    for c in ("", "measured", f"with {req['headroom']:.0%} headroom"):
+        t.add_column(c, justify="left" if not c else "right")
+    for k, label, digits in (("read_iops", "read IOPS", 0), ("write_iops", "write IOPS", 0),
+                             ("read_mbps", "read MB/s", 1), ("write_mbps", "write MB/s", 1),
+                             ("capacity_gb", "capacity GB", 1)):
+        t.add_row(label, _n(req[k], digits), _n(with_headroom[k], digits))
+    out.print(t)
+    for k, why in source["absent"].items():
+        out.print(f"[yellow]{esc(k)}: missing[/yellow] — {esc(why)}; plan size will not size for it", highlight=False)
+    out.print(f"[dim]capacity from {esc(source['capacity_from'])}. Run: {esc(run_dir)}[/dim]")
+    out.print(f"[dim]next: dbtier plan size --from-history {esc(run_dir)}[/dim]")
+
+
+def _n(x: Any, digits: int = 0) -> str:
+    if x is None:
+        return "–"
+    return f"{x:,.{digits}f}"
+
+
+def _pct(x: Any) -> str:
+    return "–" if x is None else f"{x:.0%}"
+
+
+def _ratio(x: Any) -> str:
+    return "–" if x is None else f"{x:.2f}x"
+
+
+def _si(x: Any) -> str:
+    """Compact: 950, 9.5K, 185K, 1.2M; small fractions keep two significant digits."""
+    if x is None:
+        return "–"
+    ax = abs(x)
+    if ax >= 1e6:
+        return f"{x / 1e6:.3g}M"
+    if ax >= 1e4:
+        return f"{x / 1e3:.3g}K"
+    if ax >= 100 or x == 0:
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
+
+
+def _pm(p: dict[str, Any] | None) -> str:
+    p = p or {}
+    return f"{_si(p.get('p95'))} / {_si(p.get('max'))}"
+
+
+def _import_table(doc: dict[str, Any], limit: int = 30) -> Table:
+    t = Table(title=esc(f"{doc.get('source')} history: p95 / max of the interval rates"), title_justify="left",
+              box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    t.add_column("database", ratio=1, overflow="fold")
+    for c in ("intervals", "read IOPS", "write IOPS", "read MB/s", "write MB/s"):
+        t.add_column(c, justify="right", no_wrap=True)
+    dbs = doc.get("databases") or []
+    for db in dbs[:limit]:
+        pk = db.get("peaks") or {}
+        t.add_row(lit(db["name"]), _n(db.get("intervals")), _pm(pk.get("read_iops")), _pm(pk.get("write_iops")),
+                  _pm(pk.get("read_mbps")), _pm(pk.get("write_mbps")))
+    if len(dbs) > limit:
+        t.caption = f"... and {len(dbs) - limit} more databases (--json has them all)"
+    return t
+
+
+def _periods(doc: dict[str, Any], limit: int = 5) -> list[str]:
+    out = []
+    for db in (doc.get("databases") or [])[:limit]:
+        extra = f", {db['restarts']} restart(s)" if db.get("restarts") else ""
+        extra += f", {db['wraps']} counter wrap(s)" if db.get("wraps") else ""
+        out.append(f"{db['name']}: {db.get('start')} to {db.get('end')} UTC{extra}")
+    return out

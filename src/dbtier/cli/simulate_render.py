@@ -1,0 +1,110 @@
+"""`dbtier simulate`'s terminal output: the replay's progress bar and the run's summary.
+
+Only formatting of the result document (`dbtier.sim.simulate` computes every figure).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+
+from dbtier.cli.markup import esc
+from dbtier.core.units import human_pct, human_us
+
+
+class Progress:
+    """A transient progress display on a terminal; silent otherwise (or under --json)."""
+
+    def __init__(self, con: Console, json_out: bool):
+        self.enabled = con.is_terminal and not json_out
+        self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                            console=con, transient=True) if self.enabled else None
+        self.task = None
+
+    def __enter__(self) -> "Progress":
+        if self.bar:
+            self.bar.start()
+            self.task = self.bar.add_task("reading the trace", total=1.0)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar:
+            self.bar.stop()
+
+    def __call__(self, phase: str, frac: float) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, description=phase, completed=frac)
+
+    def reading(self, frac: float) -> None:
+        self("reading the trace", frac)
+
+
+def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
+    """`simulate run`: the trace, the design, latency percentiles, utilisation, the curve and resync."""
+    det = doc["simulation"]
+    tr = doc["trace"]
+    info = det["trace_info"]
+    dur = "untimed" if tr["duration_s"] is None else f"{tr['duration_s']:,.1f} s"
+    con.print(f"[bold]{esc(info['path'])}[/bold] ({esc(info['format'])}): {tr['requests']:,} requests "
+              f"({tr['reads']:,} reads, {tr['writes']:,} writes), {tr['bytes'] / 1e9:,.3f} GB, {dur}"
+              + (f"; {info['skipped_bad_lines']} malformed lines skipped" if info["skipped_bad_lines"] else ""),
+              highlight=False)
+    devs = esc(", ".join(f"{r} {d['id']}" for r, d in det["devices"].items()))
+    head = f"design [bold]{esc(doc['design'])}[/bold]: {devs}"
+    if doc["design"] == "read-cache":
+        c = det["cache"]
+        head += esc(f"; {c['cache_gb']:g} GB {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
+                 f"read hit ratio {human_pct(doc['read_hit_ratio'])} of blocks, {human_pct(doc['request_hit_ratio'])} "
+                 "of requests")
+    con.print(head, highlight=False)
+
+    t = Table(box=box.SIMPLE_HEAD, title="latency (queueing model)", title_justify="left")
+    t.add_column("")
+    for k in ("p50", "p95", "p99", "p99.9"):
+        t.add_column(k, justify="right")
+    base = det.get("baseline")
+    for op in ("read", "write"):
+        lat = doc["latency_us"][op]
+        t.add_row(f"{op}", *[human_us(lat[k]) for k in ("p50", "p95", "p99", "p999")])
+        if base:
+            bl = base["latency_us"][op]
+            t.add_row(f"[dim]{op}, {esc(base['device'])} alone[/dim]",
+                      *[f"[dim]{human_us(bl[k])}[/dim]" for k in ("p50", "p95", "p99", "p999")])
+    con.print(t)
+    con.print("utilisation: " + esc(", ".join(f"{r} {human_pct(u)}" for r, u in doc["device_util"].items())),
+              highlight=False)
+    if doc["curve"] and len(doc["curve"]) > 1:
+        ct = Table(box=box.SIMPLE_HEAD, title="hit-ratio curve", title_justify="left")
+        for name in ("cache GB", "read hit ratio", "request hit ratio"):
+            ct.add_column(name, justify="right")
+        for pt in det["curve_detail"]:
+            mark = " (≥ working set)" if pt["larger_than_working_set"] else ""
+            ct.add_row(f"{pt['cache_gb']:.4g}{mark}", human_pct(pt["read_hit_ratio"]), human_pct(pt["request_hit_ratio"]))
+        con.print(ct)
+    rs = doc["resync"]
+    if rs:
+        f = det["mirror"]["failure"]
+        secs = "never (the side does not return)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
+        con.print(esc(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions, "
+                      f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s"),
+                  highlight=False)
+    for n in det["notes"]:
+        con.print(f"[dim]note: {esc(n)}[/dim]", highlight=False)
+    con.print(f"[dim]Run: {esc(run_dir)}  (`dbtier report {esc(run_dir)}` draws the curve, CDFs and timeline)[/dim]",
+              highlight=False)
+
+
+def capture(con: Console, summary: dict[str, Any] | None, trace_file: Path, run_dir: Path) -> None:
+    """`simulate capture`: what the trace holds (None: no read or write requests) and the next command."""
+    if summary:
+        con.print(esc(f"captured {summary['requests']:,} requests ({summary['reads']:,} reads, "
+                      f"{summary['writes']:,} writes) into {trace_file}"), highlight=False)
+    else:
+        con.print(esc(f"captured no read or write requests into {trace_file}"), highlight=False)
+    con.print(f"[dim]next: dbtier simulate run {esc(run_dir)} --design ...[/dim]", highlight=False)

@@ -1,0 +1,115 @@
+"""The `dbtier plan` document: each action's body, the pricing note, and the requirement from options.
+
+Pure: planner results and option values in, the document's top-level keys out
+(the contract keys the report and `--json` read; see README, "dbtier plan").
+`dbtier.cli.plan` parses and prints; what the document says is decided here.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+from dbtier.core.errors import DbtierError
+from dbtier.model.planner import BudgetOption, Equivalence, Requirement, Sizing, Value, requirement_from_history
+
+# the headroom `plan size` adds on top when neither --headroom nor a history run gives one
+DEFAULT_HEADROOM = 0.3
+
+
+# -- numbers as the plan prints them (the terminal tables and the document's notes share them) ---------
+
+def number_text(x: float | None, digits: int = 0) -> str:
+    """1,234 / 2.50 (a small fraction keeps two decimals) / ∞ / - for none."""
+    if x is None:
+        return "-"
+    if x == math.inf:
+        return "∞"
+    if digits == 0 and abs(x) < 10 and not float(x).is_integer():
+        return f"{x:.2f}"
+    return f"{x:,.{digits}f}"
+
+
+def usd_text(x: float | None) -> str:
+    """$1,234 / $2.50 (cents only below $10) / - for none."""
+    return "-" if x is None else ("$" + number_text(x, 2 if 0 < abs(x) < 10 and not float(x).is_integer() else 0))
+
+
+# -- the document's top level ----------------------------------------------------------------------
+
+def pricing(catalog_server_ports: int, server_ports: int | None, devices_only: bool) -> dict[str, Any]:
+    """The document's top-level `pricing`: which pricing every figure of this run used.
+
+    `server_ports` is --server-ports (None: the catalog's `catalog_server_ports`)."""
+    ports = catalog_server_ports if server_ports is None else server_ports
+    basis = "devices only" if devices_only else "devices and overheads"
+    where = "--server-ports" if server_ports is not None else "the catalog's default"
+    text = ("devices only (--devices-only): controllers, enclosures and slots are not priced; their MB/s "
+            "ceilings still apply" if devices_only else
+            f"devices and overheads, on a server with {ports} drive port{'s' if ports != 1 else ''} of its own "
+            f"({where}): HBA/enclosure units are priced only past them; PCIe cards and NVMe drives need none")
+    return {"basis": basis, "server_ports": ports,
+            "server_ports_from": "--server-ports" if server_ports is not None else "catalog", "text": text}
+
+
+def equivalent_body(eq: Equivalence) -> dict[str, Any]:
+    return {"reference": eq.reference.to_dict(),
+            "using": {"device": eq.using.id, "layout": eq.layout},
+            "read_fraction": eq.read_fraction,
+            "by_metric": {k: m.contract() for k, m in eq.by_metric.items()},
+            "arrays": {k: m.evaluation.to_dict() for k, m in eq.by_metric.items()},
+            "matched": {k: m.reference_value for k, m in eq.by_metric.items()}}
+
+
+def budget_body(options: Sequence[BudgetOption], usd: float, layout: str, read_fraction: float) -> dict[str, Any]:
+    """Each option's contract, with what the budget leaves (`left_usd`) and, when it buys none, why."""
+    opts = []
+    for o in options:
+        d = o.contract()
+        d.update({"layout": o.layout, "smallest_price_usd": o.smallest_price_usd, "left_usd": usd - d["price_usd"],
+                  "array": o.evaluation.to_dict() if o.evaluation else None})
+        if not o.count:
+            d["note"] = f"the budget buys no {o.layout} array of it: the smallest costs {usd_text(o.smallest_price_usd)}"
+        opts.append(d)
+    return {"usd": usd, "layout": layout, "read_fraction": read_fraction, "options": opts}
+
+
+def size_body(sz: Sizing, history: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"requirement": sz.requirement.to_dict(),
+            "candidates": [c.contract() for c in sz.candidates],
+            "binding": sz.binding,
+            "binding_detail": sz.binding_detail,
+            "designs_tried": sz.considered,
+            "designs_meeting": sz.found,
+            "history": history}
+
+
+def value_body(v: Value, run_dir: str, command: Any) -> dict[str, Any]:
+    return {"result": {"run_dir": run_dir, "command": command, "kind": v.kind},
+            "config": v.evaluation.to_dict(),
+            "measured": v.measured,
+            "value": v.figures,
+            "figures_used": v.figures_used}
+
+
+# -- plan size: the requirement ------------------------------------------------------------------------
+
+def requirement_from_options(given: dict[str, float | None], max_read_latency_us: float | None,
+                             headroom: float | None, history: dict[str, Any] | None = None,
+                             history_dir: str | None = None) -> tuple[Requirement, dict[str, Any] | None]:
+    """The requirement of `plan size` and the document's `history` (None without --from-history).
+
+    With a history run (`history`, its loaded result; `history_dir`, as given) its requirement is the
+    base and the options given override it; without one, the options are the requirement and at least
+    one of them must be given. Headroom: --headroom, else the history run's, else DEFAULT_HEADROOM."""
+    if history is not None:
+        assert history_dir is not None
+        req = requirement_from_history(history, history_dir, given, headroom, max_read_latency_us)
+        return req, {"run_dir": str(Path(history_dir)), "requirement": history.get("requirement")}
+    if not any(v is not None for v in given.values()) and max_read_latency_us is None:
+        raise DbtierError("no requirement given", "give at least one of --read-iops, --write-iops, --read-mbps, "
+                          "--write-mbps, --capacity-gb, --max-read-latency-us, or --from-history RUN_DIR")
+    req = Requirement(**given, max_read_latency_us=max_read_latency_us,
+                      headroom=DEFAULT_HEADROOM if headroom is None else headroom)
+    return req, None
