@@ -14,7 +14,9 @@ import pytest
 from conftest import call_main
 from samples import BACKUP_DUCKDB, DSS_SPILL, LAB, MATRIX, MATRIX_EMULATED, PROBE, TPCC, make_lab, run_dir
 
+from dbtier.core.errors import DbtierError
 from dbtier.results import types
+from dbtier.results.shape import check_document
 from dbtier.results.schema import result_schema
 from dbtier.results.schema.generate import generate, text
 
@@ -75,13 +77,14 @@ def test_the_schema_is_draft_2020_12():
     jsonschema.Draft202012Validator.check_schema(generate())
 
 
-def test_every_command_has_a_section_and_a_real_document(documents):
-    commands = {d["command"] for d in documents.values()}
-    kinds = {(d["command"], d.get("bench") or d.get("plan") or "") for d in documents.values()}
-    assert commands == {when["command"] for when, _ in types.SECTIONS}
+def _matches(doc: dict, when: dict[str, str]) -> bool:
+    return all((doc["params"].get(k[7:]) if k.startswith("params.") else doc.get(k)) == v for k, v in when.items())
+
+
+def test_every_command_has_a_section_and_every_section_a_real_document(documents):
+    assert {d["command"] for d in documents.values()} == {when["command"] for when, _ in types.SECTIONS}
     for when, _ in types.SECTIONS:
-        kind = when.get("bench") or when.get("plan") or ""
-        assert (when["command"], kind) in kinds, when
+        assert any(_matches(d, when) for d in documents.values()), when
 
 
 def test_every_document_validates(documents):
@@ -118,3 +121,31 @@ def test_a_wrong_type_fails_validation(documents, name, path, value):
     at[path[-1]] = value
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, result_schema())
+
+
+# -- the shape check (results/shape.py) derives from the same types --------------------------------------------
+
+def test_the_shape_check_accepts_every_real_document(documents):
+    for name, doc in documents.items():
+        check_document(doc, name)
+
+
+@pytest.mark.parametrize("name, path, value, message", [
+    ("history-import", ["databases", 0, "name"], None, "`databases[0].name` is null, expected a string"),
+    ("history-import", ["databases", 0, "peaks"], [1], "`databases[0].peaks` is a list, expected an object or null"),
+    ("bench-dss", ["params", "data"], ["/a"], "`params.data` is a list, expected a string or null"),
+    ("bench-oltp", ["points", 0, "tps"], "1500", "`points[0].tps` is a string, expected a number or null"),
+    ("probe", ["targets", 0, "summary", "read_iops_4k"], True,
+     "`targets[0].summary.read_iops_4k` is true, expected a number or null"),
+    ("plan-size", ["params"], None, "`params` is null, expected an object"),
+    ("lab", ["steps", 0, "run_dir"], 3, "`steps[0].run_dir` is a number, expected a string or null"),
+])
+def test_the_shape_check_names_the_key_and_what_was_expected(documents, name, path, value, message):
+    doc = copy.deepcopy(documents[name])
+    at = doc
+    for key in path[:-1]:
+        at = at[key]
+    at[path[-1]] = value
+    with pytest.raises(DbtierError) as e:
+        check_document(doc, "result.json")
+    assert e.value.message == f"result.json: {message}"

@@ -3,7 +3,9 @@
 
 Every TypedDict here becomes a `$defs` entry (its name in snake_case, its docstring the description).
 `Annotated[T, S(...)]` adds JSON Schema keywords (minimum, pattern, description) to T; `Annotated[T, Def("x")]`
-names a plain type as `$defs/x`. `EXTRA[cls]` is what keys a type does not list may hold (False: none).
+names a plain type as `$defs/x`.
+results/shape.py derives its fast structural check from the same types (null accepted at every key, as
+readers take it for absent, except where a key is `Required[...]`). `EXTRA[cls]` is what keys a type does not list may hold (False: none).
 Keys are the JSON keys, as readers use them: renaming one here renames it in the schema only, never in what
 the commands write, so a test validates real documents of every command against the generated schema.
 
@@ -12,7 +14,7 @@ envelope. The sections of the newer commands list their keys as optional: a fail
 writing them, and their types are checked wherever they are present.
 """
 
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Required, TypedDict
 
 
 class Def:
@@ -97,18 +99,23 @@ class Guard(TypedDict):
     message: str
 
 
+class Params(TypedDict, total=False):
+    """the command's options as given (each command its own; `action`: the subcommand, where it has one)"""
+    action: str
+
+
 class Envelope(TypedDict):
     """Every dbtier command writes one of these as result.json in its run directory. Shared keys are defined
     here; each command adds its own section (dbtier.results.types.SECTIONS)."""
     schema_version: Literal[1]
-    command: str
+    command: Required[str]        # Required: the shape check refuses null here too (readers index by it)
     dbtier_version: str
     started_at: Timestamp
     finished_at: Timestamp | None
     status: Status
     machine: Machine
-    params: Obj
-    errors: list[Error]
+    params: Required[Params]
+    errors: Required[list[Error]]
     guards: NotRequired[list[Guard]]
     notes: NotRequired[list[str]]
 
@@ -366,6 +373,21 @@ class OltpResult(TypedDict):
     load: NotRequired[Obj | None]
 
 
+class BenchParams(TypedDict, total=False):
+    """the verdict groups runs by these (they are hash keys: a list there is refused)"""
+    engine: str | None
+    scale: float | None
+    data: str | None
+    temp: str | None
+
+
+class BenchResult(TypedDict, total=False):
+    """every bench kind: what the verdict and the report read before they know the kind"""
+    bench: str
+    engine: str | None
+    params: BenchParams
+
+
 # -- bench dss and bench backup (cli/bench_dss.py, cli/bench_backup.py) -----------------------------------------
 
 class DssQuery(TypedDict, total=False):
@@ -544,12 +566,30 @@ Peaks = dict[str, dict[str, float | None] | None]
 
 
 class HistoryDatabase(TypedDict, total=False):
-    name: str
+    name: Required[str]
     intervals: int
     start: str | None
     end: str | None
     peaks: Peaks
     total: Peaks
+    capacity_gb: float | None
+
+
+class Named(TypedDict, total=False):
+    name: Required[str]
+    peaks: Peaks
+    capacity_gb: float | None
+
+
+class HistoryResult(TypedDict, total=False):
+    """every history action: what plan --from-history and the report read before they know the action"""
+    kind: str
+    source: str
+    databases: list[Named]
+    peaks: Peaks
+    requirement: Obj | None
+    series_files: list[str]
+    drivers: list[Obj]
     capacity_gb: float | None
 
 
@@ -671,6 +711,7 @@ EXTRA: dict[type, Any] = {Versions: str | None, ProbeSummary: False}
 # (which documents, their section): `when` maps a key (a dotted path into params) to the value it holds.
 SECTIONS: list[tuple[dict[str, str], type]] = [
     ({"command": "probe"}, ProbeResult),
+    ({"command": "bench"}, BenchResult),
     ({"command": "bench", "bench": "oltp"}, OltpResult),
     ({"command": "bench", "bench": "dss"}, DssResult),
     ({"command": "bench", "bench": "backup"}, BackupResult),
@@ -680,6 +721,7 @@ SECTIONS: list[tuple[dict[str, str], type]] = [
     ({"command": "plan", "plan": "size"}, PlanSize),
     ({"command": "plan", "plan": "value"}, PlanValue),
     ({"command": "simulate"}, SimulateResult),
+    ({"command": "history"}, HistoryResult),
     ({"command": "history", "params.action": "import"}, HistoryImport),
     ({"command": "history", "params.action": "consolidate"}, HistoryConsolidate),
     ({"command": "history", "params.action": "requirement"}, HistoryRequirement),
