@@ -61,6 +61,11 @@ def _in_process(root: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
+def validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(result_schema())   # the schema checked once, not per document
+
+
+@pytest.fixture(scope="module")
 def documents(tmp_path_factory) -> dict[str, dict]:
     docs = _in_process(tmp_path_factory.mktemp("docs"))
     docs.update({name: json.loads(path.read_text()) for name, path in SAVED.items()})
@@ -87,8 +92,7 @@ def test_every_command_has_a_section_and_every_section_a_real_document(documents
         assert any(_matches(d, when) for d in documents.values()), when
 
 
-def test_every_document_validates(documents):
-    validator = jsonschema.Draft202012Validator(result_schema())
+def test_every_document_validates(documents, validator):
     for name, doc in documents.items():
         errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]
         assert not errors, (name, errors[:3])
@@ -112,15 +116,15 @@ def test_every_document_validates(documents):
     ("catalog-show", ["overheads"], "none"),
     ("probe", ["started_at"], "yesterday"),
 ])
-def test_a_wrong_type_fails_validation(documents, name, path, value):
+def test_a_wrong_type_fails_validation(documents, validator, name, path, value):
     doc = copy.deepcopy(documents[name])
-    jsonschema.validate(doc, result_schema())
+    validator.validate(doc)
     at = doc
     for key in path[:-1]:
         at = at[key]
     at[path[-1]] = value
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(doc, result_schema())
+        validator.validate(doc)
 
 
 # -- the shape check (results/shape.py) derives from the same types --------------------------------------------

@@ -78,7 +78,6 @@ def _of(tp: Any) -> Any:
         return dict if value is None else {"*": Opt(value)}
     if is_typeddict(tp):
         hints = get_type_hints(tp, include_extras=True)
-        hints.update({k: v for k, v in tp.__annotations__.items() if k not in hints})
         shape = {k: f for k, f in ((k, _field(v)) for k, v in hints.items()) if f is not None}
         extra = types.EXTRA.get(tp, False)
         if extra is not False and _of(extra) is not None:

@@ -618,23 +618,20 @@ class HistoryConsolidate(TypedDict, total=False):
     series_files: list[str]
 
 
-class HistoryRequirement(TypedDict, total=False):
-    requirement: Obj
-    with_headroom: dict[str, float | None]
-    read_iops: float | None
-    write_iops: float | None
-    read_mbps: float | None
-    write_mbps: float | None
-    capacity_gb: float | None
-    percentile: float | None
-    headroom: float | None
-    absent: Obj
-    # `from` is a Python keyword: added below
-    # from: Obj
-
-
-HistoryRequirement.__annotations__["from"] = Obj
-HistoryRequirement.__optional_keys__ = HistoryRequirement.__optional_keys__ | {"from"}
+# The functional form: `from` (where the figures came from) is a Python keyword.
+HistoryRequirement = TypedDict("HistoryRequirement", {
+    "requirement": Obj,
+    "with_headroom": dict[str, float | None],
+    "read_iops": float | None,
+    "write_iops": float | None,
+    "read_mbps": float | None,
+    "write_mbps": float | None,
+    "capacity_gb": float | None,
+    "percentile": float | None,
+    "headroom": float | None,
+    "absent": Obj,
+    "from": Obj,
+}, total=False)
 
 
 # -- the commands that read runs: report, show, compare; catalog -----------------------------------------------------

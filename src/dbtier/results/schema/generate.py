@@ -80,7 +80,6 @@ class _Gen:
 
     def object(self, cls: type) -> dict[str, Any]:
         hints = get_type_hints(cls, include_extras=True)
-        hints.update({k: v for k, v in cls.__annotations__.items() if k not in hints})
         out: dict[str, Any] = {"type": "object"}
         if cls.__doc__ and cls.__doc__ != getattr(cls.__mro__[1], "__doc__", None):
             out["description"] = " ".join(cls.__doc__.split())
