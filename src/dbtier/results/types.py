@@ -546,6 +546,14 @@ class TraceFigures(TypedDict, total=False):
     duration_s: float | None
 
 
+class Capture(TypedDict, total=False):
+    """simulate capture: the blktrace capture (the trace's figures null when the device was idle)"""
+    block_device: str
+    trace_file: str
+    command_returncode: int | None
+    trace: TraceFigures | None
+
+
 class SimulateResult(TypedDict, total=False):
     trace: TraceFigures
     design: str
@@ -557,7 +565,7 @@ class SimulateResult(TypedDict, total=False):
     device_util: dict[str, float | None]
     resync: Obj | None
     simulation: Obj
-    capture: Annotated[Obj, doc("simulate capture: the blktrace capture (its device, trace file, duration)")]
+    capture: Capture
 
 
 # -- history (cli/history.py, history/) ------------------------------------------------------------------------------
@@ -601,6 +609,7 @@ class HistoryImport(TypedDict, total=False):
     databases: list[HistoryDatabase]
     series_files: list[str]
     limitations: list[Any]
+    raw_note: Annotated[str, doc("inputs too large to copy into raw/ (params.files names them)")]
 
 
 class HistoryConsolidate(TypedDict, total=False):
