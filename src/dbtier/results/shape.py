@@ -1,6 +1,6 @@
-"""A light structural check of a loaded result document: the keys each kind's readers use, with the
-types they expect (not the full JSON Schema: that is for what dbtier writes, and slow on a history
-import of a thousand databases).
+"""A light structural check of a loaded result document: the keys of dbtier.results.types (the types the
+JSON Schema is generated from), with the types readers expect; not the full JSON Schema (that is for what
+dbtier writes, and slow on a history import of a thousand databases).
 
 A shape is a type (or tuple of types), `Opt(shape)` (shape or null), `[shape]` (a list of them), or a
 dict of key -> shape (the keys optional, a key "*" for every other value). A document that does not
@@ -9,9 +9,12 @@ match gives one DbtierError naming the file, the key path, what it holds and wha
 
 from __future__ import annotations
 
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints
+from typing import is_typeddict
 
 from dbtier.core.errors import DbtierError
+from dbtier.results import types
 
 
 class Opt:
@@ -25,32 +28,71 @@ class Num:
 
 HINT = "pass a run directory written by dbtier (this result.json was edited or written by something else)"
 
-COMMON: dict[str, Any] = {
-    "command": str, "status": Opt(str), "started_at": Opt(str), "finished_at": Opt(str),
-    "dbtier_version": Opt(str), "params": dict, "errors": [dict],
-    "machine": Opt({"hostname": Opt(str), "targets": [dict]}),
-}
 
-_SUMMARY = Opt({"fsync_honesty": Opt(str), "fsync_honesty_reason": Opt(str), "*": Opt(Num)})
+def _field(tp: Any) -> Any:
+    """A key's shape: null accepted (readers take it for absent) unless the key is Required[...] and its
+    type admits no None."""
+    strict = get_origin(tp) is Required
+    tp = get_args(tp)[0] if get_origin(tp) in (Required, NotRequired) else tp
+    shape = _of(tp)
+    if shape is None:
+        return None
+    return shape if strict and not _nullable(tp) else Opt(shape)
 
-BY_COMMAND: dict[str, dict[str, Any]] = {
-    "probe": {"targets": [{"path": Opt(str), "summary": _SUMMARY, "points": [dict], "status": Opt(str),
-                           "fill": Opt(dict), "steady_state": Opt(dict), "fsync_honesty": Opt(dict)}]},
-    "bench": {"bench": Opt(str), "engine": Opt(str), "scale": Opt(Num), "points": [dict], "knee": Opt(dict),
-              "steps": [dict], "runs": [[dict]], "queries": [dict], "targets": [dict], "placement": Opt(dict),
-              "load": Opt(dict), "source": Opt(dict), "devices": Opt([str]),
-              # the verdict groups runs by these (hash keys: a list there is refused here, not there)
-              "params": {"engine": Opt(str), "scale": Opt(Num), "data": Opt(str), "temp": Opt(str)}},
-    "lab": {"steps": [{"name": Opt(str), "run_dir": Opt(str), "status": Opt(str)}], "requirement": Opt(dict),
-            "standing": Opt([dict]), "report": Opt(dict)},
-    "history": {"params": {"action": Opt(str)}, "kind": Opt(str), "source": Opt(str),
-                "databases": Opt([{"name": str, "peaks": Opt({"*": Opt(dict)}), "capacity_gb": Opt(Num)}]),
-                "peaks": Opt({"*": Opt(dict)}), "requirement": Opt(dict), "series_files": Opt([str]),
-                "drivers": Opt([dict]), "capacity_gb": Opt(Num)},
-    "plan": {"plan": Opt(str), "requirement": Opt(dict), "catalog": Opt(dict)},
-    "simulate": {"params": {"action": Opt(str)}, "trace": Opt(dict), "simulation": Opt(dict),
-                 "latency_us": Opt(dict), "capture": Opt(dict), "resync": Opt(dict)},
-}
+
+def _nullable(tp: Any) -> bool:
+    if get_origin(tp) is Annotated:
+        return _nullable(get_args(tp)[0])
+    if get_origin(tp) is Literal:
+        return None in get_args(tp)
+    return tp is type(None) or (get_origin(tp) in (Union, UnionType) and any(_nullable(m) for m in get_args(tp)))
+
+
+def _of(tp: Any) -> Any:
+    """The shape of a result type (dbtier.results.types); None: anything goes there."""
+    origin = get_origin(tp)
+    if origin is Annotated:
+        return _of(get_args(tp)[0])
+    if tp is Any:
+        return None
+    if tp in (int, float):
+        return Num
+    if tp in (str, bool, dict, list):
+        return tp
+    if origin is Literal:
+        kinds = tuple(dict.fromkeys(Num if type(v) in (int, float) else type(v)
+                                    for v in get_args(tp) if v is not None))
+        return kinds[0] if len(kinds) == 1 else kinds
+    if origin in (Union, UnionType):
+        members = [_of(m) for m in get_args(tp) if m is not type(None)]
+        if len(members) == 1:
+            return members[0]
+        if all(isinstance(m, type) for m in members):
+            return tuple(members)
+        return None
+    if origin is list:
+        item = _of(get_args(tp)[0])
+        return list if item is None else [item]
+    if origin is dict:
+        value = _of(get_args(tp)[1])
+        return dict if value is None else {"*": Opt(value)}
+    if is_typeddict(tp):
+        hints = get_type_hints(tp, include_extras=True)
+        shape = {k: f for k, f in ((k, _field(v)) for k, v in hints.items()) if f is not None}
+        extra = types.EXTRA.get(tp, False)
+        if extra is not False and _of(extra) is not None:
+            shape["*"] = Opt(_of(extra))
+        return shape
+    raise TypeError(f"no shape for {tp!r}")
+
+
+COMMON: dict[str, Any] = _of(types.Envelope)
+# The commands whose sections other commands read (report, show's verdict, compare, plan value and
+# --from-history, simulate --device, bench dss --probe); the others' documents are shown as they are.
+READ_BACK = {"probe", "bench", "lab", "history", "plan", "simulate"}
+# (when, shape) for those sections, from the same table as the JSON Schema's if/then
+SECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [(when, _of(cls)) for when, cls in types.SECTIONS
+                                                         if when["command"] in READ_BACK]
 
 _NAMES = {str: "a string", dict: "an object", list: "a list", Num: "a number", bool: "true or false",
           int: "an integer", float: "a number"}
@@ -126,6 +168,13 @@ def check_document(doc: dict[str, Any], file: str) -> None:
     if "command" not in doc:
         raise DbtierError(f"{file}: not a dbtier result (no `command`)", HINT)
     _check(doc, COMMON, "", file)
-    extra = BY_COMMAND.get(doc["command"])
-    if extra:
-        _check(doc, extra, "", file)
+    for when, shape in SECTIONS:
+        if all(_value(doc, key) == value for key, value in when.items()):
+            _check(doc, shape, "", file)
+
+
+def _value(doc: dict[str, Any], key: str) -> Any:
+    if key.startswith("params."):
+        params = doc.get("params")
+        return params.get(key[7:]) if isinstance(params, dict) else None
+    return doc.get(key)
