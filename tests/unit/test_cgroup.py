@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.cli import options
+from dbtier.cli import options, settings_options
 from dbtier.measure import cgroup
 from dbtier.measure.cgroup import Place
 
@@ -90,8 +90,8 @@ def test_memory_option():
     for bad in ("1k", "nan", "-1G", "lots", "0"):
         with pytest.raises(argparse.ArgumentTypeError):
             conv(bad)
-    assert options.pg_memory_bytes("128MB") == 128 * MIB
-    assert options.pg_memory_bytes("16384", plain_kb=8) == 128 * MIB   # a bare shared_buffers is 8 kB pages
+    assert settings_options.pg_memory_bytes("128MB") == 128 * MIB
+    assert settings_options.pg_memory_bytes("16384", plain_kb=8) == 128 * MIB   # a bare shared_buffers is 8 kB pages
 
 
 def _writable_memory_controller() -> bool:

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dbtier.cli import options as opt
+from dbtier.cli import settings_options as pgopt
 from dbtier.cli.main import build_parser
 from dbtier.cli.markup import esc, lit
 from dbtier.core.units import UnitError, parse_duration, parse_float, parse_int, parse_size
@@ -161,11 +162,11 @@ def _conv(fn, text):
     (opt.duration(0, 3600, lo_open=False), "0", 0.0),
     (opt.side_time(("fast", "slow")), "fast@10m", ("fast", 600.0)),
     (opt.side_time(("fast", "slow")), "up@10m", "ERR 'up@10m': unknown side 'up' (fast or slow)"),
-    (opt.pg_memory(128, 2**30, plain_kb=8), "128MB", "128MB"),
-    (opt.pg_memory(128, 2**30, plain_kb=8), "16", "16"),          # 16 pages of 8 kB = 128 kB
-    (opt.pg_memory(128, 2**30, plain_kb=8), "15", "ERR '15' must be between 128kB and 1TB"),
-    (opt.pg_time(30, 86400), "5min", "5min"),
-    (opt.pg_time(30, 86400), "2d", "ERR '2d' must be between 30 s and 86400 s"),
+    (pgopt.pg_memory(128, 2**30, plain_kb=8), "128MB", "128MB"),
+    (pgopt.pg_memory(128, 2**30, plain_kb=8), "16", "16"),          # 16 pages of 8 kB = 128 kB
+    (pgopt.pg_memory(128, 2**30, plain_kb=8), "15", "ERR '15' must be between 128kB and 1TB"),
+    (pgopt.pg_time(30, 86400), "5min", "5min"),
+    (pgopt.pg_time(30, 86400), "2d", "ERR '2d' must be between 30 s and 86400 s"),
 ])
 def test_option_types(fn, text, expected):
     got = _conv(fn, text)
@@ -177,7 +178,7 @@ def test_option_types(fn, text, expected):
 
 @pytest.mark.parametrize("text", ["1G", "1gb", "128 mb", "1GB'; DROP TABLE x; --", "nanMB", "1e3MB", "", "MB"])
 def test_pg_memory_refuses_what_postgresql_does_not_take(text):
-    assert str(_conv(opt.pg_memory(64, 2**31), text)).startswith("ERR")
+    assert str(_conv(pgopt.pg_memory(64, 2**31), text)).startswith("ERR")
 
 
 def _parse(argv):

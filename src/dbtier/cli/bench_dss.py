@@ -10,6 +10,7 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dbtier.cli import options as argtypes
+from dbtier.cli import settings_options as pgopt
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -35,7 +36,7 @@ def register_dss(bsub: argparse._SubParsersAction) -> None:
                    help="TPC-H scale factor (default 1, about 1 GB of data)")
     d.add_argument("--data", default=".", help="directory for the database files (default .)")
     d.add_argument("--temp", help="directory for spills (DuckDB temp_directory, PostgreSQL temp_tablespaces)")
-    d.add_argument("--memory-limit", type=argtypes.pg_memory(64, 2**31 - 1, example="500MB"),
+    d.add_argument("--memory-limit", type=pgopt.pg_memory(64, 2**31 - 1, example="500MB"),
                    help="DuckDB memory_limit / PostgreSQL work_mem, small to force spills (e.g. 500MB)")
     d.add_argument("--threads", type=argtypes.positive_int(MAX_THREADS), help="DuckDB threads (default: all cores)")
     d.add_argument("--compression", choices=("on", "off"), default="on",

@@ -29,7 +29,7 @@ def _fmt(x: float) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def _named(name: str, fn: Callable[[str], Any]) -> Callable[[str], Any]:
+def named(name: str, fn: Callable[[str], Any]) -> Callable[[str], Any]:
     fn.__name__ = name           # argparse shows it in some messages
     return fn
 
@@ -82,7 +82,7 @@ def number(lo: float | None = None, hi: float | None = MAX_FIGURE, *, lo_open: b
         v = _parse(units.parse_float, text)
         check_range(v, text, lo, hi, lo_open, hi_open, between=between)
         return v
-    return _named(name, conv)
+    return named(name, conv)
 
 
 def whole(lo: int | None = None, hi: int | None = INT64_MAX, name: str = "whole number") -> Callable[[str], int]:
@@ -91,7 +91,7 @@ def whole(lo: int | None = None, hi: int | None = INT64_MAX, name: str = "whole 
         v = _parse(units.parse_int, text)
         check_range(v, text, lo, hi)
         return v
-    return _named(name, conv)
+    return named(name, conv)
 
 
 def positive_float(hi: float = MAX_FIGURE) -> Callable[[str], float]:
@@ -116,7 +116,7 @@ def port() -> Callable[[str], int]:
         v = _parse(units.parse_int, text)
         check_range(v, text, 1, 65535, between=True)
         return v
-    return _named("TCP port", conv)
+    return named("TCP port", conv)
 
 
 def _each(text: str, parse: Callable[[str], Any], check: Callable[[Any, str], None],
@@ -141,7 +141,7 @@ def int_list(lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], list[int]]:
         if not any(p.strip() for p in text.split(",")):
             raise argparse.ArgumentTypeError(f"{text!r} holds no numbers (a comma-separated list, e.g. 1,2,4)")
         return _each(text, units.parse_int, lambda v, p: check_range(v, p, lo, hi), skip_empty=True)
-    return _named("list of whole numbers", conv)
+    return named("list of whole numbers", conv)
 
 
 def float_list(lo: float = 0, hi: float = MAX_FIGURE, lo_open: bool = True,
@@ -151,7 +151,7 @@ def float_list(lo: float = 0, hi: float = MAX_FIGURE, lo_open: bool = True,
         if text.strip() in keep:
             return text.strip()
         return tuple(_each(text, units.parse_float, lambda v, p: check_range(v, p, lo, hi, lo_open)))
-    return _named("list of numbers", conv)
+    return named("list of numbers", conv)
 
 
 def size(lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], int]:
@@ -160,7 +160,7 @@ def size(lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], int]:
         v = _parse(units.parse_size, text, lo)
         check_range(v, text, lo, hi, noun="positive")
         return v
-    return _named("size", conv)
+    return named("size", conv)
 
 
 def size_or(words: tuple[str, ...], lo: int = 1, hi: int = INT64_MAX) -> Callable[[str], int | str]:
@@ -172,7 +172,7 @@ def size_or(words: tuple[str, ...], lo: int = 1, hi: int = INT64_MAX) -> Callabl
             return size(lo, hi)(text)
         except argparse.ArgumentTypeError as exc:
             raise argparse.ArgumentTypeError(f"{exc} (or {' or '.join(words)})") from None
-    return _named("size", conv)
+    return named("size", conv)
 
 
 def duration(lo: float = 0, hi: float = WEEK_S, lo_open: bool = True) -> Callable[[str], float]:
@@ -181,7 +181,7 @@ def duration(lo: float = 0, hi: float = WEEK_S, lo_open: bool = True) -> Callabl
         v = _parse(units.parse_duration, text, lo, lo_open)
         check_range(v, text, lo, hi, lo_open, noun="positive")
         return v
-    return _named("duration", conv)
+    return named("duration", conv)
 
 
 def side_time(sides: tuple[str, ...], hi: float = 1e9) -> Callable[[str], tuple[str, float]]:
@@ -196,68 +196,7 @@ def side_time(sides: tuple[str, ...], hi: float = 1e9) -> Callable[[str], tuple[
         v = _parse(units.parse_duration, t)
         check_range(v, t, 0, hi, noun="positive")
         return side, v
-    return _named("SIDE@T", conv)
-
-
-# -- PostgreSQL and DuckDB settings --------------------------------------------------------------------
-
-# PostgreSQL's own units (case-sensitive, as postgresql.conf takes them); DuckDB reads the memory units
-# alike. A fractional value is fine in both (PostgreSQL 12 and later).
-_PG_MEMORY_KB = {"": None, "B": 1 / 1024, "kB": 1, "MB": 1024, "GB": 1024**2, "TB": 1024**3}
-_PG_TIME_S = {"": 1.0, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
-_PG_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*")
-
-
-def pg_memory(lo_kb: float, hi_kb: float, plain_kb: float | None = None,
-              example: str = "128MB") -> Callable[[str], str]:
-    """A PostgreSQL memory setting (128MB, 1GB, 512kB): checked, returned as written. `plain_kb`: what a
-    bare number means (shared_buffers: 8 kB pages); None refuses a bare number."""
-    def conv(text: str) -> str:
-        m = _PG_RE.fullmatch(text)
-        if not m or len(m.group(1)) > 20 or m.group(2) not in _PG_MEMORY_KB:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a memory size PostgreSQL takes (digits and a unit "
-                                             f"B, kB, MB, GB or TB, case as written; e.g. {example})")
-        per = _PG_MEMORY_KB[m.group(2)] if m.group(2) else plain_kb
-        if per is None:
-            raise argparse.ArgumentTypeError(f"{text!r} needs a unit (B, kB, MB, GB or TB; e.g. {example})")
-        kb = float(m.group(1)) * per
-        if not (lo_kb <= kb <= hi_kb):
-            raise argparse.ArgumentTypeError(f"{text!r} must be between {_kb(lo_kb)} and {_kb(hi_kb)}")
-        return text.strip()
-    return _named("memory size", conv)
-
-
-def pg_memory_bytes(text: str, plain_kb: float | None = None) -> int:
-    """Bytes of a PostgreSQL memory setting `pg_memory` accepted ('128MB' -> 134217728; a bare number is
-    `plain_kb` kB each)."""
-    m = _PG_RE.fullmatch(text)
-    if not m:
-        raise ValueError(f"{text!r} is not a PostgreSQL memory size")
-    per = _PG_MEMORY_KB[m.group(2)] if m.group(2) else plain_kb
-    if per is None:
-        raise ValueError(f"{text!r} needs a unit")
-    return int(float(m.group(1)) * per * 1024)
-
-
-def _kb(kb: float) -> str:
-    for unit, n in (("TB", 1024**3), ("GB", 1024**2), ("MB", 1024)):
-        if kb >= n:
-            return f"{kb / n:g}{unit}"
-    return f"{kb:g}kB"
-
-
-def pg_time(lo_s: float, hi_s: float, example: str = "5min") -> Callable[[str], str]:
-    """A PostgreSQL time setting (30s, 5min, 1h): checked, returned as written."""
-    def conv(text: str) -> str:
-        m = _PG_RE.fullmatch(text)
-        if not m or len(m.group(1)) > 20 or m.group(2) not in _PG_TIME_S:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a time PostgreSQL takes (digits and a unit us, ms, "
-                                             f"s, min, h or d; e.g. {example})")
-        secs = float(m.group(1)) * _PG_TIME_S[m.group(2)]
-        if not (lo_s <= secs <= hi_s):
-            raise argparse.ArgumentTypeError(f"{text!r} must be between {lo_s:g} s and {hi_s:g} s")
-        return text.strip()
-    return _named("time", conv)
+    return named("SIDE@T", conv)
 
 
 # -- time zones ---------------------------------------------------------------------------------------
@@ -299,7 +238,7 @@ def zone() -> Callable[[str], str]:
         if problem:
             raise argparse.ArgumentTypeError(f"{text!r}: {problem} ({_zone_hint(text)})")
         return text
-    return _named("time zone", conv)
+    return named("time zone", conv)
 
 
 # -- the parser ---------------------------------------------------------------------------------------
@@ -324,7 +263,5 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-# Shared by the bench commands: runs per point, and PostgreSQL's shared_buffers (at least 16 pages of
-# 8 kB; at most PostgreSQL's INT_MAX/2 pages; a bare number is pages).
+# Shared by the bench commands: runs per point.
 MAX_REPEAT = 1000
-PG_SHARED_BUFFERS = pg_memory(128, (2**30 - 1) * 8.0, plain_kb=8, example="128MB")

@@ -76,6 +76,7 @@ class Engine:
     roles: tuple[str, ...] = ("data",)
     workloads: tuple[str, ...] = ()
     matrix: tuple[tuple[str, dict[str, str]], ...] = ()
+    conn: Any = None          # DSS: the open query connection
 
     def __init__(self, spec: ServerSpec):
         self.spec = spec
@@ -151,7 +152,10 @@ class Engine:
         raise NotImplementedError
 
     def close_conn(self) -> None:
-        pass
+        """Close the query connection (`conn`, set by connect()) if one is open."""
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
     # -- backup
     def backup_source(self, scale: float) -> dict[str, Any]:

@@ -73,11 +73,6 @@ class DuckDBEngine(Engine):
             self.conn.execute(f"SET threads = {int(self.threads)}")
         self.conn.execute("SET preserve_insertion_order = false")
 
-    def close_conn(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
     def load_tpch(self, scale: float) -> dict[str, Any]:
         from dbtier.workloads.dss import TPCH_TABLES, generate
         t0 = time.monotonic()

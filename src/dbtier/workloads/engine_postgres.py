@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
-from dbtier.cli import options as argtypes
+from dbtier.cli import settings_options as pgopt
 from dbtier.model.oltp import WORKLOADS, pgbench_seconds
 from dbtier.model.placement import MATRIX
 from dbtier.workloads.engine import Engine
@@ -52,15 +52,15 @@ class PostgresEngine(Engine):
     @classmethod
     def add_options(cls, parser: argparse.ArgumentParser, kind: str) -> None:
         if kind == "oltp":
-            parser.add_argument("--shared-buffers", type=argtypes.PG_SHARED_BUFFERS, default="128MB",
+            parser.add_argument("--shared-buffers", type=pgopt.PG_SHARED_BUFFERS, default="128MB",
                                 help="default 128MB; under a memory budget at most a quarter of it")
             parser.add_argument("--synchronous-commit", default="on", choices=("on", "off", "local", "remote_write"))
-            parser.add_argument("--checkpoint-timeout", type=argtypes.pg_time(30, 86400), default="5min",
+            parser.add_argument("--checkpoint-timeout", type=pgopt.pg_time(30, 86400), default="5min",
                                 help="PostgreSQL checkpoint_timeout, 30s to 1d (default 5min)")
-            parser.add_argument("--max-wal-size", type=argtypes.pg_memory(32 * 1024, 2**31 * 1024.0, example="1GB"),
+            parser.add_argument("--max-wal-size", type=pgopt.pg_memory(32 * 1024, 2**31 * 1024.0, example="1GB"),
                                 default="1GB", help="PostgreSQL max_wal_size, at least 32MB (default 1GB)")
         elif kind == "dss":
-            parser.add_argument("--shared-buffers", type=argtypes.PG_SHARED_BUFFERS, default="256MB",
+            parser.add_argument("--shared-buffers", type=pgopt.PG_SHARED_BUFFERS, default="256MB",
                                 help="postgres: shared_buffers (default 256MB)")
 
     @classmethod
@@ -85,11 +85,11 @@ class PostgresEngine(Engine):
 
     @classmethod
     def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:
-        return argtypes.pg_memory_bytes(args.shared_buffers, plain_kb=8)
+        return pgopt.pg_memory_bytes(args.shared_buffers, plain_kb=8)
 
     @classmethod
     def log_reserve_bytes(cls, args: argparse.Namespace) -> int:
-        return argtypes.pg_memory_bytes(args.max_wal_size, plain_kb=1024)
+        return pgopt.pg_memory_bytes(args.max_wal_size, plain_kb=1024)
 
     # ------------------------------------------------------------------ server
     def open(self) -> None:
@@ -146,11 +146,6 @@ class PostgresEngine(Engine):
         self.conn = self.db.connect()
         self.conn.execute(f"SET work_mem = '{self.spec.options.get('memory_limit') or '64MB'}'")
         self.conn.execute("SET max_parallel_workers_per_gather = 2")
-
-    def close_conn(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
 
     def load_tpch(self, scale: float) -> dict[str, Any]:
         from dbtier.workloads.dss import TPCH_TABLES, dbgen_csv, generate, queries_text
