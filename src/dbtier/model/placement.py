@@ -46,3 +46,21 @@ def matrix_steps(fast: str, slow: str, matrix: tuple[tuple[str, dict[str, str]],
                  ) -> list[tuple[str, dict[str, str]]]:
     """The matrix (an engine's own, PostgreSQL's by default) with FAST and SLOW replaced by the two directories."""
     return [(n, {r: fast if d == "FAST" else slow for r, d in pl.items()}) for n, pl in matrix]
+
+
+# InnoDB's placement study (MariaDB): roles data (tables with their indexes), redo, undo, temp; a role not
+# named goes where `data` goes. Indexes are not a role: InnoDB keeps them in the table's own file.
+INNODB_STEPS = (
+    Step("all-slow", {"data": "SLOW"}, label="everything on the slow directory"),
+    Step("redo-fast", {"data": "SLOW", "redo": "FAST"}, moves="redo", label="redo log moved to fast"),
+    Step("undo-fast", {"data": "SLOW", "redo": "FAST", "undo": "FAST"}, moves="undo", label="+ undo fast"),
+    Step("tables-fast", {"data": "FAST", "redo": "FAST", "undo": "FAST", "temp": "SLOW"}, moves="tables",
+         reads=True, label="+ tables (and their indexes) fast"),
+    Step("temp-fast", {"data": "FAST", "redo": "FAST", "undo": "FAST", "temp": "FAST"}, moves="temp",
+         label="+ temp fast"),
+    Step("all-fast", {"data": "FAST"}, label="everything on the fast directory"),
+)
+INNODB_MATRIX = tuple((s.name, s.placement) for s in INNODB_STEPS)
+INNODB_MATRIX_MOVES = {s.name: s.moves for s in INNODB_STEPS if s.moves}
+INNODB_READ_STEPS = tuple(s.name for s in INNODB_STEPS if s.reads)
+INNODB_STEP_LABELS = {s.name: s.label for s in INNODB_STEPS}
