@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what dbtier needs and is missing: uv and the Python packages (uv.lock),
 # and the engines from the system package manager: fio, eatmydata, PostgreSQL 15,
-# blkid; with --test also chromium (the report's browser test). Safe to run
-# again; does nothing when all is there.
+# MariaDB (mariadb-server, mariadb-backup), sysbench, blkid; with --test also
+# chromium (the report's browser test). Safe to run again; does nothing when all
+# is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,12 @@ command -v fio >/dev/null 2>&1 || missing+=(fio)
 command -v eatmydata >/dev/null 2>&1 || missing+=(eatmydata)
 command -v blkid >/dev/null 2>&1 || missing+=(util-linux)
 have_pg || missing+=(postgresql postgresql-contrib)
+have_mariadb() {
+    { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } && command -v mariadb-install-db >/dev/null 2>&1
+}
+have_mariadb || missing+=(mariadb-server)
+command -v mariadb-backup >/dev/null 2>&1 || missing+=(mariadb-backup)
+command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
 command -v blktrace >/dev/null 2>&1 || missing+=(blktrace)   # simulate capture
 # The test suite also renders the report in a real browser.
@@ -40,7 +47,8 @@ fi
 if ((${#missing[@]})); then
     if ! command -v apt-get >/dev/null 2>&1; then
         say "missing: ${missing[*]}; this system has no apt-get: install them with your package manager"
-        say "  (Fedora/RHEL: dnf install fio libeatmydata postgresql-server util-linux) and re-run"
+        say "  (Fedora/RHEL: dnf install fio libeatmydata postgresql-server mariadb-server mariadb-backup"
+        say "   sysbench util-linux; sysbench is in EPEL) and re-run"
         exit 1
     fi
     SUDO=""

@@ -356,8 +356,10 @@ class Server:
                 f"--extra-file={extra}"]
         done = executor.run(self._as_user(argv), timeout_s=300)
         if done.returncode != 0:
-            raise DbtierError(f"mariadb-install-db failed: {_tail(done.stderr or done.stdout)}\n{self.log_tail()}",
-                              "check that the placement directories are writable and have space")
+            # its stderr ends with boilerplate (bug-report addresses); mariadbd's own errors are in the log
+            said = self.log_tail() if self.log_tail().strip() != "(empty)" else "    " + _tail(done.stderr or done.stdout)
+            raise DbtierError(f"mariadb-install-db failed; the error log ends:\n{said}",
+                              "fix the cause above (a setting, or a placement directory without space or access)")
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> None:
         argv = self._as_user([self.bin["mariadbd"], f"--defaults-file={self.cnf_path}"])
