@@ -125,3 +125,29 @@ def test_index_placement_is_refused_before_anything_is_made(pg_dir):
     with pytest.raises(DbtierError, match="indexes in the table's own file"):
         Server(pg_dir, placement={"index": str(pg_dir)})
     assert list(pg_dir.iterdir()) == []
+
+
+def test_dsn_attachment_creates_and_drops_only_its_own_database(pg_dir, monkeypatch):
+    """--dsn against a real server (the managed one, given a TCP account): the password comes from
+    MYSQL_PWD, never an argument; dbtier's database is made and dropped, the user's stays."""
+    from dbtier.workloads.mariadb import Attached
+    with Server(pg_dir) as s:
+        s.query("CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY 'pw-in-env'; "
+                "GRANT ALL ON *.* TO 'bench'@'127.0.0.1'; CREATE DATABASE users_own")
+        monkeypatch.setenv("MYSQL_PWD", "pw-in-env")
+        a = Attached(f"mysql://bench@127.0.0.1:{s.port}/")
+        assert not any("pw-in-env" in x for x in a.client_args())
+        with a:
+            assert a.database.startswith("dbtier_")
+            assert a.query("SELECT CURRENT_USER()") == [["bench@127.0.0.1"]]
+            a.query("CREATE TABLE t (id INT PRIMARY KEY) ENGINE=InnoDB", database=a.database)
+            dbs = {r[0] for r in s.query("SHOW DATABASES")}
+            assert {a.database, "users_own"} <= dbs
+        dbs = {r[0] for r in s.query("SHOW DATABASES")}
+        assert a.database not in dbs and "users_own" in dbs
+        a.close()     # idempotent
+        monkeypatch.setenv("MYSQL_PWD", "wrong")
+        with pytest.raises(DbtierError) as e:
+            Attached(f"mysql://bench@127.0.0.1:{s.port}/").open()
+        assert "Access denied" in e.value.message and "wrong" not in str(e.value)
+    _gone(s, [pg_dir])

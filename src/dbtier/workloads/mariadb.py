@@ -11,7 +11,8 @@ nothing else is touched or removed.
 
 How clients connect (the managed server): user `dbtier`, no password, over the socket only
 (`Server.socket`, or `Server.client_args()` for the mariadb client, mariadb-admin, mariadb-backup and
-sysbench's `--mysql-socket`/`--mysql-user`). `dbtier`@`localhost` is created at install time with all
+sysbench's `--mysql-socket`/`--mysql-user`), run with `Server.client_env()` (the environment without
+MYSQL_PWD, which the client would otherwise send). `dbtier`@`localhost` is created at install time with all
 privileges; the server runs with skip-name-resolve, so `localhost` matches socket connections only and
 nobody can log in over TCP (the install makes no anonymous users and no test database; root and the
 server's OS user authenticate by unix_socket, i.e. only as those OS users). The socket's directory is
@@ -400,17 +401,22 @@ class Server:
         """Options for the mariadb client, mariadb-admin and mariadb-backup to reach this server as dbtier."""
         return ["--no-defaults", f"--socket={self.socket}", f"--user={USER}"]
 
+    def client_env(self) -> dict[str, str]:
+        """The environment for this server's clients: without MYSQL_PWD (a user's password for their own
+        server, which the client would send, and dbtier's socket account has none to match)."""
+        return {k: v for k, v in os.environ.items() if k != "MYSQL_PWD"}
+
     def query(self, sql: str, timeout_s: float = 600) -> list[list[str]]:
         """Run SQL through the socket as dbtier; the rows of the last result (tab-separated fields)."""
         done = executor.run([self.bin["mariadb"], *self.client_args(), "--batch", "--skip-column-names",
-                             "-e", sql], timeout_s=timeout_s)
+                             "-e", sql], env=self.client_env(), timeout_s=timeout_s)
         if done.returncode != 0:
             raise DbtierError(f"MariaDB query failed: {_tail(done.stderr)}")
         return [line.split("\t") for line in done.stdout.splitlines()]
 
     def query_ok(self) -> bool:
         done = executor.run([self.bin["mariadb"], *self.client_args(), "--connect-timeout=2", "-e", "SELECT 1"],
-                            timeout_s=30)
+                            env=self.client_env(), timeout_s=30)
         return done.returncode == 0
 
     def server_pids(self) -> list[int]:
@@ -454,7 +460,7 @@ class Server:
         pids = self.server_pids()
         if pids:
             executor.run([self.bin["mariadb-admin"], *self.client_args(), "--connect-timeout=5",
-                          "--shutdown-timeout=60", "shutdown"], timeout_s=90)
+                          "--shutdown-timeout=60", "shutdown"], env=self.client_env(), timeout_s=90)
             for sig, wait_s in ((None, 30.0), (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
                 pids = self.server_pids()
                 if not pids:
@@ -506,8 +512,8 @@ class Attached:
     mariadb client reads the password itself (MYSQL_PWD, ~/.my.cnf): it is never on a command line."""
 
     def __init__(self, dsn: str):
+        self.dsn = parse_dsn(dsn)          # refused before anything else
         self.bin = find_binaries()
-        self.dsn = parse_dsn(dsn)
         self.database = f"dbtier_{uuid.uuid4().hex[:12]}"
         self.created_db = False
 
