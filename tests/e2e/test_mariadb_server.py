@@ -88,8 +88,14 @@ def test_placed_server_runs_as_mysql_and_leaves_nothing(pg_dir):
 
 
 def test_killed_server_is_seen_dead_and_still_cleaned_up(pg_dir):
-    s = Server(pg_dir)
+    binlog = pg_dir / "binlog"
+    binlog.mkdir(mode=0o755)
+    s = Server(pg_dir, placement={"binlog": str(binlog)}, settings=Settings(binlog=True, sync_binlog=1))
     with s:
+        # the binary log where it was placed (the other test places the rest)
+        pl = s.placement()
+        assert Path(pl["binlog"]).parent == binlog and (Path(pl["binlog"]) / "mariadb-bin.000001").is_file()
+        assert s.query("SELECT @@log_bin, @@sync_binlog") == [["1", "1"]]
         pid = s.server_pids()[0]
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
@@ -97,8 +103,8 @@ def test_killed_server_is_seen_dead_and_still_cleaned_up(pg_dir):
             time.sleep(0.1)
         assert not s.alive()
         assert s.server_pids() == []
-    _gone(s, [pg_dir])
-    assert list(pg_dir.iterdir()) == []
+    _gone(s, [pg_dir, binlog])
+    assert [p.name for p in pg_dir.iterdir()] == ["binlog"]
 
 
 def test_a_server_that_cannot_start_says_why_and_leaves_nothing(pg_dir):
