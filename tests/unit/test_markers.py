@@ -29,7 +29,7 @@ COMMAND_SIGNS = re.compile(
     r'|\[\s*"fio",'                                                   # fio by hand
 )
 RUNS_DBTIER = re.compile(r'\b(run_dbtier|call_main|main)\(|subprocess\.|Popen\(|"-m",\s*"dbtier"')
-DIRECT_SIGNS = re.compile(r'\bpostgres_processes\(|\bCluster\(|dbtier\.workloads\.postgres|\bDuckDBEngine\b')
+DIRECT_SIGNS = re.compile(r'\bpostgres_processes\(|\bCluster\(|dbtier\.workloads\.(postgres|mariadb)\b|\bDuckDBEngine\b|\bmariadb\.Server\(')
 
 
 def _runs_an_engine(text: str) -> bool:
