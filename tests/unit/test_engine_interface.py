@@ -21,9 +21,9 @@ NEEDS = {"oltp": ("open", "placement", "close", "load", "bound_memory", "run_poi
 
 
 def test_the_registry_names_each_kinds_engines_in_order():
-    assert eng.names("oltp") == ("postgres",)
+    assert eng.names("oltp") == ("postgres", "mariadb")
     assert eng.names("dss") == ("postgres", "duckdb")
-    assert eng.names("backup") == ("postgres", "duckdb")
+    assert eng.names("backup") == ("postgres", "duckdb", "mariadb")
 
 
 @pytest.mark.parametrize("name", list(eng.ENGINES))

@@ -17,9 +17,8 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import slowtier
 from dbtier.report.figures import busiest_device, spread_text
 from dbtier.model.placement import matrix_steps
-from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE, WORKLOADS
+from dbtier.model.oltp import KNEE_RULE, NOT_MEASURED_REMOTE
 from dbtier.workloads import oltp
-from dbtier.workloads.dsn import check_dsn, redact_dsn
 from dbtier.workloads.engine import Engine, ServerSpec, engine_class, names, parse_placement
 from dbtier.workloads.oltp import MAX_PGBENCH_SCALE, MAX_WAREHOUSES
 from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
@@ -42,14 +41,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="OLTP on PostgreSQL: a managed throw-away cluster (default) or your server "
                         "(--dsn); data, indexes, WAL and temp placed on chosen directories; a sweep over client "
                         "counts with TPS, latency, CPU and device figures and the bottleneck at each point.")
-    o.add_argument("--workload", choices=WORKLOADS, default="tpcc",
-                   help="tpcc (TPC-C-like, 45/43/4/4/4), tpcb, select-only (pgbench built-ins), "
-                   "readmix (80%% index range scans, 20%% writes)")
+    o.add_argument("--workload", choices=oltp_workloads(),
+                   help="postgres: tpcc (TPC-C-like, 45/43/4/4/4; the default), tpcb, select-only (pgbench "
+                   "built-ins), readmix (80%% index range scans, 20%% writes); mariadb: sysbench-rw, sysbench-ro, "
+                   "sysbench-wo, sysbench-point (sysbench's oltp_read_write, _read_only, _write_only, _point_select)")
     o.add_argument("--warehouses", type=argtypes.positive_int(MAX_WAREHOUSES),
                    help="tpcc: warehouses (about 110 MB each; default 1, or past free memory without a cgroup)")
     o.add_argument("--scale", type=argtypes.positive_int(MAX_PGBENCH_SCALE),
-                   help="tpcb/select-only/readmix: pgbench scale (16 MB each; default 10, or past free memory "
-                   "without a cgroup)")
+                   help="tpcb/select-only/readmix: pgbench scale (16 MB each); sysbench-*: 100,000 rows each over 4 "
+                   "tables; default 10, or past free memory without a cgroup")
     o.add_argument("--clients", type=argtypes.int_list(1, MAX_CLIENTS), default="1,2,4,8,16",
                    help="client counts to sweep (default 1,2,4,8,16)")
     o.add_argument("--duration", type=argtypes.duration(0, argtypes.WEEK_S), default=30.0,
@@ -60,11 +60,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="runs per point; the median is reported with the spread")
     o.add_argument("--rate", type=argtypes.positive_float(MAX_RATE),
                    help="open loop: transactions/s per point, latency from the scheduled start")
-    o.add_argument("--place", metavar="ROLE=DIR,...", help="data=DIR,index=DIR,wal=DIR,temp=DIR (any subset)")
+    o.add_argument("--place", metavar="ROLE=DIR,...", help="postgres: data=DIR,index=DIR,wal=DIR,temp=DIR; "
+                   "mariadb: data, redo, undo, temp, binlog (any subset; InnoDB cannot place index)")
     o.add_argument("--placement-matrix", metavar="FAST,SLOW",
                    help="the placement study: all slow; indexes fast; + tables; + WAL; + temp; all fast")
     o.add_argument("--dir", default=".", help="where unplaced parts of the managed cluster go (default .)")
-    o.add_argument("--dsn", help="use your PostgreSQL server (password from PGPASSWORD or ~/.pgpass only)")
+    o.add_argument("--dsn", help="use your server: PostgreSQL (password from PGPASSWORD or ~/.pgpass only) or, "
+                   "with --engine mariadb, mysql://USER@HOST:PORT/ (password from MYSQL_PWD or ~/.my.cnf only)")
     o.add_argument("--port", type=argtypes.port(), help="managed cluster's TCP port on 127.0.0.1 (default: a free one)")
     o.add_argument("--os-user", help="OS user the managed cluster runs as (default postgres when root)")
     o.add_argument("--memory", type=MEMORY, metavar="SIZE|none",
@@ -84,6 +86,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=usage(p))
 
 
+def oltp_workloads() -> tuple[str, ...]:
+    """Every OLTP engine's workloads, in the registry's order (--workload's choices)."""
+    return tuple(dict.fromkeys(w for n in names("oltp") for w in engine_class(n, "oltp").workloads))
+
+
+def _workload(args: argparse.Namespace, cls: type[Engine]) -> str:
+    """The workload asked for, or the engine's default (tpcc where it has it); one it lacks is refused."""
+    if args.workload is None:
+        return "tpcc" if "tpcc" in cls.workloads else cls.workloads[0]
+    if args.workload not in cls.workloads:
+        raise DbtierError(f"the {cls.name} engine has no workload {args.workload!r}",
+                          f"with --engine {cls.name}, choose from {', '.join(cls.workloads)}")
+    return args.workload
+
+
 def _clients(xs: list[int] | str) -> list[int]:
     """The sweep's client counts, ascending, each once (--clients is parsed by argtypes.int_list)."""
     if isinstance(xs, str):
@@ -91,7 +108,7 @@ def _clients(xs: list[int] | str) -> list[int]:
     return sorted(set(xs))
 
 
-def _check(args: argparse.Namespace) -> None:
+def _check(args: argparse.Namespace, cls: type[Engine]) -> None:
     # The option types checked each number; this guards callers that build args by hand (NaN fails it).
     for name in ("duration", "warmup", "warehouses", "scale", "repeat"):
         v = getattr(args, name)
@@ -100,7 +117,7 @@ def _check(args: argparse.Namespace) -> None:
     if args.rate is not None and not (args.rate > 0):
         raise DbtierError(f"--rate must be positive, got {args.rate}", "transactions per second, e.g. --rate 500")
     if args.dsn is not None:
-        check_dsn(args.dsn)
+        cls.check_dsn(args.dsn)
     if args.dsn and (args.place or args.placement_matrix):
         raise DbtierError("--place and --placement-matrix need the managed cluster, not --dsn",
                           "placement moves files, which dbtier only does on a cluster it created")
@@ -121,15 +138,16 @@ def _steps(args: argparse.Namespace, cls: type[Engine]) -> list[tuple[str, dict[
             raise DbtierError(f"--placement-matrix: {parts[0]} is given twice", "pass two different directories")
         fast, slow = parts
         return matrix_steps(fast, slow, cls.matrix)
-    return [("single", parse_placement(args.place, cls.roles))]
+    return [("single", parse_placement(args.place, cls.roles, cls.refused_roles))]
 
 
 def run_oltp(args: argparse.Namespace) -> int:
     cls = engine_class(args.engine, "oltp")
+    args.workload = _workload(args, cls)
     sized = (args.warehouses if args.workload == "tpcc" else args.scale) is None
     args.warehouses = DEFAULT_WAREHOUSES if args.warehouses is None else args.warehouses
     args.scale = DEFAULT_SCALE if args.scale is None else args.scale
-    _check(args)
+    _check(args, cls)
     clients = _clients(args.clients)
     steps = _steps(args, cls)
     emulation = slowtier.parse(args.emulate) if args.emulate else None
@@ -145,14 +163,14 @@ def run_oltp(args: argparse.Namespace) -> int:
             if not Path(d).is_dir():
                 raise DbtierError(f"--place {role}={d}: no such directory", "create it, or pass an existing directory")
     study = oltp.Study(args.workload, args.warehouses, args.scale, clients, args.repeat, args.duration, args.warmup,
-                       args.rate, args.memory, cls.buffer_request_bytes(args), getattr(args, "shared_buffers", ""),
+                       args.rate, args.memory, cls.buffer_request_bytes(args), cls.buffer_text(args),
                        matrix=bool(args.placement_matrix), remote=bool(args.dsn))
     fallback = None if args.dsn or args.memory == "none" else \
         oltp.no_cgroup_fallback(study, steps[0][1].get("data") or args.dir, sized)
     settings = cls.settings(args, clients)
     params = {"workload": study.workload, "warehouses": study.warehouses, "scale": study.scale, "clients": clients,
               "duration_s": args.duration, "warmup_s": args.warmup, "repeat": args.repeat, "rate": args.rate,
-              "mode": "dsn" if args.dsn else "managed", "dsn": redact_dsn(args.dsn) if args.dsn else None,
+              "mode": "dsn" if args.dsn else "managed", "dsn": cls.shown_dsn(args.dsn) if args.dsn else None,
               "settings": settings, "memory": args.memory,
               "placement_requested": steps[0][1] if len(steps) == 1 else None,
               "placement_matrix": args.placement_matrix, "engine": cls.label,
@@ -163,6 +181,10 @@ def run_oltp(args: argparse.Namespace) -> int:
     run = Run("bench", args, params, paths=dirs, inputs=dirs)
     doc = run.doc
     doc["bench"] = "oltp"
+    doc["engine"] = cls.name
+    durable, why = cls.durability(settings)
+    # a non-durable run is not comparable with a durable one (the verdict and report say so)
+    doc["durability"] = {"durable": durable, "reason": why}
     doc["not_measured"] = params["not_measured"]
     if params.get("duration_note") and not args.json:
         console(args).print(f"note: {params['duration_note']}", highlight=False)

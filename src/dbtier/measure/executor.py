@@ -69,6 +69,7 @@ class Background:
 
     def __init__(self, proc: subprocess.Popen):
         self._proc = proc
+        self._pending = b""
         self.argv: tuple[str, ...] = tuple(proc.args)     # type: ignore[arg-type]
 
     @property
@@ -93,12 +94,45 @@ class Background:
         """`stop_group(self, grace_s)`."""
         stop_group(self, grace_s)
 
+    def exchange(self, text: str, marker: str, timeout_s: float) -> str:
+        """For a process started with stdin=True (a SQL client session): write `text` to its stdin and
+        return its stdout up to the line `marker` (which the text must make it print). Raises OSError
+        when it has exited or its pipes closed, TimeoutError past timeout_s."""
+        import select
+        proc = self._proc
+        if proc.stdin is None or proc.poll() is not None:
+            raise OSError("the process has exited")
+        proc.stdin.write(text)
+        proc.stdin.flush()
+        fd = proc.stdout.fileno()       # read raw bytes: the text wrapper's buffer would hide them from select
+        buf = self._pending
+        end = marker.encode() + b"\n"
+        deadline = time.monotonic() + timeout_s
+        while True:
+            i = buf.find(end)
+            if i >= 0 and (i == 0 or buf[i - 1:i] == b"\n"):
+                self._pending = buf[i + len(end):]
+                return buf[:i].decode(errors="replace")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._pending = buf
+                raise TimeoutError(f"no answer within {timeout_s:g} s")
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise OSError("the process closed its output")
+                buf += chunk
 
-def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None) -> Background:
+
+def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
+          stdin: bool = False) -> Background:
     """Start argv in the background, in its own session (so its own process group), with stdout and
     stderr captured. A Ctrl-C then reaches dbtier only; the caller stops the process with
-    `stop_group` (on every path out: wrap the wait in try/except BaseException)."""
+    `stop_group` (on every path out: wrap the wait in try/except BaseException). stdin=True gives it a
+    pipe for `Background.exchange` (a client session), else it reads nothing."""
     proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.PIPE if stdin else None,
                             env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True)
     return Background(proc)
 

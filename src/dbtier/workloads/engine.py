@@ -7,6 +7,7 @@ settings. They look the engine up here (`engine_class(name, kind)`), let it add 
     cls.check()                  its programs are installed, else one DbtierError with the install hint
     cls.add_options(parser, kind)  its settings as options of that bench kind (e.g. --shared-buffers)
     cls.settings(args, clients)  those options as the server's settings (a dict, kept in the result)
+    cls.durability(settings)     (durable, reason): whether a commit survives a power loss with them
     eng = cls(spec)              nothing started yet
     eng.open()                   create a managed throw-away server -- under the placement directories,
                                  as an unprivileged OS user, on 127.0.0.1 at a free port with a private
@@ -49,9 +50,10 @@ from dbtier.model.oltp import combine_repeats, knee
 ENGINES = {
     "postgres": "dbtier.workloads.engine_postgres:PostgresEngine",
     "duckdb": "dbtier.workloads.engine_duckdb:DuckDBEngine",
+    "mariadb": "dbtier.workloads.engine_mariadb:MariaDBEngine",
 }
 # What each engine drives, known without importing it (argparse's choices are built at start-up).
-KINDS = {"postgres": ("oltp", "dss", "backup"), "duckdb": ("dss", "backup")}
+KINDS = {"postgres": ("oltp", "dss", "backup"), "duckdb": ("dss", "backup"), "mariadb": ("oltp", "backup")}
 
 
 @dataclass
@@ -74,6 +76,7 @@ class Engine:
     label = ""                                  # what drives it, as the result says ("pgbench (PostgreSQL)")
     kinds: tuple[str, ...] = ()
     roles: tuple[str, ...] = ("data",)
+    refused_roles: dict[str, str] = {}        # a role users may ask for that this engine cannot place -> why
     workloads: tuple[str, ...] = ()
     matrix: tuple[tuple[str, dict[str, str]], ...] = ()
     conn: Any = None          # DSS: the open query connection
@@ -95,10 +98,32 @@ class Engine:
         return {}
 
     @classmethod
+    def durability(cls, settings: dict[str, Any]) -> tuple[bool, str]:
+        """Whether a commit survives a power loss with these settings (cls.settings' dict), and why."""
+        return True, "the engine's defaults"
+
+    @classmethod
     def method(cls, duration_s: float, rate: float | None) -> dict[str, str]:
         """How the driver measures, for the result's params: `latency` and, where the driver rounds the
         duration asked for, `duration_note`."""
         return {}
+
+    @classmethod
+    def check_dsn(cls, dsn: str) -> None:
+        """A DbtierError for a --dsn this engine cannot use (password masked); PostgreSQL's by default."""
+        from dbtier.workloads.dsn import check_dsn
+        check_dsn(dsn)
+
+    @classmethod
+    def shown_dsn(cls, dsn: str) -> str:
+        """The --dsn fit to print and keep (its password masked)."""
+        from dbtier.workloads.dsn import redact_dsn
+        return redact_dsn(dsn)
+
+    @classmethod
+    def buffer_text(cls, args: argparse.Namespace) -> str:
+        """The buffer pool as the user wrote it (the memory budget's reason quotes it)."""
+        return str(getattr(args, "shared_buffers", ""))
 
     @classmethod
     def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:
@@ -177,8 +202,9 @@ class Engine:
         self.close()
 
 
-def parse_placement(text: str | None, roles: tuple[str, ...]) -> dict[str, str]:
-    """'data=/a,wal=/b' -> {'data': '/a', 'wal': '/b'} (pure; checks the engine's roles and repeats)."""
+def parse_placement(text: str | None, roles: tuple[str, ...], refused: dict[str, str] | None = None) -> dict[str, str]:
+    """'data=/a,wal=/b' -> {'data': '/a', 'wal': '/b'} (pure; checks the engine's roles and repeats).
+    `refused`: roles the engine cannot place, with the reason it says (InnoDB's index=)."""
     out: dict[str, str] = {}
     if not text:
         return out
@@ -189,6 +215,9 @@ def parse_placement(text: str | None, roles: tuple[str, ...]) -> dict[str, str]:
         role = role.strip()
         if not sep or not path.strip():
             raise DbtierError(f"--place: {part!r} is not ROLE=DIR", "for example --place data=/mnt/fast,wal=/mnt/ssd")
+        if refused and role in refused:
+            raise DbtierError(f"--place {role}={path.strip()}: {refused[role]}",
+                              f"the roles are {', '.join(roles)}")
         if role not in roles:
             raise DbtierError(f"--place: unknown role {role!r}", f"roles are {', '.join(roles)}")
         if role in out:

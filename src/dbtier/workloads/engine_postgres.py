@@ -74,6 +74,17 @@ class PostgresEngine(Engine):
         return s.conf()
 
     @classmethod
+    def durability(cls, settings: dict[str, Any]) -> tuple[bool, str]:
+        """Not durable when synchronous_commit is off (the last commits are lost on a crash) or fsync off
+        (the database itself may be corrupt after one)."""
+        if str(settings.get("fsync", "on")).lower() in ("off", "false", "0"):
+            return False, "fsync=off: PostgreSQL never flushes to the device; a crash can corrupt the database"
+        if str(settings.get("synchronous_commit", "on")).lower() in ("off", "false", "0"):
+            return False, ("synchronous_commit=off: a commit returns before its WAL is flushed (the last "
+                           "commits are lost on a crash)")
+        return True, f"synchronous_commit={settings.get('synchronous_commit', 'on')}, fsync on"
+
+    @classmethod
     def method(cls, duration_s: float, rate: float | None) -> dict[str, str]:
         out = {"latency": "per-transaction pgbench logs" + ("; from the scheduled start (open loop)" if rate else "")}
         if duration_s != pgbench_seconds(duration_s):

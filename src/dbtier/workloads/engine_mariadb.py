@@ -1,0 +1,447 @@
+"""MariaDB/InnoDB through the engine interface (workloads/engine.py): OLTP with sysbench, backups.
+
+The managed server is workloads/mariadb.Server (mariadb-install-db as the unprivileged `mysql` user, a
+private socket and port, InnoDB's parts placed: data, redo, undo, temp, binlog); `--dsn mysql://...`
+attaches to the user's server (mariadb.Attached), where dbtier creates one `dbtier_*` database and
+drops only it. The driver is sysbench (workloads/sysbench.py) for the sysbench workloads and
+workloads/mariadb_tpcc.py for tpcc (imported when used).
+
+A point: sysbench's own figures, with the device and CPU Sampler around the measured run and, as its
+`extra`, the wait sampler (workloads/sql/mariadb_waits.sql on its own client session, every half
+second -> model.innodb.session_classes); InnoDB's counters (mariadb_status.sql) before and after. The
+point is assembled by `innodb_point`, pure, with the PostgreSQL point's keys where `pg` becomes
+`innodb`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+from collections import Counter
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from dbtier.core.errors import DbtierError
+from dbtier.measure import executor
+from dbtier.model.innodb import (counters_delta, innodb_bottleneck, innodb_figures, innodb_read_path,
+                                 session_classes, status_values)
+from dbtier.model.oltp import NOT_MEASURED_REMOTE, Evidence, wait_shares
+from dbtier.model.placement import INNODB_MATRIX
+from dbtier.model.sysbench import WORKLOADS as SYSBENCH_WORKLOADS, MysqlTarget, layout, sysbench_seconds
+from dbtier.workloads.engine import Engine
+from dbtier.workloads.mariadb import (FLUSH_METHODS, INDEX_REFUSED, ROLES, USER, Attached, Server, Settings,
+                                      durable, find_binaries, parse_dsn,
+                                      redact_mysql_dsn)
+
+DATABASE = "dbtier_bench"          # the managed server's benchmark database
+# innodb_log_file_size's default in MariaDB 10.11 (dbtier does not change it): the redo kept on disk
+REDO_BYTES = 96 * 2**20
+# The raw deltas kept with the InnoDB figures: point["innodb"][key] <- SHOW GLOBAL STATUS name
+RAW_DELTAS = {"buffer_pool_reads": "Innodb_buffer_pool_reads",
+              "buffer_pool_read_requests": "Innodb_buffer_pool_read_requests",
+              "data_reads": "Innodb_data_reads", "data_writes": "Innodb_data_writes",
+              "log_bytes": "Innodb_os_log_written", "fsyncs": "Innodb_data_fsyncs",
+              "row_lock_waits": "Innodb_row_lock_waits"}
+WAIT_COLUMNS = ("conn_id", "command", "state", "trx_state", "event_id", "in_progress", "event_name", "operation",
+                "nesting_event_id")
+_SIZE = re.compile(r"(\d+)([KMGT]?)", re.I)
+
+
+def _sql(name: str) -> str:
+    return resources.files("dbtier.workloads").joinpath("sql", name).read_text()
+
+
+def size_bytes(text: str) -> int:
+    """MariaDB's size syntax (128M, 1G, 134217728) -> bytes."""
+    m = _SIZE.fullmatch(text.strip())
+    if not m:
+        raise ValueError(text)
+    return int(m.group(1)) * 1024 ** " KMGT".index((m.group(2) or " ").upper())
+
+
+def buffer_pool_size(text: str) -> str:
+    """--buffer-pool-size: a MariaDB size of at least 8M, as MariaDB spells it (argparse type)."""
+    try:
+        n = size_bytes(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: a number with an optional K, M, G or T, "
+                                         "e.g. 128M") from None
+    if n < 8 * 2**20:
+        raise argparse.ArgumentTypeError(f"{text!r}: InnoDB's buffer pool needs at least 8M")
+    return text.strip().upper()
+
+
+def whole(text: str) -> int:
+    """A whole number >= 0 (argparse type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= n < 2**32:
+        raise argparse.ArgumentTypeError(f"{text!r}: from 0 to 4294967295")
+    return n
+
+
+def on_off(text: str) -> bool:
+    t = text.strip().lower()
+    if t not in ("on", "off"):
+        raise argparse.ArgumentTypeError(f"{text!r}: on or off")
+    return t == "on"
+
+
+def settings_of(conf: Mapping[str, str]) -> Settings:
+    """The [mariadbd] settings dict (Settings.conf(), as the result keeps it) -> Settings again (pure).
+    The binary log is on exactly when sync_binlog is in it (conf() writes it only then)."""
+    known = {"innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "innodb_doublewrite", "innodb_flush_method",
+             "performance_schema", "max_connections", "performance-schema-instrument",
+             "performance-schema-consumer-events-waits-current", "sync_binlog", "binlog_format"}
+    d = Settings()
+    return Settings(
+        innodb_buffer_pool_size=str(conf.get("innodb_buffer_pool_size", d.innodb_buffer_pool_size)),
+        innodb_flush_log_at_trx_commit=int(conf.get("innodb_flush_log_at_trx_commit", d.innodb_flush_log_at_trx_commit)),
+        sync_binlog=int(conf.get("sync_binlog", d.sync_binlog)),
+        innodb_doublewrite=str(conf.get("innodb_doublewrite", "ON")).upper() == "ON",
+        innodb_flush_method=str(conf.get("innodb_flush_method", d.innodb_flush_method)),
+        binlog="sync_binlog" in conf,
+        performance_schema=str(conf.get("performance_schema", "ON")).upper() == "ON",
+        max_connections=int(conf.get("max_connections", d.max_connections)),
+        extra={k: str(v) for k, v in conf.items() if k not in known})
+
+
+def dsn_password(env: Mapping[str, str], home: Path) -> str | None:
+    """The password for --dsn: MYSQL_PWD, else `password` of [client] or [mysql] in ~/.my.cnf (pure but for
+    reading that file); None when neither has one."""
+    if env.get("MYSQL_PWD"):
+        return env["MYSQL_PWD"]
+    cnf = home / ".my.cnf"
+    if not cnf.is_file():
+        return None
+    cp = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None)
+    try:
+        cp.read_string(cnf.read_text(errors="replace"))
+    except configparser.Error:
+        return None
+    for section in ("client", "mysql"):
+        if cp.has_option(section, "password") and cp.get(section, "password"):
+            return cp.get(section, "password").strip().strip("'\"")
+    return None
+
+
+def parse_wait_rows(text: str) -> list[dict[str, str | None]]:
+    """mariadb --batch --skip-column-names output of mariadb_waits.sql -> row dicts (NULL -> None)."""
+    rows = []
+    for line in text.splitlines():
+        if line.strip():
+            f = line.split("\t")
+            rows.append({k: (None if v == "NULL" else v) for k, v in zip(WAIT_COLUMNS, f)})
+    return rows
+
+
+def innodb_point(driven: dict[str, Any], overall: dict[str, Any], series: list[dict[str, Any]],
+                 wait_counts: Mapping[str, int], wait_samples: int, wait_error: str | None,
+                 before: Mapping[str, float], after: Mapping[str, float], cpus: int, remote: bool,
+                 sampler_cpu_s: float, driver: str = "sysbench") -> dict[str, Any]:
+    """One MariaDB point (pure): the driver's figures (workloads/sysbench.run_point's point), the Sampler's
+    overall() and series(), the sessions' wait classes counted over the samples, and SHOW GLOBAL STATUS
+    before and after -> the point with pgbench.run_point's keys, `innodb` where PostgreSQL has `pg`."""
+    dev_figs = [{"device": d, "iops": v["iops"], "read_iops": v["read_iops"], "read_ios": v["read_ios"],
+                 "write_iops": v["write_iops"], "mbps": v["mbps"], "await_ms": v["await_ms"],
+                 "busy_pct": v["busy_pct"], "queue": v["queue"], "read_bytes": v["read_bytes"],
+                 "write_bytes": v["write_bytes"]} for d, v in (overall.get("devices") or {}).items()]
+    worst = max(dev_figs, key=lambda d: d["busy_pct"], default={"await_ms": 0.0, "busy_pct": 0.0, "queue": 0.0})
+    cpu = overall.get("cpu") or {"busy_pct": 0.0, "iowait_pct": 0.0, "user_pct": 0.0, "system_pct": 0.0}
+    clients = int(driven["clients"])
+    overhead = dict(driven.get("overhead") or {})
+    client_cores = float(overhead.get("client_cpu_cores") or 0.0)
+    shares = wait_shares(dict(wait_counts))
+    states = sum(wait_counts.values())
+    kind, why = innodb_bottleneck(Evidence(cpu["busy_pct"], cpu["iowait_pct"], client_cores, max(1, min(clients, cpus)),
+                                           shares, worst["await_ms"], worst["busy_pct"], worst["queue"],
+                                           wait_samples=states, wait_error=wait_error, remote=remote,
+                                           devices_measured=bool(dev_figs)), driver=driver)
+    delta = counters_delta(before, after)
+    seconds = driven.get("duration_s") or driven.get("wall_s") or overall.get("seconds") or 0.0
+    figures = innodb_figures(delta, seconds, driven.get("transactions") or None) if seconds > 0 else {}
+    innodb = {**figures, **{k: delta.get(name) for k, name in RAW_DELTAS.items()}}
+    wall = driven.get("wall_s") or overall.get("seconds") or 0.0
+    overhead["sampler_cpu_pct_of_machine"] = 100.0 * sampler_cpu_s / wall / cpus if wall > 0 else None
+    return {
+        **driven,
+        "cpu_util": cpu, "devices": dev_figs, "bottleneck": kind, "bottleneck_evidence": why,
+        "waits": shares, "wait_samples": {"backend_states": states, "samples": wait_samples, "error": wait_error},
+        "not_measured": list(NOT_MEASURED_REMOTE) if remote else [],
+        "sampled_s": overall.get("seconds"),
+        # the cache guard's evidence: pages InnoDB read from its files against the devices' read I/Os
+        "read_path": innodb_read_path(delta, sum(d["read_ios"] for d in dev_figs), remote=remote,
+                                      devices_measured=bool(dev_figs)),
+        "innodb": innodb,
+        "overhead": overhead,
+        "series": series,
+    }
+
+
+class WaitSession:
+    """One mariadb client session kept open for the wait samples (its own connection, so sampling opens
+    no connection per sample and its CPU is not counted as the driver's)."""
+
+    MARK = "--dbtier-end--"
+
+    def __init__(self, argv: list[str], env: dict[str, str]):
+        self.sql = _sql("mariadb_waits.sql")
+        self.proc = executor.start([*argv, "--batch", "--skip-column-names", "--unbuffered"], env=env, stdin=True)
+
+    def sample(self) -> Counter:
+        try:
+            out = self.proc.exchange(f"{self.sql}\nSELECT '{self.MARK}';\n", self.MARK, timeout_s=10)
+        except OSError as exc:
+            raise RuntimeError(f"the wait sampling session ended ({self._stderr() or exc})") from None
+        return session_classes(parse_wait_rows(out))
+
+    def _stderr(self) -> str:
+        if self.proc.poll() is None:
+            return ""
+        try:
+            return " | ".join(self.proc.communicate(timeout_s=2)[1].strip().splitlines()[-2:])
+        except Exception:  # noqa: BLE001 - only for the message
+            return ""
+
+    def close(self) -> None:
+        self.proc.stop(grace_s=2)
+
+
+class MariaDBEngine(Engine):
+    name = "mariadb"
+    label = "sysbench (MariaDB)"
+    kinds = ("oltp", "backup")
+    roles = ROLES
+    refused_roles = {"index": INDEX_REFUSED}
+    # tpcc joins when workloads/mariadb_tpcc.py is there (the lead wires it)
+    workloads = tuple(SYSBENCH_WORKLOADS)
+    matrix = INNODB_MATRIX
+    buffer_name = "innodb_buffer_pool_size"
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.server: Server | None = None
+        self.attached: Attached | None = None
+        self.target: MysqlTarget | None = None
+        self.work: Path | None = None         # prepare's output and the --dsn password file, until close
+        self.loaded: dict[str, Any] = {}
+        self.copied: set[Path] = set()
+
+    # ------------------------------------------------------------------ options
+    @classmethod
+    def check(cls) -> None:
+        from dbtier.workloads.sysbench import find_sysbench
+        find_binaries()
+        find_sysbench()
+
+    @classmethod
+    def add_options(cls, parser: argparse.ArgumentParser, kind: str) -> None:
+        if kind != "oltp":
+            return
+        g = parser.add_argument_group("MariaDB (--engine mariadb)")
+        g.add_argument("--buffer-pool-size", type=buffer_pool_size, default="128M",
+                       help="innodb_buffer_pool_size (default 128M, small so that reads reach the storage)")
+        g.add_argument("--flush-log-at-trx-commit", type=int, choices=(1, 2, 0), default=1,
+                       help="innodb_flush_log_at_trx_commit: 1 durable (default); 2 and 0 lose up to a second")
+        g.add_argument("--sync-binlog", type=whole, metavar="N", default=1,
+                       help="sync_binlog with --binlog on (default 1: durable)")
+        g.add_argument("--doublewrite", type=on_off, default=True, metavar="on|off",
+                       help="innodb_doublewrite (default on; off: a torn page cannot be repaired)")
+        g.add_argument("--flush-method", choices=FLUSH_METHODS, default="O_DIRECT",
+                       help="innodb_flush_method (default O_DIRECT)")
+        g.add_argument("--binlog", type=on_off, default=False, metavar="on|off",
+                       help="the binary log (default off)")
+
+    @classmethod
+    def settings(cls, args: argparse.Namespace, clients: list[int]) -> dict[str, Any]:
+        """The [mariadbd] settings of the managed server's my.cnf (the result keeps them)."""
+        s = Settings(innodb_buffer_pool_size=getattr(args, "buffer_pool_size", "128M"),
+                     innodb_flush_log_at_trx_commit=getattr(args, "flush_log_at_trx_commit", 1),
+                     sync_binlog=getattr(args, "sync_binlog", 1), innodb_doublewrite=getattr(args, "doublewrite", True),
+                     innodb_flush_method=getattr(args, "flush_method", "O_DIRECT"),
+                     binlog=getattr(args, "binlog", False), max_connections=max(clients) + 10)
+        s.check()
+        return s.conf()
+
+    @classmethod
+    def durability(cls, settings: Mapping[str, Any]) -> tuple[bool, str]:
+        return durable(settings_of(settings))
+
+    @classmethod
+    def method(cls, duration_s: float, rate: float | None) -> dict[str, str]:
+        out = {"latency": "sysbench's per-transaction histogram" + (
+            "; under --rate service time only: the time a transaction queued in sysbench is not counted "
+            "(its queue length is kept as max_queue_length)" if rate else "")}
+        if duration_s != sysbench_seconds(duration_s):
+            out["duration_note"] = (f"sysbench --time takes whole seconds: --duration {duration_s:g} ran "
+                                    f"{sysbench_seconds(duration_s)} s per point; TPS divides by the time sysbench "
+                                    "measured (duration_s of each point)")
+        return out
+
+    @classmethod
+    def check_dsn(cls, dsn: str) -> None:
+        parse_dsn(dsn)
+
+    @classmethod
+    def shown_dsn(cls, dsn: str) -> str:
+        return redact_mysql_dsn(dsn)
+
+    @classmethod
+    def buffer_text(cls, args: argparse.Namespace) -> str:
+        return str(getattr(args, "buffer_pool_size", "128M"))
+
+    @classmethod
+    def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:
+        return size_bytes(getattr(args, "buffer_pool_size", "128M"))
+
+    @classmethod
+    def log_reserve_bytes(cls, args: argparse.Namespace) -> int:
+        return REDO_BYTES
+
+    # ------------------------------------------------------------------ server
+    def open(self) -> None:
+        if self.spec.dsn:
+            self.attached = Attached(self.spec.dsn)
+            self.attached.open()
+            self.work = Path(tempfile.mkdtemp(prefix="dbtier-mariadb-"))
+            pw = dsn_password(os.environ, Path.home())
+            from dbtier.workloads.sysbench import password_config
+            d = self.attached.dsn
+            self.target = MysqlTarget(user=d.user or os.environ.get("USER") or "root", db=self.attached.database,
+                                      host=d.host, port=d.port,
+                                      config_file=password_config(self.work, pw) if pw else None)
+            return
+        self.server = Server(self.spec.dir, self.spec.placement, settings_of(self.spec.settings),
+                             port=self.spec.port, os_user=self.spec.os_user)
+        self.server.__enter__()
+        self.work = Path(tempfile.mkdtemp(prefix="dbtier-mariadb-"))
+        self.server.query(f"CREATE DATABASE `{DATABASE}`")
+        self.target = MysqlTarget(user=USER, db=DATABASE, socket=str(self.server.socket))
+
+    def placement(self) -> dict[str, str]:
+        if self.server is None:
+            return {r: "server" for r in ROLES if r != "binlog"}
+        return self.server.placement()
+
+    def alive(self) -> bool:
+        if self.server is not None:
+            return self.server.alive()
+        return self.attached is not None
+
+    def server_log(self) -> Path | None:
+        return Path(self.server.log_path) if self.server and self.server.log_path else None
+
+    def close(self) -> None:
+        try:
+            if self.server is not None:
+                self.server.close()
+            elif self.attached is not None:
+                self.attached.close()
+        finally:
+            if self.work is not None:
+                shutil.rmtree(self.work, ignore_errors=True)
+                self.work = None
+
+    def query(self, sql: str) -> list[list[str]]:
+        """SQL in the benchmark database; a dead managed server is said in words."""
+        try:
+            if self.attached is not None:
+                return self.attached.query(sql, database=self.attached.database)
+            return self.server.query(f"USE `{DATABASE}`; {sql}")
+        except DbtierError:
+            if self.server is not None and not self.server.alive():
+                raise DbtierError(f"MariaDB is no longer running; the server log ends:\n{self.server.log_tail(12)}",
+                                  "finished points are kept; see the server log in the run directory") from None
+            raise
+
+    def client_argv(self) -> tuple[list[str], dict[str, str]]:
+        if self.attached is not None:
+            return ([self.attached.bin["mariadb"], *self.attached.client_args(),
+                     f"--database={self.attached.database}"], dict(os.environ))
+        return ([self.server.bin["mariadb"], *self.server.client_args(), f"--database={DATABASE}"],
+                self.server.client_env())
+
+    # ------------------------------------------------------------------ OLTP
+    def load(self, workload: str, warehouses: int, scale: int, log: Callable[[str], None]) -> dict[str, Any]:
+        if workload == "tpcc":
+            from dbtier.workloads import mariadb_tpcc
+            argv, env = self.client_argv()
+            rec = mariadb_tpcc.load(self.target, argv[1:], env, warehouses, self.work, log)
+        else:
+            from dbtier.workloads import sysbench
+            rec = sysbench.prepare(self.target, workload, scale, self.work, binary=sysbench.find_sysbench())
+            tables = ", ".join(f"`sbtest{i}`" for i in range(1, rec["tables"] + 1))
+            self.query(f"ANALYZE TABLE {tables}")   # fresh statistics: information_schema's sizes come from them
+        self.loaded = rec
+        rows = self.query("SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.TABLES "
+                          "WHERE table_schema = DATABASE()")
+        rec["database_bytes"] = int(float(rows[0][0])) if rows and rows[0] else None
+        return rec
+
+    def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], None]) -> None:
+        self.server.cgroup_procs = procs
+        self.server.restart({"innodb_buffer_pool_size": str(buffer_bytes)} if buffer_bytes else None,
+                            before_start=before_start)
+
+    def status(self) -> dict[str, float]:
+        rows = self.query(_sql("mariadb_status.sql"))
+        return status_values((r[0], r[1]) for r in rows if len(r) >= 2)
+
+    def _keep_load_output(self, raw_dir: Path) -> None:
+        for f in sorted(self.work.glob("*.txt")) if self.work else []:
+            if f not in self.copied:
+                shutil.copy(f, raw_dir / f.name)
+                self.copied.add(f)
+
+    def run_point(self, workload: str, clients: int, duration_s: float, warmup_s: float, warehouses: int,
+                  rate: float | None, raw_dir: Path, devices: list[str], tag: str) -> dict[str, Any]:
+        from dbtier.measure.sampler import Sampler
+        self._keep_load_output(raw_dir)
+        before = self.status()
+        argv, env = self.client_argv()
+        waits = WaitSession(argv, env)
+        box: dict[str, Sampler] = {}
+
+        @contextlib.contextmanager
+        def around():
+            with Sampler(devices, interval_s=0.5, extra=waits.sample) as s:
+                box["s"] = s
+                yield s
+        log_tail = (lambda: self.server.log_tail(12)) if self.server else (lambda: "")
+        try:
+            if workload == "tpcc":
+                from dbtier.workloads import mariadb_tpcc
+                driven = mariadb_tpcc.run_point(self.target, clients, duration_s, warmup_s, warehouses, rate, raw_dir,
+                                                tag, around=around, alive=self.alive, log_tail=log_tail)
+            else:
+                from dbtier.workloads import sysbench
+                n_tables, table_size = layout(self.loaded["scale"], self.loaded["tables"])
+                driven = sysbench.run_point(self.target, workload, clients, duration_s, warmup_s, rate, raw_dir, tag,
+                                            tables=n_tables, table_size=table_size, binary=sysbench.find_sysbench(),
+                                            around=around, alive=self.alive, log_tail=log_tail)
+        finally:
+            waits.close()
+        after = self.status()
+        s = box["s"]
+        counts: Counter = sum((x.extra for x in s.samples if x.extra), Counter())
+        return innodb_point(driven, s.overall(), s.series(), counts,
+                            sum(1 for x in s.samples if x.extra is not None), s.extra_error, before, after,
+                            os.cpu_count() or 1, remote=self.server is None, sampler_cpu_s=s.cpu_s)
+
+    # ------------------------------------------------------------------ backup
+    def backup_source(self, scale: float) -> dict[str, Any]:
+        return self.load("sysbench-rw", 1, max(1, int(scale)), lambda m: None)
+
+    def backup(self, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
+               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+        from dbtier.workloads.backup import mariadb_backups
+        return mariadb_backups(self.server, to_dir, methods, devices, src_dev, dst_dev, on_result)
+
