@@ -243,15 +243,20 @@ class ProbeResult(TypedDict):
 
 # -- bench oltp (cli/bench.py, workloads/) ------------------------------------------------------------------------
 
-Role = Literal["data", "index", "wal", "temp"]
+Role = Literal["data", "index", "wal", "temp", "redo", "undo", "binlog"]
 NotMeasured = Literal["server_cpu", "server_devices"]
 
 
 class Placement(TypedDict):
+    """where each role of the engine really is: PostgreSQL data, index, wal, temp; MariaDB data, redo, undo, temp
+    (and binlog with the binary log on)"""
     data: str
-    index: str
-    wal: str
+    index: NotRequired[str]
+    wal: NotRequired[str]
     temp: str
+    redo: NotRequired[str]
+    undo: NotRequired[str]
+    binlog: NotRequired[str]
 
 
 class Knee(TypedDict):
@@ -308,6 +313,28 @@ class ReadPath(TypedDict):
     note: NotRequired[str | None]
 
 
+class InnodbFigures(TypedDict, total=False):
+    """SHOW GLOBAL STATUS after - before over a MariaDB point: per-second figures, and the raw deltas (null when
+    the counter is missing or went backwards)"""
+    buffer_pool_reads: NumOrNull
+    buffer_pool_read_requests: NumOrNull
+    data_reads: NumOrNull
+    data_writes: NumOrNull
+    log_bytes: NumOrNull
+    fsyncs: NumOrNull
+    row_lock_waits: NumOrNull
+    buffer_pool_hit_ratio: NumOrNull
+    log_waits_per_s: NumOrNull
+    fsyncs_per_s: NumOrNull
+
+
+class Durability(TypedDict):
+    """whether a commit of this run survives a power loss with the server's settings; a non-durable run is not
+    comparable with a durable one"""
+    durable: bool
+    reason: str
+
+
 class OltpPoint(TypedDict):
     clients: Count1
     tps: NonNeg
@@ -326,12 +353,18 @@ class OltpPoint(TypedDict):
     duration_s: NotRequired[Annotated[NumOrNull, doc(
         "seconds the rates divide by: pgbench's own measured time (transactions / its tps), else the wall time "
         "around pgbench")]]
-    duration_source: NotRequired[Literal["pgbench", "wall clock", "none"]]
+    duration_source: NotRequired[Literal["pgbench", "sysbench", "sysbench total time", "wall clock", "none"]]
     requested_s: NotRequired[float]
     pgbench_T_s: NotRequired[Count1]
     not_measured: NotRequired[list[NotMeasured]]
     wait_samples: NotRequired[WaitSamples]
     read_path: NotRequired[ReadPath]
+    sysbench_time_s: NotRequired[Annotated[Count1, doc("MariaDB: sysbench --time, whole seconds")]]
+    latency_excludes_queue: NotRequired[Annotated[bool, doc(
+        "sysbench under --rate: latency is service time only, the time queued in sysbench is not counted")]]
+    innodb: NotRequired[Annotated[InnodbFigures, doc(
+        "MariaDB: InnoDB's counters over the point (model.innodb.innodb_figures and the raw deltas); "
+        "PostgreSQL's points have `pg` instead")]]
 
 
 class OltpStep(TypedDict):
@@ -351,6 +384,8 @@ class Memory(TypedDict):
     mechanism: Literal["cgroup2", "cgroup1", "size", "none"]
     data_bytes: Annotated[int | None, S(minimum=0), doc("database size after load")]
     shared_buffers_bytes: Annotated[int | None, S(minimum=0)]
+    server_base_bytes: NotRequired[Annotated[int, S(minimum=0), doc(
+        "MariaDB: the server's own memory outside its buffer pool, added to the budget")]]
     reason: Annotated[str | None, doc("why unbounded, or what the budget changed")]
     oom_kills: NotRequired[Annotated[int, S(minimum=0)]]
 
@@ -383,6 +418,8 @@ class OltpResult(TypedDict):
         "bench oltp --emulate: the emulated slow tier (a loop device on a file in dir, throttled); null when "
         "none")]]
     load: NotRequired[Obj | None]
+    engine: NotRequired[Annotated[Literal["postgres", "mariadb"], doc("the engine's name (--engine)")]]
+    durability: NotRequired[Durability]
 
 
 class BenchParams(TypedDict, total=False):

@@ -225,6 +225,9 @@ class MariaDBEngine(Engine):
     workloads = tuple(SYSBENCH_WORKLOADS)
     matrix = INNODB_MATRIX
     buffer_name = "innodb_buffer_pool_size"
+    # mariadbd's memory outside the buffer pool (performance_schema's tables, log buffer, threads): a
+    # 140 MiB budget with a 32 MiB pool was OOM-killed at start; the memory budget adds this on top
+    server_base_bytes = 256 * 2**20
 
     def __init__(self, spec):
         super().__init__(spec)

@@ -150,15 +150,19 @@ def memory_budget(eng: Engine, study: Study, step: dict[str, Any], cg: memcg.Mem
         mem.update(mechanism=fallback["mechanism"], reason=fallback["reason"])
         note_once(doc, hooks, fallback["reason"])
         return mem
-    cg.limit_bytes = budget
+    # the server's own memory outside its buffer pool (InnoDB with performance_schema: ~200 MiB), on top
+    base = int(getattr(eng, "server_base_bytes", 0))
+    cg.limit_bytes = budget + base
     cg.open()
     if cg.mechanism == "none":
         mem["reason"] = (f"no memory cgroup could be made ({cg.reason}): the server runs unbounded, without the "
                          f"{budget / 2**20:,.0f} MiB budget, and reads may come from memory")
         note_once(doc, hooks, mem["reason"])
         return mem
-    mem.update(budget_bytes=budget, mechanism=cg.mechanism, shared_buffers_bytes=sb, cache_bytes=cache,
+    mem.update(budget_bytes=budget + base, mechanism=cg.mechanism, shared_buffers_bytes=sb, cache_bytes=cache,
                cgroup=cg.plan.dir)
+    if base:
+        mem["server_base_bytes"] = base
     name = getattr(eng, "buffer_name", "the buffer pool")
     if sb != requested:
         mem["reason"] = (f"{name} {sb // 1024} kB (a quarter of the budget's cache part) instead of "
@@ -168,7 +172,7 @@ def memory_budget(eng: Engine, study: Study, step: dict[str, Any], cg: memcg.Mem
                 f"budget's cache part ({cache / 2**20:,.0f} MiB): much of it is read from memory")
         mem["reason"] = "; ".join(x for x in (mem["reason"], text) if x)
     rule = f", default: {memcg.RULE}" if study.memory is None else ""
-    hooks.say(f"memory: {budget / 2**20:,.0f} MiB budget ({cg.mechanism}{rule}), "
+    hooks.say(f"memory: {(budget + base) / 2**20:,.0f} MiB budget ({cg.mechanism}{rule}), "
               f"{name} {sb / 2**20:,.0f} MiB, database {data_bytes / 2**20:,.0f} MiB")
     eng.bound_memory(cg.plan.procs, sb if sb != requested else None,
                      before_start=lambda: memcg.drop_cached(sorted(set(step["placement"].values()))))
