@@ -377,7 +377,8 @@ class MariaDBEngine(Engine):
         if workload == "tpcc":
             from dbtier.workloads import mariadb_tpcc
             argv, env = self.client_argv()
-            rec = mariadb_tpcc.load(self.target, argv[1:], env, warehouses, self.work, log)
+            # the client's connection options (socket or host/port, user), without --database
+            rec = mariadb_tpcc.load(self.target, argv[1:-1], env, warehouses, self.work, log)
         else:
             from dbtier.workloads import sysbench
             rec = sysbench.prepare(self.target, workload, scale, self.work, binary=sysbench.find_sysbench())
@@ -445,6 +446,10 @@ class MariaDBEngine(Engine):
 
     def backup(self, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
                dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
-        from dbtier.workloads.backup import mariadb_backups
+        try:
+            from dbtier.workloads.backup import mariadb_backups
+        except ImportError:    # the MariaDB backup methods are another part of issue 15
+            raise DbtierError("bench backup --engine mariadb is not available in this build",
+                              "use --engine postgres or duckdb") from None
         return mariadb_backups(self.server, to_dir, methods, devices, src_dev, dst_dev, on_result)
 
