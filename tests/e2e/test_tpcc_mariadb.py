@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import have
+from dbtier.core.errors import DbtierError
 from dbtier.model.sysbench import MysqlTarget
 from dbtier.workloads import mariadb_tpcc as mt
 from dbtier.workloads.mariadb import USER, Server
@@ -107,3 +108,13 @@ def test_runs_keep_the_mix_rollbacks_and_nopm(loaded):
         assert abs(p["nopm"] / p["tpm"] - 0.4455) < 4.5 * share_sd + 0.01, p
         assert p["overhead"]["client_cpu_cores"] >= 0 and p["lat_ms"]["p95"] is not None
     print({p["clients"]: (round(p["tps"], 1), round(p["nopm"])) for p in points})
+
+
+def test_a_database_without_tpcc_fails_in_words(loaded):
+    server, target, _, raw = loaded
+    server.query("CREATE DATABASE IF NOT EXISTS dbtier_empty")
+    empty = MysqlTarget(user=USER, db="dbtier_empty", socket=str(server.socket))
+    with pytest.raises(DbtierError) as err:
+        mt.run_point(empty, 1, 1, 0, 1, None, raw, "empty", alive=server.alive, log_tail=server.log_tail)
+    assert "sysbench failed at 1 clients" in str(err.value) and "tpcc_c_last" in str(err.value)
+    assert (raw / "empty.txt").is_file()

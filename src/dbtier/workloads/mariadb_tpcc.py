@@ -33,7 +33,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.model.sysbench import MysqlTarget, parse_sysbench, point_figures, sysbench_seconds
 from dbtier.workloads import tpcc
-from dbtier.workloads.sysbench import _point_run
+from dbtier.workloads.sysbench import sysbench_failure
 
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
 MIX_PCT = {"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
@@ -200,6 +200,23 @@ def load(target: MysqlTarget, client_args: list[str], client_env: dict, warehous
 
 
 # ------------------------------------------------------------------ one point
+
+
+def _point_run(argv: list[str], out_path: Path, clients: int, rate: float | None,
+               alive: Callable[[], bool] | None, log_tail: Callable[[], str] | None) -> str:
+    """One sysbench run, its output saved (a config file's password hidden) -> stdout; a failure in words."""
+    seconds = sysbench_seconds(float(next(a for a in argv if a.startswith("--time=")).split("=", 1)[1]))
+    try:
+        done = executor.run(argv, timeout_s=seconds + 600)
+    except executor.TimedOut as exc:
+        raise DbtierError(f"sysbench did not finish its {seconds} s tpcc point at {clients} clients within "
+                          f"{exc.timeout_s:.0f} s and was stopped",
+                          "the server may be hung; see the server log in the run directory") from exc
+    text = done.stdout + ("\n--- stderr ---\n" + done.stderr if done.stderr else "")
+    out_path.write_text(re.sub(r"(mysql-password\s*=\s*)\S+", r"\1***", text))
+    if done.returncode != 0 or "transactions:" not in done.stdout:
+        raise sysbench_failure(text, clients, rate, alive() if alive else True, log_tail() if log_tail else "")
+    return done.stdout
 
 
 def new_orders(query: Callable[[str], list[list[str]]], database: str | None = None) -> float:
