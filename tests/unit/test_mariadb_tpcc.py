@@ -145,3 +145,9 @@ def test_new_orders_reads_the_district_sum():
 def test_c_last_constants_obey_the_clause():
     for c_load, c_run in itertools.islice((tpcc.c_last_constants(random.Random(s)) for s in range(200)), 200):
         assert 0 <= c_load <= 255 and 0 <= c_run <= 255 and abs(c_run - c_load) in tpcc.C_LAST_DELTAS
+
+
+def test_deviations_speak_of_sysbench_not_pgbench():
+    assert len(mt.DEVIATIONS) == len(tpcc.DEVIATIONS) + 2
+    text = " ".join(mt.DEVIATIONS)
+    assert "pgbench" not in text and "PL/pgSQL" not in text and "sysbench" in text and "FOR UPDATE" in text
