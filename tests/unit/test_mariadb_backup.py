@@ -95,3 +95,89 @@ def test_full_disk_is_the_clean_message():
         assert "free space there or choose another --to; finished backups are kept" in e.hint
     e = backup._failure("[00] FATAL ERROR: something else\n", "null", "stream", Path("/mnt/b"), "mariadb-backup")
     assert str(e).startswith("mariadb-backup (stream to null) failed")
+
+
+# ------------------------------------------------------------------ the loop over methods, with a fake mariadb-backup
+class FakeServer:
+    def __init__(self, datadir: Path):
+        self.datadir = datadir
+
+    def placement(self) -> dict[str, str]:
+        return {"data": str(self.datadir)}
+
+    def client_args(self) -> list[str]:
+        return CLIENT
+
+    def client_env(self) -> dict[str, str]:
+        return {}
+
+
+def _fake(datadir: Path, calls: list, fail_on: tuple[str, str] | None = None):
+    from dbtier.measure.executor import Completed
+    log = (f"[00] 2026-11-23 18:45:08 cd to {datadir}/\n[00] 2026-11-23 18:45:09 Copying ./t/a.ibd to X\n"
+           "[00] 2026-11-23 18:45:09 Redo log (from LSN 100 to 1100) was copied.\n[00] 2026-11-23 18:45:09 completed OK!\n")
+
+    def pipeline(stages, *, stdout_path=None, env=None, timeout_s=None):
+        target_dir = Path(next(a for a in stages[0] if a.startswith("--target-dir="))[len("--target-dir="):])
+        calls.append((stages, stdout_path))
+        if stdout_path is not None:
+            Path(stdout_path).write_bytes(b"z" * 700)
+        elif "--stream=xbstream" not in stages[0]:
+            (target_dir / "a.ibd").write_bytes(b"y" * 5000)
+        method = "stream-gzip" if len(stages) > 1 else ("stream" if "--stream=xbstream" in stages[0] else "plain")
+        if fail_on == (method, "dir" if stdout_path or method == "plain" else "null"):
+            err = "mariadb-backup: Error writing file 'UNKNOWN' (errno: 28 \"No space left on device\")\n"
+            return [Completed(tuple(s), 1 if i == 0 else 0, "", err if i == 0 else "", 0.1) for i, s in enumerate(stages)]
+        return [Completed(tuple(s), 0, "", log if i == 0 else "", 0.1) for i, s in enumerate(stages)]
+    return pipeline
+
+
+@pytest.fixture
+def fake_env(tmp_path, monkeypatch):
+    datadir = tmp_path / "data"
+    (datadir / "t").mkdir(parents=True)
+    (datadir / "t" / "a.ibd").write_bytes(b"x" * 4000)
+    to = tmp_path / "to"
+    to.mkdir()
+    monkeypatch.setattr(backup, "drop_caches", lambda: False)
+    return datadir, to
+
+
+def test_every_method_to_null_then_dir_with_source_bytes_and_nothing_left(fake_env, monkeypatch):
+    datadir, to = fake_env
+    calls: list = []
+    monkeypatch.setattr(backup.executor, "pipeline", _fake(datadir, calls))
+    seen: list = []
+    recs = backup.mariadb_backups(FakeServer(datadir), to, list(MARIADB_METHODS), [], None, None, seen.append)
+    assert seen == recs
+    assert [(r["method"], r["target"], r["compressed"]) for r in recs] == [
+        ("mariadb-backup plain", "dir", False), ("mariadb-backup stream", "null", False),
+        ("mariadb-backup stream", "dir", False), ("mariadb-backup stream-gzip", "null", True),
+        ("mariadb-backup stream-gzip", "dir", True)]
+    assert {r["bytes"] for r in recs} == {4000 + 1000}          # a.ibd's size + the redo's LSN range
+    assert [r["output_bytes"] for r in recs] == [5000, None, 700, None, 700]
+    assert all(r["bottleneck"] and r["mbps"] > 0 for r in recs)
+    assert [c[1] is None for c in calls] == [True, True, False, True, False]
+    assert list(to.iterdir()) == []
+
+
+def test_a_full_target_keeps_the_finished_records_and_removes_its_files(fake_env, monkeypatch):
+    datadir, to = fake_env
+    monkeypatch.setattr(backup.executor, "pipeline", _fake(datadir, [], fail_on=("stream", "dir")))
+    seen: list = []
+    with pytest.raises(DbtierError) as e:
+        backup.mariadb_backups(FakeServer(datadir), to, ["plain", "stream"], [], None, None, seen.append)
+    assert str(e.value).startswith(f"{to} filled up during the stream backup (no space left on device)")
+    assert e.value.hint == "free space there or choose another --to; finished backups are kept"
+    assert [(r["method"], r["target"]) for r in seen] == [("mariadb-backup plain", "dir"),
+                                                          ("mariadb-backup stream", "null")]
+    assert list(to.iterdir()) == []
+
+
+def test_an_unknown_method_is_refused_before_anything_runs(fake_env, monkeypatch):
+    datadir, to = fake_env
+    calls: list = []
+    monkeypatch.setattr(backup.executor, "pipeline", _fake(datadir, calls))
+    with pytest.raises(DbtierError, match="not one of plain, stream, stream-gzip"):
+        backup.mariadb_backups(FakeServer(datadir), to, ["stream", "tar"], [], None, None, lambda r: None)
+    assert calls == []

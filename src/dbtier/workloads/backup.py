@@ -244,24 +244,24 @@ def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str]
 
     bytes (and MB/s) count what mariadb-backup read, from its log (mariadb_backup_read: the files it
     names, their sizes, plus the redo and log tails it counts), the same for null, file and gzip, so the
-    three compare; output_bytes is what landed under to_dir. mariadb-backup runs as root (dbtier's user)
-    with the server's client args: the dbtier account has every privilege (RELOAD, PROCESS, LOCK TABLES,
+    three compare; output_bytes is what landed under to_dir. mariadb-backup runs as dbtier's own OS user
+    (root: it reads the mysql-owned files) with the server's client args (socket, user dbtier): the dbtier account has every privilege (RELOAD, PROCESS, LOCK TABLES,
     BINLOG MONITOR among them), so nothing is granted here. Everything written under to_dir is removed
     after each backup; a full disk there is a DbtierError (the finished records are kept by on_result)."""
     binary = shutil.which("mariadb-backup") or shutil.which("mariadb-backup", path="/usr/bin:/usr/local/bin")
     if binary is None:
         raise DbtierError("mariadb-backup is not installed", "apt-get install mariadb-backup (Debian/Ubuntu) or "
                           "dnf install mariadb-backup (Fedora/RHEL)")
-    compressor = [m for m in methods if MARIADB_METHODS.get(m, ([], None))[1]]
-    if compressor:
+    unknown = [m for m in methods if m not in MARIADB_METHODS]
+    if unknown:          # before any backup runs
+        raise DbtierError(f"backup method {unknown[0]!r}: not one of {', '.join(MARIADB_METHODS)}")
+    if any(MARIADB_METHODS[m][1] for m in methods):
         executor.require("gzip")
     placement = server.placement()
     out = []
     for method in methods:
         null_mbps = None
-        opts, compress = MARIADB_METHODS.get(method, (None, None))
-        if opts is None:
-            raise DbtierError(f"backup method {method!r}: not one of {', '.join(MARIADB_METHODS)}")
+        opts, compress = MARIADB_METHODS[method]
         for target in (["null", "dir"] if opts else ["dir"]):
             dest = to_dir / f"dbtier-backup-{uuid.uuid4().hex[:8]}-{method}"
             stages, out_file = mariadb_backup_stages(binary, server.client_args(), placement, method, target, dest)
