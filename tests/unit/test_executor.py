@@ -166,3 +166,61 @@ def test_nothing_else_starts_processes():
     offenders = [f"{p.relative_to(src)}: {s}" for p in sorted(src.rglob("*.py")) if p != Path(executor.__file__).resolve()
                  for s in starters if s in p.read_text()]
     assert offenders == []
+
+
+# ------------------------------------------------------------------ pipeline
+def test_pipeline_to_a_file_captures_each_stderr(tmp_path):
+    out = tmp_path / "out.txt"
+    done = executor.pipeline([["sh", "-c", "echo hello; echo first >&2"], ["sh", "-c", "tr a-z A-Z; echo second >&2"]],
+                             stdout_path=out, timeout_s=10)
+    assert out.read_text() == "HELLO\n"
+    assert [(d.returncode, d.stdout, d.stderr) for d in done] == [(0, "", "first\n"), (0, "", "second\n")]
+    assert done[0].argv == ("sh", "-c", "echo hello; echo first >&2")
+
+
+def test_pipeline_without_a_path_goes_to_null_and_single_stage_works(tmp_path):
+    done = executor.pipeline([["sh", "-c", "head -c 1000000 /dev/zero; exit 4"]], cwd=str(tmp_path), timeout_s=10)
+    assert [d.returncode for d in done] == [4]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_pipeline_writer_gets_sigpipe_when_the_reader_exits():
+    done = executor.pipeline([["yes"], ["head", "-c", "10"]], timeout_s=10)
+    assert done[1].returncode == 0 and done[0].returncode == -signal.SIGPIPE
+
+
+def test_pipeline_big_stderr_does_not_block():
+    # 1 MB of stderr from the first stage (a pipe holds 64 KiB): captured whole
+    done = executor.pipeline([["sh", "-c", "head -c 1000000 /dev/zero | tr '\\\\0' x >&2; echo ok"], ["cat"]],
+                             timeout_s=20)
+    assert len(done[0].stderr) == 1000000 and done[1].returncode == 0
+
+
+def test_pipeline_timeout_stops_every_stage(tmp_path):
+    pid_file = tmp_path / "pid"
+    with pytest.raises(executor.TimedOut) as e:
+        executor.pipeline([["sleep", "30"], ["sh", "-c", f'echo $$ > "{pid_file}"; exec sleep 30']], timeout_s=0.5)
+    assert e.value.argv == ["sleep", "30"]
+    assert _wait_gone(int(pid_file.read_text()))
+
+
+def test_pipeline_stops_later_stages_when_the_first_has_exited(tmp_path, monkeypatch):
+    # the leader exits at once; the second stage keeps the group alive until the timeout stops it
+    pid_file = tmp_path / "pid"
+    t0 = time.monotonic()
+    with pytest.raises(executor.TimedOut):
+        executor.pipeline([["true"], ["sh", "-c", f'echo $$ > "{pid_file}"; exec sleep 30']], timeout_s=0.5)
+    assert _wait_gone(int(pid_file.read_text())) and time.monotonic() - t0 < 10
+
+
+def test_pipeline_missing_program_leaves_nothing_running(tmp_path):
+    pid_file = tmp_path / "pid"
+    with pytest.raises(FileNotFoundError):
+        executor.pipeline([["sh", "-c", f'echo $$ > "{pid_file}"; exec sleep 30'], ["no-such-program-dbtier"]],
+                          timeout_s=10)
+    for _ in range(50):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        time.sleep(0.02)
+    if pid_file.exists() and pid_file.read_text().strip():
+        assert _wait_gone(int(pid_file.read_text()))

@@ -4,10 +4,12 @@ Children run in their own session so a Ctrl-C reaches dbtier first; dbtier
 then stops the whole child process group and cleans up, instead of leaving an
 engine running.
 
-Three calls cover every use:
+These calls cover every use:
 
 - `run(argv, timeout_s=...)`: run to completion and capture stdout and stderr
   (a timeout stops the process group and raises `TimedOut`);
+- `pipeline([argv1, argv2, ...], stdout_path=...)`: `argv1 | argv2 | ... > file`
+  (or > /dev/null) without a shell, one process group, each one's stderr captured;
 - `start(argv)`: start a long-running process (a tracer, a server) in its own
   process group and return a `Background` handle;
 - `stop_group(process)`: stop a process group, politely first: SIGINT (a tool
@@ -22,6 +24,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -183,3 +186,81 @@ def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str |
             pass
         raise
     return Completed(tuple(argv), proc.returncode, out or "", err or "", time.monotonic() - start_s)
+
+
+def pipeline(argvs: Sequence[Sequence[str]], *, stdout_path: str | os.PathLike | None = None,
+             env: Mapping[str, str] | None = None, cwd: str | None = None, timeout_s: float | None = None,
+             grace_s: float = 10.0) -> list[Completed]:
+    """Run `argvs[0] | argvs[1] | ...` to completion without a shell: the last one's stdout to stdout_path
+    (created or truncated) or, without one, to /dev/null; each one's stderr captured, into a temporary
+    file (so a chatty stage never blocks on a full pipe while another is waited for). All stages run in
+    one new process group led by the first (a group joins only a group of its own session, so not a new
+    session as `run` uses; a background group all the same: a Ctrl-C at the terminal reaches dbtier only).
+
+    Returns one Completed per stage (stdout ""; a stage killed by SIGPIPE has returncode -13). Past
+    timeout_s the whole group is stopped and `TimedOut` (naming the first stage) is raised; on Ctrl-C or
+    any exception while waiting the group is stopped (SIGINT with grace_s, then SIGTERM, SIGKILL) and the
+    exception goes on. Opening stdout_path can raise OSError, before anything starts."""
+    if not argvs:
+        raise ValueError("pipeline needs at least one command")
+    start_s = time.monotonic()
+    procs: list[subprocess.Popen] = []
+    errs = [tempfile.TemporaryFile() for _ in argvs]
+    try:
+        with open(stdout_path if stdout_path is not None else os.devnull, "wb") as out:
+            try:
+                for i, argv in enumerate(argvs):
+                    last = i == len(argvs) - 1
+                    p = subprocess.Popen(list(argv), stdin=procs[-1].stdout if procs else None,
+                                         stdout=out if last else subprocess.PIPE, stderr=errs[i],
+                                         env=dict(env) if env is not None else None, cwd=cwd,
+                                         process_group=procs[0].pid if procs else 0)
+                    if procs:
+                        # the next stage owns the read end: a writer whose reader exits gets SIGPIPE
+                        procs[-1].stdout.close()   # type: ignore[union-attr]
+                    procs.append(p)
+                deadline = None if timeout_s is None else start_s + timeout_s
+                for p in procs:
+                    p.wait(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _stop_pipeline(procs, grace_s=2.0)
+                assert timeout_s is not None
+                raise TimedOut(argvs[0], timeout_s) from None
+            except BaseException:
+                _stop_pipeline(procs, grace_s)
+                raise
+        seconds = time.monotonic() - start_s
+        done = []
+        for argv, p, e in zip(argvs, procs, errs):
+            e.seek(0)
+            done.append(Completed(tuple(argv), p.returncode, "", e.read().decode(errors="replace"), seconds))
+        return done
+    finally:
+        for e in errs:
+            e.close()
+
+
+def _stop_pipeline(procs: list[subprocess.Popen], grace_s: float) -> None:
+    """Stop a pipeline's process group (led by procs[0], which may have exited before the others):
+    SIGINT and up to grace_s, then SIGTERM and SIGKILL, 5 s each, until every stage has exited."""
+    if not procs:
+        return
+    pgid = procs[0].pid
+    for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        if all(p.poll() is not None for p in procs):
+            return
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            break
+        end = time.monotonic() + wait_s
+        for p in procs:
+            try:
+                p.wait(timeout=max(0.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                break
+    for p in procs:   # reap what is left (SIGKILL was sent)
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
