@@ -230,3 +230,21 @@ def test_compare_durable_and_not_says_so(tmp_path, capsys):
     c = _run(tmp_path, "durable2", mariadb_doc(durable=True))
     assert main(["compare", a, c, "--json", "--out", str(tmp_path / "cmp3")]) == 0
     assert json.loads(capsys.readouterr().out)["not_comparable"] is None
+
+
+def test_lab_refuses_an_unknown_engine(tmp_path, capsys):
+    """In process: `lab --engines mariadb,foo` is refused, naming the engines it knows, before any step runs."""
+    assert main(["lab", str(tmp_path), "--engines", "mariadb,foo", "--out", str(tmp_path / "lab")]) == 2
+    err = capsys.readouterr().err
+    assert "--engines: unknown engine foo" in err and "postgres, mariadb" in err
+    assert not (tmp_path / "lab").exists()
+
+
+def test_lab_report_shows_the_engines_side_by_side():
+    """Two OLTP runs of a lab (PostgreSQL's and MariaDB's): the side-by-side names each engine."""
+    pg, m = load_run(TPCC), mariadb_doc(durable=True, workload="tpcc")
+    pg["_run_dir"], m["_run_dir"] = "/lab/oltp-postgres", "/lab/oltp-mariadb"
+    html = render_html([pg, m])
+    side = html[html.index('<section class="compare">'):]
+    assert "PostgreSQL · TPC-C-like, 1 warehouse" in side and "MariaDB · TPC-C-like, 1 warehouse" in side
+    assert "Not comparable" not in side    # the older PostgreSQL run does not say: unknown, not a clash

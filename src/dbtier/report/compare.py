@@ -76,8 +76,8 @@ def _run_hint(doc: dict[str, Any]) -> str:
         return f"temp on {p['temp']}"
     if k == "bench backup" and p.get("to"):
         return f"to {p['to']}"
-    if k == "bench oltp":
-        return F.workload_name(doc) or ""
+    if k == "bench oltp":   # the engine first: a lab's engines run the same workload side by side
+        return " · ".join(x for x in (F.engine_words(doc)[0], F.workload_name(doc)) if x)
     host = get(doc, "machine", "hostname")
     return f"on {host}" if host else ""
 
