@@ -248,3 +248,9 @@ def test_lab_report_shows_the_engines_side_by_side():
     side = html[html.index('<section class="compare">'):]
     assert "PostgreSQL · TPC-C-like, 1 warehouse" in side and "MariaDB · TPC-C-like, 1 warehouse" in side
     assert "Not comparable" not in side    # the older PostgreSQL run does not say: unknown, not a clash
+
+
+def test_show_method_names_the_driver():
+    how = dict(F.method(mariadb_doc()))
+    assert "the time sysbench measured" in how["rates"]
+    assert "the time pgbench measured" in dict(F.method(load_run(TPCC)))["rates"]

@@ -761,7 +761,8 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
         if isnum(p.get("duration_s")):
             out.append(("each point", f"{duration_words(p['duration_s'])} after {fmt_auto(p.get('warmup_s'))} s "
                                       "of warm-up (excluded)"))
-        out.append(("rates", "TPS, TPM and NOPM divide by the time pgbench measured (its own window, without the "
+        driver = engine_words(doc)[1]
+        out.append(("rates", f"TPS, TPM and NOPM divide by the time {driver} measured (its own window, without the "
                              "initial connection time), not by the duration asked for"))
         pts = oltp_view(doc)["points"] + [q for s in oltp_steps(doc)[:-1] for q in oltp_points(s.get("points"))]
         out.append(("repeats", repeats_text(p.get("repeat"), pts)))
@@ -774,7 +775,7 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
         nm = not_measured(doc)
         if nm:
             out.append(("not measured", ", ".join(x.replace("_", " ") for x in nm) + " (--dsn: CPU figures are "
-                        "this machine's, where pgbench runs; no bottleneck is judged from them)"))
+                        f"this machine's, where {driver} runs; no bottleneck is judged from them)"))
     elif k == "bench dss":
         rep = p.get("repeat")
         wt = spread_of(doc.get("warm_totals"))
