@@ -57,3 +57,61 @@ def make_lab(root: Path, name: str = "lab", oltp: Path | None = MATRIX, probe: P
         {"plan": "plan-size"}.get(s, s)) is None]
     (lab / "result.json").write_text(json.dumps(doc, indent=1))
     return lab
+
+
+# InnoDB's counters for a MariaDB point, made from a PostgreSQL point's (the documents are otherwise alike).
+def _innodb_block(pg: dict) -> dict:
+    reads, hits = pg.get("blks_read") or 0.0, pg.get("blks_hit") or 0.0
+    requests = reads + hits
+    return {"buffer_pool_reads": reads, "buffer_pool_read_requests": requests,
+            "buffer_pool_hit_ratio": 1 - reads / requests if requests else None, "data_reads": reads,
+            "data_writes": 1200.0, "log_bytes": pg.get("wal_bytes"), "fsyncs": pg.get("wal_syncs"),
+            "row_lock_waits": 3.0, "data_reads_per_s": 100.0, "data_writes_per_s": 240.0,
+            "log_written_mb_per_s": 1.35, "fsyncs_per_s": 284.0, "log_waits_per_s": 0.0}
+
+
+def mariadb_doc(source: Path = TPCC, durable: bool | None = False, workload: str = "sysbench-rw") -> dict:
+    """A MariaDB-shaped `bench oltp` document (CONTRACT15's keys) edited from a saved PostgreSQL run: engine
+    "mariadb", params.engine "sysbench (MariaDB)", `innodb` instead of `pg` in every point, nopm null for a
+    sysbench workload, and doc["durability"] (None: left out, as in an older document)."""
+    doc = json.loads(source.read_text())
+    doc["engine"] = "mariadb"
+    doc["params"].update(engine="sysbench (MariaDB)", workload=workload, latency="sysbench's latency histogram",
+                         settings={"innodb_flush_log_at_trx_commit": "2" if durable is False else "1",
+                                   "innodb_doublewrite": "ON", "innodb_buffer_pool_size": "128M"})
+    if workload != "tpcc":
+        doc["params"]["warehouses"] = None
+        for d in [doc, *doc.get("steps", [])]:
+            if isinstance(d.get("load"), dict):
+                d["load"].update(workload=workload, warehouses=None)
+    if durable is not None:
+        doc["durability"] = ({"durable": True, "reason": "innodb_flush_log_at_trx_commit=1, doublewrite on, "
+                                                          "binary log off"} if durable else
+                             {"durable": False, "reason": "innodb_flush_log_at_trx_commit=2: the redo log is not "
+                                                          "flushed at each commit (up to a second of commits lost)"})
+    for p in [*doc.get("points", []), *(q for s in doc.get("steps", []) for q in s.get("points", []))]:
+        p["innodb"] = _innodb_block(p.pop("pg", {}) or {})
+        p.pop("read_path", None)
+        if workload != "tpcc":
+            p["nopm"] = None
+        p["raw"] = str(p.get("raw") or "").replace("pgbench", "sysbench")
+        if isinstance(p.get("bottleneck_evidence"), str):   # the evidence names the driver
+            p["bottleneck_evidence"] = p["bottleneck_evidence"].replace("pgbench", "sysbench")
+    doc.pop("guards", None)
+    return doc
+
+
+# PostgreSQL's placement steps -> InnoDB's, by position, with InnoDB's roles (for a MariaDB matrix sample).
+INNODB_STEP_NAMES = ("all-slow", "redo-fast", "undo-fast", "tables-fast", "temp-fast", "all-fast")
+
+
+def mariadb_matrix_doc(durable: bool | None = True) -> dict:
+    """The saved placement matrix as InnoDB's: step names and placements from model/placement.INNODB_MATRIX."""
+    from dbtier.model.placement import INNODB_MATRIX, matrix_steps
+    doc = mariadb_doc(MATRIX, durable=durable)
+    fast, slow = doc["params"]["placement_matrix"].split(",")
+    for s, (name, placement) in zip(doc["steps"], matrix_steps(fast, slow, INNODB_MATRIX)):
+        s["name"] = name
+        s["placement"] = {r: placement.get(r, placement["data"]) for r in ("data", "redo", "undo", "temp")}
+    doc["placement"] = doc["steps"][-1]["placement"]
+    return doc

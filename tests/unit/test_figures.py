@@ -69,7 +69,9 @@ def test_probe_figures(probe):
 
 def test_oltp_figures():
     assert values(load_run(TPCC)) == {
-        "workload": "TPC-C-like, 1 warehouse", "best_tps": 639.0, "best_clients": 4, "best_tpm": 38340.0,
+        "workload": "TPC-C-like, 1 warehouse", "engine": "pgbench (PostgreSQL)",
+        "durability": "unknown (not recorded in this result)",   # an older document: neither durable nor not
+        "best_tps": 639.0, "best_clients": 4, "best_tpm": 38340.0,
         "best_nopm": 16848.0, "knee_clients": 2, "knee_tps": 521.6, "knee_p95_ms": 8.011, "knee_bottleneck": "cpu",
         "knee_cpu_busy_pct": 97.40518962075848, "knee_device_busy_pct": 60.428379849845385,
         # the cache guard, recomputed from the points: 334 device read I/Os for 1,466 page reads

@@ -55,3 +55,43 @@ def test_requirement_at_the_knee():
     assert req == pytest.approx({"read_iops": 110.0, "write_iops": 55.0, "read_mbps": 3.0, "write_mbps": 4.0,
                                  "capacity_gb": 15.0})
     assert requirement_from_oltp({**oltp, "knee": None}) is None
+
+
+# -- lab --engines: one OLTP step per engine ----------------------------------------------------------------------
+
+from dbtier.core.errors import DbtierError  # noqa: E402
+from dbtier.model.lab import oltp_argv, oltp_step_name, oltp_steps, parse_engines, plan_engine  # noqa: E402
+
+PROF = {"oltp_warehouses": "5", "oltp_clients": "1,2,4,8", "oltp_duration": "8", "oltp_warmup": "2",
+        "matrix_clients": "1,4", "matrix_duration": "5"}
+
+
+def test_parse_engines():
+    assert parse_engines("postgres,mariadb") == ["postgres", "mariadb"]
+    assert parse_engines(" mariadb , postgres,mariadb") == ["mariadb", "postgres"]   # order given, each once
+    assert parse_engines("") == ["postgres"] and parse_engines(None) == ["postgres"]  # the default
+    with pytest.raises(DbtierError) as e:
+        parse_engines("mariadb,foo")
+    assert "unknown engine foo" in e.value.message and "postgres, mariadb" in e.value.hint
+
+
+def test_step_names():
+    assert oltp_step_name("postgres", ["postgres"]) == "oltp"                # as before --engines
+    assert oltp_step_name("mariadb", ["mariadb"]) == "oltp"
+    assert oltp_step_name("mariadb", ["postgres", "mariadb"]) == "oltp-mariadb"
+    assert plan_engine(["mariadb", "postgres"]) == "postgres" and plan_engine(["mariadb"]) == "mariadb"
+
+
+def test_oltp_argv_one_directory():
+    assert oltp_argv("mariadb", ["/a"], "/a", "/a", PROF) == [
+        "bench", "oltp", "--engine", "mariadb", "--workload", "tpcc", "--warehouses", "5",
+        "--clients", "1,2,4,8", "--duration", "8", "--warmup", "2", "--dir", "/a"]
+
+
+def test_oltp_argv_matrix_and_steps():
+    steps = oltp_steps(["postgres", "mariadb"], ["/s", "/f"], "/f", "/s", PROF)
+    assert [(e, n) for e, n, _ in steps] == [("postgres", "oltp-postgres"), ("mariadb", "oltp-mariadb")]
+    for e, _, argv in steps:   # the same workload and storage for each engine; only --engine differs
+        assert argv == ["bench", "oltp", "--engine", e, "--workload", "tpcc", "--warehouses", "5",
+                        "--placement-matrix", "/f,/s", "--clients", "1,4", "--duration", "5", "--warmup", "2",
+                        "--dir", "/f"]

@@ -48,6 +48,8 @@ REFUSED_BEFORE_ANY_ENGINE = {
         "a bad option is refused by the parser",
     ("e2e/test_run_dirs.py", "test_bench_probe_reference_is_checked_before_the_benchmark"):
         "the --probe document is refused before DuckDB starts",
+    ("unit/test_report_mariadb.py", "test_lab_refuses_an_unknown_engine"):
+        "--engines with an unknown engine is refused before the lab's run or any step",
     ("e2e/test_run_dirs.py", "test_lab_refuses_an_existing_lab_directory"):
         "the existing --out is refused before any step",
     ("e2e/test_simulate_cli.py", "test_capture_without_blktrace_installed"):

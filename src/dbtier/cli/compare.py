@@ -24,13 +24,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _ratio(r: dict) -> str:
+def _ratio(r: dict, judge: bool = True) -> str:
+    """B / A, green when B is better and red when worse by 5% or more; uncoloured when not `judge`d
+    (a durable and a non-durable run: neither is better)."""
     x = r["ratio"]
     if not F.isnum(x):
         return "-"
     text = f"{x:,.2f}x" if abs(x) < 100 else f"{x:,.0f}x"
     better = r.get("better")
-    if better in ("higher", "lower") and abs(x - 1) >= 0.05:
+    if judge and better in ("higher", "lower") and abs(x - 1) >= 0.05:
         good = (x > 1) == (better == "higher")
         return f"[{'green' if good else 'red'}]{text}[/]"
     return text
@@ -46,13 +48,15 @@ def run(args: argparse.Namespace) -> int:
     rows = F.compare_rows(a, b)
     run_ = Run("compare", args, {"a": args.a, "b": args.b}, inputs=[a["_run_dir"], b["_run_dir"]], read_only=True)
     doc = run_.doc
-    doc.update(a=F.run_info(a), b=F.run_info(b), rows=rows)
+    clash = F.durability_clash([a, b])
+    doc.update(a=F.run_info(a), b=F.run_info(b), rows=rows, not_comparable=clash)
     run_.finish()
     out = console(args)
 
     def render() -> None:
         t = Table(title=esc(f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}"), title_justify="left",
-                  caption="B − A and B / A; green: better, red: worse (by 5% or more)", caption_justify="left")
+                  caption="B − A and B / A" + (": not judged, the runs are not comparable" if clash else
+                                               "; green: better, red: worse (by 5% or more)"), caption_justify="left")
         spreads = any(r.get("a_spread") or r.get("b_spread") for r in rows)
         cols = [("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("B / A", "right"),
                 ("unit", "left")]
@@ -64,9 +68,11 @@ def run(args: argparse.Namespace) -> int:
             d = r["digits"] or 0
             label = (f"{r['group']}: " if r["group"] and r["group"] not in r["metric"] else "") + r["metric"]
             diff = f"{r['diff']:+,.{d}f}" if F.isnum(r["diff"]) else ("same" if r["a"] == r["b"] else "differs")
-            t.add_row(lit(label), lit(F.fmt(r["a"], d)), lit(F.fmt(r["b"], d)), lit(diff), _ratio(r), lit(r["unit"] or ""),
+            t.add_row(lit(label), lit(F.fmt(r["a"], d)), lit(F.fmt(r["b"], d)), lit(diff), _ratio(r, not clash), lit(r["unit"] or ""),
                       *([lit(F.spread_text(r.get("a_spread"), d)), lit(F.spread_text(r.get("b_spread"), d))]
                         if spreads else []))
+        if clash:
+            out.print(f"[bold red]not comparable[/bold red]: {esc(clash)}.", highlight=False)
         out.print(t)
         if not rows:
             out.print("no figures to compare in these runs")

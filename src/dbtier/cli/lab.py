@@ -21,7 +21,9 @@ from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.model.lab import plan_size_argv, requirement_from_oltp, standing, tiers
+from dbtier.model.lab import (LAB_ENGINES, oltp_steps, parse_engines, plan_engine, plan_size_argv,
+                              requirement_from_oltp, standing, tiers)
+from dbtier.workloads.engine import names as engine_names
 
 PROFILES = {
     # smoke: seconds-long steps that check the wiring (the test suite uses it), not the storage
@@ -43,17 +45,27 @@ PROFILES = {
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("lab", help="the whole study: probe, OLTP, DSS, backup, plan, report",
                        description="Study the storage under each directory (default: the current one): probe it, "
-                       "run an OLTP sweep on a managed PostgreSQL (the placement matrix with two or more "
-                       "directories, fastest as the fast tier), a TPC-H power run on DuckDB with temp on each "
+                       "run an OLTP sweep on a managed PostgreSQL (and on each engine of --engines; the placement matrix "
+                       "with two or more directories, fastest as the fast tier), a TPC-H power run on DuckDB with temp on each "
                        "directory, backups to each directory and to null, plan the cheapest configuration for the "
                        "measured load, and write the report.")
     p.add_argument("dirs", nargs="*", metavar="DIR", help="directories to study (tiers); default: .")
     p.add_argument("--profile", choices=sorted(PROFILES), default="quick",
                    help="quick (every step, about 5 minutes for one directory here), full, or smoke "
                    "(seconds-long steps that only check the wiring)")
+    p.add_argument("--engines", default="postgres",
+                   help="comma-separated OLTP engines, each run on the same storage (bench oltp --engine E): "
+                   f"{', '.join(_known_engines())}; default postgres. With two or more the steps are oltp-ENGINE, "
+                   "the plan sizes for PostgreSQL's run (else the first engine's) and the report shows them side by "
+                   "side")
     p.add_argument("--skip", default="", help="comma-separated steps to leave out: probe,oltp,dss,backup,plan")
     add_output_options(p)
     p.set_defaults(func=run)
+
+
+def _known_engines() -> tuple[str, ...]:
+    """The OLTP engines bench knows, and those the lab can ask for (MariaDB before it is registered)."""
+    return tuple(dict.fromkeys((*engine_names("oltp"), *LAB_ENGINES)))
 
 
 def _child(argv: list[str], out_dir: Path) -> tuple[int, str, float]:
@@ -89,9 +101,10 @@ def run(args: argparse.Namespace) -> int:
     bad = skip - {"probe", "oltp", "dss", "backup", "plan"}
     if bad:
         raise DbtierError(f"--skip: unknown step {', '.join(sorted(bad))}", "steps are probe,oltp,dss,backup,plan")
+    engines = parse_engines(args.engines, _known_engines())
     prof = PROFILES[args.profile]
     run_ = Run("lab", args, {"dirs": [os.path.realpath(d) for d in dirs], "profile": args.profile, "skip": sorted(skip),
-                             "settings": prof}, paths=dirs)
+                             "engines": engines, "settings": prof}, paths=dirs)
     doc = run_.doc
     doc["steps"] = []
     lab = run_.dir.path.resolve()
@@ -122,16 +135,12 @@ def run(args: argparse.Namespace) -> int:
         if len(dirs) >= 2:
             doc["params"].update(fast_dir=fast, slow_dir=slow)
         oltp = None
-        if "oltp" in skip:
-            step("oltp", None, "skipped by --skip")
-        elif len(dirs) >= 2:
-            oltp = step("oltp", ["bench", "oltp", "--workload", "tpcc", "--warehouses", prof["oltp_warehouses"],
-                                 "--placement-matrix", f"{fast},{slow}", "--clients", prof["matrix_clients"],
-                                 "--duration", prof["matrix_duration"], "--warmup", prof["oltp_warmup"], "--dir", fast])
-        else:
-            oltp = step("oltp", ["bench", "oltp", "--workload", "tpcc", "--warehouses", prof["oltp_warehouses"],
-                                 "--clients", prof["oltp_clients"], "--duration", prof["oltp_duration"],
-                                 "--warmup", prof["oltp_warmup"], "--dir", dirs[0]])
+        # one OLTP step per engine, on the same storage; the plan sizes for PostgreSQL's (else the first's)
+        planned = plan_engine(engines)
+        for engine, name, argv in oltp_steps(engines, dirs, fast, slow, prof):
+            got = step(name, None, "skipped by --skip") if "oltp" in skip else step(name, argv)
+            if engine == planned:
+                oltp = got
         for i, d in enumerate(dirs):
             if "dss" in skip:
                 step(f"dss-{i + 1}", None, "skipped by --skip")

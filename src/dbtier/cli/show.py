@@ -76,6 +76,8 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
         colour = "bold red" if g.get("kind") == "reads-from-memory" else "bold yellow"
         out.print(f"{indent}[{colour}]guard {esc(str(g.get('kind')))}[/{colour}]: {esc(str(g.get('message')))}",
                   highlight=False)
+    if F.kind(doc) == "bench oltp" and (F.durability(doc) or {}).get("durable") is False:
+        out.print(f"{indent}[bold red]{esc(F.durability_text(doc))}[/bold red]", highlight=False)
     figs, tabs, meth, problems = F.drawn(doc)
     t = figures_table([f.as_dict() for f in figs])
     if t is not None:
@@ -102,7 +104,9 @@ def print_verdict(out: Console, v: dict[str, Any]) -> None:
     for label, text in lines:
         out.print(f"  [bold]{esc(label)}[/bold]: {esc(text)}", highlight=False)
     for c in v.get("caveats") or []:
-        tag = "[bold red]reads from memory[/bold red]" if c.get("kind") == "reads-from-memory" else "[yellow]note[/yellow]"
+        tag = {"reads-from-memory": "[bold red]reads from memory[/bold red]",
+               "not-durable": "[bold red]not durable[/bold red]",
+               "not-comparable": "[bold red]not comparable[/bold red]"}.get(c.get("kind"), "[yellow]note[/yellow]")
         out.print(f"  {tag}: {esc(c['text'])}", highlight=False)
     out.print()
 

@@ -5,8 +5,9 @@ index read path, and a placement study over it would wrongly conclude that data 
 matter (issue 22). Every OLTP, DSS, backup and buffered probe result gets `guards[]`, each
 `{kind, message, ...figures}`:
 
-- `reads-from-memory`: the reads were served from memory (PostgreSQL's shared_buffers or the OS
-  page cache), so the figures say nothing about the device's read path;
+- `reads-from-memory`: the reads were served from memory (the engine's buffer: PostgreSQL's
+  shared_buffers or the InnoDB buffer pool; or the OS page cache), so the figures say nothing about the
+  device's read path;
 - `too-few-reads`: too few page reads to judge either way;
 - `remote`: --dsn: this machine's devices are not the server's, so where reads came from is unknown.
 
@@ -16,13 +17,17 @@ read), device_read_ios the read I/Os (/proc/diskstats) of the devices under the 
 the same window. The kernel merges adjacent pages into one I/O (readahead), and other processes on the
 same devices add theirs, so the fraction compares I/Os with page reads: near 1 (or above), the page
 reads went to the device; near 0, they were page-cache hits.
+
+The engine's buffer is read from the point: PostgreSQL's `pg.blks_hit` / `pg.blks_read`, or InnoDB's
+`innodb.buffer_pool_read_requests` (pages asked of the buffer pool) and `innodb.buffer_pool_reads` (of
+those, pages read from the files): page reads = buffer_pool_reads, hits = requests - reads.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from dbtier.model.placement import READ_STEPS
+from dbtier.model.placement import ALL_READ_STEPS
 
 # Less than this share of PostgreSQL's page reads reached the devices as read I/Os: the page cache
 # served them. A data set 4x memory reads most pages from the device (fraction near 1); a cached one
@@ -69,14 +74,43 @@ def read_path(db_page_reads: float | None, device_read_ios: float | None, remote
             "note": note}
 
 
+# The engine's page buffer, in the report's words, by the point block that holds its counters.
+BUFFERS = {"pg": ("PostgreSQL", "shared_buffers"), "innodb": ("InnoDB", "the InnoDB buffer pool")}
+
+
+def point_engine(p: dict[str, Any]) -> str | None:
+    """'innodb' or 'pg': which engine's counters a point holds (None: neither)."""
+    for block in ("innodb", "pg"):
+        if isinstance(p.get(block), dict):
+            return block
+    return None
+
+
+def page_counts(p: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(page reads, buffer hits) of one point: PostgreSQL's blks_read and blks_hit, or InnoDB's
+    buffer_pool_reads and buffer_pool_read_requests - buffer_pool_reads (None where not recorded).
+    InnoDB 1,000 requests of which 40 read from the files: (40, 960)."""
+    block = point_engine(p)
+    c = p.get(block) if block else None
+    if not isinstance(c, dict):
+        return None, None
+    if block == "pg":
+        reads, hits = c.get("blks_read"), c.get("blks_hit")
+        return (reads if _num(reads) else None), (hits if _num(hits) else None)
+    reads, requests = c.get("buffer_pool_reads"), c.get("buffer_pool_read_requests")
+    reads = reads if _num(reads) else None
+    hits = requests - reads if reads is not None and _num(requests) and requests >= reads else None
+    return reads, hits
+
+
 def point_read_path(p: dict[str, Any], remote: bool = False) -> dict[str, Any]:
     """A point's read_path; an older document without one: recomputed from what it recorded
-    (pg.blks_read; devices[].read_ios, else read_iops x sampled_s, else the per-interval series)."""
+    (pg.blks_read or innodb.buffer_pool_reads; devices[].read_ios, else read_iops x sampled_s, else the
+    per-interval series)."""
     rp = p.get("read_path")
     if isinstance(rp, dict) and "db_page_reads" in rp:
         return rp
-    pg = p.get("pg") if isinstance(p.get("pg"), dict) else {}
-    reads = pg.get("blks_read")
+    reads, _ = page_counts(p)
     devs = [d for d in (p.get("devices") or []) if isinstance(d, dict)]
     ios: float | None = None
     if devs and all(_num(d.get("read_ios")) for d in devs):
@@ -103,8 +137,9 @@ def _pct(x: float) -> str:
 def oltp_guards(points: Iterable[dict[str, Any]], remote: bool = False) -> list[dict[str, Any]]:
     """The run's guards from its points (every step's, for a placement matrix).
 
-    Over all points: R page reads, D device read I/Os, A page accesses (blks_hit + blks_read).
-    - A >= 10,000 and R / A < 0.5%: reads-from-memory (shared_buffers held the data set);
+    Over all points: R page reads, D device read I/Os, A page accesses (blks_hit + blks_read, or InnoDB's
+    buffer_pool_read_requests).
+    - A >= 10,000 and R / A < 0.5%: reads-from-memory (shared_buffers or the buffer pool held the data set);
     - R >= 1,000 and D / R < 10%: reads-from-memory (the OS page cache served the page reads);
       12,000 and 60 -> 0.005 fires; 12,000 and 9,000 -> 0.75 does not;
     - neither, and R < 1,000: too-few-reads (500 page reads);
@@ -112,8 +147,9 @@ def oltp_guards(points: Iterable[dict[str, Any]], remote: bool = False) -> list[
     pts = [p for p in points if isinstance(p, dict)]
     paths = [point_read_path(p, remote) for p in pts]
     reads = sum(rp["db_page_reads"] for rp in paths if _num(rp.get("db_page_reads")))
-    hits = sum(p["pg"]["blks_hit"] for p in pts
-               if isinstance(p.get("pg"), dict) and _num(p["pg"].get("blks_hit")))
+    hits = sum(h for h in (page_counts(p)[1] for p in pts) if h is not None)
+    # the engine named in the wording: the points' (InnoDB when any point holds InnoDB's counters)
+    engine, buffer = BUFFERS["innodb" if any(point_engine(p) == "innodb" for p in pts) else "pg"]
     dev = [rp["device_read_ios"] for rp in paths]
     ios = sum(dev) if dev and all(_num(x) for x in dev) else None
     out: list[dict[str, Any]] = []
@@ -123,13 +159,13 @@ def oltp_guards(points: Iterable[dict[str, Any]], remote: bool = False) -> list[
                                "threshold": DEVICE_SHARE_MIN}
     accesses = reads + hits
     if accesses >= BUFFER_MIN_ACCESSES and reads / accesses < BUFFER_READ_SHARE_MAX:
-        memory.append(f"PostgreSQL found {_pct(1 - reads / accesses)} of {accesses:,.0f} page accesses in "
-                      f"shared_buffers and read only {reads:,.0f} pages: the data set fit in memory")
+        memory.append(f"{engine} found {_pct(1 - reads / accesses)} of {accesses:,.0f} page accesses in "
+                      f"{buffer} and read only {reads:,.0f} pages: the data set fit in memory")
     if remote:
         out.append({"kind": "remote", "message": "--dsn: this machine's devices are not the server's, so whether "
                     "the server's page reads reached its storage was not measured"})
     elif ios is not None and reads >= MIN_PAGE_READS and ios / reads < DEVICE_SHARE_MIN:
-        memory.append(f"only {_pct(ios / reads)} of PostgreSQL's {reads:,.0f} page reads reached the devices "
+        memory.append(f"only {_pct(ios / reads)} of {engine}'s {reads:,.0f} page reads reached the devices "
                       f"({ios:,.0f} read I/Os; under {DEVICE_SHARE_MIN:.0%} counts as memory): the reads were "
                       "served from the OS page cache")
     if memory:
@@ -242,6 +278,6 @@ def mark_oltp(doc: dict[str, Any], remote: bool = False) -> list[dict[str, Any]]
     memory = reads_from_memory(guards)
     judged = memory or not any(g.get("kind") in ("too-few-reads", "remote") for g in guards)
     for s in doc.get("steps") or []:
-        if isinstance(s, dict) and s.get("name") in READ_STEPS:
+        if isinstance(s, dict) and s.get("name") in ALL_READ_STEPS:
             s["reads_measured"] = False if memory else (True if judged else None)
     return guards

@@ -5,8 +5,9 @@ each probed target stands against the catalog."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Sequence
 
+from dbtier.core.errors import DbtierError
 from dbtier.model.catalog import load_catalog
 from dbtier.model.standing import closest
 
@@ -77,3 +78,48 @@ def standing(probe: dict[str, Any]) -> list[dict[str, Any]]:
     cat = load_catalog()
     return [{"path": t["path"], **closest(t["summary"], list(cat.devices.values()))}
             for t in probe.get("targets", []) if t.get("summary")]
+
+
+# The engines `lab --engines` runs the OLTP step on (`bench oltp --engine E`); PostgreSQL alone by default.
+LAB_ENGINES = ("postgres", "mariadb")
+DEFAULT_ENGINES = ("postgres",)
+
+
+def parse_engines(text: str | None, known: Sequence[str] = LAB_ENGINES) -> list[str]:
+    """'postgres,mariadb' -> ['postgres', 'mariadb'] (in the order given, each once); empty -> the default.
+    An unknown name is refused with the list of known ones."""
+    names = list(dict.fromkeys(x.strip() for x in (text or "").split(",") if x.strip()))
+    if not names:
+        return list(DEFAULT_ENGINES)
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise DbtierError(f"--engines: unknown engine {', '.join(bad)}",
+                          f"engines: {', '.join(known)} (comma-separated, e.g. --engines postgres,mariadb)")
+    return names
+
+
+def oltp_step_name(engine: str, engines: Sequence[str]) -> str:
+    """'oltp' for one engine (the lab's step name before --engines), 'oltp-<engine>' for each of several."""
+    return "oltp" if len(engines) == 1 else f"oltp-{engine}"
+
+
+def oltp_argv(engine: str, dirs: Sequence[str], fast: str, slow: str, prof: dict[str, str]) -> list[str]:
+    """The `dbtier bench oltp` argv of one engine's OLTP step: the same tpcc workload and storage for every
+    engine; two or more directories walk the placement matrix (the engine's own steps) fast,slow."""
+    head = ["bench", "oltp", "--engine", engine, "--workload", "tpcc", "--warehouses", prof["oltp_warehouses"]]
+    if len(dirs) >= 2:
+        return head + ["--placement-matrix", f"{fast},{slow}", "--clients", prof["matrix_clients"],
+                       "--duration", prof["matrix_duration"], "--warmup", prof["oltp_warmup"], "--dir", fast]
+    return head + ["--clients", prof["oltp_clients"], "--duration", prof["oltp_duration"],
+                   "--warmup", prof["oltp_warmup"], "--dir", dirs[0]]
+
+
+def oltp_steps(engines: Sequence[str], dirs: Sequence[str], fast: str, slow: str,
+               prof: dict[str, str]) -> list[tuple[str, str, list[str]]]:
+    """(engine, step name, argv) of each engine's OLTP step, in the order given."""
+    return [(e, oltp_step_name(e, engines), oltp_argv(e, dirs, fast, slow, prof)) for e in engines]
+
+
+def plan_engine(engines: Sequence[str]) -> str:
+    """The engine whose OLTP run the plan sizes for: PostgreSQL's when it ran, else the first."""
+    return "postgres" if "postgres" in engines else engines[0]

@@ -64,3 +64,30 @@ INNODB_MATRIX = tuple((s.name, s.placement) for s in INNODB_STEPS)
 INNODB_MATRIX_MOVES = {s.name: s.moves for s in INNODB_STEPS if s.moves}
 INNODB_READ_STEPS = tuple(s.name for s in INNODB_STEPS if s.reads)
 INNODB_STEP_LABELS = {s.name: s.label for s in INNODB_STEPS}
+
+# Both matrices, by engine (the document's `engine`; PostgreSQL's for an older document without one).
+ENGINE_STEPS = {"postgres": STEPS, "mariadb": INNODB_STEPS}
+# Every step's move and read flag across both matrices, by step name: the names the two share
+# (all-slow, tables-fast, temp-fast, all-fast) mean the same move in both, so a report can look a step up
+# without knowing the engine.
+ALL_MATRIX_MOVES = {**INNODB_MATRIX_MOVES, **MATRIX_MOVES}
+ALL_READ_STEPS = tuple(dict.fromkeys(READ_STEPS + INNODB_READ_STEPS))
+
+
+def engine_steps(engine: str | None) -> tuple[Step, ...]:
+    """The engine's matrix steps (PostgreSQL's for an unknown or missing engine)."""
+    return ENGINE_STEPS.get(str(engine), STEPS)
+
+
+def step_of(name: str, engine: str | None = None) -> Step | None:
+    """A matrix step by name: in the engine's matrix first, then in the other one (None: in neither)."""
+    first = engine_steps(engine)
+    for s in first + tuple(x for steps in ENGINE_STEPS.values() if steps is not first for x in steps):
+        if s.name == name:
+            return s
+    return None
+
+
+def step_label(name: str, engine: str | None = None) -> str:
+    s = step_of(name, engine)
+    return s.label if s else ""

@@ -76,8 +76,8 @@ def _run_hint(doc: dict[str, Any]) -> str:
         return f"temp on {p['temp']}"
     if k == "bench backup" and p.get("to"):
         return f"to {p['to']}"
-    if k == "bench oltp":
-        return F.workload_name(doc) or ""
+    if k == "bench oltp":   # the engine first: a lab's engines run the same workload side by side
+        return " · ".join(x for x in (F.engine_words(doc)[0], F.workload_name(doc)) if x)
     host = get(doc, "machine", "hostname")
     return f"on {host}" if host else ""
 
@@ -89,17 +89,20 @@ def _figures_comparison(kind: str, group: Sequence[Entry]) -> str:
     heads = ["measure"] + [f'<a href="#run-{i + 1}"><code>{esc(run_label(d, i))}</code></a><br>'
                            f'<span class="reason">{esc(_run_hint(d))}</span>' for d, i in group] + ["unit"]
     rows = []
+    # durable and non-durable runs side by side: said, and no value is marked the best
+    clash = F.durability_clash([d for d, _ in group])
     for f0, vals in table:
         nums = [v for v in vals if isnum(v)]
         best = ((max(nums) if f0.better == "higher" else min(nums))
-                if f0.better in ("higher", "lower") and len(nums) > 1 and len(set(nums)) > 1 else None)
+                if f0.better in ("higher", "lower") and len(nums) > 1 and len(set(nums)) > 1 and not clash else None)
         cells = "".join(f'<td class="num{" best" if best is not None and v == best else ""}">'
                         f'{num(v, f0.digits) if isnum(v) else esc(v) if v is not None else "—"}</td>' for v in vals)
         label = (f"{f0.group}: " if f0.group and f0.group not in f0.label else "") + f0.label
         rows.append(f"<tr><td>{esc(label)}</td>{cells}<td class=unit>{esc(f0.unit)}</td></tr>")
     head = "".join(f"<th{' class=num' if 0 < k < len(heads) - 1 else ''}>{h}</th>" for k, h in enumerate(heads))
     return (f"<h3>{esc(kind)}: {len(group)} runs</h3>"
-            f'<div class="wide"><table class="compare"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+            + (f'<p class="note bad"><b>Not comparable:</b> {esc(clash)}.</p>' if clash else "")
+            + f'<div class="wide"><table class="compare"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
             "</tbody></table></div>")
 
 

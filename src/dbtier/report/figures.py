@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from dbtier.model.guards import doc_guards, reads_from_memory
-from dbtier.model.placement import MATRIX_MOVES, READ_STEPS
+from dbtier.model.placement import ALL_MATRIX_MOVES, ALL_READ_STEPS
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, KNEE_TESTS, READ_4K, SUMMARY_KEYS, knee
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
@@ -270,6 +270,67 @@ def workload_name(doc: dict[str, Any]) -> str | None:
     return f"{name}, scale {fmt(s)}" if isnum(s) else name
 
 
+# An OLTP engine's server and driver, by the document's `engine` (an older document has none: PostgreSQL's).
+ENGINE_WORDS = {"postgres": ("PostgreSQL", "pgbench"), "mariadb": ("MariaDB", "sysbench")}
+NOT_DURABLE = "not durable: not comparable with a durable one"
+
+
+def engine_of(doc: dict[str, Any]) -> str:
+    """An OLTP document's engine name: doc['engine'], else from params.engine's label or the points'
+    counter block ('innodb': mariadb), else 'postgres' (every older document is PostgreSQL's)."""
+    e = doc.get("engine")
+    if isinstance(e, str) and e:
+        return e
+    label = get(doc, "params", "engine")
+    if isinstance(label, str) and "mariadb" in label.lower():
+        return "mariadb"
+    pts = dicts(doc.get("points")) + [p for s in dicts(doc.get("steps")) for p in dicts(s.get("points"))]
+    return "mariadb" if any(isinstance(p.get("innodb"), dict) for p in pts) else "postgres"
+
+
+def engine_words(doc: dict[str, Any]) -> tuple[str, str]:
+    """(server, driver) in words: ('PostgreSQL', 'pgbench'), ('MariaDB', 'sysbench'); from params.engine's
+    'driver (server)' label when it has one, so an engine this module does not know is still named."""
+    label = get(doc, "params", "engine")
+    if isinstance(label, str) and label.endswith(")") and " (" in label:
+        driver, server = label[:-1].split(" (", 1)
+        return server, driver
+    return ENGINE_WORDS.get(engine_of(doc), (engine_of(doc), "the driver"))
+
+
+def durability(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """doc['durability'] as {'durable': bool, 'reason': str}; None when the document does not say (an older
+    one: unknown, neither durable nor not)."""
+    d = doc.get("durability")
+    if isinstance(d, dict) and isinstance(d.get("durable"), bool):
+        return {"durable": d["durable"], "reason": str(d.get("reason") or "")}
+    return None
+
+
+def durability_text(doc: dict[str, Any]) -> str:
+    """'durable (reason)', 'not durable: not comparable with a durable one (reason)' or 'unknown (...)'."""
+    d = durability(doc)
+    if d is None:
+        return "unknown (not recorded in this result)"
+    head = "durable" if d["durable"] else NOT_DURABLE
+    return head + (f" ({d['reason']})" if d["reason"] else "")
+
+
+def durability_clash(docs: Iterable[dict[str, Any]]) -> str | None:
+    """A sentence when the runs mix durable and non-durable ones (their figures are not comparable: the
+    non-durable one skipped flushes the durable one paid for); None otherwise (unknown runs clash with none)."""
+    docs = [d for d in docs if isinstance(d, dict)]
+    durable = [d for d in docs if (durability(d) or {}).get("durable") is True]
+    loose = [d for d in docs if (durability(d) or {}).get("durable") is False]
+    if not (durable and loose):
+        return None
+    names = lambda ds: ", ".join(run_name(d) for d in ds)  # noqa: E731
+    why = "; ".join(f"{run_name(d)}: {durability(d)['reason']}" for d in loose if durability(d)["reason"])
+    return (f"{names(loose)} {'is' if len(loose) == 1 else 'are'} {NOT_DURABLE} ({names(durable)}"
+            + (f"; {why}" if why else "") + "): the difference between them is durability, not the storage or "
+            "the engine, so neither is called better")
+
+
 def busiest_device(p: dict[str, Any] | None) -> dict[str, Any] | None:
     devs = [d for d in dicts((p or {}).get("devices")) if isnum(d.get("busy_pct"))]
     return max(devs, key=lambda d: d["busy_pct"]) if devs else None
@@ -298,7 +359,7 @@ def matrix_moves(doc: dict[str, Any]) -> list[dict[str, Any]]:
     bests = matrix_bests(doc)
     out = []
     for a, b in zip(bests, bests[1:]):
-        role = MATRIX_MOVES.get(b["name"])
+        role = ALL_MATRIX_MOVES.get(b["name"])
         if role and isnum(a["tps"]) and isnum(b["tps"]) and a["tps"] > 0:
             out.append({"step": b["name"], "role": role, "before": a["tps"], "after": b["tps"],
                         "gain": b["tps"] / a["tps"] - 1, "from_step": a["name"]})
@@ -329,6 +390,8 @@ def _oltp_figures(doc: dict[str, Any]) -> list[Figure]:
     bs, ks = point_spread(best), point_spread(kp)
     remote = not_measured(doc, kp)
     out = [Figure("workload", "workload", workload_name(doc)),
+           Figure("engine", "engine", get(doc, "params", "engine") or "{1} ({0})".format(*engine_words(doc))),
+           Figure("durability", "durability", durability_text(doc)),
            Figure("best_tps", "best TPS", best.get("tps"), "TPS", 1, "higher", spread=bs),
            Figure("best_clients", "clients at the best TPS", best.get("clients"), "clients", 0),
            Figure("best_tpm", "TPM at the best TPS", best.get("tpm"), "TPM", 0, "higher",
@@ -627,7 +690,7 @@ def tables(doc: dict[str, Any]) -> list[Table]:
             rows = []
             for s, b in zip(steps, bests):
                 kn = s.get("knee") if isinstance(s.get("knee"), dict) else {}
-                unmeasured = s.get("reads_measured") is False or (memory and b["name"] in READ_STEPS)
+                unmeasured = s.get("reads_measured") is False or (memory and b["name"] in ALL_READ_STEPS)
                 rows.append([b["name"], b["tps"], b["clients"], kn.get("clients"), kn.get("tps"),
                              "reads not measured" if unmeasured else None])
             out.append(Table("Placement matrix (best point of each step)",
@@ -698,7 +761,8 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
         if isnum(p.get("duration_s")):
             out.append(("each point", f"{duration_words(p['duration_s'])} after {fmt_auto(p.get('warmup_s'))} s "
                                       "of warm-up (excluded)"))
-        out.append(("rates", "TPS, TPM and NOPM divide by the time pgbench measured (its own window, without the "
+        driver = engine_words(doc)[1]
+        out.append(("rates", f"TPS, TPM and NOPM divide by the time {driver} measured (its own window, without the "
                              "initial connection time), not by the duration asked for"))
         pts = oltp_view(doc)["points"] + [q for s in oltp_steps(doc)[:-1] for q in oltp_points(s.get("points"))]
         out.append(("repeats", repeats_text(p.get("repeat"), pts)))
@@ -711,7 +775,7 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
         nm = not_measured(doc)
         if nm:
             out.append(("not measured", ", ".join(x.replace("_", " ") for x in nm) + " (--dsn: CPU figures are "
-                        "this machine's, where pgbench runs; no bottleneck is judged from them)"))
+                        f"this machine's, where {driver} runs; no bottleneck is judged from them)"))
     elif k == "bench dss":
         rep = p.get("repeat")
         wt = spread_of(doc.get("warm_totals"))

@@ -39,9 +39,13 @@ def lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int]) -> str:
             rows.append((label, f"<code>{esc(p[key])}</code>"))
     if p.get("profile"):
         rows.append(("profile", esc(p["profile"])))
+    if isinstance(p.get("engines"), list) and p["engines"]:
+        rows.append(("OLTP engines", esc(", ".join(map(str, p["engines"])))
+                     + (' <span class="reason">(each on the same storage; their runs side by side above)</span>'
+                        if len(p["engines"]) > 1 else "")))
     if isinstance(p.get("skip"), list) and p["skip"]:
         rows.append(("skipped", esc(", ".join(map(str, p["skip"])))))
-    known = {"dirs", "fast_dir", "slow_dir", "profile", "skip"}
+    known = {"dirs", "fast_dir", "slow_dir", "profile", "skip", "engines"}
     for k, v in p.items():
         if k in known:
             continue

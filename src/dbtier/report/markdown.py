@@ -70,7 +70,8 @@ def _side_by_side(kind: str, docs: Sequence[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
     cols = ["measure", *(F.run_name(d) for d in docs), "unit"]
-    return [f"### {kind}: {len(docs)} runs", "",
+    clash = F.durability_clash(docs)
+    return [f"### {kind}: {len(docs)} runs", "", *([f"> **Not comparable:** {_md(clash)}.", ""] if clash else []),
             *_table(cols, rows, numeric=[False, *([True] * len(docs)), False]), ""]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from dbtier.model.placement import READ_STEPS, STEP_LABELS
+from dbtier.model.placement import ALL_READ_STEPS, step_label
 from dbtier.core.units import human_bytes
 from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.report import figures as F
@@ -40,7 +40,11 @@ WAIT_CLASSES = ("cpu", "storage", "commit", "lock", "client", "other", "idle")
 WAIT_COLOURS = {"cpu": svg.colour(2), "storage": svg.colour(0), "commit": svg.colour(1), "lock": svg.colour(6),
                 "client": svg.colour(3), "other": svg.colour(9), "idle": "#d0d0d0"}
 _ROLES = ("data", "index", "wal", "temp")
-_ROLE_LABELS = {"data": "tables (data)", "index": "indexes", "wal": "WAL", "temp": "temp"}
+_ROLE_LABELS = {"data": "tables (data)", "index": "indexes", "wal": "WAL", "temp": "temp", "redo": "redo log",
+                "undo": "undo", "binlog": "binary log"}
+# The roles each engine places, in the matrix table's columns (InnoDB keeps indexes in the table's file).
+_ENGINE_ROLES = {"postgres": ("data", "index", "wal", "temp"), "mariadb": ("data", "redo", "undo", "temp")}
+_MATRIX_HEADS = {"data": "tables", "index": "indexes", "wal": "WAL", "temp": "temp", "redo": "redo", "undo": "undo"}
 _WORKLOAD_NAMES = F.WORKLOAD_NAMES
 _WORKLOAD_METHOD = {
     "tpcc": "TPC-C-like: the five transactions (new-order, payment, order-status, delivery, stock-level in a "
@@ -50,7 +54,16 @@ _WORKLOAD_METHOD = {
     "tpcb": "pgbench's built-in TPC-B-like script: three updates, a select and an insert per transaction.",
     "select-only": "pgbench's built-in select-only script: one primary-key lookup per transaction.",
     "readmix": "80% 100-row index range scans and 20% update + insert.",
+    "sysbench-rw": "sysbench oltp_read_write: 10 point selects, 4 range queries, 2 updates, a delete and an insert "
+                   "per transaction.",
+    "sysbench-ro": "sysbench oltp_read_only: 10 point selects and 4 range queries per transaction.",
+    "sysbench-wo": "sysbench oltp_write_only: 2 updates, a delete and an insert per transaction.",
+    "sysbench-point": "sysbench oltp_point_select: one primary-key lookup per transaction.",
 }
+# TPC-C-like on an engine other than PostgreSQL: the same transactions, driven by its own driver.
+_TPCC_OTHER = ("TPC-C-like: the five transactions (new-order, payment, order-status, delivery, stock-level in a "
+               "45/43/4/4/4 mix) driven by {driver}, 1% of new orders rolled back, TPC-C's cardinalities. NOPM counts "
+               "new orders per minute; TPM counts all transactions. It is not TPC-C and its figures are not tpmC.")
 
 
 def oltp_points(x: Any) -> list[dict[str, Any]]:
@@ -133,6 +146,10 @@ def _oltp_summary(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any, 
     best = best_point(points)
     kp = _knee_point(points, knee)
     rows: list[tuple[str, str]] = [("workload", esc(_oltp_workload(doc, load)))]
+    dur = F.durability(doc)
+    rows.append(("durability", (f'<span class="bad"><b>{esc(F.NOT_DURABLE)}</b></span>' if dur and not dur["durable"]
+                                else "durable" if dur else '<span class="na">unknown (not recorded)</span>')
+                 + (f'<br><span class="reason">{esc(dur["reason"])}</span>' if dur and dur["reason"] else "")))
     if step:
         rows.append(("step shown", f"<code>{esc(step)}</code> (the last step run; every step is below)"))
     planned = get(doc, "params", "clients")
@@ -179,7 +196,7 @@ def _oltp_summary(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any, 
 
 # -- bench oltp charts
 
-def _chart_oltp_tps(points: list[dict[str, Any]], knee: Any) -> str | None:
+def _chart_oltp_tps(points: list[dict[str, Any]], knee: Any, driver: str = "pgbench") -> str | None:
     pts = [(p["clients"], p.get("tps")) for p in points if isnum(p.get("tps"))]
     if not pts:
         return None
@@ -191,7 +208,7 @@ def _chart_oltp_tps(points: list[dict[str, Any]], knee: Any) -> str | None:
                            y_label="transactions per second", x_log2=True, markers=markers,
                            desc="TPS at each client count; the ring marks the knee.")
     spread = [(sp, p) for p in points for sp in [F.point_spread(p)] if sp and isnum(sp.get("spread_pct"))]
-    cap = ("Transactions per second over the time pgbench measured (warm-up excluded); the ring marks the knee.")
+    cap = (f"Transactions per second over the time {driver} measured (warm-up excluded); the ring marks the knee.")
     if spread:
         sp, worst = max(spread, key=lambda x: x[0]["spread_pct"])
         cap += (f" Each point is the median of {num(sp['n'])} runs (the mean of the two middle ones for an even "
@@ -213,7 +230,7 @@ def _chart_oltp_nopm(points: list[dict[str, Any]], knee: Any) -> str | None:
     return figure_frame(chart, "New orders per minute, counted from district.d_next_o_id (TPC-C-like, not tpmC).")
 
 
-def _chart_oltp_latency(points: list[dict[str, Any]], knee: Any) -> str | None:
+def _chart_oltp_latency(points: list[dict[str, Any]], knee: Any, driver: str = "pgbench") -> str | None:
     series = []
     for i, pct in enumerate(("p50", "p95", "p99")):
         pts = [(p["clients"], get(p, "lat_ms", pct)) for p in points]
@@ -228,7 +245,7 @@ def _chart_oltp_latency(points: list[dict[str, Any]], knee: Any) -> str | None:
     chart = svg.line_chart("Transaction latency vs clients", series, x_label="clients", y_label="latency (ms)",
                            x_log2=True, y_log=True, markers=markers,
                            desc="p50, p95 and p99 latency per transaction; logarithmic y axis.")
-    return figure_frame(chart, "Per-transaction latency from pgbench's logs over the measured window; logarithmic "
+    return figure_frame(chart, f"Per-transaction latency from {driver}'s logs over the measured window; logarithmic "
                           "y axis; the ring marks p95 at the knee.")
 
 
@@ -241,7 +258,7 @@ def _wait_colour(cls: str, i: int) -> str:
     return WAIT_COLOURS.get(cls) or svg.colour(i)
 
 
-def _chart_oltp_waits(points: list[dict[str, Any]]) -> str | None:
+def _chart_oltp_waits(points: list[dict[str, Any]], driver: str = "pgbench") -> str | None:
     waits = [p.get("waits") if isinstance(p.get("waits"), dict) else {} for p in points]
     classes = _wait_order(k for w in waits for k, v in w.items() if isnum(v) and v > 0)
     if not classes:
@@ -254,11 +271,17 @@ def _chart_oltp_waits(points: list[dict[str, Any]]) -> str | None:
                                   y_label="% of sampled backend states", y_max=100, unit="%", totals=False,
                                   notes=notes, desc="Shares of sampled pg_stat_activity states per client count; "
                                                     "under each bar, the bottleneck judged at that point.")
+    if driver != "pgbench":   # another engine's sessions (MariaDB: performance_schema), the same classes
+        return figure_frame(chart, "The server's sessions sampled during each point (MariaDB: performance_schema "
+                            "and InnoDB's transactions), wait events grouped: cpu, storage (data-file I/O), commit "
+                            "(redo log write and flush), lock (row and table locks), client (waiting for "
+                            f"{driver}), other. Under each bar: the bottleneck judged at that point (unknown without "
+                            "wait samples).")
     return figure_frame(chart,
                         "pg_stat_activity sampled during each point, wait events grouped: cpu (running), storage "
                         "(data-file, temp and buffer I/O waits), commit (WAL write and sync, group commit, "
                         "synchronous standby), lock (heavy and light-weight locks, WAL insertion included), client "
-                        "(waiting for pgbench), other (IPC, timeouts, buffer pins, extensions). Under each bar: the "
+                        f"(waiting for {driver}), other (IPC, timeouts, buffer pins, extensions). Under each bar: the "
                         "bottleneck judged at that point (unknown without wait samples).")
 
 
@@ -335,9 +358,9 @@ def _charts_oltp_time(p: dict[str, Any] | None, which: str) -> list[str]:
     return out
 
 
-def _oltp_charts(points: list[dict[str, Any]], knee: Any) -> list[str]:
-    figs = [_chart_oltp_tps(points, knee), _chart_oltp_nopm(points, knee), _chart_oltp_latency(points, knee),
-            _chart_oltp_waits(points), _chart_oltp_util(points)]
+def _oltp_charts(points: list[dict[str, Any]], knee: Any, driver: str = "pgbench") -> list[str]:
+    figs = [_chart_oltp_tps(points, knee, driver), _chart_oltp_nopm(points, knee),
+            _chart_oltp_latency(points, knee, driver), _chart_oltp_waits(points, driver), _chart_oltp_util(points)]
     out = [f for f in figs if f]
     kp = _knee_point(points, knee)
     which = "knee"
@@ -358,7 +381,28 @@ def _runs_cells(p: dict[str, Any]) -> list[str]:
     return [num(sp["n"]), f"{num(sp['min'], 1)}–{num(sp['max'], 1)}", num(sp.get("spread_pct"), 1)]
 
 
-def _oltp_points_table(points: list[dict[str, Any]]) -> str:
+def _innodb_rows(points: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The InnoDB counters of each point (MariaDB), with the measurement overhead."""
+    heads = ["clients", "buffer pool hit %", "buffer pool reads", "data reads/s", "data writes/s", "redo MB/s",
+             "fsyncs/s", "log waits/s", "row lock waits", "sysbench cores", "sysbench % of CPU", "sampler % of CPU",
+             "sysbench output in raw/"]
+    rows = []
+    for p in points:
+        ib = p.get("innodb") if isinstance(p.get("innodb"), dict) else {}
+        ov = p.get("overhead") if isinstance(p.get("overhead"), dict) else {}
+        hit = ib.get("buffer_pool_hit_ratio")
+        rows.append([num(p.get("clients")), num(100 * hit, 2) if isnum(hit) else "—",
+                     num(ib.get("buffer_pool_reads")), num(ib.get("data_reads_per_s")),
+                     num(ib.get("data_writes_per_s")), num(ib.get("log_written_mb_per_s"), 2),
+                     num(ib.get("fsyncs_per_s")), num(ib.get("log_waits_per_s"), 1), num(ib.get("row_lock_waits")),
+                     num(ov.get("client_cpu_cores"), 2), num(ov.get("client_cpu_pct_of_machine"), 1),
+                     num(ov.get("sampler_cpu_pct_of_machine"), 2),
+                     f'<code title="{esc(p.get("raw"))}">{esc(os.path.basename(str(p.get("raw") or "")))}</code>'])
+    return heads, rows
+
+
+def _oltp_points_table(points: list[dict[str, Any]], doc: dict[str, Any] | None = None) -> str:
+    server, driver = F.engine_words(doc or {})
     def devs(key: str, digits: int) -> str:
         return "<br>".join(num(d.get(key), digits) for d in _devices(p)) or "—"
 
@@ -396,12 +440,14 @@ def _oltp_points_table(points: list[dict[str, Any]]) -> str:
                       num(ov.get("client_cpu_cores"), 2), num(ov.get("client_cpu_pct_of_machine"), 1),
                       num(ov.get("sampler_cpu_pct_of_machine"), 2),
                       f'<code title="{esc(p.get("raw"))}">{esc(os.path.basename(str(p.get("raw") or "")))}</code>'])
-    t2 = html_table(heads2, rows2, num_cols=range(13), cls="points")
+    if any(isinstance(p.get("innodb"), dict) for p in points):
+        heads2, rows2 = _innodb_rows(points)
+    t2 = html_table(heads2, rows2, num_cols=range(len(heads2) - 1), cls="points")
     ev = "".join(f"<li><b>{_clients_label(p.get('clients'))}</b>: {esc(p.get('bottleneck') or '—')} — "
                  f"{esc(p.get('bottleneck_evidence') or '')}</li>" for p in points if p.get("bottleneck_evidence"))
     return (f'<details><summary>All {len(points)} measured points</summary>'
             f'<h4>Throughput, latency, CPU and devices</h4><div class="wide">{t1}</div>'
-            f'<h4>PostgreSQL counters and measurement overhead</h4><div class="wide">{t2}</div>'
+            f'<h4>{esc(server)} counters and measurement overhead</h4><div class="wide">{t2}</div>'
             + (f'<h4>Bottleneck evidence</h4><ul class="reason">{ev}</ul>' if ev else "")
             + '<p class="reason">MB = 10⁶ bytes. Device columns: one line per device behind the placement. '
             + ("Runs: repeats of the point; TPS, TPM, NOPM and latency percentiles are the medians of the runs (the "
@@ -409,7 +455,7 @@ def _oltp_points_table(points: list[dict[str, Any]]) -> str:
                "(the lower middle one for an even count); the spread is (max − min) / median of their TPS. "
                if repeated
                else "Each point was run once (n=1: no spread measured). ")
-            + "Raw output: pgbench's output, in the run directory.</p></details>")
+            + f"Raw output: {esc(driver)}'s output, in the run directory.</p></details>")
 
 
 def oltp_steps_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -423,9 +469,13 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
     names = [str(s.get("name") or f"step {k + 1}") for k, s in enumerate(steps)]
     pts = [oltp_points(s.get("points")) for s in steps]
     bests = [best_point(p) for p in pts]
+    engine = F.engine_of(doc)
+    roles = _ENGINE_ROLES.get(engine, _ROLES)
+    moved = ("tables (with their indexes), redo, undo and temp" if engine == "mariadb"
+             else "data, indexes, WAL and temp")
     out = ["<h3>Placement matrix</h3>",
-           '<p class="sub">The same workload with data, indexes, WAL and temp moved step by step from the slow '
-           "directory to the fast one, a fresh cluster each step, in the order run. Figures are at each step's "
+           f'<p class="sub">The same workload with {moved} moved step by step from the slow '
+           "directory to the fast one, a fresh server each step, in the order run. Figures are at each step's "
            "best point (the client count with the highest TPS).</p>"]
     bns = [str(b.get("bottleneck") or "unknown") if b else "" for b in bests]
     classes = _wait_order(b for b in bns if b)
@@ -466,10 +516,10 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
     memory = reads_from_memory(doc_guards(doc))
     for k, (s, b, ps) in enumerate(zip(steps, bests, pts)):
         pl = s.get("placement") if isinstance(s.get("placement"), dict) else {}
-        cells = [f'<b title="{esc(STEP_LABELS.get(names[k], ""))}">{esc(names[k])}</b>'
+        cells = [f'<b title="{esc(step_label(names[k], engine))}">{esc(names[k])}</b>'
                  + ('<br><span class="bad">reads not measured</span>'
-                    if s.get("reads_measured") is False or (memory and names[k] in READ_STEPS) else "")]
-        for role in _ROLES:
+                    if s.get("reads_measured") is False or (memory and names[k] in ALL_READ_STEPS) else "")]
+        for role in roles:
             path = pl.get(role)
             tier = _tier(path, dirs)
             cells.append(f'<span title="{esc(path)}">{_tier_tag(tier)}</span>' if tier
@@ -484,7 +534,7 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
                   f'<span class="bn bn-{esc(b.get("bottleneck"))}" title="{esc(b.get("bottleneck_evidence"))}">'
                   f'{esc(b.get("bottleneck") or "—")}</span>']
         rows.append(cells)
-    heads = ["step", "tables", "indexes", "WAL", "temp", "knee: clients · TPS", "best TPS", "at clients", "TPM",
+    heads = ["step", *(_MATRIX_HEADS.get(r, r) for r in roles), "knee: clients · TPS", "best TPS", "at clients", "TPM",
              "p95 ms", "CPU busy %", "iowait %", "device busy %", "device await ms", "bottleneck"]
     out.append('<div class="wide">' + html_table(heads, rows, num_cols=range(5, 14), cls="matrix") + "</div>")
     if dirs:
@@ -495,31 +545,39 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
 
 
 def _oltp_sweep(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any) -> str:
-    figs = _oltp_charts(points, knee)
+    figs = _oltp_charts(points, knee, F.engine_words(doc)[1])
     out = []
     if figs:
         out.append('<div class="charts">' + "".join(figs) + "</div>")
     else:
         out.append('<p class="na">No points were measured.</p>')
     if points:
-        out.append(_oltp_points_table(points))
+        out.append(_oltp_points_table(points, doc))
     return "".join(out)
 
 
 def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: dict[str, str]) -> str:
     p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
-    pg = get(doc, "machine", "versions", "postgresql")
+    engine = F.engine_of(doc)
+    server, driver = F.engine_words(doc)
+    pg = get(doc, "machine", "versions", "postgresql" if engine == "postgres" else engine)
     cores = get(doc, "machine", "cpu_count")
     w = p.get("workload")
+    how = (_TPCC_OTHER.format(driver=driver) if w == "tpcc" and engine != "postgres"
+           else _WORKLOAD_METHOD.get(w, w or "—"))
     rows: list[tuple[str, str]] = [
-        ("engine", esc(p.get("engine") or "pgbench (PostgreSQL)") + (f"; PostgreSQL {esc(pg)}" if pg else "")),
-        ("workload", esc(_WORKLOAD_METHOD.get(w, w or "—")))]
+        ("engine", esc(p.get("engine") or f"{driver} ({server})") + (f"; {esc(server)} {esc(pg)}" if pg else "")),
+        ("workload", esc(how))]
+    dur = F.durability(doc)
+    rows.append(("durability", esc(F.durability_text(doc)) if dur else "unknown: this result does not record it"))
     if p.get("mode") == "dsn":
         rows.append(("server", f"your server (<code>{esc(p.get('dsn'))}</code>), in a database dbtier created and "
                                "dropped"))
     else:
-        rows.append(("server", "a throw-away PostgreSQL cluster dbtier created with initdb, placed as shown, and "
-                               "removed at the end"))
+        rows.append(("server", "a throw-away MariaDB server dbtier created with mariadb-install-db and ran as the "
+                               "mysql user, placed as shown, and removed at the end" if engine == "mariadb" else
+                     f"a throw-away {esc(server)} cluster dbtier created with initdb, placed as shown, and removed "
+                     "at the end"))
     rows.append(("clients", esc(", ".join(str(c) for c in p.get("clients") or []) or "—")))
     if isnum(p.get("duration_s")):
         rows.append(("each point", f"{esc(F.duration_words(p['duration_s'], 1))} after {num(p.get('warmup_s'), 1)} s "
@@ -529,18 +587,19 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
     nm = F.not_measured(doc)
     if nm:
         rows.append(("not measured", esc(", ".join(x.replace("_", " ") for x in nm)) + ": with <code>--dsn</code> "
-                     "the CPU and device figures are this machine's (where pgbench runs), not the server's; no "
+                     f"the CPU and device figures are this machine's (where {esc(driver)} runs), not the server's; no "
                      "bottleneck is judged from them"))
     if isnum(p.get("rate")):
         rows.append(("load", f"open loop: transactions scheduled at {num(p['rate'])} per second in total; latency "
                              "counts from the scheduled start, so queueing behind a slow server is included"))
     else:
         rows.append(("load", "closed loop: each client sends its next transaction when the last one returns"))
-    rows.append(("latency", esc(p.get("latency") or "—") + ": each transaction from pgbench sending it to the "
+    rows.append(("latency", esc(p.get("latency") or "—") + f": each transaction from {esc(driver)} sending it to the "
                  "reply; p50/p95/p99/max of all transactions in the measured window, in milliseconds"))
     rule = str(p.get("knee_rule") or "—")
     rows.append(("knee", esc(rule) + ("" if "unconfirmed" in rule else "; with no such step, the last point")))
-    rows.append(("bottleneck", "judged at each point from sampled <code>pg_stat_activity</code> wait events, CPU "
+    waits = ("<code>performance_schema</code>" if engine == "mariadb" else "<code>pg_stat_activity</code>")
+    rows.append(("bottleneck", f"judged at each point from sampled {waits} wait events, CPU "
                                "(/proc/stat) and the placement devices' queue and await (/proc/diskstats): a CPU "
                                "90% or more busy wins over a device that only looks busy; no wait samples (or a "
                                "failed sampling query): unknown, with the reason"))
@@ -553,12 +612,18 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
           if isnum(get(q, "overhead", "sampler_cpu_pct_of_machine"))]
     if cl or sm:
         rows.append(("measurement overhead",
-                     (f"pgbench used up to {num(max(cl), 1)}% of the machine's CPU"
+                     (f"{esc(driver)} used up to {num(max(cl), 1)}% of the machine's CPU"
                       + (f" ({num(max(cc), 2)} cores)" if cc else "") if cl else "")
                      + ("; " if cl and sm else "")
                      + (f"dbtier's sampler up to {num(max(sm), 2)}%" if sm else "")
                      + "; both run on the same machine as the server and are inside the CPU figures"))
-    if dirs:
+    if dirs and engine == "mariadb":
+        rows.append(("placement matrix", f"fast <code>{esc(dirs['fast'])}</code>, slow <code>{esc(dirs['slow'])}"
+                                         "</code>; steps: all slow; redo fast; + undo; + tables; + temp; all "
+                                         "fast — tables (with their indexes) in the datadir, redo through "
+                                         "innodb_log_group_home_dir, undo through innodb_undo_directory, temp "
+                                         "through tmpdir and the temporary tablespace"))
+    elif dirs:
         rows.append(("placement matrix", f"fast <code>{esc(dirs['fast'])}</code>, slow <code>{esc(dirs['slow'])}"
                                          "</code>; steps: all slow; indexes fast; + tables; + WAL; + temp; all "
                                          "fast — tables with the cluster directory, indexes through a tablespace, "
@@ -569,23 +634,33 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
                      or "none: everything in the cluster directory"))
     settings = p.get("settings")
     if isinstance(settings, dict) and settings:
-        rows.append(("PostgreSQL settings", '<table class="settings"><tbody>' + "".join(
+        rows.append((f"{server} settings", '<table class="settings"><tbody>' + "".join(
             f"<tr><td><code>{esc(k)}</code></td><td><code>{esc(v)}</code></td></tr>" for k, v in settings.items())
             + "</tbody></table>"))
     known = {"workload", "warehouses", "scale", "clients", "duration_s", "warmup_s", "repeat", "rate", "mode", "dsn",
              "settings", "engine", "latency", "knee_rule", "placement_matrix", "placement_requested"}
     rows += [(k.replace("_", " "), json_value(v)) for k, v in p.items() if k not in known]
+    cache = ('<p class="reason">InnoDB reads into its buffer pool (a small <code>innodb_buffer_pool_size</code> '
+             "by default, to reach the storage); with <code>innodb_flush_method=O_DIRECT</code> it bypasses the OS "
+             "page cache, otherwise the device figures show how much really reached the disk.</p>"
+             if engine == "mariadb" else
+             '<p class="reason">PostgreSQL reads through the OS page cache: a small <code>shared_buffers</code> '
+             "forces reads out of PostgreSQL's cache but not out of the kernel's; the device figures show how "
+             "much really reached the disk.</p>")
     return ("<h3>How the numbers were obtained</h3>"
-            "<p>Each point is one pgbench run at a fixed number of clients against a freshly loaded database; "
-            "CPU, devices and PostgreSQL's wait events are sampled while it runs.</p>" + kv_table(rows)
-            + '<p class="reason">PostgreSQL reads through the OS page cache: a small <code>shared_buffers</code> '
-              "forces reads out of PostgreSQL's cache but not out of the kernel's; the device figures show how "
-              "much really reached the disk.</p>")
+            f"<p>Each point is one {esc(driver)} run at a fixed number of clients against a freshly loaded database; "
+            f"CPU, devices and {esc(server)}'s wait events are sampled while it runs.</p>" + kv_table(rows) + cache)
 
 
 def oltp_section(doc: dict[str, Any], i: int) -> str:
     anchor = f"run-{i + 1}"
     out = [run_head(doc, i, anchor), errors_html(doc), guards_html(doc)]
+    dur = F.durability(doc)
+    if dur is not None and not dur["durable"]:   # the study's own caveat: said before any figure
+        out.append(f'<p class="note bad"><b>{esc(F.NOT_DURABLE[:1].upper() + F.NOT_DURABLE[1:])}</b>'
+                   + (f" ({esc(dur['reason'])})" if dur["reason"] else "")
+                   + ": it skipped flushes a durable run pays for, so its TPS is no measure of the storage's "
+                   "durable commit path.</p>")
     steps = oltp_steps_of(doc)
     dirs = _matrix_dirs(doc)
     points = oltp_points(doc.get("points"))

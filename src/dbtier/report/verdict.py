@@ -4,7 +4,8 @@ Pure: documents in (a lab document brings its step runs, see `dbtier.report.inpu
 out. Five topics, in this order: what the storage is good for, where it saturates, the
 bottleneck, where data/indexes/WAL/temp belong, and the cheapest configuration for the measured
 load; plus caveats (a suspect fsync, a virtual disk, two "tiers" on one device, a failed step, a run
-whose reads came from memory: the cache guard, dbtier.model.guards).
+whose reads came from memory: the cache guard, dbtier.model.guards; an OLTP run that was not durable,
+and durable and non-durable runs side by side: not comparable, neither called better).
 A topic whose inputs are missing has no sentence: nothing is guessed.
 
 The rules of thumb are the constants below; each sentence names the figure it rests on.
@@ -17,8 +18,9 @@ from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from dbtier.model.guards import doc_guards, reads_from_memory
-from dbtier.model.placement import MATRIX_MOVES, READ_STEPS
-from dbtier.report.figures import (backup_methods, busiest_device, device_of, dicts, dss_stats, expand,
+from dbtier.model.placement import ALL_READ_STEPS, engine_steps
+from dbtier.report.figures import (NOT_DURABLE, backup_methods, busiest_device, device_of, dicts, dss_stats,
+                                   durability, durability_clash, engine_of, engine_words, expand,
                                    fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
                                    matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_targets,
                                    run_name, workload_name)
@@ -42,7 +44,7 @@ TOPIC_LABELS = {"good_for": "good for", "saturates": "saturates", "bottleneck": 
                 "placement": "placement", "cheapest": "cheapest", "caveats": "caveats"}
 _BOTTLENECKS = {"cpu": "the CPU, not the storage", "storage": "the storage (backends waiting on I/O)",
                 "commit": "commits (WAL writes and their fsync)", "lock": "lock contention",
-                "client": "the load generator (pgbench), not the server",
+                "client": "the load generator ({driver}), not the server",
                 "other": "waits outside storage, commits, locks and CPU (IPC, timeouts, buffer pins, extensions)"}
 _BACKUP_LIMITS = {"source": "the source (reading the database)", "target": "the target directory (writing)",
                   "cpu": "the CPU (compression)"}
@@ -165,7 +167,9 @@ def _oltp_saturation(doc: dict[str, Any]) -> dict[str, Any] | None:
         return None
     wl = workload_name(doc)
     on = f"placement step {v['step']}" if v["step"] else ""
-    wl = "OLTP" + (f" — {', '.join(x for x in (wl, on) if x)} —" if wl or on else "")
+    server = engine_words(doc)[0]
+    wl = ("OLTP" + (f" on {server}" if engine_of(doc) != "postgres" else "")
+          + (f" — {', '.join(x for x in (wl, on) if x)} —" if wl or on else ""))
     last = v["points"][-1] if v["points"] else None
     if last is not None and last.get("clients") == knee["clients"] and "still rising" in str(knee.get("reason")):
         text = (f"{wl} was still scaling at {_clients(knee['clients'])}, the most measured: "
@@ -179,8 +183,19 @@ def _oltp_saturation(doc: dict[str, Any]) -> dict[str, Any] | None:
         if best and best is not kp and isnum(best.get("tps")):
             text += f"; the best was {fmt_auto(best['tps'])} TPS at {_clients(best['clients'])}"
         text += "."
+    text += _durable_note(doc)
     return {"text": text, "knee_clients": knee["clients"], "knee_tps": knee["tps"],
-            "best_tps": (best or {}).get("tps"), "best_clients": (best or {}).get("clients")}
+            "best_tps": (best or {}).get("tps"), "best_clients": (best or {}).get("clients"),
+            "durable": (durability(doc) or {}).get("durable")}
+
+
+def _durable_note(doc: dict[str, Any]) -> str:
+    """' Not durable: not comparable with a durable one (reason).' for a run that was not; '' otherwise
+    (durable, or an older document that does not say: unknown)."""
+    d = durability(doc)
+    if d is None or d["durable"]:
+        return ""
+    return f" {_cap(NOT_DURABLE)}" + (f" ({d['reason']})" if d["reason"] else "") + "."
 
 
 # -- the bottleneck -----------------------------------------------------------------------------------------
@@ -206,10 +221,11 @@ def _oltp_bottleneck(doc: dict[str, Any]) -> dict[str, Any] | None:
         why = why.split(";", 1)[0].removeprefix("unknown: ") if why else "no wait samples"
         text = f"{at} the bottleneck is unknown: {why}" + (f" ({_join(facts)})" if facts else "") + "."
     else:
-        text = f"{at} the bottleneck is {_BOTTLENECKS.get(bn, bn)}" + (f": {_join(facts)}" if facts else "") + "."
+        what = _BOTTLENECKS.get(bn, bn).format(driver=engine_words(doc)[1])
+        text = f"{at} the bottleneck is {what}" + (f": {_join(facts)}" if facts else "") + "."
     if nm:
         text += (" The server's CPU and devices were not measured (--dsn): the verdict rests on the server's wait "
-                 "events and pgbench's own CPU.")
+                 f"events and {engine_words(doc)[1]}'s own CPU.")
     memory = reads_from_memory(doc_guards(doc))
     if memory:
         text += (" Its reads came from memory (cache guard): this bottleneck is that of the write and commit path; "
@@ -370,9 +386,9 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
         rec = {"fast": fast_roles, "slow": [m["role"] for m in slow_moves]}
     else:
         text = (f"No move to the fast tier raised TPS by {MIN_GAIN:.0%} or more in the placement matrix (the best: "
-                f"{top['role']}, {top['gain'] * 100:+.0f}%): for this load data, indexes, WAL and temp can all stay "
+                f"{top['role']}, {top['gain'] * 100:+.0f}%): for this load {_roles(doc)} can all stay "
                 f"on the slow tier ({slow}).")
-        rec = {"fast": [], "slow": list(MATRIX_MOVES.values())}
+        rec = {"fast": [], "slow": [s.moves for s in engine_steps(engine_of(doc)) if s.moves]}
     by = {b["name"]: b["tps"] for b in bests}
     if "all-fast" in by and "all-slow" in by and by["all-slow"] > 0:
         text += (f" Everything on the fast tier: {(by['all-fast'] / by['all-slow'] - 1) * 100:+.0f}% against "
@@ -381,14 +397,23 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
     return out
 
 
+def _roles(doc: dict[str, Any]) -> str:
+    """The roles the engine's matrix places, in words: 'data, indexes, WAL and temp' (PostgreSQL),
+    'tables (with their indexes), redo, undo and temp' (InnoDB)."""
+    if engine_of(doc) == "mariadb":
+        return "tables (with their indexes), redo, undo and temp"
+    return "data, indexes, WAL and temp"
+
+
 def _matrix_cached(doc: dict[str, Any], moves: list[dict[str, Any]], fast: str, slow: str) -> dict[str, Any]:
     """The matrix of a run whose reads came from memory: only the write and commit path was measured,
     so the moves of tables and indexes say nothing (their TPS differences are not the read path)."""
-    read_moves = [m for m in moves if m["step"] in READ_STEPS]
-    other = [m for m in moves if m["step"] not in READ_STEPS]
+    read_moves = [m for m in moves if m["step"] in ALL_READ_STEPS]
+    other = [m for m in moves if m["step"] not in ALL_READ_STEPS]
     text = ("The placement matrix measured the write and commit path only: its reads came from memory (cache "
             "guard), so the steps that move tables and indexes (" + _join([m["step"] for m in read_moves] or
-                                                                        list(READ_STEPS))
+                                                                        [s.name for s in engine_steps(engine_of(doc))
+                                                                         if s.reads])
             + ") are marked reads not measured"
             + (" (their TPS changed by " + _join([f"{m['gain'] * 100:+.0f}% ({m['role']})" for m in read_moves])
                + ", which is not the read path)" if read_moves else "")
@@ -571,6 +596,15 @@ def _caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]
             if g.get("kind") == "reads-from-memory":
                 out.append({"text": f"{run_name(d)} ({kind(d)}): {_cap(str(g.get('message')))}",
                             "kind": "reads-from-memory", "guard": g})
+    for d in flat:   # a non-durable OLTP run: its figures skipped flushes a durable one pays for
+        dur = durability(d) if kind(d) == "bench oltp" else None
+        if dur is not None and dur["durable"] is False:
+            out.append({"text": f"{run_name(d)} ({kind(d)}) is {NOT_DURABLE}"
+                                + (f" ({dur['reason']})" if dur["reason"] else "") + ".",
+                        "kind": "not-durable", "reason": dur["reason"]})
+    clash = durability_clash([d for d in flat if kind(d) == "bench oltp"])
+    if clash:
+        out.append({"text": _cap(clash) + ".", "kind": "not-comparable"})
     for d in flat:
         emu = d.get("emulated")
         if isinstance(emu, dict) and emu.get("note"):
