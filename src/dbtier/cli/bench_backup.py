@@ -1,4 +1,4 @@
-"""`dbtier bench backup`: backup methods of the managed PostgreSQL to each target, and to null."""
+"""`dbtier bench backup`: an engine's backup methods (workloads/engine.py) to a directory, and to null."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
     b.add_argument("--data", default=".", help="where the source database is built (default .)")
     b.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=20,
                    help="source size: pgbench scale (16 MB each, default 20) or TPC-H SF for duckdb")
-    b.add_argument("--methods", default="plain,tar,tar-gzip", help="postgres: plain,tar,tar-gzip (default all)")
+    b.add_argument("--methods", help="postgres: plain,tar,tar-gzip; mariadb: plain,stream,stream-gzip (default all "
+                   "of the engine's)")
     b.add_argument("--port", type=argtypes.port())
     b.add_argument("--os-user")
     add_output_options(b)
@@ -37,26 +38,29 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
 
 
 def run_backup(args: argparse.Namespace) -> int:
-    from dbtier.workloads import backup
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    bad = [m for m in methods if m not in backup.PG_METHODS]
-    if bad or not methods:
+    cls = engine_class(args.engine, "backup")
+    if args.methods is not None and not cls.backup_methods:
+        raise DbtierError(f"--methods does not apply to {args.engine} (it runs {', '.join(cls.backup_fixed)})",
+                          "leave --methods out")
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods is not None \
+        else list(cls.backup_methods)
+    bad = [m for m in methods if m not in cls.backup_methods]
+    if cls.backup_methods and (bad or not methods):
         raise DbtierError(f"--methods: unknown method {', '.join(bad) or '(none)'}",
-                          f"choose from {', '.join(backup.PG_METHODS)}")
+                          f"choose from {', '.join(cls.backup_methods)}")
     if not (args.scale > 0):
         raise DbtierError(f"--scale must be positive, got {args.scale}", "for example --scale 20")
-    if args.engine == "postgres" and not (args.scale >= 1):
-        raise DbtierError(f"--scale {args.scale:g}: the postgres source is pgbench data, whose scale is at least 1",
-                          "for example --scale 20")
+    if args.engine != "duckdb" and not (args.scale >= 1):
+        raise DbtierError(f"--scale {args.scale:g}: the {args.engine} source is pgbench/sysbench data, whose scale "
+                          "is at least 1", "for example --scale 20")
     for flag, d in (("--to", args.to), ("--data", args.data)):
         if not Path(d).is_dir():
             raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
-    cls = engine_class(args.engine, "backup")
     cls.check()
     params = {"engine": args.engine, "to": args.to, "data": args.data, "scale": args.scale,
-              "methods": methods if args.engine == "postgres" else ["file copy", "EXPORT DATABASE parquet"],
+              "methods": methods or list(cls.backup_fixed),
               "method": "each backup timed end to end; OS page cache dropped first when root; null sink: "
-                        "pg_basebackup tar to stdout discarded / file read to /dev/null"}
+                        "pg_basebackup tar / mariadb-backup xbstream to stdout discarded / file read to /dev/null"}
     run = Run("bench", args, params, paths=[args.data, args.to], inputs=[args.data, args.to])
     doc = run.doc
     doc.update({"bench": "backup", "engine": args.engine, "source": None, "targets": []})

@@ -79,6 +79,8 @@ class Engine:
     refused_roles: dict[str, str] = {}        # a role users may ask for that this engine cannot place -> why
     workloads: tuple[str, ...] = ()
     matrix: tuple[tuple[str, dict[str, str]], ...] = ()
+    backup_methods: tuple[str, ...] = ()     # what `bench backup --methods` chooses from (all by default)
+    backup_fixed: tuple[str, ...] = ()       # ... or, without a choice, what the engine always runs
     conn: Any = None          # DSS: the open query connection
 
     def __init__(self, spec: ServerSpec):

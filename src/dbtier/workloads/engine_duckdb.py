@@ -22,6 +22,7 @@ class DuckDBEngine(Engine):
     label = "DuckDB (embedded)"
     kinds = ("dss", "backup")
     roles = ("data", "temp")
+    backup_fixed = ("file copy", "EXPORT DATABASE parquet")
 
     def __init__(self, spec: ServerSpec):
         super().__init__(spec)

@@ -34,6 +34,7 @@ from dbtier.model.innodb import (counters_delta, innodb_bottleneck, innodb_figur
 from dbtier.model.oltp import NOT_MEASURED_REMOTE, Evidence, wait_shares
 from dbtier.model.placement import INNODB_MATRIX
 from dbtier.model.sysbench import WORKLOADS as SYSBENCH_WORKLOADS, MysqlTarget, layout, sysbench_seconds
+from dbtier.workloads.backup import MARIADB_METHODS
 from dbtier.workloads.engine import Engine
 from dbtier.workloads.mariadb import (FLUSH_METHODS, INDEX_REFUSED, ROLES, USER, Attached, Server, Settings,
                                       durable, find_binaries, parse_dsn,
@@ -220,9 +221,9 @@ class MariaDBEngine(Engine):
     label = "sysbench (MariaDB)"
     kinds = ("oltp", "backup")
     roles = ROLES
+    backup_methods = tuple(MARIADB_METHODS)
     refused_roles = {"index": INDEX_REFUSED}
-    # tpcc joins when workloads/mariadb_tpcc.py is there (the lead wires it)
-    workloads = tuple(SYSBENCH_WORKLOADS)
+    workloads = ("tpcc", *SYSBENCH_WORKLOADS)
     matrix = INNODB_MATRIX
     buffer_name = "innodb_buffer_pool_size"
     # mariadbd's memory outside the buffer pool (performance_schema's tables, log buffer, threads): a
@@ -424,7 +425,8 @@ class MariaDBEngine(Engine):
             if workload == "tpcc":
                 from dbtier.workloads import mariadb_tpcc
                 driven = mariadb_tpcc.run_point(self.target, clients, duration_s, warmup_s, warehouses, rate, raw_dir,
-                                                tag, around=around, alive=self.alive, log_tail=log_tail)
+                                                tag, around=around, alive=self.alive, log_tail=log_tail,
+                                                query=self.query)
             else:
                 from dbtier.workloads import sysbench
                 n_tables, table_size = layout(self.loaded["scale"], self.loaded["tables"])
@@ -446,10 +448,9 @@ class MariaDBEngine(Engine):
 
     def backup(self, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
                dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
-        try:
-            from dbtier.workloads.backup import mariadb_backups
-        except ImportError:    # the MariaDB backup methods are another part of issue 15
-            raise DbtierError("bench backup --engine mariadb is not available in this build",
-                              "use --engine postgres or duckdb") from None
+        from dbtier.workloads.backup import mariadb_backups
+        if self.server is None:
+            raise DbtierError("bench backup --engine mariadb needs the managed server",
+                              "mariadb-backup reads the server's files; leave --dsn out")
         return mariadb_backups(self.server, to_dir, methods, devices, src_dev, dst_dev, on_result)
 

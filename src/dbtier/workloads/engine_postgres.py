@@ -19,6 +19,7 @@ from typing import Any, Callable
 from dbtier.cli import settings_options as pgopt
 from dbtier.model.oltp import WORKLOADS, pgbench_seconds
 from dbtier.model.placement import MATRIX
+from dbtier.workloads.backup import PG_METHODS
 from dbtier.workloads.engine import Engine
 from dbtier.workloads.postgres import ROLES, Cluster, Settings, find_bindir
 
@@ -31,6 +32,7 @@ class PostgresEngine(Engine):
     label = "pgbench (PostgreSQL)"
     kinds = ("oltp", "dss", "backup")
     roles = ROLES
+    backup_methods = tuple(PG_METHODS)
     workloads = WORKLOADS
     matrix = MATRIX
     buffer_name = "shared_buffers"
