@@ -55,6 +55,20 @@ def _judge(rec: dict[str, Any], src_dev: str | None, dst_dev: str | None, null_m
     rec["bottleneck"], rec["bottleneck_evidence"] = kind, why
 
 
+def _keep(rec: dict[str, Any], label: dict[str, Any], src_dev: str | None, dst_dev: str | None,
+          null_mbps: float | None, out: list[dict[str, Any]], on_result: Callable[[dict[str, Any]], None]
+          ) -> float | None:
+    """Label a measured backup, judge its limiting side against the null sink's MB/s, keep and report it
+    -> the null sink's MB/s (this record's, when it is the null sink)."""
+    rec.update(label)
+    if rec["target"] == "null":
+        null_mbps = rec["mbps"]
+    _judge(rec, src_dev, dst_dev, null_mbps)
+    out.append(rec)
+    on_result(rec)
+    return null_mbps
+
+
 def pg_backups(cluster, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
                dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
     base = [f"{cluster.bindir}/pg_basebackup", "-h", str(cluster.dirs["socket"]), "-p", str(cluster.port),
@@ -77,12 +91,8 @@ def pg_backups(cluster, to_dir: Path, methods: list[str], devices: list[str], sr
                 rec = _measure(go, devices)
             finally:
                 shutil.rmtree(dest, ignore_errors=True)
-            rec.update({"target": target, "method": f"pg_basebackup {method}", "compressed": "gzip" in method})
-            if target == "null":
-                null_mbps = rec["mbps"]
-            _judge(rec, src_dev, dst_dev, null_mbps)
-            out.append(rec)
-            on_result(rec)
+            null_mbps = _keep(rec, {"target": target, "method": f"pg_basebackup {method}",
+                                    "compressed": "gzip" in method}, src_dev, dst_dev, null_mbps, out, on_result)
     return out
 
 
@@ -125,12 +135,8 @@ def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str
                               "free space there or choose another --to") from exc
         finally:
             dest.unlink(missing_ok=True)
-        rec.update({"target": target, "method": "file copy", "compressed": False})
-        if target == "null":
-            null_mbps = rec["mbps"]
-        _judge(rec, src_dev, dst_dev, null_mbps)
-        out.append(rec)
-        on_result(rec)
+        null_mbps = _keep(rec, {"target": target, "method": "file copy", "compressed": False}, src_dev, dst_dev,
+                          null_mbps, out, on_result)
     dest = to_dir / f"dbtier-export-{uuid.uuid4().hex[:8]}"
 
     def export() -> int:
@@ -289,10 +295,6 @@ def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str]
                 shutil.rmtree(dest, ignore_errors=True)
                 if out_file is not None:
                     out_file.unlink(missing_ok=True)
-            rec.update({"target": target, "method": f"mariadb-backup {method}", "compressed": compress is not None})
-            if target == "null":
-                null_mbps = rec["mbps"]
-            _judge(rec, src_dev, dst_dev, null_mbps)
-            out.append(rec)
-            on_result(rec)
+            null_mbps = _keep(rec, {"target": target, "method": f"mariadb-backup {method}",
+                                    "compressed": compress is not None}, src_dev, dst_dev, null_mbps, out, on_result)
     return out

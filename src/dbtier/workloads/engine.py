@@ -125,7 +125,7 @@ class Engine:
     @classmethod
     def buffer_text(cls, args: argparse.Namespace) -> str:
         """The buffer pool as the user wrote it (the memory budget's reason quotes it)."""
-        return str(getattr(args, "shared_buffers", ""))
+        return ""
 
     @classmethod
     def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:

@@ -97,6 +97,10 @@ class PostgresEngine(Engine):
         return out
 
     @classmethod
+    def buffer_text(cls, args: argparse.Namespace) -> str:
+        return str(args.shared_buffers)
+
+    @classmethod
     def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:
         return pgopt.pg_memory_bytes(args.shared_buffers, plain_kb=8)
 
