@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_clean_error, load_doc, postgres_processes, run_dbtier
+from conftest import assert_clean_error, have, load_doc, postgres_processes, run_dbtier
 
 pytestmark = pytest.mark.engine  # every step on real engines
 
@@ -35,6 +35,26 @@ def test_lab_on_one_directory_runs_every_step(pg_dir):
     assert plan["candidates"] and plan["binding"]
     assert doc["standing"][0]["closest"]
     assert doc["report"]["status"] == "ok" and Path(doc["report"]["html"]).stat().st_size > 10_000
+    assert list(pg_dir.glob("dbtier-*")) == [] and postgres_processes("dbtier-pg-") == []
+
+
+@pytest.mark.skipif(not have("mariadb-install-db") or not have("sysbench"), reason="MariaDB or sysbench is not installed")
+def test_lab_runs_the_oltp_step_on_both_engines_and_shows_them_side_by_side(pg_dir):
+    """`lab --engines postgres,mariadb`: the same tpcc workload on the same storage, one step per engine, the
+    plan sized from PostgreSQL's run, the report with both engines."""
+    r = run_dbtier("lab", str(pg_dir), "--profile", "smoke", "--engines", "postgres,mariadb", "--skip",
+                   "probe,dss,backup", "--json", "--out", "lab", cwd=pg_dir)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["params"]["engines"] == ["postgres", "mariadb"]
+    steps = {s["name"]: s for s in doc["steps"]}
+    assert steps["oltp-postgres"]["status"] == "ok" and steps["oltp-mariadb"]["status"] == "ok"
+    pg, maria = (load_doc(pg_dir / "lab" / steps[n]["run_dir"]) for n in ("oltp-postgres", "oltp-mariadb"))
+    assert pg["engine"] == "postgres" and maria["engine"] == "mariadb"
+    assert pg["params"]["workload"] == maria["params"]["workload"] == "tpcc"
+    assert pg["points"][0]["nopm"] > 0 and maria["points"][0]["nopm"] > 0
+    html = Path(doc["report"]["html"]).read_text()
+    assert "MariaDB" in html and "PostgreSQL" in html
     assert list(pg_dir.glob("dbtier-*")) == [] and postgres_processes("dbtier-pg-") == []
 
 

@@ -66,12 +66,15 @@ PROF = {"oltp_warehouses": "5", "oltp_clients": "1,2,4,8", "oltp_duration": "8",
         "matrix_clients": "1,4", "matrix_duration": "5"}
 
 
+KNOWN = ("postgres", "mariadb")
+
+
 def test_parse_engines():
-    assert parse_engines("postgres,mariadb") == ["postgres", "mariadb"]
-    assert parse_engines(" mariadb , postgres,mariadb") == ["mariadb", "postgres"]   # order given, each once
-    assert parse_engines("") == ["postgres"] and parse_engines(None) == ["postgres"]  # the default
+    assert parse_engines("postgres,mariadb", KNOWN) == ["postgres", "mariadb"]
+    assert parse_engines(" mariadb , postgres,mariadb", KNOWN) == ["mariadb", "postgres"]   # order given, each once
+    assert parse_engines("", KNOWN) == ["postgres"] and parse_engines(None, KNOWN) == ["postgres"]  # the default
     with pytest.raises(DbtierError) as e:
-        parse_engines("mariadb,foo")
+        parse_engines("mariadb,foo", KNOWN)
     assert "unknown engine foo" in e.value.message and "postgres, mariadb" in e.value.hint
 
 

@@ -21,7 +21,7 @@ from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.model.lab import (LAB_ENGINES, oltp_steps, parse_engines, plan_engine, plan_size_argv,
+from dbtier.model.lab import (oltp_steps, parse_engines, plan_engine, plan_size_argv,
                               requirement_from_oltp, standing, tiers)
 from dbtier.workloads.engine import names as engine_names
 
@@ -55,17 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(seconds-long steps that only check the wiring)")
     p.add_argument("--engines", default="postgres",
                    help="comma-separated OLTP engines, each run on the same storage (bench oltp --engine E): "
-                   f"{', '.join(_known_engines())}; default postgres. With two or more the steps are oltp-ENGINE, "
+                   f"{', '.join(engine_names('oltp'))}; default postgres. With two or more the steps are oltp-ENGINE, "
                    "the plan sizes for PostgreSQL's run (else the first engine's) and the report shows them side by "
                    "side")
     p.add_argument("--skip", default="", help="comma-separated steps to leave out: probe,oltp,dss,backup,plan")
     add_output_options(p)
     p.set_defaults(func=run)
-
-
-def _known_engines() -> tuple[str, ...]:
-    """The OLTP engines bench knows, and those the lab can ask for (MariaDB before it is registered)."""
-    return tuple(dict.fromkeys((*engine_names("oltp"), *LAB_ENGINES)))
 
 
 def _child(argv: list[str], out_dir: Path) -> tuple[int, str, float]:
@@ -101,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     bad = skip - {"probe", "oltp", "dss", "backup", "plan"}
     if bad:
         raise DbtierError(f"--skip: unknown step {', '.join(sorted(bad))}", "steps are probe,oltp,dss,backup,plan")
-    engines = parse_engines(args.engines, _known_engines())
+    engines = parse_engines(args.engines, engine_names("oltp"))
     prof = PROFILES[args.profile]
     run_ = Run("lab", args, {"dirs": [os.path.realpath(d) for d in dirs], "profile": args.profile, "skip": sorted(skip),
                              "engines": engines, "settings": prof}, paths=dirs)

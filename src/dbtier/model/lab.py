@@ -81,11 +81,10 @@ def standing(probe: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 # The engines `lab --engines` runs the OLTP step on (`bench oltp --engine E`); PostgreSQL alone by default.
-LAB_ENGINES = ("postgres", "mariadb")
 DEFAULT_ENGINES = ("postgres",)
 
 
-def parse_engines(text: str | None, known: Sequence[str] = LAB_ENGINES) -> list[str]:
+def parse_engines(text: str | None, known: Sequence[str]) -> list[str]:
     """'postgres,mariadb' -> ['postgres', 'mariadb'] (in the order given, each once); empty -> the default.
     An unknown name is refused with the list of known ones."""
     names = list(dict.fromkeys(x.strip() for x in (text or "").split(",") if x.strip()))
