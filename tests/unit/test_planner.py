@@ -369,6 +369,9 @@ def test_value_of_a_bench_run(cat):
     assert v.figures["tps_per_usd"] == approx(750 / 2400)
     assert v.figures["tpm_per_usd"] == approx(45_000 / 2400)
     assert v.figures["usd_per_tpm"] == approx(2400 / 45_000)
+    # NOPM (tpmC: new orders a minute) of the same point: 19,500 / $2,400
+    assert v.figures["nopm_per_usd"] == approx(19_500 / 2400) and v.figures["usd_per_nopm"] == approx(2400 / 19_500)
+    assert "NOPM: 19,500 from the same point (new orders a minute: TPC-C's tpmC)" in v.figures_used
     assert v.figures["iops_per_usd"] is None
     assert v.measured["clients"] == 8 and v.measured["knee"] == {"clients": 8, "tps": 750.0}
     assert any(u.startswith("TPS: 750, the best of 3 points") for u in v.figures_used)

@@ -140,9 +140,10 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
               f"{req.headroom:.0%} or more). Run: {esc(run_dir)}[/dim]")
 
 
-_VALUE_LABELS = [("tpm_per_usd", "TPM per $", 3), ("tps_per_usd", "TPS per $", 4), ("iops_per_usd", "IOPS per $", 3),
+_VALUE_LABELS = [("tpm_per_usd", "TPM per $", 3), ("nopm_per_usd", "NOPM per $", 3), ("tps_per_usd", "TPS per $", 4),
+                 ("iops_per_usd", "IOPS per $", 3),
                  ("mbps_per_usd", "MB/s per $", 4), ("usd_per_gb", "$ per GB", 2), ("usd_per_tpm", "$ per TPM", 2),
-                 ("usd_per_tps", "$ per TPS", 2), ("usd_per_iops", "$ per IOPS", 3)]
+                 ("usd_per_nopm", "$ per NOPM", 2), ("usd_per_tps", "$ per TPS", 2), ("usd_per_iops", "$ per IOPS", 3)]
 
 
 def value(con: Console, v: Value, result_dir: str, config_text: str, run_dir: Path) -> None:

@@ -748,7 +748,8 @@ def _num(x: Any) -> bool:
 
 
 def value(doc: dict[str, Any], e: Evaluation, source: str = "the run") -> Value:
-    """TPM/$, TPS/$, IOPS/$, MB/s per $ and $/GB of a measured run, priced as configuration `e`."""
+    """TPM/$, TPS/$, IOPS/$, MB/s per $ and $/GB of a measured run, priced as configuration `e`; NOPM/$
+    (new orders a minute, TPC-C's tpmC) too when the bench run's best point has NOPM (tpcc)."""
     price = e.price_usd
     if not (price > 0):
         raise DbtierError(f"{e.config.describe()} costs nothing in the catalog: price/performance is undefined",
@@ -787,6 +788,12 @@ def value(doc: dict[str, Any], e: Evaluation, source: str = "the run") -> Value:
             used.append(f"TPM: {_fmt(tpm)} from the same point")
         else:
             used.append("TPM: not in the best point; TPM/$ not computed")
+        nopm = measured["nopm"]
+        if nopm is not None:
+            # TPC-C's tpmC (and tpcc-mysql's "TpmC", the MySQL study's TPM) counts new orders only
+            figures["nopm_per_usd"] = nopm / price
+            figures["usd_per_nopm"] = price / nopm if nopm else None
+            used.append(f"NOPM: {_fmt(nopm)} from the same point (new orders a minute: TPC-C's tpmC)")
         if isinstance(knee, dict) and _num(knee.get("tps")):
             used.append(f"knee: {_fmt(knee['tps'])} TPS at {knee.get('clients')} clients (reported, not used)")
     elif isinstance(targets, list) and targets and isinstance(targets[0], dict) \

@@ -227,9 +227,9 @@ def _plan_value(doc: dict[str, Any]) -> str:
     res = doc.get("result") if isinstance(doc.get("result"), dict) else {}
     out = [f"<h3>Price/performance of <code>{esc(res.get('run_dir'))}</code> ({esc(res.get('kind') or '?')} run) as "
            f"{esc(cfg.get('description') or _array_name(cfg))}</h3>"]
-    labels = (("tpm_per_usd", "TPM per $", 3), ("tps_per_usd", "TPS per $", 4), ("iops_per_usd", "IOPS per $", 3),
+    labels = (("tpm_per_usd", "TPM per $", 3), ("nopm_per_usd", "NOPM per $", 3), ("tps_per_usd", "TPS per $", 4), ("iops_per_usd", "IOPS per $", 3),
               ("mbps_per_usd", "MB/s per $", 4), ("usd_per_gb", "$ per usable GB", 2),
-              ("usd_per_tpm", "$ per TPM", 2), ("usd_per_tps", "$ per TPS", 2), ("usd_per_iops", "$ per IOPS", 3))
+              ("usd_per_tpm", "$ per TPM", 2), ("usd_per_nopm", "$ per NOPM", 2), ("usd_per_tps", "$ per TPS", 2), ("usd_per_iops", "$ per IOPS", 3))
     rows = [[esc(label), num(v.get(k), d)] for k, label, d in labels if isnum(v.get(k))]
     out.append(html_table(["figure", "value"], rows, num_cols=(1,)))
     used = [u for u in (doc.get("figures_used") or []) if isinstance(u, str)]
