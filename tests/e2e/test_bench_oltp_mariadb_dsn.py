@@ -65,6 +65,11 @@ def check_run(s, d: Path, name: str, env: dict) -> dict:
     assert doc["status"] == "ok" and doc["engine"] == "mariadb"
     assert doc["params"]["mode"] == "dsn" and doc["params"]["dsn"] == dsn
     assert set(doc["not_measured"]) == {"server_cpu", "server_devices"}
+    # durability: the server's own settings, read from it (dbtier set none of its options there)
+    want = s.query("SELECT @@innodb_flush_log_at_trx_commit")[0][0]
+    assert doc["params"]["settings"]["innodb_flush_log_at_trx_commit"] == want
+    assert doc["durability"]["durable"] is (want == "1")
+    assert doc["durability"]["reason"].startswith(f"the server's own settings (--dsn): innodb_flush_log_at_trx_commit={want}")
     (p,) = doc["points"]
     assert p["tps"] > 0 and set(p["not_measured"]) == {"server_cpu", "server_devices"}
     assert p["innodb"]["buffer_pool_read_requests"] > 0
@@ -80,6 +85,9 @@ def check_run(s, d: Path, name: str, env: dict) -> dict:
     assert databases(s) == ["information_schema", "keepme", "mysql", "performance_schema", "sys"]
     assert s.query("SELECT id FROM keepme.t") == [["7"]]
     s.query("TRUNCATE mysql.general_log")
+    rr = run_dbtier("report", str(run_dir), "--format", "both", "--output", f"{name}-report", cwd=d)
+    assert rr.returncode == 0, rr.stderr
+    assert dsn in (d / f"{name}-report").read_text()
     return doc
 
 
@@ -112,8 +120,11 @@ def test_dsn_with_password_from_my_cnf(server, pg_dir):
     cnf = home / ".my.cnf"
     cnf.write_text(f"[client]\npassword = {PASSWORD}\n")
     cnf.chmod(0o600)
+    # the user's server is not durable, whatever dbtier's own options (durable by default) say
+    server.query("SET GLOBAL innodb_flush_log_at_trx_commit = 2")
     # MYSQL_PWD empty (run_dbtier adds to the environment): the password is the option file's
-    check_run(server, pg_dir, "cnf", {"HOME": str(home), "MYSQL_PWD": ""})
+    doc = check_run(server, pg_dir, "cnf", {"HOME": str(home), "MYSQL_PWD": ""})
+    assert doc["durability"]["durable"] is False
 
 
 def test_dsn_wrong_password_and_refused_options(server, pg_dir):
