@@ -16,7 +16,7 @@ from dbtier.model.innodb import session_classes, status_values
 from dbtier.model.sysbench import parse_sysbench, point_figures
 from dbtier.workloads import engine as eng
 from dbtier.workloads.engine_mariadb import (MariaDBEngine, buffer_pool_size, dsn_password, innodb_point,
-                                             parse_wait_rows, settings_of, size_bytes)
+                                             parse_wait_rows, server_conf, settings_of, size_bytes)
 from dbtier.workloads.engine_postgres import PostgresEngine
 from samples import DATA
 
@@ -180,3 +180,24 @@ def test_a_remote_point_says_what_it_did_not_measure():
                      cpus=2, remote=True, sampler_cpu_s=0.0)
     assert p["not_measured"] == ["server_cpu", "server_devices"] and p["devices"] == []
     assert p["innodb"]["buffer_pool_reads"] is None and p["wait_samples"]["error"] == "gone"
+
+
+def test_server_conf_reads_a_dsn_servers_durability():
+    """SHOW GLOBAL VARIABLES of the user's server -> its own durability, whatever dbtier's options said."""
+    rows = [["innodb_buffer_pool_size", "8589934592"], ["innodb_doublewrite", "ON"],
+            ["innodb_flush_log_at_trx_commit", "1"], ["innodb_flush_method", "O_DIRECT"], ["log_bin", "OFF"],
+            ["sync_binlog", "0"]]
+    conf = server_conf(rows)
+    assert conf == {"innodb_buffer_pool_size": "8589934592", "innodb_flush_log_at_trx_commit": "1",
+                    "innodb_flush_method": "O_DIRECT", "innodb_doublewrite": "ON"}   # sync_binlog: no binary log
+    assert MariaDBEngine.durability(conf) == (True, "innodb_flush_log_at_trx_commit=1, doublewrite on, binary log off")
+    # the binary log on without sync_binlog=1: not durable
+    on = server_conf([*rows[:4], ["log_bin", "ON"], ["sync_binlog", "0"]])
+    assert on["sync_binlog"] == "0"
+    assert MariaDBEngine.durability(on)[1].startswith("sync_binlog=0 with the binary log on")
+    # MySQL 8.0.30+: DETECT_AND_RECOVER repairs torn pages, DETECT_ONLY does not
+    assert server_conf([["innodb_doublewrite", "DETECT_AND_RECOVER"]])["innodb_doublewrite"] == "ON"
+    assert MariaDBEngine.durability(server_conf([["innodb_flush_log_at_trx_commit", "1"],
+                                                 ["innodb_doublewrite", "DETECT_ONLY"]]))[0] is False
+    assert MariaDBEngine.durability(server_conf([["innodb_flush_log_at_trx_commit", "2"]]))[1].startswith(
+        "innodb_flush_log_at_trx_commit=2")

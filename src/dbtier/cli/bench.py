@@ -14,6 +14,7 @@ from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.core.errors import DbtierError
+from dbtier.core.units import human_bytes
 from dbtier.measure import slowtier
 from dbtier.report.figures import busiest_device, spread_text
 from dbtier.model.placement import matrix_steps
@@ -124,7 +125,8 @@ def _check(args: argparse.Namespace, cls: type[Engine]) -> None:
     if args.place and args.placement_matrix:
         raise DbtierError("--place and --placement-matrix cannot be combined", "use one of them")
     if args.dsn and getattr(args, "memory", None) is not None:
-        raise DbtierError(f"--memory {args.memory} needs the managed cluster, not --dsn",
+        shown = args.memory if isinstance(args.memory, str) else human_bytes(args.memory)  # 1G, not 1073741824
+        raise DbtierError(f"--memory {shown} needs the managed cluster, not --dsn",
                           "dbtier bounds only a server it starts; size your server's memory yourself")
 
 

@@ -14,6 +14,8 @@ settings. They look the engine up here (`engine_class(name, kind)`), let it add 
                                  socket -- or attach to the user's (`spec.dsn`) and create dbtier's own
                                  database there; everything it makes is recorded so close() removes it
     eng.placement()              where each of its roles really is (data, index, log/WAL/redo, undo, temp)
+    eng.server_settings()        --dsn: the user's server's own settings, read from it (durability() takes
+                                 them: the result's durability is then that server's); None: not read
     eng.load(workload, size)     OLTP: create and fill the schema -> {database_bytes, load_seconds, ...}
     eng.bound_memory(procs, buffer_bytes, before_start)
                                  restart the managed server inside a memory cgroup (its cgroup.procs
@@ -143,6 +145,12 @@ class Engine:
 
     def placement(self) -> dict[str, str]:
         raise NotImplementedError
+
+    def server_settings(self) -> dict[str, Any] | None:
+        """--dsn: the user's server's own durability settings, read from it after open(), in settings()'s
+        shape (durability() takes them). None: the engine does not read them, and the result's durability
+        is that of the settings asked for."""
+        return None
 
     def alive(self) -> bool:
         return True

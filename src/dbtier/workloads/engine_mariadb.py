@@ -134,6 +134,28 @@ def dsn_password(env: Mapping[str, str], home: Path) -> str | None:
     return None
 
 
+# The user's server's variables that decide durability (--dsn), read with SHOW GLOBAL VARIABLES
+SERVER_VARIABLES = ("innodb_flush_log_at_trx_commit", "innodb_doublewrite", "innodb_flush_method",
+                    "innodb_buffer_pool_size", "log_bin", "sync_binlog")
+
+
+def server_conf(rows: list[list[str]]) -> dict[str, str]:
+    """SHOW GLOBAL VARIABLES rows (name, value) of a user's MySQL or MariaDB server -> Settings.conf()'s
+    shape, so settings_of() and durable() read it (pure). MySQL 8.0.30+'s doublewrite modes:
+    DETECT_AND_RECOVER repairs torn pages (ON), DETECT_ONLY does not (OFF). A variable the server lacks
+    (innodb_flush_method is deprecated in MariaDB 11) is left out; sync_binlog only with log_bin ON."""
+    v = {r[0].lower(): r[1] for r in rows if len(r) >= 2}
+    out: dict[str, str] = {}
+    for name in ("innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "innodb_flush_method"):
+        if v.get(name) not in (None, ""):
+            out[name] = v[name]
+    if "innodb_doublewrite" in v:
+        out["innodb_doublewrite"] = "ON" if v["innodb_doublewrite"].upper() in ("ON", "1", "DETECT_AND_RECOVER") else "OFF"
+    if v.get("log_bin", "OFF").upper() in ("ON", "1"):
+        out["sync_binlog"] = v.get("sync_binlog", "0")
+    return out
+
+
 def parse_wait_rows(text: str) -> list[dict[str, str | None]]:
     """mariadb --batch --skip-column-names output of mariadb_waits.sql -> row dicts (NULL -> None)."""
     rows = []
@@ -334,6 +356,13 @@ class MariaDBEngine(Engine):
         if self.server is None:
             return {r: "server" for r in ROLES if r != "binlog"}
         return self.server.placement()
+
+    def server_settings(self) -> dict[str, str] | None:
+        """--dsn: the user's server's durability settings (server_conf), read from it."""
+        if self.attached is None:
+            return None
+        names = ", ".join(f"'{n}'" for n in SERVER_VARIABLES)
+        return server_conf(self.attached.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})"))
 
     def alive(self) -> bool:
         if self.server is not None:

@@ -83,6 +83,12 @@ def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, 
     try:
         eng.open()
         step["placement"] = eng.placement()
+        theirs = None if eng.managed else eng.server_settings()
+        if theirs is not None:
+            # dbtier set nothing on the user's server: its durability is that of its own settings
+            durable, why = cls.durability(theirs)
+            run.doc["params"]["settings"] = theirs
+            run.doc["durability"] = {"durable": durable, "reason": f"the server's own settings (--dsn): {why}"}
         hooks.status(f"{step['name']}: loading {study.workload}")
         step["load"] = eng.load(study.workload, study.warehouses, study.scale, lambda m: None)
         if eng.managed:
