@@ -192,9 +192,10 @@ def test_dsn_that_fails_never_shows_the_password(pg_dir):
 
 
 def test_dsn_mode_creates_and_drops_only_its_own_database(pg_dir):
-    """A user's server (a cluster this test starts) keeps its own database; dbtier_* is dropped."""
-    from dbtier.workloads.postgres import Cluster
-    with Cluster(pg_dir) as server:
+    """A user's server (a cluster this test starts) keeps its own database; dbtier_* is dropped; the result's
+    durability is that server's own (synchronous_commit off there), not what dbtier would have set."""
+    from dbtier.workloads.postgres import Cluster, Settings
+    with Cluster(pg_dir, settings=Settings(synchronous_commit="off")) as server:
         subprocess.run(["psql", "-d", "postgres", "-c", "CREATE DATABASE userdb"], env={**os.environ, **server.pg_env()},
                        check=True, capture_output=True)
         dsn = server.conninfo("postgres")
@@ -211,6 +212,9 @@ def test_dsn_mode_creates_and_drops_only_its_own_database(pg_dir):
         assert doc["not_measured"] == p["not_measured"] == ["server_cpu", "server_devices"]
         assert "the server's CPU and devices were not measured" in p["bottleneck_evidence"]
         assert "the CPU is saturated" not in p["bottleneck_evidence"]
+        assert doc["params"]["settings"]["synchronous_commit"] == "off"
+        assert doc["durability"]["durable"] is False
+        assert doc["durability"]["reason"].startswith("the server's own settings (--dsn): synchronous_commit=off")
 
 
 def _wait_points(run_dir: Path, n: int, proc: subprocess.Popen, timeout_s: float = 120) -> None:

@@ -166,7 +166,8 @@ def _without_cgroup(pg_dir: Path, *args: str, meminfo: str | None = None) -> sub
 
 
 def test_no_cgroup_says_so_once_and_that_reads_come_from_memory(pg_dir):
-    r = _without_cgroup(pg_dir, "--workload", "tpcb", "--scale", "1", "--clients", "1,2", "--duration", "2",
+    # 6 s points: enough page accesses (at least 10,000) for the buffer rule to judge, even on a loaded machine
+    r = _without_cgroup(pg_dir, "--workload", "tpcb", "--scale", "1", "--clients", "1,2", "--duration", "6",
                         "--warmup", "0", "--out", "run")
     assert r.returncode == 0, r.stderr
     doc = load_doc(pg_dir / "run")

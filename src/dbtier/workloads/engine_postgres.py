@@ -127,6 +127,17 @@ class PostgresEngine(Engine):
             return {r: "server" for r in ROLES}
         return self.cluster.placement()
 
+    # The user's server's settings that decide durability and what dbtier otherwise sets (--dsn).
+    SERVER_SETTINGS = ("synchronous_commit", "fsync", "full_page_writes", "shared_buffers", "checkpoint_timeout",
+                       "max_wal_size", "max_connections")
+
+    def server_settings(self) -> dict[str, Any] | None:
+        """--dsn: the user's server's own settings, read with SHOW (dbtier set none of them there)."""
+        if self.cluster is not None or self.db is None:
+            return None
+        with self.db.connect() as c:
+            return {n: c.execute(f"SHOW {n}").fetchone()[0] for n in self.SERVER_SETTINGS}
+
     def alive(self) -> bool:
         return self.db.alive() if self.db is not None else False
 
