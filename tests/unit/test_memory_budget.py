@@ -17,6 +17,24 @@ def test_a_given_budget_is_all_cache():
     assert budget_parts(100 * MiB, 10 * 2**30, 32, 128 * MiB) == (100 * MiB, 100 * MiB, 25 * MiB)
 
 
+def test_a_pool_that_bypasses_the_page_cache_gets_the_whole_cache_part():
+    # InnoDB with O_DIRECT (share 1): 183 MiB of data, 2 clients -> cache part the 128 MiB floor; the pool is
+    # all of it (128 MiB asked), where PostgreSQL's shared_buffers gets a quarter (32 MiB) and reads the rest
+    # through the page cache: both cache 128 MiB of the data set
+    assert budget_parts(None, 183 * MiB, 2, 128 * MiB, share=1) == (140 * MiB, 128 * MiB, 128 * MiB)
+    assert budget_parts(None, 183 * MiB, 2, 128 * MiB) == (140 * MiB, 128 * MiB, 32 * MiB)
+    # the pool asked for stays the cap: 64 MiB asked of a 100 MiB budget
+    assert budget_parts(100 * MiB, 10 * 2**30, 32, 64 * MiB, share=1) == (100 * MiB, 100 * MiB, 64 * MiB)
+
+
+def test_innodbs_share_follows_its_flush_method():
+    from dbtier.workloads.engine import engine_class
+    maria, pg = engine_class("mariadb", "oltp"), engine_class("postgres", "oltp")
+    assert maria.buffer_share({"innodb_flush_method": "O_DIRECT"}) == 1
+    assert maria.buffer_share({"innodb_flush_method": "fsync"}) == 4       # reads through the page cache
+    assert pg.buffer_share({"shared_buffers": "128MB"}) == 4
+
+
 def test_small_data_is_under_four_times_the_cache_part():
     assert small_data(300 * MiB, 100 * MiB) is True
     assert small_data(400 * MiB, 100 * MiB) is False

@@ -30,8 +30,9 @@ SHARED_BUFFERS_SHARE = 4      # shared_buffers is at most a quarter of the budge
 PAGE = 8192                   # PostgreSQL's block: shared_buffers is a whole number of them
 MIN_SHARED_BUFFERS = 16 * PAGE
 RULE = (f"budget = max({FLOOR_BYTES // MIB} MiB, database size after load / {DATA_PER_BUDGET}) "
-        f"+ {PER_CLIENT_BYTES // MIB} MiB per client; shared_buffers at most a quarter of the part before the "
-        "clients' (all of a --memory given)")
+        f"+ {PER_CLIENT_BYTES // MIB} MiB per client; the buffer pool at most a quarter of the part before the "
+        "clients' (all of a --memory given), or all of it where the engine's reads bypass the page cache "
+        "(InnoDB with O_DIRECT)")
 
 
 def default_budget(data_bytes: int, clients: int = 0, floor_bytes: int = FLOOR_BYTES) -> int:
@@ -40,21 +41,25 @@ def default_budget(data_bytes: int, clients: int = 0, floor_bytes: int = FLOOR_B
     return max(floor_bytes, int(data_bytes) // DATA_PER_BUDGET) + int(clients) * PER_CLIENT_BYTES
 
 
-def shared_buffers_bytes(budget_bytes: int, requested_bytes: int) -> int:
-    """shared_buffers inside the budget: the requested size, capped at a quarter of the budget,
-    rounded down to whole 8 kB pages (at least PostgreSQL's 16 pages)."""
-    b = min(int(requested_bytes), int(budget_bytes) // SHARED_BUFFERS_SHARE)
+def shared_buffers_bytes(budget_bytes: int, requested_bytes: int, share: int = SHARED_BUFFERS_SHARE) -> int:
+    """The buffer pool inside the budget: the requested size, capped at 1/share of the budget (a quarter
+    for PostgreSQL, which reads through the page cache), rounded down to whole 8 kB pages (at least
+    PostgreSQL's 16 pages)."""
+    b = min(int(requested_bytes), int(budget_bytes) // share)
     return max(MIN_SHARED_BUFFERS, b // PAGE * PAGE)
 
 
 def budget_parts(memory_bytes: int | None, data_bytes: int, max_clients: int,
-                 requested_sb_bytes: int) -> tuple[int, int, int]:
-    """(budget, cache part, shared_buffers) of the managed server. A --memory given is the budget and all
+                 requested_sb_bytes: int, share: int = SHARED_BUFFERS_SHARE) -> tuple[int, int, int]:
+    """(budget, cache part, buffer pool) of the managed server. A --memory given is the budget and all
     of it is the cache part; the default is default_budget() with the clients' own memory on top, which
-    the cache part leaves out. shared_buffers comes out of the cache part (shared_buffers_bytes)."""
+    the cache part leaves out. The buffer pool comes out of the cache part (shared_buffers_bytes): 1/share
+    of it at most -- a quarter for an engine that reads through the page cache (the rest is that cache),
+    all of it (share 1) for one whose reads bypass it (InnoDB with O_DIRECT), so both have the same memory
+    to cache the data set in."""
     budget = memory_bytes if memory_bytes is not None else default_budget(data_bytes, max_clients)
     cache = budget if memory_bytes is not None else budget - max_clients * PER_CLIENT_BYTES
-    return budget, cache, shared_buffers_bytes(cache, requested_sb_bytes)
+    return budget, cache, shared_buffers_bytes(cache, requested_sb_bytes, share)
 
 
 def small_data(data_bytes: int, cache_bytes: int) -> bool:

@@ -130,6 +130,12 @@ class Engine:
         return ""
 
     @classmethod
+    def buffer_share(cls, settings: dict[str, Any]) -> int:
+        """The buffer pool's share of a memory budget's cache part, as 1/N: 4 (a quarter) for an engine that
+        reads through the OS page cache (the rest is that cache), 1 for one whose reads bypass it."""
+        return 4
+
+    @classmethod
     def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:
         """The buffer pool the user asked for, in bytes (a memory budget takes it out of the cache part)."""
         return None

@@ -150,8 +150,9 @@ def memory_budget(eng: Engine, study: Study, step: dict[str, Any], cg: memcg.Mem
         mem["reason"] = "--memory none: the server runs unbounded; reads may come from the page cache"
         note_once(doc, hooks, mem["reason"])
         return mem
+    share = type(eng).buffer_share(eng.spec.settings)
     budget, cache, sb = memcg.budget_parts(study.memory if isinstance(study.memory, int) else None, data_bytes,
-                                           max(study.clients), requested)
+                                           max(study.clients), requested, share)
     if fallback:   # no cgroup can be made here: said once, the data set sized past free memory where it could be
         mem.update(mechanism=fallback["mechanism"], reason=fallback["reason"])
         note_once(doc, hooks, fallback["reason"])
@@ -171,7 +172,8 @@ def memory_budget(eng: Engine, study: Study, step: dict[str, Any], cg: memcg.Mem
         mem["server_base_bytes"] = base
     name = getattr(eng, "buffer_name", "the buffer pool")
     if sb != requested:
-        mem["reason"] = (f"{name} {sb // 1024} kB (a quarter of the budget's cache part) instead of "
+        part = "a quarter of" if share == 4 else ("all of" if share == 1 else f"1/{share} of")
+        mem["reason"] = (f"{name} {sb // 1024} kB ({part} the budget's cache part) instead of "
                          f"{study.buffer_text}: it comes out of the budget")
     if memcg.small_data(data_bytes, cache):
         text = (f"the database ({data_bytes / 2**20:,.0f} MiB) is less than {memcg.DATA_PER_BUDGET}x the memory "
