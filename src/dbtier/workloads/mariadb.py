@@ -49,6 +49,7 @@ from urllib.parse import unquote, urlsplit
 
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
+from dbtier.workloads.throwaway import ThrowAway
 from dbtier.workloads.postgres import free_port, port_in_use
 
 ROLES = ("data", "redo", "undo", "temp", "binlog")
@@ -221,8 +222,9 @@ def parse_dsn(dsn: str) -> Dsn:
 
 
 # ------------------------------------------------------------------ the managed server
-class Server:
+class Server(ThrowAway):
     """mariadb-install-db -> mariadbd -> (use) -> close. Use as a context manager."""
+    product, noun = "MariaDB", "server"
 
     def __init__(self, default_dir: str | Path = ".", placement: dict[str, str] | None = None,
                  settings: Settings | None = None, port: int | None = None, os_user: str | None = None,
@@ -258,50 +260,6 @@ class Server:
         self.cgroup_procs: str | None = None
 
     # -------------------------------------------------------------- setup
-    def _as_user(self, argv: list[str]) -> list[str]:
-        if os.geteuid() == 0:
-            if shutil.which("runuser") is None:
-                raise DbtierError("runuser (util-linux) is needed to run MariaDB as an unprivileged user",
-                                  "apt-get install util-linux")
-            return ["runuser", "-u", self.os_user, "--", *argv]
-        return argv
-
-    def _give(self, d: Path) -> None:
-        if os.geteuid() == 0:
-            try:
-                pw = pwd.getpwnam(self.os_user)
-            except KeyError as exc:
-                raise DbtierError(f"there is no OS user {self.os_user!r} to run MariaDB as",
-                                  "create one (useradd --system mysql) or pass --os-user NAME") from exc
-            os.chown(d, pw.pw_uid, pw.pw_gid)
-
-    def _make_dir(self, parent: Path, name: str) -> Path:
-        if not parent.exists():
-            raise DbtierError(f"{parent}: no such directory", "create it, or place the server elsewhere")
-        if not parent.is_dir():
-            raise DbtierError(f"{parent}: not a directory", "pass a directory")
-        d = parent / name
-        try:
-            d.mkdir(mode=0o700)
-        except OSError as exc:
-            raise DbtierError(f"{parent} is not writable ({exc.strerror}): dbtier must create a directory there",
-                              "pass a directory you can write to") from exc
-        self.created.append(d)
-        self._give(d)
-        if os.geteuid() == 0:
-            check = executor.run(self._as_user(["test", "-w", str(d), "-a", "-x", str(d)]))
-            if check.returncode != 0:
-                raise DbtierError(
-                    f"the {self.os_user} OS user cannot reach {d}: a parent directory is not searchable by others",
-                    "place the server under a directory every user can traverse (chmod o+x on its parents)")
-        return d
-
-    def _sub(self, parent: Path, name: str) -> Path:
-        d = parent / name
-        d.mkdir(mode=0o700)
-        self._give(d)
-        return d
-
     def layout_conf(self) -> dict[str, str]:
         """The settings that place InnoDB's parts and make the server private (after init's dirs exist)."""
         d = self.dirs
@@ -483,27 +441,6 @@ class Server:
             except Exception:  # noqa: BLE001 - the pipes may already be closed
                 pass
             self.proc = None
-
-    def close(self) -> None:
-        """Stop the server and remove every directory this server created (idempotent)."""
-        try:
-            self.stop()
-        finally:
-            for d in reversed(self.created):
-                shutil.rmtree(d, ignore_errors=True)
-            self.created.clear()
-
-    def __enter__(self) -> "Server":
-        try:
-            self.init()
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 # ------------------------------------------------------------------ the user's server (--dsn)

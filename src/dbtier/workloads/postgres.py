@@ -20,11 +20,11 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.measure import executor
+from dbtier.workloads.throwaway import ThrowAway
 
 ROLES = ("data", "index", "wal", "temp")
 PG_HINT = ("install PostgreSQL 15: `apt-get install postgresql` (Debian/Ubuntu) or "
@@ -97,8 +97,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class Cluster:
+class Cluster(ThrowAway):
     """initdb → start → (use) → close. Use as a context manager."""
+    product, noun = "PostgreSQL", "cluster"
 
     def __init__(self, default_dir: str | Path = ".", placement: dict[str, str] | None = None,
                  settings: Settings | None = None, port: int | None = None, os_user: str | None = None,
@@ -122,35 +123,6 @@ class Cluster:
         self.cgroup_procs: str | None = None
 
     # -------------------------------------------------------------- setup
-    def _as_user(self, argv: list[str]) -> list[str]:
-        if os.geteuid() == 0:
-            if shutil.which("runuser") is None:
-                raise DbtierError("runuser (util-linux) is needed to run PostgreSQL as an unprivileged user",
-                                  "apt-get install util-linux")
-            return ["runuser", "-u", self.os_user, "--", *argv]
-        return argv
-
-    def _make_dir(self, parent: Path, name: str) -> Path:
-        if not parent.exists():
-            raise DbtierError(f"{parent}: no such directory", "create it, or place the cluster elsewhere")
-        if not parent.is_dir():
-            raise DbtierError(f"{parent}: not a directory", "pass a directory")
-        d = parent / name
-        try:
-            d.mkdir(mode=0o700)
-        except OSError as exc:
-            raise DbtierError(f"{parent} is not writable ({exc.strerror}): dbtier must create a directory there",
-                              "pass a directory you can write to") from exc
-        self.created.append(d)
-        self._give(d)
-        if os.geteuid() == 0:
-            check = executor.run(self._as_user(["test", "-w", str(d), "-a", "-x", str(d)]))
-            if check.returncode != 0:
-                raise DbtierError(
-                    f"the {self.os_user} OS user cannot reach {d}: a parent directory is not searchable by others",
-                    "place the cluster under a directory every user can traverse (chmod o+x on its parents)")
-        return d
-
     def init(self) -> None:
         base = f"dbtier-pg-{self.id}"
         # Socket and log: a short private path (sockets have a ~100-byte path limit).
@@ -183,21 +155,6 @@ class Cluster:
                      "unix_socket_directories": str(self.dirs["socket"])})
         with open(self.dirs["cluster"] / "postgresql.auto.conf", "a") as f:
             f.write("".join(f"{k} = {_quote(v)}\n" for k, v in conf.items()))
-
-    def _give(self, d: Path) -> None:
-        if os.geteuid() == 0:
-            try:
-                pw = pwd.getpwnam(self.os_user)
-            except KeyError as exc:
-                raise DbtierError(f"there is no OS user {self.os_user!r} to run PostgreSQL as",
-                                  "create one (useradd --system postgres) or pass --os-user NAME") from exc
-            os.chown(d, pw.pw_uid, pw.pw_gid)
-
-    def _sub(self, parent: Path, name: str) -> Path:
-        d = parent / name
-        d.mkdir(mode=0o700)
-        self._give(d)
-        return d
 
     def start(self) -> None:
         argv = [f"{self.bindir}/pg_ctl", "-D", str(self.dirs["cluster"]), "-l", str(self.log_path), "-w",
@@ -276,27 +233,6 @@ class Cluster:
             if done.returncode == 0:
                 break
         self.running = False
-
-    def close(self) -> None:
-        """Stop the server and remove every directory this cluster created (idempotent)."""
-        try:
-            self.stop()
-        finally:
-            for d in reversed(self.created):
-                shutil.rmtree(d, ignore_errors=True)
-            self.created.clear()
-
-    def __enter__(self) -> "Cluster":
-        try:
-            self.init()
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 def _quote(v: str) -> str:

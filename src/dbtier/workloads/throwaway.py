@@ -1,0 +1,99 @@
+"""What a managed throw-away server (PostgreSQL's Cluster, MariaDB's Server) shares: it runs as an
+unprivileged OS user, creates every directory it uses (and records it), and `close()` stops it and
+removes exactly those -- on exit, on Ctrl-C and on failure (the context manager)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+from pathlib import Path
+from typing import Any
+
+from dbtier.core.errors import DbtierError
+from dbtier.measure import executor
+
+
+class ThrowAway:
+    """The base of a managed server. Subclasses set `product` (the name in messages), `noun` (cluster,
+    server) and `os_user`, and implement init(), start() and stop()."""
+    product = ""
+    noun = "server"
+    os_user = ""
+    created: list[Path]
+
+    def init(self) -> None:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    # -------------------------------------------------------------- setup
+    def _as_user(self, argv: list[str]) -> list[str]:
+        if os.geteuid() == 0:
+            if shutil.which("runuser") is None:
+                raise DbtierError(f"runuser (util-linux) is needed to run {self.product} as an unprivileged user",
+                                  "apt-get install util-linux")
+            return ["runuser", "-u", self.os_user, "--", *argv]
+        return argv
+
+    def _give(self, d: Path) -> None:
+        if os.geteuid() == 0:
+            try:
+                pw = pwd.getpwnam(self.os_user)
+            except KeyError as exc:
+                raise DbtierError(f"there is no OS user {self.os_user!r} to run {self.product} as",
+                                  f"create one (useradd --system {self.os_user}) or pass --os-user NAME") from exc
+            os.chown(d, pw.pw_uid, pw.pw_gid)
+
+    def _make_dir(self, parent: Path, name: str) -> Path:
+        if not parent.exists():
+            raise DbtierError(f"{parent}: no such directory", f"create it, or place the {self.noun} elsewhere")
+        if not parent.is_dir():
+            raise DbtierError(f"{parent}: not a directory", "pass a directory")
+        d = parent / name
+        try:
+            d.mkdir(mode=0o700)
+        except OSError as exc:
+            raise DbtierError(f"{parent} is not writable ({exc.strerror}): dbtier must create a directory there",
+                              "pass a directory you can write to") from exc
+        self.created.append(d)
+        self._give(d)
+        if os.geteuid() == 0:
+            check = executor.run(self._as_user(["test", "-w", str(d), "-a", "-x", str(d)]))
+            if check.returncode != 0:
+                raise DbtierError(
+                    f"the {self.os_user} OS user cannot reach {d}: a parent directory is not searchable by others",
+                    f"place the {self.noun} under a directory every user can traverse (chmod o+x on its parents)")
+        return d
+
+    def _sub(self, parent: Path, name: str) -> Path:
+        d = parent / name
+        d.mkdir(mode=0o700)
+        self._give(d)
+        return d
+
+    # -------------------------------------------------------------- teardown
+    def close(self) -> None:
+        """Stop the server and remove every directory it created (idempotent)."""
+        try:
+            self.stop()
+        finally:
+            for d in reversed(self.created):
+                shutil.rmtree(d, ignore_errors=True)
+            self.created.clear()
+
+    def __enter__(self):
+        try:
+            self.init()
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
