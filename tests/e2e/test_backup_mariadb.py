@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.engine,
               pytest.mark.skipif(not have("mariadb-install-db") or not have("mariadb-backup"),
                                  reason="MariaDB or mariadb-backup is not installed")]
 
-ROWS = 200_000          # 224 bytes of hex each: ~100 MB with the redo, undo and system files; gzip gets ~2:1
+ROWS = 100_000          # 224 bytes of hex each: ~60 MB with the redo, undo and system files; gzip gets ~2:1
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_each_method_to_null_and_to_a_directory(loaded, tmp_path):
                    ("mariadb-backup stream", "dir"), ("mariadb-backup stream-gzip", "null"),
                    ("mariadb-backup stream-gzip", "dir")]
     for r in recs:
-        assert r["bytes"] > 50e6 and r["mbps"] > 0 and r["seconds"] > 0
+        assert r["bytes"] > 30e6 and r["mbps"] > 0 and r["seconds"] > 0
         assert r["bottleneck"] in ("source", "target", "cpu") and r["bottleneck_evidence"]
         assert r["compressed"] == ("gzip" in r["method"])
         if r["target"] == "dir":

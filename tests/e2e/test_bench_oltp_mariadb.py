@@ -117,38 +117,19 @@ def test_server_killed_mid_sweep_keeps_finished_points(pg_dir):
     assert left(pg_dir, ids) == []
 
 
-def test_tpcc_on_mariadb_through_the_cli(pg_dir):
-    """The same TPC-C-like workload as PostgreSQL's, through `bench oltp --engine mariadb --workload tpcc`:
-    NOPM consistent with the mix (new-order is 45% of transactions, 1% of them rolled back)."""
-    r = bench(pg_dir, "--engine", "mariadb", "--workload", "tpcc", "--warehouses", "1", "--clients", "1",
-              "--duration", "4", "--warmup", "0", "--json", "--out", "tpcc")
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
-    jsonschema.validate(doc, result_schema())
-    assert doc["params"]["workload"] == "tpcc" and doc["load"]["warehouses"] == 1
-    assert any("think time" in x or "keying" in x for x in doc["deviations"])
-    (p,) = doc["points"]
-    assert p["tps"] > 0 and p["nopm"] is not None
-    assert 0.35 * p["tpm"] < p["nopm"] < 0.50 * p["tpm"]
-    assert p["innodb"]["buffer_pool_read_requests"] > 0
-    ids = server_ids(pg_dir)
-    assert left(pg_dir, ids) == []
-
-
 def test_backup_of_mariadb_through_the_cli(pg_dir):
-    """`bench backup --engine mariadb`: mariadb-backup's methods to a directory and to null, the limiting side
+    """`bench backup --engine mariadb` (each method is tested in test_backup_mariadb.py): the stream to a directory and to null, the limiting side
     named, nothing left under --to."""
     to = pg_dir / "to"
     to.mkdir()
     r = run_dbtier("bench", "backup", "--engine", "mariadb", "--to", str(to), "--scale", "1",
-                   "--methods", "plain,stream", "--json", "--out", "bk", cwd=pg_dir)
+                   "--methods", "stream", "--json", "--out", "bk", cwd=pg_dir)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     jsonschema.validate(doc, result_schema())
-    assert doc["engine"] == "mariadb" and doc["params"]["methods"] == ["plain", "stream"]
+    assert doc["engine"] == "mariadb" and doc["params"]["methods"] == ["stream"]
     got = [(t["method"], t["target"]) for t in doc["targets"]]
-    assert got == [("mariadb-backup plain", "dir"), ("mariadb-backup stream", "null"),
-                   ("mariadb-backup stream", "dir")]
+    assert got == [("mariadb-backup stream", "null"), ("mariadb-backup stream", "dir")]
     for t in doc["targets"]:
         assert t["bytes"] > 10e6 and t["mbps"] > 0 and t["bottleneck"]
     assert list(to.iterdir()) == []

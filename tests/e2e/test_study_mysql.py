@@ -38,7 +38,7 @@ def price_by_hand(device: str, count: int) -> float:
 
 def tpcc(d: Path, out: str, place: str) -> dict:
     r = run_dbtier("bench", "oltp", "--engine", "mariadb", "--workload", "tpcc", "--warehouses", "1",
-                   "--clients", "1,2", "--duration", "3", "--warmup", "0", "--place", place, "--dir", str(d),
+                   "--clients", "1,2", "--duration", "2", "--warmup", "0", "--place", place, "--dir", str(d),
                    "--json", "--out", out, cwd=d)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
