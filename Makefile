@@ -3,6 +3,8 @@
 # `make test-fast`: no engine, no browser, no property tests (markers in pyproject.toml), under a minute.
 SHELL := /bin/bash
 export PATH := $(HOME)/.local/bin:$(PATH)
+# Python's bytecode cache on (some shells turn it off): pytest re-compiles every test module without it.
+unexport PYTHONDONTWRITEBYTECODE
 LAB_DIR ?= runs/lab-$(shell date -u +%Y%m%dT%H%M%SZ)
 
 .PHONY: setup lab test test-fast bench clean
@@ -14,13 +16,15 @@ setup:
 lab: setup
 	uv run dbtier lab . --out $(LAB_DIR)
 
+# The engine-free tests run on every core (pytest-xdist); the engine tests one at a time after them, alone
+# on the machine: they start servers, time the storage and check for processes machine-wide.
 test:
 	@scripts/bootstrap.sh --test
-	uv run pytest -q
+	uv run pytest -q -n auto -m "not engine"; a=$$?; uv run pytest -q -m engine; b=$$?; exit $$((a || b))
 
 test-fast:
 	@scripts/bootstrap.sh
-	uv run pytest -q -m "not engine and not slow"
+	uv run pytest -q -n auto -m "not engine and not slow"
 
 bench: setup
 	for b in bench/[!_]*.py; do echo "== $$b"; uv run python $$b || exit 1; done
