@@ -123,6 +123,14 @@ def test_parse_mix_adds_up_the_threads():
     assert got["mix"] == {"new_order": 50, "payment": 50, "order_status": 4, "delivery": 5, "stock_level": 4}
     assert got["retries"] == {"new_order": 1, "payment": 3, "order_status": 0, "delivery": 2, "stock_level": 0}
     assert got["rollbacks"] == 1 and got["threads"] == 2
+    # two threads' lines run into one another (sysbench threads print at once)
+    merged = ("tpcc-mix: thread=0 new_order=4 payment=1 order_status=0 delivery=0 stock_level=0 new_order_retries=0 "
+              "payment_retries=0 order_status_retries=0 delivery_retries=0 stock_level_retries=0 new_order_rollbacks=3"
+              "tpcc-mix: thread=1 new_order=5 payment=7 order_status=0 delivery=1 stock_level=0 new_order_retries=0 "
+              "payment_retries=3 order_status_retries=0 delivery_retries=0 stock_level_retries=0 new_order_rollbacks=0"
+              "\n\n")
+    got = mt.parse_mix(merged)
+    assert got["threads"] == 2 and got["rollbacks"] == 3 and got["mix"]["new_order"] == 9
     empty = mt.parse_mix("no lines")
     assert empty["threads"] == 0 and sum(empty["mix"].values()) == 0
 

@@ -101,7 +101,9 @@ def write_rows(chunks: Iterable[bytes], path: Path) -> int:
     return n
 
 
-_MIX_LINE = re.compile(r"^tpcc-mix: thread=\d+ (.*)$", re.M)
+# Not anchored to a line: sysbench's threads print at the same time, and one thread's line can run on
+# into the next's ("...new_order_rollbacks=3tpcc-mix: thread=1 ..."; seen at 4 clients).
+_MIX_LINE = re.compile(r"tpcc-mix: thread=\d+((?: [a-z_]+=\d+)+)")
 
 
 def parse_mix(text: str) -> dict[str, Any]:

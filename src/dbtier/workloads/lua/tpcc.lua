@@ -166,6 +166,9 @@ function thread_done(thread_id)
    for _, name in ipairs(NAMES) do
       parts[#parts + 1] = fmt("%s_retries=%d", name, retries[name])
    end
-   print(fmt("tpcc-mix: thread=%d %s new_order_rollbacks=%d", thread_id, table.concat(parts, " "), rollbacks))
+   -- one write with its newline: threads finishing together must not run into one another's line
+   io.stdout:write(fmt("tpcc-mix: thread=%d %s new_order_rollbacks=%d\n", thread_id, table.concat(parts, " "),
+                       rollbacks))
+   io.stdout:flush()
    con:disconnect()
 end
