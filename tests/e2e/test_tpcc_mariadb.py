@@ -1,5 +1,5 @@
 """TPC-C-like on a real managed MariaDB (run as the mysql OS user): one warehouse loaded with LOAD DATA
-has TPC-C's cardinalities; sysbench with dbtier's Lua at 1 and 2 clients keeps the 45/43/4/4/4 mix and
+has TPC-C's cardinalities and the five stored procedures (a new order checked by hand); sysbench with dbtier's Lua at 1 and 2 clients keeps the 45/43/4/4/4 mix and
 the 1% new-order rollback; NOPM agrees with the new-order share of TPM and with SUM(d_next_o_id); and
 nothing is left running or on disk after the server closes."""
 
@@ -80,6 +80,48 @@ def test_load_has_tpcc_cardinalities(loaded):
         server.query(f"SELECT SUM(o_ol_cnt) FROM {DB}.orders WHERE o_carrier_id IS NULL")
     assert info["database_bytes"] > 50e6 and info["warehouses"] == 1 and info["scale"] is None
     assert [p.name for p in raw.iterdir() if p.name.startswith("tpcc-load-")] == []   # staged files removed
+
+
+def test_procedures_exist_and_a_new_order_does_what_tpcc_says(loaded):
+    """One hand-checked new order (TPC-C clause 2.4.2.2) and one rollback, called as the Lua calls them."""
+    server, *_ = loaded
+    procs = server.query(f"SELECT routine_name FROM information_schema.routines WHERE routine_schema = '{DB}' "
+                         "AND routine_type = 'PROCEDURE' ORDER BY 1")
+    assert [r[0] for r in procs] == sorted(["tpcc_customer_by_name", *(f"tpcc_{t}" for t in mt.TRANSACTIONS)])
+    w, d, c, lines = 1, 4, 7, [(11, 3), (12, 9)]
+
+    def stock():
+        return {int(r[0]): [int(x) for x in r[1:5]] + [r[5]] for r in server.query(
+            f"SELECT s_i_id, s_quantity, s_ytd, s_order_cnt, s_remote_cnt, s_dist_04 FROM {DB}.stock "
+            f"WHERE s_w_id = {w} AND s_i_id IN (11, 12)")}
+
+    def next_o():
+        return int(server.query(f"SELECT d_next_o_id FROM {DB}.district WHERE d_w_id = {w} AND d_id = {d}")[0][0])
+
+    s0, o = stock(), next_o()
+    price = {int(r[0]): float(r[1]) for r in server.query(f"SELECT i_id, i_price FROM {DB}.item WHERE i_id IN (11, 12)")}
+    got = server.query(f"CALL {DB}.tpcc_new_order({w}, {d}, {c}, '11,12', '1,1', '3,9', @o); SELECT @o")
+    assert got == [[str(o)]] and next_o() == o + 1
+    assert server.query(f"SELECT o_c_id, o_carrier_id, o_ol_cnt, o_all_local FROM {DB}.orders "
+                        f"WHERE o_w_id = {w} AND o_d_id = {d} AND o_id = {o}") == [[str(c), "NULL", "2", "1"]]
+    assert server.query(f"SELECT COUNT(*) FROM {DB}.new_order WHERE no_w_id = {w} AND no_d_id = {d} "
+                        f"AND no_o_id = {o}") == [["1"]]
+    ol = server.query(f"SELECT ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, "
+                      f"ol_dist_info FROM {DB}.order_line WHERE ol_w_id = {w} AND ol_d_id = {d} AND ol_o_id = {o} "
+                      "ORDER BY ol_number")
+    s1 = stock()
+    for k, ((item, qty), row) in enumerate(zip(lines, ol), 1):
+        assert row[:5] == [str(k), str(item), str(w), "NULL", str(qty)]
+        assert float(row[5]) == pytest.approx(qty * price[item]) and row[6] == s0[item][4]   # S_DIST_04
+        q = s0[item][0]
+        assert s1[item][:4] == [q - qty if q - qty >= 10 else q - qty + 91, s0[item][1] + qty, s0[item][2] + 1,
+                                s0[item][3]]
+    assert len(ol) == 2
+    # the unused item: the whole order undone (d_next_o_id, stock, rows), reported as -1
+    got = server.query(f"CALL {DB}.tpcc_new_order({w}, {d}, {c}, '11,100001', '1,1', '3,9', @o); SELECT @o")
+    assert got == [["-1"]] and next_o() == o + 1 and stock() == s1
+    assert server.query(f"SELECT COUNT(*) FROM {DB}.orders WHERE o_w_id = {w} AND o_d_id = {d} AND o_id > {o}") \
+        == [["0"]]
 
 
 def test_runs_keep_the_mix_rollbacks_and_nopm(loaded):

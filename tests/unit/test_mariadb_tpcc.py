@@ -123,6 +123,14 @@ def test_parse_mix_adds_up_the_threads():
     assert got["mix"] == {"new_order": 50, "payment": 50, "order_status": 4, "delivery": 5, "stock_level": 4}
     assert got["retries"] == {"new_order": 1, "payment": 3, "order_status": 0, "delivery": 2, "stock_level": 0}
     assert got["rollbacks"] == 1 and got["threads"] == 2
+    # two threads' lines run into one another (sysbench threads print at once)
+    merged = ("tpcc-mix: thread=0 new_order=4 payment=1 order_status=0 delivery=0 stock_level=0 new_order_retries=0 "
+              "payment_retries=0 order_status_retries=0 delivery_retries=0 stock_level_retries=0 new_order_rollbacks=3"
+              "tpcc-mix: thread=1 new_order=5 payment=7 order_status=0 delivery=1 stock_level=0 new_order_retries=0 "
+              "payment_retries=3 order_status_retries=0 delivery_retries=0 stock_level_retries=0 new_order_rollbacks=0"
+              "\n\n")
+    got = mt.parse_mix(merged)
+    assert got["threads"] == 2 and got["rollbacks"] == 3 and got["mix"]["new_order"] == 9
     empty = mt.parse_mix("no lines")
     assert empty["threads"] == 0 and sum(empty["mix"].values()) == 0
 
@@ -151,3 +159,62 @@ def test_deviations_speak_of_sysbench_not_pgbench():
     assert len(mt.DEVIATIONS) == len(tpcc.DEVIATIONS) + 2
     text = " ".join(mt.DEVIATIONS)
     assert "pgbench" not in text and "PL/pgSQL" not in text and "sysbench" in text and "FOR UPDATE" in text
+
+
+def _procedures(sql: str) -> dict[str, list[str]]:
+    """procedure -> its parameters' names, from CREATE PROCEDURE statements."""
+    out = {}
+    for m in re.finditer(r"CREATE PROCEDURE (\w+)\((.*?)\)\s*\n", sql, re.S):
+        params = re.sub(r"\(\d+(,\d+)?\)", "", m.group(2)).split(",")       # VARCHAR(16), DECIMAL(6,2)
+        out[m.group(1)] = [[w for w in p.split() if w not in ("IN", "OUT", "INOUT")][0] for p in params]
+    return out
+
+
+def test_the_lua_calls_each_procedure_with_its_parameters():
+    sql = _text("sql", "tpcc_mysql_procedures.sql")
+    procs = _procedures(sql)
+    assert set(procs) == {f"tpcc_{n}" for n in mt.TRANSACTIONS} | {"tpcc_customer_by_name"}
+    lua = _text("lua", "tpcc.lua")
+    calls = dict(re.findall(r'"CALL (tpcc_\w+)\((.*?)\)"', lua))
+    assert set(calls) == {f"tpcc_{n}" for n in mt.TRANSACTIONS}
+    for name, args in calls.items():
+        assert len(args.split(",")) == len(procs[name]), name
+    assert procs["tpcc_new_order"][-1] == "p_o" and "@tpcc_o" in calls["tpcc_new_order"]
+    # each transaction is its own: begun and ended in the procedure, any error rolled back and raised again
+    bodies = re.split(r"CREATE PROCEDURE ", sql)[1:]
+    for body in bodies:
+        if body.startswith("tpcc_customer_by_name"):
+            continue
+        assert "START TRANSACTION;" in body and "COMMIT;" in body, body[:30]
+        assert "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;" in body, body[:30]
+    # no result set from any procedure (sysbench 1.0.20 would leave the CALL's status unread): every
+    # SELECT reads INTO variables or is a subquery
+    for sel in re.findall(r"SELECT .*?(?:;|\))", sql, re.S):
+        assert " INTO " in sel or sel.endswith(")") or "OVER" in sel, sel
+
+
+@pytest.mark.skipif(not __import__("shutil").which("sysbench"), reason="sysbench is not installed")
+def test_new_order_lines_are_sorted_lists_with_the_unused_item_last(tmp_path):
+    """tpcc.lua's order_lines, run by sysbench's LuaJIT (no database): 2,000 orders of 15 lines."""
+    import subprocess
+    lua = str(resources.files("dbtier.workloads").joinpath("lua", "tpcc.lua"))
+    script = tmp_path / "t.lua"
+    script.write_text(f'dofile("{lua}")\nsysbench.cmdline.commands = {{ lines = {{ function()\n'
+                      "  W = 3\n  for i = 1, 2000 do print(order_lines(2, 15, i % 100 == 0)) end\nend } }\n")
+    out = subprocess.run(["sysbench", str(script), "lines"], capture_output=True, text=True, timeout=60).stdout
+    rows = [line.split("\t") for line in out.splitlines() if "\t" in line]
+    assert len(rows) == 2000
+    remote = lines = 0
+    for i, (items, supply, qty) in enumerate(rows, 1):
+        it, sw, q = ([int(x) for x in s.split(",")] for s in (items, supply, qty))
+        assert len(it) == len(sw) == len(q) == 15
+        assert all(1 <= x <= 10 for x in q) and all(1 <= x <= 3 for x in sw)
+        if i % 100 == 0:
+            assert it[-1] == 100001 and all(x <= 100000 for x in it[:-1])
+            it, sw = it[:-1], sw[:-1]
+        else:
+            assert all(1 <= x <= 100000 for x in it)
+        assert list(zip(sw, it)) == sorted(zip(sw, it))       # stock locked in (supply warehouse, item) order
+        remote += sum(x != 2 for x in sw)
+        lines += len(sw)
+    assert 0.005 < remote / lines < 0.015                      # 1% of lines from another warehouse
