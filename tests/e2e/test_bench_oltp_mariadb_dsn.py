@@ -222,6 +222,10 @@ def test_dsn_data_directory_puts_dbtiers_tables_there(server, pg_dir):
     assert databases(server) == ["information_schema", "keepme", "mysql", "performance_schema", "sys"]
     assert server.query("SELECT id FROM keepme.t") == [["7"]]
     assert any(db in x for x in logged(server, "DROP DATABASE%"))
+    # the report's placement table names the directory the tables were in
+    rr = run_dbtier("report", str(pg_dir / "dd"), "--format", "html", "--output", "dd-report", cwd=pg_dir)
+    assert rr.returncode == 0, rr.stderr
+    assert str(data / db) in (pg_dir / "dd-report").read_text()
 
 
 def test_dsn_data_directory_the_server_cannot_write(server, pg_dir):
