@@ -2,12 +2,17 @@
 MariaDB server the test starts (workloads/mariadb.Server) with a TCP user that has a password: the
 password from MYSQL_PWD and from ~/.my.cnf, never in the run directory nor on a command line; dbtier
 creates its own `dbtier_*` database and drops only it; a wrong password is a clean error; the options
-that need the managed server are refused with --dsn."""
+that need the managed server are refused with --dsn. `--place data=DIR` puts dbtier's tables in DIR with
+DATA DIRECTORY (seen there during the run, read back into the result, DIR/<db> gone afterwards); a DIR
+the server's OS user cannot write is one clean error."""
 
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import subprocess
+import threading
 import tempfile
 from pathlib import Path
 
@@ -142,9 +147,14 @@ def test_dsn_wrong_password_and_refused_options(server, pg_dir):
     assert_clean_error(run_dbtier("bench", "oltp", *SHORT, "--dsn", dsn, "--memory", "1G", cwd=pg_dir, env=env),
                        "--memory 1.0 GiB needs the managed cluster, not --dsn")
     assert_clean_error(run_dbtier("bench", "oltp", *SHORT, "--dsn", dsn, "--place", f"redo={pg_dir}", cwd=pg_dir,
-                                  env=env), "--place and --placement-matrix need the managed cluster")
+                                  env=env), f"--place redo={pg_dir} with --dsn: redo, undo, temp and binlog are "
+                       "server-wide settings")
     assert_clean_error(run_dbtier("bench", "oltp", *SHORT, "--dsn", dsn, "--placement-matrix", f"{pg_dir},/tmp",
-                                  cwd=pg_dir, env=env), "--place and --placement-matrix need the managed cluster")
+                                  cwd=pg_dir, env=env), "--placement-matrix needs the managed cluster")
+    # the managed server's own options: refused before anything starts (dbtier never changes a user's server)
+    assert_clean_error(run_dbtier("bench", "oltp", *SHORT, "--dsn", dsn, "--buffer-pool-size", "1G", cwd=pg_dir,
+                                  env=env), "--buffer-pool-size 1G with --dsn: with --dsn dbtier reads your "
+                       "server's own settings and never changes them", "set it on your server")
     assert_clean_error(run_dbtier("bench", "oltp", *SHORT, "--dsn", dsn, "--emulate", f"{pg_dir}=150iops",
                                   cwd=pg_dir, env=env), "--emulate needs the managed cluster, not --dsn")
     assert logged(server, "CREATE DATABASE%") == []
@@ -161,4 +171,72 @@ def test_dsn_password_with_white_space_is_refused_and_its_database_dropped(serve
     assert "two words" not in err
     created = [x for x in logged(server, "CREATE DATABASE%") if "dbtier_" in x]
     assert len(created) == 1 and any(created[0].split("`")[1] in x for x in logged(server, "DROP DATABASE%"))
+    assert databases(server) == ["information_schema", "keepme", "mysql", "performance_schema", "sys"]
+
+
+def test_dsn_data_directory_puts_dbtiers_tables_there(server, pg_dir):
+    data = pg_dir / "tables"
+    data.mkdir()
+    os_user = pwd.getpwnam(server.os_user)
+    os.chown(data, os_user.pw_uid, os_user.pw_gid)
+    (data / "theirs.txt").write_text("a file of the user's: left alone")
+    seen: set[Path] = set()
+    stop = threading.Event()
+
+    def watch():   # the table files while the run goes
+        while not stop.is_set():
+            try:
+                seen.update(p for p in data.rglob("*.ibd"))
+            except OSError:
+                pass
+            stop.wait(0.1)
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    dsn = f"mysql://bench@127.0.0.1:{server.port}/"
+    try:
+        r = run_dbtier("bench", "oltp", *SHORT, "--dsn", dsn, "--place", f"data={data}", "--json", "--out", "dd",
+                       cwd=pg_dir, env={"MYSQL_PWD": PASSWORD})
+    finally:
+        stop.set()
+        t.join()
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, result_schema())
+    created = [x for x in logged(server, "CREATE DATABASE%") if "dbtier_" in x]
+    assert len(created) == 1, created
+    db = created[0].split("`")[1]
+    # every sysbench table was created with DATA DIRECTORY and its file was under DIR/<db> during the run
+    assert {p.name for p in seen} == {f"sbtest{i}.ibd" for i in range(1, 5)}
+    assert {p.parent for p in seen} == {data / db}
+    creates = logged(server, "CREATE TABLE sbtest%")
+    assert len(creates) == 4 and all(f"DATA DIRECTORY='{data}'" in c for c in creates)
+    # read back from information_schema into the result
+    assert doc["params"]["placement_requested"] == {"data": str(data)}
+    assert doc["placement"] == {"data": str(data / db), "redo": "server", "undo": "server", "temp": "server"}
+    dd = doc["load"]["data_directory"]
+    assert dd["tables"] == {f"sbtest{i}": str(data / db / f"sbtest{i}.ibd") for i in range(1, 5)}
+    assert dd["local"] is True and dd["device"]       # the server is on this machine: its device is known
+    assert any(t.get("path") == str(data) for t in doc["machine"]["targets"])
+    # afterwards: dbtier's database and the directory InnoDB made for it gone; the rest untouched
+    assert sorted(p.name for p in data.iterdir()) == ["theirs.txt"]
+    assert databases(server) == ["information_schema", "keepme", "mysql", "performance_schema", "sys"]
+    assert server.query("SELECT id FROM keepme.t") == [["7"]]
+    assert any(db in x for x in logged(server, "DROP DATABASE%"))
+    # the report's placement table names the directory the tables were in
+    rr = run_dbtier("report", str(pg_dir / "dd"), "--format", "html", "--output", "dd-report", cwd=pg_dir)
+    assert rr.returncode == 0, rr.stderr
+    assert str(data / db) in (pg_dir / "dd-report").read_text()
+
+
+def test_dsn_data_directory_the_server_cannot_write(server, pg_dir):
+    data = pg_dir / "root-only"
+    data.mkdir()
+    data.chmod(0o755)        # root's; the server's OS user (mysql) cannot create DIR/<db> in it
+    dsn = f"mysql://bench@127.0.0.1:{server.port}/"
+    r = run_dbtier("bench", "oltp", *SHORT, "--dsn", dsn, "--place", f"data={data}", "--out", "ro", cwd=pg_dir,
+                   env={"MYSQL_PWD": PASSWORD})
+    err = assert_clean_error(r, "the server could not create dbtier's table", f"in DATA DIRECTORY {data}",
+                             f"must own {data} or be able to write it", "AppArmor or SELinux")
+    assert err.count("dbtier: error:") == 1
+    assert list(data.iterdir()) == []
     assert databases(server) == ["information_schema", "keepme", "mysql", "performance_schema", "sys"]

@@ -62,7 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--rate", type=argtypes.positive_float(MAX_RATE),
                    help="open loop: transactions/s per point, latency from the scheduled start")
     o.add_argument("--place", metavar="ROLE=DIR,...", help="postgres: data=DIR,index=DIR,wal=DIR,temp=DIR; "
-                   "mariadb: data, redo, undo, temp, binlog (any subset; InnoDB cannot place index)")
+                   "mariadb: data, redo, undo, temp, binlog (any subset; InnoDB cannot place index). On the "
+                   "managed server data=DIR holds the whole datadir; with --engine mariadb --dsn only data=DIR "
+                   "(absolute, on the server's host) is taken: dbtier's tables are created with DATA DIRECTORY='DIR'")
     o.add_argument("--placement-matrix", metavar="FAST,SLOW",
                    help="the placement study: all slow; indexes fast; + tables; + WAL; + temp; all fast")
     o.add_argument("--dir", default=".", help="where unplaced parts of the managed cluster go (default .)")
@@ -119,9 +121,13 @@ def _check(args: argparse.Namespace, cls: type[Engine]) -> None:
         raise DbtierError(f"--rate must be positive, got {args.rate}", "transactions per second, e.g. --rate 500")
     if args.dsn is not None:
         cls.check_dsn(args.dsn)
-    if args.dsn and (args.place or args.placement_matrix):
-        raise DbtierError("--place and --placement-matrix need the managed cluster, not --dsn",
-                          "placement moves files, which dbtier only does on a cluster it created")
+        given = cls.server_options_given(args, "oltp")
+        if given:
+            raise DbtierError(f"{given[0]} with --dsn: with --dsn dbtier reads your server's own settings and "
+                              "never changes them", "set it on your server, and leave the option out")
+    if args.dsn and args.placement_matrix:
+        raise DbtierError("--placement-matrix needs the managed cluster, not --dsn",
+                          f"it moves the server's own parts; {cls.dsn_place_refused}")
     if args.place and args.placement_matrix:
         raise DbtierError("--place and --placement-matrix cannot be combined", "use one of them")
     if args.dsn and getattr(args, "memory", None) is not None:
@@ -140,7 +146,10 @@ def _steps(args: argparse.Namespace, cls: type[Engine]) -> list[tuple[str, dict[
             raise DbtierError(f"--placement-matrix: {parts[0]} is given twice", "pass two different directories")
         fast, slow = parts
         return matrix_steps(fast, slow, cls.matrix)
-    return [("single", parse_placement(args.place, cls.roles, cls.refused_roles))]
+    placement = parse_placement(args.place, cls.roles, cls.refused_roles)
+    if args.dsn:
+        cls.check_dsn_placement(placement)
+    return [("single", placement)]
 
 
 def run_oltp(args: argparse.Namespace) -> int:
@@ -160,7 +169,7 @@ def run_oltp(args: argparse.Namespace) -> int:
         raise DbtierError(f"--emulate {args.emulate}: {emulation.dir} is not one of the placement's directories",
                           "name the slow directory of --placement-matrix FAST,SLOW (or one of --place)")
     cls.check()
-    for _, placement in steps:
+    for _, placement in ([] if args.dsn else steps):   # --dsn: the server resolves them on its host
         for role, d in placement.items():
             if not Path(d).is_dir():
                 raise DbtierError(f"--place {role}={d}: no such directory", "create it, or pass an existing directory")
@@ -180,7 +189,9 @@ def run_oltp(args: argparse.Namespace) -> int:
               "knee_rule": KNEE_RULE,
               "not_measured": list(NOT_MEASURED_REMOTE) if args.dsn else []}
     dirs = sorted({d for _, pl in steps for d in pl.values()} | {args.dir})
-    run = Run("bench", args, params, paths=dirs, inputs=dirs)
+    # --dsn: a placed directory is this machine's (its device in the metadata) only when the server runs here
+    machine_dirs = [args.dir] if args.dsn and not cls.dsn_is_local(args.dsn) else dirs
+    run = Run("bench", args, params, paths=machine_dirs, inputs=dirs)
     doc = run.doc
     doc["bench"] = "oltp"
     doc["engine"] = cls.name

@@ -70,19 +70,46 @@ def sysbench_seconds(requested_s: float) -> int:
     return max(1, math.ceil(requested_s))
 
 
+def lua_string(text: str) -> str:
+    """A Lua string literal: backslash, quote and control characters escaped (\\ddd)."""
+    out = []
+    for c in text:
+        if c in '\\"':
+            out.append("\\" + c)
+        elif ord(c) < 32 or ord(c) == 127:
+            out.append(f"\\{ord(c):03d}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def table_options_script(workload: str, table_options: str) -> str:
+    """A Lua script that runs sysbench's built-in test of `workload` with `table_options` (e.g. DATA
+    DIRECTORY='/srv/x') at the end of each CREATE TABLE: 1.0.20's oltp_common.lua appends the Lua global
+    `mysql_table_options` to its CREATE TABLE (create_table), and `require` finds the stock test on
+    sysbench's own path (/usr/share/sysbench), wherever this script is."""
+    if workload not in WORKLOADS:
+        raise ValueError(f"unknown sysbench workload {workload!r} (one of {', '.join(WORKLOADS)})")
+    return (f"-- dbtier: sysbench's {WORKLOADS[workload]} with table options (its tables' CREATE TABLE)\n"
+            f"mysql_table_options = {lua_string(table_options)}\n"
+            f"require({lua_string(WORKLOADS[workload])})\n")
+
+
 def sysbench_args(workload: str, command: str, target: MysqlTarget, *, tables: int, table_size: int,
                   threads: int = 1, seconds: float | None = None, rate: float | None = None,
                   percentile: int = 95, histogram: bool = True, report_interval_s: int = 1,
-                  warmup_s: float = 0.0, native_warmup: bool = False, sysbench: str = "sysbench") -> list[str]:
+                  warmup_s: float = 0.0, native_warmup: bool = False, sysbench: str = "sysbench",
+                  script: str | None = None) -> list[str]:
     """The sysbench command line (pure): `prepare` and `cleanup` take the tables; `run` the point.
 
     `rate` (transactions/s, whole: sysbench takes an integer) makes the run open loop; None or 0 is
-    closed loop. `warmup_s` goes on the command line only with `native_warmup` (sysbench >= 1.1)."""
+    closed loop. `warmup_s` goes on the command line only with `native_warmup` (sysbench >= 1.1).
+    `script`: a Lua file to run instead of the built-in test's name (table_options_script's)."""
     if workload not in WORKLOADS:
         raise ValueError(f"unknown sysbench workload {workload!r} (one of {', '.join(WORKLOADS)})")
     if command not in COMMANDS:
         raise ValueError(f"unknown sysbench command {command!r}")
-    a = [sysbench, WORKLOADS[workload], *target.args(), f"--tables={int(tables)}", f"--table-size={int(table_size)}",
+    a = [sysbench, script or WORKLOADS[workload], *target.args(), f"--tables={int(tables)}", f"--table-size={int(table_size)}",
          f"--threads={max(1, int(threads))}"]
     if command == "run":
         if seconds is None:

@@ -249,7 +249,8 @@ NotMeasured = Literal["server_cpu", "server_devices"]
 
 class Placement(TypedDict):
     """where each role of the engine really is: PostgreSQL data, index, wal, temp; MariaDB data, redo, undo, temp
-    (and binlog with the binary log on)"""
+    (and binlog with the binary log on). With --dsn each is "server", except MariaDB's data with --place data=DIR:
+    the directory its tables' files were read back in (DIR/<database>)"""
     data: str
     index: NotRequired[str]
     wal: NotRequired[str]

@@ -32,7 +32,8 @@ settings. They look the engine up here (`engine_class(name, kind)`), let it add 
                                  (--dsn); idempotent; called on exit, on Ctrl-C and on failure
 
 An engine says which bench kinds it drives (`kinds`), which roles it places (`roles`, the names
-`--place` accepts), its placement study (`matrix`: steps of role -> FAST/SLOW) and its OLTP workloads.
+`--place` accepts; `dsn_roles`: those it can place on the user's server too, and `dsn_place_refused`: why
+not the others), its placement study (`matrix`: steps of role -> FAST/SLOW) and its OLTP workloads.
 A new engine is one module here with a class implementing the calls its kinds need, plus its
 SQL/Lua under workloads/, and one line in ENGINES below; cli/ and the report take its name.
 """
@@ -79,6 +80,10 @@ class Engine:
     kinds: tuple[str, ...] = ()
     roles: tuple[str, ...] = ("data",)
     refused_roles: dict[str, str] = {}        # a role users may ask for that this engine cannot place -> why
+    # --dsn: the roles --place takes on the user's server (MariaDB: data, as tables made with DATA DIRECTORY),
+    # and why the others are refused there
+    dsn_roles: tuple[str, ...] = ()
+    dsn_place_refused = "placement moves files, which dbtier only does on a server it created"
     workloads: tuple[str, ...] = ()
     matrix: tuple[tuple[str, dict[str, str]], ...] = ()
     backup_methods: tuple[str, ...] = ()     # what `bench backup --methods` chooses from (all by default)
@@ -117,6 +122,41 @@ class Engine:
         """A DbtierError for a --dsn this engine cannot use (password masked); PostgreSQL's by default."""
         from dbtier.workloads.dsn import check_dsn
         check_dsn(dsn)
+
+    @classmethod
+    def dsn_is_local(cls, dsn: str) -> bool:
+        """Whether a --dsn server runs on this machine (its directories are this machine's)."""
+        return False
+
+    @classmethod
+    def check_dsn_placement(cls, placement: dict[str, str]) -> None:
+        """A DbtierError for a --place role this engine cannot place on the user's server (with why), or a
+        directory that is not absolute (the server resolves it on its own host, not in dbtier's cwd)."""
+        for role, d in placement.items():
+            if role not in cls.dsn_roles:
+                raise DbtierError(f"--place {role}={d} with --dsn: {cls.dsn_place_refused}",
+                                  f"with --dsn, --place takes {', '.join(cls.dsn_roles)}" if cls.dsn_roles
+                                  else "leave --dsn out: dbtier places the parts of a server it creates")
+            if not d.startswith("/") or any(ord(c) < 32 for c in d):
+                raise DbtierError(f"--place {role}={d} with --dsn: not an absolute path",
+                                  "the server resolves the directory on its own host: give it from the root, "
+                                  "e.g. --place data=/srv/fast")
+
+    @classmethod
+    def server_options_given(cls, args: argparse.Namespace, kind: str) -> list[str]:
+        """The engine's own server options (add_options') whose value in args differs from its default, as
+        `--name value` (with --dsn they are refused: dbtier never changes a user's server). A value given
+        equal to the default cannot be told apart, and changes nothing."""
+        p = argparse.ArgumentParser(add_help=False)
+        cls.add_options(p, kind)
+        defaults = vars(p.parse_args([]))
+        out = []
+        for dest, default in defaults.items():
+            v = getattr(args, dest, default)
+            if v != default:
+                shown = ("on" if v else "off") if isinstance(v, bool) else v
+                out.append(f"--{dest.replace('_', '-')} {shown}")
+        return out
 
     @classmethod
     def shown_dsn(cls, dsn: str) -> str:

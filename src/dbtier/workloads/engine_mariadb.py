@@ -3,7 +3,9 @@
 The managed server is workloads/mariadb.Server (mariadb-install-db as the unprivileged `mysql` user, a
 private socket and port, InnoDB's parts placed: data, redo, undo, temp, binlog); `--dsn mysql://...`
 attaches to the user's server (mariadb.Attached), where dbtier creates one `dbtier_*` database and
-drops only it. The driver is sysbench (workloads/sysbench.py) for the sysbench workloads and
+drops only it; there `--place data=DIR` creates dbtier's tables with DATA DIRECTORY='DIR' (the one
+placement a user's server allows without changing its settings), reads back where each table's file is,
+and removes the DIR/<database> directory InnoDB left (when the server is local and it is empty). The driver is sysbench (workloads/sysbench.py) for the sysbench workloads and
 workloads/mariadb_tpcc.py for tpcc (imported when used).
 
 A point: sysbench's own figures, with the device and CPU Sampler around the measured run and, as its
@@ -36,9 +38,10 @@ from dbtier.model.placement import INNODB_MATRIX
 from dbtier.model.sysbench import WORKLOADS as SYSBENCH_WORKLOADS, MysqlTarget, layout, sysbench_seconds
 from dbtier.workloads.backup import MARIADB_METHODS
 from dbtier.workloads.engine import Engine
-from dbtier.workloads.mariadb import (FLUSH_METHODS, INDEX_REFUSED, ROLES, USER, Attached, Server, Settings,
-                                      durable, find_binaries, parse_dsn,
-                                      redact_mysql_dsn)
+from dbtier.workloads.mariadb import (DATA_DIRECTORY_ROLES, DSN_PLACE_REFUSED, FLUSH_METHODS, INDEX_REFUSED, ROLES,
+                                      TABLE_FILES_MARIADB, TABLE_FILES_MYSQL, USER, Attached, Server, Settings,
+                                      data_directory_clause, data_directory_failure, durable, find_binaries,
+                                      local_host, parse_dsn, redact_mysql_dsn, table_placement)
 
 DATABASE = "dbtier_bench"          # the managed server's benchmark database
 # innodb_log_file_size's default in MariaDB 10.11 (dbtier does not change it): the redo kept on disk
@@ -245,6 +248,8 @@ class MariaDBEngine(Engine):
     roles = ROLES
     backup_methods = tuple(MARIADB_METHODS)
     refused_roles = {"index": INDEX_REFUSED}
+    dsn_roles = DATA_DIRECTORY_ROLES
+    dsn_place_refused = DSN_PLACE_REFUSED
     workloads = ("tpcc", *SYSBENCH_WORKLOADS)
     matrix = INNODB_MATRIX
     buffer_name = "innodb_buffer_pool_size"
@@ -260,6 +265,11 @@ class MariaDBEngine(Engine):
         self.work: Path | None = None         # prepare's output and the --dsn password file, until close
         self.loaded: dict[str, Any] = {}
         self.copied: set[Path] = set()
+        # --dsn --place data=DIR: the tables' directory, the DIR/<database> InnoDB makes (a local server's,
+        # None when it was there before or the server is elsewhere) and where each table's file really is
+        self.data_dir: str | None = None
+        self.db_dir: Path | None = None
+        self.table_files: dict[str, str | None] = {}
 
     # ------------------------------------------------------------------ options
     @classmethod
@@ -321,6 +331,10 @@ class MariaDBEngine(Engine):
         return redact_mysql_dsn(dsn)
 
     @classmethod
+    def dsn_is_local(cls, dsn: str) -> bool:
+        return local_host(parse_dsn(dsn).host)
+
+    @classmethod
     def buffer_share(cls, settings: dict[str, Any]) -> int:
         """With O_DIRECT (10.11's default) InnoDB reads bypass the page cache: the pool is all the cache
         there is, so it gets the whole cache part (a quarter of it would cache 4x less than PostgreSQL does
@@ -351,6 +365,10 @@ class MariaDBEngine(Engine):
             self.target = MysqlTarget(user=d.user or os.environ.get("USER") or "root", db=self.attached.database,
                                       host=d.host, port=d.port,
                                       config_file=password_config(self.work, pw) if pw else None)
+            self.data_dir = self.spec.placement.get("data")
+            if self.data_dir and local_host(d.host):
+                mine = Path(self.data_dir) / self.attached.database
+                self.db_dir = None if mine.exists() else mine   # removed at close only if InnoDB made it
             return
         self.server = Server(self.spec.dir, self.spec.placement, settings_of(self.spec.settings),
                              port=self.spec.port, os_user=self.spec.os_user)
@@ -361,7 +379,11 @@ class MariaDBEngine(Engine):
 
     def placement(self) -> dict[str, str]:
         if self.server is None:
-            return {r: "server" for r in ROLES if r != "binlog"}
+            out = {r: "server" for r in ROLES if r != "binlog"}
+            if self.data_dir:   # DATA DIRECTORY: the tables' directory, read back after the load
+                dirs = {os.path.dirname(f) for f in self.table_files.values() if f}
+                out["data"] = dirs.pop() if len(dirs) == 1 else os.path.join(self.data_dir, self.attached.database)
+            return out
         return self.server.placement()
 
     def server_settings(self) -> dict[str, str] | None:
@@ -385,6 +407,9 @@ class MariaDBEngine(Engine):
                 self.server.close()
             elif self.attached is not None:
                 self.attached.close()
+                if self.db_dir is not None:
+                    with contextlib.suppress(OSError):   # only the directory InnoDB made, only when empty
+                        self.db_dir.rmdir()
         finally:
             if self.work is not None:
                 shutil.rmtree(self.work, ignore_errors=True)
@@ -411,21 +436,56 @@ class MariaDBEngine(Engine):
 
     # ------------------------------------------------------------------ OLTP
     def load(self, workload: str, warehouses: int, scale: int, log: Callable[[str], None]) -> dict[str, Any]:
-        if workload == "tpcc":
-            from dbtier.workloads import mariadb_tpcc
-            argv, env = self.client_argv()
-            # the client's connection options (socket or host/port, user), without --database
-            rec = mariadb_tpcc.load(self.target, argv[1:-1], env, warehouses, self.work, log)
-        else:
-            from dbtier.workloads import sysbench
-            rec = sysbench.prepare(self.target, workload, scale, self.work, binary=sysbench.find_sysbench())
-            tables = ", ".join(f"`sbtest{i}`" for i in range(1, rec["tables"] + 1))
-            self.query(f"ANALYZE TABLE {tables}")   # fresh statistics: information_schema's sizes come from them
+        options = data_directory_clause(self.data_dir) if self.data_dir else ""
+        try:
+            if workload == "tpcc":
+                from dbtier.workloads import mariadb_tpcc
+                argv, env = self.client_argv()
+                # the client's connection options (socket or host/port, user), without --database
+                rec = mariadb_tpcc.load(self.target, argv[1:-1], env, warehouses, self.work, log, table_options=options)
+            else:
+                from dbtier.workloads import sysbench
+                rec = sysbench.prepare(self.target, workload, scale, self.work, binary=sysbench.find_sysbench(),
+                                       table_options=options)
+                tables = ", ".join(f"`sbtest{i}`" for i in range(1, rec["tables"] + 1))
+                self.query(f"ANALYZE TABLE {tables}")   # fresh statistics: information_schema's sizes come from them
+        except DbtierError as exc:
+            said = exc.message + (self.work / "sysbench-prepare.txt").read_text(errors="replace") \
+                if self.work and (self.work / "sysbench-prepare.txt").exists() else exc.message
+            failure = data_directory_failure(self.data_dir, said) if self.data_dir else None
+            if failure is not None:
+                raise failure from exc
+            raise
+        if self.data_dir:
+            rec["data_directory"] = self._read_back_tables()
         self.loaded = rec
         rows = self.query("SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.TABLES "
                           "WHERE table_schema = DATABASE()")
         rec["database_bytes"] = int(float(rows[0][0])) if rows and rows[0] else None
         return rec
+
+    def _read_back_tables(self) -> dict[str, Any]:
+        """Where each of dbtier's tables' files really is (information_schema), all in DATA DIRECTORY's
+        DIR/<database>/, else a DbtierError; with the device under it when the server is local."""
+        from dbtier.measure.machine import devices_for
+        try:
+            rows = self.query(TABLE_FILES_MARIADB)
+        except DbtierError:   # MySQL 8 names them differently
+            rows = self.query(TABLE_FILES_MYSQL)
+        tables = [r[0] for r in self.query("SELECT TABLE_NAME FROM information_schema.TABLES "
+                                           "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'")]
+        db = self.attached.database
+        self.table_files, outside = table_placement(tables, rows, self.data_dir, db)
+        if outside:
+            where = "; ".join(f"{t}: {self.table_files[t] or 'no file of its own'}" for t in outside[:3])
+            raise DbtierError(f"the server did not put dbtier's tables in DATA DIRECTORY {self.data_dir} ({where})",
+                              "DATA DIRECTORY needs innodb_file_per_table=ON on your server; or leave --place out")
+        directory = os.path.join(self.data_dir, db)
+        local = self.dsn_is_local(self.spec.dsn) and os.path.isdir(directory)
+        devices = devices_for([directory]) if local else []
+        return {"requested": self.data_dir, "directory": directory, "tables": dict(sorted(self.table_files.items())),
+                "local": local, "device": devices[0] if devices else None,
+                "source": "information_schema.INNODB_SYS_TABLESPACES (MariaDB) or INNODB_DATAFILES (MySQL 8)"}
 
     def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], None]) -> None:
         self.server.cgroup_procs = procs

@@ -36,6 +36,8 @@ class PostgresEngine(Engine):
     workloads = WORKLOADS
     matrix = MATRIX
     buffer_name = "shared_buffers"
+    dsn_place_refused = ("on your server dbtier creates only its own database: placing PostgreSQL's parts takes "
+                         "tablespaces and a WAL directory, which dbtier makes only in a cluster it created")
 
     def __init__(self, spec):
         super().__init__(spec)

@@ -174,6 +174,57 @@ def check_placement(placement: dict[str, str], binlog: bool) -> None:
                           "turn the binary log on, or leave binlog= out")
 
 
+# ------------------------------------------------------------------ DATA DIRECTORY on a --dsn server (pure)
+DATA_DIRECTORY_ROLES = ("data",)     # what --place takes with --dsn: dbtier's own tables, per table
+DSN_PLACE_REFUSED = ("redo, undo, temp and binlog are server-wide settings (the server's my.cnf), which dbtier "
+                     "never changes on your server; only data=DIR is taken there (dbtier's own tables, created "
+                     "with DATA DIRECTORY='DIR')")
+# 10.11 (MariaDB >= 10.6 has no INNODB_SYS_DATAFILES): each file-per-table tablespace's file, by `db/table`
+TABLE_FILES_MARIADB = ("SELECT NAME, FILENAME FROM information_schema.INNODB_SYS_TABLESPACES "
+                       "WHERE SUBSTRING_INDEX(NAME, '/', 1) = DATABASE()")
+# MySQL 8 (untested here: no MySQL server on this machine): INNODB_TABLESPACES has no path, INNODB_DATAFILES has
+TABLE_FILES_MYSQL = ("SELECT t.NAME, f.PATH FROM information_schema.INNODB_TABLESPACES t JOIN "
+                     "information_schema.INNODB_DATAFILES f ON f.SPACE = t.SPACE "
+                     "WHERE SUBSTRING_INDEX(t.NAME, '/', 1) = DATABASE()")
+_CANT_CREATE = re.compile(r"Can't create table (\S+) \(errno: (\d+)( \"[^\"]*\")?\)")
+
+
+def sql_string(text: str) -> str:
+    """A MySQL string literal (backslash and quote escaped)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def data_directory_clause(directory: str) -> str:
+    """InnoDB's table option that puts a table's file (DIR/<database>/<table>.ibd) in `directory`."""
+    return f"DATA DIRECTORY={sql_string(directory)}"
+
+
+def data_directory_failure(directory: str, text: str) -> DbtierError | None:
+    """A CREATE TABLE the server refused under DATA DIRECTORY (its error text, from the client or sysbench)
+    -> the error in words with the next step; None when the text is not that failure. The client sees only
+    InnoDB's generic errno 168; the OS error (13: permission) is in the server's error log."""
+    m = _CANT_CREATE.search(text)
+    if not m:
+        return None
+    return DbtierError(
+        f"the server could not create dbtier's table {m.group(1)} in DATA DIRECTORY {directory} "
+        f"(errno {m.group(2)}{m.group(3) or ''}; the server's error log has the operating system's error)",
+        f"on the server's host, the server's OS user (mysql) must own {directory} or be able to write it "
+        f"(InnoDB creates {directory.rstrip('/')}/<database>/ there), e.g. `chown mysql {directory}`; AppArmor or "
+        "SELinux may also block it: allow the directory in mariadbd's profile, or label it mysqld_db_t")
+
+
+def table_placement(tables: list[str], rows: list[list[str]], directory: str, database: str
+                    ) -> tuple[dict[str, str | None], list[str]]:
+    """Where each of dbtier's tables' files is (rows: TABLE_FILES_* rows, `db/table`, path) and the tables
+    not in `directory`/`database`/ (outside it, or without a file of their own: innodb_file_per_table off)."""
+    files = {r[0].split("/", 1)[1]: r[1] for r in rows if len(r) >= 2 and "/" in r[0]}
+    want = os.path.normpath(os.path.join(directory, database))
+    placed: dict[str, str | None] = {t: files.get(t) for t in tables}
+    outside = [t for t, f in placed.items() if f is None or os.path.normpath(os.path.dirname(f)) != want]
+    return placed, outside
+
+
 # ------------------------------------------------------------------ DSN (pure)
 @dataclass(frozen=True)
 class Dsn:
@@ -219,6 +270,11 @@ def parse_dsn(dsn: str) -> Dsn:
     if u.query or u.fragment:
         raise bad("options after ? or # are not taken")
     return Dsn(unquote(u.username) if u.username else None, u.hostname, port or 3306)
+
+
+def local_host(host: str) -> bool:
+    """A DSN host that is this machine (the loopback names)."""
+    return host.lower() in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
 
 
 # ------------------------------------------------------------------ the managed server

@@ -91,6 +91,17 @@ def load_data_sql(table: str, path: str | Path) -> str:
             "FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n'")
 
 
+def with_table_options(schema: str, options: str) -> str:
+    """The schema's CREATE TABLE statements with InnoDB table options (DATA DIRECTORY='...') after each
+    `ENGINE=InnoDB`; the schema unchanged without options."""
+    if not options:
+        return schema
+    out, n = re.subn(r"ENGINE=InnoDB\b", lambda m: f"ENGINE=InnoDB {options}", schema)
+    if n != len(re.findall(r"^CREATE TABLE ", schema, re.M)):
+        raise ValueError("every CREATE TABLE of the schema must say ENGINE=InnoDB")
+    return out
+
+
 def write_rows(chunks: Iterable[bytes], path: Path) -> int:
     """The generator's chunks of rows into a file -> its bytes."""
     n = 0
@@ -184,15 +195,16 @@ def _load_files(client: _Client, copies: list[tuple[str, Iterator[bytes]]], wher
 
 
 def load(target: MysqlTarget, client_args: list[str], client_env: dict, warehouses: int, raw_dir: Path,
-         log: Callable[[str], None]) -> dict[str, Any]:
+         log: Callable[[str], None], table_options: str = "") -> dict[str, Any]:
     """Schema, TPC-C's initial rows and the indexes in `target.db` -> the load record.
 
-    The rows go through files in a private directory under raw_dir, removed as each is loaded."""
+    The rows go through files in a private directory under raw_dir, removed as each is loaded.
+    `table_options` (DATA DIRECTORY='...') end each CREATE TABLE (with_table_options)."""
     t0 = time.monotonic()
     c_load, c_run = tpcc.c_last_constants()
     now = datetime.now()
     client = _Client(target, client_args, client_env)
-    client.run(_sql("tpcc_mysql_schema.sql") + f"\nINSERT INTO tpcc_c_last VALUES ({int(c_load)}, {int(c_run)});",
+    client.run(with_table_options(_sql("tpcc_mysql_schema.sql"), table_options) + f"\nINSERT INTO tpcc_c_last VALUES ({int(c_load)}, {int(c_run)});",
                "creating the tpcc schema")
     stage = Path(tempfile.mkdtemp(prefix="tpcc-load-", dir=raw_dir))
     try:

@@ -91,6 +91,7 @@ def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, 
             run.doc["durability"] = {"durable": durable, "reason": f"the server's own settings (--dsn): {why}"}
         hooks.status(f"{step['name']}: loading {study.workload}")
         step["load"] = eng.load(study.workload, study.warehouses, study.scale, lambda m: None)
+        step["placement"] = eng.placement()   # again: a --dsn server's table files are known once made
         if eng.managed:
             hooks.status(f"{step['name']}: memory budget")
             cg = memcg.MemoryCgroup(0)   # made before it is filled in: close() in finally sees a half-made one

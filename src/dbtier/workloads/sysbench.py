@@ -26,7 +26,7 @@ from typing import Any, Callable, ContextManager
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.model.sysbench import (TABLES, WORKLOADS, MysqlTarget, layout, parse_sysbench, point_figures,
-                                   sysbench_args, sysbench_seconds)
+                                   sysbench_args, sysbench_seconds, table_options_script)
 
 INSTALL_HINT = ("install sysbench: `apt-get install sysbench` (Debian/Ubuntu), `dnf install sysbench` "
                 "(Fedora/RHEL, from EPEL); or run `make lab`, which installs it")
@@ -87,16 +87,22 @@ def _run(argv: list[str], out_path: Path | None, timeout_s: float) -> tuple[exec
 
 
 def prepare(target: MysqlTarget, workload: str, scale: int, raw_dir: Path, *, tables: int = TABLES,
-            binary: str = "sysbench", threads: int | None = None) -> dict[str, Any]:
+            binary: str = "sysbench", threads: int | None = None, table_options: str = "") -> dict[str, Any]:
     """Create and fill sysbench's tables (scale x 100,000 rows over `tables`) -> what was loaded.
 
+    `table_options` (e.g. DATA DIRECTORY='/srv/x') end each CREATE TABLE, through a wrapper script of the
+    stock test written to raw_dir (model.sysbench.table_options_script).
     database_bytes is None here: the engine, which holds a connection, measures the size."""
     n_tables, table_size = layout(scale, tables)
     t0 = time.monotonic()
     loaders = threads or max(1, min(n_tables, os.cpu_count() or 1))   # sysbench loads a table per thread
+    script = None
+    if table_options:
+        script = raw_dir / "sysbench-prepare.lua"
+        script.write_text(table_options_script(workload, table_options))
     done, text = _run(sysbench_args(workload, "prepare", target, tables=n_tables, table_size=table_size,
-                                    threads=loaders, sysbench=binary), raw_dir / "sysbench-prepare.txt",
-                      timeout_s=3600)
+                                    threads=loaders, sysbench=binary, script=str(script) if script else None),
+                      raw_dir / "sysbench-prepare.txt", timeout_s=3600)
     if done.returncode != 0 or "FATAL" in text:
         raise DbtierError(f"sysbench prepare failed: {_last_lines(text)}",
                           "see sysbench-prepare.txt and the server log in the run directory")
