@@ -102,7 +102,7 @@ def main() -> int:
             else:
                 row.update(at_knee(doc))
                 row["cpu_count"] = doc.get("machine", {}).get("cpu_count")
-                row["points"] = [{"clients": p.get("clients"), "tps": p.get("tps"),
+                row["points"] = [{"clients": p.get("clients"), "tps": p.get("tps"), "nopm": p.get("nopm"),
                                   "client_cpu_cores": (p.get("overhead") or {}).get("client_cpu_cores"),
                                   "client_cpu_pct_of_machine": (p.get("overhead") or {}).get(
                                       "client_cpu_pct_of_machine"),
