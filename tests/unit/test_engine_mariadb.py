@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.cli import bench
+from dbtier.cli import bench, bench_oltp_checks
 from dbtier.core.errors import DbtierError
 from dbtier.model.innodb import session_classes, status_values
 from dbtier.model.sysbench import parse_sysbench, point_figures
@@ -97,12 +97,12 @@ def test_workloads_are_the_union_and_each_engine_refuses_what_it_lacks():
     assert set(bench.oltp_workloads()) >= {"tpcc", "tpcb", "sysbench-rw", "sysbench-point"}
     ns = argparse.Namespace(workload="tpcb")
     with pytest.raises(DbtierError, match="the mariadb engine has no workload 'tpcb'") as e:
-        bench._workload(ns, MariaDBEngine)
+        bench_oltp_checks.workload(ns, MariaDBEngine)
     assert "sysbench-rw" in e.value.hint
     with pytest.raises(DbtierError, match="the postgres engine has no workload 'sysbench-rw'"):
-        bench._workload(argparse.Namespace(workload="sysbench-rw"), PostgresEngine)
-    assert bench._workload(argparse.Namespace(workload=None), PostgresEngine) == "tpcc"
-    assert bench._workload(argparse.Namespace(workload=None), MariaDBEngine) in MariaDBEngine.workloads
+        bench_oltp_checks.workload(argparse.Namespace(workload="sysbench-rw"), PostgresEngine)
+    assert bench_oltp_checks.workload(argparse.Namespace(workload=None), PostgresEngine) == "tpcc"
+    assert bench_oltp_checks.workload(argparse.Namespace(workload=None), MariaDBEngine) in MariaDBEngine.workloads
 
 
 def test_dsn_password_from_the_environment_then_my_cnf(tmp_path: Path):
