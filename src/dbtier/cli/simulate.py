@@ -61,7 +61,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--columns", metavar="MAP", help=names.COLUMNS_HELP)
     g.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines instead of stopping")
     g.add_argument("--sort", action="store_true", help="sort requests by time when the file is out of order")
-    g.add_argument("--volume", metavar="NAME", help="only this volume/disk/device of a multi-volume trace")
+    g.add_argument("--volume", metavar="NAME", help="only this volume/disk/device of a multi-volume trace; `all`: "
+                   "each volume through the design on its own (its own devices and cache), in parallel, with "
+                   "per-volume and total figures (default: all volumes together, one shared design)")
+    g.add_argument("--cluster", metavar="ADDRESS", help="with --volume all: replay the volumes on a Dask cluster "
+                   "(the scheduler's address, e.g. tcp://10.0.0.5:8786) instead of this machine's cores")
     g.add_argument("--block-size", type=argtypes.size(1, 2**30), default="8K", metavar="SIZE",
                    help="cache and bitmap block (default 8K)")
     g.add_argument("--no-spread", action="store_true",
@@ -152,7 +156,7 @@ def resolve_devices(args: argparse.Namespace) -> dict[str, latency.DeviceModel]:
 
 def _params_doc(args: argparse.Namespace, p: sim.Params, trace_path: Path) -> dict[str, Any]:
     return {"trace": str(trace_path), "format": args.format, "columns": args.columns, "skip_bad": args.skip_bad,
-            "sort": args.sort, "volume": args.volume,
+            "sort": args.sort, "volume": args.volume, "cluster": args.cluster,
             "devices": {r: getattr(args, r) for r in ("device", "cache", "backing", "fast", "slow")
                         if getattr(args, r)}, "probe": args.probe, "catalog_files": list(args.catalog),
             "jobs": args.jobs, **p.to_dict()}
@@ -166,14 +170,22 @@ def _inputs(args: argparse.Namespace, trace: Path) -> list[str]:
 
 def run_sim(args: argparse.Namespace) -> int:
     from dbtier.sim import simulate as sim
+    from dbtier.sim import volumes
     from dbtier.sim.traces import read_trace
     # Everything that can be refused is refused before the run directory exists.
+    if args.cluster and args.volume != "all":
+        raise DbtierError("--cluster replays volumes on a Dask cluster: it needs --volume all",
+                          "add --volume all, or leave --cluster out")
     params = build_params(args)
+    if args.volume == "all":
+        volumes.check(params)
     devices = resolve_devices(args)
     path = cap.trace_path(args.trace)
     with render.Progress(console(args), args.json) as prog:
         trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
                            progress=prog.reading)
+        if args.volume == volumes.ALL:
+            return _run_volumes(args, params, devices, path, trace, prog)
         if args.volume:
             trace = trace.only_volume(args.volume)
         sim.check_params(params, trace, devices)
@@ -181,8 +193,28 @@ def run_sim(args: argparse.Namespace) -> int:
         out = sim.simulate(trace, params, devices, progress=prog)
     run.doc.update(out.contract)
     run.doc["simulation"] = out.details
+    return _finish(args, run, out.warnings)
+
+
+def _run_volumes(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel],
+                 path: Path, trace: Any, prog: render.Progress) -> int:
+    """--volume all: each volume through the design on its own (sim/volumes.py), then the total."""
+    from dbtier.sim import simulate as sim
+    from dbtier.sim import volumes
+    sim.check_params(params, trace, devices)
+    client = volumes.connect(args.cluster) if args.cluster else None
+    run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
+    results = volumes.run(trace, params, devices, jobs=args.jobs, client=client,
+                          done=lambda r, k, n: prog(f"volumes replayed ({k} of {n})", k / n))
+    run.doc.update(volumes.combine(results, params.design, params.policy if params.design == "read-cache" else None,
+                                   trace.summary()))
+    run.doc["simulation"] = volumes.details(results, trace, params, devices, args.cluster)
+    return _finish(args, run, [f"volume {r.volume}: {w}" for r in results for w in r.warnings])
+
+
+def _finish(args: argparse.Namespace, run: Run, warnings: list[str]) -> int:
     run.finish()
-    for w in out.warnings:
+    for w in warnings:
         print(f"dbtier: warning: {w}", file=sys.stderr)
     emit(run.doc, args, lambda: render.run(console(args), run.doc, run.dir.path))
     return 0

@@ -79,6 +79,17 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
     con.print(t)
     con.print("utilisation: " + esc(", ".join(f"{r} {human_pct(u)}" for r, u in doc["device_util"].items())),
               highlight=False)
+    if doc.get("volumes"):
+        vt = Table(box=box.SIMPLE_HEAD, title="each volume on its own (--volume all)", title_justify="left")
+        for name in ("volume", "requests", "read hit ratio", "read p99", "write p99", "busiest device"):
+            vt.add_column(name, justify="left" if name == "volume" else "right")
+        for v in doc["volumes"]:
+            util = v.get("device_util") or {}
+            role = max(util, key=lambda r: util[r] or 0.0) if util else None
+            vt.add_row(esc(v["volume"]), f"{v['trace']['requests']:,}", human_pct(v["read_hit_ratio"]),
+                       human_us(v["latency_us"]["read"]["p99"]), human_us(v["latency_us"]["write"]["p99"]),
+                       f"{esc(role)} {human_pct(util[role])}" if role else "—")
+        con.print(vt)
     if doc["curve"] and len(doc["curve"]) > 1:
         ct = Table(box=box.SIMPLE_HEAD, title="hit-ratio curve", title_justify="left")
         for name in ("cache GB", "read hit ratio", "request hit ratio"):

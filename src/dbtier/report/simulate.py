@@ -185,6 +185,14 @@ def section_html(doc: dict[str, Any]) -> str:
             trows.append([f"{op}, {esc(base['device'])} alone",
                           *[_us(b.get(k)) for k in ("p50", "p95", "p99", "p999")]])
     out.append("<h4>Latency</h4>" + html_table(["", "p50", "p95", "p99", "p99.9"], trows, num_from=1))
+    if doc.get("volumes"):
+        vrows = [[esc(v["volume"]), f"{v['trace']['requests']:,}", _pct(v.get("read_hit_ratio")),
+                  _us(v["latency_us"]["read"]["p99"]), _us(v["latency_us"]["write"]["p99"]),
+                  ", ".join(f"{esc(r)} {_pct(u)}" for r, u in (v.get("device_util") or {}).items())]
+                 for v in doc["volumes"]]
+        out.append("<h4>Each volume on its own</h4>"
+                   + html_table(["volume", "requests", "read hit ratio", "read p99", "write p99", "utilisation"],
+                                vrows, num_cols=(1, 2, 3, 4)))
 
     figures = [f for f in [curve_chart(doc)] if f] + cdf_charts(doc) + timeline_charts(doc)
     if figures:

@@ -614,6 +614,9 @@ class SimulateResult(TypedDict, total=False):
     latency_us: dict[str, dict[str, float | None]]
     device_util: dict[str, float | None]
     resync: Obj | None
+    # --volume all: each volume's figures ({volume, trace, read_hit_ratio, request_hit_ratio, latency_us,
+    # device_util}); the keys above are then the totals (sim/volumes.py)
+    volumes: list[Obj]
     simulation: Obj
     capture: Capture
 

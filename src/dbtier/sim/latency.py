@@ -450,3 +450,37 @@ def cdf_points(lat_s: np.ndarray) -> list[list[float]]:
         return []
     vals = np.quantile(lat_s * 1e6, _CDF_P)
     return [[float(v), float(p)] for v, p in zip(vals, _CDF_P)]
+
+
+# -- latency histograms: percentiles of several replays together ----------------------------------------------
+# Percentiles do not add up (the p99 of two volumes is not the mean of their p99s), counts per bin do: each
+# replay keeps its latencies as counts in the same log-spaced bins, the counts are summed, and the merged
+# percentiles are read from the sum. 200 bins a decade from 0.01 µs to 10^9 µs (1,000 s): a bin is 1.16% wide,
+# and a percentile read at the bin's geometric middle is within 0.58% of the exact one.
+HIST_BINS_PER_DECADE = 200
+HIST_LO_US, HIST_DECADES = 1e-2, 11
+HIST_EDGES_US = HIST_LO_US * 10.0 ** (np.arange(HIST_DECADES * HIST_BINS_PER_DECADE + 1) / HIST_BINS_PER_DECADE)
+HIST_RULE = (f"latency percentiles of several replays from their merged histograms ({HIST_BINS_PER_DECADE} "
+             "log-spaced bins a decade; each percentile within 0.6% of the exact one), not averaged percentiles")
+
+
+def histogram_us(lat_s: np.ndarray) -> np.ndarray:
+    """Counts of latencies per bin of HIST_EDGES_US (int64; under the first edge counted in the first bin,
+    over the last in the last: a replay's every request is counted)."""
+    us = np.clip(np.asarray(lat_s, dtype=np.float64) * 1e6, HIST_EDGES_US[0], HIST_EDGES_US[-1])
+    i = np.searchsorted(HIST_EDGES_US, us, side="right") - 1
+    return np.bincount(np.clip(i, 0, HIST_EDGES_US.size - 2), minlength=HIST_EDGES_US.size - 1).astype(np.int64)
+
+
+def percentiles_from_histogram_us(counts: np.ndarray) -> dict[str, float | None]:
+    """PERCENTILES of merged histogram counts: the geometric middle of the bin holding each rank."""
+    n = int(counts.sum())
+    if n == 0:
+        return {k: None for k, _ in PERCENTILES}
+    cum = np.cumsum(counts)
+    mids = np.sqrt(HIST_EDGES_US[:-1] * HIST_EDGES_US[1:])
+    out = {}
+    for k, q in PERCENTILES:
+        rank = max(1, math.ceil(q / 100.0 * n))          # the rank-th smallest latency, 1-based
+        out[k] = float(mids[int(np.searchsorted(cum, rank, side="left"))])
+    return out

@@ -97,6 +97,7 @@ class Outcome:
     contract: dict[str, Any]
     details: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    latency_s: np.ndarray | None = None     # per request, for merging several replays (sim/volumes.py)
 
 
 Progress = Callable[[str, float], None]
@@ -386,7 +387,7 @@ def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel],
 
     details["timeline"] = _timeline(trace, lat, cache_blocks=None if p.design != "read-cache"
                                     else (prep.nblk, cr.hits), events=events)
-    return Outcome(contract, details, warnings)
+    return Outcome(contract, details, warnings, lat)
 
 
 def _pct(x: float | None) -> str:
