@@ -81,6 +81,6 @@ def test_trace_path(tmp_path):
     run.mkdir()
     with pytest.raises(Exception) as e:
         cap.trace_path(str(run))
-    assert e.value.message == f"{run} is a directory without a captured trace (trace.blkparse.txt)"
+    assert e.value.message == f"{run} is a directory without a captured or converted trace"
     (run / "trace.blkparse.txt").write_text("")
     assert cap.trace_path(str(run)) == run / "trace.blkparse.txt"

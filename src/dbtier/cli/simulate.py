@@ -57,10 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("trace", metavar="TRACE", help="trace file (gzip/bz2/xz read as is), or a `simulate capture` "
                     "run directory")
     g = rp.add_argument_group("trace")
-    g.add_argument("--format", default="auto", choices=("auto", *names.FORMATS), help="trace format (default: detect)")
-    g.add_argument("--columns", metavar="MAP", help=names.COLUMNS_HELP)
-    g.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines instead of stopping")
-    g.add_argument("--sort", action="store_true", help="sort requests by time when the file is out of order")
+    _add_reading_options(g)
     g.add_argument("--volume", metavar="NAME", help="only this volume/disk/device of a multi-volume trace; `all`: "
                    "each volume through the design on its own (its own devices and cache), in parallel, with "
                    "per-volume and total figures (default: all volumes together, one shared design)")
@@ -112,6 +109,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_options(rp)
     rp.set_defaults(func=run_sim)
 
+    vp = ssub.add_parser("convert", help="a compact columnar copy of a trace (Parquet) that later runs read directly",
+                         description="Read TRACE once and write it as Parquet, one file per volume, with the "
+                         "source's size and SHA-256; `dbtier simulate run RUN_DIR` then replays the copy without "
+                         "parsing text again (and with --volume NAME reads that volume's file only).")
+    vp.add_argument("trace", metavar="TRACE", help="trace file (gzip/bz2/xz read as is)")
+    _add_reading_options(vp.add_argument_group("trace"))
+    add_output_options(vp)
+    vp.set_defaults(func=run_convert)
+
     cp = ssub.add_parser("capture", help="record a block trace (blktrace) while a command or a timer runs",
                          description="Record the block I/O of DEVICE (or of the disk under a directory) with "
                          "blktrace while --run COMMAND runs, or for --duration seconds; blkparse turns it "
@@ -131,6 +137,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p.set_defaults(func=usage(p))
 
+
+
+def _add_reading_options(g: Any) -> None:
+    """How a text trace is read: `simulate run` and `simulate convert` alike."""
+    g.add_argument("--format", default="auto", choices=("auto", *names.FORMATS), help="trace format (default: detect)")
+    g.add_argument("--columns", metavar="MAP", help=names.COLUMNS_HELP)
+    g.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines instead of stopping")
+    g.add_argument("--sort", action="store_true", help="sort requests by time when the file is out of order")
 
 
 # -- argument parsing ------------------------------------------------------------------------------------
@@ -182,11 +196,14 @@ def run_sim(args: argparse.Namespace) -> int:
     devices = resolve_devices(args)
     path = cap.trace_path(args.trace)
     with render.Progress(console(args), args.json) as prog:
-        trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
-                           progress=prog.reading)
+        if path.is_dir():               # a convert run: its columnar copy, one volume's file when one is asked
+            trace = _converted(args, path)
+        else:
+            trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
+                               progress=prog.reading)
         if args.volume == volumes.ALL:
             return _run_volumes(args, params, devices, path, trace, prog)
-        if args.volume:
+        if args.volume and trace.volumes != (args.volume,):
             trace = trace.only_volume(args.volume)
         sim.check_params(params, trace, devices)
         run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
@@ -194,6 +211,16 @@ def run_sim(args: argparse.Namespace) -> int:
     run.doc.update(out.contract)
     run.doc["simulation"] = out.details
     return _finish(args, run, out.warnings)
+
+
+def _converted(args: argparse.Namespace, run_dir: Path) -> Any:
+    from dbtier.sim import columnar
+    for flag, given in (("--format", args.format != "auto"), ("--columns", args.columns), ("--sort", args.sort),
+                        ("--skip-bad", args.skip_bad)):
+        if given:
+            raise DbtierError(f"{flag} reads a text trace; {run_dir} is a converted one (read with the options of "
+                              "its convert run)", f"leave {flag} out, or convert the trace again with it")
+    return columnar.read(run_dir, None if args.volume in (None, "all") else args.volume)
 
 
 def _run_volumes(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel],
@@ -217,6 +244,54 @@ def _finish(args: argparse.Namespace, run: Run, warnings: list[str]) -> int:
     for w in warnings:
         print(f"dbtier: warning: {w}", file=sys.stderr)
     emit(run.doc, args, lambda: render.run(console(args), run.doc, run.dir.path))
+    return 0
+
+
+# -- convert ---------------------------------------------------------------------------------------------------
+
+# what the copy may take at most before compression (seq, time, offset, length: 8 bytes each; op: 1)
+CONVERT_BYTES_PER_REQUEST = 33
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    import shutil
+
+    from dbtier.sim import columnar
+    from dbtier.sim.traces import read_trace
+    path = Path(args.trace)
+    if path.is_dir():
+        raise DbtierError(f"{path} is a directory: convert reads a trace file", "pass the trace file itself")
+    params = {"action": "convert", "trace": str(path), "format": args.format, "columns": args.columns,
+              "skip_bad": args.skip_bad, "sort": args.sort}
+    with render.Progress(console(args), args.json) as prog:
+        trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
+                           progress=prog.reading)
+        run = Run("simulate", args, params, inputs=[str(path)])
+        out = run.dir.path / columnar.CONVERTED
+        need = CONVERT_BYTES_PER_REQUEST * len(trace)
+        free = shutil.disk_usage(run.dir.path).free
+        if need > free * 0.9:           # the 10% margin every writer keeps
+            raise DbtierError(f"{run.dir.path}: the converted copy may take up to {need / 1e9:,.2f} GB and "
+                              f"{free / 1e9:,.2f} GB is free (a 10% margin kept)",
+                              "free some space, or write the run elsewhere with --out")
+        key = columnar.source_key(path, lambda f: prog("hashing the source", f))
+        prog("writing Parquet", 0.0)
+        try:
+            m = columnar.write(trace, out, key)
+        except OSError as exc:
+            shutil.rmtree(out, ignore_errors=True)        # ours, half written
+            raise DbtierError(f"{out}: writing the converted copy failed ({exc.strerror or exc})",
+                              "free some space, or write the run elsewhere with --out") from None
+    run.doc["trace"] = trace.summary()
+    run.doc["convert"] = {"source": key, "path": str(out), "format": m["format"], "requests": m["requests"],
+                          "volumes": len(m["volumes"]), "bytes_written": m["bytes_written"],
+                          "lines": trace.lines, "skipped_bad_lines": trace.skipped}
+    run.finish()
+    con = console(args)
+    emit(run.doc, args, lambda: con.print(
+        f"{esc(str(path))} ({esc(m['format'])}): {m['requests']:,} requests, {len(m['volumes']):,} volumes -> "
+        f"{esc(str(out))} ({m['bytes_written'] / 1e6:,.1f} MB, source {key['bytes'] / 1e6:,.1f} MB)\n"
+        f"[dim]replay it: dbtier simulate run {esc(str(run.dir.path))} --design ...[/dim]", highlight=False))
     return 0
 
 

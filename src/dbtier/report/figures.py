@@ -593,7 +593,8 @@ def _plan_figures(doc: dict[str, Any]) -> list[Figure]:
 def _simulate_figures(doc: dict[str, Any]) -> list[Figure]:
     out = [Figure("design", "design", doc.get("design") if isinstance(doc.get("design"), str) else None),
            Figure("policy", "cache policy", doc.get("policy") if isinstance(doc.get("policy"), str) else None),
-           Figure("requests", "requests replayed", get(doc, "trace", "requests"), "", 0),
+           Figure("requests", "requests converted" if "convert" in doc else "requests replayed",
+                  get(doc, "trace", "requests"), "", 0),
            Figure("read_hit_ratio", "read hit ratio (blocks)", 100 * doc["read_hit_ratio"]
                   if isnum(doc.get("read_hit_ratio")) else None, "%", 1, "higher"),
            Figure("request_hit_ratio", "read hit ratio (requests)", 100 * doc["request_hit_ratio"]

@@ -135,6 +135,8 @@ def section_html(doc: dict[str, Any]) -> str:
     det = doc.get("simulation") or {}
     if doc.get("params", {}).get("action") == "capture" or "capture" in doc:
         return _capture_html(doc)
+    if "convert" in doc:
+        return _convert_html(doc)
     tr = doc.get("trace") or {}
     info = det.get("trace_info") or {}
     out = [f"<h3>Simulation: {esc(DESIGN_NAMES.get(doc.get('design'), doc.get('design')))}</h3>"]
@@ -231,6 +233,16 @@ def _capture_html(doc: dict[str, Any]) -> str:
         rows.append(("captured", f"{tr.get('requests', 0):,} requests ({tr.get('reads', 0):,} reads, "
                                  f"{tr.get('writes', 0):,} writes)"))
     return "<h3>Trace capture (blktrace)</h3>" + kv_table(rows)
+
+
+def _convert_html(doc: dict[str, Any]) -> str:
+    c = doc.get("convert") or {}
+    src = c.get("source") or {}
+    rows = [("source", f"<code>{esc(src.get('path'))}</code> ({esc(c.get('format'))}, {(src.get('bytes') or 0) / 1e6:,.1f}"
+                       f" MB, SHA-256 <code>{esc(src.get('sha256'))}</code>)"),
+            ("copy", f"<code>{esc(c.get('path'))}</code>: {c.get('requests', 0):,} requests, {c.get('volumes', 0):,} "
+                     f"volumes, {(c.get('bytes_written') or 0) / 1e6:,.1f} MB of Parquet")]
+    return "<h3>Trace converted (Parquet)</h3>" + kv_table(rows)
 
 
 def _us(x: float | None) -> str:

@@ -619,6 +619,9 @@ class SimulateResult(TypedDict, total=False):
     volumes: list[Obj]
     simulation: Obj
     capture: Capture
+    # simulate convert: {source: {path, bytes, mtime_ns, sha256}, path, format, requests, volumes,
+    # bytes_written, lines, skipped_bad_lines}
+    convert: Obj
 
 
 # -- history (cli/history.py, history/) ------------------------------------------------------------------------------

@@ -106,12 +106,16 @@ def capture_seconds(duration_s: float | None, has_command: bool) -> float | None
 
 
 def trace_path(text: str) -> Path:
-    """`simulate run TRACE`: a trace file as given, or the captured trace of a capture run directory."""
+    """`simulate run TRACE`: a trace file as given, the captured trace of a capture run directory, or a
+    convert run directory as it is (sim/columnar.py reads it)."""
     p = Path(text)
     if p.is_dir():
         candidate = p / CAPTURE_TRACE
         if candidate.exists():
             return candidate
-        raise DbtierError(f"{p} is a directory without a captured trace ({CAPTURE_TRACE})",
-                          "pass a trace file, or the run directory of a successful `dbtier simulate capture`")
+        if (p / "trace.parquet" / "manifest.json").is_file():
+            return p
+        raise DbtierError(f"{p} is a directory without a captured or converted trace",
+                          "pass a trace file, or the run directory of a successful `dbtier simulate capture` or "
+                          "`dbtier simulate convert`")
     return p
