@@ -51,7 +51,7 @@ def test_every_volume_and_one_volume_from_the_copy(tmp_path):
     assert sorted(p.name for p in (tmp_path / "conv" / "trace.parquet").iterdir()) == \
         ["manifest.json", "volume=0", "volume=1", "volume=2"]
     same_figures(ok(tmp_path, "simulate", "run", str(src), *CACHE, "--volume", "all", "--jobs", "1", "--out", "t1"),
-                 ok(tmp_path, "simulate", "run", "conv", *CACHE, "--volume", "all", "--jobs", "1", "--out", "p1"))
+                 ok(tmp_path, "simulate", "run", "conv", *CACHE, "--volume", "all", "--jobs", "2", "--out", "p1"))
     same_figures(ok(tmp_path, "simulate", "run", str(src), *CACHE, "--volume", VOLUMES[1], "--out", "t2"),
                  ok(tmp_path, "simulate", "run", "conv", *CACHE, "--volume", VOLUMES[1], "--out", "p2"))
     r = call_main("report", "conv", "--out", "rep", cwd=tmp_path)

@@ -196,13 +196,17 @@ def run_sim(args: argparse.Namespace) -> int:
     devices = resolve_devices(args)
     path = cap.trace_path(args.trace)
     with render.Progress(console(args), args.json) as prog:
+        if path.is_dir() and args.volume == volumes.ALL:    # each worker reads its own volume's file
+            from dbtier.sim import columnar
+            _converted_flags(args, path)
+            return _run_volumes(args, params, devices, path, columnar.volume_source(path), prog)
         if path.is_dir():               # a convert run: its columnar copy, one volume's file when one is asked
             trace = _converted(args, path)
         else:
             trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
                                progress=prog.reading)
         if args.volume == volumes.ALL:
-            return _run_volumes(args, params, devices, path, trace, prog)
+            return _run_volumes(args, params, devices, path, volumes.from_trace(trace), prog)
         if args.volume and trace.volumes != (args.volume,):
             trace = trace.only_volume(args.volume)
         sim.check_params(params, trace, devices)
@@ -215,27 +219,31 @@ def run_sim(args: argparse.Namespace) -> int:
 
 def _converted(args: argparse.Namespace, run_dir: Path) -> Any:
     from dbtier.sim import columnar
+    _converted_flags(args, run_dir)
+    return columnar.read(run_dir, None if args.volume in (None, "all") else args.volume)
+
+
+def _converted_flags(args: argparse.Namespace, run_dir: Path) -> None:
     for flag, given in (("--format", args.format != "auto"), ("--columns", args.columns), ("--sort", args.sort),
                         ("--skip-bad", args.skip_bad)):
         if given:
             raise DbtierError(f"{flag} reads a text trace; {run_dir} is a converted one (read with the options of "
                               "its convert run)", f"leave {flag} out, or convert the trace again with it")
-    return columnar.read(run_dir, None if args.volume in (None, "all") else args.volume)
 
 
 def _run_volumes(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel],
-                 path: Path, trace: Any, prog: render.Progress) -> int:
+                 path: Path, src: Any, prog: render.Progress) -> int:
     """--volume all: each volume through the design on its own (sim/volumes.py), then the total."""
     from dbtier.sim import simulate as sim
     from dbtier.sim import volumes
-    sim.check_params(params, trace, devices)
+    sim.check_params(params, None, devices)
     client = volumes.connect(args.cluster) if args.cluster else None
     run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
-    results = volumes.run(trace, params, devices, jobs=args.jobs, client=client,
+    results = volumes.run(src, params, devices, jobs=args.jobs, client=client,
                           done=lambda r, k, n: prog(f"volumes replayed ({k} of {n})", k / n))
     run.doc.update(volumes.combine(results, params.design, params.policy if params.design == "read-cache" else None,
-                                   trace.summary()))
-    run.doc["simulation"] = volumes.details(results, trace, params, devices, args.cluster)
+                                   src.summary))
+    run.doc["simulation"] = volumes.details(results, src, params, devices, args.cluster)
     return _finish(args, run, [f"volume {r.volume}: {w}" for r in results for w in r.warnings])
 
 

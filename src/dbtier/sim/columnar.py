@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -65,7 +66,7 @@ def write(trace: Trace, out: Path, source: dict[str, Any]) -> dict[str, Any]:
                 "time_origin_s": trace.time_origin, "lines": trace.lines, "skipped": trace.skipped,
                 "skipped_lines": [list(x) for x in trace.skipped_lines], "ignored": dict(trace.ignored),
                 "sorted": trace.sorted, "notes": list(trace.notes), "volumes": list(trace.volumes),
-                "requests": len(trace), "files": files}
+                "requests": len(trace), "summary": trace.summary(), "files": files}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
     manifest["bytes_written"] = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     return manifest
@@ -158,3 +159,29 @@ def read(run_dir: Path, volume: str | None = None) -> Trace:
                  (volume,) if volume is not None else names, bool(doc["timed"]), origin, int(doc["lines"]),
                  int(doc["skipped"]), [tuple(x) for x in doc.get("skipped_lines") or []],
                  dict(doc.get("ignored") or {}), bool(doc.get("sorted")), notes)
+
+
+@dataclass(frozen=True)
+class ConvertedVolume:
+    """One volume of a converted trace, read where it is replayed (a worker process), not before."""
+    run_dir: str
+    name: str
+
+    def load(self) -> Trace:
+        return read(Path(self.run_dir), self.name)
+
+
+def volume_source(run_dir: Path) -> Any:
+    """`--volume all` over a converted trace: each volume's file read by the process that replays it."""
+    from dbtier.sim.volumes import Source
+    doc = manifest(run_dir)
+    names = [f["volume"] for f in sorted(doc["files"], key=lambda f: int(f["index"])) if int(f["requests"])]
+    info = {"path": str(run_dir / CONVERTED), "format": doc["format"], "timed": doc["timed"], "lines": doc["lines"],
+            "volumes": list(doc["volumes"][:50]), "volume_count": len(doc["volumes"]),
+            "skipped_bad_lines": doc["skipped"],
+            "skipped_examples": [{"line": n, "reason": r} for n, r in doc.get("skipped_lines") or []],
+            "ignored_lines": dict(doc.get("ignored") or {}), "sorted_by_time": bool(doc.get("sorted")),
+            "time_origin_s": doc["time_origin_s"],
+            "notes": list(doc.get("notes") or []) + [n for n in [source_changed(doc)] if n]}
+    return Source(str(run_dir / CONVERTED), names, info, dict(doc["summary"]),
+                  lambda: ((n, ConvertedVolume(str(run_dir), n)) for n in names))

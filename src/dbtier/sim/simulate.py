@@ -107,15 +107,16 @@ def _noop(phase: str, frac: float) -> None:
     pass
 
 
-def check_params(p: Params, trace: Trace, devices: dict[str, DeviceModel]) -> None:
-    """Refuse combinations that mean nothing, before any work."""
+def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]) -> None:
+    """Refuse combinations that mean nothing, before any work (`trace` None: not read yet, and no times
+    given -- sim/volumes.check refuses them first)."""
     if p.design not in DESIGNS:
         raise DbtierError(f"unknown design '{p.design}' (known: {', '.join(DESIGNS)})", "choose one with --design")
     for role in ROLES[p.design]:
         if role not in devices:
             raise DbtierError(f"design {p.design} needs --{role} ID", "name a catalog device "
                               "(`dbtier catalog list`) or a probe run directory")
-    end = float(trace.time_s[-1]) if len(trace) else 0.0
+    end = float(trace.time_s[-1]) if trace is not None and len(trace) else 0.0
     if p.block_size <= 0 or p.block_size & (p.block_size - 1):
         raise DbtierError(f"--block-size {p.block_size} must be a power of two bytes", "e.g. --block-size 8K")
     if p.region_size <= 0:

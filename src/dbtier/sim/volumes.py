@@ -57,9 +57,30 @@ def check(p: Any) -> None:
                           "each volume's replay from its own", "replay one volume with --volume NAME")
 
 
-def replay_volume(name: str, trace: Trace, p: Any, devices: dict[str, latency.DeviceModel]) -> VolumeResult:
+@dataclass
+class Source:
+    """The volumes to replay, one at a time: `items()` yields (name, a Trace or an object whose load() makes
+    one in the worker -- a converted trace's volume file, so no process holds the whole trace)."""
+    path: str
+    names: list[str]                 # the volumes with requests, in the trace's order
+    info: dict[str, Any]             # the reader's account (Trace.info())
+    summary: dict[str, Any]          # the whole trace's figures (Trace.summary())
+    items: Callable[[], Iterator[tuple[str, Any]]]
+
+
+def from_trace(trace: Trace) -> Source:
+    """An in-memory trace's volumes (each a copy of its rows, made when its turn comes)."""
+    counts = np.bincount(trace.volume, minlength=len(trace.volumes)) if len(trace) else np.zeros(0, dtype=int)
+    names = [n for i, n in enumerate(trace.volumes) if i < counts.size and counts[i]]
+    return Source(trace.path, names, trace.info(), trace.summary(),
+                  lambda: ((n, trace.only_volume(n)) for n in names))
+
+
+def replay_volume(name: str, trace: Any, p: Any, devices: dict[str, latency.DeviceModel]) -> VolumeResult:
     """One volume through the design (in a worker process): its figures and latency histograms."""
     from dbtier.sim.simulate import simulate
+    if not isinstance(trace, Trace):
+        trace = trace.load()            # a converted volume: read here, by the worker
     out = simulate(trace, p, devices)
     lat = out.latency_s if out.latency_s is not None else np.zeros(len(trace))
     is_read = trace.op == READ
@@ -67,14 +88,6 @@ def replay_volume(name: str, trace: Trace, p: Any, devices: dict[str, latency.De
     return VolumeResult(name, out.contract, det.get("cache"), det.get("curve_detail"),
                         latency.histogram_us(lat[is_read]), latency.histogram_us(lat[~is_read]),
                         list(det.get("notes") or []), list(out.warnings))
-
-
-def split(trace: Trace) -> Iterator[tuple[str, Trace]]:
-    """Each volume with requests, in the trace's order, one at a time (a copy of one volume's rows)."""
-    counts = np.bincount(trace.volume, minlength=len(trace.volumes)) if len(trace) else np.zeros(0, dtype=int)
-    for i, name in enumerate(trace.volumes):
-        if i < counts.size and counts[i]:
-            yield name, trace.only_volume(name)
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -135,7 +148,7 @@ _SUMMED = ("read_blocks", "read_block_hits", "read_reqs", "read_req_hits", "work
            "read_working_set_bytes", "working_set_blocks")
 
 
-def details(results: Sequence[VolumeResult], trace: Trace, p: Any, devices: dict[str, latency.DeviceModel],
+def details(results: Sequence[VolumeResult], src: Source, p: Any, devices: dict[str, latency.DeviceModel],
             cluster: str | None) -> dict[str, Any]:
     """The `simulation` block of a --volume all run: what the one-volume renderers read, for the total."""
     from dbtier.sim.names import ROLES
@@ -158,7 +171,7 @@ def details(results: Sequence[VolumeResult], trace: Trace, p: Any, devices: dict
              + (f" and a {caches[0]['cache_gb']:g} GB cache" if caches else "") + "); totals: counts summed, "
              "hit ratios from the summed counts, " + latency.HIST_RULE + "; utilisation: the busiest volume's",
              *(f"volume {r.volume}: {n}" for r in results for n in r.notes)]
-    return {"trace_info": trace.info(), "block_size": p.block_size, "params": p.to_dict(),
+    return {"trace_info": src.info, "block_size": p.block_size, "params": p.to_dict(),
             "devices": {r: devices[r].to_dict() for r in ROLES[p.design]}, "latency_model": LATENCY_MODEL,
             "cache": cache, "curve_detail": _curve(results), "mirror": None, "baseline": None,
             "cdf_us": {"read": histogram_cdf(rh), "write": histogram_cdf(wh)}, "timeline": None,
@@ -183,28 +196,28 @@ def histogram_cdf(counts: np.ndarray) -> list[list[float]]:
 Done = Callable[[VolumeResult, int, int], None]
 
 
-def run(trace: Trace, p: Any, devices: dict[str, latency.DeviceModel], jobs: int | None = None,
+def run(src: Source, p: Any, devices: dict[str, latency.DeviceModel], jobs: int | None = None,
         client: Any = None, done: Done | None = None) -> list[VolumeResult]:
     """Every volume's replay, in the trace's volume order, on this machine's processes or on `client`'s
     Dask cluster (`connect`; closed when done); `done(result, finished, total)` after each."""
     check(p)
-    total = int(np.count_nonzero(np.bincount(trace.volume, minlength=len(trace.volumes)))) if len(trace) else 0
+    total = len(src.names)
     if total == 0:
-        raise DbtierError(f"{trace.path}: no requests to replay", "pass a trace with read or write requests")
-    order = {name: i for i, name in enumerate(trace.volumes)}
+        raise DbtierError(f"{src.path}: no requests to replay", "pass a trace with read or write requests")
+    order = {name: i for i, name in enumerate(src.names)}
     if client is not None:
-        got = _on_dask(client, trace, p, devices, total, done)
+        got = _on_dask(client, src, p, devices, total, done)
     else:
-        got = _on_processes(trace, p, devices, jobs, total, done)
+        got = _on_processes(src, p, devices, jobs, total, done)
     return sorted(got, key=lambda r: order[r.volume])
 
 
-def _on_processes(trace: Trace, p: Any, devices: dict, jobs: int | None, total: int,
+def _on_processes(src: Source, p: Any, devices: dict, jobs: int | None, total: int,
                   done: Done | None) -> list[VolumeResult]:
     jobs = max(1, min(jobs or multiprocessing.cpu_count() or 1, total))
     got: list[VolumeResult] = []
     if jobs == 1:
-        for name, sub in split(trace):
+        for name, sub in src.items():
             got.append(replay_volume(name, sub, p, devices))
             if done:
                 done(got[-1], len(got), total)
@@ -213,8 +226,7 @@ def _on_processes(trace: Trace, p: Any, devices: dict, jobs: int | None, total: 
     # At most `jobs` volumes are in flight, so memory holds `jobs` volumes' copies, not the whole trace twice.
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:   # leaving it terminates the workers
         pending: list[Any] = []
-        volumes = split(trace)
-        for name, sub in volumes:
+        for name, sub in src.items():
             pending.append(pool.apply_async(replay_volume, (name, sub, p, devices)))
             del sub
             while len(pending) >= jobs:
@@ -258,13 +270,15 @@ def connect(address: str) -> Any:
     return client
 
 
-def _on_dask(client: Any, trace: Trace, p: Any, devices: dict, total: int,
+def _on_dask(client: Any, src: Source, p: Any, devices: dict, total: int,
              done: Done | None) -> list[VolumeResult]:
     from distributed import as_completed
     got: list[VolumeResult] = []
     with client:
         futures = []
-        for name, sub in split(trace):
+        for name, sub in src.items():
+            if not isinstance(sub, Trace):
+                sub = sub.load()    # a converted volume's file may not be on the workers' disks: send its data
             # scattered first: a volume's arrays travel to a worker as data, not inside the task graph
             futures.append(client.submit(replay_volume, name, client.scatter(sub), p, devices, pure=False))
         for fut in as_completed(futures):
