@@ -103,3 +103,37 @@ def test_on_a_dask_cluster_of_two_workers(tmp_path):
     assert doc["simulation"]["cluster"].startswith("tcp://127.0.0.1:")
     for k in ("read_hit_ratio", "request_hit_ratio", "latency_us", "volumes", "device_util"):
         assert doc[k] == local[k], k
+
+
+@pytest.mark.slow     # a real process interrupted while its worker processes replay
+def test_ctrl_c_stops_every_worker(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    tr = msr_trace(tmp_path / "msr.csv", per_volume=150_000)
+    proc = subprocess.Popen([sys.executable, "-m", "dbtier", "simulate", "run", str(tr), *CACHE, "--volume", "all",
+                             "--jobs", "2", "--out", "run"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    kids: list[str] = []
+    while time.time() < deadline and len(kids) < 2:
+        out = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        kids = [k for k in out if "multiprocessing" in Path(f"/proc/{k}/cmdline").read_text(errors="replace")] \
+            if out else []
+        time.sleep(0.1)
+    assert len(kids) >= 2, "the worker processes never started"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    time.sleep(0.5)
+    def running(pid: str) -> bool:          # a zombie (state Z) has exited: only its parent's reaping is left
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+    alive = {k: Path(f"/proc/{k}/cmdline").read_text(errors="replace") for k in kids if running(k)}
+    assert not alive, f"a worker outlived the run: {alive}"
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["status"] == "interrupted"
