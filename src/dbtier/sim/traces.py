@@ -665,6 +665,10 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
         raise DbtierError(f"--columns maps a CSV, but --format is {fmt}", "leave --format out (or pass --format csv) "
                           f"with --columns, or leave --columns out to read the {fmt} layout")
 
+    if fmt in ("auto", *_FAST):
+        fast = _read_fast(p, fmt, cols, sort, progress)
+        if fast is not None:
+            return fast
     text, raw, size, compression = _open_text(p)
     with raw, text:
         try:
@@ -675,6 +679,161 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
                               "pass a text trace with one request per line") from None
         except _DECOMPRESS_ERRORS as exc:
             raise _damaged(p, exc, getattr(exc, "dbtier_lines_ok", 0), _tell(raw), size, compression) from None
+
+
+_FAST = ("msr", "cloudphysics", "alibaba", "tencent", "csv")
+
+
+def _fast_start(p: Path, fmt: str, cols: Columns | None) -> tuple[str, Any, Any] | None:
+    """(format, layout, batches) from the vectorised reader (fastread.py), or None where only the line reader
+    may speak (an unknown format, a file that does not start with a request or the header, ...)."""
+    from dbtier.sim import fastread
+    text, raw, size, compression = _open_text(p)
+    with text:
+        try:
+            head = list(islice(_text_lines(text), 20))
+        except (_LineTooLong, *_DECOMPRESS_ERRORS):
+            return None
+    raw.close()
+    if fmt == "auto":
+        fmt = detect_format(head) or ""
+    if fmt not in _FAST or not head or not head[0].strip() or head[0][:1] in " \t#":
+        return None
+    header = 0
+    index = None
+    if fmt == "csv":
+        assert cols is not None
+        ff = head[0].split(cols.delimiter)
+        refs_by_name = any(_colnum(getattr(cols, k)) is None for k in ("time", "op", "offset", "length", "volume")
+                           if getattr(cols, k) is not None)
+        if cols.header == "yes" or (cols.header == "auto" and (refs_by_name or not any(
+                x.strip().replace(".", "", 1).isdigit() for x in ff))):
+            header = 1
+        try:
+            index = _csv_index(cols, ff if header else None, p)
+        except DbtierError:
+            return None
+    else:
+        try:
+            {"msr": _msr, "cloudphysics": _cloudphysics, "alibaba": _alibaba, "tencent": _tencent}[fmt](head[0])
+        except _Ignore:
+            header = 1
+        except _Bad:
+            return None
+    data = head[header] if len(head) > header else head[0]
+    try:
+        lay = fastread.layout(fmt, cols, index, data)
+    except fastread.Reject:
+        return None
+    f = open(p, "rb")
+    stream: Any = {"gzip": lambda: gzip.GzipFile(fileobj=f), "bz2": lambda: bz2.BZ2File(f),
+                   "xz": lambda: lzma.LZMAFile(f), None: lambda: f}[compression]()
+    state = fastread.State(max_volumes=MAX_VOLUMES)
+
+    def gen() -> Iterator[Any]:
+        with f:
+            for b in fastread.batches(stream, lay, header, state):
+                yield b
+    return fmt, lay, (state, gen(), f, size)
+
+
+def _read_fast(p: Path, fmt: str, cols: Columns | None, sort: bool,
+               progress: Callable[[float], None] | None) -> Trace | None:
+    """The whole trace through the vectorised reader, or None: then the line reader reads it."""
+    from dbtier.sim import fastread
+    for float_time in (False, True):
+        start = _fast_start(p, fmt, cols)
+        if start is None:
+            return None
+        fmt2, lay, (state, gen, f, size) = start
+        lay.float_time = float_time
+        parts: list[Any] = []
+        try:
+            for b in gen:
+                parts.append(b)
+                if progress is not None and size:
+                    progress(min(_tell(f) / size, 1.0))
+        except fastread.Reject:
+            gen.close()
+            if fmt2 == "csv" and lay.time is not None and not float_time:
+                continue
+            return None
+        break
+    else:
+        return None
+    if not parts:
+        return None
+    t, op, off, ln, vol = (np.concatenate([getattr(b, k) for b in parts]) if len(parts) > 1 else getattr(parts[0], k)
+                           for k in ("t", "op", "offset", "length", "volume"))
+    del parts
+    hl = state.header_lines
+    ignored = {"header": hl} if hl else {}
+    untimed = fmt2 == "csv" and cols is not None and cols.time is None
+    return _finish(p, fmt2, cols, t, op, off, ln, vol, lambda i: int(i) + 1 + hl,
+                   tuple(sorted(state.volumes, key=state.volumes.get)), ignored, [], 0, [], state.rows + hl, [],
+                   sort, untimed)
+
+
+def read_chunks(path: str | os.PathLike, fmt: str = "auto", columns: str | Columns | None = None, *,
+                requests: int = 1 << 20, skip_bad: bool = False) -> Iterator[Any]:
+    """The trace as chunks.Chunk of at most `requests` requests in file order, holding one chunk and one
+    block of the file at a time when the vectorised reader vouches for the file; otherwise (or from the
+    first request it cannot vouch for) the rest from read_trace, with its answers and messages."""
+    from dbtier.sim import fastread
+    from dbtier.sim.chunks import Chunk, chunks_of
+    if requests <= 0:
+        raise ValueError("a chunk holds at least one request")
+    p = Path(path)
+    cols = parse_columns(columns) if isinstance(columns, str) else columns
+    if cols is not None and fmt == "auto":
+        fmt = "csv"
+    done = 0
+    start = _fast_start(p, fmt, cols) if fmt in ("auto", *_FAST) and cols is None or fmt == "csv" else None
+    if start is not None:
+        fmt2, lay, (state, gen, _f, _size) = start
+        scale = {"msr": FILETIME_S, "cloudphysics": 1.0, "alibaba": 1e-6, "tencent": 1.0}.get(
+            fmt2, cols.time_scale if cols else 1.0)
+        t0 = None
+        last = -math.inf
+        buf: list[Any] = []
+        held = 0
+        try:
+            for b in gen:
+                if t0 is None:
+                    t0 = b.t[0]
+                ts = (b.t - t0).astype(np.float64) * scale if lay.time is not None else np.zeros(len(b.op))
+                if lay.time is not None and (not (np.abs(ts) <= MAX_SPAN_S).all() or ts[0] < last
+                                             or (np.diff(ts) < 0).any()):
+                    raise fastread.Reject("time checks")      # the line reader says where
+                if len(ts):
+                    last = ts[-1]
+                buf.append((ts, b.op, b.offset, b.length, b.volume))
+                held += len(ts)
+                if held >= requests:
+                    arrs = [np.concatenate([x[k] for x in buf]) if len(buf) > 1 else buf[0][k] for k in range(5)]
+                    lo = 0
+                    while held - lo >= requests:
+                        yield Chunk(*(a[lo:lo + requests] for a in arrs), first_request=done)
+                        done += requests
+                        lo += requests
+                    held -= lo
+                    buf = [tuple(a[lo:] for a in arrs)] if held else []
+            if held:
+                arrs = [np.concatenate([x[k] for x in buf]) for k in range(5)]
+                yield Chunk(*arrs, first_request=done)
+                done += held
+            if done:
+                return
+        except fastread.Reject:
+            gen.close()
+    whole = read_trace(p, fmt, cols, skip_bad=skip_bad)
+    for c in chunks_of(whole, requests):
+        if c.first_request + len(c) <= done:
+            continue
+        if c.first_request < done:
+            k = done - c.first_request
+            c = Chunk(c.time_s[k:], c.op[k:], c.offset_bytes[k:], c.length_bytes[k:], c.volume[k:], done)
+        yield c
 
 
 def _tell(raw: Any) -> int:
@@ -818,11 +977,30 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
         vols = [vols[i] for i in idx]
         lines_of = [lines_of[i] for i in idx]
 
+    if all(type(t) is int for t in times[:1000]) and all(type(t) is int for t in times):
+        t_raw = np.array(times, dtype=np.int64)
+    else:
+        t_raw = np.array(times, dtype=np.float64)
+    line_no = np.array(lines_of, dtype=np.int64)
+    untimed = ((fmt == "fio" and fio_state.version == 2 and fio_state.waits == 0)
+               or (fmt == "csv" and cols is not None and cols.time is None))
+    return _finish(p, fmt, cols, t_raw, np.array(ops, dtype=np.uint8), np.array(offs, dtype=np.int64),
+                   np.array(lens, dtype=np.int64), np.array(vols, dtype=np.int32), line_no.__getitem__,
+                   tuple(sorted(vol_index, key=vol_index.get)), ignored, zero_lines, nbad, bad, total_lines, notes,
+                   sort, untimed)
+
+
+def _finish(p: Path, fmt: str, cols: Columns | None, t_raw: np.ndarray, op_a: np.ndarray, off_a: np.ndarray,
+            len_a: np.ndarray, vol_a: np.ndarray, line_of: Callable[[int], Any], volumes: tuple[str, ...],
+            ignored: dict[str, int], zero_lines: list[int], nbad: int, bad: list[tuple[int, str]],
+            total_lines: int, notes: list[str], sort: bool, untimed: bool) -> Trace:
+    """The requests read (raw times in the format's unit, int64 or float64) into a Trace: the notes, the
+    trace-wide checks (empty, ten-year span, time backwards) and --sort. `line_of(i)` is request i's line."""
     if zero_lines:
         n = ignored["zero-length"]
         notes.append(f"{n:,} zero-length request{'s' if n > 1 else ''} ignored (line "
                      + ", ".join(map(str, zero_lines)) + (", ..." if n > len(zero_lines) else "") + ")")
-    if not ops:
+    if not len(op_a):
         what = f"{total_lines} lines" + (f", {nbad} malformed and skipped" if nbad else "")
         if ignored:
             what += "; ignored: " + ", ".join(f"{k} {v}" for k, v in ignored.items())
@@ -833,27 +1011,17 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
     scale = {"msr": FILETIME_S, "cloudphysics": 1.0, "alibaba": 1e-6, "tencent": 1.0, "blkparse": 1e-9,
              "fio": 1e-6}.get(fmt, cols.time_scale if cols else 1.0)
     timed = True
-    if fmt == "fio" and fio_state.version == 2 and fio_state.waits == 0:
+    if untimed:
         timed = False
-        notes.append("fio v2 iolog without wait lines: untimed, replayed back to back")
-    if fmt == "csv" and cols is not None and cols.time is None:
-        timed = False
-        notes.append("no time column: untimed, replayed back to back")
+        notes.append("fio v2 iolog without wait lines: untimed, replayed back to back" if fmt == "fio"
+                     else "no time column: untimed, replayed back to back")
 
-    if all(type(t) is int for t in times[:1000]) and all(type(t) is int for t in times):
-        ti = np.array(times, dtype=np.int64)
-        origin_raw = float(ti[0]) * scale
-        ti_rel = ti - ti[0]
-        time_s = ti_rel.astype(np.float64) * scale
+    origin_raw = float(t_raw[0]) * scale
+    if t_raw.dtype == np.int64:
+        time_s = (t_raw - t_raw[0]).astype(np.float64) * scale
     else:
-        tf = np.array(times, dtype=np.float64)
-        origin_raw = float(tf[0]) * scale
-        time_s = (tf - tf[0]) * scale
-    line_no = np.array(lines_of, dtype=np.int64)
-    op_a = np.array(ops, dtype=np.uint8)
-    off_a = np.array(offs, dtype=np.int64)
-    len_a = np.array(lens, dtype=np.int64)
-    vol_a = np.array(vols, dtype=np.int32)
+        time_s = (t_raw - t_raw[0]) * scale
+    del t_raw
 
     if timed:
         # within ten years of the first request: beyond, the time column or its unit is wrong (and a
@@ -862,7 +1030,7 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
         if far.size:
             i = int(far[0])
             raise DbtierError(
-                f"{p}:{line_no[i]}: time {time_s[i]:.6g} s from the first request (line {line_no[0]}) is more "
+                f"{p}:{line_of(i)}: time {time_s[i]:.6g} s from the first request (line {line_of(0)}) is more "
                 f"than ten years away: not the trace's clock",
                 "check the time column and its unit (--columns time_unit=s|ms|us|ns|filetime), or fix that line")
 
@@ -873,8 +1041,8 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
             if not sort:
                 i = int(back[0]) + 1
                 raise DbtierError(
-                    f"{p}:{line_no[i]}: time goes backwards: {_fmt_t(time_s[i])} after {_fmt_t(time_s[i - 1])} "
-                    f"at line {line_no[i - 1]} (seconds from the first request; {back.size} such steps)",
+                    f"{p}:{line_of(i)}: time goes backwards: {_fmt_t(time_s[i])} after {_fmt_t(time_s[i - 1])} "
+                    f"at line {line_of(i - 1)} (seconds from the first request; {back.size} such steps)",
                     "sort the file by time first, or pass --sort to sort the requests in memory")
             order = np.argsort(time_s, kind="stable")
             time_s, op_a, off_a, len_a, vol_a = time_s[order], op_a[order], off_a[order], len_a[order], vol_a[order]
@@ -885,7 +1053,6 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
     if not timed:
         time_s = np.zeros(len(op_a), dtype=np.float64)
 
-    volumes = tuple(sorted(vol_index, key=vol_index.get))
     return Trace(str(p), fmt, time_s, op_a, off_a, len_a, vol_a, volumes, timed, origin_raw, total_lines, nbad,
                  bad, ignored, did_sort, notes)
 
