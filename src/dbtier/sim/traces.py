@@ -747,10 +747,19 @@ def _read_fast(p: Path, fmt: str, cols: Columns | None, sort: bool,
             return None
         fmt2, lay, (state, gen, f, size) = start
         lay.float_time = float_time
-        parts: list[Any] = []
+        scale = _time_scale(fmt2, cols)
+        cols_of: list[list[np.ndarray]] = [[], [], [], [], []]
+        t0: Any = None
         try:
             for b in gen:
-                parts.append(b)
+                # seconds from the first request batch by batch, as _finish computes them for the whole
+                # (elementwise, so the same values); copies, so pyarrow's buffers go with the batch
+                if t0 is None:
+                    t0 = b.t[0]
+                ts = (b.t - t0).astype(np.float64) * scale if b.t.dtype == np.int64 else (b.t - t0) * scale
+                for k, a in enumerate((ts, b.op, b.offset, b.length, b.volume)):
+                    cols_of[k].append(np.array(a, copy=True) if k in (2, 3) else a)
+                del b, ts
                 if progress is not None and size:
                     progress(min(_tell(f) / size, 1.0))
         except fastread.Reject:
@@ -761,17 +770,23 @@ def _read_fast(p: Path, fmt: str, cols: Columns | None, sort: bool,
         break
     else:
         return None
-    if not parts:
+    if t0 is None:
         return None
-    t, op, off, ln, vol = (np.concatenate([getattr(b, k) for b in parts]) if len(parts) > 1 else getattr(parts[0], k)
-                           for k in ("t", "op", "offset", "length", "volume"))
-    del parts
+    # one column at a time, each batch's piece dropped as it is joined: the peak is the trace and one column
+    out = []
+    for k in range(5):
+        out.append(np.concatenate(cols_of[k]) if len(cols_of[k]) > 1 else cols_of[k][0])
+        cols_of[k] = []
+    time_s, op, off, ln, vol = out
+    del out
+    import pyarrow as pa
+    pa.default_memory_pool().release_unused()      # mimalloc keeps the freed batches otherwise
     hl = state.header_lines
     ignored = {"header": hl} if hl else {}
     untimed = fmt2 == "csv" and cols is not None and cols.time is None
-    return _finish(p, fmt2, cols, t, op, off, ln, vol, lambda i: int(i) + 1 + hl,
+    return _finish(p, fmt2, cols, None, op, off, ln, vol, lambda i: int(i) + 1 + hl,
                    tuple(sorted(state.volumes, key=state.volumes.get)), ignored, [], 0, [], state.rows + hl, [],
-                   sort, untimed)
+                   sort, untimed, time_s=time_s, origin_raw=float(t0) * scale)
 
 
 def read_chunks(path: str | os.PathLike, fmt: str = "auto", columns: str | Columns | None = None, *,
@@ -791,8 +806,7 @@ def read_chunks(path: str | os.PathLike, fmt: str = "auto", columns: str | Colum
     start = _fast_start(p, fmt, cols) if fmt in ("auto", *_FAST) and cols is None or fmt == "csv" else None
     if start is not None:
         fmt2, lay, (state, gen, _f, _size) = start
-        scale = {"msr": FILETIME_S, "cloudphysics": 1.0, "alibaba": 1e-6, "tencent": 1.0}.get(
-            fmt2, cols.time_scale if cols else 1.0)
+        scale = _time_scale(fmt2, cols)
         t0 = None
         last = -math.inf
         buf: list[Any] = []
@@ -990,12 +1004,14 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
                    sort, untimed)
 
 
-def _finish(p: Path, fmt: str, cols: Columns | None, t_raw: np.ndarray, op_a: np.ndarray, off_a: np.ndarray,
+def _finish(p: Path, fmt: str, cols: Columns | None, t_raw: np.ndarray | None, op_a: np.ndarray, off_a: np.ndarray,
             len_a: np.ndarray, vol_a: np.ndarray, line_of: Callable[[int], Any], volumes: tuple[str, ...],
             ignored: dict[str, int], zero_lines: list[int], nbad: int, bad: list[tuple[int, str]],
-            total_lines: int, notes: list[str], sort: bool, untimed: bool) -> Trace:
-    """The requests read (raw times in the format's unit, int64 or float64) into a Trace: the notes, the
-    trace-wide checks (empty, ten-year span, time backwards) and --sort. `line_of(i)` is request i's line."""
+            total_lines: int, notes: list[str], sort: bool, untimed: bool, *, time_s: np.ndarray | None = None,
+            origin_raw: float = 0.0) -> Trace:
+    """The requests read (raw times in the format's unit, int64 or float64; or `time_s` already in seconds
+    from the first request and its `origin_raw`) into a Trace: the notes, the trace-wide checks (empty,
+    ten-year span, time backwards) and --sort. `line_of(i)` is request i's line."""
     if zero_lines:
         n = ignored["zero-length"]
         notes.append(f"{n:,} zero-length request{'s' if n > 1 else ''} ignored (line "
@@ -1008,20 +1024,21 @@ def _finish(p: Path, fmt: str, cols: Columns | None, t_raw: np.ndarray, op_a: np
                           "pass a trace with read or write requests" +
                           (" (the file is in the " + fmt + " format)" if fmt != "csv" else ""))
 
-    scale = {"msr": FILETIME_S, "cloudphysics": 1.0, "alibaba": 1e-6, "tencent": 1.0, "blkparse": 1e-9,
-             "fio": 1e-6}.get(fmt, cols.time_scale if cols else 1.0)
+    scale = _time_scale(fmt, cols)
     timed = True
     if untimed:
         timed = False
         notes.append("fio v2 iolog without wait lines: untimed, replayed back to back" if fmt == "fio"
                      else "no time column: untimed, replayed back to back")
 
-    origin_raw = float(t_raw[0]) * scale
-    if t_raw.dtype == np.int64:
-        time_s = (t_raw - t_raw[0]).astype(np.float64) * scale
-    else:
-        time_s = (t_raw - t_raw[0]) * scale
-    del t_raw
+    if time_s is None:
+        assert t_raw is not None
+        origin_raw = float(t_raw[0]) * scale
+        if t_raw.dtype == np.int64:
+            time_s = (t_raw - t_raw[0]).astype(np.float64) * scale
+        else:
+            time_s = (t_raw - t_raw[0]) * scale
+        del t_raw
 
     if timed:
         # within ten years of the first request: beyond, the time column or its unit is wrong (and a
@@ -1055,6 +1072,12 @@ def _finish(p: Path, fmt: str, cols: Columns | None, t_raw: np.ndarray, op_a: np
 
     return Trace(str(p), fmt, time_s, op_a, off_a, len_a, vol_a, volumes, timed, origin_raw, total_lines, nbad,
                  bad, ignored, did_sort, notes)
+
+
+def _time_scale(fmt: str, cols: Columns | None) -> float:
+    """Seconds per unit of the format's time column."""
+    return {"msr": FILETIME_S, "cloudphysics": 1.0, "alibaba": 1e-6, "tencent": 1.0, "blkparse": 1e-9,
+            "fio": 1e-6}.get(fmt, cols.time_scale if cols else 1.0)
 
 
 def _absurd(t: Any, off: int, ln: int) -> str | None:
