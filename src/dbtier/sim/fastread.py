@@ -15,7 +15,6 @@ pandas anyway; pyarrow's int64 parse is strict and open_csv streams record batch
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -100,26 +99,27 @@ def layout(fmt: str, cols: Any, index: dict[str, int] | None, first_data: str) -
                    delimiter=cols.delimiter)
 
 
-class _Scan(io.RawIOBase):
+class _Scan:
     """The (decompressed) byte stream as pyarrow reads it, refused where Python's int() and pyarrow's int64
     parse differ ('0x10' is 16 to pyarrow, malformed to the line reader)."""
 
     def __init__(self, stream: Any):
         self.stream = stream
         self.tail = b""
+        self.closed = False
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        data = self.stream.read(len(b))
-        n = len(data)
-        b[:n] = data
-        probe = self.tail + data[:2]
-        if b"0x" in data or b"0X" in data or b"0x" in probe or b"0X" in probe:
+    def read(self, n: int = -1) -> bytes:
+        data = self.stream.read(n)
+        # one byte first (memchr): most traces have no x at all; the two-byte search is slower
+        if (b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data
+                                               or self.tail + data[:1] in (b"0x", b"0X")):
             raise Reject("hex-looking number")
-        self.tail = data[-1:]
-        return n
+        if data:
+            self.tail = data[-1:]
+        return data
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def batches(stream: Any, lay: _Layout, header_lines: int, state: State) -> Iterator[Batch]:
@@ -137,7 +137,7 @@ def batches(stream: Any, lay: _Layout, header_lines: int, state: State) -> Itera
     state.header_lines = header_lines
     try:
         reader = pcsv.open_csv(
-            pa.PythonFile(io.BufferedReader(_Scan(stream), BLOCK_BYTES), mode="r"),
+            pa.PythonFile(_Scan(stream), mode="r"),
             read_options=pcsv.ReadOptions(column_names=names, skip_rows=header_lines, block_size=BLOCK_BYTES,
                                           use_threads=True),
             parse_options=pcsv.ParseOptions(delimiter=lay.delimiter, quote_char=False, double_quote=False,
