@@ -14,7 +14,8 @@ replay, latency model, writing the run directory) for `--design read-cache` (LRU
 --cache-gb, latency on an enterprise NVMe over a 15k disk) and `--design single`. Figures per run: wall
 seconds, user+system CPU seconds and peak RSS of the child (getrusage(RUSAGE_CHILDREN) around each run:
 the maximum RSS is over all children so far, so each run gets its own short-lived parent), requests per
-wall second.
+wall second. The same for reading alone (a Python child calling `traces.read_trace`, and iterating
+`traces.read_chunks` with 2^20-request chunks: the streaming reader's memory).
 """
 
 from __future__ import annotations
@@ -48,6 +49,18 @@ wall = time.perf_counter() - t0
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"rc": r.returncode, "wall_s": wall, "cpu_s": u.ru_utime + u.ru_stime,
                   "peak_rss_mb": u.ru_maxrss / 1024, "stderr": r.stderr[-2000:]}))
+"""
+
+
+# Reading alone, in a child of its own: the whole trace in memory (read_trace) or as chunks (read_chunks).
+_READ = r"""
+import sys
+from dbtier.sim import traces
+if sys.argv[1] == "whole":
+    n = len(traces.read_trace(sys.argv[2]))
+else:
+    n = sum(len(c) for c in traces.read_chunks(sys.argv[2], requests=1 << 20))
+assert n > 0
 """
 
 
@@ -92,7 +105,9 @@ def main() -> None:
     ap.add_argument("--cache-gb", type=float, default=2.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dir", default="/var/tmp/dbtier-scale", help="where the generated traces are kept")
-    ap.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
+    ap.add_argument("--designs", nargs="*", default=list(DESIGNS), choices=list(DESIGNS))
+    ap.add_argument("--read", nargs="*", default=["whole", "chunks"], choices=["whole", "chunks"],
+                    help="also time reading alone: the whole trace in memory, and streamed as chunks")
     ap.add_argument("--inputs", nargs="+", default=["plain", "gzip"], choices=["plain", "gzip"])
     _figures.add_option(ap)
     args = ap.parse_args()
@@ -112,8 +127,22 @@ def main() -> None:
           + (f", gzip {gz.stat().st_size / 1e6:,.0f} MB" if gz.exists() else "")
           + f" (made or found in {time.perf_counter() - t0:.1f} s)")
 
+    figures_read: dict = {}
+    print(f"{'reading':<11} {'input':<6} {'wall s':>7} {'cpu s':>7} {'peak RSS MB':>12} {'requests/s':>12}")
+    for how in args.read:
+        for kind in args.inputs:
+            res = run_one([sys.executable, "-c", _READ, how, str({"plain": plain, "gzip": gz}[kind])])
+            if res["rc"] != 0:
+                print(f"read {how} {kind}: failed: {res['stderr']}", file=sys.stderr)
+                sys.exit(1)
+            res.pop("stderr")
+            res["requests_per_s"] = n / res["wall_s"]
+            figures_read[f"{how}/{kind}"] = res
+            print(f"{how:<11} {kind:<6} {res['wall_s']:>7.1f} {res['cpu_s']:>7.1f} {res['peak_rss_mb']:>12,.0f} "
+                  f"{res['requests_per_s']:>12,.0f}")
+
     dbtier = [sys.executable, "-m", "dbtier"]
-    figures: dict = {"requests": n, "csv_bytes": plain.stat().st_size, "runs": {}}
+    figures: dict = {"requests": n, "csv_bytes": plain.stat().st_size, "read": figures_read, "runs": {}}
     files = {"plain": plain, "gzip": gz}
     print(f"{'design':<11} {'input':<6} {'wall s':>7} {'cpu s':>7} {'peak RSS MB':>12} {'requests/s':>12}")
     for design in args.designs:

@@ -28,7 +28,7 @@ T_LIM_TICKS = 1 << 62
 MAX_VOLUMES = 1 << 16
 
 FAST_FORMATS = ("msr", "cloudphysics", "alibaba", "tencent", "csv")
-BLOCK_BYTES = 16 << 20
+BLOCK_BYTES = 4 << 20
 
 
 class Reject(Exception):
