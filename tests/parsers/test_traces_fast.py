@@ -48,6 +48,11 @@ def test_fast_path_taken(name):
     assert traces._read_fast(TRACES / name, "auto", None, False, None) is not None
 
 
+@pytest.mark.parametrize("name,columns", [("custom-ms.csv", CUSTOM), ("msr-hm1.csv", "op=4,offset=5,length=6")])
+def test_fast_path_taken_csv(name, columns):
+    assert traces._read_fast(TRACES / name, "csv", traces.parse_columns(columns), False, None) is not None
+
+
 def test_gzip_and_header(tmp_path, monkeypatch):
     src = (TRACES / "msr-hm1.csv").read_text()
     p = tmp_path / "t.csv.gz"
@@ -95,3 +100,43 @@ def test_caps_agree():
     for k in ("READ", "WRITE", "SECTOR", "MAX_REQUEST_BYTES", "MAX_ADDRESS_BYTES", "MAX_VOLUMES"):
         assert getattr(fastread, k) == getattr(traces, k), k
     assert fastread.T_LIM_TICKS == traces._T_LIM
+
+
+def _big_msr(tmp_path, n: int, bad_at: int | None = None, back_at: int | None = None) -> Path:
+    """n MSR lines (a few MiB: several of the fast reader's blocks), one malformed or out of order."""
+    rows = []
+    for i in range(n):
+        t = 128166372003061629 + 1000 * i
+        if back_at is not None and i == back_at:
+            t -= 5000
+        rows.append(f"{t},hm,{i % 3},{'Read' if i % 4 else 'Write'},{(i * 7919 % 100000) * 4096},"
+                    f"{4096 * (1 + i % 4)},100")
+    if bad_at is not None:
+        rows[bad_at] = rows[bad_at].replace("Read", "Erase").replace("Write", "Erase")
+    p = tmp_path / "big.csv"
+    p.write_text("\n".join(rows) + "\n")
+    return p
+
+
+def test_sort_and_skip_bad_through_fast_and_slow(tmp_path, monkeypatch):
+    p = _big_msr(tmp_path, 60_000, back_at=45_000)
+    with pytest.raises(DbtierError, match=":45001: time goes backwards"):
+        traces.read_trace(p)
+    _same(traces.read_trace(p, sort=True), _slow(monkeypatch, p, sort=True))
+    q = _big_msr(tmp_path, 60_000, bad_at=50_000)
+    with pytest.raises(DbtierError, match=":50001: malformed msr line"):
+        traces.read_trace(q)
+    _same(traces.read_trace(q, skip_bad=True), _slow(monkeypatch, q, skip_bad=True))
+
+
+def test_chunks_fall_back_mid_file(tmp_path):
+    """A malformed line after the first chunks were yielded: the rest comes from the line reader, in order."""
+    q = _big_msr(tmp_path, 60_000, bad_at=50_000)
+    whole = traces.read_trace(q, skip_bad=True)
+    got = list(traces.read_chunks(q, requests=4096, skip_bad=True))
+    assert got[0].first_request == 0 and sum(len(c) for c in got) == len(whole)
+    for k in ("time_s", "op", "offset_bytes", "length_bytes", "volume"):
+        assert np.array_equal(np.concatenate([getattr(c, k) for c in got]), getattr(whole, k)), k
+    assert [c.first_request for c in got] == list(np.cumsum([0] + [len(c) for c in got[:-1]]))
+    with pytest.raises(DbtierError, match=":50001: malformed msr line"):
+        list(traces.read_chunks(q, requests=4096))
