@@ -27,6 +27,10 @@ volumes, a line over MAX_LINE_CHARS, damaged compressed data) stop the read
 with file and line even under `skip_bad`.
 
 Only regular files are opened (a FIFO would block, /dev/zero never ends).
+
+The CSV-like formats go through fastread.py first (pyarrow, a block at a time); it hands any file it
+cannot vouch for back to the line reader here, whose answers and messages are the reference.
+read_chunks() yields the same requests as chunks.Chunk in bounded memory.
 """
 
 from __future__ import annotations
