@@ -140,3 +140,26 @@ def test_chunks_fall_back_mid_file(tmp_path):
     assert [c.first_request for c in got] == list(np.cumsum([0] + [len(c) for c in got[:-1]]))
     with pytest.raises(DbtierError, match=":50001: malformed msr line"):
         list(traces.read_chunks(q, requests=4096))
+
+
+@pytest.mark.parametrize("name,columns", CASES + [("custom-ms.csv", CUSTOM.replace("time=1,", ""))])
+def test_chunks_meta_equals_read_trace(name, columns):
+    path = TRACES / name
+    whole = traces.read_trace(path, columns=columns)
+    chunks = traces.read_chunks(path, columns=columns, requests=7)
+    got = list(chunks)
+    for k in ("time_s", "op", "offset_bytes", "length_bytes", "volume"):
+        a = np.concatenate([getattr(c, k) for c in got])
+        assert a.dtype == getattr(whole, k).dtype and np.array_equal(a, getattr(whole, k)), k
+    meta = chunks.meta
+    assert meta is not None and len(meta) == 0
+    for f in dataclasses.fields(traces.Trace):
+        if not isinstance(getattr(whole, f.name), np.ndarray):
+            assert getattr(meta, f.name) == getattr(whole, f.name), f.name
+
+
+def test_chunks_refuse_what_read_trace_refuses():
+    with pytest.raises(DbtierError, match="--columns maps a CSV, but --format is msr"):
+        traces.read_chunks(TRACES / "msr-hm1.csv", "msr", "op=4,offset=5,length=6")
+    with pytest.raises(DbtierError, match="--format csv needs --columns"):
+        traces.read_chunks(TRACES / "msr-hm1.csv", "csv")

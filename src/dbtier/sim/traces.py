@@ -657,18 +657,7 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
                progress: Callable[[float], None] | None = None) -> Trace:
     """Read a trace file into arrays. `fmt` is 'auto' or a key of FORMATS ('csv' needs `columns`)."""
     p = Path(path)
-    cols = parse_columns(columns) if isinstance(columns, str) else columns
-    if cols is not None and fmt == "auto":
-        fmt = "csv"
-    if fmt not in ("auto", *FORMATS):
-        raise DbtierError(f"unknown --format '{fmt}' (known: auto, {', '.join(FORMATS)})",
-                          "leave --format out to detect it, or map the columns with --columns")
-    if fmt == "csv" and cols is None:
-        raise DbtierError("--format csv needs --columns", COLUMNS_HELP)
-    if cols is not None and fmt != "csv":
-        raise DbtierError(f"--columns maps a CSV, but --format is {fmt}", "leave --format out (or pass --format csv) "
-                          f"with --columns, or leave --columns out to read the {fmt} layout")
-
+    fmt, cols = _check_args(fmt, columns)
     if fmt in ("auto", *_FAST):
         fast = _read_fast(p, fmt, cols, sort, progress)
         if fast is not None:
@@ -683,6 +672,22 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
                               "pass a text trace with one request per line") from None
         except _DECOMPRESS_ERRORS as exc:
             raise _damaged(p, exc, getattr(exc, "dbtier_lines_ok", 0), _tell(raw), size, compression) from None
+
+
+def _check_args(fmt: str, columns: str | Columns | None) -> tuple[str, Columns | None]:
+    """(format, parsed --columns), or the DbtierError for a format and columns that do not go together."""
+    cols = parse_columns(columns) if isinstance(columns, str) else columns
+    if cols is not None and fmt == "auto":
+        fmt = "csv"
+    if fmt not in ("auto", *FORMATS):
+        raise DbtierError(f"unknown --format '{fmt}' (known: auto, {', '.join(FORMATS)})",
+                          "leave --format out to detect it, or map the columns with --columns")
+    if fmt == "csv" and cols is None:
+        raise DbtierError("--format csv needs --columns", COLUMNS_HELP)
+    if cols is not None and fmt != "csv":
+        raise DbtierError(f"--columns maps a CSV, but --format is {fmt}", "leave --format out (or pass --format csv) "
+                          f"with --columns, or leave --columns out to read the {fmt} layout")
+    return fmt, cols
 
 
 _FAST = ("msr", "cloudphysics", "alibaba", "tencent", "csv")
@@ -793,65 +798,90 @@ def _read_fast(p: Path, fmt: str, cols: Columns | None, sort: bool,
                    sort, untimed, time_s=time_s, origin_raw=float(t0) * scale)
 
 
+class TraceChunks:
+    """A trace as chunks.Chunk of at most `requests` requests in file order (iterate once). When the
+    vectorised reader vouches for the file it holds one chunk and one block of the file at a time;
+    otherwise (or from the first request it cannot vouch for on) the rest comes from read_trace, with its
+    answers and messages. Once the chunks are exhausted, `meta` is the Trace without its requests (zero-length
+    arrays): volumes, lines, ignored, notes, timed, time_origin, as read_trace gives them. No --sort: a trace
+    whose time goes backwards stops with read_trace's message."""
+
+    def __init__(self, path: str | os.PathLike, fmt: str = "auto", columns: str | Columns | None = None, *,
+                 requests: int = 1 << 20, skip_bad: bool = False):
+        if requests <= 0:
+            raise ValueError("a chunk holds at least one request")
+        self.path = Path(path)
+        self.fmt, self.cols = _check_args(fmt, columns)
+        self.requests = requests
+        self.skip_bad = skip_bad
+        self.meta: Trace | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        from dbtier.sim import fastread
+        from dbtier.sim.chunks import Chunk, chunks_of
+        p, cols, requests = self.path, self.cols, self.requests
+        done = 0
+        start = _fast_start(p, self.fmt, cols) if self.fmt in ("auto", *_FAST) else None
+        if start is not None:
+            fmt2, lay, (state, gen, _f, _size) = start
+            scale = _time_scale(fmt2, cols)
+            t0 = None
+            last = -math.inf
+            buf: list[Any] = []
+            held = 0
+            try:
+                for b in gen:
+                    if t0 is None:
+                        t0 = b.t[0]
+                    ts = (b.t - t0).astype(np.float64) * scale if lay.time is not None else np.zeros(len(b.op))
+                    if lay.time is not None and (not (np.abs(ts) <= MAX_SPAN_S).all() or ts[0] < last
+                                                 or (np.diff(ts) < 0).any()):
+                        raise fastread.Reject("time checks")      # the line reader says where
+                    if len(ts):
+                        last = ts[-1]
+                    buf.append((ts, b.op, b.offset, b.length, b.volume))
+                    held += len(ts)
+                    if held >= requests:
+                        arrs = [np.concatenate([x[k] for x in buf]) if len(buf) > 1 else buf[0][k] for k in range(5)]
+                        lo = 0
+                        while held - lo >= requests:
+                            yield Chunk(*(a[lo:lo + requests] for a in arrs), first_request=done)
+                            done += requests
+                            lo += requests
+                        held -= lo
+                        buf = [tuple(a[lo:] for a in arrs)] if held else []
+                if held:
+                    arrs = [np.concatenate([x[k] for x in buf]) for k in range(5)]
+                    yield Chunk(*arrs, first_request=done)
+                    done += held
+                if done:
+                    hl = state.header_lines
+                    untimed = fmt2 == "csv" and cols is not None and cols.time is None
+                    e = np.zeros(0)
+                    self.meta = Trace(str(p), fmt2, e, e.astype(np.uint8), e.astype(np.int64), e.astype(np.int64),
+                                      e.astype(np.int32), tuple(sorted(state.volumes, key=state.volumes.get)),
+                                      not untimed, float(t0) * scale, state.rows + hl, 0, [],
+                                      {"header": hl} if hl else {}, False,
+                                      ["no time column: untimed, replayed back to back"] if untimed else [])
+                    return
+            except fastread.Reject:
+                gen.close()
+        whole = read_trace(p, self.fmt, cols, skip_bad=self.skip_bad)
+        for c in chunks_of(whole, requests):
+            if c.first_request + len(c) <= done:
+                continue
+            if c.first_request < done:
+                k = done - c.first_request
+                c = Chunk(c.time_s[k:], c.op[k:], c.offset_bytes[k:], c.length_bytes[k:], c.volume[k:], done)
+            yield c
+        self.meta = whole.select(np.zeros(len(whole), dtype=bool))
+        self.meta.time_s = np.zeros(0)
+
+
 def read_chunks(path: str | os.PathLike, fmt: str = "auto", columns: str | Columns | None = None, *,
-                requests: int = 1 << 20, skip_bad: bool = False) -> Iterator[Any]:
-    """The trace as chunks.Chunk of at most `requests` requests in file order, holding one chunk and one
-    block of the file at a time when the vectorised reader vouches for the file; otherwise (or from the
-    first request it cannot vouch for) the rest from read_trace, with its answers and messages."""
-    from dbtier.sim import fastread
-    from dbtier.sim.chunks import Chunk, chunks_of
-    if requests <= 0:
-        raise ValueError("a chunk holds at least one request")
-    p = Path(path)
-    cols = parse_columns(columns) if isinstance(columns, str) else columns
-    if cols is not None and fmt == "auto":
-        fmt = "csv"
-    done = 0
-    start = _fast_start(p, fmt, cols) if fmt in ("auto", *_FAST) and cols is None or fmt == "csv" else None
-    if start is not None:
-        fmt2, lay, (state, gen, _f, _size) = start
-        scale = _time_scale(fmt2, cols)
-        t0 = None
-        last = -math.inf
-        buf: list[Any] = []
-        held = 0
-        try:
-            for b in gen:
-                if t0 is None:
-                    t0 = b.t[0]
-                ts = (b.t - t0).astype(np.float64) * scale if lay.time is not None else np.zeros(len(b.op))
-                if lay.time is not None and (not (np.abs(ts) <= MAX_SPAN_S).all() or ts[0] < last
-                                             or (np.diff(ts) < 0).any()):
-                    raise fastread.Reject("time checks")      # the line reader says where
-                if len(ts):
-                    last = ts[-1]
-                buf.append((ts, b.op, b.offset, b.length, b.volume))
-                held += len(ts)
-                if held >= requests:
-                    arrs = [np.concatenate([x[k] for x in buf]) if len(buf) > 1 else buf[0][k] for k in range(5)]
-                    lo = 0
-                    while held - lo >= requests:
-                        yield Chunk(*(a[lo:lo + requests] for a in arrs), first_request=done)
-                        done += requests
-                        lo += requests
-                    held -= lo
-                    buf = [tuple(a[lo:] for a in arrs)] if held else []
-            if held:
-                arrs = [np.concatenate([x[k] for x in buf]) for k in range(5)]
-                yield Chunk(*arrs, first_request=done)
-                done += held
-            if done:
-                return
-        except fastread.Reject:
-            gen.close()
-    whole = read_trace(p, fmt, cols, skip_bad=skip_bad)
-    for c in chunks_of(whole, requests):
-        if c.first_request + len(c) <= done:
-            continue
-        if c.first_request < done:
-            k = done - c.first_request
-            c = Chunk(c.time_s[k:], c.op[k:], c.offset_bytes[k:], c.length_bytes[k:], c.volume[k:], done)
-        yield c
+                requests: int = 1 << 20, skip_bad: bool = False) -> TraceChunks:
+    """The trace as chunks (TraceChunks: iterate it; its `meta` is complete afterwards)."""
+    return TraceChunks(path, fmt, columns, requests=requests, skip_bad=skip_bad)
 
 
 def _tell(raw: Any) -> int:
