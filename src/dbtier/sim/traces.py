@@ -27,6 +27,10 @@ volumes, a line over MAX_LINE_CHARS, damaged compressed data) stop the read
 with file and line even under `skip_bad`.
 
 Only regular files are opened (a FIFO would block, /dev/zero never ends).
+
+The CSV-like formats go through fastread.py first (pyarrow, a block at a time); it hands any file it
+cannot vouch for back to the line reader here, whose answers and messages are the reference.
+read_chunks() yields the same requests as chunks.Chunk in bounded memory.
 """
 
 from __future__ import annotations
@@ -653,6 +657,25 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
                progress: Callable[[float], None] | None = None) -> Trace:
     """Read a trace file into arrays. `fmt` is 'auto' or a key of FORMATS ('csv' needs `columns`)."""
     p = Path(path)
+    fmt, cols = _check_args(fmt, columns)
+    if fmt in ("auto", *_FAST):
+        fast = _read_fast(p, fmt, cols, sort, progress)
+        if fast is not None:
+            return fast
+    text, raw, size, compression = _open_text(p)
+    with raw, text:
+        try:
+            return _read_lines(p, fmt, cols, text, raw, size, skip_bad, sort, progress)
+        except _LineTooLong as exc:
+            raise DbtierError(f"{p}:{exc.lineno}: a line of {exc.chars:,}+ characters, more than the "
+                              f"{MAX_LINE_CHARS:,} a trace line may have: not a trace of a known layout",
+                              "pass a text trace with one request per line") from None
+        except _DECOMPRESS_ERRORS as exc:
+            raise _damaged(p, exc, getattr(exc, "dbtier_lines_ok", 0), _tell(raw), size, compression) from None
+
+
+def _check_args(fmt: str, columns: str | Columns | None) -> tuple[str, Columns | None]:
+    """(format, parsed --columns), or the DbtierError for a format and columns that do not go together."""
     cols = parse_columns(columns) if isinstance(columns, str) else columns
     if cols is not None and fmt == "auto":
         fmt = "csv"
@@ -664,17 +687,201 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto", columns: str | Column
     if cols is not None and fmt != "csv":
         raise DbtierError(f"--columns maps a CSV, but --format is {fmt}", "leave --format out (or pass --format csv) "
                           f"with --columns, or leave --columns out to read the {fmt} layout")
+    return fmt, cols
 
+
+_FAST = ("msr", "cloudphysics", "alibaba", "tencent", "csv")
+
+
+def _fast_start(p: Path, fmt: str, cols: Columns | None) -> tuple[str, Any, Any] | None:
+    """(format, layout, batches) from the vectorised reader (fastread.py), or None where only the line reader
+    may speak (an unknown format, a file that does not start with a request or the header, ...)."""
+    from dbtier.sim import fastread
     text, raw, size, compression = _open_text(p)
-    with raw, text:
+    with text:
         try:
-            return _read_lines(p, fmt, cols, text, raw, size, skip_bad, sort, progress)
-        except _LineTooLong as exc:
-            raise DbtierError(f"{p}:{exc.lineno}: a line of {exc.chars:,}+ characters, more than the "
-                              f"{MAX_LINE_CHARS:,} a trace line may have: not a trace of a known layout",
-                              "pass a text trace with one request per line") from None
-        except _DECOMPRESS_ERRORS as exc:
-            raise _damaged(p, exc, getattr(exc, "dbtier_lines_ok", 0), _tell(raw), size, compression) from None
+            head = list(islice(_text_lines(text), 20))
+        except (_LineTooLong, *_DECOMPRESS_ERRORS):
+            return None
+    raw.close()
+    if fmt == "auto":
+        fmt = detect_format(head) or ""
+    if fmt not in _FAST or not head or not head[0].strip() or head[0][:1] in " \t#":
+        return None
+    header = 0
+    index = None
+    if fmt == "csv":
+        assert cols is not None
+        ff = head[0].split(cols.delimiter)
+        refs_by_name = any(_colnum(getattr(cols, k)) is None for k in ("time", "op", "offset", "length", "volume")
+                           if getattr(cols, k) is not None)
+        if cols.header == "yes" or (cols.header == "auto" and (refs_by_name or not any(
+                x.strip().replace(".", "", 1).isdigit() for x in ff))):
+            header = 1
+        try:
+            index = _csv_index(cols, ff if header else None, p)
+        except DbtierError:
+            return None
+    else:
+        try:
+            {"msr": _msr, "cloudphysics": _cloudphysics, "alibaba": _alibaba, "tencent": _tencent}[fmt](head[0])
+        except _Ignore:
+            header = 1
+        except _Bad:
+            return None
+    data = head[header] if len(head) > header else head[0]
+    try:
+        lay = fastread.layout(fmt, cols, index, data)
+    except fastread.Reject:
+        return None
+    f = open(p, "rb")
+    stream: Any = {"gzip": lambda: gzip.GzipFile(fileobj=f), "bz2": lambda: bz2.BZ2File(f),
+                   "xz": lambda: lzma.LZMAFile(f), None: lambda: f}[compression]()
+    state = fastread.State(max_volumes=MAX_VOLUMES)
+
+    def gen() -> Iterator[Any]:
+        with f:
+            for b in fastread.batches(stream, lay, header, state):
+                yield b
+    return fmt, lay, (state, gen(), f, size)
+
+
+def _read_fast(p: Path, fmt: str, cols: Columns | None, sort: bool,
+               progress: Callable[[float], None] | None) -> Trace | None:
+    """The whole trace through the vectorised reader, or None: then the line reader reads it."""
+    from dbtier.sim import fastread
+    for float_time in (False, True):
+        start = _fast_start(p, fmt, cols)
+        if start is None:
+            return None
+        fmt2, lay, (state, gen, f, size) = start
+        lay.float_time = float_time
+        scale = _time_scale(fmt2, cols)
+        cols_of: list[list[np.ndarray]] = [[], [], [], [], []]
+        t0: Any = None
+        try:
+            for b in gen:
+                # seconds from the first request batch by batch, as _finish computes them for the whole
+                # (elementwise, so the same values); copies, so pyarrow's buffers go with the batch
+                if t0 is None:
+                    t0 = b.t[0]
+                ts = (b.t - t0).astype(np.float64) * scale if b.t.dtype == np.int64 else (b.t - t0) * scale
+                for k, a in enumerate((ts, b.op, b.offset, b.length, b.volume)):
+                    cols_of[k].append(np.array(a, copy=True) if k in (2, 3) else a)
+                del b, ts
+                if progress is not None and size:
+                    progress(min(_tell(f) / size, 1.0))
+        except fastread.Reject:
+            gen.close()
+            if fmt2 == "csv" and lay.time is not None and not float_time:
+                continue
+            return None
+        break
+    else:
+        return None
+    if t0 is None:
+        return None
+    # one column at a time, each batch's piece dropped as it is joined: the peak is the trace and one column
+    out = []
+    for k in range(5):
+        out.append(np.concatenate(cols_of[k]) if len(cols_of[k]) > 1 else cols_of[k][0])
+        cols_of[k] = []
+    time_s, op, off, ln, vol = out
+    del out
+    import pyarrow as pa
+    pa.default_memory_pool().release_unused()      # mimalloc keeps the freed batches otherwise
+    hl = state.header_lines
+    ignored = {"header": hl} if hl else {}
+    untimed = fmt2 == "csv" and cols is not None and cols.time is None
+    return _finish(p, fmt2, cols, None, op, off, ln, vol, lambda i: int(i) + 1 + hl,
+                   tuple(sorted(state.volumes, key=state.volumes.get)), ignored, [], 0, [], state.rows + hl, [],
+                   sort, untimed, time_s=time_s, origin_raw=float(t0) * scale)
+
+
+class TraceChunks:
+    """A trace as chunks.Chunk of at most `requests` requests in file order (iterate once). When the
+    vectorised reader vouches for the file it holds one chunk and one block of the file at a time;
+    otherwise (or from the first request it cannot vouch for on) the rest comes from read_trace, with its
+    answers and messages. Once the chunks are exhausted, `meta` is the Trace without its requests (zero-length
+    arrays): volumes, lines, ignored, notes, timed, time_origin, as read_trace gives them. No --sort: a trace
+    whose time goes backwards stops with read_trace's message."""
+
+    def __init__(self, path: str | os.PathLike, fmt: str = "auto", columns: str | Columns | None = None, *,
+                 requests: int = 1 << 20, skip_bad: bool = False):
+        if requests <= 0:
+            raise ValueError("a chunk holds at least one request")
+        self.path = Path(path)
+        self.fmt, self.cols = _check_args(fmt, columns)
+        self.requests = requests
+        self.skip_bad = skip_bad
+        self.meta: Trace | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        from dbtier.sim import fastread
+        from dbtier.sim.chunks import Chunk, chunks_of
+        p, cols, requests = self.path, self.cols, self.requests
+        done = 0
+        start = _fast_start(p, self.fmt, cols) if self.fmt in ("auto", *_FAST) else None
+        if start is not None:
+            fmt2, lay, (state, gen, _f, _size) = start
+            scale = _time_scale(fmt2, cols)
+            t0 = None
+            last = -math.inf
+            buf: list[Any] = []
+            held = 0
+            try:
+                for b in gen:
+                    if t0 is None:
+                        t0 = b.t[0]
+                    ts = (b.t - t0).astype(np.float64) * scale if lay.time is not None else np.zeros(len(b.op))
+                    if lay.time is not None and (not (np.abs(ts) <= MAX_SPAN_S).all() or ts[0] < last
+                                                 or (np.diff(ts) < 0).any()):
+                        raise fastread.Reject("time checks")      # the line reader says where
+                    if len(ts):
+                        last = ts[-1]
+                    buf.append((ts, b.op, b.offset, b.length, b.volume))
+                    held += len(ts)
+                    if held >= requests:
+                        arrs = [np.concatenate([x[k] for x in buf]) if len(buf) > 1 else buf[0][k] for k in range(5)]
+                        lo = 0
+                        while held - lo >= requests:
+                            yield Chunk(*(a[lo:lo + requests] for a in arrs), first_request=done)
+                            done += requests
+                            lo += requests
+                        held -= lo
+                        buf = [tuple(a[lo:] for a in arrs)] if held else []
+                if held:
+                    arrs = [np.concatenate([x[k] for x in buf]) for k in range(5)]
+                    yield Chunk(*arrs, first_request=done)
+                    done += held
+                if done:
+                    hl = state.header_lines
+                    untimed = fmt2 == "csv" and cols is not None and cols.time is None
+                    e = np.zeros(0)
+                    self.meta = Trace(str(p), fmt2, e, e.astype(np.uint8), e.astype(np.int64), e.astype(np.int64),
+                                      e.astype(np.int32), tuple(sorted(state.volumes, key=state.volumes.get)),
+                                      not untimed, float(t0) * scale, state.rows + hl, 0, [],
+                                      {"header": hl} if hl else {}, False,
+                                      ["no time column: untimed, replayed back to back"] if untimed else [])
+                    return
+            except fastread.Reject:
+                gen.close()
+        whole = read_trace(p, self.fmt, cols, skip_bad=self.skip_bad)
+        for c in chunks_of(whole, requests):
+            if c.first_request + len(c) <= done:
+                continue
+            if c.first_request < done:
+                k = done - c.first_request
+                c = Chunk(c.time_s[k:], c.op[k:], c.offset_bytes[k:], c.length_bytes[k:], c.volume[k:], done)
+            yield c
+        self.meta = whole.select(np.zeros(len(whole), dtype=bool))
+        self.meta.time_s = np.zeros(0)
+
+
+def read_chunks(path: str | os.PathLike, fmt: str = "auto", columns: str | Columns | None = None, *,
+                requests: int = 1 << 20, skip_bad: bool = False) -> TraceChunks:
+    """The trace as chunks (TraceChunks: iterate it; its `meta` is complete afterwards)."""
+    return TraceChunks(path, fmt, columns, requests=requests, skip_bad=skip_bad)
 
 
 def _tell(raw: Any) -> int:
@@ -818,11 +1025,32 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
         vols = [vols[i] for i in idx]
         lines_of = [lines_of[i] for i in idx]
 
+    if all(type(t) is int for t in times[:1000]) and all(type(t) is int for t in times):
+        t_raw = np.array(times, dtype=np.int64)
+    else:
+        t_raw = np.array(times, dtype=np.float64)
+    line_no = np.array(lines_of, dtype=np.int64)
+    untimed = ((fmt == "fio" and fio_state.version == 2 and fio_state.waits == 0)
+               or (fmt == "csv" and cols is not None and cols.time is None))
+    return _finish(p, fmt, cols, t_raw, np.array(ops, dtype=np.uint8), np.array(offs, dtype=np.int64),
+                   np.array(lens, dtype=np.int64), np.array(vols, dtype=np.int32), line_no.__getitem__,
+                   tuple(sorted(vol_index, key=vol_index.get)), ignored, zero_lines, nbad, bad, total_lines, notes,
+                   sort, untimed)
+
+
+def _finish(p: Path, fmt: str, cols: Columns | None, t_raw: np.ndarray | None, op_a: np.ndarray, off_a: np.ndarray,
+            len_a: np.ndarray, vol_a: np.ndarray, line_of: Callable[[int], Any], volumes: tuple[str, ...],
+            ignored: dict[str, int], zero_lines: list[int], nbad: int, bad: list[tuple[int, str]],
+            total_lines: int, notes: list[str], sort: bool, untimed: bool, *, time_s: np.ndarray | None = None,
+            origin_raw: float = 0.0) -> Trace:
+    """The requests read (raw times in the format's unit, int64 or float64; or `time_s` already in seconds
+    from the first request and its `origin_raw`) into a Trace: the notes, the trace-wide checks (empty,
+    ten-year span, time backwards) and --sort. `line_of(i)` is request i's line."""
     if zero_lines:
         n = ignored["zero-length"]
         notes.append(f"{n:,} zero-length request{'s' if n > 1 else ''} ignored (line "
                      + ", ".join(map(str, zero_lines)) + (", ..." if n > len(zero_lines) else "") + ")")
-    if not ops:
+    if not len(op_a):
         what = f"{total_lines} lines" + (f", {nbad} malformed and skipped" if nbad else "")
         if ignored:
             what += "; ignored: " + ", ".join(f"{k} {v}" for k, v in ignored.items())
@@ -830,30 +1058,21 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
                           "pass a trace with read or write requests" +
                           (" (the file is in the " + fmt + " format)" if fmt != "csv" else ""))
 
-    scale = {"msr": FILETIME_S, "cloudphysics": 1.0, "alibaba": 1e-6, "tencent": 1.0, "blkparse": 1e-9,
-             "fio": 1e-6}.get(fmt, cols.time_scale if cols else 1.0)
+    scale = _time_scale(fmt, cols)
     timed = True
-    if fmt == "fio" and fio_state.version == 2 and fio_state.waits == 0:
+    if untimed:
         timed = False
-        notes.append("fio v2 iolog without wait lines: untimed, replayed back to back")
-    if fmt == "csv" and cols is not None and cols.time is None:
-        timed = False
-        notes.append("no time column: untimed, replayed back to back")
+        notes.append("fio v2 iolog without wait lines: untimed, replayed back to back" if fmt == "fio"
+                     else "no time column: untimed, replayed back to back")
 
-    if all(type(t) is int for t in times[:1000]) and all(type(t) is int for t in times):
-        ti = np.array(times, dtype=np.int64)
-        origin_raw = float(ti[0]) * scale
-        ti_rel = ti - ti[0]
-        time_s = ti_rel.astype(np.float64) * scale
-    else:
-        tf = np.array(times, dtype=np.float64)
-        origin_raw = float(tf[0]) * scale
-        time_s = (tf - tf[0]) * scale
-    line_no = np.array(lines_of, dtype=np.int64)
-    op_a = np.array(ops, dtype=np.uint8)
-    off_a = np.array(offs, dtype=np.int64)
-    len_a = np.array(lens, dtype=np.int64)
-    vol_a = np.array(vols, dtype=np.int32)
+    if time_s is None:
+        assert t_raw is not None
+        origin_raw = float(t_raw[0]) * scale
+        if t_raw.dtype == np.int64:
+            time_s = (t_raw - t_raw[0]).astype(np.float64) * scale
+        else:
+            time_s = (t_raw - t_raw[0]) * scale
+        del t_raw
 
     if timed:
         # within ten years of the first request: beyond, the time column or its unit is wrong (and a
@@ -862,7 +1081,7 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
         if far.size:
             i = int(far[0])
             raise DbtierError(
-                f"{p}:{line_no[i]}: time {time_s[i]:.6g} s from the first request (line {line_no[0]}) is more "
+                f"{p}:{line_of(i)}: time {time_s[i]:.6g} s from the first request (line {line_of(0)}) is more "
                 f"than ten years away: not the trace's clock",
                 "check the time column and its unit (--columns time_unit=s|ms|us|ns|filetime), or fix that line")
 
@@ -873,8 +1092,8 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
             if not sort:
                 i = int(back[0]) + 1
                 raise DbtierError(
-                    f"{p}:{line_no[i]}: time goes backwards: {_fmt_t(time_s[i])} after {_fmt_t(time_s[i - 1])} "
-                    f"at line {line_no[i - 1]} (seconds from the first request; {back.size} such steps)",
+                    f"{p}:{line_of(i)}: time goes backwards: {_fmt_t(time_s[i])} after {_fmt_t(time_s[i - 1])} "
+                    f"at line {line_of(i - 1)} (seconds from the first request; {back.size} such steps)",
                     "sort the file by time first, or pass --sort to sort the requests in memory")
             order = np.argsort(time_s, kind="stable")
             time_s, op_a, off_a, len_a, vol_a = time_s[order], op_a[order], off_a[order], len_a[order], vol_a[order]
@@ -885,9 +1104,14 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
     if not timed:
         time_s = np.zeros(len(op_a), dtype=np.float64)
 
-    volumes = tuple(sorted(vol_index, key=vol_index.get))
     return Trace(str(p), fmt, time_s, op_a, off_a, len_a, vol_a, volumes, timed, origin_raw, total_lines, nbad,
                  bad, ignored, did_sort, notes)
+
+
+def _time_scale(fmt: str, cols: Columns | None) -> float:
+    """Seconds per unit of the format's time column."""
+    return {"msr": FILETIME_S, "cloudphysics": 1.0, "alibaba": 1e-6, "tencent": 1.0, "blkparse": 1e-9,
+            "fio": 1e-6}.get(fmt, cols.time_scale if cols else 1.0)
 
 
 def _absurd(t: Any, off: int, ln: int) -> str | None:
