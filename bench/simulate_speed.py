@@ -9,7 +9,8 @@ popularity (P(rank k) ~ 1/k^alpha, popular blocks scattered over the address spa
 writes, one request per 10 µs. What is timed:
 
 - load: generating the arrays, then `cache.prepare` (cutting into blocks and numbering the distinct
-  blocks densely, a sort): reported, not part of the replay figure;
+  blocks densely): its time and its peak memory above the process's resident set before it (Linux's
+  VmHWM, reset through /proc/self/clear_refs), reported, not part of the replay figure;
 - JIT: the kernels are compiled (or loaded from numba's cache) on a small prefix first: excluded;
 - replay: one `cache.run_cache` call, LRU, write-around, on one core (the kernel is single-threaded),
   counters only (`record=False`), and again with the per-request outputs the latency model needs; the
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import time
 
 import numpy as np
@@ -69,17 +71,20 @@ def main() -> None:
     t0 = time.perf_counter()
     tr = zipf_trace(n, blocks, args.alpha, args.write_pct, args.seed)
     t_gen = time.perf_counter() - t0
+    rss0 = _reset_peak_rss()
     t0 = time.perf_counter()
     prep = cache.prepare(tr, BS)
     t_prep = time.perf_counter() - t0
+    prep_peak = _peak_rss() - rss0 if rss0 is not None else None
     queue_speed, queue_figures = serve_speed(tr)
     del tr
     cap = max(1, int(prep.nids * args.cache_pct / 100))
     print(f"trace: {n:,} requests ({args.write_pct:g}% writes), Zipf alpha {args.alpha:g} over {blocks:,} blocks; "
           f"{prep.nids:,} touched ({prep.working_set_bytes / 1e9:.1f} GB of 8 KiB blocks)")
-    print(f"load (not timed below): generate {t_gen:.1f} s, prepare (blocks, dense ids) {t_prep:.1f} s")
+    peak = f", peak {prep_peak / 1e6:,.0f} MB above the trace" if prep_peak is not None else ""
+    print(f"load (not timed below): generate {t_gen:.1f} s, prepare (blocks, dense ids) {t_prep:.2f} s{peak}")
     figures: dict = {"requests": n, "blocks_touched": prep.nids, "cache_blocks": cap, "generate_s": t_gen,
-                     "prepare_s": t_prep, "replay": [], "sweep": []}
+                     "prepare_s": t_prep, "prepare_peak_bytes": prep_peak, "replay": [], "sweep": []}
 
     small = cache.Prepared(BS, prep.nblk[:10_000], prep.ids[:10_000], prep.nids, 0, prep.op[:10_000])
     t0 = time.perf_counter()
@@ -129,6 +134,26 @@ def main() -> None:
     figures["load_average_1m"] = load
     figures["queueing_model"] = queue_figures
     _figures.write("simulate_speed", args, figures)
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        return int(re.search(rf"{field}:\s+(\d+) kB", f.read()).group(1))
+
+
+def _reset_peak_rss() -> int | None:
+    """Reset the process's peak resident set to its current one (Linux); the current one in bytes, or
+    None where that cannot be done."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return _status_kb("VmRSS") * 1024
+    except (OSError, AttributeError):
+        return None
+
+
+def _peak_rss() -> int:
+    return _status_kb("VmHWM") * 1024
 
 
 def serve_speed(tr) -> tuple[str, list[dict]]:
