@@ -576,12 +576,12 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
 # -- S3-FIFO ------------------------------------------------------------------------------------------
 
 @numba.njit(inline="always")
-def _s3_evict_main(where, freq, dirty, prev, nxt, htm, sizes, c):
+def _s3_evict_main(where, fd, prev, nxt, htm, sizes, c):
     """Evict one block from M; returns 1 if it was dirty (destaged)."""
     while sizes[1] > 0:
         t = htm[1]
-        if freq[t] > 0:
-            freq[t] -= 1
+        if fd[t] & 3:
+            fd[t] -= 1
             if htm[0] != t:
                 _unlink(t, prev, nxt, htm)
                 _push_head(t, prev, nxt, htm)
@@ -590,30 +590,30 @@ def _s3_evict_main(where, freq, dirty, prev, nxt, htm, sizes, c):
             where[t] = 0
             sizes[1] -= 1
             c[C_EVICTED] += 1
-            d = dirty[t]
-            dirty[t] = 0
+            d = fd[t] >> 2
+            fd[t] &= 3
             return d
     return 0
 
 
 @numba.njit(inline="always")
-def _s3_evict(where, freq, dirty, prev, nxt, hts, htm, htg, sizes, small_cap, main_cap, ghost_cap, c):
+def _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes, small_cap, main_cap, ghost_cap, c):
     """Free exactly one block. Returns 1 if a dirty block left the cache (destaged)."""
     if sizes[0] >= small_cap or sizes[1] == 0:
         while sizes[0] > 0:
             t = hts[1]
             _unlink(t, prev, nxt, hts)
             sizes[0] -= 1
-            if freq[t] > 1:
+            if (fd[t] & 3) > 1:
                 _push_head(t, prev, nxt, htm)
                 where[t] = 2
                 sizes[1] += 1
                 if sizes[1] > main_cap:
-                    return _s3_evict_main(where, freq, dirty, prev, nxt, htm, sizes, c)
+                    return _s3_evict_main(where, fd, prev, nxt, htm, sizes, c)
             else:
                 c[C_EVICTED] += 1
-                d = dirty[t]
-                dirty[t] = 0
+                d = fd[t] >> 2
+                fd[t] &= 3
                 if ghost_cap > 0:
                     if sizes[2] >= ghost_cap:
                         g = htg[1]
@@ -627,10 +627,10 @@ def _s3_evict(where, freq, dirty, prev, nxt, hts, htm, htg, sizes, small_cap, ma
                     where[t] = 0
                 return d
         return 0
-    return _s3_evict_main(where, freq, dirty, prev, nxt, htm, sizes, c)
+    return _s3_evict_main(where, fd, prev, nxt, htm, sizes, c)
 
 
-S3_ROW = 8         # int32 per block: prev, next, where, freq, dirty, padding (32 bytes)
+S3_ROW = 4         # int32 per block: prev, next, where, freq (bits 0-1) | dirty (bit 2): 16 bytes
 S3_STATE = 10      # st: S head, tail, M head, tail, G head, tail, S size, M size, G size, next restart
 
 
@@ -641,8 +641,7 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
     prev = node[:, 0]
     nxt = node[:, 1]
     where = node[:, 2]                             # 0 none, 1 S, 2 M, 3 G (ghost)
-    freq = node[:, 3]
-    dirty = node[:, 4]
+    fd = node[:, 3]                                # freq (0..3) | dirty << 2: one row per block stays 16 bytes
     hts = st[0:2]
     htm = st[2:4]
     htg = st[4:6]
@@ -654,6 +653,19 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
     r = st[9]
+    # Counters in locals on the hot path (see lru_kernel); evictions and restarts count into c directly.
+    n_read_reqs = c[C_READ_REQS]
+    n_read_req_hits = c[C_READ_REQ_HITS]
+    n_read_blocks = c[C_READ_BLOCKS]
+    n_read_hits = c[C_READ_HITS]
+    n_write_reqs = c[C_WRITE_REQS]
+    n_write_blocks = c[C_WRITE_BLOCKS]
+    n_write_hits = c[C_WRITE_HITS]
+    n_admitted = c[C_ADMITTED]
+    n_destaged = c[C_DESTAGED]
+    n_invalidated = c[C_INVALIDATED]
+    n_bypassed = c[C_BYPASSED_REQS]
+    n_ghost_hits = c[C_GHOST_HITS]
     next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
     pos = 0
     for i in range(nblk.shape[0]):
@@ -662,12 +674,11 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
             for ht in (hts, htm, htg):
                 x = ht[0]
                 while x >= 0:
-                    if dirty[x] == 1:
+                    if fd[x] >= 4:
                         destage += 1
                         c[C_RESTART_DESTAGED] += 1
-                    dirty[x] = 0
                     where[x] = 0
-                    freq[x] = 0
+                    fd[x] = 0
                     y = nxt[x]
                     prev[x] = -1
                     nxt[x] = -1
@@ -680,17 +691,17 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
         k = nblk[i]
         byp = has_bypass and bypass[i]
         if byp:
-            c[C_BYPASSED_REQS] += 1
+            n_bypassed += 1
         hits = 0
         admit = 0
         first_miss = -1
         is_read = op[i] == 0
         if is_read:
-            c[C_READ_REQS] += 1
-            c[C_READ_BLOCKS] += k
+            n_read_reqs += 1
+            n_read_blocks += k
         else:
-            c[C_WRITE_REQS] += 1
-            c[C_WRITE_BLOCKS] += k
+            n_write_reqs += 1
+            n_write_blocks += k
         around = (not is_read) and (mode == 0 or byp)
         for j in range(pos, pos + k):
             if j + PREFETCH < nb:
@@ -703,20 +714,21 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
                     _unlink(x, prev, nxt, hts if w == 1 else htm)
                     sizes[w - 1] -= 1
                     where[x] = 0
-                    freq[x] = 0
-                    dirty[x] = 0
-                    c[C_INVALIDATED] += 1
+                    fd[x] = 0
+                    n_invalidated += 1
                 else:
-                    if freq[x] < 3:
-                        freq[x] += 1
+                    f = fd[x]
+                    if (f & 3) < 3:
+                        f += 1
                     if (not is_read) and mode == 2:
-                        dirty[x] = 1
+                        f |= 4
+                    fd[x] = f
                 continue
             if first_miss < 0:
                 first_miss = j - pos
             if not around and capacity > 0 and not (is_read and byp):
                 while sizes[0] + sizes[1] >= capacity:
-                    destage += _s3_evict(where, freq, dirty, prev, nxt, hts, htm, htg, sizes,
+                    destage += _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes,
                                          small_cap, main_cap, ghost_cap, c)
                 w = where[x]                       # an eviction may have pushed x out of the ghost
                 if w == 3:
@@ -725,22 +737,21 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
                     _push_head(x, prev, nxt, htm)
                     where[x] = 2
                     sizes[1] += 1
-                    c[C_GHOST_HITS] += 1
+                    n_ghost_hits += 1
                 else:
                     _push_head(x, prev, nxt, hts)
                     where[x] = 1
                     sizes[0] += 1
-                freq[x] = 0
-                dirty[x] = 1 if ((not is_read) and mode == 2) else 0
+                fd[x] = 4 if ((not is_read) and mode == 2) else 0
                 admit += 1
         if is_read:
-            c[C_READ_HITS] += hits
+            n_read_hits += hits
             if hits == k:
-                c[C_READ_REQ_HITS] += 1
+                n_read_req_hits += 1
         else:
-            c[C_WRITE_HITS] += hits
-        c[C_ADMITTED] += admit
-        c[C_DESTAGED] += destage
+            n_write_hits += hits
+        n_admitted += admit
+        n_destaged += destage
         if record:
             out_hits[i] = hits
             out_admit[i] = admit
@@ -748,6 +759,18 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
             out_first_miss[i] = first_miss
         pos += k
     st[9] = r
+    c[C_READ_REQS] = n_read_reqs
+    c[C_READ_REQ_HITS] = n_read_req_hits
+    c[C_READ_BLOCKS] = n_read_blocks
+    c[C_READ_HITS] = n_read_hits
+    c[C_WRITE_REQS] = n_write_reqs
+    c[C_WRITE_BLOCKS] = n_write_blocks
+    c[C_WRITE_HITS] = n_write_hits
+    c[C_ADMITTED] = n_admitted
+    c[C_DESTAGED] = n_destaged
+    c[C_INVALIDATED] = n_invalidated
+    c[C_BYPASSED_REQS] = n_bypassed
+    c[C_GHOST_HITS] = n_ghost_hits
 
 
 # -- running a policy ---------------------------------------------------------------------------------
@@ -912,7 +935,7 @@ class Replay:
     def dirty_blocks(self) -> int:
         """Dirty blocks in the cache now (every dirty block is in a list: S3-FIFO's ghost holds none)."""
         if self.policy == "s3fifo":
-            return int(np.count_nonzero(self.node[:, 4] == 1))
+            return int(np.count_nonzero(self.node[:, 3] & 4))
         return int(np.count_nonzero(self.node[:, 2] == 2))
 
     def result(self) -> CacheResult:
