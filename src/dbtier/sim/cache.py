@@ -95,6 +95,7 @@ def _prefetch(typingctx, arr, idx):
 
 
 PREFETCH = 12        # blocks ahead: the next requests' rows are on their way while this one is replayed
+PREFETCH_NEIGHBOURS = 6   # blocks ahead: their rows have arrived; their list neighbours' rows are fetched
 
 
 @dataclass
@@ -480,6 +481,12 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
             for j in range(pos, pos + k):
                 if j + PREFETCH < nb:
                     _prefetch(state, ids[j + PREFETCH])
+                    if promote:
+                        # a hit moves its block: its list neighbours' rows are needed then
+                        y = ids[j + PREFETCH_NEIGHBOURS]
+                        if state[y] != 0:
+                            _prefetch(state, prev[y])
+                            _prefetch(state, nxt[y])
                 x = ids[j]
                 if state[x] != 0:
                     hits += 1
@@ -493,6 +500,8 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
                     if size >= capacity:
                         t = ht[1]
                         _unlink(t, prev, nxt, ht)
+                        if ht[1] >= 0:
+                            _prefetch(state, prev[ht[1]])      # the next eviction's neighbour
                         if state[t] == 2:
                             destage += 1
                         state[t] = 0
@@ -604,6 +613,8 @@ def _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes, small_cap, main_cap, g
             t = hts[1]
             _unlink(t, prev, nxt, hts)
             sizes[0] -= 1
+            if hts[1] >= 0:
+                _prefetch(where, prev[hts[1]])         # the next eviction from S unlinks its neighbour
             if (fd[t] & 3) > 1:
                 _push_head(t, prev, nxt, htm)
                 where[t] = 2
@@ -618,6 +629,8 @@ def _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes, small_cap, main_cap, g
                     if sizes[2] >= ghost_cap:
                         g = htg[1]
                         _unlink(g, prev, nxt, htg)
+                        if htg[1] >= 0:
+                            _prefetch(where, prev[htg[1]])
                         where[g] = 0
                         sizes[2] -= 1
                     _push_head(t, prev, nxt, htg)
@@ -706,6 +719,10 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
         for j in range(pos, pos + k):
             if j + PREFETCH < nb:
                 _prefetch(where, ids[j + PREFETCH])
+                y = ids[j + PREFETCH_NEIGHBOURS]
+                if where[y] != 0:                  # a ghost hit or an invalidation unlinks it
+                    _prefetch(where, prev[y])
+                    _prefetch(where, nxt[y])
             x = ids[j]
             w = where[x]
             if w == 1 or w == 2:
