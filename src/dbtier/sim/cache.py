@@ -1,10 +1,18 @@
 """Cache policies as numba kernels over dense block ids.
 
 A request (offset, length) covers the fixed blocks offset // B .. (offset +
-length - 1) // B of its volume. `prepare` maps every (volume, block) pair the
-trace touches to a dense id 0..nids-1 once, so the kernels index plain arrays
-(no hashing on the hot path) and each policy keeps its lists as prev/next
-arrays: O(1) work per block.
+length - 1) // B of its volume. `prepare` (a `BlockMap`: an open-addressing
+hash table) maps every (volume, block) pair the trace touches to a dense id
+0..nids-1 in first-touch order, so the kernels index plain arrays (no hashing
+on the hot path) and each policy keeps its lists as prev/next arrays: O(1) work
+per block. First-touch order also keeps the hot blocks' rows close together.
+No answer depends on the order of the ids.
+
+Streaming: `Replay` feeds a trace chunk after chunk (`chunks.Chunk`): the block
+map, the cache's lists and counters, the sequential-cutoff streams and the next
+restart carry over, so any chunking gives the whole-trace answers while memory
+holds per distinct block the cache's row (16 bytes) and the map's slots (17 to
+34 bytes), and one chunk.
 
 Policies (`POLICIES`):
 - `lru`: least recently used; a hit moves the block to the head.
@@ -278,11 +286,11 @@ class BlockMap:
         return int(self.keys.shape[0] * _MAX_LOAD)
 
     def _grow(self, need: int) -> None:
+        if need >= 1 << 31:                      # ids are int32
+            raise DbtierError(f"more than {(1 << 31) - 1:,} distinct blocks", "use a larger --block-size")
         bits = int(self.st[2])
         while int((1 << bits) * _MAX_LOAD) < need:
             bits += 1
-        if bits >= 32:
-            raise DbtierError(f"more than {2**31:,} distinct blocks", "use a larger --block-size")
         keys = np.full(1 << bits, _EMPTY_KEY, dtype=np.int64)
         vals = np.zeros(1 << bits, dtype=np.uint32)
         _rehash(self.keys, self.vals, keys, vals, bits)
