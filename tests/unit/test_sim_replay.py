@@ -132,3 +132,13 @@ def test_replay_refuses_requests_out_of_order():
     bm = cache.BlockMap(BS)
     with pytest.raises(ValueError, match="out of order"):
         rp.feed_prepared(bm.feed_chunk(ch[0]))
+
+
+def test_a_chunk_beyond_memory_is_refused_before_allocating():
+    """The block map's check holds chunk by chunk: 200,000 requests of 1 GiB in 8 KiB blocks."""
+    from dbtier.core.errors import DbtierError
+    n = 200_000
+    t = from_arrays(np.arange(n, dtype=float), np.zeros(n), np.arange(n) * 2**30, np.full(n, 2**30))
+    rp = cache.Replay(100)
+    with pytest.raises(DbtierError, match="big.csv: 200,000 requests cut into 8,192-byte blocks make 26,214,400,000"):
+        rp.feed(next(chunks_of(t, n)), "big.csv")
