@@ -158,7 +158,7 @@ _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the key times 2^
 _READ_BIT = np.uint32(1 << 31)           # in a slot's value: the block has been read
 _ID_MASK = np.uint32((1 << 31) - 1)
 _MAX_LOAD = 0.7
-_ID_PREFETCH = 8                         # requests ahead whose first block's slot is fetched early
+_ID_PREFETCH = 16                        # requests ahead whose first block's slot is fetched early
 
 
 @numba.njit(nogil=True, cache=True)
