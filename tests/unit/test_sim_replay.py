@@ -142,3 +142,31 @@ def test_a_chunk_beyond_memory_is_refused_before_allocating():
     rp = cache.Replay(100)
     with pytest.raises(DbtierError, match="big.csv: 200,000 requests cut into 8,192-byte blocks make 26,214,400,000"):
         rp.feed(next(chunks_of(t, n)), "big.csv")
+
+
+@pytest.mark.parametrize("policy", cache.POLICIES)
+def test_sweep_over_chunks_matches_the_sweep(policy):
+    tr = _generated(2500, seed=5)
+    restarts = [float(tr.time_s[-1]) / 3]
+    prep = cache.prepare(tr, BS)
+    byp = cache.sequential_bypass(tr.offset_bytes, tr.length_bytes, tr.volume, 6 * BS)
+    rr = cache.restart_requests(tr.time_s, restarts)
+    caps = [1, 20, 150, 900]
+    want = cache.sweep(prep, caps, policy, "write-back", byp, rr, jobs=2)
+    for size, jobs in ((1, 1), (333, 2), (len(tr), 2)):
+        got, blocks = cache.sweep_chunks(chunks_of(tr, size), caps, policy, "write-back", BS,
+                                         seq_cutoff_bytes=6 * BS, restart_at_s=restarts, jobs=jobs)
+        assert [g.counters for g in got] == [w.counters for w in want]
+        assert blocks.nids == prep.nids
+
+
+def test_restarts_resolve_chunk_by_chunk_as_on_the_whole_trace():
+    t = np.array([0, 1, 1, 2, 5, 5, 5, 9], dtype=np.float64)
+    at = [-1, 1, 1, 1.5, 5, 8.5, 9, 10]
+    want = cache.restart_requests(t, at)
+    want = want[want < len(t)]
+    for size in (1, 2, 3, 8):
+        r = cache.Restarts(at)
+        for lo in range(0, len(t), size):
+            got = r.feed(t[lo:lo + size], lo)
+        assert got.tolist() == want.tolist()

@@ -55,7 +55,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numba
 import numpy as np
@@ -856,6 +856,26 @@ def _check_policy(policy: str, write_mode: str) -> None:
                           "choose one with --write-mode")
 
 
+class Restarts:
+    """Restart times resolved chunk by chunk into whole-trace request indexes: the first request at or after
+    each (as `restart_requests` on the whole trace, the trace being in time order)."""
+
+    def __init__(self, restart_at_s: Sequence[float]):
+        self.times = np.sort(np.asarray(restart_at_s, dtype=np.float64))
+        self.req = _EMPTY_I64
+
+    def feed(self, time_s: np.ndarray, first_request: int) -> np.ndarray:
+        """The indexes resolved so far, this chunk's included."""
+        n = len(time_s)
+        done = self.req.shape[0]
+        if n and done < self.times.size:
+            at = np.searchsorted(time_s, self.times[done:], side="left")
+            at = at[at < n]                      # sorted times: the ones in this chunk come first
+            if at.size:
+                self.req = np.concatenate([self.req, first_request + at.astype(np.int64)])
+        return self.req
+
+
 class Replay:
     """One cache of `capacity` blocks replayed over a trace fed in order, whole or chunk after chunk: the
     cache's lists, frequencies, dirty bits, counters, the sequential-cutoff streams and the next restart
@@ -883,8 +903,7 @@ class Replay:
         self.keep_records = keep_records
         self._blocks = blocks
         self.cutoff = SequentialCutoff(seq_cutoff_bytes) if seq_cutoff_bytes else None
-        self._restart_s = np.sort(np.asarray(restart_at_s, dtype=np.float64))
-        self._restart_req = _EMPTY_I64
+        self._restarts = Restarts(restart_at_s)
         s3 = policy == "s3fifo"
         self.node = np.zeros((0, S3_ROW if s3 else LRU_ROW), dtype=np.int32)
         self.st = np.zeros(S3_STATE if s3 else LRU_STATE, dtype=np.int64)
@@ -915,18 +934,7 @@ class Replay:
         """Replay the trace's next requests; per request (hits, admitted, destaged, first_miss) when record."""
         prep = self.blocks.feed_chunk(chunk, path)
         byp = self.cutoff.feed(chunk.offset_bytes, chunk.length_bytes, chunk.volume) if self.cutoff else None
-        n = len(chunk)
-        if self._restart_s.size and n:
-            done = self._restart_req.shape[0]
-            new = []
-            for t in self._restart_s[done:]:
-                at = int(np.searchsorted(chunk.time_s, t, side="left"))
-                if at >= n:
-                    break
-                new.append(prep.first_request + at)
-            if new:
-                self._restart_req = np.concatenate([self._restart_req, np.asarray(new, dtype=np.int64)])
-        return self.feed_prepared(prep, byp, self._restart_req, exact=False)
+        return self.feed_prepared(prep, byp, self._restarts.feed(chunk.time_s, prep.first_request), exact=False)
 
     def feed_prepared(self, prep: Prepared, bypass: np.ndarray | None = None, restart_req: np.ndarray | None = None,
                       exact: bool = True) -> tuple[np.ndarray, ...] | None:
@@ -1002,6 +1010,35 @@ def sweep(prep: Prepared, capacities: Sequence[int], policy: str = "lru", write_
         return [one(c) for c in capacities]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(one, capacities))
+
+
+def sweep_chunks(chunks: Iterable[Chunk], capacities: Sequence[int], policy: str = "lru",
+                 write_mode: str = "write-around", block_size: int = 8192, *, seq_cutoff_bytes: int | None = None,
+                 restart_at_s: Sequence[float] = (), jobs: int | None = None,
+                 path: Any = "trace") -> tuple[list[CacheResult], BlockMap]:
+    """`sweep` over a trace read once as chunks: each chunk is cut into blocks and checked against the
+    sequential cutoff once, then replayed through every size (in parallel threads). Returns the results and
+    the block map (its nids: the working set)."""
+    blocks = BlockMap(block_size)
+    replays = [Replay(c, policy, write_mode, block_size, record=False, blocks=blocks) for c in capacities]
+    cutoff = SequentialCutoff(seq_cutoff_bytes) if seq_cutoff_bytes else None
+    restarts = Restarts(restart_at_s)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(replays) or 1))
+    pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
+    try:
+        for chunk in chunks:
+            prep = blocks.feed_chunk(chunk, path)
+            byp = cutoff.feed(chunk.offset_bytes, chunk.length_bytes, chunk.volume) if cutoff else None
+            rr = restarts.feed(chunk.time_s, prep.first_request)
+            if pool is None:
+                for rp in replays:
+                    rp.feed_prepared(prep, byp, rr, exact=False)
+            else:
+                list(pool.map(lambda rp: rp.feed_prepared(prep, byp, rr, exact=False), replays))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return [rp.result() for rp in replays], blocks
 
 
 def default_sweep_gb(working_set_bytes: int, block_size: int, points: int = 10) -> list[float]:
