@@ -1,6 +1,6 @@
 """How fast `dbtier simulate` replays a cache: requests per second per core, and a size sweep on all cores.
 
-    uv run python bench/simulate_speed.py                     # 50 million requests (about 3 GB of memory)
+    uv run python bench/simulate_speed.py                     # 50 million requests (about 2 GB of memory)
     uv run python bench/simulate_speed.py --requests 5e6      # a quicker look
     uv run python bench/simulate_speed.py --json fig.json     # the figures also as JSON (default runs/bench/)
 
@@ -9,12 +9,15 @@ popularity (P(rank k) ~ 1/k^alpha, popular blocks scattered over the address spa
 writes, one request per 10 µs. What is timed:
 
 - load: generating the arrays, then `cache.prepare` (cutting into blocks and numbering the distinct
-  blocks densely, a sort): reported, not part of the replay figure;
+  blocks densely): its time and its peak memory above the process's resident set before it (Linux's
+  VmHWM, reset through /proc/self/clear_refs), reported, not part of the replay figure;
 - JIT: the kernels are compiled (or loaded from numba's cache) on a small prefix first: excluded;
-- replay: one `cache.run_cache` call, LRU, write-around, on one core (the kernel is single-threaded),
+- replay: one `cache.run_cache` call per policy (LRU, S3-FIFO, FIFO), write-around, on one core (the kernel is single-threaded),
   counters only (`record=False`), and again with the per-request outputs the latency model needs; the
   figure is requests per CPU-second of the replaying thread (robust to other processes on the machine),
   with the wall-clock rate beside it;
+- streaming: the same replays through `cache.Replay` fed chunks of 2^20 requests (numbering each chunk's
+  blocks included), counters compared with the whole-trace replay's;
 - sweep: `cache.sweep` over 8 sizes with 1 thread, then with one thread per core (the kernels release
   the GIL): aggregate requests replayed per second;
 - queueing model: `latency.serve` (design `single`) over the same requests on an enterprise NVMe and on a
@@ -26,12 +29,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import time
 
 import numpy as np
 
 from dbtier.model.catalog import load_catalog
 from dbtier.sim import cache, latency
+from dbtier.sim.chunks import chunks_of
 from dbtier.sim.traces import from_arrays
 
 import _figures  # noqa: E402  (bench/ is on sys.path: the script's own directory)
@@ -69,17 +74,20 @@ def main() -> None:
     t0 = time.perf_counter()
     tr = zipf_trace(n, blocks, args.alpha, args.write_pct, args.seed)
     t_gen = time.perf_counter() - t0
+    cache.prepare(from_arrays([0.0], [0], [0], [BS]), BS)         # its JIT (or cache load) is not its memory
+    rss0 = _reset_peak_rss()
     t0 = time.perf_counter()
     prep = cache.prepare(tr, BS)
     t_prep = time.perf_counter() - t0
+    prep_peak = _peak_rss() - rss0 if rss0 is not None else None
     queue_speed, queue_figures = serve_speed(tr)
-    del tr
     cap = max(1, int(prep.nids * args.cache_pct / 100))
     print(f"trace: {n:,} requests ({args.write_pct:g}% writes), Zipf alpha {args.alpha:g} over {blocks:,} blocks; "
           f"{prep.nids:,} touched ({prep.working_set_bytes / 1e9:.1f} GB of 8 KiB blocks)")
-    print(f"load (not timed below): generate {t_gen:.1f} s, prepare (blocks, dense ids) {t_prep:.1f} s")
+    peak = f", peak {prep_peak / 1e6:,.0f} MB above the trace" if prep_peak is not None else ""
+    print(f"load (not timed below): generate {t_gen:.1f} s, prepare (blocks, dense ids) {t_prep:.2f} s{peak}")
     figures: dict = {"requests": n, "blocks_touched": prep.nids, "cache_blocks": cap, "generate_s": t_gen,
-                     "prepare_s": t_prep, "replay": [], "sweep": []}
+                     "prepare_s": t_prep, "prepare_peak_bytes": prep_peak, "replay": [], "sweep": []}
 
     small = cache.Prepared(BS, prep.nblk[:10_000], prep.ids[:10_000], prep.nids, 0, prep.op[:10_000])
     t0 = time.perf_counter()
@@ -99,6 +107,7 @@ def main() -> None:
             cpu = min(cpu, time.thread_time() - c0)
         return wall, cpu, res
 
+    whole: dict[str, dict] = {}
     print(f"\nreplay, cache {cap:,} blocks ({args.cache_pct:g}% of the working set), write-around, one core, "
           "best of 3 (per CPU-second of the replaying thread; wall clock in brackets):")
     for policy in ("lru", "s3fifo", "fifo"):
@@ -110,6 +119,27 @@ def main() -> None:
             figures["replay"].append({"policy": policy, "record": record, "m_requests_per_cpu_s": n / cpu / 1e6,
                                       "m_requests_per_wall_s": n / wall / 1e6, "wall_s": wall,
                                       "read_hit_ratio": res.read_hit_ratio})
+            if not record:
+                whole[policy] = res.counters
+
+    chunk = 1 << 20
+    print(f"\nstreaming replay (cache.Replay fed chunks of {chunk:,} requests: block numbering and the kernel, "
+          "counters only, one core, best of 2):")
+    figures["streaming"] = []
+    for policy in ("lru", "s3fifo", "fifo"):
+        cpu, wall = float("inf"), float("inf")
+        for _ in range(2):
+            t0, c0 = time.perf_counter(), time.thread_time()
+            rp = cache.Replay(cap, policy, "write-around", BS, record=False)
+            for ch in chunks_of(tr, chunk):
+                rp.feed(ch)
+            cpu, wall = min(cpu, time.thread_time() - c0), min(wall, time.perf_counter() - t0)
+        same = rp.result().counters == whole[policy]
+        print(f"  {policy:7s} {n / cpu / 1e6:6.1f} M requests/s  ({n / wall / 1e6:.1f} M/s wall; counters "
+              f"{'identical to' if same else 'DIFFER FROM'} the whole-trace replay's)")
+        figures["streaming"].append({"policy": policy, "chunk_requests": chunk, "m_requests_per_cpu_s": n / cpu / 1e6,
+                                     "m_requests_per_wall_s": n / wall / 1e6, "same_counters": same})
+    del tr
 
     caps = [max(1, int(prep.nids * f)) for f in (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)]
     print(f"\nLRU size sweep, {len(caps)} sizes ({len(caps) * n:,} requests replayed), wall clock:")
@@ -129,6 +159,26 @@ def main() -> None:
     figures["load_average_1m"] = load
     figures["queueing_model"] = queue_figures
     _figures.write("simulate_speed", args, figures)
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        return int(re.search(rf"{field}:\s+(\d+) kB", f.read()).group(1))
+
+
+def _reset_peak_rss() -> int | None:
+    """Reset the process's peak resident set to its current one (Linux); the current one in bytes, or
+    None where that cannot be done."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return _status_kb("VmRSS") * 1024
+    except (OSError, AttributeError):
+        return None
+
+
+def _peak_rss() -> int:
+    return _status_kb("VmHWM") * 1024
 
 
 def serve_speed(tr) -> tuple[str, list[dict]]:

@@ -1,10 +1,18 @@
 """Cache policies as numba kernels over dense block ids.
 
 A request (offset, length) covers the fixed blocks offset // B .. (offset +
-length - 1) // B of its volume. `prepare` maps every (volume, block) pair the
-trace touches to a dense id 0..nids-1 once, so the kernels index plain arrays
-(no hashing on the hot path) and each policy keeps its lists as prev/next
-arrays: O(1) work per block.
+length - 1) // B of its volume. `prepare` (a `BlockMap`: an open-addressing
+hash table) maps every (volume, block) pair the trace touches to a dense id
+0..nids-1 in first-touch order, so the kernels index plain arrays (no hashing
+on the hot path) and each policy keeps its lists as prev/next arrays: O(1) work
+per block. First-touch order also keeps the hot blocks' rows close together.
+No answer depends on the order of the ids.
+
+Streaming: `Replay` feeds a trace chunk after chunk (`chunks.Chunk`): the block
+map, the cache's lists and counters, the sequential-cutoff streams and the next
+restart carry over, so any chunking gives the whole-trace answers while memory
+holds per distinct block the cache's row (16 bytes) and the map's slots (17 to
+34 bytes), and one chunk.
 
 Policies (`POLICIES`):
 - `lru`: least recently used; a hit moves the block to the head.
@@ -47,7 +55,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numba
 import numpy as np
@@ -57,6 +65,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from dbtier.core.errors import DbtierError
+from dbtier.sim.chunks import Chunk
 from dbtier.sim.names import POLICIES, WRITE_MODES
 from dbtier.sim.traces import Trace
 
@@ -72,104 +81,6 @@ _NCOUNT = 16
 COUNTER_NAMES = ("read_reqs", "read_req_hits", "read_blocks", "read_block_hits", "write_blocks", "write_block_hits",
                  "admitted_blocks", "evicted_blocks", "destaged_blocks", "invalidated_blocks", "bypassed_reqs",
                  "dirty_blocks_at_end", "restart_destaged_blocks", "write_reqs", "ghost_hits")
-
-
-@dataclass
-class Prepared:
-    """A trace cut into blocks: per request the block count, and the dense ids of all blocks in order."""
-    block_size: int
-    nblk: np.ndarray          # int32 per request
-    ids: np.ndarray           # int32 per block, request after request
-    nids: int                 # distinct blocks (the working set, reads and writes)
-    read_nids: int            # distinct blocks read
-    op: np.ndarray            # uint8 per request (0 read, 1 write)
-
-    @property
-    def working_set_bytes(self) -> int:
-        return self.nids * self.block_size
-
-    @property
-    def read_working_set_bytes(self) -> int:
-        return self.read_nids * self.block_size
-
-
-BYTES_PER_BLOCK = 64          # prepare's peak working memory per block: keys, their sort, ids, temporaries
-
-
-def _memory_bytes() -> int:
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30
-
-
-def _check_expansion(trace: Trace, total_blocks: int, block_size: int) -> None:
-    """Refuse a block expansion that cannot fit in half of this machine's memory, before allocating it
-    (the readers cap one request at 1 GiB, but many large requests in small blocks still add up)."""
-    need = total_blocks * BYTES_PER_BLOCK
-    have = _memory_bytes()
-    if need > have // 2:
-        raise DbtierError(
-            f"{trace.path}: {len(trace):,} requests cut into {block_size:,}-byte blocks make {total_blocks:,} "
-            f"blocks, about {need / 1e9:,.1f} GB of working memory; this machine has {have / 1e9:,.1f} GB",
-            "use a larger --block-size (e.g. --block-size 64K), or replay one volume (--volume NAME)")
-
-
-def prepare(trace: Trace, block_size: int) -> Prepared:
-    """Cut each request into blocks of `block_size` bytes and number the distinct blocks densely."""
-    if block_size <= 0 or block_size & (block_size - 1):
-        raise DbtierError(f"--block-size {block_size} must be a power of two bytes", "e.g. --block-size 8K")
-    first = trace.offset_bytes // block_size
-    last = (trace.offset_bytes + trace.length_bytes - 1) // block_size
-    nblk = (last - first + 1).astype(np.int64)
-    if first.size and int(last.max()) >= (1 << VOLUME_SHIFT):
-        raise DbtierError(f"{trace.path}: offsets beyond {(1 << VOLUME_SHIFT) * block_size} bytes",
-                          "use a larger --block-size")
-    base = (trace.volume.astype(np.int64) << VOLUME_SHIFT) | first
-    total = int(nblk.sum())
-    _check_expansion(trace, total, block_size)
-    starts = np.cumsum(nblk) - nblk
-    keys = np.repeat(base - starts, nblk) + np.arange(total, dtype=np.int64)
-    uniq, inv = np.unique(keys, return_inverse=True)
-    ids = inv.astype(np.int32).ravel()
-    is_read = np.repeat(trace.op == 0, nblk)
-    read_nids = int(np.unique(ids[is_read]).size) if is_read.any() else 0
-    return Prepared(block_size, nblk.astype(np.int32), ids, int(uniq.size), read_nids, trace.op)
-
-
-# -- sequential cutoff ------------------------------------------------------------------
-
-@numba.njit(nogil=True, cache=True)
-def sequential_bypass(offset, length, volume, cutoff_bytes):
-    """Per request: True when it bypasses the cache under bcache's sequential cutoff."""
-    n = offset.shape[0]
-    out = np.zeros(n, dtype=np.bool_)
-    end = np.full(RECENT_STREAMS, -1, dtype=np.int64)
-    vol = np.full(RECENT_STREAMS, -1, dtype=np.int32)
-    run = np.zeros(RECENT_STREAMS, dtype=np.int64)
-    age = np.zeros(RECENT_STREAMS, dtype=np.int64)
-    clock = 0
-    for i in range(n):
-        slot = -1
-        for s in range(RECENT_STREAMS):
-            if end[s] == offset[i] and vol[s] == volume[i]:
-                slot = s
-                break
-        if slot >= 0:
-            r = run[slot] + length[i]
-        else:
-            r = length[i]
-            slot = 0
-            for s in range(1, RECENT_STREAMS):   # the least recently used stream slot
-                if age[s] < age[slot]:
-                    slot = s
-        end[slot] = offset[i] + length[i]
-        vol[slot] = volume[i]
-        run[slot] = r
-        clock += 1
-        age[slot] = clock
-        out[i] = r >= cutoff_bytes
-    return out
 
 
 @intrinsic
@@ -192,6 +103,290 @@ def _prefetch(typingctx, arr, idx):
 
 
 PREFETCH = 12        # blocks ahead: the next requests' rows are on their way while this one is replayed
+PREFETCH_NEIGHBOURS = 6   # blocks ahead: their rows have arrived; their list neighbours' rows are fetched
+
+
+@dataclass
+class Prepared:
+    """A trace (or one chunk of it) cut into blocks: per request the block count, and the dense ids of all
+    blocks in order. Ids are numbered in first-touch order over everything fed to the `BlockMap` so far."""
+    block_size: int
+    nblk: np.ndarray          # int32 per request
+    ids: np.ndarray           # int32 per block, request after request
+    nids: int                 # distinct blocks (the working set, reads and writes) so far
+    read_nids: int            # distinct blocks read so far
+    op: np.ndarray            # uint8 per request (0 read, 1 write)
+    first_request: int = 0    # index of this piece's first request in the whole trace
+
+    @property
+    def working_set_bytes(self) -> int:
+        return self.nids * self.block_size
+
+    @property
+    def read_working_set_bytes(self) -> int:
+        return self.read_nids * self.block_size
+
+
+# prepare's working memory: 4 bytes per block occurrence (its id) and, per distinct block, the hash
+# table's slots (12 bytes each, at most 70% full, 1.5x while it doubles): 52 bytes at worst.
+BYTES_PER_BLOCK = 4
+BYTES_PER_DISTINCT = 52
+
+
+def _memory_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def _check_expansion(path: Any, nreq: int, total_blocks: int, distinct_bound: int, block_size: int) -> None:
+    """Refuse a block expansion that cannot fit in half of this machine's memory, before allocating it
+    (the readers cap one request at 1 GiB, but many large requests in small blocks still add up).
+    `distinct_bound`: an upper bound of the distinct blocks (the table's entries) after it."""
+    need = total_blocks * BYTES_PER_BLOCK + distinct_bound * BYTES_PER_DISTINCT
+    have = _memory_bytes()
+    if need > have // 2:
+        raise DbtierError(
+            f"{path}: {nreq:,} requests cut into {block_size:,}-byte blocks make {total_blocks:,} "
+            f"blocks, about {need / 1e9:,.1f} GB of working memory; this machine has {have / 1e9:,.1f} GB",
+            "use a larger --block-size (e.g. --block-size 64K), or replay one volume (--volume NAME)")
+
+
+_EMPTY_KEY = np.iinfo(np.int64).min     # block keys are >= 0
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the key times 2^64/phi, top bits
+_READ_BIT = np.uint32(1 << 31)           # in a slot's value: the block has been read
+_ID_MASK = np.uint32((1 << 31) - 1)
+_MAX_LOAD = 0.7
+_ID_PREFETCH = 16                        # requests ahead whose first block's slot is fetched early
+
+
+@numba.njit(nogil=True, cache=True)
+def _count_blocks(offset, length, volume, shift, nblk, vmin, vmax):
+    """Per request its block count (into nblk); returns (total blocks, largest block number, distinct bound).
+    vmin/vmax (per volume, zeroed / filled by the caller) bound each volume's block span."""
+    total = 0
+    top = 0
+    for i in range(offset.shape[0]):
+        f = offset[i] >> shift
+        last = (offset[i] + length[i] - 1) >> shift
+        k = last - f + 1
+        nblk[i] = k
+        total += k
+        if last > top:
+            top = last
+        v = volume[i]
+        if f < vmin[v]:
+            vmin[v] = f
+        if last > vmax[v]:
+            vmax[v] = last
+    span = 0
+    for v in range(vmin.shape[0]):
+        if vmax[v] >= vmin[v]:
+            span += vmax[v] - vmin[v] + 1
+    return total, top, min(total, span)
+
+
+@numba.njit(inline="always")
+def _slot(key, shift):
+    return np.intp((np.uint64(key) * _HASH_MUL) >> np.uint64(shift))
+
+
+@numba.njit(nogil=True, cache=True)
+def _map_blocks(offset, volume, op, nblk, shift, i0, pos0, ids, keys, vals, st, limit):
+    """Number the blocks of requests i0.. densely (first touch first), writing ids from pos0. Stops before a
+    request that could take the table past `limit` entries; returns (next request, next block position).
+    st: [distinct, distinct read, log2 of the table's size]."""
+    n = offset.shape[0]
+    mask = keys.shape[0] - 1
+    hshift = 64 - st[2]
+    count = st[0]
+    nread = st[1]
+    pos = pos0
+    i = i0
+    while i < n:
+        k = nblk[i]
+        if count + k > limit:
+            break
+        if i + _ID_PREFETCH < n:
+            ip = i + _ID_PREFETCH
+            h = _slot((np.int64(volume[ip]) << VOLUME_SHIFT) | (offset[ip] >> shift), hshift)
+            _prefetch(keys, h)
+            _prefetch(vals, h)
+        base = (np.int64(volume[i]) << VOLUME_SHIFT) | (offset[i] >> shift)
+        rd = op[i] == 0
+        for b in range(k):
+            if b + 4 < k:
+                h = _slot(base + b + 4, hshift)
+                _prefetch(keys, h)
+                _prefetch(vals, h)
+            key = base + b
+            h = _slot(key, hshift)
+            while True:
+                kk = keys[h]
+                if kk == key:
+                    v = vals[h]
+                    break
+                if kk == _EMPTY_KEY:
+                    keys[h] = key
+                    v = np.uint32(count)
+                    vals[h] = v
+                    count += 1
+                    break
+                h = (h + 1) & mask
+            if rd and (v & _READ_BIT) == 0:
+                vals[h] = v | _READ_BIT
+                nread += 1
+            ids[pos] = np.int32(v & _ID_MASK)
+            pos += 1
+        i += 1
+    st[0] = count
+    st[1] = nread
+    return i, pos
+
+
+@numba.njit(nogil=True, cache=True)
+def _rehash(keys, vals, new_keys, new_vals, bits):
+    mask = new_keys.shape[0] - 1
+    hshift = 64 - bits
+    for s in range(keys.shape[0]):
+        key = keys[s]
+        if key != _EMPTY_KEY:
+            h = _slot(key, hshift)
+            while new_keys[h] != _EMPTY_KEY:
+                h = (h + 1) & mask
+            new_keys[h] = key
+            new_vals[h] = vals[s]
+
+
+class BlockMap:
+    """(volume, block) -> dense id in first-touch order, fed chunk after chunk: the ids do not depend on how
+    the trace is cut into chunks. An open-addressing hash table (linear probing) of 12 bytes a slot, at
+    most 70% full: 17 to 34 bytes per distinct block, plus each chunk's ids (4 bytes per block)."""
+
+    def __init__(self, block_size: int, bits: int = 16):
+        if block_size <= 0 or block_size & (block_size - 1):
+            raise DbtierError(f"--block-size {block_size} must be a power of two bytes", "e.g. --block-size 8K")
+        self.block_size = block_size
+        self.shift = block_size.bit_length() - 1
+        self.keys = np.full(1 << bits, _EMPTY_KEY, dtype=np.int64)
+        self.vals = np.zeros(1 << bits, dtype=np.uint32)
+        self.st = np.array([0, 0, bits], dtype=np.int64)
+        self.requests = 0                  # requests fed so far
+
+    @property
+    def nids(self) -> int:
+        return int(self.st[0])
+
+    @property
+    def read_nids(self) -> int:
+        return int(self.st[1])
+
+    def _limit(self) -> int:
+        return int(self.keys.shape[0] * _MAX_LOAD)
+
+    def _grow(self, need: int) -> None:
+        if need >= 1 << 31:                      # ids are int32
+            raise DbtierError(f"more than {(1 << 31) - 1:,} distinct blocks", "use a larger --block-size")
+        bits = int(self.st[2])
+        while int((1 << bits) * _MAX_LOAD) < need:
+            bits += 1
+        keys = np.full(1 << bits, _EMPTY_KEY, dtype=np.int64)
+        vals = np.zeros(1 << bits, dtype=np.uint32)
+        _rehash(self.keys, self.vals, keys, vals, bits)
+        self.keys, self.vals = keys, vals
+        self.st[2] = bits
+
+    def feed(self, offset: np.ndarray, length: np.ndarray, volume: np.ndarray, op: np.ndarray,
+             path: Any = "trace") -> Prepared:
+        """The next requests of the trace (in order) cut into blocks with their dense ids."""
+        offset = np.ascontiguousarray(offset, dtype=np.int64)
+        length = np.ascontiguousarray(length, dtype=np.int64)
+        volume = np.ascontiguousarray(volume, dtype=np.int32)
+        op = np.ascontiguousarray(op, dtype=np.uint8)
+        n = offset.shape[0]
+        nv = int(volume.max()) + 1 if n else 0
+        nblk = np.empty(n, dtype=np.int32)
+        vmin = np.full(nv, np.iinfo(np.int64).max, dtype=np.int64)
+        vmax = np.full(nv, -1, dtype=np.int64)
+        total, top, bound = _count_blocks(offset, length, volume, self.shift, nblk, vmin, vmax)
+        if n and top >= (1 << VOLUME_SHIFT):
+            raise DbtierError(f"{path}: offsets beyond {(1 << VOLUME_SHIFT) * self.block_size} bytes",
+                              "use a larger --block-size")
+        _check_expansion(path, n, int(total), self.nids + int(bound), self.block_size)
+        ids = np.empty(int(total), dtype=np.int32)
+        i = pos = 0
+        while True:
+            i, pos = _map_blocks(offset, volume, op, nblk, self.shift, i, pos, ids, self.keys, self.vals, self.st,
+                                 self._limit())
+            if i >= n:
+                break
+            self._grow(self.nids + int(nblk[i]))
+        first = self.requests
+        self.requests += n
+        return Prepared(self.block_size, nblk, ids, self.nids, self.read_nids, op, first)
+
+    def feed_chunk(self, chunk: Chunk, path: Any = "trace") -> Prepared:
+        return self.feed(chunk.offset_bytes, chunk.length_bytes, chunk.volume, chunk.op, path)
+
+
+def prepare(trace: Trace, block_size: int) -> Prepared:
+    """Cut each request into blocks of `block_size` bytes and number the distinct blocks densely."""
+    return BlockMap(block_size).feed(trace.offset_bytes, trace.length_bytes, trace.volume, trace.op, trace.path)
+
+
+# -- sequential cutoff ------------------------------------------------------------------
+
+@numba.njit(nogil=True, cache=True)
+def _seq_bypass(offset, length, volume, cutoff_bytes, end, vol, run, age, clock, out):
+    """bcache's sequential cutoff over the next requests; the streams (end, vol, run, age, clock[0]) carry."""
+    t = clock[0]
+    for i in range(offset.shape[0]):
+        slot = -1
+        for s in range(RECENT_STREAMS):
+            if end[s] == offset[i] and vol[s] == volume[i]:
+                slot = s
+                break
+        if slot >= 0:
+            r = run[slot] + length[i]
+        else:
+            r = length[i]
+            slot = 0
+            for s in range(1, RECENT_STREAMS):   # the least recently used stream slot
+                if age[s] < age[slot]:
+                    slot = s
+        end[slot] = offset[i] + length[i]
+        vol[slot] = volume[i]
+        run[slot] = r
+        t += 1
+        age[slot] = t
+        out[i] = r >= cutoff_bytes
+    clock[0] = t
+
+
+class SequentialCutoff:
+    """The sequential-cutoff streams, fed the trace in order (whole or chunk after chunk)."""
+
+    def __init__(self, cutoff_bytes: int):
+        self.cutoff_bytes = int(cutoff_bytes)
+        self.end = np.full(RECENT_STREAMS, -1, dtype=np.int64)
+        self.vol = np.full(RECENT_STREAMS, -1, dtype=np.int32)
+        self.run = np.zeros(RECENT_STREAMS, dtype=np.int64)
+        self.age = np.zeros(RECENT_STREAMS, dtype=np.int64)
+        self.clock = np.zeros(1, dtype=np.int64)
+
+    def feed(self, offset: np.ndarray, length: np.ndarray, volume: np.ndarray) -> np.ndarray:
+        """Per request: True when it bypasses the cache."""
+        out = np.zeros(len(offset), dtype=np.bool_)
+        _seq_bypass(np.ascontiguousarray(offset, dtype=np.int64), np.ascontiguousarray(length, dtype=np.int64),
+                    np.ascontiguousarray(volume, dtype=np.int32), self.cutoff_bytes, self.end, self.vol, self.run,
+                    self.age, self.clock, out)
+        return out
+
+
+def sequential_bypass(offset, length, volume, cutoff_bytes):
+    """Per request: True when it bypasses the cache under bcache's sequential cutoff."""
+    return SequentialCutoff(cutoff_bytes).feed(offset, length, volume)
 
 
 # -- list helpers (inlined by LLVM) -----------------------------------------------------------
@@ -226,47 +421,63 @@ def _push_head(x, prev, nxt, ht):
 
 # -- LRU and FIFO ----------------------------------------------------------------------------------
 
+_NO_RESTART = 1 << 62
+LRU_ROW = 4        # int32 per block: prev, next, state (0 absent, 1 clean, 2 dirty), padding
+LRU_STATE = 4      # st: head (most recent), tail, size, next restart to apply
+
+
 @numba.njit(nogil=True, cache=True)
-def lru_kernel(nblk, ids, op, bypass, restart_req, nids, capacity, promote, mode, record,
+def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, capacity, promote, mode, record,
                out_hits, out_admit, out_destage, out_first_miss):
-    """LRU (promote=True) or FIFO (promote=False). Returns the counters; fills out_* when record."""
-    c = np.zeros(_NCOUNT, dtype=np.int64)
+    """LRU (promote=True) or FIFO (promote=False) over the next requests (the first is request
+    `first_request` of the trace; restart_req holds whole-trace request indexes). The cache's state (node,
+    st) carries from call to call and the counters are added to c; fills out_* when record."""
     # One 16-byte row per block (prev, next, state): a block's fields share a cache line, which is
     # what bounds the speed once the working set outgrows the CPU caches.
-    node = np.zeros((nids, 4), dtype=np.int32)
-    node[:, 0] = -1
-    node[:, 1] = -1
     prev = node[:, 0]
     nxt = node[:, 1]
-    state = node[:, 2]                             # 0 absent, 1 clean, 2 dirty
-    ht = np.full(2, -1, dtype=np.int64)            # head (most recent), tail
-    size = 0
-    # Counters live in locals (registers) on the hot path and go to `c` at the end.
-    n_read_reqs = n_read_req_hits = n_read_blocks = n_read_hits = 0
-    n_write_reqs = n_write_blocks = n_write_hits = 0
-    n_admitted = n_evicted = n_destaged = n_invalidated = n_bypassed = n_restart_destaged = 0
+    state = node[:, 2]
+    ht = st[0:2]
+    size = st[2]
+    r = st[3]
+    # Counters live in locals (registers) on the hot path and go back to `c` at the end.
+    n_read_reqs = c[C_READ_REQS]
+    n_read_req_hits = c[C_READ_REQ_HITS]
+    n_read_blocks = c[C_READ_BLOCKS]
+    n_read_hits = c[C_READ_HITS]
+    n_write_reqs = c[C_WRITE_REQS]
+    n_write_blocks = c[C_WRITE_BLOCKS]
+    n_write_hits = c[C_WRITE_HITS]
+    n_admitted = c[C_ADMITTED]
+    n_evicted = c[C_EVICTED]
+    n_destaged = c[C_DESTAGED]
+    n_invalidated = c[C_INVALIDATED]
+    n_bypassed = c[C_BYPASSED_REQS]
+    n_restart_destaged = c[C_RESTART_DESTAGED]
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
+    next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
     nb = ids.shape[0]
-    r = 0
     pos = 0
     for i in range(nblk.shape[0]):
         destage = 0
-        while r < nrestart and restart_req[r] <= i:
-            x = ht[0]
-            while x >= 0:
-                if state[x] == 2:
-                    destage += 1
-                    n_restart_destaged += 1
-                state[x] = 0
-                y = nxt[x]
-                prev[x] = -1
-                nxt[x] = -1
-                x = y
-            ht[0] = -1
-            ht[1] = -1
-            size = 0
-            r += 1
+        if i >= next_restart:
+            while r < nrestart and restart_req[r] - first_request <= i:
+                x = ht[0]
+                while x >= 0:
+                    if state[x] == 2:
+                        destage += 1
+                        n_restart_destaged += 1
+                    state[x] = 0
+                    y = nxt[x]
+                    prev[x] = -1
+                    nxt[x] = -1
+                    x = y
+                ht[0] = -1
+                ht[1] = -1
+                size = 0
+                r += 1
+            next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
         k = nblk[i]
         byp = has_bypass and bypass[i]
         if byp:
@@ -278,6 +489,12 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, nids, capacity, promote, mode
             for j in range(pos, pos + k):
                 if j + PREFETCH < nb:
                     _prefetch(state, ids[j + PREFETCH])
+                    if promote:
+                        # a hit moves its block: its list neighbours' rows are needed then
+                        y = ids[j + PREFETCH_NEIGHBOURS]
+                        if state[y] != 0:
+                            _prefetch(state, prev[y])
+                            _prefetch(state, nxt[y])
                 x = ids[j]
                 if state[x] != 0:
                     hits += 1
@@ -291,6 +508,8 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, nids, capacity, promote, mode
                     if size >= capacity:
                         t = ht[1]
                         _unlink(t, prev, nxt, ht)
+                        if ht[1] >= 0:
+                            _prefetch(state, prev[ht[1]])      # the next eviction's neighbour
                         if state[t] == 2:
                             destage += 1
                         state[t] = 0
@@ -354,6 +573,8 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, nids, capacity, promote, mode
             out_destage[i] = destage
             out_first_miss[i] = first_miss
         pos += k
+    st[2] = size
+    st[3] = r
     c[C_READ_REQS] = n_read_reqs
     c[C_READ_REQ_HITS] = n_read_req_hits
     c[C_READ_BLOCKS] = n_read_blocks
@@ -367,23 +588,17 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, nids, capacity, promote, mode
     c[C_INVALIDATED] = n_invalidated
     c[C_BYPASSED_REQS] = n_bypassed
     c[C_RESTART_DESTAGED] = n_restart_destaged
-    x = ht[0]
-    while x >= 0:
-        if state[x] == 2:
-            c[C_DIRTY_AT_END] += 1
-        x = nxt[x]
-    return c
 
 
 # -- S3-FIFO ------------------------------------------------------------------------------------------
 
 @numba.njit(inline="always")
-def _s3_evict_main(where, freq, dirty, prev, nxt, htm, sizes, c):
+def _s3_evict_main(where, fd, prev, nxt, htm, sizes, c):
     """Evict one block from M; returns 1 if it was dirty (destaged)."""
     while sizes[1] > 0:
         t = htm[1]
-        if freq[t] > 0:
-            freq[t] -= 1
+        if fd[t] & 3:
+            fd[t] -= 1
             if htm[0] != t:
                 _unlink(t, prev, nxt, htm)
                 _push_head(t, prev, nxt, htm)
@@ -392,34 +607,38 @@ def _s3_evict_main(where, freq, dirty, prev, nxt, htm, sizes, c):
             where[t] = 0
             sizes[1] -= 1
             c[C_EVICTED] += 1
-            d = dirty[t]
-            dirty[t] = 0
+            d = fd[t] >> 2
+            fd[t] &= 3
             return d
     return 0
 
 
 @numba.njit(inline="always")
-def _s3_evict(where, freq, dirty, prev, nxt, hts, htm, htg, sizes, small_cap, main_cap, ghost_cap, c):
+def _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes, small_cap, main_cap, ghost_cap, c):
     """Free exactly one block. Returns 1 if a dirty block left the cache (destaged)."""
     if sizes[0] >= small_cap or sizes[1] == 0:
         while sizes[0] > 0:
             t = hts[1]
             _unlink(t, prev, nxt, hts)
             sizes[0] -= 1
-            if freq[t] > 1:
+            if hts[1] >= 0:
+                _prefetch(where, prev[hts[1]])         # the next eviction from S unlinks its neighbour
+            if (fd[t] & 3) > 1:
                 _push_head(t, prev, nxt, htm)
                 where[t] = 2
                 sizes[1] += 1
                 if sizes[1] > main_cap:
-                    return _s3_evict_main(where, freq, dirty, prev, nxt, htm, sizes, c)
+                    return _s3_evict_main(where, fd, prev, nxt, htm, sizes, c)
             else:
                 c[C_EVICTED] += 1
-                d = dirty[t]
-                dirty[t] = 0
+                d = fd[t] >> 2
+                fd[t] &= 3
                 if ghost_cap > 0:
                     if sizes[2] >= ghost_cap:
                         g = htg[1]
                         _unlink(g, prev, nxt, htg)
+                        if htg[1] >= 0:
+                            _prefetch(where, prev[htg[1]])
                         where[g] = 0
                         sizes[2] -= 1
                     _push_head(t, prev, nxt, htg)
@@ -429,45 +648,58 @@ def _s3_evict(where, freq, dirty, prev, nxt, hts, htm, htg, sizes, small_cap, ma
                     where[t] = 0
                 return d
         return 0
-    return _s3_evict_main(where, freq, dirty, prev, nxt, htm, sizes, c)
+    return _s3_evict_main(where, fd, prev, nxt, htm, sizes, c)
+
+
+S3_ROW = 4         # int32 per block: prev, next, where, freq (bits 0-1) | dirty (bit 2): 16 bytes
+S3_STATE = 10      # st: S head, tail, M head, tail, G head, tail, S size, M size, G size, next restart
 
 
 @numba.njit(nogil=True, cache=True)
-def s3fifo_kernel(nblk, ids, op, bypass, restart_req, nids, capacity, mode, record,
+def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, capacity, mode, record,
                   out_hits, out_admit, out_destage, out_first_miss):
-    c = np.zeros(_NCOUNT, dtype=np.int64)
-    node = np.zeros((nids, 8), dtype=np.int32)     # one 32-byte row per block (see lru_kernel)
-    node[:, 0] = -1
-    node[:, 1] = -1
+    """S3-FIFO over the next requests; the state (node, st) carries from call to call (see lru_kernel)."""
     prev = node[:, 0]
     nxt = node[:, 1]
     where = node[:, 2]                             # 0 none, 1 S, 2 M, 3 G (ghost)
-    freq = node[:, 3]
-    dirty = node[:, 4]
-    hts = np.full(2, -1, dtype=np.int64)
-    htm = np.full(2, -1, dtype=np.int64)
-    htg = np.full(2, -1, dtype=np.int64)
-    sizes = np.zeros(3, dtype=np.int64)            # S, M, G
+    fd = node[:, 3]                                # freq (0..3) | dirty << 2: one row per block stays 16 bytes
+    hts = st[0:2]
+    htm = st[2:4]
+    htg = st[4:6]
+    sizes = st[6:9]                                # S, M, G
     small_cap = max(1, capacity // 10)
     main_cap = capacity - small_cap
     ghost_cap = main_cap
     nb = ids.shape[0]
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
-    r = 0
+    r = st[9]
+    # Counters in locals on the hot path (see lru_kernel); evictions and restarts count into c directly.
+    n_read_reqs = c[C_READ_REQS]
+    n_read_req_hits = c[C_READ_REQ_HITS]
+    n_read_blocks = c[C_READ_BLOCKS]
+    n_read_hits = c[C_READ_HITS]
+    n_write_reqs = c[C_WRITE_REQS]
+    n_write_blocks = c[C_WRITE_BLOCKS]
+    n_write_hits = c[C_WRITE_HITS]
+    n_admitted = c[C_ADMITTED]
+    n_destaged = c[C_DESTAGED]
+    n_invalidated = c[C_INVALIDATED]
+    n_bypassed = c[C_BYPASSED_REQS]
+    n_ghost_hits = c[C_GHOST_HITS]
+    next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
     pos = 0
     for i in range(nblk.shape[0]):
         destage = 0
-        while r < nrestart and restart_req[r] <= i:
+        while i >= next_restart and r < nrestart and restart_req[r] - first_request <= i:
             for ht in (hts, htm, htg):
                 x = ht[0]
                 while x >= 0:
-                    if dirty[x] == 1:
+                    if fd[x] >= 4:
                         destage += 1
                         c[C_RESTART_DESTAGED] += 1
-                    dirty[x] = 0
                     where[x] = 0
-                    freq[x] = 0
+                    fd[x] = 0
                     y = nxt[x]
                     prev[x] = -1
                     nxt[x] = -1
@@ -476,24 +708,29 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, nids, capacity, mode, reco
                 ht[1] = -1
             sizes[:] = 0
             r += 1
+            next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
         k = nblk[i]
         byp = has_bypass and bypass[i]
         if byp:
-            c[C_BYPASSED_REQS] += 1
+            n_bypassed += 1
         hits = 0
         admit = 0
         first_miss = -1
         is_read = op[i] == 0
         if is_read:
-            c[C_READ_REQS] += 1
-            c[C_READ_BLOCKS] += k
+            n_read_reqs += 1
+            n_read_blocks += k
         else:
-            c[C_WRITE_REQS] += 1
-            c[C_WRITE_BLOCKS] += k
+            n_write_reqs += 1
+            n_write_blocks += k
         around = (not is_read) and (mode == 0 or byp)
         for j in range(pos, pos + k):
             if j + PREFETCH < nb:
                 _prefetch(where, ids[j + PREFETCH])
+                y = ids[j + PREFETCH_NEIGHBOURS]
+                if where[y] != 0:                  # a ghost hit or an invalidation unlinks it
+                    _prefetch(where, prev[y])
+                    _prefetch(where, nxt[y])
             x = ids[j]
             w = where[x]
             if w == 1 or w == 2:
@@ -502,20 +739,21 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, nids, capacity, mode, reco
                     _unlink(x, prev, nxt, hts if w == 1 else htm)
                     sizes[w - 1] -= 1
                     where[x] = 0
-                    freq[x] = 0
-                    dirty[x] = 0
-                    c[C_INVALIDATED] += 1
+                    fd[x] = 0
+                    n_invalidated += 1
                 else:
-                    if freq[x] < 3:
-                        freq[x] += 1
+                    f = fd[x]
+                    if (f & 3) < 3:
+                        f += 1
                     if (not is_read) and mode == 2:
-                        dirty[x] = 1
+                        f |= 4
+                    fd[x] = f
                 continue
             if first_miss < 0:
                 first_miss = j - pos
             if not around and capacity > 0 and not (is_read and byp):
                 while sizes[0] + sizes[1] >= capacity:
-                    destage += _s3_evict(where, freq, dirty, prev, nxt, hts, htm, htg, sizes,
+                    destage += _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes,
                                          small_cap, main_cap, ghost_cap, c)
                 w = where[x]                       # an eviction may have pushed x out of the ghost
                 if w == 3:
@@ -524,35 +762,40 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, nids, capacity, mode, reco
                     _push_head(x, prev, nxt, htm)
                     where[x] = 2
                     sizes[1] += 1
-                    c[C_GHOST_HITS] += 1
+                    n_ghost_hits += 1
                 else:
                     _push_head(x, prev, nxt, hts)
                     where[x] = 1
                     sizes[0] += 1
-                freq[x] = 0
-                dirty[x] = 1 if ((not is_read) and mode == 2) else 0
+                fd[x] = 4 if ((not is_read) and mode == 2) else 0
                 admit += 1
         if is_read:
-            c[C_READ_HITS] += hits
+            n_read_hits += hits
             if hits == k:
-                c[C_READ_REQ_HITS] += 1
+                n_read_req_hits += 1
         else:
-            c[C_WRITE_HITS] += hits
-        c[C_ADMITTED] += admit
-        c[C_DESTAGED] += destage
+            n_write_hits += hits
+        n_admitted += admit
+        n_destaged += destage
         if record:
             out_hits[i] = hits
             out_admit[i] = admit
             out_destage[i] = destage
             out_first_miss[i] = first_miss
         pos += k
-    for ht in (hts, htm):
-        x = ht[0]
-        while x >= 0:
-            if dirty[x] == 1:
-                c[C_DIRTY_AT_END] += 1
-            x = nxt[x]
-    return c
+    st[9] = r
+    c[C_READ_REQS] = n_read_reqs
+    c[C_READ_REQ_HITS] = n_read_req_hits
+    c[C_READ_BLOCKS] = n_read_blocks
+    c[C_READ_HITS] = n_read_hits
+    c[C_WRITE_REQS] = n_write_reqs
+    c[C_WRITE_BLOCKS] = n_write_blocks
+    c[C_WRITE_HITS] = n_write_hits
+    c[C_ADMITTED] = n_admitted
+    c[C_DESTAGED] = n_destaged
+    c[C_INVALIDATED] = n_invalidated
+    c[C_BYPASSED_REQS] = n_bypassed
+    c[C_GHOST_HITS] = n_ghost_hits
 
 
 # -- running a policy ---------------------------------------------------------------------------------
@@ -604,34 +847,154 @@ _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 
 
-def run_cache(prep: Prepared, capacity: int, policy: str = "lru", write_mode: str = "write-around",
-              bypass: np.ndarray | None = None, restart_req: np.ndarray | None = None,
-              record: bool = True) -> CacheResult:
-    """Replay the prepared trace through one cache of `capacity` blocks."""
+def _check_policy(policy: str, write_mode: str) -> None:
     if policy not in POLICIES:
         raise DbtierError(f"unknown cache policy '{policy}' (known: {', '.join(POLICIES)})",
                           "choose one with --policy")
     if write_mode not in WRITE_MODES:
         raise DbtierError(f"unknown write mode '{write_mode}' (known: {', '.join(WRITE_MODES)})",
                           "choose one with --write-mode")
-    n = prep.nblk.shape[0]
-    if record:
-        hits, adm, dst, fm = (np.zeros(n, dtype=np.int32) for _ in range(4))
-    else:
-        hits = adm = dst = fm = _EMPTY_I32
-    byp = _EMPTY_BOOL if bypass is None else np.ascontiguousarray(bypass, dtype=np.bool_)
-    rr = _EMPTY_I64 if restart_req is None else np.ascontiguousarray(restart_req, dtype=np.int64)
-    mode = _MODE[write_mode]
-    if policy == "s3fifo":
-        c = s3fifo_kernel(prep.nblk, prep.ids, prep.op, byp, rr, prep.nids, int(capacity), mode, record,
-                          hits, adm, dst, fm)
-    else:
-        c = lru_kernel(prep.nblk, prep.ids, prep.op, byp, rr, prep.nids, int(capacity), policy == "lru", mode,
-                       record, hits, adm, dst, fm)
-    counters = {name: int(c[i]) for i, name in enumerate(COUNTER_NAMES)}
-    return CacheResult(policy, write_mode, int(capacity), prep.block_size, counters,
-                       hits if record else None, adm if record else None, dst if record else None,
-                       fm if record else None)
+
+
+class Restarts:
+    """Restart times resolved chunk by chunk into whole-trace request indexes: the first request at or after
+    each (as `restart_requests` on the whole trace, the trace being in time order)."""
+
+    def __init__(self, restart_at_s: Sequence[float]):
+        self.times = np.sort(np.asarray(restart_at_s, dtype=np.float64))
+        self.req = _EMPTY_I64
+
+    def feed(self, time_s: np.ndarray, first_request: int) -> np.ndarray:
+        """The indexes resolved so far, this chunk's included."""
+        n = len(time_s)
+        done = self.req.shape[0]
+        if n and done < self.times.size:
+            at = np.searchsorted(time_s, self.times[done:], side="left")
+            at = at[at < n]                      # sorted times: the ones in this chunk come first
+            if at.size:
+                self.req = np.concatenate([self.req, first_request + at.astype(np.int64)])
+        return self.req
+
+
+class Replay:
+    """One cache of `capacity` blocks replayed over a trace fed in order, whole or chunk after chunk: the
+    cache's lists, frequencies, dirty bits, counters, the sequential-cutoff streams and the next restart
+    carry from one chunk to the next, so any chunking gives the counters (and per-request outputs) of the
+    whole-trace replay.
+
+        rp = Replay(capacity, "s3fifo", "write-back", 8192, seq_cutoff_bytes=4 << 20, restart_at_s=[3600])
+        for chunk in chunks:
+            hits, admitted, destaged, first_miss = rp.feed(chunk)    # this chunk's requests (record=True)
+        result = rp.result()                                         # a CacheResult
+
+    `feed` numbers the blocks with the replay's own BlockMap (`blocks`, shared if given: several replays of
+    one trace then need it fed once, through `feed_prepared`). Restart times are resolved chunk by chunk
+    (the first request at or after each; the trace in time order)."""
+
+    def __init__(self, capacity: int, policy: str = "lru", write_mode: str = "write-around", block_size: int = 8192,
+                 *, record: bool = True, keep_records: bool = True, seq_cutoff_bytes: int | None = None,
+                 restart_at_s: Sequence[float] = (), blocks: BlockMap | None = None):
+        _check_policy(policy, write_mode)
+        self.capacity = int(capacity)
+        self.policy = policy
+        self.write_mode = write_mode
+        self.block_size = block_size
+        self.record = record
+        self.keep_records = keep_records
+        self._blocks = blocks
+        self.cutoff = SequentialCutoff(seq_cutoff_bytes) if seq_cutoff_bytes else None
+        self._restarts = Restarts(restart_at_s)
+        s3 = policy == "s3fifo"
+        self.node = np.zeros((0, S3_ROW if s3 else LRU_ROW), dtype=np.int32)
+        self.st = np.zeros(S3_STATE if s3 else LRU_STATE, dtype=np.int64)
+        self.st[:6 if s3 else 2] = -1                     # empty lists
+        self.c = np.zeros(_NCOUNT, dtype=np.int64)
+        self.requests = 0
+        self._records: list[tuple[np.ndarray, ...]] = []
+
+    @property
+    def blocks(self) -> BlockMap:
+        if self._blocks is None:
+            self._blocks = BlockMap(self.block_size)
+        return self._blocks
+
+    def _rows(self, nids: int, exact: bool) -> None:
+        """Room for block ids below nids (new rows absent: prev = next = -1)."""
+        have = self.node.shape[0]
+        if nids <= have:
+            return
+        rows = nids if exact else max(nids, 2 * have)
+        node = np.zeros((rows, self.node.shape[1]), dtype=np.int32)
+        node[:have] = self.node
+        node[have:, 0] = -1
+        node[have:, 1] = -1
+        self.node = node
+
+    def feed(self, chunk: Chunk, path: Any = "trace") -> tuple[np.ndarray, ...] | None:
+        """Replay the trace's next requests; per request (hits, admitted, destaged, first_miss) when record."""
+        prep = self.blocks.feed_chunk(chunk, path)
+        byp = self.cutoff.feed(chunk.offset_bytes, chunk.length_bytes, chunk.volume) if self.cutoff else None
+        return self.feed_prepared(prep, byp, self._restarts.feed(chunk.time_s, prep.first_request), exact=False)
+
+    def feed_prepared(self, prep: Prepared, bypass: np.ndarray | None = None, restart_req: np.ndarray | None = None,
+                      exact: bool = True) -> tuple[np.ndarray, ...] | None:
+        """Replay requests already cut into blocks (prep.first_request must be the next request);
+        restart_req: whole-trace request indexes, sorted (as `restart_requests` gives)."""
+        if prep.first_request != self.requests:
+            raise ValueError(f"requests fed out of order: {prep.first_request} after {self.requests}")
+        n = prep.nblk.shape[0]
+        self._rows(prep.nids, exact)
+        if self.record:
+            hits, adm, dst, fm = (np.zeros(n, dtype=np.int32) for _ in range(4))
+        else:
+            hits = adm = dst = fm = _EMPTY_I32
+        byp = _EMPTY_BOOL if bypass is None else np.ascontiguousarray(bypass, dtype=np.bool_)
+        rr = _EMPTY_I64 if restart_req is None else np.ascontiguousarray(restart_req, dtype=np.int64)
+        mode = _MODE[self.write_mode]
+        if self.policy == "s3fifo":
+            s3fifo_kernel(prep.nblk, prep.ids, prep.op, byp, rr, prep.first_request, self.node, self.st, self.c,
+                          self.capacity, mode, self.record, hits, adm, dst, fm)
+        else:
+            lru_kernel(prep.nblk, prep.ids, prep.op, byp, rr, prep.first_request, self.node, self.st, self.c,
+                       self.capacity, self.policy == "lru", mode, self.record, hits, adm, dst, fm)
+        self.requests += n
+        if not self.record:
+            return None
+        out = (hits, adm, dst, fm)
+        if self.keep_records:
+            self._records.append(out)
+        return out
+
+    def dirty_blocks(self) -> int:
+        """Dirty blocks in the cache now (every dirty block is in a list: S3-FIFO's ghost holds none)."""
+        if self.policy == "s3fifo":
+            return int(np.count_nonzero(self.node[:, 3] & 4))
+        return int(np.count_nonzero(self.node[:, 2] == 2))
+
+    def result(self) -> CacheResult:
+        """The counters so far (dirty blocks at the end: those dirty now), with the per-request outputs of
+        all requests fed when record and keep_records."""
+        c = self.c.copy()
+        c[C_DIRTY_AT_END] = self.dirty_blocks()
+        counters = {name: int(c[i]) for i, name in enumerate(COUNTER_NAMES)}
+        rec: list[np.ndarray | None] = [None] * 4
+        if self.record and self.keep_records:
+            if len(self._records) == 1:
+                rec = list(self._records[0])
+            else:
+                rec = [np.concatenate([r[k] for r in self._records]) if self._records else _EMPTY_I32.copy()
+                       for k in range(4)]
+        return CacheResult(self.policy, self.write_mode, self.capacity, self.block_size, counters, *rec)
+
+
+def run_cache(prep: Prepared, capacity: int, policy: str = "lru", write_mode: str = "write-around",
+              bypass: np.ndarray | None = None, restart_req: np.ndarray | None = None,
+              record: bool = True) -> CacheResult:
+    """Replay the prepared trace through one cache of `capacity` blocks."""
+    rp = Replay(capacity, policy, write_mode, prep.block_size, record=record)
+    rp.requests = prep.first_request
+    rp.feed_prepared(prep, bypass, restart_req)
+    return rp.result()
 
 
 def sweep(prep: Prepared, capacities: Sequence[int], policy: str = "lru", write_mode: str = "write-around",
@@ -647,6 +1010,35 @@ def sweep(prep: Prepared, capacities: Sequence[int], policy: str = "lru", write_
         return [one(c) for c in capacities]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(one, capacities))
+
+
+def sweep_chunks(chunks: Iterable[Chunk], capacities: Sequence[int], policy: str = "lru",
+                 write_mode: str = "write-around", block_size: int = 8192, *, seq_cutoff_bytes: int | None = None,
+                 restart_at_s: Sequence[float] = (), jobs: int | None = None,
+                 path: Any = "trace") -> tuple[list[CacheResult], BlockMap]:
+    """`sweep` over a trace read once as chunks: each chunk is cut into blocks and checked against the
+    sequential cutoff once, then replayed through every size (in parallel threads). Returns the results and
+    the block map (its nids: the working set)."""
+    blocks = BlockMap(block_size)
+    replays = [Replay(c, policy, write_mode, block_size, record=False, blocks=blocks) for c in capacities]
+    cutoff = SequentialCutoff(seq_cutoff_bytes) if seq_cutoff_bytes else None
+    restarts = Restarts(restart_at_s)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(replays) or 1))
+    pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
+    try:
+        for chunk in chunks:
+            prep = blocks.feed_chunk(chunk, path)
+            byp = cutoff.feed(chunk.offset_bytes, chunk.length_bytes, chunk.volume) if cutoff else None
+            rr = restarts.feed(chunk.time_s, prep.first_request)
+            if pool is None:
+                for rp in replays:
+                    rp.feed_prepared(prep, byp, rr, exact=False)
+            else:
+                list(pool.map(lambda rp: rp.feed_prepared(prep, byp, rr, exact=False), replays))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return [rp.result() for rp in replays], blocks
 
 
 def default_sweep_gb(working_set_bytes: int, block_size: int, points: int = 10) -> list[float]:
