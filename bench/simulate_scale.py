@@ -108,7 +108,9 @@ def main() -> None:
     ap.add_argument("--designs", nargs="*", default=list(DESIGNS), choices=list(DESIGNS))
     ap.add_argument("--read", nargs="*", default=["whole", "chunks"], choices=["whole", "chunks"],
                     help="also time reading alone: the whole trace in memory, and streamed as chunks")
-    ap.add_argument("--inputs", nargs="+", default=["plain", "gzip"], choices=["plain", "gzip"])
+    ap.add_argument("--inputs", nargs="+", default=["plain", "gzip", "converted"],
+                    choices=["plain", "gzip", "converted"],
+                    help="converted: the plain trace's `simulate convert` copy (the conversion timed too)")
     _figures.add_option(ap)
     args = ap.parse_args()
     n = int(args.requests)
@@ -130,7 +132,7 @@ def main() -> None:
     figures_read: dict = {}
     print(f"{'reading':<11} {'input':<6} {'wall s':>7} {'cpu s':>7} {'peak RSS MB':>12} {'requests/s':>12}")
     for how in args.read:
-        for kind in args.inputs:
+        for kind in [k for k in args.inputs if k != "converted"]:
             res = run_one([sys.executable, "-c", _READ, how, str({"plain": plain, "gzip": gz}[kind])])
             if res["rc"] != 0:
                 print(f"read {how} {kind}: failed: {res['stderr']}", file=sys.stderr)
@@ -144,6 +146,21 @@ def main() -> None:
     dbtier = [sys.executable, "-m", "dbtier"]
     figures: dict = {"requests": n, "csv_bytes": plain.stat().st_size, "read": figures_read, "runs": {}}
     files = {"plain": plain, "gzip": gz}
+    conv_dir = None
+    if "converted" in args.inputs:
+        conv_dir = Path(tempfile.mkdtemp(dir=d, prefix="convert-"))
+        res = run_one([*dbtier, "simulate", "convert", str(plain), "--json", "--out", str(conv_dir / "run")])
+        if res["rc"] != 0:
+            print(f"convert: failed (exit {res['rc']}): {res['stderr']}", file=sys.stderr)
+            sys.exit(1)
+        res.pop("stderr")
+        res["requests_per_s"] = n / res["wall_s"]
+        res["parquet_bytes"] = sum(f.stat().st_size for f in (conv_dir / "run" / "trace.parquet").rglob("*")
+                                   if f.is_file())
+        figures["convert"] = res
+        files["converted"] = conv_dir / "run"
+        print(f"convert     plain  {res['wall_s']:>7.1f} {res['cpu_s']:>7.1f} {res['peak_rss_mb']:>12,.0f} "
+              f"{res['requests_per_s']:>12,.0f}   (Parquet {res['parquet_bytes'] / 1e6:,.0f} MB)")
     print(f"{'design':<11} {'input':<6} {'wall s':>7} {'cpu s':>7} {'peak RSS MB':>12} {'requests/s':>12}")
     for design in args.designs:
         for kind in args.inputs:
@@ -160,6 +177,8 @@ def main() -> None:
             figures["runs"][f"{design}/{kind}"] = res
             print(f"{design:<11} {kind:<6} {res['wall_s']:>7.1f} {res['cpu_s']:>7.1f} {res['peak_rss_mb']:>12,.0f} "
                   f"{res['requests_per_s']:>12,.0f}")
+    if conv_dir is not None:
+        shutil.rmtree(conv_dir, ignore_errors=True)
     _figures.write("simulate_scale", args, figures)
 
 

@@ -77,3 +77,13 @@ def test_a_changed_source_is_said_and_a_damaged_copy_refused(tmp_path):
     assert_clean_error(call_main("simulate", "run", "conv", *CACHE, cwd=tmp_path), "not a readable converted trace")
     os.remove(tmp_path / "conv" / "trace.parquet" / "manifest.json")
     assert_clean_error(call_main("simulate", "run", "conv", *CACHE, cwd=tmp_path), "without a captured or converted")
+
+
+def test_a_bad_line_part_way_leaves_no_copy(tmp_path):
+    src = tmp_path / "t.csv"
+    good = (TRACES / "msr-hm1.csv").read_text().splitlines()
+    src.write_text("\n".join(good[:5] + ["128166372100000000,hm,1,Read,-5,4096,100"] + good[5:]) + "\n")
+    r = call_main("simulate", "convert", str(src), "--out", "conv", cwd=tmp_path)
+    assert_clean_error(r, f"{src}:6")
+    assert not (tmp_path / "conv" / "trace.parquet").exists()
+    assert json.loads((tmp_path / "conv" / "result.json").read_text())["status"] == "failed"

@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -44,29 +44,58 @@ def source_key(path: Path, progress: Callable[[float], None] | None = None) -> d
 
 
 def write(trace: Trace, out: Path, source: dict[str, Any]) -> dict[str, Any]:
-    """Write `trace` as the columnar copy under `out` (created; must not exist) -> the manifest."""
+    """Write an in-memory `trace` as the columnar copy under `out` (created; must not exist) -> the manifest."""
+    from dbtier.sim.chunks import chunks_of
+    return write_chunks(chunks_of(trace, 1 << 20), lambda: trace, out, source)
+
+
+def write_chunks(chunks: Iterable[Any], meta: Callable[[], Trace], out: Path,
+                 source: dict[str, Any]) -> dict[str, Any]:
+    """Write a trace arriving as chunks (in order) as the columnar copy under `out` (created; must not exist),
+    one chunk in memory at a time: each volume's rows are appended to its own file as they come. `meta()`,
+    called after the last chunk: the reader's account (a Trace whose arrays may be empty)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     out.mkdir()
-    seq = np.arange(len(trace), dtype=np.int64)
-    files = []
-    for i, name in enumerate(trace.volumes):
-        rows = np.flatnonzero(trace.volume == i)
-        if rows.size == 0:
-            continue
-        d = out / f"volume={i}"
-        d.mkdir()
-        table = pa.table({"seq": seq[rows], "time_s": trace.time_s[rows], "op": trace.op[rows],
-                          "offset_bytes": trace.offset_bytes[rows], "length_bytes": trace.length_bytes[rows]})
-        pq.write_table(table, d / "part-0.parquet", compression="zstd", use_dictionary=["op"],
-                       column_encoding={"seq": "DELTA_BINARY_PACKED"})
-        files.append({"volume": name, "index": i, "requests": int(rows.size),
-                      "file": f"volume={i}/part-0.parquet"})
-    manifest = {"version": FORMAT_VERSION, "source": source, "format": trace.format, "timed": trace.timed,
-                "time_origin_s": trace.time_origin, "lines": trace.lines, "skipped": trace.skipped,
-                "skipped_lines": [list(x) for x in trace.skipped_lines], "ignored": dict(trace.ignored),
-                "sorted": trace.sorted, "notes": list(trace.notes), "volumes": list(trace.volumes),
-                "requests": len(trace), "summary": trace.summary(), "files": files}
+    writers: dict[int, Any] = {}
+    counts: dict[int, int] = {}
+    n = reads = nbytes = 0
+    last_t = first_t = None
+    try:
+        for c in chunks:
+            k = len(c)
+            if k == 0:
+                continue
+            seq = np.arange(c.first_request, c.first_request + k, dtype=np.int64)
+            n += k
+            reads += int(np.count_nonzero(c.op == 0))
+            nbytes += int(c.length_bytes.sum())
+            first_t = float(c.time_s[0]) if first_t is None else first_t
+            last_t = float(c.time_s[-1])
+            for i in np.unique(c.volume).tolist():
+                rows = np.flatnonzero(c.volume == i)
+                table = pa.table({"seq": seq[rows], "time_s": c.time_s[rows], "op": c.op[rows],
+                                  "offset_bytes": c.offset_bytes[rows], "length_bytes": c.length_bytes[rows]})
+                if i not in writers:
+                    (out / f"volume={i}").mkdir()
+                    writers[i] = pq.ParquetWriter(out / f"volume={i}" / "part-0.parquet", table.schema,
+                                                  compression="zstd", use_dictionary=["op"],
+                                                  column_encoding={"seq": "DELTA_BINARY_PACKED"})
+                writers[i].write_table(table)
+                counts[i] = counts.get(i, 0) + int(rows.size)
+    finally:
+        for w in writers.values():
+            w.close()
+    m = meta()
+    files = [{"volume": m.volumes[i], "index": i, "requests": counts[i], "file": f"volume={i}/part-0.parquet"}
+             for i in sorted(counts)]
+    summary = {"requests": n, "reads": reads, "writes": n - reads, "bytes": nbytes,
+               "duration_s": (last_t - first_t) if (m.timed and n) else None}
+    manifest = {"version": FORMAT_VERSION, "source": source, "format": m.format, "timed": m.timed,
+                "time_origin_s": m.time_origin, "lines": m.lines, "skipped": m.skipped,
+                "skipped_lines": [list(x) for x in m.skipped_lines], "ignored": dict(m.ignored),
+                "sorted": m.sorted, "notes": list(m.notes), "volumes": list(m.volumes),
+                "requests": n, "summary": summary, "files": files}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
     manifest["bytes_written"] = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     return manifest
@@ -105,6 +134,7 @@ def source_changed(doc: dict[str, Any]) -> str | None:
 
 def read(run_dir: Path, volume: str | None = None) -> Trace:
     """The converted trace of a convert run directory, whole or one volume (its file only)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
     doc = manifest(run_dir)
     base = run_dir / CONVERTED
@@ -126,28 +156,34 @@ def read(run_dir: Path, volume: str | None = None) -> Trace:
     at = 0
     for f in files:
         path = base / f["file"]
+        k = 0
         try:
-            tab = pq.read_table(path, columns=list(_COLUMNS))
+            # batch by batch into the arrays made above: the file is never held whole a second time
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=1 << 20, columns=list(_COLUMNS)):
+                cols = {c: batch.column(c).to_numpy(zero_copy_only=False) for c in _COLUMNS}
+                m = len(cols["seq"])
+                if volume is None:
+                    where = cols["seq"]           # back in the whole trace's order
+                    if m and (where.min() < 0 or where.max() >= n or seen[where].any()):
+                        raise DbtierError(f"{path}: request numbers that do not fit the manifest",
+                                          "convert the trace again with `dbtier simulate convert TRACE`")
+                    seen[where] = True
+                else:
+                    if at + m > n:
+                        break
+                    where = np.arange(at, at + m)
+                    at += m
+                t[where], op[where], off[where], ln[where] = cols["time_s"], cols["op"], cols["offset_bytes"], \
+                    cols["length_bytes"]
+                vol[where] = 0 if volume is not None else int(f["index"])
+                k += m
         except (OSError, ValueError) as exc:
             raise DbtierError(f"{path}: cannot read the converted trace ({exc})",
                               "convert the trace again with `dbtier simulate convert TRACE`") from None
-        cols = {c: tab.column(c).to_numpy() for c in _COLUMNS}
-        k = len(cols["seq"])
         if k != int(f["requests"]):
             raise DbtierError(f"{path}: {k:,} requests where the manifest says {int(f['requests']):,}",
                               "convert the trace again with `dbtier simulate convert TRACE`")
-        if volume is None:
-            where = cols["seq"]           # back in the whole trace's order
-            if where.size and (where.min() < 0 or where.max() >= n or seen[where].any()):
-                raise DbtierError(f"{path}: request numbers that do not fit the manifest",
-                                  "convert the trace again with `dbtier simulate convert TRACE`")
-            seen[where] = True
-        else:
-            where = np.arange(at, at + k)
-            at += k
-        t[where], op[where], off[where], ln[where] = cols["time_s"], cols["op"], cols["offset_bytes"], \
-            cols["length_bytes"]
-        vol[where] = 0 if volume is not None else int(f["index"])
+    pa.default_memory_pool().release_unused()     # give Arrow's buffers back before the replay needs the memory
     origin = float(doc["time_origin_s"])
     if volume is not None and n:
         t -= t[0]                     # a volume's replay starts at its first request (as Trace.only_volume)
