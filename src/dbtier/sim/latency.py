@@ -369,9 +369,10 @@ class Served:
 
 
 def serve(subs: SubIOs, devices: Sequence[DeviceModel], time_s: np.ndarray, timed: bool,
-          bucket_s: float | None = None) -> Served:
+          bucket_s: float | None = None, consume: bool = False) -> Served:
     """Run the queueing model over the design's device I/Os; latency per request (and, given `bucket_s` on a
-    timed trace, each device's busy time per bucket of start time)."""
+    timed trace, each device's busy time per bucket of start time). `consume`: empty `subs`
+    once its pieces are joined (the caller has no further use for them; the memory goes back before the model runs)."""
     nreq = int(time_s.shape[0])
     use_buckets = bool(timed and bucket_s and bucket_s > 0 and nreq)
     # buckets tile [first, last arrival]; I/Os starting later (a backlog) count in the last one
@@ -385,7 +386,10 @@ def serve(subs: SubIOs, devices: Sequence[DeviceModel], time_s: np.ndarray, time
     op = np.concatenate(subs.op)
     nb_ = np.concatenate(subs.nbytes)
     off = np.concatenate(subs.offset)
-    vol = np.concatenate(subs.volume)
+    vol = np.concatenate(subs.volume).astype(np.int32)      # fewer than 2^16 volumes (the readers' cap)
+    if consume:     # the pieces are copied into one array each: give them back before the model runs
+        for parts in (subs.req, subs.dev, subs.fg, subs.op, subs.nbytes, subs.offset, subs.volume):
+            parts.clear()
     if req.size > 1 and not (req[1:] >= req[:-1]).all():
         order = np.argsort(req, kind="stable")
         req, dev, fg, op, nb_, off, vol = (a[order] for a in (req, dev, fg, op, nb_, off, vol))
@@ -397,6 +401,7 @@ def serve(subs: SubIOs, devices: Sequence[DeviceModel], time_s: np.ndarray, time
             m = dev == d
             occ[m], occ_seq[m], base[m], save[m] = model.kernel_inputs(op[m], nb_[m])
     end = np.where(off >= 0, off + nb_.astype(np.int64), -3)
+    del op, nb_                 # what the model needs of them is in occ, occ_seq, base, save and end now
     units = np.array([m.units for m in devices], dtype=np.int64)
     single = np.array([m.single_actuator for m in devices], dtype=np.bool_)
     first = float(time_s[0]) if timed else 0.0

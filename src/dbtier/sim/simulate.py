@@ -287,6 +287,10 @@ def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel],
         if p.write_mode == "write-back":
             notes.append(f"write-back: {cr.counters['destaged_blocks']:,} dirty blocks destaged on eviction or "
                          f"restart; {cr.counters['dirty_blocks_at_end']:,} still dirty at the end of the trace")
+        # the device I/Os are made: what only they needed goes back before the queueing model runs
+        del k, h, ln, byp, first_block, fetch_off, r_hit, r_fetch, r_pass, fill, w, dst, bypass
+        prep.ids = np.zeros(0, dtype=np.int32)
+        cr.admitted = cr.destaged = cr.first_miss = None     # the timeline needs only the hits
 
     else:  # preferred-read-mirror
         f = p.failure
@@ -356,7 +360,7 @@ def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel],
 
     progress("queueing model", 0.0)
     t0 = time.perf_counter()
-    served = latency.serve(subs, models, times, trace.timed)
+    served = latency.serve(subs, models, times, trace.timed, consume=True)
     timings["latency"] = time.perf_counter() - t0
     lat = served.latency_s
     contract["latency_us"] = {"read": latency.percentiles_us(lat[is_read]),
@@ -376,7 +380,7 @@ def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel],
         bsubs = SubIOs.empty()
         bsubs.add(idx, 0, trace.op, trace.length_bytes,
                 offset=trace.offset_bytes, volume=trace.volume)
-        bserved = latency.serve(bsubs, [devices[base_role]], times, trace.timed)
+        bserved = latency.serve(bsubs, [devices[base_role]], times, trace.timed, consume=True)
         blat = bserved.latency_s
         details["baseline"] = {
             "design": "single", "role": base_role, "device": devices[base_role].id,
