@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from dbtier.core.closing import ClosedOnFailure
 from dbtier.core.errors import DbtierError
 from dbtier.model.oltp import combine_repeats, knee
 
@@ -72,7 +73,7 @@ class ServerSpec:
                                                               # compression, generator)
 
 
-class Engine:
+class Engine(ClosedOnFailure):
     """The base of every engine: the calls of the module docstring. A call an engine's kinds do not
     need raises NotImplementedError (a bug in the bench: it asked an engine for a kind it lacks)."""
     name = ""
@@ -246,16 +247,8 @@ class Engine:
                dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def __enter__(self) -> "Engine":
-        try:
-            self.open()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def opening(self) -> None:
+        self.open()
 
 
 def parse_placement(text: str | None, roles: tuple[str, ...], refused: dict[str, str] | None = None) -> dict[str, str]:

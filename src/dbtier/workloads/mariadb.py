@@ -44,9 +44,9 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from dbtier.core.closing import ClosedOnFailure
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.workloads.throwaway import ThrowAway
@@ -500,7 +500,7 @@ class Server(ThrowAway):
 
 
 # ------------------------------------------------------------------ the user's server (--dsn)
-class Attached:
+class Attached(ClosedOnFailure):
     """The user's MySQL or MariaDB server: dbtier creates `dbtier_<random>` there and drops only it. The
     mariadb client reads the password itself (MYSQL_PWD, ~/.my.cnf): it is never on a command line."""
 
@@ -533,12 +533,8 @@ class Attached:
             self.query(f"DROP DATABASE IF EXISTS `{self.database}`")
             self.created_db = False
 
-    def __enter__(self) -> "Attached":
+    def opening(self) -> None:
         self.open()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 def _uid(user: str) -> int | None:

@@ -5,16 +5,17 @@ removes exactly those -- on exit, on Ctrl-C and on failure (the context manager)
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 import pwd
 import shutil
 from pathlib import Path
-from typing import Any
 
+from dbtier.core.closing import ClosedOnFailure
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 
 
-class ThrowAway:
+class ThrowAway(ClosedOnFailure, ABC):
     """The base of a managed server. Subclasses set `product` (the name in messages), `noun` (cluster,
     server) and `os_user`, and implement init(), start() and stop()."""
     product = ""
@@ -22,14 +23,21 @@ class ThrowAway:
     os_user = ""
     created: list[Path]
 
+    @abstractmethod
     def init(self) -> None:
-        raise NotImplementedError
+        """Create the data directory (initdb, mariadb-install-db), recording what it creates."""
 
+    @abstractmethod
     def start(self) -> None:
-        raise NotImplementedError
+        """Start the server and wait until it answers."""
 
+    @abstractmethod
     def stop(self) -> None:
-        raise NotImplementedError
+        """Stop the server if it runs (idempotent)."""
+
+    def opening(self) -> None:
+        self.init()
+        self.start()
 
     # -------------------------------------------------------------- setup
     def _as_user(self, argv: list[str]) -> list[str]:
@@ -86,14 +94,3 @@ class ThrowAway:
                 shutil.rmtree(d, ignore_errors=True)
             self.created.clear()
 
-    def __enter__(self):
-        try:
-            self.init()
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
