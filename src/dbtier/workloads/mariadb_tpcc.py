@@ -34,6 +34,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.model.sysbench import MysqlTarget, parse_sysbench, point_figures, sysbench_seconds
 from dbtier.workloads import tpcc
+from dbtier.workloads.mariadb import sql_string
 from dbtier.workloads.sysbench import sysbench_failure
 
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
@@ -76,11 +77,6 @@ def copy_table(statement: str) -> str:
     if not m:
         raise ValueError(f"not a COPY statement of tpcc.py: {statement!r}")
     return m.group(1)
-
-
-def sql_string(text: str) -> str:
-    """A MySQL string literal (backslash and quote escaped)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def load_data_sql(table: str, path: str | Path) -> str:
