@@ -287,3 +287,30 @@ def test_lab_refuses_an_existing_lab_directory(tmp_path):
     r = call_main("lab", str(tmp_path), "--out", str(out), cwd=tmp_path)
     assert_clean_error(r, f"--out {out}: already a run directory")
     assert tree_hash(out) == before
+
+
+SWALLOWED = r"""
+import ctypes, os, signal, sys
+from dbtier.cli import catalog, main
+
+list_devices = catalog.run_list
+
+def run_list(args):
+    # the signal lands while C code runs a Python callback (as numba's cache writer on a first run):
+    # ctypes prints and drops the handler's exception, and the command would end normally
+    callback = ctypes.CFUNCTYPE(None)(lambda: os.kill(os.getpid(), getattr(signal, sys.argv[1])))
+    callback()
+    return list_devices(args)
+
+catalog.run_list = run_list
+sys.exit(main.main(["catalog", "list", "--out", sys.argv[2]]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_an_interrupt_a_c_callback_swallowed_still_interrupts(tmp_path, sig):
+    r = subprocess.run([sys.executable, "-c", SWALLOWED, sig, str(tmp_path / "run")], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 130, r.stderr
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr and "interrupted" in r.stderr
+    assert load_doc(tmp_path / "run")["status"] == "interrupted"

@@ -31,9 +31,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Signals received during this command. An exception raised by a handler while C code runs a Python
+# callback (numba writing its compiled kernels to its cache, on a first run) is printed and dropped by
+# ctypes, and the command would go on to a normal end: main() raises it again then.
+_received: list[int] = []
+
+
 def _sigterm(signum, frame):  # SIGTERM cleans up like Ctrl-C
     from dbtier.cli.common import Terminated
+    _received.append(signum)
     raise Terminated
+
+
+def _sigint(signum, frame):
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def _unraisable(u: "sys.UnraisableHookArgs") -> None:
+    """Quiet about the interrupt a C callback swallowed (main() raises it again); anything else as Python would."""
+    if isinstance(u.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(u)
+
+
+def _swallowed_interrupt() -> None:
+    """Raise the interrupt a C callback swallowed, if one did."""
+    from dbtier.cli.common import Terminated
+    if _received:
+        raise Terminated if _received[-1] == signal.SIGTERM else KeyboardInterrupt
 
 
 # Exit codes: a DbtierError its own (2 by default), an interrupt 130, a bug 70 (EX_SOFTWARE), a closed pipe 141.
@@ -62,10 +88,11 @@ def _report_bug(exc: BaseException) -> None:
 def main(argv: list[str] | None = None) -> int:
     from dbtier.cli.common import check_out_early, lifecycle
     signal.signal(signal.SIGTERM, _sigterm)
+    sys.unraisablehook = _unraisable
     # Ctrl-C always interrupts cleanly, even when started from a shell that ignores SIGINT for
     # background jobs (Python then would not raise KeyboardInterrupt, and the cleanup would not run).
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _sigint)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -74,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with lifecycle() as runs:
             check_out_early(args)
+            _received.clear()
             code = int(args.func(args) or 0)
+            if code == 0:
+                _swallowed_interrupt()
             runs.failed = code != 0
         return code
     except DbtierError as exc:
