@@ -11,11 +11,17 @@ popularity, one request per 100 µs on average; and the same file gzip-compresse
 
 What is timed: `dbtier simulate run TRACE --json` in a subprocess (process start, imports, reading,
 replay, latency model, writing the run directory) for `--design read-cache` (LRU, the cache sized at
---cache-gb, latency on an enterprise NVMe over a 15k disk) and `--design single`. Figures per run: wall
+--cache-gb, latency on an enterprise NVMe over a 15k disk), the same with --in-memory (the trace read whole
+first, as before streaming) and `--design single`. Figures per run: wall
 seconds, user+system CPU seconds and peak RSS of the child (getrusage(RUSAGE_CHILDREN) around each run:
 the maximum RSS is over all children so far, so each run gets its own short-lived parent), requests per
 wall second. The same for reading alone (a Python child calling `traces.read_trace`, and iterating
 `traces.read_chunks` with 2^20-request chunks: the streaming reader's memory).
+
+Larger than memory (--cap-mb, default 1024 MiB; 0 skips): a trace --cap-factor (4) times the cap is
+generated the same way and replayed (read-cache, streamed) inside a memory cgroup of that cap (v1's memory
+controller or v2's, page cache counted, no swap), then with --in-memory under the same cap, which cannot
+fit. Where no memory cgroup is writable the run goes uncapped and says so.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
+import os
 import shutil
 import subprocess
 import sys
@@ -38,6 +46,8 @@ FILETIME0 = 128166372000000000      # 2007-02-22, as MSR's hm_1 trace
 DESIGNS = {
     "read-cache": ["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--backing", "sas-15k-73gb"],
     "single": ["--design", "single", "--device", "nvme-enterprise-3.84tb"],
+    "read-cache-in-memory": ["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--backing",
+                             "sas-15k-73gb", "--in-memory"],
 }
 
 # Run in a fresh parent so RUSAGE_CHILDREN's peak RSS is this one child's.
@@ -65,6 +75,8 @@ assert n > 0
 
 
 def generate(path: Path, n: int, blocks: int, alpha: float, read_pct: float, seed: int) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
     rng = np.random.default_rng(seed)
     tmp = path.with_suffix(".part")
     step = 1_000_000
@@ -73,7 +85,9 @@ def generate(path: Path, n: int, blocks: int, alpha: float, read_pct: float, see
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
     scatter = rng.permutation(blocks).astype(np.int64)
-    with open(tmp, "w") as f:
+    opts = pcsv.WriteOptions(include_header=False, quoting_style="none")
+    writer = None
+    try:
         for lo in range(0, n, step):
             m = min(step, n - lo)
             gaps = rng.integers(1, 2000, m)                 # ticks of 100 ns: 100 µs on average
@@ -84,11 +98,54 @@ def generate(path: Path, n: int, blocks: int, alpha: float, read_pct: float, see
             size = 4096 * (1 << rng.integers(0, 5, m))      # 4 to 64 KiB
             rd = rng.random(m) < read_pct / 100
             resp = rng.integers(100, 50000, m)
-            typ = np.where(rd, "Read", "Write")
-            f.write("".join(f"{a},hm,1,{b},{c},{d},{e}\n"
-                            for a, b, c, d, e in zip(ts.tolist(), typ.tolist(), off.tolist(), size.tolist(),
-                                                     resp.tolist())))
+            const = pa.DictionaryArray.from_arrays(pa.array(np.zeros(m, dtype=np.int8)), pa.array(["hm"]))
+            typ = pa.DictionaryArray.from_arrays(pa.array((~rd).astype(np.int8)), pa.array(["Read", "Write"]))
+            table = pa.table({"ts": ts, "host": const, "disk": np.ones(m, dtype=np.int8), "type": typ,
+                              "offset": off, "size": size, "resp": resp})
+            if writer is None:
+                writer = pcsv.CSVWriter(str(tmp), table.schema, write_options=opts)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
     tmp.rename(path)
+
+
+def memory_cgroup(cap_mb: int) -> Path | None:
+    """A memory cgroup limited to cap_mb (page cache included; swap too where it can be limited), cgroup v1's
+    memory controller or v2's; None where neither is writable (the run then goes uncapped, and says so)."""
+    v1 = Path("/sys/fs/cgroup/memory")
+    v2 = Path("/sys/fs/cgroup")
+    name = f"dbtier-bench-{os.getpid()}"
+    try:
+        if (v1 / "memory.limit_in_bytes").exists():
+            g = v1 / name
+            g.mkdir()
+            (g / "memory.limit_in_bytes").write_text(str(cap_mb << 20))
+            if (g / "memory.memsw.limit_in_bytes").exists():
+                (g / "memory.memsw.limit_in_bytes").write_text(str(cap_mb << 20))
+            return g
+        if "memory" in (v2 / "cgroup.controllers").read_text().split():
+            g = v2 / name
+            g.mkdir()
+            (g / "memory.max").write_text(str(cap_mb << 20))
+            (g / "memory.swap.max").write_text("0")
+            return g
+    except OSError:
+        return None
+    return None
+
+
+def run_capped(cmd: list[str], group: Path | None) -> dict:
+    """run_one inside the cgroup (the child's parent joins it first, so the whole run is capped)."""
+    if group is None:
+        return run_one(cmd)
+    procs = group / "cgroup.procs"
+    r = subprocess.run([sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True,
+                       preexec_fn=lambda: procs.write_text(str(os.getpid())))
+    if r.returncode != 0 or not r.stdout.strip():
+        return {"rc": -9, "wall_s": None, "cpu_s": None, "peak_rss_mb": None, "stderr": r.stderr[-2000:]}
+    return json.loads(r.stdout)
 
 
 def run_one(cmd: list[str]) -> dict:
@@ -111,6 +168,9 @@ def main() -> None:
     ap.add_argument("--inputs", nargs="+", default=["plain", "gzip", "converted"],
                     choices=["plain", "gzip", "converted"],
                     help="converted: the plain trace's `simulate convert` copy (the conversion timed too)")
+    ap.add_argument("--cap-mb", type=int, default=1024, help="memory cap (MiB) of the larger-than-memory run; "
+                    "0 skips it")
+    ap.add_argument("--cap-factor", type=float, default=4.0, help="its trace file is this many times the cap")
     _figures.add_option(ap)
     args = ap.parse_args()
     n = int(args.requests)
@@ -165,7 +225,7 @@ def main() -> None:
     for design in args.designs:
         for kind in args.inputs:
             with tempfile.TemporaryDirectory(dir=d) as out:
-                extra = ["--cache-gb", f"{args.cache_gb:g}"] if design == "read-cache" else []
+                extra = ["--cache-gb", f"{args.cache_gb:g}"] if design.startswith("read-cache") else []
                 cmd = [*dbtier, "simulate", "run", str(files[kind]), *DESIGNS[design], *extra, "--json",
                        "--out", str(Path(out) / "run")]
                 res = run_one(cmd)
@@ -179,7 +239,52 @@ def main() -> None:
                   f"{res['requests_per_s']:>12,.0f}")
     if conv_dir is not None:
         shutil.rmtree(conv_dir, ignore_errors=True)
+    if args.cap_mb:
+        figures["larger_than_memory"] = larger_than_memory(args, d, plain.stat().st_size / n, dbtier)
     _figures.write("simulate_scale", args, figures)
+
+
+def larger_than_memory(args: argparse.Namespace, d: Path, bytes_per_line: float, dbtier: list[str]) -> dict:
+    """A generated trace --cap-factor times the --cap-mb memory cap, replayed (read-cache, streamed) inside a
+    memory cgroup of that cap; then --in-memory under the same cap, which cannot fit."""
+    n = math.ceil(args.cap_factor * (args.cap_mb << 20) / bytes_per_line / 1e6) * 1_000_000
+    big = d / f"msr-{n}-s{args.seed}.csv"
+    t0 = time.perf_counter()
+    if not big.exists():
+        generate(big, n, int(args.blocks), args.alpha, args.read_pct, args.seed)
+    size = big.stat().st_size
+    print(f"larger than memory: {n:,} requests, MSR CSV {size / 1e6:,.0f} MB = {size / (args.cap_mb << 20):.1f}x "
+          f"the {args.cap_mb:,} MiB cap (made or found in {time.perf_counter() - t0:.1f} s); in memory the "
+          f"trace's arrays alone would take {n * 29 / 1e6:,.0f} MB")
+    out: dict = {"requests": n, "csv_bytes": size, "cap_mb": args.cap_mb, "runs": {}}
+    for how, extra in (("streamed", []), ("in-memory", ["--in-memory"])):
+        group = memory_cgroup(args.cap_mb)
+        out["capped_by"] = None if group is None else str(group.parent)
+        with tempfile.TemporaryDirectory(dir=d) as tmp:
+            cmd = [*dbtier, "simulate", "run", str(big), *DESIGNS["read-cache"], "--cache-gb", f"{args.cache_gb:g}",
+                   *extra, "--json", "--out", str(Path(tmp) / "run")]
+            try:
+                res = run_capped(cmd, group)
+                peak = [group / f for f in ("memory.max_usage_in_bytes", "memory.peak")
+                        if group is not None and (group / f).exists()]
+                res["cgroup_peak_mb"] = int(peak[0].read_text()) / 2**20 if peak else None   # page cache too
+            finally:
+                if group is not None:
+                    group.rmdir()
+        err = res.pop("stderr", "")
+        res["completed"] = res["rc"] == 0
+        res["requests_per_s"] = n / res["wall_s"] if res["completed"] else None
+        if not res["completed"]:
+            res["error"] = err.strip().splitlines()[-1] if err.strip() else "killed (out of memory under the cap)"
+        out["runs"][how] = res
+        if res["completed"]:
+            print(f"  {how:<10} wall {res['wall_s']:.1f} s, cpu {res['cpu_s']:.1f} s, peak RSS "
+                  f"{res['peak_rss_mb']:,.0f} MB, {res['requests_per_s']:,.0f} requests/s")
+        else:
+            print(f"  {how:<10} did not complete under the cap (exit {res['rc']}): {res['error']}")
+        if how == "streamed" and group is None:
+            print("  (no writable memory cgroup here: the run was not capped; compare its peak RSS with the cap)")
+    return out
 
 
 if __name__ == "__main__":

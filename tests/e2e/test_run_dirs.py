@@ -118,7 +118,8 @@ def test_report_output_elsewhere_still_works(tmp_path):
 
 def test_sigterm_leaves_the_run_interrupted_and_no_temp_file(tmp_path):
     """A simulation of 300,000 requests over an eight-size sweep runs for seconds after its run
-    directory appears; SIGTERM then must leave status `interrupted`, the reason in errors, exit 130."""
+    directory appears; SIGTERM then must leave status `interrupted`, the reason in errors, exit 130.
+    (--in-memory: a streamed run writes its directory only once the replay is done.)"""
     rng = random.Random(12)
     t = 128166372003061629
     lines = []
@@ -129,7 +130,7 @@ def test_sigterm_leaves_the_run_interrupted_and_no_temp_file(tmp_path):
     trace.write_text("\n".join(lines) + "\n")
     out = tmp_path / "sim"
     proc = subprocess.Popen([sys.executable, "-m", "dbtier", "simulate", "run", str(trace), *CACHE, "--cache-gb", "1",
-                             "--sweep", "0.5,1,2,4,8,16,32,64", "--jobs", "1", "--out", str(out)],
+                             "--sweep", "0.5,1,2,4,8,16,32,64", "--jobs", "1", "--in-memory", "--out", str(out)],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 300

@@ -229,8 +229,12 @@ def test_real_trace_sweep_and_restart(tmp_path):
     assert [p["cache_gb"] for p in doc["curve"]] == [0.05, 0.1, 0.25, 0.5]
     ratios = [p["read_hit_ratio"] for p in doc["curve"]]
     assert all(0 < r < 1 for r in ratios)
-    series = doc["simulation"]["timeline"]["series"]
-    assert len(series) == 60 and any(p["read_hit_ratio"] is not None for p in series)
+    tl = doc["simulation"]["timeline"]
+    series = tl["series"]
+    # power-of-two buckets, the narrowest that hold the trace in at most 120: the trace is 2 h (7,200 s)
+    assert tl["bucket_s"] == 64.0 and len(series) == 7200 // 64 + 1
+    assert sum(p["requests"] for p in series) == 113872
+    assert any(p["read_hit_ratio"] is not None for p in series)
     assert doc["simulation"]["timeline"]["events"] == [{"t_s": 3600.0, "event": "restart",
                                                         "label": "cache emptied (restart)"}]
     assert doc["simulation"]["cache"]["bypassed_reqs"] > 0
@@ -334,3 +338,21 @@ def test_hostile_traces_are_refused_by_name(tmp_path, kind, needles):
     err = assert_clean_error(r, *needles)
     assert "\n  next: " in err
     assert not (tmp_path / "run").exists()
+
+
+def test_streamed_run_equals_the_whole_read(tmp_path):
+    """The default streams the trace; --in-memory reads it whole first: the same document either way."""
+    args = [str(CLOUDPHYSICS), *CACHE, "--cache-gb", "0.1", "--policy", "s3fifo", "--sweep", "auto",
+            "--restart-at", "1h", "--seq-cutoff", "1M"]
+    streamed = ok(tmp_path, *args)
+    r = call_main("simulate", "run", *args, "--in-memory", "--json", "--out", "whole", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    whole = json.loads(r.stdout)
+    for k in CONTRACT:
+        assert streamed[k] == whole[k], k
+    a, b = streamed["simulation"], whole["simulation"]
+    for k in ("cache", "curve_detail", "baseline", "cdf_us", "trace_info", "latency_percentiles"):
+        assert a[k] == b[k], k
+    assert whole["params"]["in_memory"] is True and streamed["params"]["in_memory"] is False
+    assert [p["requests"] for p in a["timeline"]["series"]] == [p["requests"] for p in b["timeline"]["series"]]
+    assert len(a["curve_detail"]) >= 5            # the automatic sweep: halvings of the working set

@@ -88,23 +88,22 @@ def test_untimed_is_closed_loop_qd1():
 
 
 def test_spread_ties():
-    t, res = latency.spread_ties(np.array([0, 0, 0, 1, 1, 2.0]))
+    coarse = np.array([0, 0, 0, 1, 1, 2.0])
+    res = latency.tie_resolution(coarse)
+    t = latency.spread_ties(coarse, res)
     assert res == 1.0 and list(t) == pytest.approx([0, 1 / 3, 2 / 3, 1, 1.5, 2])
     fine = np.array([0, 0, 1e-6, 2e-6])
-    t2, res2 = latency.spread_ties(fine)
-    assert res2 is None and t2 is fine
-    t3, res3 = latency.spread_ties(np.array([0.0, 1.0, 2.0]))
-    assert res3 is None
+    assert latency.tie_resolution(fine) is None and latency.spread_ties(fine, None) is fine
+    assert latency.tie_resolution(np.array([0.0, 1.0, 2.0])) is None      # no ties: nothing to spread
 
 
 def test_percentiles_and_cdf():
     lat = np.arange(1, 1001) * 1e-6            # 1..1000 µs
-    p = latency.percentiles_us(lat)
+    p, cdf = latency.percentiles_and_cdf_us(lat)
     assert p == pytest.approx({"p50": 500.5, "p95": 950.05, "p99": 990.01, "p999": 999.001})
-    cdf = latency.cdf_points(lat)
     assert cdf[0] == [pytest.approx(1.0), 0.0] and cdf[-1] == [pytest.approx(1000.0), 1.0]
     assert all(a[0] <= b[0] and a[1] < b[1] for a, b in zip(cdf, cdf[1:]))
-    assert latency.percentiles_us(np.zeros(0)) == {"p50": None, "p95": None, "p99": None, "p999": None}
+    assert latency.percentiles_and_cdf_us(np.zeros(0)) == ({"p50": None, "p95": None, "p99": None, "p999": None}, [])
 
 
 def test_device_figures_must_be_positive():

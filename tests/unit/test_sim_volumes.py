@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import latency, volumes
+from dbtier.sim import latency, tally, volumes
 from dbtier.sim.simulate import Params
 from dbtier.sim.volumes import VolumeResult
 
@@ -76,6 +76,6 @@ def test_times_are_refused_with_every_volume():
 
 
 def test_cdf_from_histogram_ends_at_one():
-    pts = volumes.histogram_cdf(latency.histogram_us(np.array([1e-4, 2e-4, 3e-3])))
+    pts = tally.histogram_cdf(latency.histogram_us(np.array([1e-4, 2e-4, 3e-3])))
     assert pts[-1][1] == pytest.approx(1.0) and [p[1] for p in pts] == sorted(p[1] for p in pts)
-    assert volumes.histogram_cdf(np.zeros(5, dtype=np.int64)) == []
+    assert tally.histogram_cdf(np.zeros(5, dtype=np.int64)) == []

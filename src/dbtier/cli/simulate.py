@@ -13,7 +13,6 @@ one device role the command line leaves open with the measured device.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 from dbtier.cli import options as argtypes
 from dbtier.cli import simulate_render as render
 from dbtier.cli.catalog import add_catalog_option
+from dbtier.cli.simulate_capture import run_capture
 from dbtier.cli.simulate_convert import run_convert
-from dbtier.cli.markup import esc
-from dbtier.cli.common import Run, usage, add_output_options, console, emit
+from dbtier.cli.common import Run, usage, add_output_options, check_out_early, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.measure import capture
 from dbtier.sim import capture as cap
 from dbtier.sim import devices as sim_devices
 from dbtier.sim import names
@@ -66,6 +64,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(the scheduler's address, e.g. tcp://10.0.0.5:8786) instead of this machine's cores")
     g.add_argument("--block-size", type=argtypes.size(1, 2**30), default="8K", metavar="SIZE",
                    help="cache and bitmap block (default 8K)")
+    g.add_argument("--in-memory", action="store_true",
+                   help="read the whole trace before replaying it (default: stream it, 2^20 requests at a time, "
+                        "with the same answers; --sort, --fail and --volume NAME read it whole)")
     g.add_argument("--no-spread", action="store_true",
                    help="keep requests that share a coarse (>= 1 ms) timestamp as one burst in the queueing "
                         "model (default: spread evenly across the tick)")
@@ -171,7 +172,7 @@ def resolve_devices(args: argparse.Namespace) -> dict[str, latency.DeviceModel]:
 
 def _params_doc(args: argparse.Namespace, p: sim.Params, trace_path: Path) -> dict[str, Any]:
     return {"trace": str(trace_path), "format": args.format, "columns": args.columns, "skip_bad": args.skip_bad,
-            "sort": args.sort, "volume": args.volume, "cluster": args.cluster,
+            "sort": args.sort, "in_memory": args.in_memory, "volume": args.volume, "cluster": args.cluster,
             "devices": {r: getattr(args, r) for r in ("device", "cache", "backing", "fast", "slow")
                         if getattr(args, r)}, "probe": args.probe, "catalog_files": list(args.catalog),
             "jobs": args.jobs, **p.to_dict()}
@@ -184,6 +185,8 @@ def _inputs(args: argparse.Namespace, trace: Path) -> list[str]:
 
 
 def run_sim(args: argparse.Namespace) -> int:
+    from dbtier.core.malloc import fixed_mmap_threshold
+    fixed_mmap_threshold()          # chunk after chunk of arrays: their memory goes back (see core/malloc.py)
     from dbtier.sim import simulate as sim
     from dbtier.sim import volumes
     from dbtier.sim.traces import read_trace
@@ -201,6 +204,8 @@ def run_sim(args: argparse.Namespace) -> int:
             from dbtier.sim import columnar
             _converted_flags(args, path)
             return _run_volumes(args, params, devices, path, columnar.volume_source(path), prog)
+        if _streams(args, params, path):
+            return _run_stream(args, params, devices, path, prog)
         if path.is_dir():               # a convert run: its columnar copy, one volume's file when one is asked
             trace = _converted(args, path)
         else:
@@ -213,6 +218,38 @@ def run_sim(args: argparse.Namespace) -> int:
         sim.check_params(params, trace, devices)
         run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
         out = sim.simulate(trace, params, devices, progress=prog)
+    run.doc.update(out.contract)
+    run.doc["simulation"] = out.details
+    return _finish(args, run, out.warnings)
+
+
+def _streams(args: argparse.Namespace, params: sim.Params, path: Path) -> bool:
+    """A text trace, or a converted one of one volume, is streamed unless something needs it whole (see
+    --in-memory)."""
+    from dbtier.sim import columnar
+    if args.in_memory or args.volume is not None or params.failure is not None:
+        return False
+    if path.is_dir():
+        _converted_flags(args, path)
+        return columnar.streamable(path)
+    return not args.sort
+
+
+def _run_stream(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel], path: Path,
+                prog: render.Progress) -> int:
+    """The trace streamed through the design; the run directory is made once the replay has read it all
+    (a malformed line stops the replay with nothing written)."""
+    from dbtier.sim import simulate as sim
+    from dbtier.sim.traces import read_chunks
+    from dbtier.sim import columnar
+    check_out_early(args)
+    if path.is_dir():
+        chunks, meta = columnar.chunks(path, sim.CHUNK_REQUESTS)
+    else:
+        reader = read_chunks(path, args.format, args.columns, skip_bad=args.skip_bad, requests=sim.CHUNK_REQUESTS)
+        chunks, meta = (lambda: iter(reader)), (lambda: reader.meta)
+    out = sim.simulate_stream(chunks, meta, params, devices, progress=prog)
+    run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
     run.doc.update(out.contract)
     run.doc["simulation"] = out.details
     return _finish(args, run, out.warnings)
@@ -254,48 +291,3 @@ def _finish(args: argparse.Namespace, run: Run, warnings: list[str]) -> int:
         print(f"dbtier: warning: {w}", file=sys.stderr)
     emit(run.doc, args, lambda: render.run(console(args), run.doc, run.dir.path))
     return 0
-
-
-# -- capture --------------------------------------------------------------------------------------------------
-
-def run_capture(args: argparse.Namespace) -> int:
-    try:
-        cmd = shlex.split(args.run_cmd) if args.run_cmd else []
-    except ValueError as exc:
-        raise DbtierError(f"--run: cannot split '{args.run_cmd}': {exc}", "quote the command line once") from None
-    if args.duration is not None and not (args.duration > 0):
-        raise DbtierError(f"--duration must be positive, got {args.duration:g}", "e.g. --duration 60")
-    facts, info = capture.facts(args.target)
-    with capture.debugfs(facts, args.mount_debugfs) as facts:
-        problem = cap.obstacle(facts)
-        if problem is not None:
-            raise problem
-        assert facts.block_device and facts.blktrace and facts.blkparse
-        return _capture(args, facts, cmd, info)
-
-
-def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: dict[str, Any]) -> int:
-    duration = cap.capture_seconds(args.duration, bool(cmd))
-    params = {"action": "capture", "target": args.target, "block_device": facts.block_device,
-              "duration_s": duration, "command": cmd or None}
-    run = Run("simulate", args, params, devices=[facts.block_device])
-    raw = run.dir.path / "raw"
-    raw.mkdir(exist_ok=True)
-    trace_file = run.dir.path / cap.CAPTURE_TRACE
-    con = console(args)
-    workload = capture.record(facts, raw, trace_file, cmd, duration, args.duration,
-                              lambda text: con.print(esc(text), highlight=False))
-    from dbtier.sim.traces import read_trace
-    try:
-        trace = read_trace(trace_file, "blkparse")
-        summary: dict[str, Any] | None = trace.summary()
-    except DbtierError as exc:          # an idle device: nothing to replay, but the capture itself worked
-        summary = None
-        run.doc["errors"].append({"message": exc.message, "hint": exc.hint})
-    run.doc["capture"] = {"block_device": facts.block_device, "trace_file": str(trace_file),
-                          "command_returncode": None if workload is None else workload.returncode,
-                          "trace": summary}
-    run.finish()
-
-    emit(run.doc, args, lambda: render.capture(con, summary, trace_file, run.dir.path))
-    return 0 if workload is None or workload.returncode == 0 else 1

@@ -206,6 +206,8 @@ def section_html(doc: dict[str, Any]) -> str:
         out.append("<h4>How these numbers were obtained</h4>")
         if model:
             out.append(f'<p class="reason">{esc(model)}</p>')
+        if det.get("latency_percentiles"):
+            out.append(f'<p class="reason">Latency percentiles: {esc(det["latency_percentiles"])}.</p>')
         if resync_model and not any(resync_model in n for n in notes):
             out.append(f'<p class="reason">{esc(resync_model)}</p>')
         for n in notes:

@@ -66,7 +66,7 @@ from dbtier.sim.blocks import prefetch as _prefetch
 from dbtier.sim.chunks import Chunk
 from dbtier.sim.names import POLICIES, WRITE_MODES
 
-_MODE = {"write-around": 0, "write-through": 1, "write-back": 2}
+MODE_CODES = {"write-around": 0, "write-through": 1, "write-back": 2}
 RECENT_STREAMS = 64          # bcache's RECENT_IO
 
 # Counter slots of the kernels' result array.
@@ -698,7 +698,7 @@ class Replay:
             hits = adm = dst = fm = _EMPTY_I32
         byp = _EMPTY_BOOL if bypass is None else np.ascontiguousarray(bypass, dtype=np.bool_)
         rr = _EMPTY_I64 if restart_req is None else np.ascontiguousarray(restart_req, dtype=np.int64)
-        mode = _MODE[self.write_mode]
+        mode = MODE_CODES[self.write_mode]
         if self.policy == "s3fifo":
             s3fifo_kernel(prep.nblk, prep.ids, prep.op, byp, rr, prep.first_request, self.node, self.st, self.c,
                           self.capacity, mode, self.record, hits, adm, dst, fm)

@@ -7,8 +7,10 @@ dtypes and meanings) and the index of its first request in the whole trace.
 
 from __future__ import annotations
 
+import queue
+import threading
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -21,9 +23,13 @@ class Chunk:
     length_bytes: np.ndarray     # int64
     volume: np.ndarray           # int32, index into the trace's volumes
     first_request: int = 0       # this chunk's first request in the whole trace
+    timed: bool = True           # False: no timestamps (replayed back to back)
 
     def __len__(self) -> int:
         return int(self.op.shape[0])
+
+
+_ARRAYS = ("time_s", "op", "offset_bytes", "length_bytes", "volume")
 
 
 def chunks_of(trace, requests: int) -> Iterator[Chunk]:
@@ -34,4 +40,76 @@ def chunks_of(trace, requests: int) -> Iterator[Chunk]:
     for lo in range(0, n, requests):
         hi = min(n, lo + requests)
         yield Chunk(trace.time_s[lo:hi], trace.op[lo:hi], trace.offset_bytes[lo:hi], trace.length_bytes[lo:hi],
-                    trace.volume[lo:hi], lo)
+                    trace.volume[lo:hi], lo, trace.timed)
+
+
+def joined(a: Chunk, b: Chunk) -> Chunk:
+    """Two consecutive chunks as one."""
+    if a.first_request + len(a) != b.first_request:
+        raise ValueError(f"chunks not consecutive: {a.first_request}+{len(a)} then {b.first_request}")
+    return Chunk(*(np.concatenate([getattr(a, k), getattr(b, k)]) for k in _ARRAYS), first_request=a.first_request,
+                 timed=a.timed)
+
+
+def part(c: Chunk, lo: int, hi: int) -> Chunk:
+    return Chunk(*(getattr(c, k)[lo:hi] for k in _ARRAYS), first_request=c.first_request + lo, timed=c.timed)
+
+
+def whole_ticks(chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+    """The chunks re-cut so that requests sharing a timestamp are in the same chunk (the last time of each is
+    held back to the next): what spreading a coarse clock's ticks needs."""
+    held: Chunk | None = None
+    for c in chunks:
+        if held is not None:
+            c = joined(held, c)
+        n = len(c)
+        if n == 0:
+            held = c
+            continue
+        cut = int(np.searchsorted(c.time_s, c.time_s[-1], side="left"))
+        if cut > 0:
+            yield part(c, 0, cut)
+        held = part(c, cut, n)
+    if held is not None and len(held):
+        yield held
+
+
+def prefetched(chunks: Iterable[Chunk], depth: int = 1) -> Iterator[Chunk]:
+    """The chunks, read `depth` ahead in a thread (the reader parses while the replay works: pyarrow and the
+    kernels release the GIL). The reader's exception is raised here, where its chunk would have come; a
+    consumer that stops early stops the reader."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    end = object()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for c in chunks:
+                if not put(c):
+                    return
+            put(end)
+        except BaseException as exc:            # handed to the consumer, raised there
+            put(exc)
+
+    t = threading.Thread(target=run, name="dbtier-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if item is end:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        t.join()

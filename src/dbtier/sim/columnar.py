@@ -184,17 +184,61 @@ def read(run_dir: Path, volume: str | None = None) -> Trace:
             raise DbtierError(f"{path}: {k:,} requests where the manifest says {int(f['requests']):,}",
                               "convert the trace again with `dbtier simulate convert TRACE`")
     pa.default_memory_pool().release_unused()     # give Arrow's buffers back before the replay needs the memory
-    origin = float(doc["time_origin_s"])
     if volume is not None and n:
         t -= t[0]                     # a volume's replay starts at its first request (as Trace.only_volume)
+    return _trace(run_dir, doc, (volume,) if volume is not None else names, t, op, off, ln, vol)
+
+
+def _trace(run_dir: Path, doc: dict[str, Any], names: tuple[str, ...], *arrays: np.ndarray) -> Trace:
     notes = list(doc.get("notes") or [])
     changed = source_changed(doc)
     if changed:
         notes.append(changed)
-    return Trace(str(run_dir / CONVERTED), str(doc["format"]), t, op, off, ln, vol,
-                 (volume,) if volume is not None else names, bool(doc["timed"]), origin, int(doc["lines"]),
-                 int(doc["skipped"]), [tuple(x) for x in doc.get("skipped_lines") or []],
-                 dict(doc.get("ignored") or {}), bool(doc.get("sorted")), notes)
+    return Trace(str(run_dir / CONVERTED), str(doc["format"]), *arrays, names, bool(doc["timed"]),
+                 float(doc["time_origin_s"]), int(doc["lines"]), int(doc["skipped"]),
+                 [tuple(x) for x in doc.get("skipped_lines") or []], dict(doc.get("ignored") or {}),
+                 bool(doc.get("sorted")), notes)
+
+
+def streamable(run_dir: Path) -> bool:
+    """One volume with requests: its file is the trace in order, read batch by batch (`chunks`)."""
+    return sum(1 for f in manifest(run_dir)["files"] if int(f["requests"])) == 1
+
+
+def chunks(run_dir: Path, requests: int) -> tuple[Callable[[], Iterable[Any]], Callable[[], Trace]]:
+    """(a function starting a read of the one volume's file as chunks.Chunk of `requests`, the reader's
+    account as a Trace without requests) -- what simulate.simulate_stream takes."""
+    import pyarrow.parquet as pq
+    from dbtier.sim.chunks import Chunk
+    doc = manifest(run_dir)
+    f = next(f for f in doc["files"] if int(f["requests"]))
+    path = run_dir / CONVERTED / f["file"]
+    timed = bool(doc["timed"])
+
+    def read() -> Iterable[Chunk]:
+        import pyarrow as pa
+        done = 0
+        try:
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=requests, columns=list(_COLUMNS[1:])):
+                cols = [batch.column(c).to_numpy(zero_copy_only=False) for c in _COLUMNS[1:]]
+                m = len(cols[0])
+                del batch
+                pa.default_memory_pool().release_unused()     # Arrow's pool keeps freed batches otherwise
+                yield Chunk(np.ascontiguousarray(cols[0], dtype=np.float64), cols[1].astype(np.uint8),
+                            cols[2].astype(np.int64), cols[3].astype(np.int64), np.zeros(m, dtype=np.int32),
+                            done, timed)
+                done += m
+        except (OSError, ValueError) as exc:
+            raise DbtierError(f"{path}: cannot read the converted trace ({exc})",
+                              "convert the trace again with `dbtier simulate convert TRACE`") from None
+        if done != int(f["requests"]):
+            raise DbtierError(f"{path}: {done:,} requests where the manifest says {int(f['requests']):,}",
+                              "convert the trace again with `dbtier simulate convert TRACE`")
+
+    e = np.zeros(0)
+    meta = _trace(run_dir, doc, tuple(doc["volumes"]), e, e.astype(np.uint8), e.astype(np.int64),
+                  e.astype(np.int64), e.astype(np.int32))
+    return read, lambda: meta
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ rate gate.
   the shortest of n has mean 2(S1 - 1/IOPS)/(n + 1), so a random I/O started
   with n outstanding takes `s(n) = 1/IOPS + (S1 - 1/IOPS) x 2/(n + 1)`:
   S1 at depth 1, tending to 1/IOPS (the catalog's at-depth IOPS) as the
-  queue grows. The rate mu(n) = 1/s(n) is the load-dependent server's.
+  queue grows. The rate mu(n) = 1/s(n) is the load-dependent server's. n counts at most 32 I/Os
+  (DISK_QUEUE): a disk holds that many commands (SATA NCQ's depth, the usual SCSI default); more wait in the
+  host's queue, where the disk cannot reorder them.
   When S1 <= 1/IOPS there is nothing to reorder: s(n) = S1.
 - The gate: two I/Os start at least `occ = max(1/IOPS, b / bandwidth)` apart
   (b bytes): the device accepts at most IOPS small I/Os a second and at most
@@ -79,6 +81,7 @@ from dbtier.core.errors import DbtierError
 SMALL_IO = 4096
 STREAMS = 8                  # sequential streams remembered per device
 MAX_UNITS = 4096             # parallel servers per device, at most (a probe with absurd figures stays bounded)
+DISK_QUEUE = 32              # commands a disk holds and reorders (SATA NCQ's 32, the usual SCSI default)
 PERCENTILES = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9))
 
 
@@ -157,6 +160,16 @@ class DeviceModel:
             save = np.zeros(op.shape)
         return occ, seq, base, save
 
+    def table(self) -> list[list[float]]:
+        """Per op (read, write): [1/IOPS, seconds per byte, base, saveable] as kernel_inputs takes them (base:
+        the QD1 latency, on a disk at most 1/IOPS; saveable: a disk's QD1 latency past 1/IOPS, else 0)."""
+        bw = np.array([self.read_mbps, self.write_mbps]) * 1e6
+        inv_iops = 1.0 / np.array([self.read_iops, self.write_iops])
+        lat = np.array([self.read_latency_us, self.write_latency_us]) * 1e-6
+        base = np.minimum(lat, inv_iops) if self.single_actuator else lat
+        save = np.maximum(lat - inv_iops, 0.0) if self.single_actuator else np.zeros(2)
+        return [[float(inv_iops[o]), float((1.0 / bw)[o]), float(base[o]), float(save[o])] for o in (0, 1)]
+
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "units": self.units}
 
@@ -221,31 +234,37 @@ def _take_unit(free, head, units, value):
 
 
 @numba.njit(nogil=True, cache=True)
-def _serve(req, dev, fg, occ, occ_seq, base, save, offset, io_end, volume, time_s, timed, units, single,
-           ndev, nreq, t0, bucket_s, nbuckets):
-    """Replay sub-I/Os (sorted by request) through each device's gate and units (see the module docstring).
+def _inputs(dev, op, nbytes, offset, table, occ, occ_seq, base, save, end):
+    """DeviceModel.kernel_inputs for I/Os on several devices in one pass (table: DeviceModel.table() per
+    device), and where each ends (-3: no offset, never continued)."""
+    for k in range(dev.shape[0]):
+        row = table[dev[k], op[k]]
+        nb = nbytes[k]
+        seq = nb * row[1]
+        occ_seq[k] = seq
+        occ[k] = max(row[0], seq)
+        base[k] = row[2] + max(nb - SMALL_IO, 0.0) * row[1]
+        save[k] = row[3]
+        end[k] = offset[k] + np.int64(nb) if offset[k] >= 0 else -3
 
-    Returns (latency per request, busy seconds per device, last completion, busy seconds per device and bucket
-    of start time).
+
+@numba.njit(nogil=True, cache=True)
+def _serve(req, dev, fg, occ, occ_seq, base, save, offset, io_end, volume, time_s, arrival, done, n_avail, final,
+           timed, units, single, t0, bucket_s, nbuckets, gate_free, unit_free, unit_head, busy, busy_b, last_end,
+           last_vol, ring, seen, scan, started, scal, cur_a):
+    """Replay sub-I/Os 0 .. n_avail-1 (sorted by request; `req` indexes the per-request arrays time_s, arrival,
+    done) through each device's gate and units (see the module docstring), carrying every device's state in
+    the arrays passed (so a trace can be fed in pieces: `Server`).
+
+    Returns the index of the first I/O not replayed: n_avail, unless (not `final`) a disk's count of queued
+    I/Os needs arrivals past n_avail -- that I/O and the rest wait for the next call, so any cutting gives the
+    answers of one call over the whole trace.
     """
-    n_io = req.shape[0]
-    done = np.zeros(nreq, dtype=np.float64)
-    arrival = np.zeros(nreq, dtype=np.float64)
-    gate_free = np.full(ndev, -1e300, dtype=np.float64)
-    unit_free = np.full((ndev, units.max()), -1e300, dtype=np.float64)   # sorted rings of free times
-    unit_head = np.zeros(ndev, dtype=np.int64)
-    busy = np.zeros(ndev, dtype=np.float64)
-    busy_b = np.zeros((ndev, nbuckets), dtype=np.float64)
-    last_end = np.full((ndev, STREAMS), -1, dtype=np.int64)
-    last_vol = np.full((ndev, STREAMS), -1, dtype=np.int64)
-    ring = np.zeros(ndev, dtype=np.int64)
-    seen = np.zeros(ndev, dtype=np.int64)      # disk: its I/Os arrived by the latest start (scan pointer below)
-    scan = np.zeros(ndev, dtype=np.int64)
-    started = np.zeros(ndev, dtype=np.int64)   # I/Os started so far, per device
-    clock = 0.0               # untimed: when the previous request completed
-    cur = -1
-    last = 0.0
-    for k in range(n_io):
+    clock = scal[0]           # untimed: when the previous request completed
+    last = scal[1]
+    cur = cur_a[0]
+    k = 0
+    while k < n_avail:
         r = req[k]
         if r != cur:
             if not timed and cur >= 0:
@@ -255,44 +274,47 @@ def _serve(req, dev, fg, occ, occ_seq, base, save, offset, io_end, volume, time_
             done[r] = arrival[r]
         a = arrival[r]
         d = dev[k]
-        o = occ[k]
         seq = False
         slot = -1
         for s in range(STREAMS):
             if offset[k] == last_end[d, s] and volume[k] == last_vol[d, s]:
-                o = occ_seq[k]
                 seq = True
                 slot = s
                 break
-        if slot < 0:
-            slot = ring[d]
-            ring[d] = (slot + 1) % STREAMS
-        last_end[d, slot] = io_end[k]
-        last_vol[d, slot] = volume[k]
         start = max(a, gate_free[d], unit_free[d, unit_head[d]])
+        o = occ_seq[k] if seq else occ[k]
         if seq:
             svc = occ_seq[k] if single[d] else base[k]
         else:
             svc = base[k]
             if save[k] > 0.0:
                 # outstanding at start: this I/O and the device's I/Os arrived behind it (FIFO, one unit: those
-                # ahead have completed). Starts only grow on one unit, so the scan pointer only moves forward.
+                # ahead have completed), at most DISK_QUEUE. Starts only grow on one unit, so the scan pointer
+                # only moves forward; it stops once the disk's queue is full.
                 if timed:
                     p = scan[d]
-                    while p < n_io and time_s[req[p]] <= start:
+                    while p < n_avail and seen[d] - started[d] < DISK_QUEUE and time_s[req[p]] <= start:
                         if dev[p] == d:
                             seen[d] += 1
                         p += 1
                     scan[d] = p
-                    n = max(seen[d] - started[d], 1)
+                    if p == n_avail and not final and seen[d] - started[d] < DISK_QUEUE:
+                        break               # the count needs I/Os not given yet
+                    n = min(max(seen[d] - started[d], 1), DISK_QUEUE)
                 else:       # closed loop: only this request's other I/Os can be queued behind it
                     n = 1
                     j = k + 1
-                    while j < n_io and req[j] == r:
+                    while j < n_avail and req[j] == r:
                         if dev[j] == d:
                             n += 1
                         j += 1
+                    n = min(n, DISK_QUEUE)
                 svc += save[k] * 2.0 / (n + 1.0)
+        if slot < 0:
+            slot = ring[d]
+            ring[d] = (slot + 1) % STREAMS
+        last_end[d, slot] = io_end[k]
+        last_vol[d, slot] = volume[k]
         end = start + svc
         unit_head[d] = _take_unit(unit_free[d], unit_head[d], units[d], end)
         gate_free[d] = start + o
@@ -305,7 +327,131 @@ def _serve(req, dev, fg, occ, occ_seq, base, save, offset, io_end, volume, time_
             done[r] = end
         if end > last:
             last = end
-    return done - arrival, busy, last, busy_b
+        k += 1
+    # The I/Os replayed arrived before any still to start: every later scan would count them, so count them
+    # now and the caller can drop them.
+    for d in range(gate_free.shape[0]):
+        p = scan[d]
+        while p < k:
+            if dev[p] == d:
+                seen[d] += 1
+            p += 1
+        scan[d] = p
+    if k == n_avail and cur >= 0:       # the last request is complete: the next call starts a new one
+        if not timed:
+            clock = max(clock, done[cur])
+        cur = -1
+    scal[0] = clock
+    scal[1] = last
+    cur_a[0] = cur
+    return k
+
+
+class Server:
+    """The queueing model over `devices`, fed the device I/Os of consecutive requests, whole or piece by
+    piece (each device's gate, units, streams and queue carry over), with the same latencies either way.
+
+        srv = Server(devices, timed=True)
+        for first, subs, time_s in pieces:           # requests first .. first+len(time_s)-1, in order
+            done = srv.feed(subs, first, time_s)     # latency_s of the requests completed so far (in order)
+        done = srv.feed(SubIOs.empty(), n, np.zeros(0), final=True)
+
+    `feed` returns a dict: `first` (the first completed request), `latency_s`, and the slices of the
+    per-request arrays passed as `extra`. Requests whose I/Os wait on arrivals not yet fed (a disk's queue
+    count looks ahead) are held, with their I/Os, until a later call: at most the arrivals within
+    DISK_QUEUE I/Os of a disk."""
+
+    _IO = ("req", "dev", "fg", "occ", "occ_seq", "base", "save", "off", "end", "vol")
+
+    def __init__(self, devices: Sequence[DeviceModel], timed: bool, t0: float = 0.0, bucket_s: float = 0.0,
+                 nbuckets: int = 1):
+        self.devices = list(devices)
+        nd = len(self.devices)
+        self.timed = bool(timed)
+        self.t0, self.bucket_s, self.nbuckets = float(t0), float(bucket_s), int(nbuckets)
+        self.units = np.array([m.units for m in self.devices], dtype=np.int64)
+        self.table = np.array([m.table() for m in self.devices], dtype=np.float64).reshape(nd, 2, 4)
+        self.single = np.array([m.single_actuator for m in self.devices], dtype=np.bool_)
+        self.gate_free = np.full(nd, -1e300)
+        self.unit_free = np.full((nd, int(self.units.max())), -1e300)    # sorted rings of free times
+        self.unit_head = np.zeros(nd, dtype=np.int64)
+        self.busy = np.zeros(nd)
+        self.busy_b = np.zeros((nd, self.nbuckets))
+        self.last_end = np.full((nd, STREAMS), -1, dtype=np.int64)
+        self.last_vol = np.full((nd, STREAMS), -1, dtype=np.int64)
+        self.ring = np.zeros(nd, dtype=np.int64)
+        self.seen = np.zeros(nd, dtype=np.int64)     # disk: its I/Os arrived by the latest start
+        self.scan = np.zeros(nd, dtype=np.int64)
+        self.started = np.zeros(nd, dtype=np.int64)
+        self.scal = np.array([0.0, 0.0])               # closed-loop clock, last completion
+        self.cur = np.array([-1], dtype=np.int64)
+        self.first = 0                                 # the held window's first request
+        self.io: dict[str, np.ndarray] | None = None    # held I/Os (req: whole-trace request indexes)
+        self.req: dict[str, np.ndarray] = {"time_s": np.zeros(0), "arrival": np.zeros(0), "done": np.zeros(0)}
+        self.fed = False
+
+    @property
+    def last_s(self) -> float:
+        """The latest completion so far."""
+        return float(self.scal[1]) if self.fed else 0.0
+
+    def _ios(self, subs: SubIOs, consume: bool) -> dict[str, np.ndarray]:
+        def joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+            if len(parts) == 1:
+                return np.asarray(parts[0], dtype=dtype)
+            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+        req, dev, fg = joined(subs.req, np.int64), joined(subs.dev, np.int32), joined(subs.fg, np.bool_)
+        op, nb, off = joined(subs.op, np.uint8), joined(subs.nbytes, np.float64), joined(subs.offset, np.int64)
+        vol = joined(subs.volume, np.int32)      # fewer than 2^16 volumes (the readers' cap)
+        if consume:     # the pieces are copied into one array each: give them back before the model runs
+            for parts in (subs.req, subs.dev, subs.fg, subs.op, subs.nbytes, subs.offset, subs.volume):
+                parts.clear()
+        if req.size > 1 and not (req[1:] >= req[:-1]).all():
+            order = np.argsort(req, kind="stable")
+            req, dev, fg, op, nb, off, vol = (a[order] for a in (req, dev, fg, op, nb, off, vol))
+        occ, occ_seq, base, save = (np.empty(req.size) for _ in range(4))
+        end = np.empty(req.size, dtype=np.int64)
+        _inputs(dev, op, nb, off, self.table, occ, occ_seq, base, save, end)
+        return dict(zip(self._IO, (req, dev, fg, occ, occ_seq, base, save, off, end, vol)))
+
+    def feed(self, subs: SubIOs, first: int, time_s: np.ndarray, extra: dict[str, np.ndarray] | None = None,
+             final: bool = False, consume: bool = False) -> dict[str, Any]:
+        """The I/Os `subs` of requests first .. first + len(time_s) - 1 (arriving at time_s; `req` in subs
+        counts from the trace's first request); `final`: no more requests follow. `consume`: empty `subs`
+        once joined."""
+        held = self.req["time_s"].shape[0]
+        if first != self.first + held:
+            raise ValueError(f"requests fed out of order: {first} after {self.first + held}")
+        n_new = int(time_s.shape[0])
+        new = self._ios(subs, consume)
+        io = new if self.io is None else {k: np.concatenate([self.io[k], new[k]]) for k in self._IO}
+        reqs = {"time_s": np.ascontiguousarray(time_s, dtype=np.float64), "arrival": np.zeros(n_new),
+                "done": np.zeros(n_new), **(extra or {})}
+        self.req = {k: np.concatenate([self.req[k], v]) if k in self.req and held else v for k, v in reqs.items()}
+        local = io["req"] - self.first
+        n_io = int(local.shape[0])
+        k = _serve(local, io["dev"], io["fg"], io["occ"], io["occ_seq"], io["base"], io["save"], io["off"],
+                   io["end"], io["vol"], self.req["time_s"], self.req["arrival"], self.req["done"], n_io, final,
+                   self.timed, self.units, self.single, self.t0, self.bucket_s, self.nbuckets, self.gate_free,
+                   self.unit_free, self.unit_head, self.busy, self.busy_b, self.last_end, self.last_vol, self.ring,
+                   self.seen, self.scan, self.started, self.scal, self.cur)
+        self.fed = self.fed or n_io > 0
+        nreq = self.req["time_s"].shape[0]
+        r = nreq if k == n_io else int(local[k])
+        out: dict[str, Any] = {"first": self.first,
+                               "latency_s": self.req["done"][:r] - self.req["arrival"][:r]}
+        for name, arr in self.req.items():
+            if name not in ("time_s", "arrival", "done"):
+                out[name] = arr[:r]
+        # keep what waits: its I/Os and requests (copies: the replayed ones' memory goes back)
+        self.io = {kk: v[k:].copy() for kk, v in io.items()} if k < n_io else None
+        self.req = {kk: v[r:].copy() for kk, v in self.req.items()}
+        self.scan -= k
+        if self.cur[0] >= 0:
+            self.cur[0] -= r
+        self.first += r
+        return out
 
 
 def fifo_units(arrival_s: np.ndarray, service_s: np.ndarray, units: int = 1,
@@ -316,11 +462,19 @@ def fifo_units(arrival_s: np.ndarray, service_s: np.ndarray, units: int = 1,
     n = arrival_s.size
     service_s = np.ascontiguousarray(service_s, dtype=np.float64)
     gate = np.zeros(n) if gate_s is None else np.ascontiguousarray(gate_s, dtype=np.float64)
-    lat, _, _, _ = _serve(np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.int32), np.ones(n, dtype=np.bool_),
-                          gate, gate, service_s, np.zeros(n), np.full(n, -2, dtype=np.int64),
-                          np.full(n, -3, dtype=np.int64), np.zeros(n, dtype=np.int64), arrival_s, True,
-                          np.array([units], dtype=np.int64), np.zeros(1, dtype=np.bool_), 1, n, 0.0, 0.0, 1)
-    return lat
+    dev = DeviceModel("fifo", "test", 1, 1, 1, 1, 1, 1)
+    srv = Server([dev], True)
+    srv.units[:] = units
+    srv.unit_free = np.full((1, units), -1e300)
+    io = {"req": np.arange(n, dtype=np.int64), "dev": np.zeros(n, dtype=np.int32), "fg": np.ones(n, dtype=np.bool_),
+          "occ": gate, "occ_seq": gate, "base": service_s, "save": np.zeros(n), "off": np.full(n, -2, dtype=np.int64),
+          "end": np.full(n, -3, dtype=np.int64), "vol": np.zeros(n, dtype=np.int32)}
+    arrival, done = np.zeros(n), np.zeros(n)
+    _serve(io["req"], io["dev"], io["fg"], io["occ"], io["occ_seq"], io["base"], io["save"], io["off"], io["end"],
+           io["vol"], arrival_s, arrival, done, n, True, True, srv.units, srv.single, 0.0, 0.0, 1, srv.gate_free,
+           srv.unit_free, srv.unit_head, srv.busy, srv.busy_b, srv.last_end, srv.last_vol, srv.ring, srv.seen,
+           srv.scan, srv.started, srv.scal, srv.cur)
+    return done - arrival
 
 
 @dataclass
@@ -370,91 +524,63 @@ class Served:
 
 def serve(subs: SubIOs, devices: Sequence[DeviceModel], time_s: np.ndarray, timed: bool,
           bucket_s: float | None = None, consume: bool = False) -> Served:
-    """Run the queueing model over the design's device I/Os; latency per request (and, given `bucket_s` on a
-    timed trace, each device's busy time per bucket of start time). `consume`: empty `subs`
-    once its pieces are joined (the caller has no further use for them; the memory goes back before the model runs)."""
+    """Run the queueing model over the design's device I/Os of a whole trace; latency per request (and, given
+    `bucket_s` on a timed trace, each device's busy time per bucket of start time). `consume`: empty `subs`
+    once its pieces are joined (the memory goes back before the model runs)."""
     nreq = int(time_s.shape[0])
     use_buckets = bool(timed and bucket_s and bucket_s > 0 and nreq)
     # buckets tile [first, last arrival]; I/Os starting later (a backlog) count in the last one
     nb = int(max(1, math.ceil((float(time_s[-1]) - float(time_s[0])) / bucket_s - 1e-9))) if use_buckets else 1
-    if not subs.req:
-        return Served(np.zeros(nreq), np.zeros(len(devices)), 0.0, np.zeros((len(devices), nb)),
-                      bucket_s if use_buckets else None)
-    req = np.concatenate(subs.req)
-    dev = np.concatenate(subs.dev)
-    fg = np.concatenate(subs.fg)
-    op = np.concatenate(subs.op)
-    nb_ = np.concatenate(subs.nbytes)
-    off = np.concatenate(subs.offset)
-    vol = np.concatenate(subs.volume).astype(np.int32)      # fewer than 2^16 volumes (the readers' cap)
-    if consume:     # the pieces are copied into one array each: give them back before the model runs
-        for parts in (subs.req, subs.dev, subs.fg, subs.op, subs.nbytes, subs.offset, subs.volume):
-            parts.clear()
-    if req.size > 1 and not (req[1:] >= req[:-1]).all():
-        order = np.argsort(req, kind="stable")
-        req, dev, fg, op, nb_, off, vol = (a[order] for a in (req, dev, fg, op, nb_, off, vol))
-    if len(devices) == 1:
-        occ, occ_seq, base, save = devices[0].kernel_inputs(op, nb_)
-    else:
-        occ, occ_seq, base, save = (np.empty(req.size) for _ in range(4))
-        for d, model in enumerate(devices):
-            m = dev == d
-            occ[m], occ_seq[m], base[m], save[m] = model.kernel_inputs(op[m], nb_[m])
-    end = np.where(off >= 0, off + nb_.astype(np.int64), -3)
-    del op, nb_                 # what the model needs of them is in occ, occ_seq, base, save and end now
-    units = np.array([m.units for m in devices], dtype=np.int64)
-    single = np.array([m.single_actuator for m in devices], dtype=np.bool_)
-    first = float(time_s[0]) if timed else 0.0
-    lat, busy, last, busy_b = _serve(req, dev, fg, occ, occ_seq, base, save, off, end, vol,
-                                     np.ascontiguousarray(time_s, dtype=np.float64), timed, units, single,
-                                     len(devices), nreq, first, float(bucket_s) if use_buckets else 0.0, nb)
-    span = max(last - first, float(time_s[-1] - time_s[0]) if timed else 0.0)
-    return Served(lat, busy, span, busy_b, bucket_s if use_buckets else None)
+    first = float(time_s[0]) if (timed and nreq) else 0.0
+    srv = Server(devices, timed, first, float(bucket_s) if use_buckets else 0.0, nb)
+    lat = srv.feed(subs, 0, time_s, final=True, consume=consume)["latency_s"]
+    span = max(srv.last_s - first, float(time_s[-1] - time_s[0]) if (timed and nreq) else 0.0)
+    return Served(lat, srv.busy, span if srv.fed else 0.0, srv.busy_b, bucket_s if use_buckets else None)
 
 
-def spread_ties(time_s: np.ndarray, min_resolution_s: float = 1e-3) -> tuple[np.ndarray, float | None]:
-    """Spread requests that share a coarse timestamp evenly across its tick.
-
-    A trace stamped to the second (CloudPhysics, Tencent) shows a second's
-    requests as one burst; replayed as such they would queue behind each
-    other. When the clock's resolution (the smallest step between distinct
-    times) is `min_resolution_s` or coarser, the k requests of a tick t get
-    t + j/k of the tick, j = 0..k-1. Returns (times, resolution or None when
-    nothing was spread).
-    """
+def tie_resolution(time_s: np.ndarray, min_resolution_s: float = 1e-3) -> float | None:
+    """The clock's tick when requests share timestamps and the clock is `min_resolution_s` or coarser (the
+    smallest step between distinct times), else None: nothing to spread."""
     if time_s.size < 2:
-        return time_s, None
+        return None
     steps = np.diff(time_s)
     pos = steps[steps > 0]
     if pos.size == 0 or not (steps == 0).any():
-        return time_s, None
+        return None
     res = float(pos.min())
-    if res < min_resolution_s:
-        return time_s, None
-    new_tick = np.concatenate(([True], steps > 0))
+    return res if res >= min_resolution_s else None
+
+
+def spread_ties(time_s: np.ndarray, res: float | None) -> np.ndarray:
+    """Spread requests that share a coarse timestamp evenly across its tick `res` (tie_resolution).
+
+    A trace stamped to the second (CloudPhysics, Tencent) shows a second's requests as one burst; replayed
+    as such they would queue behind each other. The k requests of a tick t get t + j/k of the tick,
+    j = 0..k-1 (the times must hold whole ticks: a tick's requests all present).
+    """
+    if res is None or time_s.size == 0:
+        return time_s
+    new_tick = np.concatenate(([True], np.diff(time_s) > 0))
     tick_id = np.cumsum(new_tick) - 1
     starts = np.flatnonzero(new_tick)
     counts = np.diff(np.append(starts, time_s.size))
     j = np.arange(time_s.size) - starts[tick_id]
-    return time_s + res * j / counts[tick_id], res
-
-
-def percentiles_us(lat_s: np.ndarray) -> dict[str, float | None]:
-    if lat_s.size == 0:
-        return {k: None for k, _ in PERCENTILES}
-    vals = np.percentile(lat_s * 1e6, [p for _, p in PERCENTILES])
-    return {k: float(v) for (k, _), v in zip(PERCENTILES, vals)}
+    return time_s + res * j / counts[tick_id]
 
 
 _CDF_P = np.unique(np.concatenate([np.linspace(0.0, 0.99, 100), [0.995, 0.999, 0.9995, 0.9999, 1.0]]))
 
 
-def cdf_points(lat_s: np.ndarray) -> list[list[float]]:
-    """[[latency_us, fraction ≤], ...] at ~105 fractions (denser in the tail), for charts."""
+def percentiles_and_cdf_us(lat_s: np.ndarray, overwrite: bool = False) -> tuple[dict[str, float | None],
+                                                                             list[list[float]]]:
+    """PERCENTILES (µs) and the CDF, [[latency_us, fraction ≤], ...] at ~105 fractions (denser in the tail,
+    for charts), from one selection over the latencies (`overwrite`: reorder lat_s in place, no copy)."""
     if lat_s.size == 0:
-        return []
-    vals = np.quantile(lat_s * 1e6, _CDF_P)
-    return [[float(v), float(p)] for v, p in zip(vals, _CDF_P)]
+        return {k: None for k, _ in PERCENTILES}, []
+    q = np.array([p / 100.0 for _, p in PERCENTILES])
+    vals = np.quantile(lat_s, np.concatenate([q, _CDF_P]), overwrite_input=overwrite) * 1e6
+    pct = {k: float(v) for (k, _), v in zip(PERCENTILES, vals)}
+    return pct, [[float(v), float(p)] for v, p in zip(vals[q.size:], _CDF_P)]
 
 
 # -- latency histograms: percentiles of several replays together ----------------------------------------------
@@ -469,12 +595,16 @@ HIST_RULE = (f"latency percentiles of several replays from their merged histogra
              "log-spaced bins a decade; each percentile within 0.6% of the exact one), not averaged percentiles")
 
 
-def histogram_us(lat_s: np.ndarray) -> np.ndarray:
-    """Counts of latencies per bin of HIST_EDGES_US (int64; under the first edge counted in the first bin,
-    over the last in the last: a replay's every request is counted)."""
+def histogram_bins(lat_s: np.ndarray) -> np.ndarray:
+    """The bin of HIST_EDGES_US each latency counts in (under the first edge the first bin, over the last the
+    last: a replay's every request is counted)."""
     us = np.clip(np.asarray(lat_s, dtype=np.float64) * 1e6, HIST_EDGES_US[0], HIST_EDGES_US[-1])
-    i = np.searchsorted(HIST_EDGES_US, us, side="right") - 1
-    return np.bincount(np.clip(i, 0, HIST_EDGES_US.size - 2), minlength=HIST_EDGES_US.size - 1).astype(np.int64)
+    return np.clip(np.searchsorted(HIST_EDGES_US, us, side="right") - 1, 0, HIST_EDGES_US.size - 2)
+
+
+def histogram_us(lat_s: np.ndarray) -> np.ndarray:
+    """Counts of latencies per bin of HIST_EDGES_US (int64)."""
+    return np.bincount(histogram_bins(lat_s), minlength=HIST_EDGES_US.size - 1).astype(np.int64)
 
 
 def percentiles_from_histogram_us(counts: np.ndarray) -> dict[str, float | None]:

@@ -16,25 +16,35 @@ Designs and their device roles:
 - `preferred-read-mirror` (fast, slow): see `mirror.py`.
 The read-cache and mirror also replay the trace on their backing/slow device
 alone, the baseline their latency is compared with.
+
+A trace is replayed chunk by chunk whether it was read whole (`simulate`) or is
+streamed (`simulate_stream`): the cache (cache.Replay), the design's device I/Os
+(routing.py for the cache) and the queueing model (latency.Server) carry their
+state across chunks, and what is kept of the requests (tally.py) is bounded by
+the chunk -- so both give the same answers, and a trace larger than memory
+replays in one pass.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from dbtier.core.errors import DbtierError
 from dbtier.sim import cache as cache_mod
-from dbtier.sim import latency, mirror
+from dbtier.sim import latency, mirror, routing, tally
+from dbtier.sim.blocks import BlockMap
+from dbtier.sim.chunks import Chunk, chunks_of, prefetched, whole_ticks
 from dbtier.sim.latency import DeviceModel, SubIOs
 from dbtier.sim.names import DESIGNS, ROLES
 from dbtier.sim.traces import READ, WRITE, Trace
-
-TIMELINE_BUCKETS = 60
 
 LATENCY_MODEL = (
     "Each device is a FIFO queue in front of `units` servers and a rate gate. Flash (and cloud volumes, arrays) "
@@ -42,7 +52,7 @@ LATENCY_MODEL = (
     "load an I/O takes its QD1 latency, at depth the device delivers its IOPS. A hard disk has one actuator "
     "(units = 1) and command queueing: a random I/O started with n I/Os outstanding takes "
     "s(n) = 1/IOPS + (QD1 latency - 1/IOPS) x 2/(n+1) (the expected shortest of n uniformly spread positioning "
-    "times), QD1 latency alone, the catalog's at-depth IOPS as the queue grows. The gate spaces starts by "
+    "times, n at most 32: the commands a disk holds), QD1 latency alone, the catalog's at-depth IOPS as the queue grows. The gate spaces starts by "
     "max(1/IOPS, b/bandwidth); an I/O continuing one of the device's last 8 I/Os is sequential (gate "
     "b/bandwidth; on a disk served in b/bandwidth). An I/O starts when it arrives, the gate opens and a unit "
     "frees (a trace-driven G/G/c queue over the trace's own arrival times) and completes its service time "
@@ -97,7 +107,7 @@ class Outcome:
     contract: dict[str, Any]
     details: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
-    latency_s: np.ndarray | None = None     # per request, for merging several replays (sim/volumes.py)
+    latencies: tally.Latencies | None = None    # histograms (and latencies, when kept): sim/volumes.py merges them
 
 
 Progress = Callable[[str, float], None]
@@ -130,6 +140,8 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
             raise DbtierError(f"--cache-gb {p.cache_gb:g} holds no {p.block_size}-byte block",
                               "give a larger cache or a smaller --block-size")
         for t in p.restart_at_s:
+            if trace is None:           # streamed: checked against the first chunk and the end as they come
+                break
             if not trace.timed:
                 raise DbtierError("--restart-at needs a timed trace; this one has no timestamps",
                                   "leave --restart-at out")
@@ -154,87 +166,290 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
                                   "give a time within the trace, in seconds from its first request")
 
 
-def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel],
-             progress: Progress | None = None) -> Outcome:
-    progress = progress or _noop
+CHUNK_REQUESTS = 1 << 19        # requests replayed at a time: their device I/Os are what the replay holds
+EXACT_LATENCIES = 1 << 24       # requests whose latencies are kept for exact percentiles (9 bytes each)
+
+
+def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel], progress: Progress | None = None,
+             chunk_requests: int = CHUNK_REQUESTS, exact_limit: int = EXACT_LATENCIES) -> Outcome:
+    """A trace read whole, replayed chunk after chunk."""
     check_params(p, trace, devices)
+    res = latency.tie_resolution(trace.time_s) if (trace.timed and p.spread_ties) else None
+    return _replay(lambda: chunks_of(trace, chunk_requests), lambda: trace, p, devices, progress, res, trace,
+                   exact_limit)
+
+
+def simulate_stream(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p: Params,
+                    devices: dict[str, DeviceModel], progress: Progress | None = None,
+                    exact_limit: int = EXACT_LATENCIES) -> Outcome:
+    """A trace streamed in chunks (time order), never held whole: the same answers as `simulate` on the
+    whole trace, the latency percentiles from histograms past `exact_limit` requests. `chunks()` starts a
+    read (twice for an automatic --sweep: the first finds the working set); `meta()`, after a read, is the
+    reader's account (traces.TraceChunks.meta). A coarse clock's tick is the first chunk's
+    (latency.tie_resolution). No --fail: the failure's phases need the whole trace."""
+    check_params(p, None, devices)
+    if p.failure is not None:
+        raise DbtierError("--fail needs the whole trace in memory", "leave --fail out, or read the trace whole")
+    return _replay(chunks, meta, p, devices, progress, None, None, exact_limit)
+
+
+def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p: Params,
+            devices: dict[str, DeviceModel], progress: Progress | None, res: float | None, whole: Trace | None,
+            exact_limit: int) -> Outcome:
+    """The replay: per chunk, the cache (read-cache), the design's device I/Os and the queueing model, for the
+    design and its baseline; what is kept of the requests is bounded by the chunk (sim/tally.py). `whole`:
+    the trace when it is in memory (res, its clock's tick, found over all of it); else the first chunk's."""
+    progress = progress or _noop
     timings: dict[str, float] = {}
     notes: list[str] = []
     warnings: list[str] = []
+    events: list[dict[str, Any]] = []
     roles = ROLES[p.design]
     models = [devices[r] for r in roles]
-
-    times = trace.time_s
-    res = None
-    if trace.timed and p.spread_ties:
-        times, res = latency.spread_ties(trace.time_s)
-        if res is not None:
-            notes.append(f"the trace's clock ticks every {res:g} s; requests sharing a tick were spread evenly "
-                         "across it for the queueing model (--no-spread keeps them as bursts)")
-
+    rc = p.design == "read-cache"
+    base_role = {"read-cache": "backing", "preferred-read-mirror": "slow"}.get(p.design)
     contract: dict[str, Any] = {
-        "trace": trace.summary(), "design": p.design, "policy": None, "read_hit_ratio": None,
+        "trace": None, "design": p.design, "policy": p.policy if rc else None, "read_hit_ratio": None,
         "request_hit_ratio": None, "curve": None, "latency_us": None, "device_util": None, "resync": None,
     }
     details: dict[str, Any] = {
-        "trace_info": trace.info(), "block_size": p.block_size, "params": p.to_dict(),
+        "trace_info": None, "block_size": p.block_size, "params": p.to_dict(),
         "devices": {r: devices[r].to_dict() for r in roles}, "latency_model": LATENCY_MODEL,
         "cache": None, "curve_detail": None, "mirror": None, "baseline": None, "cdf_us": None,
         "timeline": None, "time_spread_resolution_s": res, "notes": notes, "timings_s": timings,
     }
+    phases = None
+    if p.design == "preferred-read-mirror":
+        phases = _mirror_plan(whole, p, devices, roles, res, contract, details, events, progress, timings)
+    cache = _CachePass(p, chunks, whole.path if whole is not None else "trace", progress, timings) if rc else None
 
+    lat = tally.Latencies(exact_limit)
+    blat = tally.Latencies(exact_limit)
+    timeline = tally.Timeline(rc)
+    t0 = time.perf_counter()
+    it = prefetched(chunks())
+    first = next(it, None)
+    if first is not None and whole is None and p.spread_ties and first.timed:
+        res = latency.tie_resolution(first.time_s)
+        details["time_spread_resolution_s"] = res
+    stream: Iterable[Chunk] = [] if first is None else itertools.chain([first], it)
+    if res is not None:
+        stream = whole_ticks(stream)
+    # the baseline's model runs in a thread beside the design's (the kernels release the GIL)
+    side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-baseline") if base_role else None
+    try:
+        n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer = _chunks(
+            stream, p, devices, models, base_role, cache, phases, res, lat, blat, timeline, side, progress)
+    finally:
+        it.close()                  # stops the reader thread
+        if side is not None:
+            side.shutdown()
+        if cache is not None:
+            cache.close()
+    if srv is None:
+        raise DbtierError(f"{meta().path}: no requests to replay", "pass a trace with read or write requests")
+    timings["replay"] = time.perf_counter() - t0
+    if finer is not None:
+        notes.append(f"the trace's clock ticked every {res:g} s in its first requests and every {finer:g} s later: "
+                     f"ties were spread over {res:g} s throughout (reading the trace whole spreads them over the "
+                     "finest tick)")
+
+    tr = meta()
+    contract["trace"] = {"requests": n_req, "reads": n_reads, "writes": n_req - n_reads, "bytes": n_bytes,
+                         "duration_s": last_t if timed else None}
+    details["trace_info"] = tr.info()
+    if res is not None:
+        notes.insert(0, f"the trace's clock ticks every {res:g} s; requests sharing a tick were spread evenly "
+                        "across it for the queueing model (--no-spread keeps them as bursts)")
+    if cache is not None:
+        cache.finish(contract, details, notes, warnings, events, last_t, timed)
+    span = max(srv.last_s, last_spread if timed else 0.0)
+    util = np.minimum(srv.busy / span, 1.0) if span > 0 else np.zeros(len(models))
+    contract["latency_us"], details["cdf_us"] = lat.summary()
+    contract["device_util"] = {role: float(u) for role, u in zip(roles, util)}
+    for role, u in zip(roles, util):
+        if u >= 0.99:
+            msg = (f"the {role} device ({devices[role].id}) is saturated (utilisation {u:.0%}): requests queue "
+                   "without bound and latency reflects the backlog")
+            warnings.append(msg)
+            notes.append(msg)
+    details["latency_percentiles"] = lat.method()
+    if bsrv is not None:
+        bspan = max(bsrv.last_s, last_spread if timed else 0.0)
+        b_pct, b_cdf = blat.summary()
+        details["baseline"] = {
+            "design": "single", "role": base_role, "device": devices[base_role].id, "latency_us": b_pct,
+            "device_util": float(min(bsrv.busy[0] / bspan, 1.0)) if bspan > 0 else 0.0, "cdf_us": b_cdf,
+        }
+    details["timeline"] = timeline.result(timed, events)
+    return Outcome(contract, details, warnings, lat)
+
+
+def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel], models: list[DeviceModel],
+            base_role: str | None, cache: "_CachePass | None", phases: np.ndarray | None, res: float | None,
+            lat: tally.Latencies, blat: tally.Latencies, timeline: tally.Timeline, side: ThreadPoolExecutor | None,
+            progress: Progress) -> tuple[Any, ...]:
+    """Each chunk through the design (and its baseline, on `side`), then the models' last requests."""
+    srv: latency.Server | None = None
+    bsrv: latency.Server | None = None
+    n_req = n_reads = n_bytes = 0
+    last_t = last_spread = 0.0
+    timed = True
+    finer = None
+    for c in stream:
+        n = len(c)
+        if n == 0:
+            continue
+        if srv is None:
+            timed = c.timed
+            if p.restart_at_s and not timed:
+                raise DbtierError("--restart-at needs a timed trace; this one has no timestamps",
+                                  "leave --restart-at out")
+            srv = latency.Server(models, timed)
+            bsrv = latency.Server([devices[base_role]], timed) if base_role else None
+        if res is not None and finer is None:
+            steps = np.diff(c.time_s)
+            pos = steps[steps > 0]
+            if pos.size and pos.min() < res:
+                finer = float(pos.min())
+        times = latency.spread_ties(c.time_s, res)
+        idx = np.arange(c.first_request, c.first_request + n, dtype=np.int64)
+        is_read = c.op == READ
+        # the baseline on `side` while the design replays here
+        bdone = side.submit(_feed, bsrv, [(idx, c.op, c.length_bytes, c.offset_bytes, c.volume)], c.first_request,
+                            times, is_read) if bsrv is not None and side is not None else None
+        extra: dict[str, np.ndarray] = {"t": c.time_s, "read": is_read}
+        subs = SubIOs.empty()
+        if p.design == "single":
+            subs.add(idx, 0, c.op, c.length_bytes, offset=c.offset_bytes, volume=c.volume)
+        elif cache is not None:
+            extra["hits"], extra["nblk"] = cache.feed(c, idx, is_read, subs)
+        else:
+            ph = np.zeros(n, dtype=np.int8) if phases is None else phases[c.first_request:c.first_request + n]
+            subs = _mirror_subs(c, idx, ph, p.failure)
+        _take(srv.feed(subs, c.first_request, times, extra, consume=True), lat, timeline)
+        if bdone is not None:
+            blat.add(*bdone.result())
+        n_req += n
+        n_reads += int(np.count_nonzero(is_read))
+        n_bytes += int(c.length_bytes.sum())
+        last_t, last_spread = float(c.time_s[-1]), float(times[-1])
+        progress(f"replaying ({n_req:,} requests)", 0.0)
+    if srv is None:
+        return n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer
+    ends = {"t": np.zeros(0), "read": np.zeros(0, dtype=bool)}
+    if cache is not None:
+        ends.update(hits=np.zeros(0, dtype=np.int32), nblk=np.zeros(0, dtype=np.int32))
+    _take(srv.feed(SubIOs.empty(), n_req, np.zeros(0), ends, final=True), lat, timeline)
+    if bsrv is not None:
+        d = bsrv.feed(SubIOs.empty(), n_req, np.zeros(0), {"read": ends["read"]}, final=True)
+        blat.add(d["latency_s"], d["read"])
+    if srv is None:
+        return n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer
+    ends = {"t": np.zeros(0), "read": np.zeros(0, dtype=bool)}
+    if cache is not None:
+        ends.update(hits=np.zeros(0, dtype=np.int32), nblk=np.zeros(0, dtype=np.int32))
+    _take(srv.feed(SubIOs.empty(), n_req, np.zeros(0), ends, final=True), lat, timeline)
+    if bsrv is not None:
+        blat.add(*_feed(bsrv, [], n_req, np.zeros(0), ends["read"], final=True))
+    return n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer
+
+
+def _feed(srv: latency.Server, ios: list[tuple[np.ndarray, ...]], first: int, times: np.ndarray,
+          is_read: np.ndarray, final: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Requests straight to device 0 (the baseline): (latency, is_read) of those the model completed."""
     subs = SubIOs.empty()
-    idx = np.arange(len(trace), dtype=np.int64)
-    is_read = trace.op == READ
-    events: list[dict[str, Any]] = []
+    for idx, op, nbytes, offset, volume in ios:
+        subs.add(idx, 0, op, nbytes, offset=offset, volume=volume)
+    d = srv.feed(subs, first, times, {"read": is_read}, final=final, consume=True)
+    return d["latency_s"], d["read"]
 
-    if p.design == "single":
-        subs.add(idx, 0, trace.op, trace.length_bytes,
-                offset=trace.offset_bytes, volume=trace.volume)
 
-    elif p.design == "read-cache":
-        progress("cutting into blocks", 0.0)
-        t0 = time.perf_counter()
-        prep = cache_mod.prepare(trace, p.block_size)
-        bypass = None
-        if p.seq_cutoff_bytes:
-            bypass = cache_mod.sequential_bypass(trace.offset_bytes, trace.length_bytes, trace.volume,
-                                                 int(p.seq_cutoff_bytes))
-        restart_req = cache_mod.restart_requests(trace.time_s, p.restart_at_s) if p.restart_at_s else None
-        timings["prepare"] = time.perf_counter() - t0
-        ws = prep.working_set_bytes
-        contract["policy"] = p.policy
+def _take(done: dict[str, Any], lat: tally.Latencies, timeline: tally.Timeline) -> None:
+    """Requests the model has completed: into the latency tally and the timeline."""
+    lat.add(done["latency_s"], done["read"])
+    timeline.add(done["t"], done["read"], done["latency_s"], done.get("hits"), done.get("nblk"))
 
-        curve_detail = None
+
+class _CachePass:
+    """The read-cache design's replay chunk by chunk: the cache (and, for --sweep, one cache per size fed
+    the same blocks), and each chunk's device I/Os."""
+
+    def __init__(self, p: Params, chunks: Callable[[], Iterable[Chunk]], path: str, progress: Progress,
+                 timings: dict[str, float]):
+        self.p = p
+        self.path = path
+        self.blocks = BlockMap(p.block_size)
+        sizes = None
         if p.sweep_gb is not None:
-            sizes = list(p.sweep_gb) or cache_mod.default_sweep_gb(ws, p.block_size)
+            sizes = list(p.sweep_gb)
+            if not sizes:       # halvings of the working set: a first read finds it (the ids it numbers stay)
+                progress("finding the working set", 0.0)
+                t0 = time.perf_counter()
+                for c in chunks():
+                    self.blocks.feed_chunk(c, path)
+                self.blocks.requests = 0
+                timings["working_set"] = time.perf_counter() - t0
+                sizes = cache_mod.default_sweep_gb(self.blocks.nids * p.block_size, p.block_size)
             if p.cache_gb is not None and p.cache_gb not in sizes:
                 sizes.append(p.cache_gb)
             sizes = sorted(set(sizes))
-            caps = [cache_mod.capacity_blocks(g, p.block_size) for g in sizes]
-            progress(f"sweeping {len(caps)} cache sizes", 0.0)
-            t0 = time.perf_counter()
-            results = cache_mod.sweep(prep, caps, p.policy, p.write_mode, bypass, restart_req, p.jobs)
-            timings["sweep"] = time.perf_counter() - t0
+        self.sizes = sizes
+        self.cache_gb = p.cache_gb if p.cache_gb is not None else (sizes[-1] if sizes else 0)
+        self.cap = cache_mod.capacity_blocks(self.cache_gb, p.block_size)
+        self.main = cache_mod.Replay(self.cap, p.policy, p.write_mode, p.block_size, keep_records=False,
+                                     blocks=self.blocks)
+        self.sweeps = [cache_mod.Replay(cache_mod.capacity_blocks(g, p.block_size), p.policy, p.write_mode,
+                                        p.block_size, record=False, blocks=self.blocks) for g in sizes or []]
+        self.cutoff = cache_mod.SequentialCutoff(p.seq_cutoff_bytes) if p.seq_cutoff_bytes else None
+        self.restarts = cache_mod.Restarts(p.restart_at_s)
+        jobs = max(1, min(p.jobs or os.cpu_count() or 1, len(self.sweeps) + 1))
+        self.pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 and self.sweeps else None
+
+    def feed(self, c: Chunk, idx: np.ndarray, is_read: np.ndarray, subs: SubIOs) -> tuple[np.ndarray, np.ndarray]:
+        """Replay the chunk through the caches; add its device I/Os (sim/routing.py) to `subs`; (hits, blocks)
+        per request."""
+        p = self.p
+        prep = self.blocks.feed_chunk(c, self.path)
+        byp = self.cutoff.feed(c.offset_bytes, c.length_bytes, c.volume) if self.cutoff else None
+        rr = self.restarts.feed(c.time_s, prep.first_request)
+        reps = [self.main, *self.sweeps]
+        if self.pool is None:
+            out = [rp.feed_prepared(prep, byp, rr, exact=False) for rp in reps]
+        else:
+            out = list(self.pool.map(lambda rp: rp.feed_prepared(prep, byp, rr, exact=False), reps))
+        hits, adm, dst, fm = out[0]
+        ios = routing.cache_ios(c.first_request, c.op, c.offset_bytes, c.length_bytes, c.volume, prep.nblk, hits,
+                                adm, dst, fm, byp, p.block_size, p.write_mode)
+        for name in ("req", "dev", "fg", "op", "nbytes", "offset", "volume"):
+            getattr(subs, name).extend(getattr(ios, name))
+        return hits, prep.nblk
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+
+    def finish(self, contract: dict[str, Any], details: dict[str, Any], notes: list[str], warnings: list[str],
+               events: list[dict[str, Any]], end_s: float, timed: bool) -> None:
+        p = self.p
+        nids = self.blocks.nids
+        ws = nids * p.block_size
+        cr = self.main.result()
+        cap, cache_gb = self.cap, self.cache_gb
+        if self.sizes is not None:
             curve_detail = [{"cache_gb": g, "capacity_blocks": r.capacity_blocks,
                              "read_hit_ratio": r.read_hit_ratio, "request_hit_ratio": r.request_hit_ratio,
-                             "larger_than_working_set": r.capacity_blocks >= prep.nids}
-                            for g, r in zip(sizes, results)]
-        cache_gb = p.cache_gb if p.cache_gb is not None else (curve_detail[-1]["cache_gb"] if curve_detail else 0)
-        cap = cache_mod.capacity_blocks(cache_gb, p.block_size)
-        progress("replaying the cache", 0.0)
-        t0 = time.perf_counter()
-        cr = cache_mod.run_cache(prep, cap, p.policy, p.write_mode, bypass, restart_req, record=True)
-        timings["replay"] = time.perf_counter() - t0
-        if curve_detail is None:
+                             "larger_than_working_set": r.capacity_blocks >= nids}
+                            for g, r in zip(self.sizes, (rp.result() for rp in self.sweeps))]
+        else:
             curve_detail = [{"cache_gb": cache_gb, "capacity_blocks": cap, "read_hit_ratio": cr.read_hit_ratio,
-                             "request_hit_ratio": cr.request_hit_ratio, "larger_than_working_set": cap >= prep.nids}]
+                             "request_hit_ratio": cr.request_hit_ratio, "larger_than_working_set": cap >= nids}]
         contract["read_hit_ratio"] = cr.read_hit_ratio
         contract["request_hit_ratio"] = cr.request_hit_ratio
         contract["curve"] = [{"cache_gb": c["cache_gb"], "read_hit_ratio": c["read_hit_ratio"]} for c in curve_detail]
-        if cap >= prep.nids:
+        if cap >= nids:
             msg = (f"the cache ({cache_gb:g} GB, {cap:,} blocks) is larger than the trace's working set "
-                   f"({ws / 1e9:.3g} GB, {prep.nids:,} distinct {p.block_size}-byte blocks): once a block is "
+                   f"({ws / 1e9:.3g} GB, {nids:,} distinct {p.block_size}-byte blocks): once a block is "
                    "cached it stays, only first-touch misses remain")
             warnings.append(msg)
             notes.append(msg)
@@ -244,155 +459,97 @@ def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel],
         details["cache"] = {
             **cr.to_dict(), "cache_gb": cache_gb, "capacity_bytes": cap * p.block_size,
             "seq_cutoff_bytes": p.seq_cutoff_bytes, "restart_at_s": list(p.restart_at_s),
-            "working_set_bytes": ws, "read_working_set_bytes": prep.read_working_set_bytes,
-            "working_set_blocks": prep.nids,
+            "working_set_bytes": ws, "read_working_set_bytes": self.blocks.read_nids * p.block_size,
+            "working_set_blocks": nids,
         }
         details["curve_detail"] = curve_detail
         for t in p.restart_at_s:
+            if t > end_s:               # a streamed trace's end is known only now (check_params's message)
+                raise DbtierError(f"--restart-at {t:g} s is outside the trace (0 to {end_s:g} s)",
+                                  "give a time within the trace, in seconds from its first request")
             events.append({"t_s": t, "event": "restart", "label": "cache emptied (restart)"})
-
-        # Device I/Os. A read's cached blocks come from the cache (its bytes shared pro rata); an admitted miss
-        # reads whole blocks from the backing device, from its first missing block on (so a stream of small
-        # reads stays sequential there); a bypassing read fetches just what it asked for.
-        k = prep.nblk.astype(np.float64)
-        h = cr.hits.astype(np.float64)
-        ln = trace.length_bytes.astype(np.float64)
-        byp = np.zeros(len(trace), dtype=bool) if bypass is None else bypass
-        r_hit = is_read & (cr.hits > 0)
-        subs.add(idx[r_hit], 0, READ, (ln * h / k)[r_hit],
-                 offset=trace.offset_bytes[r_hit], volume=trace.volume[r_hit])
-        r_fetch = is_read & (cr.hits < prep.nblk) & ~byp
-        first_block = trace.offset_bytes // p.block_size
-        fetch_off = (first_block + cr.first_miss) * p.block_size
-        subs.add(idx[r_fetch], 1, READ, ((k - h) * p.block_size)[r_fetch],
-                 offset=fetch_off[r_fetch], volume=trace.volume[r_fetch])
-        r_pass = is_read & (cr.hits < prep.nblk) & byp
-        subs.add(idx[r_pass], 1, READ, (ln * (k - h) / k)[r_pass],
-                 offset=trace.offset_bytes[r_pass], volume=trace.volume[r_pass])
-        fill = is_read & (cr.admitted > 0)
-        subs.add(idx[fill], 0, WRITE, cr.admitted[fill].astype(np.float64) * p.block_size, fg=False)
-        w = ~is_read
-        if p.write_mode == "write-around":
-            subs.add(idx[w], 1, WRITE, ln[w],
-                    offset=trace.offset_bytes[w], volume=trace.volume[w])
-        else:
-            to_cache = w & ~byp
-            subs.add(idx[to_cache], 0, WRITE, ln[to_cache],
-                    offset=trace.offset_bytes[to_cache], volume=trace.volume[to_cache])
-            to_back = (w & byp) if p.write_mode == "write-back" else w
-            subs.add(idx[to_back], 1, WRITE, ln[to_back],
-                    offset=trace.offset_bytes[to_back], volume=trace.volume[to_back])
-        dst = cr.destaged > 0
-        subs.add(idx[dst], 1, WRITE, cr.destaged[dst].astype(np.float64) * p.block_size, fg=False)
         if p.write_mode == "write-back":
             notes.append(f"write-back: {cr.counters['destaged_blocks']:,} dirty blocks destaged on eviction or "
                          f"restart; {cr.counters['dirty_blocks_at_end']:,} still dirty at the end of the trace")
-        # the device I/Os are made: what only they needed goes back before the queueing model runs
-        del k, h, ln, byp, first_block, fetch_off, r_hit, r_fetch, r_pass, fill, w, dst, bypass
-        prep.ids = np.zeros(0, dtype=np.int32)
-        cr.admitted = cr.destaged = cr.first_miss = None     # the timeline needs only the hits
 
-    else:  # preferred-read-mirror
-        f = p.failure
-        resync_block = None
-        resync_s = None
-        copy: dict[str, Any] | None = None
-        if f is not None:
-            down_end = np.inf if f.return_at_s is None else f.return_at_s
-            in_window = (~is_read) & (trace.time_s >= f.fail_at_s) & (trace.time_s < down_end)
-            regions = mirror.dirty_regions(trace.offset_bytes[in_window], trace.length_bytes[in_window],
-                                           trace.volume[in_window], p.region_size)
-            returning, surviving = devices[f.side], devices[f.survivor]
-            end = float(trace.time_s[-1])
-            if f.return_at_s is not None:
-                # The copy gets the device time the foreground leaves: replay the trace with the resync's routing
-                # from the return on, take each side's busy time per bucket, and integrate the copy over it.
-                progress("resync: foreground load", 0.0)
-                t0 = time.perf_counter()
-                span = float(times[-1] - times[0])
-                bucket = span / max(1, math.ceil(span / max(1.0, span / 100_000))) if span > 0 else 1.0
-                fg_load = latency.serve(_mirror_subs(trace, mirror.phases(trace.time_s, f, np.inf), f),
-                                        models, times, True, bucket_s=bucket)
-                surv_i, ret_i = roles.index(f.survivor), roles.index(f.side)
-                nbytes = regions * p.region_size
-                resync_s = mirror.copy_seconds(nbytes, f.return_at_s, surviving.read_mbps, returning.write_mbps,
-                                               fg_load.busy_by_bucket_s[surv_i], fg_load.busy_by_bucket_s[ret_i],
-                                               float(times[0]), bucket)
-                idle_s = nbytes / mirror.copy_rate_bytes_per_s(surviving.read_mbps, returning.write_mbps)
-                timings["resync"] = time.perf_counter() - t0
-                copy = {"survivor_read_mbps": surviving.read_mbps, "returning_write_mbps": returning.write_mbps,
-                        "rate_mbps_idle": min(surviving.read_mbps, returning.write_mbps),
-                        "rate_mbps_mean": nbytes / resync_s / 1e6 if resync_s else None,
-                        "seconds_idle": idle_s, "bucket_s": bucket,
-                        "foreground_util": _window_util(fg_load, bucket, float(times[0]), f.return_at_s,
-                                                        f.return_at_s + resync_s, {"survivor": surv_i,
-                                                                                  "returning": ret_i})}
-            resync_block = mirror.resync(regions, p.region_size, f, end, resync_s)
-            contract["resync"] = resync_block
-            events.append({"t_s": f.fail_at_s, "event": "fail", "label": f"{f.side} side fails"})
-            if f.return_at_s is not None:
-                events.append({"t_s": f.return_at_s, "event": "return", "label": f"{f.side} side returns"})
-                events.append({"t_s": f.return_at_s + resync_s, "event": "resynced",
-                               "label": f"resync done ({resync_block['bytes'] / 1e9:.3g} GB)"})
-            else:
-                notes.append(f"the {f.side} side never returns within the trace: no resync; the design ran without "
-                             "redundancy to the end")
-            if f.return_at_s is not None and f.return_at_s + resync_s > end:
-                notes.append("the resync ends after the trace does (it runs at the full copy rate from then on)")
-        ph = mirror.phases(trace.time_s, f, resync_s)
-        subs = _mirror_subs(trace, ph, f)
-        details["mirror"] = {"region_size": p.region_size,
-                             "failure": None if f is None else {"side": f.side, "fail_at_s": f.fail_at_s,
-                                                                "return_at_s": f.return_at_s,
-                                                                "survivor": f.survivor},
-                             "resync_rate_mbps": None if copy is None else copy["rate_mbps_idle"],
-                             "resync_copy": copy, "resync_model": None if copy is None else RESYNC_MODEL,
-                             "requests_degraded": int((ph == 1).sum()), "requests_resyncing": int((ph == 2).sum())}
-        if copy is not None:
-            fu = copy["foreground_util"]
-            notes.append(
-                f"resync: {resync_block['bytes'] / 1e9:.3g} GB read from the {f.survivor} side "
-                f"({copy['survivor_read_mbps']:g} MB/s) and written to the {f.side} side "
-                f"({copy['returning_write_mbps']:g} MB/s): {copy['seconds_idle']:,.1f} s at "
-                f"{copy['rate_mbps_idle']:g} MB/s on idle devices; the foreground kept the survivor "
-                f"{_pct(fu['survivor'])} and the returning side {_pct(fu['returning'])} busy meanwhile, so it took "
-                f"{resync_s:,.1f} s (mean {copy['rate_mbps_mean']:,.1f} MB/s). " + RESYNC_MODEL)
 
-    progress("queueing model", 0.0)
-    t0 = time.perf_counter()
-    served = latency.serve(subs, models, times, trace.timed, consume=True)
-    timings["latency"] = time.perf_counter() - t0
-    lat = served.latency_s
-    contract["latency_us"] = {"read": latency.percentiles_us(lat[is_read]),
-                              "write": latency.percentiles_us(lat[~is_read])}
-    util = served.utilisation()
-    contract["device_util"] = {role: float(u) for role, u in zip(roles, util)}
-    for role, u in zip(roles, util):
-        if u >= 0.99:
-            msg = (f"the {role} device ({devices[role].id}) is saturated (utilisation {u:.0%}): requests queue "
-                   "without bound and latency reflects the backlog")
-            warnings.append(msg)
-            notes.append(msg)
-    details["cdf_us"] = {"read": latency.cdf_points(lat[is_read]), "write": latency.cdf_points(lat[~is_read])}
-
-    if p.design != "single":
-        base_role = "backing" if p.design == "read-cache" else "slow"
-        bsubs = SubIOs.empty()
-        bsubs.add(idx, 0, trace.op, trace.length_bytes,
-                offset=trace.offset_bytes, volume=trace.volume)
-        bserved = latency.serve(bsubs, [devices[base_role]], times, trace.timed, consume=True)
-        blat = bserved.latency_s
-        details["baseline"] = {
-            "design": "single", "role": base_role, "device": devices[base_role].id,
-            "latency_us": {"read": latency.percentiles_us(blat[is_read]),
-                           "write": latency.percentiles_us(blat[~is_read])},
-            "device_util": float(bserved.utilisation()[0]),
-            "cdf_us": {"read": latency.cdf_points(blat[is_read]), "write": latency.cdf_points(blat[~is_read])},
-        }
-
-    details["timeline"] = _timeline(trace, lat, cache_blocks=None if p.design != "read-cache"
-                                    else (prep.nblk, cr.hits), events=events)
-    return Outcome(contract, details, warnings, lat)
+def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel], roles: Sequence[str],
+                 res: float | None, contract: dict[str, Any], details: dict[str, Any],
+                 events: list[dict[str, Any]], progress: Progress, timings: dict[str, float]) -> np.ndarray | None:
+    """The preferred-read mirror's failure, return and resync (from the whole trace): each request's phase
+    (0 in sync, 1 one side down, 2 resyncing), or None without a failure; fills `mirror`, `resync`, events
+    and notes."""
+    notes = details["notes"]
+    f = p.failure
+    details["mirror"] = {"region_size": p.region_size, "failure": None, "resync_rate_mbps": None,
+                         "resync_copy": None, "resync_model": None, "requests_degraded": 0,
+                         "requests_resyncing": 0}
+    if f is None:
+        return None
+    assert trace is not None
+    models = [devices[r] for r in roles]
+    times = latency.spread_ties(trace.time_s, res)
+    is_read = trace.op == READ
+    down_end = np.inf if f.return_at_s is None else f.return_at_s
+    in_window = (~is_read) & (trace.time_s >= f.fail_at_s) & (trace.time_s < down_end)
+    regions = mirror.dirty_regions(trace.offset_bytes[in_window], trace.length_bytes[in_window],
+                                   trace.volume[in_window], p.region_size)
+    returning, surviving = devices[f.side], devices[f.survivor]
+    end = float(trace.time_s[-1])
+    resync_s = None
+    copy: dict[str, Any] | None = None
+    if f.return_at_s is not None:
+        # The copy gets the device time the foreground leaves: replay the trace with the resync's routing
+        # from the return on, take each side's busy time per bucket, and integrate the copy over it.
+        progress("resync: foreground load", 0.0)
+        t0 = time.perf_counter()
+        span = float(times[-1] - times[0])
+        bucket = span / max(1, math.ceil(span / max(1.0, span / 100_000))) if span > 0 else 1.0
+        idx = np.arange(len(trace), dtype=np.int64)
+        fg_load = latency.serve(_mirror_subs(trace, idx, mirror.phases(trace.time_s, f, np.inf), f),
+                                models, times, True, bucket_s=bucket)
+        surv_i, ret_i = roles.index(f.survivor), roles.index(f.side)
+        nbytes = regions * p.region_size
+        resync_s = mirror.copy_seconds(nbytes, f.return_at_s, surviving.read_mbps, returning.write_mbps,
+                                       fg_load.busy_by_bucket_s[surv_i], fg_load.busy_by_bucket_s[ret_i],
+                                       float(times[0]), bucket)
+        idle_s = nbytes / mirror.copy_rate_bytes_per_s(surviving.read_mbps, returning.write_mbps)
+        timings["resync"] = time.perf_counter() - t0
+        copy = {"survivor_read_mbps": surviving.read_mbps, "returning_write_mbps": returning.write_mbps,
+                "rate_mbps_idle": min(surviving.read_mbps, returning.write_mbps),
+                "rate_mbps_mean": nbytes / resync_s / 1e6 if resync_s else None,
+                "seconds_idle": idle_s, "bucket_s": bucket,
+                "foreground_util": _window_util(fg_load, bucket, float(times[0]), f.return_at_s,
+                                                f.return_at_s + resync_s, {"survivor": surv_i,
+                                                                          "returning": ret_i})}
+    resync_block = mirror.resync(regions, p.region_size, f, end, resync_s)
+    contract["resync"] = resync_block
+    events.append({"t_s": f.fail_at_s, "event": "fail", "label": f"{f.side} side fails"})
+    if f.return_at_s is not None:
+        events.append({"t_s": f.return_at_s, "event": "return", "label": f"{f.side} side returns"})
+        events.append({"t_s": f.return_at_s + resync_s, "event": "resynced",
+                       "label": f"resync done ({resync_block['bytes'] / 1e9:.3g} GB)"})
+    else:
+        notes.append(f"the {f.side} side never returns within the trace: no resync; the design ran without "
+                     "redundancy to the end")
+    if f.return_at_s is not None and f.return_at_s + resync_s > end:
+        notes.append("the resync ends after the trace does (it runs at the full copy rate from then on)")
+    ph = mirror.phases(trace.time_s, f, resync_s)
+    details["mirror"].update({
+        "failure": {"side": f.side, "fail_at_s": f.fail_at_s, "return_at_s": f.return_at_s, "survivor": f.survivor},
+        "resync_rate_mbps": None if copy is None else copy["rate_mbps_idle"], "resync_copy": copy,
+        "resync_model": None if copy is None else RESYNC_MODEL,
+        "requests_degraded": int((ph == 1).sum()), "requests_resyncing": int((ph == 2).sum())})
+    if copy is not None:
+        fu = copy["foreground_util"]
+        notes.append(
+            f"resync: {resync_block['bytes'] / 1e9:.3g} GB read from the {f.survivor} side "
+            f"({copy['survivor_read_mbps']:g} MB/s) and written to the {f.side} side "
+            f"({copy['returning_write_mbps']:g} MB/s): {copy['seconds_idle']:,.1f} s at "
+            f"{copy['rate_mbps_idle']:g} MB/s on idle devices; the foreground kept the survivor "
+            f"{_pct(fu['survivor'])} and the returning side {_pct(fu['returning'])} busy meanwhile, so it took "
+            f"{resync_s:,.1f} s (mean {copy['rate_mbps_mean']:,.1f} MB/s). " + RESYNC_MODEL)
+    return ph
 
 
 def _pct(x: float | None) -> str:
@@ -411,56 +568,29 @@ def _window_util(served: latency.Served, bucket_s: float, t0: float, start_s: fl
     return {k: float((np.minimum(b[i] / bucket_s, 1.0) * w).sum() / w.sum()) for k, i in which.items()}
 
 
-def _mirror_subs(trace: Trace, ph: np.ndarray, f: mirror.Failure | None) -> SubIOs:
-    """Device I/Os of the preferred-read mirror for phases `ph` (0 in sync, 1 one side down, 2 resyncing):
-    reads from the fast side in sync, else from the survivor; writes to both, or to the survivor while down."""
+def _mirror_subs(tr: Any, idx: np.ndarray, ph: np.ndarray, f: mirror.Failure | None) -> SubIOs:
+    """Device I/Os of the preferred-read mirror for requests `idx` of `tr` (a Trace or a Chunk) in phases `ph`
+    (0 in sync, 1 one side down, 2 resyncing): reads from the fast side in sync, else from the survivor;
+    writes to both, or to the survivor while down."""
     subs = SubIOs.empty()
-    idx = np.arange(len(trace), dtype=np.int64)
-    is_read = trace.op == READ
+    is_read = tr.op == READ
     fast, slow = 0, 1
     survivor = None if f is None else (fast if f.survivor == "fast" else slow)
     normal = ph == 0
     r = is_read
     w = ~is_read
-    subs.add(idx[r & normal], fast, READ, trace.length_bytes[r & normal],
-             offset=trace.offset_bytes[r & normal], volume=trace.volume[r & normal])
+    subs.add(idx[r & normal], fast, READ, tr.length_bytes[r & normal],
+             offset=tr.offset_bytes[r & normal], volume=tr.volume[r & normal])
     if survivor is not None:
         degraded_r = r & ~normal
-        subs.add(idx[degraded_r], survivor, READ, trace.length_bytes[degraded_r],
-                 offset=trace.offset_bytes[degraded_r], volume=trace.volume[degraded_r])
+        subs.add(idx[degraded_r], survivor, READ, tr.length_bytes[degraded_r],
+                 offset=tr.offset_bytes[degraded_r], volume=tr.volume[degraded_r])
         down_w = w & (ph == 1)
-        subs.add(idx[down_w], survivor, WRITE, trace.length_bytes[down_w],
-                 offset=trace.offset_bytes[down_w], volume=trace.volume[down_w])
+        subs.add(idx[down_w], survivor, WRITE, tr.length_bytes[down_w],
+                 offset=tr.offset_bytes[down_w], volume=tr.volume[down_w])
     both_w = w & (ph != 1)
-    subs.add(idx[both_w], fast, WRITE, trace.length_bytes[both_w],
-             offset=trace.offset_bytes[both_w], volume=trace.volume[both_w])
-    subs.add(idx[both_w], slow, WRITE, trace.length_bytes[both_w],
-             offset=trace.offset_bytes[both_w], volume=trace.volume[both_w])
+    subs.add(idx[both_w], fast, WRITE, tr.length_bytes[both_w],
+             offset=tr.offset_bytes[both_w], volume=tr.volume[both_w])
+    subs.add(idx[both_w], slow, WRITE, tr.length_bytes[both_w],
+             offset=tr.offset_bytes[both_w], volume=tr.volume[both_w])
     return subs
-
-
-def _timeline(trace: Trace, lat_s: np.ndarray, cache_blocks: Any,
-              events: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Per time bucket: requests, read latency mean/p99, and the read hit ratio (block-weighted)."""
-    if not trace.timed or len(trace) < 2 or trace.time_s[-1] <= 0:
-        return {"bucket_s": None, "series": [], "events": events}
-    end = float(trace.time_s[-1])
-    nb = TIMELINE_BUCKETS
-    width = end / nb
-    bucket = np.minimum((trace.time_s / width).astype(np.int64), nb - 1)
-    bounds = np.searchsorted(bucket, np.arange(nb + 1))
-    is_read = trace.op == READ
-    series = []
-    for b in range(nb):
-        s, e = bounds[b], bounds[b + 1]
-        rd = is_read[s:e]
-        rl = lat_s[s:e][rd]
-        point: dict[str, Any] = {"t_s": b * width, "requests": int(e - s), "reads": int(rd.sum()),
-                                 "read_mean_us": float(rl.mean() * 1e6) if rl.size else None,
-                                 "read_p99_us": float(np.percentile(rl, 99) * 1e6) if rl.size else None}
-        if cache_blocks is not None:
-            nblk, hits = cache_blocks
-            nbk = nblk[s:e][rd]
-            point["read_hit_ratio"] = float(hits[s:e][rd].sum() / nbk.sum()) if nbk.size else None
-        series.append(point)
-    return {"bucket_s": width, "series": series, "events": events}

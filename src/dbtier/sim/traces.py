@@ -825,6 +825,7 @@ class TraceChunks:
         if start is not None:
             fmt2, lay, (state, gen, _f, _size) = start
             scale = _time_scale(fmt2, cols)
+            untimed = fmt2 == "csv" and cols is not None and cols.time is None
             t0 = None
             last = -math.inf
             buf: list[Any] = []
@@ -845,18 +846,17 @@ class TraceChunks:
                         arrs = [np.concatenate([x[k] for x in buf]) if len(buf) > 1 else buf[0][k] for k in range(5)]
                         lo = 0
                         while held - lo >= requests:
-                            yield Chunk(*(a[lo:lo + requests] for a in arrs), first_request=done)
+                            yield Chunk(*(a[lo:lo + requests] for a in arrs), first_request=done, timed=not untimed)
                             done += requests
                             lo += requests
                         held -= lo
                         buf = [tuple(a[lo:] for a in arrs)] if held else []
                 if held:
                     arrs = [np.concatenate([x[k] for x in buf]) for k in range(5)]
-                    yield Chunk(*arrs, first_request=done)
+                    yield Chunk(*arrs, first_request=done, timed=not untimed)
                     done += held
                 if done:
                     hl = state.header_lines
-                    untimed = fmt2 == "csv" and cols is not None and cols.time is None
                     e = np.zeros(0)
                     self.meta = Trace(str(p), fmt2, e, e.astype(np.uint8), e.astype(np.int64), e.astype(np.int64),
                                       e.astype(np.int32), tuple(sorted(state.volumes, key=state.volumes.get)),
@@ -872,7 +872,7 @@ class TraceChunks:
                 continue
             if c.first_request < done:
                 k = done - c.first_request
-                c = Chunk(c.time_s[k:], c.op[k:], c.offset_bytes[k:], c.length_bytes[k:], c.volume[k:], done)
+                c = Chunk(c.time_s[k:], c.op[k:], c.offset_bytes[k:], c.length_bytes[k:], c.volume[k:], done, c.timed)
             yield c
         self.meta = whole.select(np.zeros(len(whole), dtype=bool))
         self.meta.time_s = np.zeros(0)

@@ -20,7 +20,6 @@ at its own first request; they are refused here rather than shifted silently (re
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -28,8 +27,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import latency
-from dbtier.sim.traces import READ, Trace
+from dbtier.sim import latency, tally
+from dbtier.sim.traces import Trace
 
 ALL = "all"
 
@@ -82,11 +81,9 @@ def replay_volume(name: str, trace: Any, p: Any, devices: dict[str, latency.Devi
     if not isinstance(trace, Trace):
         trace = trace.load()            # a converted volume: read here, by the worker
     out = simulate(trace, p, devices)
-    lat = out.latency_s if out.latency_s is not None else np.zeros(len(trace))
-    is_read = trace.op == READ
     det = out.details
     return VolumeResult(name, out.contract, det.get("cache"), det.get("curve_detail"),
-                        latency.histogram_us(lat[is_read]), latency.histogram_us(lat[~is_read]),
+                        out.latencies.hist["read"], out.latencies.hist["write"],
                         list(det.get("notes") or []), list(out.warnings))
 
 
@@ -174,21 +171,9 @@ def details(results: Sequence[VolumeResult], src: Source, p: Any, devices: dict[
     return {"trace_info": src.info, "block_size": p.block_size, "params": p.to_dict(),
             "devices": {r: devices[r].to_dict() for r in ROLES[p.design]}, "latency_model": LATENCY_MODEL,
             "cache": cache, "curve_detail": _curve(results), "mirror": None, "baseline": None,
-            "cdf_us": {"read": histogram_cdf(rh), "write": histogram_cdf(wh)}, "timeline": None,
+            "cdf_us": {"read": tally.histogram_cdf(rh), "write": tally.histogram_cdf(wh)}, "timeline": None,
             "time_spread_resolution_s": None, "notes": notes, "timings_s": {},
             "volumes_mode": "each", "cluster": cluster, "histogram_rule": latency.HIST_RULE}
-
-
-def histogram_cdf(counts: np.ndarray) -> list[list[float]]:
-    """[[latency_us, fraction <=], ...] from merged histogram counts (bins' upper edges), at most ~110 points."""
-    n = int(counts.sum())
-    if n == 0:
-        return []
-    cum = np.cumsum(counts) / n
-    nz = np.flatnonzero(counts)
-    step = max(1, math.ceil(nz.size / 100))
-    keep = np.unique(np.concatenate([nz[::step], nz[-1:]]))
-    return [[float(latency.HIST_EDGES_US[i + 1]), float(cum[i])] for i in keep]
 
 
 # -- running the replays --------------------------------------------------------------------------------------

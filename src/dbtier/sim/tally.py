@@ -1,0 +1,147 @@
+"""What a replay keeps of its requests' latencies as they complete: bounded by the chunk, not the trace.
+
+- `Latencies`: latency histograms by op (the bins of `latency.HIST_EDGES_US`, so several replays merge),
+  and the latencies themselves while there are at most `exact_limit` requests, for exact percentiles and
+  CDFs; past that only the histograms (each percentile within 0.6% of the exact one).
+- `Timeline`: per bucket of arrival time, requests, reads, read latency (sum and histogram: mean and p99)
+  and read blocks and hits. Buckets are a power of two seconds wide, the narrowest that holds the trace in
+  at most 120 (so 60 to 120 of them): a bucket never straddles two of a wider grid, so the timeline is built
+  as the trace streams by, doubling the width (adding pairs) when the trace outgrows it, and does not depend
+  on how the trace was cut.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dbtier.sim import latency
+
+NBINS = latency.HIST_EDGES_US.size - 1
+
+
+class Latencies:
+    def __init__(self, exact_limit: int):
+        self.exact_limit = int(exact_limit)
+        self.hist = {"read": np.zeros(NBINS, dtype=np.int64), "write": np.zeros(NBINS, dtype=np.int64)}
+        self.kept: dict[str, list[np.ndarray]] | None = {"read": [], "write": []}
+        self.count = 0
+
+    def add(self, lat_s: np.ndarray, is_read: np.ndarray) -> None:
+        if lat_s.size == 0:
+            return
+        b = latency.histogram_bins(lat_s)
+        self.hist["read"] += np.bincount(b[is_read], minlength=NBINS)
+        self.hist["write"] += np.bincount(b[~is_read], minlength=NBINS)
+        self.count += int(lat_s.size)
+        if self.kept is not None:
+            if self.count > self.exact_limit:
+                self.kept = None            # too many to keep: the histograms answer from here on
+            else:
+                self.kept["read"].append(lat_s[is_read])
+                self.kept["write"].append(lat_s[~is_read])
+
+    @property
+    def exact(self) -> bool:
+        return self.kept is not None
+
+    def summary(self) -> tuple[dict[str, dict[str, float | None]], dict[str, list[list[float]]]]:
+        """(percentiles_us, cdf_us), each by op: exact when the latencies were kept, else from the histograms.
+        Gives the kept latencies back (once: a summary is taken at the end)."""
+        pct: dict[str, dict[str, float | None]] = {}
+        cdf: dict[str, list[list[float]]] = {}
+        for op, h in self.hist.items():
+            if self.kept is None:
+                pct[op], cdf[op] = latency.percentiles_from_histogram_us(h), histogram_cdf(h)
+            else:
+                parts = self.kept[op]
+                lat = np.concatenate(parts) if parts else np.zeros(0)
+                parts.clear()
+                pct[op], cdf[op] = latency.percentiles_and_cdf_us(lat, overwrite=True)
+                del lat
+        return pct, cdf
+
+    def method(self) -> str:
+        return ("exact, from every request's latency" if self.exact else
+                f"from histograms ({self.count:,} requests, more than the {self.exact_limit:,} kept whole): "
+                + latency.HIST_RULE)
+
+
+def histogram_cdf(counts: np.ndarray) -> list[list[float]]:
+    """[[latency_us, fraction <=], ...] from histogram counts (bins' upper edges), at most ~110 points."""
+    n = int(counts.sum())
+    if n == 0:
+        return []
+    cum = np.cumsum(counts) / n
+    nz = np.flatnonzero(counts)
+    step = max(1, math.ceil(nz.size / 100))
+    keep = np.unique(np.concatenate([nz[::step], nz[-1:]]))
+    return [[float(latency.HIST_EDGES_US[i + 1]), float(cum[i])] for i in keep]
+
+
+class Timeline:
+    MAX_BUCKETS = 120
+    FIRST_WIDTH_S = 2.0 ** -20          # about a microsecond: doubled as often as the trace needs
+
+    def __init__(self, cache: bool):
+        self.width_s = self.FIRST_WIDTH_S
+        self.cache = cache
+        m = self.MAX_BUCKETS
+        self.requests = np.zeros(m, dtype=np.int64)
+        self.reads = np.zeros(m, dtype=np.int64)
+        self.read_lat_s = np.zeros(m)
+        self.read_blocks = np.zeros(m, dtype=np.int64)
+        self.read_hits = np.zeros(m, dtype=np.int64)
+        self.hist = np.zeros((m, NBINS), dtype=np.int64)
+        self.end_s = 0.0
+
+    def _widen(self) -> None:
+        half = self.MAX_BUCKETS // 2
+        for name in ("requests", "reads", "read_lat_s", "read_blocks", "read_hits", "hist"):
+            a = getattr(self, name)
+            pairs = a.reshape(half, 2, *a.shape[1:]).sum(axis=1)
+            out = np.zeros_like(a)
+            out[:half] = pairs
+            setattr(self, name, out)
+        self.width_s *= 2
+
+    def add(self, time_s: np.ndarray, is_read: np.ndarray, lat_s: np.ndarray, hits: np.ndarray | None = None,
+            nblk: np.ndarray | None = None) -> None:
+        """Completed requests (arrival times ascending)."""
+        if time_s.size == 0:
+            return
+        self.end_s = max(self.end_s, float(time_s[-1]))
+        while self.end_s >= self.MAX_BUCKETS * self.width_s:
+            self._widen()
+        m = self.MAX_BUCKETS
+        b = np.minimum((time_s / self.width_s).astype(np.int64), m - 1)
+        self.requests += np.bincount(b, minlength=m)
+        rb = b[is_read]
+        self.reads += np.bincount(rb, minlength=m)
+        rl = lat_s[is_read]
+        self.read_lat_s += np.bincount(rb, weights=rl, minlength=m)
+        self.hist += np.bincount(rb * NBINS + latency.histogram_bins(rl), minlength=m * NBINS).reshape(m, NBINS)
+        if self.cache and hits is not None and nblk is not None:
+            self.read_blocks += np.bincount(rb, weights=nblk[is_read], minlength=m).astype(np.int64)
+            self.read_hits += np.bincount(rb, weights=hits[is_read], minlength=m).astype(np.int64)
+
+    def result(self, timed: bool, events: list[dict[str, Any]]) -> dict[str, Any]:
+        """The timeline block: bucket_s, series (t_s, requests, reads, read_mean_us, read_p99_us and, for a
+        cache, read_hit_ratio), events."""
+        if not timed or self.end_s <= 0:
+            return {"bucket_s": None, "series": [], "events": events}
+        n = int(self.end_s // self.width_s) + 1
+        series = []
+        for b in range(min(n, self.MAX_BUCKETS)):
+            rd = int(self.reads[b])
+            point: dict[str, Any] = {
+                "t_s": b * self.width_s, "requests": int(self.requests[b]), "reads": rd,
+                "read_mean_us": float(self.read_lat_s[b] / rd * 1e6) if rd else None,
+                "read_p99_us": latency.percentiles_from_histogram_us(self.hist[b])["p99"] if rd else None}
+            if self.cache:
+                nb = int(self.read_blocks[b])
+                point["read_hit_ratio"] = float(self.read_hits[b] / nb) if nb else None
+            series.append(point)
+        return {"bucket_s": self.width_s, "series": series, "events": events}

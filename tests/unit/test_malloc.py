@@ -1,0 +1,13 @@
+"""core/malloc: glibc takes the fixed mmap threshold (its effect on a replay's memory is measured in
+bench/simulate_scale.py, not here)."""
+
+import platform
+
+import pytest
+
+from dbtier.core.malloc import fixed_mmap_threshold
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_glibc_takes_the_threshold():
+    assert fixed_mmap_threshold(16 << 20) is True
