@@ -24,6 +24,7 @@ class Chunk:
     volume: np.ndarray           # int32, index into the trace's volumes
     first_request: int = 0       # this chunk's first request in the whole trace
     timed: bool = True           # False: no timestamps (replayed back to back)
+    read_fraction: float | None = None   # how much of the input has been read by the end of this chunk
 
     def __len__(self) -> int:
         return int(self.op.shape[0])
@@ -40,7 +41,7 @@ def chunks_of(trace, requests: int) -> Iterator[Chunk]:
     for lo in range(0, n, requests):
         hi = min(n, lo + requests)
         yield Chunk(trace.time_s[lo:hi], trace.op[lo:hi], trace.offset_bytes[lo:hi], trace.length_bytes[lo:hi],
-                    trace.volume[lo:hi], lo, trace.timed)
+                    trace.volume[lo:hi], lo, trace.timed, hi / n)
 
 
 def joined(a: Chunk, b: Chunk) -> Chunk:
@@ -48,11 +49,12 @@ def joined(a: Chunk, b: Chunk) -> Chunk:
     if a.first_request + len(a) != b.first_request:
         raise ValueError(f"chunks not consecutive: {a.first_request}+{len(a)} then {b.first_request}")
     return Chunk(*(np.concatenate([getattr(a, k), getattr(b, k)]) for k in _ARRAYS), first_request=a.first_request,
-                 timed=a.timed)
+                 timed=a.timed, read_fraction=b.read_fraction)
 
 
 def part(c: Chunk, lo: int, hi: int) -> Chunk:
-    return Chunk(*(getattr(c, k)[lo:hi] for k in _ARRAYS), first_request=c.first_request + lo, timed=c.timed)
+    return Chunk(*(getattr(c, k)[lo:hi] for k in _ARRAYS), first_request=c.first_request + lo, timed=c.timed,
+                 read_fraction=c.read_fraction)
 
 
 def whole_ticks(chunks: Iterable[Chunk]) -> Iterator[Chunk]:

@@ -178,15 +178,23 @@ def read(run_dir: Path, volume: str | None = None) -> Trace:
                 vol[where] = 0 if volume is not None else int(f["index"])
                 k += m
         except (OSError, ValueError) as exc:
-            raise DbtierError(f"{path}: cannot read the converted trace ({exc})",
-                              "convert the trace again with `dbtier simulate convert TRACE`") from None
-        if k != int(f["requests"]):
-            raise DbtierError(f"{path}: {k:,} requests where the manifest says {int(f['requests']):,}",
-                              "convert the trace again with `dbtier simulate convert TRACE`")
+            raise _unreadable(path, exc) from None
+        _check_count(path, k, f)
     pa.default_memory_pool().release_unused()     # give Arrow's buffers back before the replay needs the memory
     if volume is not None and n:
         t -= t[0]                     # a volume's replay starts at its first request (as Trace.only_volume)
     return _trace(run_dir, doc, (volume,) if volume is not None else names, t, op, off, ln, vol)
+
+
+def _unreadable(path: Path, exc: Exception) -> DbtierError:
+    return DbtierError(f"{path}: cannot read the converted trace ({exc})",
+                       "convert the trace again with `dbtier simulate convert TRACE`")
+
+
+def _check_count(path: Path, got: int, f: dict[str, Any]) -> None:
+    if got != int(f["requests"]):
+        raise DbtierError(f"{path}: {got:,} requests where the manifest says {int(f['requests']):,}",
+                          "convert the trace again with `dbtier simulate convert TRACE`")
 
 
 def _trace(run_dir: Path, doc: dict[str, Any], names: tuple[str, ...], *arrays: np.ndarray) -> Trace:
@@ -226,14 +234,11 @@ def chunks(run_dir: Path, requests: int) -> tuple[Callable[[], Iterable[Any]], C
                 pa.default_memory_pool().release_unused()     # Arrow's pool keeps freed batches otherwise
                 yield Chunk(np.ascontiguousarray(cols[0], dtype=np.float64), cols[1].astype(np.uint8),
                             cols[2].astype(np.int64), cols[3].astype(np.int64), np.zeros(m, dtype=np.int32),
-                            done, timed)
+                            done, timed, (done + m) / max(1, int(f["requests"])))
                 done += m
         except (OSError, ValueError) as exc:
-            raise DbtierError(f"{path}: cannot read the converted trace ({exc})",
-                              "convert the trace again with `dbtier simulate convert TRACE`") from None
-        if done != int(f["requests"]):
-            raise DbtierError(f"{path}: {done:,} requests where the manifest says {int(f['requests']):,}",
-                              "convert the trace again with `dbtier simulate convert TRACE`")
+            raise _unreadable(path, exc) from None
+        _check_count(path, done, f)
 
     e = np.zeros(0)
     meta = _trace(run_dir, doc, tuple(doc["volumes"]), e, e.astype(np.uint8), e.astype(np.int64),

@@ -334,16 +334,7 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
         n_reads += int(np.count_nonzero(is_read))
         n_bytes += int(c.length_bytes.sum())
         last_t, last_spread = float(c.time_s[-1]), float(times[-1])
-        progress(f"replaying ({n_req:,} requests)", 0.0)
-    if srv is None:
-        return n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer
-    ends = {"t": np.zeros(0), "read": np.zeros(0, dtype=bool)}
-    if cache is not None:
-        ends.update(hits=np.zeros(0, dtype=np.int32), nblk=np.zeros(0, dtype=np.int32))
-    _take(srv.feed(SubIOs.empty(), n_req, np.zeros(0), ends, final=True), lat, timeline)
-    if bsrv is not None:
-        d = bsrv.feed(SubIOs.empty(), n_req, np.zeros(0), {"read": ends["read"]}, final=True)
-        blat.add(d["latency_s"], d["read"])
+        progress(f"replaying ({n_req:,} requests)", c.read_fraction or 0.0)
     if srv is None:
         return n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer
     ends = {"t": np.zeros(0), "read": np.zeros(0, dtype=bool)}

@@ -823,7 +823,7 @@ class TraceChunks:
         done = 0
         start = _fast_start(p, self.fmt, cols) if self.fmt in ("auto", *_FAST) else None
         if start is not None:
-            fmt2, lay, (state, gen, _f, _size) = start
+            fmt2, lay, (state, gen, raw, size) = start
             scale = _time_scale(fmt2, cols)
             untimed = fmt2 == "csv" and cols is not None and cols.time is None
             t0 = None
@@ -846,14 +846,15 @@ class TraceChunks:
                         arrs = [np.concatenate([x[k] for x in buf]) if len(buf) > 1 else buf[0][k] for k in range(5)]
                         lo = 0
                         while held - lo >= requests:
-                            yield Chunk(*(a[lo:lo + requests] for a in arrs), first_request=done, timed=not untimed)
+                            yield Chunk(*(a[lo:lo + requests] for a in arrs), first_request=done, timed=not untimed,
+                                        read_fraction=min(1.0, _tell(raw) / size) if size else None)
                             done += requests
                             lo += requests
                         held -= lo
                         buf = [tuple(a[lo:] for a in arrs)] if held else []
                 if held:
                     arrs = [np.concatenate([x[k] for x in buf]) for k in range(5)]
-                    yield Chunk(*arrs, first_request=done, timed=not untimed)
+                    yield Chunk(*arrs, first_request=done, timed=not untimed, read_fraction=1.0)
                     done += held
                 if done:
                     hl = state.header_lines
@@ -872,7 +873,8 @@ class TraceChunks:
                 continue
             if c.first_request < done:
                 k = done - c.first_request
-                c = Chunk(c.time_s[k:], c.op[k:], c.offset_bytes[k:], c.length_bytes[k:], c.volume[k:], done, c.timed)
+                c = Chunk(c.time_s[k:], c.op[k:], c.offset_bytes[k:], c.length_bytes[k:], c.volume[k:], done, c.timed,
+                          c.read_fraction)
             yield c
         self.meta = whole.select(np.zeros(len(whole), dtype=bool))
         self.meta.time_s = np.zeros(0)
