@@ -44,6 +44,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --fill: write at most this much (default: up to the margin)")
     p.add_argument("--buffered", action="store_true",
                    help="measure through the page cache (for filesystems without direct I/O; the result says so)")
+    f = p.add_argument_group("many hosts at once (fio client/server)")
+    f.add_argument("--hosts", metavar="HOSTS", help="probe on these hosts at once, each running `fio --server`: "
+                   "host[:port] comma list or a file of them; PATH is then the target on every host, or host=path "
+                   "each (see the README: fio's protocol has no authentication)")
+    f.add_argument("--trust", action="append", default=[], metavar="CIDR",
+                   help="a network whose hosts may be sent fio jobs without a warning (loopback always may)")
+    f.add_argument("--hosts-step", action="store_true",
+                   help="also run the 4 KiB random read at the peak with 1, 2, 4, ... N hosts: how the shared "
+                   "storage scales and where per-host latency degrades")
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -62,6 +71,15 @@ def _positive(name: str, value: float | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.hosts is None and (args.trust or args.hosts_step):
+        raise DbtierError("--trust and --hosts-step go with --hosts", "add --hosts HOSTS, or leave them out")
+    if args.hosts is not None:
+        from dbtier.cli import probe_fleet
+        size = args.size
+        _positive("--size", size)
+        _positive("--point-seconds", args.point_seconds)
+        _positive("--max-lat-ms", args.max_lat_ms)
+        return probe_fleet.run(args, with_profile(args.profile, args.point_seconds), _tests(args.only), size)
     if not args.paths and not args.device:
         raise DbtierError("nothing to probe", "pass one or more directories, e.g. `dbtier probe /var/lib/postgresql`")
     tests = _tests(args.only)

@@ -6,6 +6,7 @@ fio's units are converted here, once: KiB/s and ns never leave this module.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ class FioJob:
     rwmixread: int | None = None
     fdatasync: int = 0           # fdatasync after every N writes (0: never)
     offset_increment: int | None = None  # sequential streams each take their own region
+    filename_format: str = "$jobname.$jobnum"   # with directory: each job's file name
     time_based: bool = True
     extra: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
@@ -55,7 +57,7 @@ def build_args(job: FioJob, output_path: str | None = None) -> list[str]:
     if job.filename:
         a.append(f"--filename={job.filename}")
     if job.directory:
-        a += [f"--directory={job.directory}", "--filename_format=$jobname.$jobnum"]
+        a += [f"--directory={job.directory}", f"--filename_format={job.filename_format}"]
     if job.time_based:
         a += ["--time_based=1", f"--runtime={_secs(job.runtime_s)}"]
     if job.ramp_s:
@@ -104,12 +106,9 @@ def _dir(block: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def parse_output(text: str, source: str = "fio output") -> dict[str, Any]:
-    """fio --output-format=json text -> a result dict in dbtier's units (pure).
-
-    Tolerates warnings fio prints before the JSON. With group_reporting there is
-    one job; otherwise rates are summed and latency is taken from the busiest job.
-    """
+def decode(text: str, source: str = "fio output") -> dict[str, Any]:
+    """fio's JSON document out of its output (fio prints warnings before it, error lines after it, and in
+    client mode `client: host=... disconnected` lines)."""
     start = text.find("{")
     if start < 0:
         raise DbtierError(f"{source}: no JSON in fio's output", "see the raw output file beside result.json")
@@ -119,11 +118,29 @@ def parse_output(text: str, source: str = "fio output") -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise DbtierError(f"{source}: fio's JSON is malformed ({exc.msg} at line {exc.lineno})",
                           "fio was probably killed mid-run; re-run the probe") from exc
+    return data
+
+
+def parse_output(text: str, source: str = "fio output") -> dict[str, Any]:
+    """fio --output-format=json text -> a result dict in dbtier's units (pure).
+
+    Tolerates warnings fio prints before the JSON. With group_reporting there is
+    one job; otherwise rates are summed and latency is taken from the busiest job.
+    """
+    data = decode(text, source)
     jobs = data.get("jobs") or []
     if not jobs:
         raise DbtierError(f"{source}: fio reported no jobs", "see the raw output file")
+    res = parse_jobs(jobs)
+    res["fio_version"] = data.get("fio version")
+    res["disk_util"] = [{"name": d.get("name"), "util_pct": d.get("util")} for d in data.get("disk_util", [])]
+    return res
+
+
+def parse_jobs(jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run's job entries (a host's, in client mode) -> the result dict in dbtier's units (pure)."""
     busiest = max(jobs, key=lambda j: j["read"]["total_ios"] + j["write"]["total_ios"])
-    res: dict[str, Any] = {"fio_version": data.get("fio version"), "error": max(j.get("error", 0) for j in jobs)}
+    res: dict[str, Any] = {"error": max(j.get("error", 0) for j in jobs)}
     for d in ("read", "write"):
         parts = [_dir(j[d]) for j in jobs]
         parts = [p for p in parts if p]
@@ -149,8 +166,57 @@ def parse_output(text: str, source: str = "fio output") -> dict[str, Any]:
     res["cpu_usr_pct"] = usr
     res["cpu_sys_pct"] = sys_
     res["cpu_cores"] = (usr + sys_) / 100.0 * numjobs
-    res["disk_util"] = [{"name": d.get("name"), "util_pct": d.get("util")} for d in data.get("disk_util", [])]
     return res
+
+
+def merged_lat_us(blocks: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Latency of several runs together (one direction's `lat_ns` blocks of --output-format=json+, which
+    carry fio's latency bins): the bins' counts summed, each percentile the first bin whose cumulative count
+    reaches ceil(q x N) -- fio's own rule, so one run's bins give back fio's figures exactly. Not an average
+    of percentiles."""
+    bins: dict[int, int] = {}
+    n = 0
+    total_ns = 0.0
+    lo: float | None = None
+    hi: float | None = None
+    for b in blocks:
+        lat = b.get("lat_ns") or {}
+        if not lat.get("N"):
+            continue
+        for k, v in (lat.get("bins") or {}).items():
+            bins[int(k)] = bins.get(int(k), 0) + int(v)
+        n += int(lat["N"])
+        total_ns += float(lat.get("mean", 0.0)) * int(lat["N"])
+        lo = lat["min"] if lo is None else min(lo, lat["min"])
+        hi = lat["max"] if hi is None else max(hi, lat["max"])
+    out: dict[str, float | None] = {"mean": total_ns / n / 1000.0 if n else None,
+                                    "min": lo / 1000.0 if lo is not None else None,
+                                    "max": hi / 1000.0 if hi is not None else None}
+    keys = sorted(bins)
+    counted = sum(bins.values())
+    for key, name in _PCT_KEYS.items():
+        out[name] = None
+        if not counted:
+            continue
+        rank = math.ceil(float(key) / 100.0 * counted)
+        cum = 0
+        for k in keys:
+            cum += bins[k]
+            if cum >= rank:
+                out[name] = k / 1000.0
+                break
+    return out
+
+
+def job_file(job: FioJob) -> str:
+    """The job as an fio job file (what `fio --client=HOST FILE` sends to a server): build_args' options,
+    without the command and its output options."""
+    lines = [f"[{job.name}]"]
+    for a in build_args(job)[2:]:
+        k, _, v = a[2:].partition("=")
+        if k not in ("output-format", "output"):
+            lines.append(f"{k}={v}")
+    return "\n".join(lines) + "\n"
 
 
 def run(job: FioJob, raw_path: Path, *, env: dict[str, str] | None = None) -> dict[str, Any]:

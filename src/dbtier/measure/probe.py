@@ -131,6 +131,7 @@ class Target:
     workdir: Path | None = None
     data_file: str = ""
     commit_dir: str | None = None  # per-writer files (directory targets)
+    commit_format: str = "$jobname.$jobnum"     # their names in commit_dir (fio's filename_format)
     info: dict[str, Any] = field(default_factory=dict)
 
     def cleanup(self) -> None:
@@ -287,6 +288,16 @@ class Prober:
         self.n += 1
         raw_name = f"{self.entry['index']:02d}-{self.n:03d}-{job.name}.json"
         res = fio.run(job, self.run_dir.raw_path(raw_name))
+        point = self.point(job, res, test, group, read_pct, raw_name, **extra)
+        self.entry["points"].append(point)
+        self.save()
+        self.on_point(point)
+        return point
+
+    @staticmethod
+    def point(job: FioJob, res: dict[str, Any], test: str, group: str, read_pct: int, raw_name: str,
+              **extra: Any) -> dict[str, Any]:
+        """A point of the document from a job and its parsed result."""
         main_side = "write" if read_pct == 0 else "read"
         point = {
             "test": test, "group": group, "rw": job.rw, "bs_bytes": job.bs_bytes, "read_pct": read_pct,
@@ -302,9 +313,6 @@ class Prober:
         if res["sync"]:
             point["commit_lat_us"] = commit_latency(res["write"]["lat_us"], res["sync"]["lat_us"])
         point.update(extra)
-        self.entry["points"].append(point)
-        self.save()
-        self.on_point(point)
         return point
 
     def job(self, name: str, **kw: Any) -> FioJob:
@@ -409,22 +417,14 @@ class Prober:
             if self.t.kind == "device":
                 loc = dict(filename=self.t.data_file, offset_increment=pr.commit_file_bytes if writers > 1 else None)
             else:
-                loc = dict(filename=None, directory=self.t.commit_dir)
+                loc = dict(filename=None, directory=self.t.commit_dir, filename_format=self.t.commit_format)
             job = FioJob(name=f"{name}-w{writers}", rw="write", bs_bytes=8 * KIB, size_bytes=pr.commit_file_bytes,
                          numjobs=writers, iodepth=1, ioengine="psync", direct=False, fdatasync=sync,
                          runtime_s=2 * pr.point_s, ramp_s=pr.ramp_s, **loc)
             p = self.measure(job, name, COMMIT, 0, writers=writers)
             points[(name, writers)] = p
         self.save()
-        one = points[(COMMIT, 1)]
-        bd = self.t.info.get("block_device") or {}
-        return judge(CommitEvidence(
-            sync_lat_us_p50=((one["sync"] or {}).get("lat_us") or {}).get("p50"),
-            commit_lat_us_p50=one["commit_lat_us"]["p50"],
-            write_only_lat_us_p50=points[(COMMIT_NOSYNC, 1)]["write"]["lat_us"]["p50"],
-            commits_per_s_1=one["iops"],
-            rotational=bd.get("rotational"), virtual_disk=bool(bd.get("virtual")),
-            mount_options=self.t.mount_options, ld_preload=os.environ.get("LD_PRELOAD")))
+        return honesty(points[(COMMIT, 1)], points[(COMMIT_NOSYNC, 1)], self.t)
 
     def fill(self, fill_max: int | None, margin_pct: float) -> None:
         """Write performance as the filesystem fills, in tenths of the space dbtier may use."""
@@ -457,11 +457,25 @@ class Prober:
             self.save()
 
 
+def honesty(one: dict[str, Any], nosync: dict[str, Any], t: Target) -> dict[str, Any]:
+    """fsync honesty from the one-writer commit point and the write-only point on target t."""
+    bd = t.info.get("block_device") or {}
+    return judge(CommitEvidence(
+        sync_lat_us_p50=((one["sync"] or {}).get("lat_us") or {}).get("p50"),
+        commit_lat_us_p50=one["commit_lat_us"]["p50"],
+        write_only_lat_us_p50=nosync["write"]["lat_us"]["p50"],
+        commits_per_s_1=one["iops"],
+        rotational=bd.get("rotational"), virtual_disk=bool(bd.get("virtual")),
+        mount_options=t.mount_options, ld_preload=os.environ.get("LD_PRELOAD")))
+
+
 def probe_target(target: Target, entry: dict[str, Any], profile: Profile, run_dir: RunDir,
                  save: Callable[[], None], on_point: Callable[[dict[str, Any]], None], *,
                  tests: tuple[str, ...] = TESTS, max_lat_ms: float = 50.0, direct: bool = True,
-                 fill: bool = False, fill_max: int | None = None, margin_pct: float = 10.0) -> None:
-    pr = Prober(target, entry, profile, run_dir, save, on_point, max_lat_ms, direct, os.cpu_count() or 1)
+                 fill: bool = False, fill_max: int | None = None, margin_pct: float = 10.0,
+                 prober: Prober | None = None) -> None:
+    """The profile's tests on the target (`prober`: who runs each point; default one fio on this machine)."""
+    pr = prober or Prober(target, entry, profile, run_dir, save, on_point, max_lat_ms, direct, os.cpu_count() or 1)
     honesty = None
     try:
         if RANDOM in tests or SEQUENTIAL in tests:

@@ -1,0 +1,369 @@
+"""`dbtier probe --hosts`: the probe's plan run on many hosts at once, through fio's client/server mode.
+
+Each host runs `fio --server`; dbtier is fio's client: every point is one `fio --client=H1 JOB1 --client=H2
+JOB2 ...` run, the same job on every host against that host's target, started together by fio. Each host's
+figures come from its own job entry; the aggregate sums IOPS and MB/s over the hosts at that point and
+reads its latency percentiles from the hosts' latency bins merged (--output-format=json+), never an
+average of percentiles.
+
+What fio's protocol carries is jobs and results, no file-system facts: on a host of this machine (a
+loopback address) the local probe's checks run (directory, direct I/O, memory file systems, free space and
+its margin, a raw device only blank and with --destroy-data); on another host they cannot, so its test file
+is --size (or the profile's), fio makes it, a host without the space fails with ENOSPC and is named, and
+raw devices are refused. Test files are named `.dbtier-probe-<id>-...` inside the target and removed at the
+end (and on Ctrl-C) by an fio job with unlink=1 on each host still answering.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from dbtier.core.errors import DbtierError
+from dbtier.core.units import MIB
+from dbtier.measure import executor, fio
+from dbtier.measure.fio import FioJob
+from dbtier.measure.probe import (COMMIT, COMMIT_NOSYNC, Profile, Prober, Target, check_device, check_directory,
+                                  honesty)
+from dbtier.results.store import RunDir
+
+DEFAULT_PORT = 8765          # fio --server's default
+ALL_CLIENTS = "All clients"  # fio's own sum over clients (no percentiles): not read
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str                # as given: host or host:port
+    address: str
+    port: int = DEFAULT_PORT
+
+    def client(self) -> str:
+        """fio's --client= value."""
+        return f"ip6:{self.address},{self.port}" if ":" in self.address else f"{self.address},{self.port}"
+
+
+def parse_hosts(spec: str) -> list[Host]:
+    """HOSTS: a comma list of host[:port] ([v6]:port for IPv6), or a file of them (one a line, # comments)."""
+    p = Path(spec)
+    if p.is_file():
+        try:
+            items = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DbtierError(f"--hosts {spec}: cannot read it ({exc})", "pass a readable text file") from None
+        where = f"--hosts file {spec}"
+    else:
+        items = [x.strip() for x in spec.split(",")]
+        where = "--hosts"
+    hosts: list[Host] = []
+    for item in (x for x in items if x):
+        hosts.append(_host(item, where))
+    if not hosts:
+        raise DbtierError(f"{where}: no hosts", "e.g. --hosts db1,db2:8766 (each running `fio --server`)")
+    seen: set[tuple[str, int]] = set()
+    for h in hosts:
+        if (h.address, h.port) in seen:
+            raise DbtierError(f"{where}: {h.name} is given twice", "name each host once")
+        seen.add((h.address, h.port))
+    return hosts
+
+
+def _host(item: str, where: str) -> Host:
+    addr, port = item, DEFAULT_PORT
+    if item.startswith("["):
+        addr, _, rest = item[1:].partition("]")
+        if rest:
+            port = _port(rest.lstrip(":"), item, where)
+    elif item.count(":") == 1:
+        addr, _, p = item.partition(":")
+        port = _port(p, item, where)
+    if not addr or any(c.isspace() for c in addr):
+        raise DbtierError(f"{where}: '{item}' is not host[:port]", "e.g. db1, db1:8766, 10.0.0.5, [fd00::5]:8765")
+    return Host(item, addr, port)
+
+
+def _port(text: str, item: str, where: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise DbtierError(f"{where}: '{item}': the port must be 1 to 65535", "e.g. db1:8765")
+    return int(text)
+
+
+def addresses(host: Host) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The host's IP addresses (a name resolved; none when it does not resolve)."""
+    try:
+        return [ipaddress.ip_address(host.address)]
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host.address, host.port, proto=socket.IPPROTO_TCP)
+    except OSError:
+        return []
+    return sorted({ipaddress.ip_address(i[4][0]) for i in infos}, key=str)
+
+
+def untrusted(host: Host, trusted: list[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> str | None:
+    """Why fio's unauthenticated protocol to this host is not on a trusted network (None: it is): loopback is
+    trusted, and the networks given with --trust."""
+    addrs = addresses(host)
+    if not addrs:
+        return f"{host.name} does not resolve"
+    bad = [a for a in addrs if not a.is_loopback and not any(a in n for n in trusted)]
+    if not bad:
+        return None
+    return (f"{host.name} ({', '.join(map(str, bad))}) is not on loopback or a network given with --trust: fio's "
+            "client/server protocol has no authentication, and a fio server runs any job it is sent")
+
+
+def is_local(host: Host) -> bool:
+    """On this machine: a loopback address (its files are this machine's, so the local checks apply)."""
+    addrs = addresses(host)
+    return bool(addrs) and all(a.is_loopback for a in addrs)
+
+
+@dataclass
+class Member:
+    """One host of the fleet, its target and what dbtier made there."""
+    host: Host
+    target: Target
+    local: bool
+    entry: dict[str, Any]                   # its document entry: {host, targets: [target entry]}
+    files: set[str] = field(default_factory=set)
+    dropped: str | None = None              # why it stopped answering
+
+    @property
+    def tentry(self) -> dict[str, Any]:
+        return self.entry["targets"][0]
+
+
+def remote_target(path: str, profile: Profile, size: int | None, run_id: str) -> Target:
+    """A target on another host: nothing can be checked from here (see the module docstring)."""
+    if not path.startswith("/"):
+        raise DbtierError(f"{path}: give an absolute path on the host", "e.g. /var/lib/pgsql")
+    if path.startswith("/dev/"):
+        raise DbtierError(f"{path}: a raw device on another host cannot be checked blank through fio's protocol",
+                          "probe a directory on that host, or run `dbtier probe --device` on the host itself")
+    base = path.rstrip("/") or "/"
+    return Target(path=base, kind="directory", filesystem=None, mount_options=None,
+                  file_bytes=((size or profile.file_bytes) // MIB) * MIB,
+                  data_file=f"{base}/.dbtier-probe-{run_id}.data", commit_dir=base,
+                  commit_format=f".dbtier-probe-{run_id}-$jobname.$jobnum", info={})
+
+
+def local_target(path: str, profile: Profile, margin_pct: float, size: int | None, buffered: bool,
+                 destroy: bool) -> Target:
+    """A target on a host of this machine: the local probe's checks and sizing."""
+    if path.startswith("/dev/"):
+        return check_device(path, destroy, profile, size)
+    return check_directory(path, profile, margin_pct, size, buffered)
+
+
+def make_members(hosts: list[Host], paths: dict[str, str], profile: Profile, margin_pct: float, size: int | None,
+                 buffered: bool, destroy: bool) -> list[Member]:
+    """Each host's target (checked where it can be); all hosts' test files get the smallest size, so every
+    host runs the same load. On failure what was made is removed."""
+    run_id = uuid.uuid4().hex[:8]
+    members: list[Member] = []
+    try:
+        for h in hosts:
+            local = is_local(h)
+            t = (local_target(paths[h.name], profile, margin_pct, size, buffered, destroy) if local
+                 else remote_target(paths[h.name], profile, size, run_id))
+            members.append(Member(h, t, local, {"host": h.name, "address": h.address, "port": h.port,
+                                                "checks": "local" if local else "none (another host)",
+                                                "status": "running", "targets": []}))
+    except BaseException:
+        for m in members:
+            m.target.cleanup()
+        raise
+    common = min(m.target.file_bytes for m in members)
+    for m in members:
+        m.target.file_bytes = common
+    return members
+
+
+def parse_client(text: str, hosts: list[Host], source: str) -> tuple[dict[str, dict[str, Any]], dict[str, list]]:
+    """fio's client-mode json+ output -> (parsed result per host name, raw job entries per host name); a host
+    with no entry is missing from both."""
+    data = fio.decode(text, source)
+    by_addr: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for j in data.get("client_stats") or []:
+        if j.get("jobname") == ALL_CLIENTS:
+            continue
+        by_addr.setdefault((str(j.get("hostname")), int(j.get("port") or 0)), []).append(j)
+    out: dict[str, dict[str, Any]] = {}
+    raw: dict[str, list] = {}
+    for h in hosts:
+        jobs = by_addr.get((h.address, h.port))
+        if jobs is None:       # a name fio resolved: match by name alone when it is the only such entry
+            named = [v for (a, _), v in by_addr.items() if a == h.address]
+            jobs = named[0] if len(named) == 1 else None
+        if jobs:
+            out[h.name] = fio.parse_jobs(jobs)
+            raw[h.name] = jobs
+    return out, raw
+
+
+def aggregate(parts: dict[str, dict[str, Any]], raw: dict[str, list]) -> dict[str, Any]:
+    """The hosts' results at one point together: counts and rates summed, latency from the merged bins."""
+    res: dict[str, Any] = {"error": max((r["error"] for r in parts.values()), default=0)}
+    for d in ("read", "write"):
+        sides = [r[d] for r in parts.values() if r[d]]
+        if not sides:
+            res[d] = None
+            continue
+        res[d] = {"iops": sum(x["iops"] for x in sides), "bw_bytes_per_s": sum(x["bw_bytes_per_s"] for x in sides),
+                  "io_bytes": sum(x["io_bytes"] for x in sides), "ios": sum(x["ios"] for x in sides),
+                  "lat_us": fio.merged_lat_us([j[d] for jobs in raw.values() for j in jobs])}
+    syncs = [j["sync"] for jobs in raw.values() for j in jobs if (j.get("sync") or {}).get("lat_ns", {}).get("N")]
+    res["sync"] = ({"ops": sum(int(s["lat_ns"]["N"]) for s in syncs), "lat_us": fio.merged_lat_us(syncs)}
+                   if syncs else None)
+    res["iops"] = sum(r["iops"] for r in parts.values())
+    res["bw_bytes_per_s"] = sum(r["bw_bytes_per_s"] for r in parts.values())
+    res["runtime_s"] = max((r["runtime_s"] for r in parts.values()), default=0.0)
+    res["cpu_cores"] = sum(r["cpu_cores"] for r in parts.values())
+    n = max(1, len(parts))
+    res["cpu_usr_pct"] = sum(r["cpu_usr_pct"] for r in parts.values()) / n
+    res["cpu_sys_pct"] = sum(r["cpu_sys_pct"] for r in parts.values()) / n
+    return res
+
+
+def _files(job: FioJob) -> set[str]:
+    """The files a job makes on its host."""
+    if job.filename:
+        return set() if job.filename.startswith("/dev/") else set(job.filename.split(":"))
+    if job.directory:
+        return {f"{job.directory}/" + job.filename_format.replace("$jobname", job.name).replace("$jobnum", str(i))
+                for i in range(job.numjobs)}
+    return set()
+
+
+class FleetProber(Prober):
+    """The probe's plan with every point run on all hosts at once: `entry` gets the aggregate points, each
+    member's target entry its own. A host that stops answering is named and left out from then on; the
+    aggregate is then incomplete."""
+
+    def __init__(self, members: list[Member], entry: dict[str, Any], profile: Profile, run_dir: RunDir,
+                 save: Callable[[], None], on_point: Callable[[dict[str, Any]], None], max_lat_ms: float,
+                 direct: bool, cpus: int, errors: list[dict[str, Any]]):
+        super().__init__(members[0].target, entry, profile, run_dir, save, on_point, max_lat_ms, direct, cpus)
+        self.members = members
+        self.errors = errors
+
+    def live(self) -> list[Member]:
+        return [m for m in self.members if m.dropped is None]
+
+    def _for(self, m: Member, job: FioJob) -> FioJob:
+        """The template job (on the first member's target) on member m's target."""
+        t0, t = self.t, m.target
+        if job.filename == t0.data_file:
+            job = replace(job, filename=t.data_file)
+        if job.directory is not None and job.directory == t0.commit_dir:
+            job = replace(job, directory=t.commit_dir, filename_format=t.commit_format)
+        return job
+
+    def measure(self, job: FioJob, test: str, group: str, read_pct: int, **extra: Any) -> dict[str, Any]:
+        self.n += 1
+        live = self.live()
+        if not live:
+            raise DbtierError("no host of the fleet answers any more", "check the fio servers and run again")
+        raw_name = f"{self.entry['index']:02d}-{self.n:03d}-{job.name}.json"
+        raw_path = self.run_dir.raw_path(raw_name)
+        argv = ["fio", "--output-format=json+", f"--output={raw_path}"]
+        for m in live:
+            hj = self._for(m, job)
+            m.files |= _files(hj)
+            jf = self.run_dir.raw_path(f"{raw_name[:-5]}.{m.host.address}-{m.host.port}.fio")
+            jf.write_text(fio.job_file(hj))
+            argv += [f"--client={m.host.client()}", str(jf)]
+        executor.require("fio")
+        done = executor.run(argv, timeout_s=job.runtime_s + job.ramp_s + 600)
+        text = raw_path.read_text() if raw_path.exists() else ""
+        try:
+            parts, raw = parse_client(text, [m.host for m in live], str(raw_path))
+        except DbtierError:
+            parts, raw = {}, {}
+        for m in live:
+            r = parts.get(m.host.name)
+            if r is None or r["error"]:
+                why = _why(m.host, done.stdout + "\n" + done.stderr + "\n" + text, r)
+                self._drop(m, why)
+        answered = [m for m in live if m.dropped is None]
+        if not answered:
+            raise DbtierError(f"no host answered {job.name}: " + "; ".join(f"{m.host.name}: {m.dropped}" for m in live),
+                              "check that `fio --server` runs on each host and the targets are writable")
+        for m in answered:
+            hp = self.point(self._for(m, job), parts[m.host.name], test, group, read_pct, raw_name, **extra)
+            m.tentry["points"].append(hp)
+        res = aggregate({m.host.name: parts[m.host.name] for m in answered},
+                        {m.host.name: raw[m.host.name] for m in answered})
+        point = self.point(job, res, test, group, read_pct, raw_name, **extra)
+        point["hosts"] = len(answered)
+        point["host_names"] = [m.host.name for m in answered]
+        self.entry["points"].append(point)
+        self.save()
+        self.on_point(point)
+        return point
+
+    def _drop(self, m: Member, why: str) -> None:
+        m.dropped = why
+        m.entry["status"] = "dropped"
+        m.tentry["status"] = "dropped"
+        self.entry["complete"] = False
+        self.errors.append({"host": m.host.name, "message": f"{m.host.name}: {why}",
+                            "hint": "the other hosts' points are kept; the aggregate is marked incomplete"})
+
+    def commit(self) -> dict[str, Any]:
+        agg = super().commit()
+        for m in self.live():
+            pts = {(p["test"], p["jobs"]): p for p in m.tentry["points"] if p["test"] in (COMMIT, COMMIT_NOSYNC)}
+            if (COMMIT, 1) in pts and (COMMIT_NOSYNC, 1) in pts:
+                m.tentry["fsync_honesty"] = honesty(pts[(COMMIT, 1)], pts[(COMMIT_NOSYNC, 1)], m.target)
+        return agg
+
+
+def _why(host: Host, text: str, res: dict[str, Any] | None) -> str:
+    """What fio said about a host that gave no result (or an error)."""
+    low = text.lower()
+    for line in text.splitlines():
+        if host.address in line and ("disconnect" in line or "connect" in line or "fail" in line.lower()):
+            return f"fio: {line.strip()}"
+    if res is not None and res["error"]:
+        if res["error"] == 28:
+            return "its target filled up (no space left on device)"
+        return f"fio reported error {res['error']} ({os.strerror(res['error'])})"
+    if "connection refused" in low:
+        return "connection refused (is `fio --server` running there?)"
+    return "it gave no result"
+
+
+def cleanup(members: list[Member], run_dir: RunDir | None) -> list[str]:
+    """Remove what dbtier made: local targets' work directories; on other hosts an fio job with unlink=1 over
+    the files made there. Returns what could not be removed (named in the document)."""
+    left: list[str] = []
+    for m in members:
+        if m.local:
+            m.target.cleanup()
+            continue
+        if not m.files:
+            continue
+        if m.dropped is not None:
+            left += [f"{m.host.name}:{f}" for f in sorted(m.files)]
+            continue
+        job = FioJob(name="dbtier-cleanup", rw="read", bs_bytes=4096, size_bytes=4096,
+                     filename=":".join(sorted(m.files)), time_based=False, ramp_s=0, direct=False,
+                     ioengine="psync", extra=(("unlink", "1"),))
+        jf = (run_dir.raw_path(f"cleanup.{m.host.address}-{m.host.port}.fio") if run_dir is not None
+              else Path(os.devnull))
+        try:
+            if run_dir is not None:
+                jf.write_text(fio.job_file(job))
+            done = executor.run(["fio", f"--client={m.host.client()}", str(jf)], timeout_s=120)
+            if done.returncode != 0:
+                left += [f"{m.host.name}:{f}" for f in sorted(m.files)]
+        except (OSError, executor.TimedOut):
+            left += [f"{m.host.name}:{f}" for f in sorted(m.files)]
+    return left

@@ -1,0 +1,124 @@
+"""The fleet probe's pure parts: hosts and targets from the command line, the trust check, fio's client-mode
+output (saved from fio 3.33 on this project's machine: two servers on 127.0.0.2 and 127.0.0.3; a run where
+one server was killed mid-run) and the aggregate's latency from merged bins."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from dbtier.cli.probe_fleet import target_paths, trust_networks
+from dbtier.core.errors import DbtierError
+from dbtier.measure import fio, fleet
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
+TWO = DATA / "client-2hosts-randread-jsonplus.json"
+DROPPED = DATA / "client-host-dropped-jsonplus.txt"
+
+
+def test_hosts_from_a_list_and_a_file(tmp_path):
+    hs = fleet.parse_hosts("db1, 10.0.0.5:8766,[fd00::5]:9000,[::1]")
+    assert [(h.address, h.port) for h in hs] == [("db1", 8765), ("10.0.0.5", 8766), ("fd00::5", 9000), ("::1", 8765)]
+    assert hs[2].client() == "ip6:fd00::5,9000" and hs[1].client() == "10.0.0.5,8766"
+    f = tmp_path / "hosts.txt"
+    f.write_text("# the array's hosts\n127.0.0.2:8765\n\n127.0.0.3  # second\n")
+    assert [h.name for h in fleet.parse_hosts(str(f))] == ["127.0.0.2:8765", "127.0.0.3"]
+
+
+@pytest.mark.parametrize("spec,needle", [
+    ("db1:0", "port must be 1 to 65535"), ("db1:99999", "port must be 1 to 65535"), ("db1:x", "port must be"),
+    ("db1,db1", "given twice"), (" , ", "no hosts"), ("a b", "not host[:port]"),
+])
+def test_bad_hosts_are_named(spec, needle):
+    with pytest.raises(DbtierError, match=re.escape(needle)):
+        fleet.parse_hosts(spec)
+
+
+def test_targets_one_for_all_or_one_each():
+    hs = fleet.parse_hosts("127.0.0.2,127.0.0.3:9000")
+    assert target_paths(hs, ["/data"]) == {"127.0.0.2": "/data", "127.0.0.3:9000": "/data"}
+    assert target_paths(hs, ["127.0.0.2=/a", "127.0.0.3=/b"]) == {"127.0.0.2": "/a", "127.0.0.3:9000": "/b"}
+    for items, needle in ((["/a", "/b"], "one target for every host"), (["127.0.0.2=/a"], "no target for"),
+                          (["/a", "127.0.0.2=/b"], "mixing"), (["db9=/a", "127.0.0.3=/b"], "not one of --hosts"),
+                          ([], "needs the target")):
+        with pytest.raises(DbtierError, match=needle):
+            target_paths(hs, items)
+
+
+def test_only_loopback_and_trusted_networks_go_without_a_warning():
+    lo, lan = fleet.Host("127.0.0.3", "127.0.0.3"), fleet.Host("10.1.2.3", "10.1.2.3")
+    assert fleet.untrusted(lo, []) is None and fleet.is_local(lo)
+    why = fleet.untrusted(lan, [])
+    assert why and "no authentication" in why and not fleet.is_local(lan)
+    assert fleet.untrusted(lan, trust_networks(["10.0.0.0/8"])) is None
+    assert fleet.untrusted(lan, [ipaddress.ip_network("192.168.0.0/16")]) is not None
+    with pytest.raises(DbtierError, match="not a network"):
+        trust_networks(["10.0.0.0/33"])
+
+
+def _reference_percentile(bins: dict[int, int], q: float) -> float:
+    """A tiny reference: expand the bins into a sorted list and take the ceil(q N)-th value (1-based)."""
+    values = sorted(v for v, c in bins.items() for _ in range(c))
+    return values[math.ceil(q / 100 * len(values)) - 1] / 1000.0
+
+
+def test_client_output_per_host_and_merged_latency():
+    text = TWO.read_text()
+    hosts = fleet.parse_hosts("127.0.0.2,127.0.0.3")
+    parts, raw = fleet.parse_client(text, hosts, "two")
+    assert set(parts) == {"127.0.0.2", "127.0.0.3"}
+    data = json.loads(text)
+    by_host = {j["hostname"]: j for j in data["client_stats"] if j["jobname"] != "All clients"}
+    for h in ("127.0.0.2", "127.0.0.3"):
+        assert parts[h]["read"]["iops"] == by_host[h]["read"]["iops"]
+        # one host's bins give back fio's own percentiles exactly
+        one = fio.merged_lat_us([by_host[h]["read"]])
+        assert one["p50"] == by_host[h]["read"]["lat_ns"]["percentile"]["50.000000"] / 1000
+        assert one["p99"] == by_host[h]["read"]["lat_ns"]["percentile"]["99.000000"] / 1000
+    agg = fleet.aggregate(parts, raw)
+    assert agg["iops"] == pytest.approx(28665.334665 + 28763.118441)       # the hosts' rates summed
+    # fio's own "All clients" divides the summed I/Os by the longest runtime: within 0.1% here
+    assert agg["read"]["iops"] == pytest.approx(next(j for j in data["client_stats"]
+                                                     if j["jobname"] == "All clients")["read"]["iops"], rel=1e-3)
+    merged: dict[int, int] = {}
+    for j in by_host.values():
+        for k, v in j["read"]["lat_ns"]["bins"].items():
+            merged[int(k)] = merged.get(int(k), 0) + v
+    for name, q in (("p50", 50), ("p99", 99), ("p999", 99.9)):
+        assert agg["read"]["lat_us"][name] == _reference_percentile(merged, q)
+    n = [j["read"]["lat_ns"]["N"] for j in by_host.values()]
+    means = [j["read"]["lat_ns"]["mean"] for j in by_host.values()]
+    assert agg["read"]["lat_us"]["mean"] == pytest.approx((n[0] * means[0] + n[1] * means[1]) / sum(n) / 1000)
+    assert agg["write"] is None and agg["sync"] is None
+
+
+def test_a_dropped_host_is_missing_from_the_parse():
+    hosts = fleet.parse_hosts("127.0.0.2,127.0.0.3")
+    text = DROPPED.read_text()
+    assert text.startswith("client: host=127.0.0.3 disconnected")
+    parts, _ = fleet.parse_client(text, hosts, "dropped")
+    assert set(parts) == {"127.0.0.2"}
+    assert "disconnected" in fleet._why(hosts[1], text, None)
+
+
+def test_commit_sync_latency_survives_client_mode():
+    """fio's client mode reports the fdatasync phase with its bins (fio issue #878 was about it missing)."""
+    hosts = fleet.parse_hosts("127.0.0.2")
+    parts, raw = fleet.parse_client((DATA / "client-commit-jsonplus.json").read_text(), hosts, "commit")
+    agg = fleet.aggregate(parts, raw)
+    assert parts["127.0.0.2"]["sync"]["ops"] == agg["sync"]["ops"] > 0
+    assert agg["sync"]["lat_us"]["p50"] == parts["127.0.0.2"]["sync"]["lat_us"]["p50"]
+
+
+def test_job_file_carries_the_command_lines_options():
+    job = fio.FioJob(name="rr", rw="randread", bs_bytes=4096, size_bytes=1 << 26, filename="/d/x", iodepth=4)
+    text = fio.job_file(job)
+    assert text.startswith("[rr]\n") and "rw=randread\n" in text and "filename=/d/x\n" in text
+    assert "output" not in text
+    assert sorted(text.splitlines()[1:]) == sorted(a[2:] for a in fio.build_args(job)[2:]
+                                                   if not a.startswith("--output"))
