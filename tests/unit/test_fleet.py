@@ -122,3 +122,17 @@ def test_job_file_carries_the_command_lines_options():
     assert "output" not in text
     assert sorted(text.splitlines()[1:]) == sorted(a[2:] for a in fio.build_args(job)[2:]
                                                    if not a.startswith("--output"))
+
+
+def test_scaling_names_the_host_count_and_the_rule_that_tripped():
+    from dbtier.cli.probe_fleet import scaling_verdict
+
+    def step(hosts, per_host, p99):
+        return {"hosts": hosts, "iops_per_host": per_host, "worst_host_lat_us_p99": p99}
+    held = scaling_verdict([step(1, 10_000, 500), step(2, 9_500, 600), step(4, 8_100, 740)])
+    assert held["degraded_at_hosts"] is None and "hold up to 4 hosts" in held["verdict"]
+    lat = scaling_verdict([step(1, 10_000, 500), step(2, 9_900, 700), step(4, 9_000, 760)])
+    assert lat["degraded_at_hosts"] == 4 and "p99 760 µs vs 500 µs" in lat["verdict"]   # 760 > 1.5 x 500
+    iops = scaling_verdict([step(1, 10_000, 500), step(2, 7_900, 400)])
+    assert iops["degraded_at_hosts"] == 2 and "7,900 IOPS a host vs 10,000" in iops["verdict"]
+    assert "p99" not in iops["verdict"]

@@ -219,18 +219,31 @@ def scaling(fp: fleet.FleetProber, agg: dict[str, Any]) -> dict[str, Any]:
                       "lat_us_p99": (p["lat_us"] or {}).get("p99"),
                       "worst_host_lat_us_p99": max((x for x in p99s if x is not None), default=None),
                       "host_iops": [q["iops"] for q in per_host], "raw": p["raw"]})
-    one = steps[0]
-    degraded = next((s for s in steps[1:] if (s["worst_host_lat_us_p99"] or 0) > DEGRADED_P99 * (one["worst_host_lat_us_p99"] or float("inf"))
-                     or s["iops_per_host"] < DEGRADED_IOPS * one["iops_per_host"]), None)
-    if degraded is None:
-        verdict = (f"per-host 4 KiB random reads hold up to {steps[-1]['hosts']} hosts at once "
-                   f"({steps[-1]['iops_per_host']:,.0f} IOPS a host vs {one['iops_per_host']:,.0f} alone)")
-    else:
-        verdict = (f"per-host latency degrades at {degraded['hosts']} hosts: worst host's p99 "
-                   f"{degraded['worst_host_lat_us_p99'] or 0:,.0f} µs vs {one['worst_host_lat_us_p99'] or 0:,.0f} µs "
-                   f"alone, {degraded['iops_per_host']:,.0f} IOPS a host vs {one['iops_per_host']:,.0f}")
     return {"test": READ_4K, "jobs": best["jobs"], "iodepth": best["iodepth"], "steps": steps,
-            "degraded_at_hosts": None if degraded is None else degraded["hosts"], "verdict": verdict,
-            "rule": f"degraded: the worst host's p99 over {DEGRADED_P99}x its one-host figure, or IOPS per host "
-                    f"under {DEGRADED_IOPS:.0%} of it"}
+            **scaling_verdict(steps)}
+
+
+def scaling_verdict(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where each host's share degrades as hosts are added (pure): the first step whose worst host's p99 is
+    over DEGRADED_P99 times the one-host step's, or whose IOPS per host is under DEGRADED_IOPS of it."""
+    one = steps[0]
+    lat1 = one["worst_host_lat_us_p99"]
+    for s in steps[1:]:
+        why = []
+        if lat1 and (s["worst_host_lat_us_p99"] or 0) > DEGRADED_P99 * lat1:
+            why.append(f"the worst host's p99 {s['worst_host_lat_us_p99']:,.0f} µs vs {lat1:,.0f} µs alone")
+        if s["iops_per_host"] < DEGRADED_IOPS * one["iops_per_host"]:
+            why.append(f"{s['iops_per_host']:,.0f} IOPS a host vs {one['iops_per_host']:,.0f} alone")
+        if why:
+            return {"degraded_at_hosts": s["hosts"],
+                    "verdict": f"each host's 4 KiB random reads degrade at {s['hosts']} hosts at once: "
+                               + " and ".join(why), "rule": SCALING_RULE}
+    last = steps[-1]
+    return {"degraded_at_hosts": None, "rule": SCALING_RULE,
+            "verdict": (f"each host's 4 KiB random reads hold up to {last['hosts']} hosts at once "
+                        f"({last['iops_per_host']:,.0f} IOPS a host vs {one['iops_per_host']:,.0f} alone)")}
+
+
+SCALING_RULE = (f"degraded: the worst host's p99 over {DEGRADED_P99}x its one-host figure, or IOPS per host under "
+                f"{DEGRADED_IOPS:.0%} of it")
 
