@@ -76,8 +76,10 @@ def _merged_p50_us(raw: Path) -> float:
 def test_two_hosts_at_once(tmp_path, servers):
     port, srv = servers
     (a, da), (b, db) = [(k, v[1]) for k, v in list(srv.items())[:2]]
+    # the random sweeps cut to their first point (p99 is always over 1 ns), so --hosts-step stays short
     r = call_main("probe", "--hosts", f"{a}:{port},{b}:{port}", f"{a}:{port}={da}", f"{b}:{port}={db}", *FAST,
-                  "--json", "--out", "fleet", cwd=tmp_path, timeout=600)
+                  "--only", "sequential,random", "--max-lat-ms", "0.000001", "--hosts-step", "--json", "--out",
+                  "fleet", cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     agg = doc["aggregate"]
@@ -108,6 +110,12 @@ def test_two_hosts_at_once(tmp_path, servers):
         assert agg["summary"][key] >= 0.3 * alone[key]
     assert not any(da.iterdir()) and not any(db.iterdir())       # test files removed
     assert doc["fleet"]["left_behind"] == []
+    sc = doc["fleet"]["scaling"]
+    assert [s["hosts"] for s in sc["steps"]] == [1, 2]
+    assert sc["steps"][1]["iops"] == pytest.approx(sum(sc["steps"][1]["host_iops"]))
+    assert sc["verdict"].startswith("each host's 4 KiB random reads ")
+    assert (sc["degraded_at_hosts"] is None) == ("hold up" in sc["verdict"])
+    assert not [p for p in agg["points"] if p.get("phase") == "scaling"]      # not in the curves
 
 
 def test_a_host_that_dies_mid_run_is_named_and_the_rest_kept(tmp_path, servers):
@@ -115,8 +123,11 @@ def test_a_host_that_dies_mid_run_is_named_and_the_rest_kept(tmp_path, servers):
     hosts = ",".join(f"{a}:{port}" for a in srv)
     targets = [f"{a}:{port}={d}" for a, (_, d) in srv.items()]
     out = tmp_path / "fleet"
-    proc = subprocess.Popen(["dbtier", "probe", "--hosts", hosts, *targets, *FAST, "--json", "--out", str(out)],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # --hosts-remote: none of the local checks, files named in the target and removed by fio (unlink=1), as on
+    # hosts of other machines
+    proc = subprocess.Popen(["dbtier", "probe", "--hosts", hosts, *targets, *FAST, "--hosts-remote", "--json",
+                             "--out", str(out)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     victim = "127.0.0.4"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -139,6 +150,14 @@ def test_a_host_that_dies_mid_run_is_named_and_the_rest_kept(tmp_path, servers):
     alive = [h for h in doc["hosts"] if h["address"] != victim]
     assert all(len(h["targets"][0]["points"]) == len(agg["points"]) for h in alive)
     assert all(h["targets"][0]["summary"] for h in alive)
+    assert all(h["checks"].startswith("none") for h in doc["hosts"])
+    for addr, (_, d) in srv.items():
+        left = sorted(p.name for p in d.iterdir())
+        if addr == victim:      # its files stay (it stopped answering) and are listed
+            assert left and all(n.startswith(".dbtier-probe-") for n in left)
+            assert sorted(x.rsplit("/", 1)[1] for x in doc["fleet"]["left_behind"]) == left
+        else:
+            assert left == []   # removed by the unlink job
 
 
 def test_an_unreachable_host_is_refused_by_name(tmp_path, servers):

@@ -136,3 +136,26 @@ def test_scaling_names_the_host_count_and_the_rule_that_tripped():
     iops = scaling_verdict([step(1, 10_000, 500), step(2, 7_900, 400)])
     assert iops["degraded_at_hosts"] == 2 and "7,900 IOPS a host vs 10,000" in iops["verdict"]
     assert "p99" not in iops["verdict"]
+
+
+def test_plan_value_prices_the_fleets_aggregate(tmp_path):
+    """`plan value --result` of a fleet probe reads the aggregate (the document's one target): doubling the
+    aggregate's 4 KiB random-read peak doubles IOPS per dollar; the hosts' own figures play no part."""
+    from conftest import call_main
+    from samples import run_dir
+    src = DATA.parent / "probe" / "fleet-2hosts-quick.json"
+    doc = json.loads(src.read_text())
+    doc["aggregate"]["summary"]["read_iops_4k"] *= 2
+    doc["targets"] = [doc["aggregate"]]
+    for h in doc["hosts"]:
+        h["targets"][0]["summary"]["read_iops_4k"] = 1.0
+    doubled = tmp_path / "doubled.json"
+    doubled.write_text(json.dumps(doc))
+
+    def value(path):
+        run = run_dir(tmp_path / "runs", path.stem, path)
+        r = call_main("plan", "value", "--result", str(run), "--config", "nvme-enterprise-3.84tb:8:raid10",
+                      "--json", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["value"]["iops_per_usd_read_4k"]
+    assert value(doubled) == pytest.approx(2 * value(src))

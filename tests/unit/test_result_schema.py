@@ -24,7 +24,7 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 CARD, DISK = "fusionio-iodrive-duo-1.2tb", "sas-15k-73gb"
 CACHE = ["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--backing", DISK]
 
-SAVED = {"probe": PROBE, "bench-oltp": TPCC, "bench-oltp-matrix": MATRIX, "bench-oltp-emulated": MATRIX_EMULATED,
+SAVED = {"probe": PROBE, "probe-fleet": PROBE.parent / "fleet-2hosts-quick.json", "bench-oltp": TPCC, "bench-oltp-matrix": MATRIX, "bench-oltp-emulated": MATRIX_EMULATED,
          "bench-dss": DSS_SPILL, "bench-dss-lab": LAB / "dss-1.json", "bench-backup": BACKUP_DUCKDB,
          "bench-backup-lab": LAB / "backup-1.json", "lab": LAB / "lab.json", "plan-size-lab": LAB / "plan-size.json"}
 

@@ -50,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "each (see the README: fio's protocol has no authentication)")
     f.add_argument("--trust", action="append", default=[], metavar="CIDR",
                    help="a network whose hosts may be sent fio jobs without a warning (loopback always may)")
+    f.add_argument("--hosts-remote", action="store_true",
+                   help="the hosts' files are not this machine's even on loopback (fio servers in containers): "
+                   "none of the local checks, as for any other host")
     f.add_argument("--hosts-step", action="store_true",
                    help="also run the 4 KiB random read at the peak with 1, 2, 4, ... N hosts: how the shared "
                    "storage scales and where per-host latency degrades")
@@ -71,8 +74,9 @@ def _positive(name: str, value: float | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.hosts is None and (args.trust or args.hosts_step):
-        raise DbtierError("--trust and --hosts-step go with --hosts", "add --hosts HOSTS, or leave them out")
+    if args.hosts is None and (args.trust or args.hosts_step or args.hosts_remote):
+        raise DbtierError("--trust, --hosts-step and --hosts-remote go with --hosts",
+                          "add --hosts HOSTS, or leave them out")
     if args.hosts is not None:
         from dbtier.cli import probe_fleet
         size = args.size

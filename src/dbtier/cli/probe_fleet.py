@@ -105,11 +105,12 @@ def run(args: argparse.Namespace, profile: Profile, tests: tuple[str, ...], size
     import tempfile
     with tempfile.TemporaryDirectory(prefix="dbtier-fleet-") as scratch:
         reachable(hosts, scratch)
-    members = fleet.make_members(hosts, paths, profile, args.margin_pct, size, args.buffered, args.destroy_data)
+    members = fleet.make_members(hosts, paths, profile, args.margin_pct, size, args.buffered, args.destroy_data,
+                                 args.hosts_remote)
     params = {"hosts": [h.name for h in hosts], "paths": paths, "profile": profile.name, "tests": list(tests),
               "point_s": profile.point_s, "ramp_s": profile.ramp_s, "max_lat_ms": args.max_lat_ms,
               "margin_pct": args.margin_pct, "direct_io": not args.buffered, "fill": False,
-              "hosts_step": args.hosts_step, "trust": args.trust,
+              "hosts_step": args.hosts_step, "trust": args.trust, "hosts_remote": args.hosts_remote,
               "load_levels": [list(x) for x in load_levels(profile.max_outstanding, os.cpu_count() or 1)],
               "engine": "fio client/server", "latency": "fio lat_ns: submission to completion; the aggregate's "
               "percentiles from the hosts' latency bins merged (json+)",

@@ -162,14 +162,15 @@ def local_target(path: str, profile: Profile, margin_pct: float, size: int | Non
 
 
 def make_members(hosts: list[Host], paths: dict[str, str], profile: Profile, margin_pct: float, size: int | None,
-                 buffered: bool, destroy: bool) -> list[Member]:
-    """Each host's target (checked where it can be); all hosts' test files get the smallest size, so every
-    host runs the same load. On failure what was made is removed."""
+                 buffered: bool, destroy: bool, all_remote: bool = False) -> list[Member]:
+    """Each host's target (checked where it can be; `all_remote`: nowhere, the hosts' files not being this
+    machine's even on loopback -- fio servers in containers); all hosts' test files get the smallest size, so
+    every host runs the same load. On failure what was made is removed."""
     run_id = uuid.uuid4().hex[:8]
     members: list[Member] = []
     try:
         for h in hosts:
-            local = is_local(h)
+            local = is_local(h) and not all_remote
             t = (local_target(paths[h.name], profile, margin_pct, size, buffered, destroy) if local
                  else remote_target(paths[h.name], profile, size, run_id))
             members.append(Member(h, t, local, {"host": h.name, "address": h.address, "port": h.port,

@@ -167,6 +167,8 @@ class ProbePoint(TypedDict):
     runtime_s: float
     direct: bool
     raw: str
+    hosts: NotRequired[Annotated[int, S(minimum=1), doc("a fleet probe's aggregate point: hosts that answered")]]
+    host_names: NotRequired[list[str]]
 
 
 class ProbeSummary(TypedDict):
@@ -225,7 +227,7 @@ class ProbeKnee(TypedDict):
 
 class ProbeTarget(TypedDict):
     path: str
-    kind: Literal["directory", "device"]
+    kind: Annotated[Literal["directory", "device", "fleet"], doc("fleet: a fleet probe's aggregate")]
     status: Status
     direct_io: bool
     file_bytes: Annotated[int, S(minimum=0)]
@@ -237,8 +239,53 @@ class ProbeTarget(TypedDict):
     knee: NotRequired[Annotated[dict[str, ProbeKnee | None], doc("per random test: its knee, null when not run")]]
 
 
+class FleetAggregate(ProbeTarget):
+    """A fleet probe's hosts at once: IOPS and MB/s summed per point, latency from their merged fio bins;
+    points' outstanding, jobs and iodepth are per host."""
+    hosts: Annotated[int, S(minimum=1)]
+    complete: Annotated[bool, doc("false when a host stopped answering: later points lack it")]
+
+
+class FleetHost(TypedDict):
+    host: str
+    address: str
+    port: Annotated[int, S(minimum=1, maximum=65535)]
+    checks: Annotated[str, doc("local: the local probe's checks ran (a host of this machine); none otherwise")]
+    status: Literal["running", "ok", "dropped"]
+    targets: list[ProbeTarget]
+
+
+class ScalingStep(TypedDict):
+    hosts: Annotated[int, S(minimum=1)]
+    iops: NonNeg
+    iops_per_host: NonNeg
+    lat_us_p99: NumOrNull
+    worst_host_lat_us_p99: NumOrNull
+    host_iops: list[float]
+    raw: str
+
+
+class FleetScaling(TypedDict):
+    test: str
+    jobs: Count1
+    iodepth: Count1
+    steps: list[ScalingStep]
+    degraded_at_hosts: int | None
+    verdict: str
+    rule: str
+
+
+class FleetInfo(TypedDict):
+    warnings: list[str]
+    left_behind: Annotated[list[str], doc("host:file that could not be removed (a host that stopped answering)")]
+    scaling: FleetScaling | None
+
+
 class ProbeResult(TypedDict):
     targets: list[ProbeTarget]
+    hosts: NotRequired[Annotated[list[FleetHost], doc("probe --hosts: each host and its own target")]]
+    aggregate: NotRequired[FleetAggregate]
+    fleet: NotRequired[FleetInfo]
 
 
 # -- bench oltp (cli/bench.py, workloads/) ------------------------------------------------------------------------
