@@ -167,3 +167,29 @@ def test_an_unreachable_host_is_refused_by_name(tmp_path, servers):
     err = assert_clean_error(r, "127.0.0.9", "fio --server")
     assert "\n  next: " in err
     assert not (tmp_path / "x").exists()
+
+
+def test_sigterm_mid_run_stops_the_hosts_and_removes_their_files(tmp_path, servers):
+    port, srv = servers
+    pairs = list(srv.items())[:2]
+    out = tmp_path / "fleet"
+    proc = subprocess.Popen(["dbtier", "probe", "--hosts", ",".join(f"{a}:{port}" for a, _ in pairs),
+                             *[f"{a}:{port}={d}" for a, (_, d) in pairs], *FAST, "--hosts-remote", "--out", str(out)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            if len(json.loads((out / "result.json").read_text())["aggregate"]["points"]) >= 2:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["status"] == "interrupted" and doc["aggregate"]["status"] == "interrupted"
+    assert doc["fleet"]["left_behind"] == []
+    for _, (_, d) in pairs:
+        assert list(d.iterdir()) == []          # the unlink job ran on each host after the stop
