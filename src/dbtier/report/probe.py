@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dbtier.core.units import human_bytes
+from dbtier.report import figures as F
 from dbtier.report import svg
 from dbtier.report.base import (
     badge,
@@ -73,7 +74,11 @@ def _colour_for(test: str, i: int) -> str:
 
 # -- probe charts ------------------------------------------------------------------------
 
-def _chart_iops(points: list[dict[str, Any]]) -> str | None:
+OUTSTANDING = "outstanding I/O (jobs × queue depth)"
+OUTSTANDING_PER_HOST = "outstanding I/O per host (jobs × queue depth)"
+
+
+def _chart_iops(points: list[dict[str, Any]], x_label: str = OUTSTANDING) -> str | None:
     tests = _by_test(points, RANDOM)
     if not tests:
         return None
@@ -90,7 +95,7 @@ def _chart_iops(points: list[dict[str, Any]]) -> str | None:
         peak = max(read4k, key=lambda p: p["iops"])
         markers.append(Marker(peak["outstanding"], peak["iops"], f"4k read peak {svg.fmt_num(peak['iops'])}"))
     chart = svg.line_chart("Random I/O: IOPS vs outstanding I/O", series,
-                           x_label="outstanding I/O (jobs × queue depth)", y_label="IOPS", x_log2=True,
+                           x_label=x_label, y_label="IOPS", x_log2=True,
                            markers=markers, desc="One line per random test; x on a log2 scale.")
     cap = "One line per random test; the ring marks the 4 KiB random read peak."
     if sparse:
@@ -99,7 +104,7 @@ def _chart_iops(points: list[dict[str, Any]]) -> str | None:
     return figure_frame(chart, cap)
 
 
-def _chart_latency(points: list[dict[str, Any]]) -> str | None:
+def _chart_latency(points: list[dict[str, Any]], x_label: str = OUTSTANDING) -> str | None:
     tests = _by_test(points, RANDOM)
     series = []
     for t, side, name in ((READ_4K, "read", "4k read"), (WRITE_4K, "write", "4k write")):
@@ -113,7 +118,7 @@ def _chart_latency(points: list[dict[str, Any]]) -> str | None:
     if not series:
         return None
     chart = svg.line_chart("4 KiB random latency vs outstanding I/O", series,
-                           x_label="outstanding I/O (jobs × queue depth)", y_label="latency (µs)",
+                           x_label=x_label, y_label="latency (µs)",
                            x_log2=True, y_log=True, desc="p50 solid, p99 dashed; both axes logarithmic.")
     return figure_frame(chart, "Latency per I/O from submission to completion (fio lat); p50 solid, p99 dashed; "
                                "logarithmic axes.")
@@ -314,22 +319,27 @@ def machine_target(doc: dict[str, Any], target: dict[str, Any], index: int) -> d
     return mts[index] if index < len(mts) else None
 
 
-def _probe_target(doc: dict[str, Any], target: dict[str, Any], j: int, anchor: str) -> str:
+def _probe_target(doc: dict[str, Any], target: dict[str, Any], j: int, anchor: str, per_host: bool = False,
+                  heading: str = "Target", mt: dict[str, Any] | None = None) -> str:
+    """One target's figures. A fleet probe's: `per_host`, the outstanding-I/O axes say per host; `heading`
+    names it; `mt` its machine record ({} for none: not this machine's, or the aggregate's)."""
     points = _points(target)
     status = target.get("status")
-    out = [f'<h3 id="{anchor}">Target <code>{esc(target.get("path") or f"target {j + 1}")}</code> '
+    xl = OUTSTANDING_PER_HOST if per_host else OUTSTANDING
+    out = [f'<h3 id="{anchor}">{esc(heading)} <code>{esc(target.get("path") or f"target {j + 1}")}</code> '
            f'{badge(status)}</h3>']
     if status not in ("ok", None):
         out.append(f'<p class="note">This target\'s probe is <b>{esc(status)}</b>: {len(points)} point(s) were '
                    'measured before it stopped; the figures below show only what finished.</p>')
-    mt = machine_target(doc, target, j)
+    if mt is None:
+        mt = machine_target(doc, target, j)
     out.append('<div class="top"><div>')
     out.append("<h4>Summary</h4>" + _summary_table(target))
     out.append("</div><div>")
     out.append("<h4>Target</h4>" + _target_facts(target, mt))
     out.append(_fsync_card(target))
     out.append("</div></div>")
-    figures = [f for f in (_chart_iops(points), _chart_latency(points), _chart_sequential(points)) if f]
+    figures = [f for f in (_chart_iops(points, xl), _chart_latency(points, xl), _chart_sequential(points)) if f]
     figures += _chart_commit(points)
     ss = _chart_steady(target.get("steady_state"))
     if ss:
@@ -390,11 +400,18 @@ def _method_section(doc: dict[str, Any]) -> str:
 def probe_section(doc: dict[str, Any], i: int) -> str:
     anchor = f"run-{i + 1}"
     out = [run_head(doc, i, anchor), errors_html(doc), guards_html(doc)]
+    fleet = F.is_fleet(doc)
+    if fleet:   # here, not at the top: report.probe_fleet draws with this module's charts
+        from dbtier.report import probe_fleet
+        out.append(probe_fleet.intro_html(doc))
     targets = [t for t in (doc.get("targets") or []) if isinstance(t, dict)]
     if not targets:
         out.append('<p class="note">This probe has no targets yet: it stopped before measuring anything.</p>')
     for j, t in enumerate(targets):
-        out.append(_probe_target(doc, t, j, f"{anchor}-t{j + 1}"))
+        out.append(_probe_target(doc, t, j, f"{anchor}-t{j + 1}", per_host=True, heading="Aggregate", mt={})
+                   if fleet else _probe_target(doc, t, j, f"{anchor}-t{j + 1}"))
+    if fleet:
+        out.append(probe_fleet.hosts_html(doc, anchor))
     out.append(_method_section(doc))
     out.append(machine_section(doc))
     return f'<section class="run probe">{"".join(out)}</section>'
