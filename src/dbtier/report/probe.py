@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dbtier.core.units import human_bytes
-from dbtier.report import figures as F
 from dbtier.report import svg
 from dbtier.report.base import (
     badge,
@@ -44,7 +43,7 @@ TEST_COLOURS = {t: svg.colour(i) for i, t in enumerate(RANDOM_TESTS)}
 TEST_COLOURS.update({t: svg.colour(i) for i, t in enumerate(SEQUENTIAL_TESTS)})
 # -- points --------------------------------------------------------------------------
 
-def _points(target: dict[str, Any]) -> list[dict[str, Any]]:
+def target_points(target: dict[str, Any]) -> list[dict[str, Any]]:
     pts = target.get("points")
     return [p for p in pts if isinstance(p, dict)] if isinstance(pts, list) else []
 
@@ -276,7 +275,7 @@ def _target_facts(target: dict[str, Any], mt: dict[str, Any] | None) -> str:
             ("test file", esc(human_bytes(target["file_bytes"])) if isnum(target.get("file_bytes")) else "—"),
             ("I/O", "direct (O_DIRECT)" if target.get("direct_io") is not False else
              "<b>buffered, through the page cache</b>"),
-            ("points measured", num(len(_points(target))))]
+            ("points measured", num(len(target_points(target))))]
     return kv_table(rows)
 
 
@@ -319,11 +318,11 @@ def machine_target(doc: dict[str, Any], target: dict[str, Any], index: int) -> d
     return mts[index] if index < len(mts) else None
 
 
-def _probe_target(doc: dict[str, Any], target: dict[str, Any], j: int, anchor: str, per_host: bool = False,
+def target_html(doc: dict[str, Any], target: dict[str, Any], j: int, anchor: str, per_host: bool = False,
                   heading: str = "Target", mt: dict[str, Any] | None = None) -> str:
     """One target's figures. A fleet probe's: `per_host`, the outstanding-I/O axes say per host; `heading`
     names it; `mt` its machine record ({} for none: not this machine's, or the aggregate's)."""
-    points = _points(target)
+    points = target_points(target)
     status = target.get("status")
     xl = OUTSTANDING_PER_HOST if per_host else OUTSTANDING
     out = [f'<h3 id="{anchor}">{esc(heading)} <code>{esc(target.get("path") or f"target {j + 1}")}</code> '
@@ -397,21 +396,21 @@ def _method_section(doc: dict[str, Any]) -> str:
             "outstanding I/Os, sequential tests the number of streams, commit tests the number of writers. "
             "MB/s counts 10⁶ bytes; latencies are in microseconds.</p>" + kv_table(rows))
 
-def probe_section(doc: dict[str, Any], i: int) -> str:
+def probe_section(doc: dict[str, Any], i: int, fleet: tuple[str, str] | None = None) -> str:
+    """A probe's section. `fleet` (from report.probe_fleet.section, for a `probe --hosts` document): the HTML
+    drawn before and after its one target, the aggregate, whose axes say per host."""
     anchor = f"run-{i + 1}"
     out = [run_head(doc, i, anchor), errors_html(doc), guards_html(doc)]
-    fleet = F.is_fleet(doc)
-    if fleet:   # here, not at the top: report.probe_fleet draws with this module's charts
-        from dbtier.report import probe_fleet
-        out.append(probe_fleet.intro_html(doc))
+    if fleet is not None:
+        out.append(fleet[0])
     targets = [t for t in (doc.get("targets") or []) if isinstance(t, dict)]
     if not targets:
         out.append('<p class="note">This probe has no targets yet: it stopped before measuring anything.</p>')
     for j, t in enumerate(targets):
-        out.append(_probe_target(doc, t, j, f"{anchor}-t{j + 1}", per_host=True, heading="Aggregate", mt={})
-                   if fleet else _probe_target(doc, t, j, f"{anchor}-t{j + 1}"))
-    if fleet:
-        out.append(probe_fleet.hosts_html(doc, anchor))
+        out.append(target_html(doc, t, j, f"{anchor}-t{j + 1}", per_host=True, heading="Aggregate", mt={})
+                   if fleet is not None else target_html(doc, t, j, f"{anchor}-t{j + 1}"))
+    if fleet is not None:
+        out.append(fleet[1])
     out.append(_method_section(doc))
     out.append(machine_section(doc))
     return f'<section class="run probe">{"".join(out)}</section>'

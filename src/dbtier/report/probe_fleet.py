@@ -13,7 +13,7 @@ from typing import Any
 from dbtier.report import figures as F
 from dbtier.report import svg
 from dbtier.report.base import badge, esc, figure_frame, get, html_table, isnum, num
-from dbtier.report.probe import OUTSTANDING_PER_HOST, _points, _probe_target, verdict_html
+from dbtier.report.probe import OUTSTANDING_PER_HOST, probe_section, target_html, target_points, verdict_html
 from dbtier.report.svg import Marker, Series
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results.probe import RANDOM, READ_4K
@@ -71,7 +71,7 @@ def _read_curve(target: dict[str, Any]) -> list[tuple[float, float]]:
     """The 4 KiB random read sweep, one point per load level: its best (as results.probe.knee reads it,
     a confirming re-measure at the peak's load joins its level)."""
     best: dict[float, float] = {}
-    for p in _points(target):
+    for p in target_points(target):
         if p.get("group") == RANDOM and p.get("test") == READ_4K and isnum(p.get("outstanding")) \
                 and isnum(p.get("iops")):
             best[p["outstanding"]] = max(best.get(p["outstanding"], p["iops"]), p["iops"])
@@ -160,8 +160,15 @@ def hosts_html(doc: dict[str, Any], anchor: str) -> str:
     for k, h in enumerate(F.fleet_hosts(doc)):
         if not h["target"]:
             continue
-        body = _probe_target(doc, h["target"], 0, f"{anchor}-h{k + 1}", heading=f"Host {h['host']}:",
+        body = target_html(doc, h["target"], 0, f"{anchor}-h{k + 1}", heading=f"Host {h['host']}:",
                              mt=_host_machine(doc, h) or {})
         out.append(f'<details class="fleet-host"><summary>Host {esc(h["host"])}: every figure and chart '
-                   f"({len(_points(h['target']))} points)</summary>{body}</details>")
+                   f"({len(target_points(h['target']))} points)</summary>{body}</details>")
     return "".join(out)
+
+
+def section(doc: dict[str, Any], i: int) -> str:
+    """The report's section of any probe document: a fleet's with its hosts, a single host's as ever."""
+    if not F.is_fleet(doc):
+        return probe_section(doc, i)
+    return probe_section(doc, i, (intro_html(doc), hosts_html(doc, f"run-{i + 1}")))
