@@ -33,6 +33,7 @@ def incomplete(doc: dict) -> dict:
     d["status"] = "failed"
     d["aggregate"]["complete"] = False
     d["aggregate"]["status"] = "incomplete"
+    d["targets"] = [d["aggregate"]]          # one entry in the written document, two copies once read back
     d["hosts"][1]["status"] = "dropped"
     d["hosts"][1]["targets"][0]["status"] = "dropped"
     d["errors"].append({"host": "127.0.0.3", "message": "127.0.0.3: connection refused (fio --server gone)",
@@ -122,6 +123,7 @@ def test_fleet_report_incomplete_warnings_left_behind(fleet):
     assert "Incomplete: host 127.0.0.3 dropped (127.0.0.3: connection refused (fio --server gone))" in text
     assert html.index("fleet-incomplete") < html.index("Aggregate <code>")   # said before the figures
     assert "127.0.0.3 (dropped)" in html                                     # its curve is marked
+    assert '<span class="badge unknown">incomplete</span>' in html and "badge unknown\">dropped" in html
     assert "10.1.2.3 is not on loopback" in text and "dbtier-probe.0.0" in text
     md = render_markdown([d])
     assert "**Incomplete: host 127.0.0.3 dropped" in md and "left behind" in md
@@ -211,3 +213,16 @@ def test_a_single_host_probe_is_rendered_as_before():
     assert _sha(html) == SINGLE_HTML
     assert _sha(render_markdown([doc])) == SINGLE_MD
     assert _sha(json.dumps(F.summary(doc), sort_keys=True, default=str)) == SINGLE_SUMMARY
+
+
+def test_report_command_on_a_fleet_and_a_single_host_probe(tmp_path):
+    fleet = run_dir(tmp_path / "runs", "f", FLEET)
+    single = run_dir(tmp_path / "runs", "s", PROBE)
+    r = call_main("report", str(single), str(fleet), "--format", "both", "--out", str(tmp_path / "rep"),
+                  cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "rep" / "report.html").read_text()
+    check_structure(html)
+    assert html.count('<table class="fleet-hosts">') == 1 and "every figure and chart" in html
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| 127.0.0.3 |" in md and "/tmp/pt" in md
