@@ -73,6 +73,12 @@ def run(args: argparse.Namespace) -> int:
                         if spreads else []))
         if clash:
             out.print(f"[bold red]not comparable[/bold red]: {esc(clash)}.", highlight=False)
+        for side, d in (("A", a), ("B", b)):
+            if F.is_fleet(d):   # its figures are the aggregate's, its outstanding I/O per host
+                n = d["aggregate"].get("hosts")
+                out.print(f"{side} is a fleet probe of {esc(str(n))} hosts: its figures are the aggregate (IOPS "
+                          "and MB/s summed over the hosts, latencies from their merged distribution); "
+                          "outstanding I/O is per host.", highlight=False)
         out.print(t)
         if not rows:
             out.print("no figures to compare in these runs")

@@ -78,12 +78,17 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
                   highlight=False)
     if F.kind(doc) == "bench oltp" and (F.durability(doc) or {}).get("durable") is False:
         out.print(f"{indent}[bold red]{esc(F.durability_text(doc))}[/bold red]", highlight=False)
+    notice = F.fleet_notice(doc)   # a host dropped: the aggregate is not the whole fleet's
+    if notice:
+        out.print(f"{indent}[bold red]{esc(notice)}[/bold red]", highlight=False)
     figs, tabs, meth, problems = F.drawn(doc)
     t = figures_table([f.as_dict() for f in figs])
     if t is not None:
         out.print(t)
     for tab in tabs:
         out.print(key_table(tab.as_dict(), tab.digits))
+    for what, text in F.fleet_lines(doc):
+        out.print(f"{indent}[bold]{esc(what)}[/bold]: {esc(text)}", highlight=False)
     for what, how in meth:
         out.print(f"[dim]{esc(what)}: {esc(how)}[/dim]", highlight=False)
     for p in problems:   # a part that could not be drawn is said, not dropped

@@ -39,7 +39,7 @@ def _probe_comparison(entries: Sequence[Entry]) -> str:
         return ""
     heads = ["measure"]
     for i, j, d, t in cols:
-        mt = machine_target(d, t, j) or {}
+        mt = (machine_target(d, t, j) or {}) if t.get("kind") != "fleet" else {}   # a fleet's: many machines
         dev = get(mt, "block_device", "model") or get(mt, "block_device", "driver") or ""
         fs = t.get("filesystem") or mt.get("filesystem") or ""
         heads.append(f'<a href="#run-{i + 1}-t{j + 1}"><code>{esc(t.get("path"))}</code></a><br>'

@@ -7,7 +7,7 @@ fails on a newer or partial document.
 
 This module is the page: its style, the verdict, the runs table, the contents,
 the side by side (report/compare.py) and one section per run, drawn by the
-module of its kind (report/probe.py, plan.py, oltp.py, dss.py, backup.py,
+module of its kind (report/probe.py, with probe_fleet.py for a fleet, plan.py, oltp.py, dss.py, backup.py,
 simulate.py, history.py, lab.py), all built from report/base.py.
 """
 
@@ -38,7 +38,7 @@ from dbtier.report.dss import dss_section
 from dbtier.report.lab import lab_section
 from dbtier.report.oltp import oltp_section
 from dbtier.report.plan import plan_section
-from dbtier.report.probe import probe_section
+from dbtier.report.probe_fleet import section as probe_section
 from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
 
 CSS = """

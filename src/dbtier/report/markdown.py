@@ -82,12 +82,18 @@ def _run(doc: dict[str, Any], i: int, level: str = "##") -> list[str]:
            + (f", {_code(doc.get('_run_dir'))}" if doc.get("_run_dir") else ""), ""]
     errs = [e.get("message") if isinstance(e, dict) else str(e) for e in doc.get("errors") or []]
     out += [f"> **Error:** {_md(e)}" for e in errs if e] + ([""] if any(errs) else [])
+    notice = F.fleet_notice(doc)
+    if notice:
+        out += [f"> **{_md(notice[0].upper() + notice[1:])}**", ""]
     figs = [f for f in F.figures(doc) if not f.detail] if doc.get("command") != "lab" else []
     table = _figures_rows(figs) if any(f.value is not None for f in figs) else []
     if table:
         out += table + [""]
     for t in F.tables(doc):
         out += [f"**{_md(t.title)}**", "", *_table(t.columns, t.rows, t.digits), ""]
+    fleet = F.fleet_lines(doc)
+    if fleet:
+        out += [f"- {_md(a)}: {_md(b)}" for a, b in fleet] + [""]
     m = F.method(doc)
     if m:
         out += ["How the numbers were obtained:", ""] + [f"- {_md(a)}: {_md(b)}" for a, b in m] + [""]

@@ -43,7 +43,7 @@ TEST_COLOURS = {t: svg.colour(i) for i, t in enumerate(RANDOM_TESTS)}
 TEST_COLOURS.update({t: svg.colour(i) for i, t in enumerate(SEQUENTIAL_TESTS)})
 # -- points --------------------------------------------------------------------------
 
-def _points(target: dict[str, Any]) -> list[dict[str, Any]]:
+def target_points(target: dict[str, Any]) -> list[dict[str, Any]]:
     pts = target.get("points")
     return [p for p in pts if isinstance(p, dict)] if isinstance(pts, list) else []
 
@@ -73,7 +73,11 @@ def _colour_for(test: str, i: int) -> str:
 
 # -- probe charts ------------------------------------------------------------------------
 
-def _chart_iops(points: list[dict[str, Any]]) -> str | None:
+OUTSTANDING = "outstanding I/O (jobs × queue depth)"
+OUTSTANDING_PER_HOST = "outstanding I/O per host (jobs × queue depth)"
+
+
+def _chart_iops(points: list[dict[str, Any]], x_label: str = OUTSTANDING) -> str | None:
     tests = _by_test(points, RANDOM)
     if not tests:
         return None
@@ -90,7 +94,7 @@ def _chart_iops(points: list[dict[str, Any]]) -> str | None:
         peak = max(read4k, key=lambda p: p["iops"])
         markers.append(Marker(peak["outstanding"], peak["iops"], f"4k read peak {svg.fmt_num(peak['iops'])}"))
     chart = svg.line_chart("Random I/O: IOPS vs outstanding I/O", series,
-                           x_label="outstanding I/O (jobs × queue depth)", y_label="IOPS", x_log2=True,
+                           x_label=x_label, y_label="IOPS", x_log2=True,
                            markers=markers, desc="One line per random test; x on a log2 scale.")
     cap = "One line per random test; the ring marks the 4 KiB random read peak."
     if sparse:
@@ -99,7 +103,7 @@ def _chart_iops(points: list[dict[str, Any]]) -> str | None:
     return figure_frame(chart, cap)
 
 
-def _chart_latency(points: list[dict[str, Any]]) -> str | None:
+def _chart_latency(points: list[dict[str, Any]], x_label: str = OUTSTANDING) -> str | None:
     tests = _by_test(points, RANDOM)
     series = []
     for t, side, name in ((READ_4K, "read", "4k read"), (WRITE_4K, "write", "4k write")):
@@ -113,7 +117,7 @@ def _chart_latency(points: list[dict[str, Any]]) -> str | None:
     if not series:
         return None
     chart = svg.line_chart("4 KiB random latency vs outstanding I/O", series,
-                           x_label="outstanding I/O (jobs × queue depth)", y_label="latency (µs)",
+                           x_label=x_label, y_label="latency (µs)",
                            x_log2=True, y_log=True, desc="p50 solid, p99 dashed; both axes logarithmic.")
     return figure_frame(chart, "Latency per I/O from submission to completion (fio lat); p50 solid, p99 dashed; "
                                "logarithmic axes.")
@@ -271,7 +275,7 @@ def _target_facts(target: dict[str, Any], mt: dict[str, Any] | None) -> str:
             ("test file", esc(human_bytes(target["file_bytes"])) if isnum(target.get("file_bytes")) else "—"),
             ("I/O", "direct (O_DIRECT)" if target.get("direct_io") is not False else
              "<b>buffered, through the page cache</b>"),
-            ("points measured", num(len(_points(target))))]
+            ("points measured", num(len(target_points(target))))]
     return kv_table(rows)
 
 
@@ -314,22 +318,27 @@ def machine_target(doc: dict[str, Any], target: dict[str, Any], index: int) -> d
     return mts[index] if index < len(mts) else None
 
 
-def _probe_target(doc: dict[str, Any], target: dict[str, Any], j: int, anchor: str) -> str:
-    points = _points(target)
+def target_html(doc: dict[str, Any], target: dict[str, Any], j: int, anchor: str, per_host: bool = False,
+                  heading: str = "Target", mt: dict[str, Any] | None = None) -> str:
+    """One target's figures. A fleet probe's: `per_host`, the outstanding-I/O axes say per host; `heading`
+    names it; `mt` its machine record ({} for none: not this machine's, or the aggregate's)."""
+    points = target_points(target)
     status = target.get("status")
-    out = [f'<h3 id="{anchor}">Target <code>{esc(target.get("path") or f"target {j + 1}")}</code> '
+    xl = OUTSTANDING_PER_HOST if per_host else OUTSTANDING
+    out = [f'<h3 id="{anchor}">{esc(heading)} <code>{esc(target.get("path") or f"target {j + 1}")}</code> '
            f'{badge(status)}</h3>']
     if status not in ("ok", None):
         out.append(f'<p class="note">This target\'s probe is <b>{esc(status)}</b>: {len(points)} point(s) were '
                    'measured before it stopped; the figures below show only what finished.</p>')
-    mt = machine_target(doc, target, j)
+    if mt is None:
+        mt = machine_target(doc, target, j)
     out.append('<div class="top"><div>')
     out.append("<h4>Summary</h4>" + _summary_table(target))
     out.append("</div><div>")
     out.append("<h4>Target</h4>" + _target_facts(target, mt))
     out.append(_fsync_card(target))
     out.append("</div></div>")
-    figures = [f for f in (_chart_iops(points), _chart_latency(points), _chart_sequential(points)) if f]
+    figures = [f for f in (_chart_iops(points, xl), _chart_latency(points, xl), _chart_sequential(points)) if f]
     figures += _chart_commit(points)
     ss = _chart_steady(target.get("steady_state"))
     if ss:
@@ -387,14 +396,21 @@ def _method_section(doc: dict[str, Any]) -> str:
             "outstanding I/Os, sequential tests the number of streams, commit tests the number of writers. "
             "MB/s counts 10⁶ bytes; latencies are in microseconds.</p>" + kv_table(rows))
 
-def probe_section(doc: dict[str, Any], i: int) -> str:
+def probe_section(doc: dict[str, Any], i: int, fleet: tuple[str, str] | None = None) -> str:
+    """A probe's section. `fleet` (from report.probe_fleet.section, for a `probe --hosts` document): the HTML
+    drawn before and after its one target, the aggregate, whose axes say per host."""
     anchor = f"run-{i + 1}"
     out = [run_head(doc, i, anchor), errors_html(doc), guards_html(doc)]
+    if fleet is not None:
+        out.append(fleet[0])
     targets = [t for t in (doc.get("targets") or []) if isinstance(t, dict)]
     if not targets:
         out.append('<p class="note">This probe has no targets yet: it stopped before measuring anything.</p>')
     for j, t in enumerate(targets):
-        out.append(_probe_target(doc, t, j, f"{anchor}-t{j + 1}"))
+        out.append(target_html(doc, t, j, f"{anchor}-t{j + 1}", per_host=True, heading="Aggregate", mt={})
+                   if fleet is not None else target_html(doc, t, j, f"{anchor}-t{j + 1}"))
+    if fleet is not None:
+        out.append(fleet[1])
     out.append(_method_section(doc))
     out.append(machine_section(doc))
     return f'<section class="run probe">{"".join(out)}</section>'

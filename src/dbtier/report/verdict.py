@@ -134,11 +134,12 @@ def _probe_saturation(t: dict[str, Any]) -> dict[str, Any] | None:
         return None
     path = t.get("path")
     p99 = f", p99 {fmt_auto(k['p99_us'])} µs" if isnum(k["p99_us"]) else ""
+    per = " per host" if t.get("kind") == "fleet" else ""   # a fleet's aggregate: every host runs the same job
     if k["still_rising"]:
         text = (f"On {path}, 4 KiB random reads were still scaling at the largest load measured: {_n(k['iops'])} "
-                f"IOPS at {_n(k['outstanding'])} outstanding I/Os{p99}.")
+                f"IOPS at {_n(k['outstanding'])} outstanding I/Os{per}{p99}.")
     else:
-        text = (f"On {path}, 4 KiB random reads saturate at {_n(k['outstanding'])} outstanding I/Os: "
+        text = (f"On {path}, 4 KiB random reads saturate at {_n(k['outstanding'])} outstanding I/Os{per}: "
                 f"{_n(k['iops'])} IOPS{p99}; more load adds no IOPS ({_n(k['last_iops'])} at "
                 f"{_n(k['last_outstanding'])}).")
     w = probe_knee(t, WRITE_4K)
