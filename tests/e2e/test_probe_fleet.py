@@ -60,6 +60,18 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait(timeout=10)
 
 
+def _wait_points(out: Path, n: int) -> None:
+    """Until the run's document holds n aggregate points (or 300 s)."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            if len(json.loads((out / "result.json").read_text())["aggregate"]["points"]) >= n:
+                return
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+
+
 def _merged_p50_us(raw: Path) -> float:
     """The aggregate's p50 recomputed from the raw client-mode json+ output (a reference, not dbtier's code)."""
     data = json.loads(raw.read_text()[raw.read_text().find("{"):])
@@ -129,14 +141,7 @@ def test_a_host_that_dies_mid_run_is_named_and_the_rest_kept(tmp_path, servers):
                              "--out", str(out)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     victim = "127.0.0.4"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        try:
-            if len(json.loads((out / "result.json").read_text())["aggregate"]["points"]) >= 2:
-                break
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.1)
+    _wait_points(out, 2)
     _kill(srv[victim][0])
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 1, stderr
@@ -176,14 +181,7 @@ def test_sigterm_mid_run_stops_the_hosts_and_removes_their_files(tmp_path, serve
     proc = subprocess.Popen(["dbtier", "probe", "--hosts", ",".join(f"{a}:{port}" for a, _ in pairs),
                              *[f"{a}:{port}={d}" for a, (_, d) in pairs], *FAST, "--hosts-remote", "--out", str(out)],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        try:
-            if len(json.loads((out / "result.json").read_text())["aggregate"]["points"]) >= 2:
-                break
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.1)
+    _wait_points(out, 2)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err
