@@ -35,6 +35,10 @@ def test_lab_on_one_directory_runs_every_step(pg_dir):
     assert plan["candidates"] and plan["binding"]
     assert doc["standing"][0]["closest"]
     assert doc["report"]["status"] == "ok" and Path(doc["report"]["html"]).stat().st_size > 10_000
+    # the report is written once the lab's status and time are final: its own section shows them
+    html = Path(doc["report"]["html"]).read_text()
+    assert "badge running" not in html and load_doc(pg_dir / "lab")["finished_at"]
+    assert "Against the catalog" in html and "above 1 better" in html
     assert list(pg_dir.glob("dbtier-*")) == [] and postgres_processes("dbtier-pg-") == []
 
 

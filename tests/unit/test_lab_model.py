@@ -98,3 +98,25 @@ def test_oltp_argv_matrix_and_steps():
         assert argv == ["bench", "oltp", "--engine", e, "--workload", "tpcc", "--warehouses", "5",
                         "--placement-matrix", "/f,/s", "--clients", "1,4", "--duration", "5", "--warmup", "2",
                         "--dir", "/f"]
+
+
+def test_the_lab_report_shows_the_catalog_standing_as_a_table():
+    """'Against the catalog' is a table (device, kind, distance, a ratio per figure) with what the ratios
+    mean -- not the standing's JSON."""
+    import json
+    import re
+    from pathlib import Path
+    from dbtier.report.lab import lab_section
+    data = Path(__file__).resolve().parent.parent / "data"
+    doc = json.loads((data / "lab" / "lab.json").read_text())
+    probe = json.loads((data / "probe" / "quick-ext4-virtio.json").read_text())
+    doc["standing"] = standing(probe)
+    html = lab_section(doc, 0, {})
+    part = html[html.index("Against the catalog"):]
+    part = part[:part.index("</table>")]
+    assert "[{" not in part and "&quot;" not in part
+    first = doc["standing"][0]["closest"][0]
+    assert first["device"] in part and "4 KiB random read, peak" in part
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", part)
+    assert f"{first['ratios']['read_iops_4k']:.2f}" in cells and f"{first['distance']:.3f}" in cells
+    assert "above 1 better" in html

@@ -161,19 +161,21 @@ def run(args: argparse.Namespace) -> int:
             step("plan-size", plan_size_argv(req))
         if probe:
             doc["standing"] = standing(probe)
-        run_.save()
+        # The lab's own status and time are final before the report reads them (it shows them).
+        run_.finish("failed" if any(s["status"] == "failed" for s in doc["steps"]) else "ok")
         code, err, secs = _child(["report", str(lab)], lab / "report")
         doc["report"] = {"status": "ok" if code == 0 else "failed", "run_dir": "report",
                          "html": str(lab / "report" / "report.html") if code == 0 else None, "error": err or None}
+        if code != 0:
+            doc["status"] = "failed"            # the report could not be written: the lab failed after all
+        run_.save()
     except BaseException as exc:
         # The lifecycle (cli/common.py) ends the lab's run; the step that was running says how it ended.
         for s in doc["steps"]:
             if s["status"] == "running":
                 s["status"] = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         raise
-    failed = [s for s in doc["steps"] if s["status"] == "failed"] + \
-        ([{"name": "report"}] if doc.get("report", {}).get("status") == "failed" else [])
-    run_.finish("failed" if failed else "ok")
+    failed = doc["status"] == "failed"
 
     def render() -> None:
         t = Table(title=f"dbtier lab ({args.profile})", title_justify="left")

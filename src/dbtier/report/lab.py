@@ -21,8 +21,29 @@ from dbtier.report.base import (
     run_head,
 )
 from dbtier.report.plan import REQ_LABELS
+from dbtier.report.tables import SUMMARY_LABELS
 
 # -- lab -------------------------------------------------------------------------------------------------------
+
+STANDING_NOTE = ("Closest: the catalog devices whose figures are nearest this target's, by the geometric mean "
+                 "distance of the ratios (measured / catalog; for a latency catalog / measured), so 1.00 is the "
+                 "catalog's figure, above 1 better than it and below 1 worse. Distance 0 would be a perfect match.")
+
+
+def standing_html(s: dict[str, Any]) -> str:
+    """Where one probed target stands against the catalog: a table of the closest devices with the ratio per
+    figure, and what the ratios mean."""
+    rows_in = [c for c in (s.get("closest") or []) if isinstance(c, dict)]
+    keys = [k for k in SUMMARY_LABELS if any(k in (c.get("ratios") or {}) for c in rows_in)]
+    rows = [[f"<b>{esc(c.get('device'))}</b><br><span class=\"reason\">{esc(c.get('name'))}</span>",
+             esc(c.get("kind")), num(c.get("distance"), 3),
+             *(num((c.get("ratios") or {}).get(k), 2) for k in keys)] for c in rows_in]
+    head = f"<p><code>{esc(s.get('path'))}</code></p>"
+    if not rows:
+        return head + '<p class="na">No catalog device shares a measured figure with this target.</p>'
+    return (head + html_table(["device", "kind", "distance", *(esc(SUMMARY_LABELS[k][0]) for k in keys)], rows,
+                              num_from=2, wide=True)
+            + f'<p class="reason">{esc(STANDING_NOTE)}</p>')
 
 def lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int]) -> str:
     """The lab itself: its directories, a table of its steps (each linked to its run's section, which
@@ -79,9 +100,7 @@ def lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int]) -> str:
                                                                  for k, v in req.items()))
     standing = doc.get("standing")
     if isinstance(standing, list) and standing:
-        out.append("<h4>Against the catalog</h4>" + "".join(
-            kv_table((k.replace("_", " "), json_value(v)) for k, v in s.items())
-            for s in standing if isinstance(s, dict)))
+        out.append("<h4>Against the catalog</h4>" + "".join(standing_html(s) for s in standing if isinstance(s, dict)))
     out.append(machine_section(doc))
     out.append(json_details(doc))
     return f'<section class="run lab">{"".join(out)}</section>'
