@@ -17,7 +17,7 @@ pytestmark = pytest.mark.engine  # every step on real engines
 
 
 def test_lab_on_one_directory_runs_every_step(pg_dir):
-    r = run_dbtier("lab", str(pg_dir), "--profile", "smoke", "--json", "--out", "lab", cwd=pg_dir)
+    r = run_dbtier("lab", ".", "--profile", "smoke", "--json", "--out", "lab", cwd=pg_dir)     # as `make lab`
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["command"] == "lab" and doc["status"] == "ok"
@@ -39,6 +39,11 @@ def test_lab_on_one_directory_runs_every_step(pg_dir):
     html = Path(doc["report"]["html"]).read_text()
     assert "badge running" not in html and load_doc(pg_dir / "lab")["finished_at"]
     assert "Against the catalog" in html and "above 1 better" in html
+    # given ".", every step names the directory absolutely (the report showed "paths: ." and "to .")
+    where = str(Path(pg_dir).resolve())
+    assert load_doc(pg_dir / "lab" / "probe")["params"]["paths"] == [where]
+    assert load_doc(pg_dir / "lab" / "backup-1")["params"]["to"] == where
+    assert "<code>.</code>" not in html and "to .<" not in html
     assert list(pg_dir.glob("dbtier-*")) == [] and postgres_processes("dbtier-pg-") == []
 
 

@@ -92,13 +92,14 @@ def run(args: argparse.Namespace) -> int:
             raise DbtierError(f"{d}: no such directory", "pass directories that exist (tiers to study)")
     if len({os.path.realpath(d) for d in dirs}) != len(dirs):
         raise DbtierError("a directory is given twice", "give each tier once")
+    dirs = [os.path.realpath(d) for d in dirs]      # the steps' documents and the report name them absolutely
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     bad = skip - {"probe", "oltp", "dss", "backup", "plan"}
     if bad:
         raise DbtierError(f"--skip: unknown step {', '.join(sorted(bad))}", "steps are probe,oltp,dss,backup,plan")
     engines = parse_engines(args.engines, engine_names("oltp"))
     prof = PROFILES[args.profile]
-    run_ = Run("lab", args, {"dirs": [os.path.realpath(d) for d in dirs], "profile": args.profile, "skip": sorted(skip),
+    run_ = Run("lab", args, {"dirs": dirs, "profile": args.profile, "skip": sorted(skip),
                              "engines": engines, "settings": prof}, paths=dirs)
     doc = run_.doc
     doc["steps"] = []
