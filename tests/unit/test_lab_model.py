@@ -120,3 +120,23 @@ def test_the_lab_report_shows_the_catalog_standing_as_a_table():
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", part)
     assert f"{first['ratios']['read_iops_4k']:.2f}" in cells and f"{first['distance']:.3f}" in cells
     assert "above 1 better" in html
+
+
+def test_a_lab_report_shows_each_machine_part_once(tmp_path):
+    """A lab's steps ran on one machine: the host (and what else repeats) is drawn in full once; later
+    sections point back to the run that showed it. A report of one run keeps its machine section whole."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from conftest import call_main
+    from samples import make_lab
+    lab = make_lab(tmp_path)
+    for what, out in ((lab, "rep"), (lab / "dss-1", "one")):
+        r = call_main("report", str(what), "--out", out, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert html.count("<h3>Machine</h3>") >= 5            # the lab and each of its steps
+    assert html.count("<h4>Host</h4>") == 1
+    assert html.count("Host: the same as for <b>lab</b> above.") == html.count("<h3>Machine</h3>") - 1
+    one = (tmp_path / "one" / "report.html").read_text()
+    assert one.count("<h4>Host</h4>") == 1 and "the same as for" not in one

@@ -9,8 +9,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from html import escape
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from dbtier.core.units import human_bytes
 from dbtier.model.guards import doc_guards
@@ -183,8 +185,39 @@ def machine_section(doc: dict[str, Any]) -> str:
     if isinstance(versions, dict) and versions:
         tools = "<h4>Tool versions</h4>" + kv_table(
             (k, esc(v) if v is not None else '<span class="na">not installed</span>') for k, v in versions.items())
-    return ('<h3>Machine</h3><div class="top"><div>' + "".join(out) + "</div><div>" + tools + "</div></div>"
+    host = "".join(out)
+    shown = _MACHINES_SHOWN.get()
+    if shown is not None:       # a report of several runs: each part in full once, then where it was
+        label = run_label(doc, 0)
+        host, storage, tools = (_once(shown, part, what, label) for part, what in
+                                ((host, "host"), (storage, "storage"), (tools, "tool versions")))
+    return ('<h3>Machine</h3><div class="top"><div>' + host + "</div><div>" + tools + "</div></div>"
             + storage)
+
+
+# Within one report of several runs (`machines_once`): each part of a machine section (host, storage, tool
+# versions) already shown in full -> the run that showed it.
+_MACHINES_SHOWN: ContextVar[dict[str, str] | None] = ContextVar("machines_shown", default=None)
+
+
+@contextmanager
+def machines_once() -> Iterator[None]:
+    """While drawing a report of several runs: a machine section part identical to one drawn before is a
+    pointer to it (a lab's steps on one machine repeat the same host, storage and tools)."""
+    token = _MACHINES_SHOWN.set({})
+    try:
+        yield
+    finally:
+        _MACHINES_SHOWN.reset(token)
+
+
+def _once(shown: dict[str, str], part: str, what: str, label: str) -> str:
+    if not part:
+        return part
+    if part in shown:
+        return f'<p class="reason">{esc(what.capitalize())}: the same as for <b>{esc(shown[part])}</b> above.</p>'
+    shown[part] = label
+    return part
 
 # -- the run chrome: heading, errors, JSON, the generic section, cache guards -------------------------
 

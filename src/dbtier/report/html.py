@@ -28,6 +28,7 @@ from dbtier.report.base import (
     generic_section,
     get,
     html_table,
+    machines_once,
     run_head,
     run_label,
     run_tail,
@@ -283,16 +284,17 @@ def render_html(docs: list[dict[str, Any]]) -> str:
     compare = comparison_html([(d, i) for d, i in entries if d.get("command") != "lab"])
     body = [_header(docs), _verdict_section(docs), _runs_table(docs) if docs else "", _toc(docs, kids, bool(compare)),
             compare]
-    for i, d in enumerate(docs):
-        if d.get("command") == "lab":
-            try:
-                body.append(lab_section(d, i, anchors.get(i, {})))
-            except Exception as exc:  # as _section: a malformed lab must not cost the report
-                body.append(generic_section(d, i, note=f"This lab document could not be drawn in full "
-                                                       f"({type(exc).__name__}: {exc}); its raw content follows."))
-        else:
-            body.append(_section(d, i))
-        body += [_section(c, k) for c, k in kids.get(i, [])]
+    with machines_once():
+        for i, d in enumerate(docs):
+            if d.get("command") == "lab":
+                try:
+                    body.append(lab_section(d, i, anchors.get(i, {})))
+                except Exception as exc:  # as _section: a malformed lab must not cost the report
+                    body.append(generic_section(d, i, note=f"This lab document could not be drawn in full "
+                                                           f"({type(exc).__name__}: {exc}); its raw content follows."))
+            else:
+                body.append(_section(d, i))
+            body += [_section(c, k) for c, k in kids.get(i, [])]
     if not docs:
         body.append('<p class="note">No result documents were given.</p>')
     body.append(f"<footer>Written by dbtier {esc(__version__)}. Self-contained: no scripts, fonts or images are "
