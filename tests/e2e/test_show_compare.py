@@ -93,6 +93,9 @@ def test_compare_json(tmp_path):
     assert abs(best["ratio"] - 639 / 893) < 1e-12
     assert rows["knee_bottleneck"]["a"] == rows["knee_bottleneck"]["b"] == "cpu"
     assert rows["knee_bottleneck"]["ratio"] is None
+    # 639 / 893 is 28% down, past the 5% floor and any spread these runs have: worse, and how noisy they are
+    assert best["verdict"].startswith("worse") and best["noise_pct"] >= 5.0
+    assert rows["knee_bottleneck"]["verdict"] is None           # a text has no better or worse
     # a figure only one side has: the matrix's steps
     assert rows["step.all-slow.best_tps"]["b"] is None and rows["step.all-slow.best_tps"]["diff"] is None
 

@@ -279,3 +279,24 @@ def test_duration_words_say_what_pgbench_ran():
     assert F.duration_words(30.0) == "30 s measured"
     assert F.duration_words(0.4) == ("0.4 s asked for, run as 1 s (pgbench -T takes whole seconds; rates divide "
                                      "by the time pgbench measured)")
+
+
+def test_compare_calls_a_difference_only_past_the_runs_spread():
+    """B / A is better or worse only past the runs' combined spread (A's and B's (max - min) / median added)
+    and at least 5%; within it, "within noise". Single runs: only the 5% floor, and said."""
+    from dbtier.report.figures import judge_difference
+
+    def row(ratio, better="higher", sa=None, sb=None):
+        sp = (lambda pct: None if pct is None else {"median": 100.0, "min": 100 - pct / 2, "max": 100 + pct / 2,
+                                                   "n": 3, "spread_pct": pct})
+        return {"ratio": ratio, "better": better, "a_spread": sp(sa), "b_spread": sp(sb)}
+    assert judge_difference(row(1.04)) == {"verdict": "within noise", "noise_pct": 5.0}
+    assert judge_difference(row(1.06))["verdict"] == "better, single runs"
+    assert judge_difference(row(1.06, "lower"))["verdict"] == "worse, single runs"
+    assert judge_difference(row(1.15, sa=10.0, sb=8.0)) == {"verdict": "within noise", "noise_pct": 18.0}
+    assert judge_difference(row(1.20, sa=10.0, sb=8.0))["verdict"] == "better"
+    assert judge_difference(row(0.80, sa=10.0, sb=8.0))["verdict"] == "worse"
+    assert judge_difference(row(1.20, sa=10.0))["verdict"] == "better, single runs"      # B's spread unknown
+    assert judge_difference(row(1.03, sa=1.0, sb=1.0))["noise_pct"] == 5.0                # the floor
+    assert judge_difference(row(2.0, better=None))["verdict"] is None
+    assert judge_difference({"ratio": None, "better": "higher"})["verdict"] is None

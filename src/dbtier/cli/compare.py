@@ -25,17 +25,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _ratio(r: dict, judge: bool = True) -> str:
-    """B / A, green when B is better and red when worse by 5% or more; uncoloured when not `judge`d
-    (a durable and a non-durable run: neither is better)."""
+    """B / A, green when B is better and red when worse by more than the runs' combined spread (at least 5%:
+    figures.judge_difference), "within noise" otherwise; uncoloured when not `judge`d (a durable and a
+    non-durable run: neither is better)."""
     x = r["ratio"]
     if not F.isnum(x):
         return "-"
     text = f"{x:,.2f}x" if abs(x) < 100 else f"{x:,.0f}x"
-    better = r.get("better")
-    if judge and better in ("higher", "lower") and abs(x - 1) >= 0.05:
-        good = (x > 1) == (better == "higher")
-        return f"[{'green' if good else 'red'}]{text}[/]"
-    return text
+    verdict = r.get("verdict")
+    if not judge or verdict is None:
+        return text
+    if verdict == "within noise":
+        return f"{text} [dim](within noise)[/dim]"
+    return f"[{'green' if verdict.startswith('better') else 'red'}]{text}[/]"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
     run_ = Run("compare", args, {"a": args.a, "b": args.b}, inputs=[a["_run_dir"], b["_run_dir"]], read_only=True)
     doc = run_.doc
     clash = F.durability_clash([a, b])
+    if clash:                       # a durable and a non-durable run: no row is better or worse
+        for r in rows:
+            r["verdict"] = None
     doc.update(a=F.run_info(a), b=F.run_info(b), rows=rows, not_comparable=clash)
     run_.finish()
     out = console(args)
@@ -56,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
     def render() -> None:
         t = Table(title=esc(f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}"), title_justify="left",
                   caption="B − A and B / A" + (": not judged, the runs are not comparable" if clash else
-                                               "; green: better, red: worse (by 5% or more)"), caption_justify="left")
+                                               "; green: better, red: worse -- by more than the runs' "
+                                               "combined spread (max − min over median, A's plus B's) and at "
+                                               "least 5%; less is within noise. A figure measured once has no "
+                                               "spread: only the 5% applies"), caption_justify="left")
         spreads = any(r.get("a_spread") or r.get("b_spread") for r in rows)
         cols = [("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("B / A", "right"),
                 ("unit", "left")]

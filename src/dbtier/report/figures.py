@@ -997,11 +997,38 @@ def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
         if va is None and vb is None:
             continue
         num = isnum(va) and isnum(vb)
-        rows.append({"key": k, "metric": f.label, "unit": f.unit, "digits": f.digits, "better": f.better,
-                     "group": f.group, "a": va, "b": vb, "diff": vb - va if num else None,
-                     "ratio": vb / va if num and va != 0 else None,
-                     "a_spread": fa[k].spread if k in fa else None, "b_spread": fb[k].spread if k in fb else None})
+        row = {"key": k, "metric": f.label, "unit": f.unit, "digits": f.digits, "better": f.better,
+               "group": f.group, "a": va, "b": vb, "diff": vb - va if num else None,
+               "ratio": vb / va if num and va != 0 else None,
+               "a_spread": fa[k].spread if k in fa else None, "b_spread": fb[k].spread if k in fb else None}
+        row.update(judge_difference(row))
+        rows.append(row)
     return rows
+
+
+MIN_DIFFERENCE_PCT = 5.0    # below this B and A are not called different, whatever the runs' spread
+
+
+def judge_difference(row: dict[str, Any]) -> dict[str, Any]:
+    """Whether B is better, worse or within noise of A (pure): {verdict, noise_pct}. The noise is the runs'
+    combined spread -- A's and B's own (max - min) / median, added -- and at least MIN_DIFFERENCE_PCT; a
+    difference within it is "within noise". A figure measured once has an unknown spread: only the 5% floor
+    applies, and the verdict says so ("better, single runs"). No order (a text, or a durability clash
+    decided by the caller): verdict None."""
+    ratio, better = row.get("ratio"), row.get("better")
+    if not isnum(ratio) or better not in ("higher", "lower"):
+        return {"verdict": None, "noise_pct": None}
+    sps = [spread_of(row.get(k)) for k in ("a_spread", "b_spread")]
+    known = [sp for sp in sps if sp is not None and sp["n"] >= 2 and isnum(sp.get("spread_pct"))]
+    noise = max(MIN_DIFFERENCE_PCT, sum(float(sp["spread_pct"]) for sp in known))
+    change = abs(ratio - 1.0) * 100.0
+    if change <= noise:
+        return {"verdict": "within noise", "noise_pct": noise}
+    good = (ratio > 1) == (better == "higher")
+    verdict = "better" if good else "worse"
+    if len(known) < 2:
+        verdict += ", single runs"      # at least one side's spread is unknown
+    return {"verdict": verdict, "noise_pct": noise}
 
 
 def side_by_side(docs: Sequence[dict[str, Any]]) -> list[tuple[Figure, list[Any]]]:
