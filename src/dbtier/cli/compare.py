@@ -36,7 +36,7 @@ def _ratio(r: dict, judge: bool = True) -> str:
     if not judge or verdict is None:
         return text
     if verdict == "within noise":
-        return f"{text} [dim](within noise)[/dim]"
+        return f"[dim]{text} ~[/dim]"
     return f"[{'green' if verdict.startswith('better') else 'red'}]{text}[/]"
 
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                   caption="B − A and B / A" + (": not judged, the runs are not comparable" if clash else
                                                "; green: better, red: worse -- by more than the runs' "
                                                "combined spread (max − min over median, A's plus B's) and at "
-                                               "least 5%; less is within noise. A figure measured once has no "
+                                               "least 5%; ~ within noise. A figure measured once has no "
                                                "spread: only the 5% applies"), caption_justify="left")
         spreads = any(r.get("a_spread") or r.get("b_spread") for r in rows)
         cols = [("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("B / A", "right"),
