@@ -117,9 +117,10 @@ class DeviceModel:
                   outstanding: np.ndarray | int = 1) -> np.ndarray:
         """Seconds a unit serves a random I/O started with `outstanding` I/Os at the device (itself included):
         flash, its QD1 latency; a disk, s(n) = 1/IOPS + (QD1 - 1/IOPS) x 2/(n+1); both plus transfer past 4 KiB."""
-        op_a, nb = np.broadcast_arrays(np.asarray(op), np.asarray(nbytes, dtype=np.float64))
-        _, _, base, save = self.kernel_inputs(op_a, nb)
-        return base + save * 2.0 / (np.asarray(outstanding, dtype=np.float64) + 1.0)
+        op_a, nb = np.broadcast_arrays(np.asarray(op, dtype=np.intp), np.asarray(nbytes, dtype=np.float64))
+        tab = np.array(self.table())[op_a]          # the kernel's own inputs (_inputs), per I/O
+        base = tab[..., 2] + np.maximum(nb - SMALL_IO, 0.0) * tab[..., 1]
+        return base + tab[..., 3] * 2.0 / (np.asarray(outstanding, dtype=np.float64) + 1.0)
 
     def occupancy_s(self, op: np.ndarray | int, nbytes: np.ndarray | float) -> np.ndarray:
         """Seconds the device's rate server is busy with each I/O."""
@@ -138,31 +139,11 @@ class DeviceModel:
         bw = np.where(np.asarray(op) == 0, self.read_mbps, self.write_mbps) * 1e6
         return lat + np.maximum(np.asarray(nbytes, dtype=np.float64) - SMALL_IO, 0.0) / bw
 
-    def kernel_inputs(self, op: np.ndarray, nbytes: np.ndarray) -> tuple[np.ndarray, ...]:
-        """(gate, sequential gate, base, saveable) seconds per I/O, by table look-up on the op: the gate as
-        occupancy_s and transfer_s give it; a random I/O started with n outstanding is served in base + saveable
-        x 2/(n+1). Flash: (QD1 latency + transfer past 4 KiB, 0). Disk: (min(QD1, 1/IOPS) + transfer past 4 KiB,
-        max(QD1 - 1/IOPS, 0))."""
-        op = np.asarray(op, dtype=np.intp)
-        nb = np.asarray(nbytes, dtype=np.float64)
-        bw = np.array([self.read_mbps, self.write_mbps]) * 1e6
-        inv_iops = 1.0 / np.array([self.read_iops, self.write_iops])
-        lat = np.array([self.read_latency_us, self.write_latency_us]) * 1e-6
-        per_byte = (1.0 / bw)[op]
-        seq = nb * per_byte
-        occ = np.maximum(inv_iops[op], seq)
-        extra = np.maximum(nb - SMALL_IO, 0.0) * per_byte
-        if self.single_actuator:
-            base = np.minimum(lat, inv_iops)[op] + extra
-            save = np.maximum(lat - inv_iops, 0.0)[op]
-        else:
-            base = lat[op] + extra
-            save = np.zeros(op.shape)
-        return occ, seq, base, save
-
     def table(self) -> list[list[float]]:
-        """Per op (read, write): [1/IOPS, seconds per byte, base, saveable] as kernel_inputs takes them (base:
-        the QD1 latency, on a disk at most 1/IOPS; saveable: a disk's QD1 latency past 1/IOPS, else 0)."""
+        """Per op (read, write): [1/IOPS, seconds per byte, base, saveable], what the queueing kernel takes:
+        the gate is max(1/IOPS, b x seconds per byte) (sequential: the transfer alone); a random I/O started
+        with n outstanding is served in base + transfer past 4 KiB + saveable x 2/(n+1) (base: the QD1
+        latency, on a disk at most 1/IOPS; saveable: a disk's QD1 latency past 1/IOPS, else 0)."""
         bw = np.array([self.read_mbps, self.write_mbps]) * 1e6
         inv_iops = 1.0 / np.array([self.read_iops, self.write_iops])
         lat = np.array([self.read_latency_us, self.write_latency_us]) * 1e-6
@@ -235,7 +216,8 @@ def _take_unit(free, head, units, value):
 
 @numba.njit(nogil=True, cache=True)
 def _inputs(dev, op, nbytes, offset, table, occ, occ_seq, base, save, end):
-    """DeviceModel.kernel_inputs for I/Os on several devices in one pass (table: DeviceModel.table() per
+    """Each I/O's gate, sequential gate, base and saveable seconds (DeviceModel.table) in one pass over I/Os
+    on several devices (table: DeviceModel.table() per
     device), and where each ends (-3: no offset, never continued)."""
     for k in range(dev.shape[0]):
         row = table[dev[k], op[k]]
