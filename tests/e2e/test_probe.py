@@ -53,6 +53,14 @@ def test_quick_probe_measures_everything_and_cleans_up(tmp_path):
     assert all(t["knee"][k] == knee(t["points"], k) and t["knee"][k]["iops"] > 0 for k in KNEE_TESTS)
     for p in t["points"]:
         assert (tmp_path / "run" / p["raw"]).exists()
+    # every headline figure rests on at least two runs of its point, and is their median
+    assert set(t["spread"]) == set(SUMMARY_KEYS[:-2])
+    for k, sp in t["spread"].items():
+        assert sp["n"] >= 2 and sp["min"] <= s[k] <= sp["max"] and sp["median"] == s[k], k
+    repeats = [p for p in t["points"] if p.get("phase") == "repeat"]
+    assert repeats and all(q["group"] in ("random", "sequential", "commit") for q in repeats)
+    qd1 = [p["read"]["lat_us"]["p50"] for p in t["points"] if p["test"] == "rand-read-4k" and p["outstanding"] == 1]
+    assert len(qd1) == 2 and s["read_lat_us_qd1_p50"] == (qd1[0] + qd1[1]) / 2   # the median of two: their mean
     m = doc["machine"]
     assert m["targets"][0]["filesystem"] and m["versions"]["fio"]
     assert leftovers(target) == []

@@ -125,7 +125,8 @@ def test_report_of_a_lab_and_markdown(tmp_path):
     doc = json.loads((out / "result.json").read_text())
     assert doc["params"]["format"] == "both" and doc["report_md"] == str(out / "report.md")
     assert doc["output_md"] == str(tmp_path / "lab.md")
-    assert md.startswith("# dbtier report\n\n## Verdict\n\n- **good for**: /tmp/pt (ext4 on vda) is good for")
+    assert md.startswith("# dbtier report\n\n## Verdict\n\n- **good for**: Not judged on /tmp/pt, too little evidence")
+    assert "- long enough probe points: each fio run lasts at least 1 s" in md      # the guards, listed
     assert "- **cheapest**: The cheapest configuration for the measured load" in md
     assert "| pg_basebackup tar → directory | 134 | 157 | MB/s |" in md
 

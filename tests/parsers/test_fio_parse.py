@@ -93,3 +93,11 @@ def test_build_args():
     assert "--fdatasync=1" in b and "--direct=0" in b and "--directory=/d/commit" in b
     assert not any(x.startswith("--filename=") for x in b)
     assert job.outstanding == 64
+
+
+@pytest.mark.parametrize("name, seconds", [("commit-fdatasync-w4.json", 2.0),       # job_runtime 8000 ms / 4
+                                           ("seqread-1m-4streams.json", 1.50025),     # 6001 ms / 4
+                                           ("randwrite-4k-2x32.json", 1.5)])          # 3000 ms / 2
+def test_a_grouped_runs_length_is_the_runs_not_the_threads_sum(name, seconds):
+    """fio's group_reporting entry sums job_runtime over its numjobs threads: a 4-writer 2 s run says 8000 ms."""
+    assert parse(name)["runtime_s"] == pytest.approx(seconds)

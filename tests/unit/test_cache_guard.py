@@ -19,6 +19,8 @@ from dbtier.results.store import load_run
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bench"
 
+pytestmark = pytest.mark.usefixtures("unguarded")   # sentences on short saved runs
+
 
 def pt(reads: float, ios: float, hits: float = 0.0) -> dict:
     """A point with `reads` page reads, `hits` shared_buffers hits and `ios` device read I/Os."""

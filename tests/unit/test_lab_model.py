@@ -63,7 +63,7 @@ from dbtier.core.errors import DbtierError  # noqa: E402
 from dbtier.model.lab import oltp_argv, oltp_step_name, oltp_steps, parse_engines, plan_engine  # noqa: E402
 
 PROF = {"oltp_warehouses": "5", "oltp_clients": "1,2,4,8", "oltp_duration": "8", "oltp_warmup": "2",
-        "matrix_clients": "1,4", "matrix_duration": "5"}
+        "oltp_repeat": "2", "matrix_clients": "1,4", "matrix_duration": "5"}
 
 
 KNOWN = ("postgres", "mariadb")
@@ -87,7 +87,7 @@ def test_step_names():
 
 def test_oltp_argv_one_directory():
     assert oltp_argv("mariadb", ["/a"], "/a", "/a", PROF) == [
-        "bench", "oltp", "--engine", "mariadb", "--workload", "tpcc", "--warehouses", "5",
+        "bench", "oltp", "--engine", "mariadb", "--workload", "tpcc", "--warehouses", "5", "--repeat", "2",
         "--clients", "1,2,4,8", "--duration", "8", "--warmup", "2", "--dir", "/a"]
 
 
@@ -95,7 +95,7 @@ def test_oltp_argv_matrix_and_steps():
     steps = oltp_steps(["postgres", "mariadb"], ["/s", "/f"], "/f", "/s", PROF)
     assert [(e, n) for e, n, _ in steps] == [("postgres", "oltp-postgres"), ("mariadb", "oltp-mariadb")]
     for e, _, argv in steps:   # the same workload and storage for each engine; only --engine differs
-        assert argv == ["bench", "oltp", "--engine", e, "--workload", "tpcc", "--warehouses", "5",
+        assert argv == ["bench", "oltp", "--engine", e, "--workload", "tpcc", "--warehouses", "5", "--repeat", "2",
                         "--placement-matrix", "/f,/s", "--clients", "1,4", "--duration", "5", "--warmup", "2",
                         "--dir", "/f"]
 

@@ -41,11 +41,17 @@ def test_progress_is_measured_from_the_knee_not_from_the_best():
 
 
 def test_a_confirming_point_joins_its_level():
-    # The longer re-measures at the peak's load (phase confirm) are the same level: its best point.
+    # The longer re-measures at the peak's load (phase confirm) are runs of the same point: their median.
     p = pts("rand-read-4k", [(1, 100), (2, 200), (4, 300), (8, 325), (16, 322)])
     p += pts("rand-read-4k", [(4, 320), (4, 290)], phase="confirm")
     k = knee(p, "rand-read-4k")
-    assert (k["outstanding"], k["iops"], k["still_rising"]) == (4, 320, False)   # 325 < 320 x 1.03 = 329.6
+    # level 4: median(300, 320, 290) = 300; 325 beats 300 x 1.03 = 309 (the knee moves to 8); 322 < 334.75
+    assert (k["outstanding"], k["iops"], k["p99_us"], k["still_rising"]) == (8, 325, 80.0, False)
+    p += pts("rand-read-4k", [(8, 301)], phase="repeat")        # 8 now median(325, 301) = 313: beats 309 still
+    assert knee(p, "rand-read-4k")["iops"] == 313.0
+    # a split of the same load over two threads is another point of the level: the better median wins
+    p += [dict(q, jobs=2, iops=400.0) for q in pts("rand-read-4k", [(8, 400)])]
+    assert knee(p, "rand-read-4k")["iops"] == 400.0
 
 
 def test_the_knee_is_where_the_sweep_stops():

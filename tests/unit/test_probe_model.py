@@ -1,6 +1,8 @@
 """Pure parts of the probe: load levels, sizing, the summary."""
 
 import json
+
+import pytest
 from pathlib import Path
 
 
@@ -74,3 +76,61 @@ def test_summary_matches_saved_real_run():
     doc = json.loads(SAMPLE.read_text())
     t = doc["targets"][0]
     assert summarize(t["points"], t["fsync_honesty"]) == t["summary"]
+
+
+def test_a_repeated_point_gives_its_median_and_spread():
+    from dbtier.results.probe import spreads
+    pts = [
+        # the 64-deep point twice (the sweep and its confirming run): median (110k + 90k) / 2 = 100k
+        _pt("rand-read-4k", 110_000, 64, read=_lat(600, 990), runtime_s=1.0),
+        _pt("rand-read-4k", 90_000, 64, read=_lat(640, 1010), runtime_s=2.0),
+        # a single lucky run below the pair's max but above its median wins: medians are compared
+        _pt("rand-read-4k", 104_000, 128, read=_lat(1200, 2000), runtime_s=1.0),
+        _pt("rand-read-4k", 20_000, 1, read=_lat(50, 100), runtime_s=1.0),
+        _pt("rand-read-4k", 18_000, 1, read=_lat(56, 120), runtime_s=1.0),
+        _pt("seq-read-1m", 1500, group="sequential", rw="read", bw=1.3e9, streams=1),
+        _pt("seq-read-1m", 1500, group="sequential", rw="read", bw=4.4e9, streams=1),
+    ]
+    s = summarize(pts, None)
+    assert s["read_iops_4k"] == 104_000 and s["read_lat_us_p99_at_max"] == 2000
+    assert s["read_lat_us_qd1_p50"] == 53           # (50 + 56) / 2
+    assert s["read_mbps_seq"] == 2850.0             # (1300 + 4400) / 2 MB/s
+    sp = spreads(pts)
+    assert sp["read_iops_4k"] == {"median": 104_000, "min": 104_000, "max": 104_000, "n": 1, "spread_pct": None,
+                                  "min_runtime_s": 1.0}
+    assert sp["read_lat_us_qd1_p50"]["n"] == 2
+    assert abs(sp["read_lat_us_qd1_p50"]["spread_pct"] - 100 * 6 / 53) < 1e-9
+    assert abs(sp["read_mbps_seq"]["spread_pct"] - 100 * 3100 / 2850) < 1e-9
+    assert "write_iops_4k" not in sp
+
+
+def test_under_measured_names_each_headline_point_once():
+    from dbtier.results.probe import GROUP_HEADLINES, RANDOM, point_config, under_measured
+    pts = [
+        _pt("rand-read-4k", 20_000, 1, read=_lat(50, 100)),
+        _pt("rand-read-4k", 110_000, 64, read=_lat(600, 990)),
+        _pt("rand-read-4k", 100_000, 64, read=_lat(600, 990), phase="confirm"),
+        _pt("rand-write-4k", 15_000, 1, rw="randwrite", write=_lat(60, 150)),
+    ]
+    todo = under_measured(pts, GROUP_HEADLINES[RANDOM])
+    # the read peak has its two runs; the QD1 read and the write (its peak is also its QD1 point) do not
+    assert sorted(point_config(p) for p in todo) == sorted([point_config(pts[0]), point_config(pts[3])])
+    assert under_measured(pts + [dict(pts[0]), dict(pts[3])], GROUP_HEADLINES[RANDOM]) == []
+
+
+REPEATS = Path(__file__).parent.parent / "data" / "probe" / "quick-ext4-virtio-repeats.json"
+
+
+def test_a_saved_probe_with_repeats_has_two_runs_behind_every_headline():
+    """A real quick probe (1 s points) on this project's virtio disk, saved after headline points were repeated
+    (its `knee` recomputed once the knee took medians too). Its sequential read's two runs were 1,264 and 2,209
+    MB/s: the median, 1,736.5, is the headline and the 54% spread is kept beside it."""
+    from dbtier.results.probe import knees, spreads
+    t = json.loads(REPEATS.read_text())["targets"][0]
+    assert summarize(t["points"], t["fsync_honesty"]) == t["summary"]
+    assert spreads(t["points"]) == t["spread"] and knees(t["points"]) == t["knee"]
+    assert {k: v["n"] for k, v in t["spread"].items()} == {k: 2 for k in SUMMARY_KEYS[:-2]}
+    seq = sorted(p["bw_bytes_per_s"] / 1e6 for p in t["points"] if p["test"] == "seq-read-1m" and p["streams"] == 2)
+    assert seq == pytest.approx([1263.936574, 2209.125684])
+    assert t["summary"]["read_mbps_seq"] == pytest.approx((1263.936574 + 2209.125684) / 2)
+    assert t["spread"]["read_mbps_seq"]["spread_pct"] == pytest.approx(100 * (2209.125684 - 1263.936574) / 1736.531129)

@@ -148,7 +148,7 @@ def test_fleet_markdown(fleet):
 
 # -- show and compare -------------------------------------------------------------------------------------
 
-def test_show_a_fleet_probe(tmp_path):
+def test_show_a_fleet_probe(tmp_path, unguarded):   # its saturation sentence, on a 0.3 s-per-point sample
     run = run_dir(tmp_path / "runs", "f", FLEET)
     r = call_main("show", str(run), "--out", str(tmp_path / "s"), cwd=tmp_path, env={"COLUMNS": "120"})
     assert r.returncode == 0, r.stderr
@@ -195,11 +195,12 @@ def test_compare_a_fleet_with_a_single_host_probe(tmp_path):
 
 # -- a single-host probe: as before ----------------------------------------------------------------------------
 
-# The single-host probe's report, Markdown and show summary rendered before fleet probes existed (commit
-# 28356aa). A deliberate change to the single-host report updates these; a fleet change must not.
-SINGLE_HTML = "fd42669926a3ba736b2b8913eb16a9925d34e4cdf57da0cc1c66b1016735426e"
-SINGLE_MD = "24b27ae3d34221ca62616afc84dfdda548ed907a45422386b8406f6e5fa93405"
-SINGLE_SUMMARY = "9390927fcea4d024cd60f54bcd0d924a2b4353674a7efc56d79e09ba249b225b"
+# The single-host probe's report, Markdown and show summary as rendered before fleet probes existed (commit
+# 28356aa), then deliberately changed: spreads on the headline figures and the verdict's evidence guards
+# (issue 18). A deliberate change to the single-host report updates these; a fleet change must not.
+SINGLE_HTML = "cc8ffd61ad3c09a0bed7e861fcfefe6da495b018067ab96e4c6b0ee25e700dbe"
+SINGLE_MD = "3928c9c4bd270578c171dbbde3536e827e96d1cc1f041cfddf73cd2c4491eff9"
+SINGLE_SUMMARY = "4d1211f7f9b7c8096d52403261055f25982f955f3e4fc37f40e6c47039b7bcf5"
 
 
 def _sha(text: str) -> str:

@@ -4,6 +4,8 @@ MariaDB-shaped documents edited out of saved real PostgreSQL runs (tests/samples
 
 from __future__ import annotations
 
+import pytest
+
 import io
 import json
 from pathlib import Path
@@ -21,6 +23,8 @@ from dbtier.results.store import load_run
 from samples import TPCC, mariadb_doc, mariadb_matrix_doc
 
 NOT = "not durable: not comparable with a durable one"
+
+pytestmark = pytest.mark.usefixtures("unguarded")   # sentences on short saved runs
 
 
 def ipt(reads: float, requests: float, ios: float | None = None) -> dict:

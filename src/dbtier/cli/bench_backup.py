@@ -31,6 +31,9 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
                    help="source size: pgbench scale (16 MB each, default 20) or TPC-H SF for duckdb")
     b.add_argument("--methods", help="postgres: plain,tar,tar-gzip; mariadb: plain,stream,stream-gzip (default all "
                    "of the engine's)")
+    b.add_argument("--repeat", type=argtypes.positive_int(argtypes.MAX_REPEAT), default=1,
+                   help="runs of each backup (default 1); MB/s is their median, with their spread (the verdict "
+                        "names a backup's limiting side from 2 runs or more)")
     b.add_argument("--port", type=argtypes.port())
     b.add_argument("--os-user")
     add_output_options(b)
@@ -58,7 +61,7 @@ def run_backup(args: argparse.Namespace) -> int:
             raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
     cls.check()
     params = {"engine": args.engine, "to": args.to, "data": args.data, "scale": args.scale,
-              "methods": methods or list(cls.backup_fixed),
+              "methods": methods or list(cls.backup_fixed), "repeat": args.repeat,
               "method": "each backup timed end to end; OS page cache dropped first when root; null sink: "
                         "pg_basebackup tar / mariadb-backup xbstream to stdout discarded / file read to /dev/null"}
     run = Run("bench", args, params, paths=[args.data, args.to], inputs=[args.data, args.to])
@@ -75,7 +78,9 @@ def run_backup(args: argparse.Namespace) -> int:
         run.save()
         if not args.json:
             out.print(esc(f"{rec['method']:<24} {rec['target']:<4} {rec['bytes'] / 1e6:8,.0f} MB {rec['seconds']:7.2f} s "
-                          f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}"))
+                          f"{rec['mbps']:7,.0f} MB/s  {rec['bottleneck']}"
+                          + (f"  (median of {rec['runs']}: {min(rec['mbps_runs']):,.0f}–{max(rec['mbps_runs']):,.0f})"
+                             if rec.get("runs", 1) > 1 else "")))
     engine = cls(ServerSpec(Path(args.data), {}, port=args.port, os_user=args.os_user, settings=cls.settings(args, [1])))
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
@@ -84,7 +89,7 @@ def run_backup(args: argparse.Namespace) -> int:
             engine.open()
             doc["source"] = engine.backup_source(args.scale)
             run.save()
-            engine.backup(Path(args.to), methods, devices, src_dev, dst_dev, on_result)
+            engine.backup(Path(args.to), methods, devices, src_dev, dst_dev, on_result, args.repeat)
     finally:
         engine.close()
     run.finish("ok")

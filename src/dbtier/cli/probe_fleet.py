@@ -16,7 +16,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import executor, fleet
 from dbtier.measure.probe import Profile, load_levels, probe_target
 from dbtier.report.tables import probe_points_table, probe_summary_table
-from dbtier.results.probe import READ_4K, RANDOM, knees, summarize
+from dbtier.results.probe import READ_4K, RANDOM, knees, spreads, summarize
 
 DEGRADED_P99 = 1.5          # per-host p99 this many times the one-host figure: the shared storage degrades
 DEGRADED_IOPS = 0.8         # or per-host IOPS below this share of one host's
@@ -160,6 +160,7 @@ def run(args: argparse.Namespace, profile: Profile, tests: tuple[str, ...], size
                 for m in members:
                     te = m.tentry
                     te["summary"] = summarize(te["points"], te.get("fsync_honesty"))
+                    te["spread"] = spreads(te["points"])
                     te["knee"] = knees(te["points"])
                     if m.dropped is None:
                         te["status"] = m.entry["status"] = "ok"

@@ -158,8 +158,10 @@ def parse_jobs(jobs: list[dict[str, Any]]) -> dict[str, Any]:
     res["sync"] = {"ops": int(sync_lat.get("N", 0)), "lat_us": _lat(sync)} if sync_lat.get("N") else None
     res["iops"] = sum((res[d] or {}).get("iops", 0.0) for d in ("read", "write"))
     res["bw_bytes_per_s"] = sum((res[d] or {}).get("bw_bytes_per_s", 0.0) for d in ("read", "write"))
-    res["runtime_s"] = max(j.get("job_runtime", 0) for j in jobs) / 1000.0
     numjobs = int(busiest.get("job options", {}).get("numjobs", 1) or 1) if len(jobs) == 1 else len(jobs)
+    # The run's length: a group_reporting entry's job_runtime is the sum over its numjobs threads.
+    res["runtime_s"] = (jobs[0].get("job_runtime", 0) / numjobs if len(jobs) == 1
+                        else max(j.get("job_runtime", 0) for j in jobs)) / 1000.0
     usr = sum(j.get("usr_cpu", 0.0) for j in jobs) / len(jobs)
     sys_ = sum(j.get("sys_cpu", 0.0) for j in jobs) / len(jobs)
     # fio's usr/sys_cpu are per job, in % of one core: cores used = pct/100 * jobs.

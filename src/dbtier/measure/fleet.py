@@ -266,7 +266,7 @@ class FleetProber(Prober):
             job = replace(job, directory=t.commit_dir, filename_format=t.commit_format)
         return job
 
-    def measure(self, job: FioJob, test: str, group: str, read_pct: int, **extra: Any) -> dict[str, Any]:
+    def run_point(self, job: FioJob, test: str, group: str, read_pct: int, **extra: Any) -> dict[str, Any]:
         self.n += 1
         live = self.live()
         if not live:

@@ -105,7 +105,8 @@ def oltp_step_name(engine: str, engines: Sequence[str]) -> str:
 def oltp_argv(engine: str, dirs: Sequence[str], fast: str, slow: str, prof: dict[str, str]) -> list[str]:
     """The `dbtier bench oltp` argv of one engine's OLTP step: the same tpcc workload and storage for every
     engine; two or more directories walk the placement matrix (the engine's own steps) fast,slow."""
-    head = ["bench", "oltp", "--engine", engine, "--workload", "tpcc", "--warehouses", prof["oltp_warehouses"]]
+    head = ["bench", "oltp", "--engine", engine, "--workload", "tpcc", "--warehouses", prof["oltp_warehouses"],
+            "--repeat", prof["oltp_repeat"]]
     if len(dirs) >= 2:
         return head + ["--placement-matrix", f"{fast},{slow}", "--clients", prof["matrix_clients"],
                        "--duration", prof["matrix_duration"], "--warmup", prof["oltp_warmup"], "--dir", fast]

@@ -79,7 +79,8 @@ def backup_section(doc: dict[str, Any], i: int) -> str:
     trows = []
     for t in targets:
         devs = t.get("devices") if isinstance(t.get("devices"), dict) else {}
-        trows.append([esc(t.get("method")), esc(t.get("target")), num(t.get("mbps")), num(t.get("seconds"), 2),
+        trows.append([esc(t.get("method")), esc(t.get("target")), num(t.get("mbps")),
+                      esc(F.spread_text(t.get("mbps_spread")) or "n=1"), num(t.get("seconds"), 2),
                       num(to_mb(t.get("bytes")), 1), num(to_mb(t.get("output_bytes")), 1),
                       num(t.get("proc_cpu_cores"), 2), num(get(t, "cpu_util", "busy_pct"), 0),
                       "<br>".join(f"{esc(n)} {num(get(d, 'busy_pct'), 0)}%" for n, d in devs.items()) or "—",
@@ -88,16 +89,20 @@ def backup_section(doc: dict[str, Any], i: int) -> str:
                       f'{esc(t.get("bottleneck_evidence") or "")}</span>'])
     if trows:
         out.append('<div class="wide">' + html_table(
-            ["method", "to", "MB/s", "seconds", "source MB", "written MB", "backup process cores", "CPU busy %",
-             "device busy", "page cache dropped", "limiting side"], trows, num_cols=range(2, 8), cls="backup")
+            ["method", "to", "MB/s (median)", "runs (min–max, n)", "seconds", "source MB", "written MB",
+             "backup process cores", "CPU busy %", "device busy", "page cache dropped", "limiting side"], trows,
+            num_cols=range(2, 9), cls="backup")
             + "</div>")
     else:
         out.append('<p class="na">No backup finished.</p>')
     ver = get(doc, "machine", "versions", engine) if isinstance(engine, str) else None
     mrows = [("engine", esc(engine_label(engine)) + (f" {esc(ver)}" if ver else "")),
              ("methods", json_value(p.get("methods"))), ("method", esc(p.get("method") or "—")),
-             ("MB/s", "source bytes (10⁶) over the whole backup, start to finish; one run per method and target "
-                      "(no repeats, no spread)"),
+             ("MB/s", "source bytes (10⁶) over the whole backup, start to finish"
+                      + (f"; the median of {num(p.get('repeat'))} runs per method and target (--repeat), their "
+                         "seconds, CPU and devices those of the run in the middle" if isnum(p.get("repeat"))
+                         and p["repeat"] > 1 else "; one run per method and target (no spread: --repeat 2 or more "
+                         "gives one)")),
              ("limiting side", "the CPU when compression keeps the backup process at 0.85 cores or more; the "
                                "target when the directory is under 80% of the null sink and at least as busy as "
                                "the source; the source otherwise")]

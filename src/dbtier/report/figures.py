@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.model.placement import ALL_MATRIX_MOVES, ALL_READ_STEPS
 from dbtier.report.tables import SUMMARY_LABELS
-from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, KNEE_TESTS, READ_4K, SUMMARY_KEYS, knee
+from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, KNEE_TESTS, READ_4K, SUMMARY_KEYS, knee, spreads
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
 
@@ -167,6 +167,15 @@ def probe_targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return dicts(doc.get("targets")) if doc.get("command") == "probe" else []
 
 
+def probe_spread(t: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """How a probe target's headline figure varied over its point's measurements ({median, min, max, n,
+    spread_pct, min_runtime_s}); an older document without `spread` is recomputed from its points."""
+    sp = t.get("spread")
+    if not isinstance(sp, dict):
+        sp = spreads([p for p in dicts(t.get("points")) if isinstance(p.get("test"), str)])
+    return spread_of(sp.get(key))
+
+
 def machine_target(doc: dict[str, Any], path: Any) -> dict[str, Any] | None:
     """The machine's record of the directory holding `path` (the longest matching target path)."""
     if not isinstance(path, str):
@@ -216,7 +225,7 @@ def _probe_figures(doc: dict[str, Any]) -> list[Figure]:
             label, unit, digits = SUMMARY_LABELS.get(key, (key.replace("_", " "), "", 1))
             v = s.get(key)
             out.append(Figure(prefix + key, label, v if isnum(v) else None, unit, digits,
-                              "higher" if key in HIGHER_BETTER else "lower", group))
+                              "higher" if key in HIGHER_BETTER else "lower", group, spread=probe_spread(t, key)))
         k = probe_knee(t)
         if k:
             out.append(Figure(prefix + "read_knee_outstanding", "4 KiB random read knee", k["outstanding"],
@@ -449,7 +458,8 @@ def matrix_bests(doc: dict[str, Any]) -> list[dict[str, Any]]:
     for k, s in enumerate(oltp_steps(doc)):
         b = best_point(oltp_points(s.get("points")))
         out.append({"name": str(s.get("name") or f"step {k + 1}"), "tps": b.get("tps") if b else None,
-                    "clients": b.get("clients") if b else None})
+                    "clients": b.get("clients") if b else None, "spread": point_spread(b),
+                    "duration_s": b.get("duration_s") if b else None})
     return out
 
 
@@ -462,7 +472,9 @@ def matrix_moves(doc: dict[str, Any]) -> list[dict[str, Any]]:
         role = ALL_MATRIX_MOVES.get(b["name"])
         if role and isnum(a["tps"]) and isnum(b["tps"]) and a["tps"] > 0:
             out.append({"step": b["name"], "role": role, "before": a["tps"], "after": b["tps"],
-                        "gain": b["tps"] / a["tps"] - 1, "from_step": a["name"]})
+                        "gain": b["tps"] / a["tps"] - 1, "from_step": a["name"],
+                        "noise_pct": judge_difference({"ratio": b["tps"] / a["tps"], "better": "higher",
+                                                       "a_spread": a["spread"], "b_spread": b["spread"]})["noise_pct"]})
     return out
 
 
@@ -597,14 +609,19 @@ def _dss_figures(doc: dict[str, Any]) -> list[Figure]:
 
 def backup_methods(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Per method, in the order run: {method, dir_mbps, null_mbps, limit, evidence, bytes, output_bytes,
-    compressed, seconds, cpu_cores}; the limiting side is the directory run's (else the null run's)."""
+    compressed, seconds, cpu_cores, dir_spread, null_spread}; the limiting side is the directory run's (else
+    the null run's); a spread is its runs' MB/s (n=1 for one run)."""
     by: dict[str, dict[str, Any]] = {}
     for t in dicts(doc.get("targets")):
         m = str(t.get("method") or "?")
         rec = by.setdefault(m, {"method": m, "dir_mbps": None, "null_mbps": None, "limit": None, "evidence": None,
                                 "bytes": None, "output_bytes": None, "compressed": t.get("compressed"),
-                                "seconds": None, "cpu_cores": None})
+                                "seconds": None, "cpu_cores": None, "dir_spread": None, "null_spread": None})
         side = t.get("target")
+        if side in ("null", "dir"):    # a run measured once (or an older document): n=1
+            rec[f"{side}_spread"] = spread_of(t.get("mbps_spread")) or (
+                {"median": t["mbps"], "min": t["mbps"], "max": t["mbps"], "n": 1, "spread_pct": None}
+                if isnum(t.get("mbps")) else None)
         if side == "null":
             rec["null_mbps"] = t.get("mbps") if isnum(t.get("mbps")) else None
             if rec["limit"] is None:
@@ -627,8 +644,10 @@ def _backup_figures(doc: dict[str, Any]) -> list[Figure]:
            Figure("source_mb", "source database", src / 1e6 if isnum(src) else None, "MB", 0)]
     for m in backup_methods(doc):
         name = m["method"]
-        out += [Figure(f"{name}.dir_mbps", f"{name} → directory", m["dir_mbps"], "MB/s", 0, "higher", name),
-                Figure(f"{name}.null_mbps", f"{name} → null", m["null_mbps"], "MB/s", 0, "higher", name),
+        out += [Figure(f"{name}.dir_mbps", f"{name} → directory", m["dir_mbps"], "MB/s", 0, "higher", name,
+                       spread=m["dir_spread"]),
+                Figure(f"{name}.null_mbps", f"{name} → null", m["null_mbps"], "MB/s", 0, "higher", name,
+                       spread=m["null_spread"]),
                 Figure(f"{name}.limit", f"{name}: limiting side", m["limit"], group=name)]
     return out
 

@@ -40,7 +40,7 @@ from dbtier.report.lab import lab_section
 from dbtier.report.oltp import oltp_section
 from dbtier.report.plan import plan_section
 from dbtier.report.probe_fleet import section as probe_section
-from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
+from dbtier.report.verdict import TOPIC_LABELS, TOPICS, thresholds, verdict
 
 CSS = """
 :root { --ink:#1f2328; --muted:#59636e; --line:#d8dee4; --soft:#f6f8fa;
@@ -130,12 +130,19 @@ section.verdict h2 { margin-top: 12px; border-bottom: 0; padding-bottom: 0; }
 table.verdict { width: 100%; font-size: 15px; }
 table.verdict th { width: 7.5em; text-transform: uppercase; font-size: 12px; letter-spacing: .04em; padding-top: 8px; }
 table.verdict td p { margin: 4px 0; }
+table.verdict td p.unjudged { color: var(--muted); font-style: italic; }
 .charts.one { grid-template-columns: 1fr; }
 table.steps td:last-child { font-size: 12px; }
 table.steps td:first-child, table.steps td:nth-child(4) { white-space: nowrap; }
 table.backup { font-size: 13px; } table.backup th { vertical-align: bottom; }
 table.backup td.num, table.backup th.num { padding-left: 8px; white-space: nowrap; }
-@media (max-width: 820px) { .top { grid-template-columns: 1fr; } .charts { grid-template-columns: 1fr; } }
+@media (max-width: 820px) { .top, .charts { grid-template-columns: minmax(0, 1fr); } }
+/* a phone: a table wider than the screen scrolls inside itself, never the page */
+@media screen and (max-width: 600px) {
+  body { padding: 16px 12px 32px; }
+  table:not(.verdict) { display: block; max-width: 100%; overflow-x: auto; }
+  table.verdict th { width: 5.5em; }
+}
 @media print {
   @page { margin: 14mm; }
   body { max-width: none; padding: 0; font-size: 10.5pt; }
@@ -208,15 +215,22 @@ def _verdict_section(docs: Sequence[dict[str, Any]]) -> str:
         items = v.get(topic) or []
         if items:
             rows.append(f"<tr><th>{esc(TOPIC_LABELS[topic])}</th><td>"
-                        + "".join(f"<p>{esc(it['text'])}</p>" for it in items) + "</td></tr>")
+                        + "".join(f'<p class="unjudged">{esc(it["text"])}</p>' if it.get("judged") is False
+                                  else f"<p>{esc(it['text'])}</p>" for it in items) + "</td></tr>")
     notes = "".join(f'<p class="note{" bad" if c.get("kind") in ("fsync", "step", "status", "reads-from-memory") else ""}">{esc(c["text"])}'
                     "</p>" for c in v.get("caveats") or [])
     body = (f'<table class="verdict"><tbody>{"".join(rows)}</tbody></table>' if rows else
             '<p class="na">No verdict: these runs hold no probe, benchmark or plan figures to judge from.</p>')
     return (f'<section class="verdict"><h2 id="verdict">Verdict</h2>{body}{notes}'
             '<p class="reason">Each sentence rests on the figures it cites, from the runs below; a question the runs '
-            "do not answer gets no sentence. The rules of thumb are in <code>dbtier.report.verdict</code>.</p>"
-            "</section>")
+            "do not answer gets no sentence, and one they answer on too little evidence says what would be needed."
+            "</p>" + _thresholds_html() + "</section>")
+
+
+def _thresholds_html() -> str:
+    rows = "".join(f"<tr><th>{esc(what)}</th><td>{esc(rule)}</td></tr>" for what, rule in thresholds())
+    return ('<details class="thresholds"><summary>The rules of thumb and the evidence a sentence needs '
+            f'(<code>dbtier.report.verdict</code>)</summary><table class="kv"><tbody>{rows}</tbody></table></details>')
 
 
 

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from dbtier import __version__
 from dbtier.report import figures as F
-from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
+from dbtier.report.verdict import TOPIC_LABELS, TOPICS, thresholds, verdict
 
 
 # Text from documents (database, host, device and path names, error messages) is written so that it
@@ -132,6 +132,8 @@ def render_markdown(docs: list[dict[str, Any]]) -> str:
     out += [""] + [f"> **Note:** {_md(c['text'])}" for c in v.get("caveats") or []]
     if v.get("caveats"):
         out.append("")
+    out += ["The rules of thumb, and the evidence a sentence needs (short of it, the sentence says what is missing):",
+            "", *[f"- {_md(what)}: {_md(rule)}" for what, rule in thresholds()], ""]
     out += ["## Runs", "",
             *_table(["#", "command", "run", "status", "started", "finished"],
                     [[i + 1, F.kind(d), F.run_name(d, i), d.get("status") or "unknown", d.get("started_at"),

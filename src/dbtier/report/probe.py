@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dbtier.core.units import human_bytes
+from dbtier.report import figures as F
 from dbtier.report import svg
 from dbtier.report.base import (
     badge,
@@ -33,8 +34,9 @@ from dbtier.results.probe import (
     RANDOM_TESTS,
     READ_4K,
     SEQUENTIAL,
+    FIGURE_KEYS,
+    MIN_MEASUREMENTS,
     SEQUENTIAL_TESTS,
-    SUMMARY_KEYS,
     WRITE_4K,
 )
 
@@ -229,20 +231,24 @@ def verdict_html(verdict: Any) -> str:
 def _summary_table(target: dict[str, Any]) -> str:
     s = target.get("summary") if isinstance(target.get("summary"), dict) else {}
     rows = []
-    for key in SUMMARY_KEYS:
-        if key in ("fsync_honesty", "fsync_honesty_reason"):
-            continue
+    for key in FIGURE_KEYS:
         label, unit, digits = SUMMARY_LABELS.get(key, (key.replace("_", " "), "", 1))
         v = s.get(key)
         cell = num(v, digits) if isnum(v) else '<span class="na">not measured</span>'
-        rows.append(f'<tr><td>{esc(label)}</td><td class="num">{cell}</td><td class="unit">{esc(unit)}</td></tr>')
+        sp = F.probe_spread(target, key) if isnum(v) else None
+        pct = sp.get("spread_pct") if sp else None
+        runs = esc(F.spread_text(sp, digits)) if sp else ""
+        rows.append(f'<tr><td>{esc(label)}</td><td class="num">{cell}</td><td class="unit">{esc(unit)}</td>'
+                    f'<td class="num">{runs}</td><td class="num">{num(pct, 1) + "%" if isnum(pct) else ""}'
+                    '</td></tr>')
     verdict = s.get("fsync_honesty")
     reason = s.get("fsync_honesty_reason")
-    rows.append(f'<tr><td>fsync honesty</td><td class="num">{verdict_html(verdict)}</td><td></td></tr>')
+    rows.append(f'<tr><td>fsync honesty</td><td class="num">{verdict_html(verdict)}</td><td></td><td></td><td></td></tr>')
     if reason:
-        rows.append(f'<tr><td colspan="3" class="reason">{esc(reason)}</td></tr>')
-    return ('<table class="summary"><thead><tr><th>measure</th><th class="num">value</th><th>unit</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+        rows.append(f'<tr><td colspan="5" class="reason">{esc(reason)}</td></tr>')
+    return ('<div class="wide"><table class="summary"><thead><tr><th>measure</th><th class="num">value (median)</th>'
+            '<th>unit</th><th class="num">runs (min–max, n)</th><th class="num">spread (range / median)</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
 def _fsync_card(target: dict[str, Any]) -> str:
@@ -387,7 +393,10 @@ def _method_section(doc: dict[str, Any]) -> str:
             ("tests", esc(", ".join(map(str, p.get("tests") or [])) or "—")),
             ("free-space margin", f"{num(p.get('margin_pct'), 0)}% of the filesystem left untouched"
              if isnum(p.get("margin_pct")) else "—"),
-            ("fill test", yes_no(p.get("fill")))]
+            ("fill test", yes_no(p.get("fill"))),
+            ("headline figures", f"each the median of at least {MIN_MEASUREMENTS} runs of its point (the probe "
+             "measures a headline point again until it has them); the spread is the runs' range as a share of "
+             "the median; a peak is the point with the highest median")]
     known = {"engine", "direct_io", "profile", "point_s", "ramp_s", "load_levels", "max_lat_ms", "latency",
              "commit_pattern", "tests", "margin_pct", "fill"}
     rows += [(k.replace("_", " "), json_value(v)) for k, v in p.items() if k not in known]

@@ -51,9 +51,14 @@ def probe_summary_table(entry: dict[str, Any]) -> Table:
     t.add_column("measure")
     t.add_column("value", justify="right")
     t.add_column("unit")
+    t.add_column("runs (min–max)", justify="right")   # a headline figure is the median of its point's runs
+    spreads = entry.get("spread") if isinstance(entry.get("spread"), dict) else {}
     for key, (label, unit, digits) in SUMMARY_LABELS.items():
         if s.get(key) is not None:
-            t.add_row(label, _num(s[key], digits), unit)
+            sp = spreads.get(key) or {}
+            n = sp.get("n") or 0
+            runs = f"{_num(sp['min'], digits)}–{_num(sp['max'], digits)}, n={n}" if n > 1 else f"n={n}" if n else ""
+            t.add_row(label, _num(s[key], digits), unit, runs)
     if s.get("fsync_honesty"):
         colour = "green" if s["fsync_honesty"] == "ok" else "red"
         t.add_row("fsync honesty", f"[{colour}]{esc(s['fsync_honesty'])}[/{colour}]", "")

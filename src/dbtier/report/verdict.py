@@ -22,7 +22,7 @@ from dbtier.model.placement import ALL_READ_STEPS, engine_steps
 from dbtier.report.figures import (NOT_DURABLE, backup_methods, busiest_device, device_of, dicts, dss_stats,
                                    durability, durability_clash, engine_of, engine_words, expand,
                                    fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
-                                   matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_targets,
+                                   matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_spread, probe_targets,
                                    run_name, workload_name)
 from dbtier.results.probe import READ_4K, WRITE_4K
 
@@ -39,6 +39,21 @@ CPU_BOUND_PCT = 80.0
 # ... and temp-heavy when the queries that spilled took this share of its time.
 TEMP_HEAVY_SHARE = 0.25
 
+# -- the evidence a verdict sentence needs; short of it the sentence says what would be needed instead ----------
+# A figure judged by rests on at least this many runs of its point ...
+MIN_RUNS = 2
+# ... that differ by at most this share of their median, (max - min) / median (pyperf calls a benchmark
+# unstable past a standard deviation of 10% of the mean: about a 14% range for two runs, 20% for three).
+MAX_SPREAD_PCT = 20.0
+# A probe point (one fio run) lasts at least this long: shorter ones are mostly fio's start and ramp.
+MIN_PROBE_POINT_S = 1.0
+# Each run of an OLTP point lasts at least this long (the knee and its bottleneck are judged on it).
+MIN_OLTP_POINT_S = 5.0
+# A TPC-H power run lasts at least this long before its CPU figure says CPU- or storage-bound, and
+# before a temp placement is judged on its time: shorter, the queries are milliseconds, the CPU counters
+# tick every 10 ms and per-query overheads (starting the sampler, polling temp) weigh as much as the work.
+MIN_DSS_RUN_S = 5.0
+
 TOPICS = ("good_for", "saturates", "bottleneck", "placement", "cheapest")
 TOPIC_LABELS = {"good_for": "good for", "saturates": "saturates", "bottleneck": "bottleneck",
                 "placement": "placement", "cheapest": "cheapest", "caveats": "caveats"}
@@ -51,6 +66,43 @@ _BACKUP_LIMITS = {"source": "the source (reading the database)", "target": "the 
 _ENGINES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
 _REQ = (("read_iops", "read IOPS"), ("write_iops", "write IOPS"), ("read_mbps", "read MB/s"),
         ("write_mbps", "write MB/s"), ("capacity_gb", "GB"))
+
+
+def thresholds() -> list[tuple[str, str]]:
+    """The rules of thumb and evidence guards, as the report's method notes list them: (what, rule)."""
+    return [
+        ("flash-class random reads", f"a 4 KiB random read at queue depth 1 takes at most {fmt_auto(OLTP_READ_LAT_US)} "
+                                     "µs (p50): fit for latency-bound OLTP"),
+        ("cheap commits", f"an 8 KiB write + fdatasync takes at most {fmt_auto(COMMIT_LAT_US)} µs (p50)"),
+        ("good scans and backups", f"sequential read of at least {fmt_auto(SEQ_MBPS)} MB/s"),
+        ("a placement gain", f"a move changes TPS (or a TPC-H run's time) by at least {MIN_GAIN:.0%} and by more "
+                             "than the two runs' combined spread"),
+        ("CPU-bound TPC-H", f"the queries kept the CPU at least {fmt_auto(CPU_BOUND_PCT)}% busy (time-weighted)"),
+        ("temp-heavy TPC-H", f"queries that spilled took at least {TEMP_HEAVY_SHARE:.0%} of the run's time"),
+        ("enough runs", f"a figure judged by rests on at least {MIN_RUNS} runs of its point"),
+        ("small enough spread", f"those runs differ by at most {fmt_auto(MAX_SPREAD_PCT)}% of their median"),
+        ("long enough probe points", f"each fio run lasts at least {fmt_auto(MIN_PROBE_POINT_S)} s"),
+        ("long enough OLTP points", f"each run of an OLTP point lasts at least {fmt_auto(MIN_OLTP_POINT_S)} s"),
+        ("long enough TPC-H runs", f"a power run lasts at least {fmt_auto(MIN_DSS_RUN_S)} s"),
+    ]
+
+
+def _short_of(spread: dict[str, Any] | None, seconds: Any, min_s: float, unit: str = "",
+              digits: int = 0) -> str | None:
+    """Why a figure is not enough to judge by: too few runs, runs too short, a spread too wide (None: it is
+    enough). `spread` {median, min, max, n, spread_pct}; `seconds` the shortest run's length."""
+    n = int(spread["n"]) if spread and isnum(spread.get("n")) else 1
+    whys = []
+    if n < MIN_RUNS:
+        whys.append("measured once" if n == 1 else f"{n} runs")
+    if isnum(seconds) and seconds < 0.95 * min_s:   # fio and the timers round a nominal length down a little
+        whys.append(f"in {fmt_auto(seconds)} s runs (at least {fmt_auto(min_s)} s needed)")
+    pct = spread.get("spread_pct") if spread else None
+    if n >= 2 and isnum(pct) and pct > MAX_SPREAD_PCT:
+        whys.append(f"its {n} runs differ by {fmt_auto(pct)}% ({fmt(spread['min'], digits)}–"
+                    f"{fmt(spread['max'], digits)}" + (f" {unit}" if unit else "")
+                    + f"; at most {fmt_auto(MAX_SPREAD_PCT)}% to judge)")
+    return ", ".join(whys) or None
 
 
 def _join(items: Sequence[str]) -> str:
@@ -80,11 +132,55 @@ def _where(doc: dict[str, Any], t: dict[str, Any]) -> str:
 
 # -- what the storage is good for --------------------------------------------------------------------
 
+_PROBE_FIGURES = {"read_lat_us_qd1_p50": ("the 4 KiB random read at queue depth 1", "µs", 1),
+                  "commit_lat_us_p50": ("the commit latency", "µs", 1),
+                  "read_mbps_seq": ("the sequential read", "MB/s", 0),
+                  "read_iops_4k": ("the 4 KiB random read peak", "IOPS", 0),
+                  "write_mbps_seq": ("the sequential write", "MB/s", 0)}
+
+
+def _probe_short(doc: dict[str, Any], t: dict[str, Any], key: str) -> str | None:
+    """Why a probe target's figure cannot be judged by (None: it can)."""
+    sp = probe_spread(t, key)
+    unit, digits = _PROBE_FIGURES.get(key, (key, "", 0))[1:]
+    secs = sp.get("min_runtime_s") if sp else None
+    return _short_of(sp, secs if isnum(secs) else get(doc, "params", "point_s"), MIN_PROBE_POINT_S, unit, digits)
+
+
+def _probe_needs(doc: dict[str, Any], whys: Sequence[str]) -> str:
+    """What would let a probe's figures be judged."""
+    point_s = get(doc, "params", "point_s")
+    if any(" s runs (" in w for w in whys):
+        return "probe with --profile full (10 s points, each headline point measured at least twice) to judge"
+    if any("measured once" in w for w in whys):
+        return "probe again: every headline point is then measured at least twice"
+    if isnum(point_s) and point_s < 10:
+        return "probe with --profile full (10 s points) to judge"
+    return "the storage varied that much between runs: probe again when it is idle to judge"
+
+
+def _judged(doc: dict[str, Any], t: dict[str, Any], keys: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """The summary figures of `keys` that clear the evidence guards ({key: value}) and, for the others,
+    why not ('the commit latency: measured once'), figures that fall short the same way named together."""
+    s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
+    ok: dict[str, Any] = {}
+    short: dict[str, list[str]] = {}
+    for k in keys:
+        if not isnum(s.get(k)):
+            continue
+        why = _probe_short(doc, t, k)
+        if why:
+            short.setdefault(why, []).append(_PROBE_FIGURES.get(k, (k,))[0])
+        else:
+            ok[k] = s[k]
+    return ok, [f"{_join(whats)}: {why}" for why, whats in short.items()]
+
+
 def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
     s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
-    rl, riops = s.get("read_lat_us_qd1_p50"), s.get("read_iops_4k")
-    cl, cps = s.get("commit_lat_us_p50"), s.get("commits_per_s")
-    rm, wm = s.get("read_mbps_seq"), s.get("write_mbps_seq")
+    ok, whys = _judged(doc, t, ("read_lat_us_qd1_p50", "commit_lat_us_p50", "read_mbps_seq", "read_iops_4k"))
+    rl, cl, rm = ok.get("read_lat_us_qd1_p50"), ok.get("commit_lat_us_p50"), ok.get("read_mbps_seq")
+    riops, cps, wm = s.get("read_iops_4k"), s.get("commits_per_s"), s.get("write_mbps_seq")
     honesty = s.get("fsync_honesty")
     good: list[str] = []
     poor: list[str] = []
@@ -118,6 +214,10 @@ def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
             text += f" It is slow for {_join(poor)}."
         out.append({"text": text, "target": t.get("path"), "uses": uses, "read_lat_us_qd1_p50": rl,
                     "commit_lat_us_p50": cl, "read_mbps_seq": rm})
+    if whys:
+        out.append({"text": f"Not judged on {t.get('path')}, too little evidence: {'; '.join(whys)}; "
+                            f"{_probe_needs(doc, whys)}.", "target": t.get("path"), "judged": False,
+                    "short_of": whys})
     if honesty == "suspect":
         reason = s.get("fsync_honesty_reason")
         out.append({"text": f"fsync on {t.get('path')} is suspect" + (f" ({reason})" if reason else "")
@@ -128,9 +228,9 @@ def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
 
 # -- where it saturates --------------------------------------------------------------------------------
 
-def _probe_saturation(t: dict[str, Any]) -> dict[str, Any] | None:
+def _probe_saturation(doc: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] | None:
     k = probe_knee(t, READ_4K)
-    if not k:
+    if not k or _probe_short(doc, t, "read_iops_4k"):   # the peak not judged: _good_for says why
         return None
     path = t.get("path")
     p99 = f", p99 {fmt_auto(k['p99_us'])} µs" if isnum(k["p99_us"]) else ""
@@ -161,6 +261,24 @@ def _runs(p: dict[str, Any] | None) -> str:
     return f" (the median of {sp['n']} runs, {fmt_auto(sp['min'])}–{fmt_auto(sp['max'])} TPS)"
 
 
+def _oltp_short(doc: dict[str, Any]) -> str | None:
+    """Why an OLTP run's knee (and its bottleneck) cannot be judged (None: it can)."""
+    kp = oltp_view(doc)["knee_point"]
+    if not isinstance(kp, dict):
+        return None
+    why = _short_of(point_spread(kp), kp.get("duration_s"), MIN_OLTP_POINT_S, "TPS", 0)
+    return f"its knee point ({_clients(kp.get('clients'))}): {why}" if why else None
+
+
+def _oltp_needs(why: str) -> str:
+    does = " (lab --profile quick or full does)"
+    if " s runs (" in why:
+        return f"run with --duration {fmt_auto(MIN_OLTP_POINT_S)} or more and --repeat {MIN_RUNS} to judge{does}"
+    if "measured once" in why or ("runs" in why and "differ" not in why):
+        return f"run with --repeat {MIN_RUNS} or more to judge{does}"
+    return "run longer (--duration) or with more repeats to judge"
+
+
 def _oltp_saturation(doc: dict[str, Any]) -> dict[str, Any] | None:
     v = oltp_view(doc)
     knee, kp, best = v["knee"], v["knee_point"], v["best"]
@@ -171,6 +289,13 @@ def _oltp_saturation(doc: dict[str, Any]) -> dict[str, Any] | None:
     server = engine_words(doc)[0]
     wl = ("OLTP" + (f" on {server}" if engine_of(doc) != "postgres" else "")
           + (f" — {', '.join(x for x in (wl, on) if x)} —" if wl or on else ""))
+    short = _oltp_short(doc)
+    if short:
+        measured = (f"; the best measured was {fmt_auto(best['tps'])} TPS at {_clients(best['clients'])}"
+                    if best and isnum(best.get("tps")) else "")
+        return {"text": f"Where {wl} saturates, and its bottleneck, are not judged, too little evidence: {short}"
+                        f"{measured}; {_oltp_needs(short)}.{_durable_note(doc)}", "judged": False,
+                "short_of": [short], "best_tps": (best or {}).get("tps"), "best_clients": (best or {}).get("clients")}
     last = v["points"][-1] if v["points"] else None
     if last is not None and last.get("clients") == knee["clients"] and "still rising" in str(knee.get("reason")):
         text = (f"{wl} was still scaling at {_clients(knee['clients'])}, the most measured: "
@@ -204,7 +329,7 @@ def _durable_note(doc: dict[str, Any]) -> str:
 def _oltp_bottleneck(doc: dict[str, Any]) -> dict[str, Any] | None:
     kp = oltp_view(doc)["knee_point"]
     bn = (kp or {}).get("bottleneck")
-    if not isinstance(bn, str) or not bn:
+    if not isinstance(bn, str) or not bn or _oltp_short(doc):   # not judged: _oltp_saturation says why
         return None
     nm = not_measured(doc, kp)
     cpu = None if "server_cpu" in nm else get(kp, "cpu_util", "busy_pct")
@@ -256,6 +381,19 @@ def _spills(s: dict[str, Any]) -> str:
             f"{_n(100 * s['spill_share'])}% of the time)")
 
 
+_DSS_NEEDS = "run a larger scale (--scale 1 or more; lab --profile full) to judge"
+
+
+def _dss_short(ss: Sequence[dict[str, Any]]) -> str | None:
+    """Why TPC-H power runs (dss_stats of each) are too short to judge by (None: they are long enough)."""
+    short = [s for s in ss if not (isnum(s["total_s"]) and s["total_s"] >= MIN_DSS_RUN_S)]
+    if not short:
+        return None
+    runs = ", ".join(f"{fmt_auto(s['total_s'])} s" for s in short if isnum(s["total_s"])) or "no time"
+    return (f"{'a' if len(short) == 1 else len(short)} power run{'s' if len(short) > 1 else ''} of {runs}; "
+            f"at least {fmt_auto(MIN_DSS_RUN_S)} s needed")
+
+
 def _dss_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for d in docs:
@@ -268,6 +406,12 @@ def _dss_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for (cls, _, scale), ss in groups.items():
         head = f"TPC-H SF {fmt_auto(scale)} on {_engine(ss[0])}"
+        short = _dss_short(ss)
+        if short:
+            out.append({"text": f"Whether {head} is CPU-, storage- or temp-bound is not judged, too little evidence: "
+                                f"{short}; {_DSS_NEEDS}.", "judged": False, "short_of": [short],
+                        "total_s": [s["total_s"] for s in ss]})
+            continue
         if len(ss) == 1:
             runs = f" ({ss[0]['queries']} queries, {fmt_auto(ss[0]['total_s'])} s)"
         else:
@@ -318,6 +462,23 @@ def _backup_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             by_engine.setdefault(str(d.get("engine") or get(d, "params", "engine")), []).append(d)
     out = []
     for engine, ds in by_engine.items():
+        short: dict[str, list[str]] = {}
+        for d in ds:
+            for m in backup_methods(d):
+                for side in ("dir", "null"):
+                    why = _short_of(m[f"{side}_spread"], None, 0.0, "MB/s") if m[f"{side}_spread"] else None
+                    if why:
+                        short.setdefault(why, []).append(f"{m['method']} → {'directory' if side == 'dir' else 'null'}")
+        if short:
+            whys = ("each backup ran once" if list(short) == ["measured once"] else
+                    "; ".join(f"{_join(list(dict.fromkeys(w)))}: {why}" for why, w in short.items()))
+            needs = (f"run bench backup with --repeat {MIN_RUNS} or more to judge (lab --profile quick or full does)"
+                     if all("differ" not in w for w in short) else
+                     "run with a larger --scale (longer backups) or more --repeat to judge")
+            out.append({"text": f"Which side limits the backups ({_ENGINES.get(engine, engine)}) is not judged, too "
+                                f"little evidence: {whys}; {needs}.", "engine": engine, "judged": False,
+                        "short_of": list(short)})
+            continue
         limits = [m["limit"] for d in ds for m in backup_methods(d) if m["limit"]]
         main = Counter(limits).most_common(1)[0][0]
         parts = []
@@ -367,13 +528,21 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
                          "run-to-run variation, not placement.", "source": "placement matrix", "same_device": dev}]
     if not moves:
         return []
+    short = _matrix_short(bests)
+    if short:
+        top = max(moves, key=lambda m: abs(m["gain"]))
+        return [{"text": f"The placement matrix is not judged, too little evidence: {short}; its biggest change was "
+                         f"{top['role']} on the fast tier, {top['gain'] * 100:+.0f}% ({fmt_auto(top['before'])} → "
+                         f"{fmt_auto(top['after'])} TPS); run it with --repeat {MIN_RUNS} (and --duration "
+                         f"{fmt_auto(MIN_OLTP_POINT_S)} or more) to tell a move from run-to-run variation.",
+                 "source": "placement matrix", "judged": False, "short_of": [short]}]
     if reads_from_memory(doc_guards(doc)):
         return [_matrix_cached(doc, moves, fast, slow)]
     top = max(moves, key=lambda m: m["gain"])
     out = []
-    if top["gain"] >= MIN_GAIN:
-        fast_roles = [m["role"] for m in moves if m["gain"] >= MIN_GAIN]
-        slow_moves = [m for m in moves if m["gain"] < MIN_GAIN]
+    if _counts(top):
+        fast_roles = [m["role"] for m in moves if _counts(m)]
+        slow_moves = [m for m in moves if not _counts(m)]
         text = (f"{_cap(top['role'])} on the fast tier gave the biggest gain in the placement matrix: "
                 f"{top['gain'] * 100:+.0f}% ({fmt_auto(top['before'])} → {fmt_auto(top['after'])} TPS, the best "
                 "point of each step).")
@@ -386,7 +555,7 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
         text += "."
         rec = {"fast": fast_roles, "slow": [m["role"] for m in slow_moves]}
     else:
-        text = (f"No move to the fast tier raised TPS by {MIN_GAIN:.0%} or more in the placement matrix (the best: "
+        text = (f"No move to the fast tier raised TPS by {MIN_GAIN:.0%} or more beyond its runs' spread in the placement matrix (the best: "
                 f"{top['role']}, {top['gain'] * 100:+.0f}%): for this load {_roles(doc)} can all stay "
                 f"on the slow tier ({slow}).")
         rec = {"fast": [], "slow": [s.moves for s in engine_steps(engine_of(doc)) if s.moves]}
@@ -396,6 +565,24 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
                  "everything on the slow one.")
     out.append({"text": text, "source": "placement matrix", "biggest": top, "recommended": rec})
     return out
+
+
+def _matrix_short(bests: list[dict[str, Any]]) -> str | None:
+    """Why the matrix's steps (their best points) cannot be compared (None: they can)."""
+    short: dict[str, list[str]] = {}
+    for b in bests:
+        why = _short_of(b["spread"], b["duration_s"], MIN_OLTP_POINT_S, "TPS", 0)
+        if why:
+            short.setdefault(why, []).append(b["name"])
+    if not short:
+        return None
+    every = "each step's best point"
+    return "; ".join(f"{every if len(names) == len(bests) else _join(names)}: {why}" for why, names in short.items())
+
+
+def _counts(m: dict[str, Any]) -> bool:
+    """A move counts when it raised TPS by MIN_GAIN and by more than the runs' combined spread."""
+    return m["gain"] >= MIN_GAIN and m["gain"] * 100 > (m.get("noise_pct") or 0)
 
 
 def _roles(doc: dict[str, Any]) -> str:
@@ -419,11 +606,11 @@ def _matrix_cached(doc: dict[str, Any], moves: list[dict[str, Any]], fast: str, 
             + (" (their TPS changed by " + _join([f"{m['gain'] * 100:+.0f}% ({m['role']})" for m in read_moves])
                + ", which is not the read path)" if read_moves else "")
             + ": the matrix cannot say where data and indexes belong.")
-    fast_roles = [m["role"] for m in other if m["gain"] >= MIN_GAIN]
-    slow_roles = [m["role"] for m in other if m["gain"] < MIN_GAIN]
+    fast_roles = [m["role"] for m in other if _counts(m)]
+    slow_roles = [m["role"] for m in other if not _counts(m)]
     if fast_roles:
         text += f" Of the write path, {_join(fast_roles)} on the fast tier ({fast}) raised TPS by " + _join(
-            [f"{m['gain'] * 100:+.0f}%" for m in other if m["gain"] >= MIN_GAIN]) + "."
+            [f"{m['gain'] * 100:+.0f}%" for m in other if _counts(m)]) + "."
     if slow_roles:
         text += f" {_cap(_join(slow_roles))} can stay on the slow tier ({slow}) for this load."
     return {"text": text, "source": "placement matrix", "reads_measured": False,
@@ -457,9 +644,15 @@ def _dss_placement(docs: list[dict[str, Any]], explained: set) -> list[dict[str,
             out.append({"text": text, "source": "dss", "same_device": dev_f})
             continue
         gain = ss["total_s"] / fs["total_s"] - 1 if fs["total_s"] > 0 else 0.0
-        if not any(s["spilled"] for _, s in runs):
+        short = _dss_short([s for _, s in runs])
+        if not any(s["spilled"] for _, s in runs):   # a fact, whatever the runs' length
             text = f"Temp placement did not matter for TPC-H SF {fmt_auto(scale)}: no query spilled ({times})."
             rec = None
+        elif short:
+            out.append({"text": f"Where temp belongs for TPC-H SF {fmt_auto(scale)} is not judged ({times}), too little "
+                                f"evidence: {short}; {_DSS_NEEDS}.", "source": "dss", "judged": False,
+                        "short_of": [short]})
+            continue
         elif gain >= MIN_GAIN:
             text = (f"Put temp on {fs['temp']}: the TPC-H SF {fmt_auto(scale)} power run took "
                     f"{fmt_auto(fs['total_s'])} s with temp there against {fmt_auto(ss['total_s'])} s on {ss['temp']} "
@@ -484,7 +677,8 @@ def _probe_placement(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> list
         return []
     d, t = items[0]
     s = t["summary"]
-    rl, cl, wm = s.get("read_lat_us_qd1_p50"), s.get("commit_lat_us_p50"), s.get("write_mbps_seq")
+    ok = _judged(d, t, ("read_lat_us_qd1_p50", "commit_lat_us_p50"))[0]
+    rl, cl, wm = ok.get("read_lat_us_qd1_p50"), ok.get("commit_lat_us_p50"), s.get("write_mbps_seq")
     if not (isnum(rl) and isnum(cl)):
         return []
     path = t.get("path")
@@ -517,7 +711,7 @@ def _probe_placement(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> list
 
 def _probe_placement_tiers(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
     def pick(key: str, lowest: bool, honest_only: bool = False) -> tuple[dict, list[dict]] | None:
-        cands = [t for _, t in items if isnum(t["summary"].get(key))
+        cands = [t for d, t in items if key in _judged(d, t, (key,))[0]
                  and not (honest_only and t["summary"].get("fsync_honesty") == "suspect")]
         if len(cands) < 2:
             return None
@@ -659,7 +853,7 @@ def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
     for d, t in probes:
         out["good_for"] += _good_for(d, t)
-        sat = _probe_saturation(t)
+        sat = _probe_saturation(d, t)
         if sat:
             out["saturates"].append(sat)
     for d in oltps:

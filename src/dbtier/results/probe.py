@@ -8,9 +8,9 @@ run is null. `knee` has one entry per KNEE_TESTS test (null when it was not run)
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from dbtier.core.stats import plateau, sweep_should_stop
+from dbtier.core.stats import median, plateau, spread, sweep_should_stop
 from dbtier.core.units import KIB, MIB, bytes_per_s_to_mbps
 
 # -- test names (what each point's `test` and `group` say) ----------------------------------------------
@@ -35,13 +35,13 @@ FILL_SEQ_WRITE, FILL_RAND_WRITE = "fill-seq-write", "fill-rand-write-4k"
 RANDOM, SEQUENTIAL, FILL = "random", "sequential", "fill"
 GROUPS = (RANDOM, SEQUENTIAL, COMMIT)
 
-SUMMARY_KEYS = (
+FIGURE_KEYS = (   # the summary's measured figures (each with its spread)
     "read_iops_4k", "write_iops_4k", "mixed_iops_8k",
     "read_lat_us_qd1_p50", "write_lat_us_qd1_p50", "read_lat_us_p99_at_max",
     "read_mbps_seq", "write_mbps_seq",
     "commit_lat_us_p50", "commit_lat_us_p99", "commits_per_s",
-    "fsync_honesty", "fsync_honesty_reason",
 )
+SUMMARY_KEYS = FIGURE_KEYS + ("fsync_honesty", "fsync_honesty_reason")
 # Summary keys where a higher number is better (the rest: lower is better; fsync honesty is a text).
 HIGHER_BETTER = frozenset({"read_iops_4k", "write_iops_4k", "mixed_iops_8k", "read_mbps_seq", "write_mbps_seq",
                            "commits_per_s"})
@@ -56,43 +56,116 @@ def _of(points: Iterable[dict[str, Any]], test: str) -> list[dict[str, Any]]:
     return [p for p in points if p["test"] == test]
 
 
-def _best(points: list[dict[str, Any]], key: str = "iops") -> dict[str, Any] | None:
-    return max(points, key=lambda p: p[key]) if points else None
+# A headline figure (a summary key) rests on at least this many measurements of its point: the probe
+# measures such a point again until it has them (one short fio run is one sample, not a figure).
+MIN_MEASUREMENTS = 2
 
 
-def _qd1(points: list[dict[str, Any]]) -> dict[str, Any] | None:
-    return next((p for p in points if p["outstanding"] == 1), None)
+def point_config(p: dict[str, Any]) -> tuple:
+    """What makes two points measurements of the same thing: the test, its threads and outstanding I/O,
+    the block size, and the streams or writers (a sweep point, its confirming run and a repeat share it)."""
+    return (p.get("test"), p.get("jobs"), p.get("outstanding"), p.get("bs_bytes"), p.get("streams"),
+            p.get("writers"))
 
 
-def _lat(point: dict[str, Any] | None, side: str, pct: str) -> float | None:
-    if not point or not point.get(side):
-        return None
-    return point[side]["lat_us"].get(pct)
+def _groups(points: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    out: dict[tuple, list[dict[str, Any]]] = {}
+    for p in points:
+        out.setdefault(point_config(p), []).append(p)
+    return list(out.values())
+
+
+def _values(group: list[dict[str, Any]], value: Callable[[dict[str, Any]], Any]) -> list[float]:
+    return [v for v in (value(p) for p in group) if _num(v)]
+
+
+def _best(points: list[dict[str, Any]], value: Callable[[dict[str, Any]], Any]) -> list[dict[str, Any]] | None:
+    """The point (all its measurements) whose median is the highest."""
+    groups = [g for g in _groups(points) if _values(g, value)]
+    return max(groups, key=lambda g: median(_values(g, value))) if groups else None
+
+
+def _qd1(points: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    return next((g for g in _groups(points) if g[0].get("outstanding") == 1 and g[0].get("jobs", 1) == 1), None)
+
+
+def _lat(side: str, pct: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda p: ((p.get(side) or {}).get("lat_us") or {}).get(pct)
+
+
+def _iops(p: dict[str, Any]) -> Any:
+    return p.get("iops")
+
+
+def _mbps(p: dict[str, Any]) -> Any:
+    bw = p.get("bw_bytes_per_s")
+    return bytes_per_s_to_mbps(bw) if _num(bw) else None
+
+
+def _commit(pct: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda p: (p.get("commit_lat_us") or {}).get(pct)
+
+
+def headlines(points: list[dict[str, Any]]) -> dict[str, tuple[list[dict[str, Any]], Callable]]:
+    """{summary key: (the measurements of its point, what each gives)} for the keys measured. A peak is the
+    point whose median is the highest (a lucky single run does not win over a repeated one by chance alone)."""
+    rr, rw, mix = _of(points, READ_4K), _of(points, WRITE_4K), _of(points, MIX_8K)
+    seq_r = [p for p in points if p.get("group") == SEQUENTIAL and p.get("rw") == "read"]
+    seq_w = [p for p in points if p.get("group") == SEQUENTIAL and p.get("rw") == "write"]
+    commits = _of(points, COMMIT)
+    c1 = next((g for g in _groups(commits) if g[0].get("jobs") == 1), None)
+    best_read = _best(rr, _iops)
+    out = {
+        "read_iops_4k": (best_read, _iops),
+        "write_iops_4k": (_best(rw, _iops), _iops),
+        "mixed_iops_8k": (_best(mix, _iops), _iops),
+        "read_lat_us_qd1_p50": (_qd1(rr), _lat("read", "p50")),
+        "write_lat_us_qd1_p50": (_qd1(rw), _lat("write", "p50")),
+        "read_lat_us_p99_at_max": (best_read, _lat("read", "p99")),
+        "read_mbps_seq": (_best(seq_r, _mbps), _mbps),
+        "write_mbps_seq": (_best(seq_w, _mbps), _mbps),
+        "commit_lat_us_p50": (c1, _commit("p50")),
+        "commit_lat_us_p99": (c1, _commit("p99")),
+        # Throughput capacity: the best over the writer counts tried.
+        "commits_per_s": (_best(commits, _iops), _iops),
+    }
+    return {k: (g, f) for k, (g, f) in out.items() if g and _values(g, f)}
+
+
+# The headline keys each group of tests measures (what the probe repeats after that group).
+GROUP_HEADLINES = {
+    RANDOM: ("read_iops_4k", "write_iops_4k", "mixed_iops_8k", "read_lat_us_qd1_p50", "write_lat_us_qd1_p50"),
+    SEQUENTIAL: ("read_mbps_seq", "write_mbps_seq"),
+    COMMIT: ("commit_lat_us_p50", "commits_per_s"),
+}
+
+
+def under_measured(points: list[dict[str, Any]], keys: Iterable[str]) -> list[dict[str, Any]]:
+    """The first measurement of each headline point (of keys) measured fewer than MIN_MEASUREMENTS times."""
+    h = headlines(points)
+    out: dict[tuple, dict[str, Any]] = {}
+    for k in keys:
+        if k in h and len(h[k][0]) < MIN_MEASUREMENTS:
+            out.setdefault(point_config(h[k][0][0]), h[k][0][0])
+    return list(out.values())
+
+
+def spreads(points: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The target's `spread`: {summary key: {median, min, max, n, spread_pct, min_runtime_s}} over the
+    measurements of its point (spread_pct: (max - min) / median, in %; null for one measurement)."""
+    out = {}
+    for k, (g, f) in headlines(points).items():
+        runtimes = [p["runtime_s"] for p in g if _num(p.get("runtime_s"))]
+        out[k] = {**spread(_values(g, f)), "min_runtime_s": min(runtimes) if runtimes else None}
+    return out
 
 
 def summarize(points: list[dict[str, Any]], honesty: dict[str, Any] | None) -> dict[str, Any]:
-    rr, rw, mix = _of(points, READ_4K), _of(points, WRITE_4K), _of(points, MIX_8K)
-    seq_r = [p for p in points if p["group"] == SEQUENTIAL and p["rw"] == "read"]
-    seq_w = [p for p in points if p["group"] == SEQUENTIAL and p["rw"] == "write"]
-    c1 = next((p for p in _of(points, COMMIT) if p["jobs"] == 1), None)
-    commits = _of(points, COMMIT)
-    best_read = _best(rr)
-    s = {
-        "read_iops_4k": best_read["iops"] if best_read else None,
-        "write_iops_4k": _best(rw)["iops"] if rw else None,
-        "mixed_iops_8k": _best(mix)["iops"] if mix else None,
-        "read_lat_us_qd1_p50": _lat(_qd1(rr), "read", "p50"),
-        "write_lat_us_qd1_p50": _lat(_qd1(rw), "write", "p50"),
-        "read_lat_us_p99_at_max": _lat(best_read, "read", "p99"),
-        "read_mbps_seq": bytes_per_s_to_mbps(_best(seq_r, "bw_bytes_per_s")["bw_bytes_per_s"]) if seq_r else None,
-        "write_mbps_seq": bytes_per_s_to_mbps(_best(seq_w, "bw_bytes_per_s")["bw_bytes_per_s"]) if seq_w else None,
-        "commit_lat_us_p50": c1["commit_lat_us"]["p50"] if c1 else None,
-        "commit_lat_us_p99": c1["commit_lat_us"]["p99"] if c1 else None,
-        # Throughput capacity: the best over the writer counts tried.
-        "commits_per_s": max(p["iops"] for p in commits) if commits else None,
-        "fsync_honesty": honesty["verdict"] if honesty else None,
-        "fsync_honesty_reason": honesty["reason"] if honesty else None,
-    }
+    """Each figure the median of its point's measurements (see headlines)."""
+    h = headlines(points)
+    s: dict[str, Any] = {k: (median(_values(*h[k])) if k in h else None) for k in FIGURE_KEYS}
+    s["fsync_honesty"] = honesty["verdict"] if honesty else None
+    s["fsync_honesty_reason"] = honesty["reason"] if honesty else None
     assert tuple(s) == SUMMARY_KEYS
     return s
 
@@ -128,26 +201,26 @@ def sweep_done(iops: list[float]) -> bool:
 
 def knee(points: Iterable[Any], test: str) -> dict[str, Any] | None:
     """Where IOPS stop growing in one random test: the sweep's own stop rule (sweep_done) read over
-    its load levels, each level its best point (a confirming re-measure at the peak's load joins its
-    level rather than counting as a level of its own).
+    its load levels, each level its best point by median (the runs of one point -- the sweep's, its
+    confirming re-measure, a repeat -- give their median, as in the summary; a split of the same load over
+    other threads is another point of the level).
 
     -> {test, outstanding, iops, p99_us, last_outstanding, last_iops, still_rising}, still_rising when
     the knee is the largest load measured (no ceiling found); None when the test has no points."""
-    levels: dict[float, dict[str, Any]] = {}
+    side = "write" if "write" in test else "read"
+    levels: dict[float, list[dict[str, Any]]] = {}
     for p in points:
-        if not (isinstance(p, dict) and p.get("test") == test and _num(p.get("outstanding")) and _num(p.get("iops"))):
-            continue
-        o = p["outstanding"]
-        if o not in levels or p["iops"] > levels[o]["iops"]:
-            levels[o] = p
+        if isinstance(p, dict) and p.get("test") == test and _num(p.get("outstanding")) and _num(p.get("iops")):
+            levels.setdefault(p["outstanding"], []).append(p)
     if not levels:
         return None
-    pts = [levels[o] for o in sorted(levels)]
-    k = plateau([p["iops"] for p in pts], PROBE_MIN_GAIN, PROBE_PATIENCE)[0]
-    p, last = pts[k], pts[-1]
-    return {"test": test, "outstanding": p["outstanding"], "iops": p["iops"],
-            "p99_us": _p99(p, "write" if "write" in test else "read"), "last_outstanding": last["outstanding"],
-            "last_iops": last["iops"], "still_rising": k == len(pts) - 1}
+    best = [_best(levels[o], _iops) or [] for o in sorted(levels)]
+    iops = [median(_values(g, _iops)) for g in best]
+    k = plateau(iops, PROBE_MIN_GAIN, PROBE_PATIENCE)[0]
+    p99s = _values(best[k], lambda q: _p99(q, side))
+    return {"test": test, "outstanding": best[k][0]["outstanding"], "iops": iops[k],
+            "p99_us": median(p99s) if p99s else None, "last_outstanding": best[-1][0]["outstanding"],
+            "last_iops": iops[-1], "still_rising": k == len(best) - 1}
 
 
 def _p99(p: dict[str, Any], side: str) -> float | None:

@@ -169,6 +169,8 @@ class ProbePoint(TypedDict):
     raw: str
     hosts: NotRequired[Annotated[int, S(minimum=1), doc("a fleet probe's aggregate point: hosts that answered")]]
     host_names: NotRequired[list[str]]
+    phase: NotRequired[Annotated[Literal["confirm", "repeat"], doc(
+        "confirm: a longer re-measure around a sweep's peak; repeat: a headline point measured again")]]
 
 
 class ProbeSummary(TypedDict):
@@ -237,6 +239,8 @@ class ProbeTarget(TypedDict):
     fill: list[FillStep] | None
     fsync_honesty: FsyncHonesty | None
     knee: NotRequired[Annotated[dict[str, ProbeKnee | None], doc("per random test: its knee, null when not run")]]
+    spread: NotRequired[Annotated[dict[str, "ProbeSpread"], doc(
+        "per summary figure: how its point's runs varied (each headline point is measured at least twice)")]]
 
 
 class FleetAggregate(ProbeTarget):
@@ -323,6 +327,11 @@ class Spread(TypedDict):
     max: NumOrNull
     n: Annotated[int, S(minimum=0)]
     spread_pct: NumOrNull
+
+
+class ProbeSpread(Spread):
+    """A probe summary figure's runs (results/probe.spreads): its point's measurements."""
+    min_runtime_s: Annotated[NumOrNull, doc("the shortest of those runs, in seconds")]
 
 
 class LatMs(TypedDict):

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
+from dbtier.core.stats import representative, spread
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
 from dbtier.model.dss import backup_bottleneck
@@ -48,6 +49,24 @@ def _measure(fn: Callable[[], tuple[int, int | None]], devices: list[str]) -> di
                             "mbps": d["mbps"]} for n, d in o["devices"].items()}}
 
 
+def _measure_runs(fn: Callable[[], tuple[int, int | None]], cleanup: Callable[[], None], devices: list[str],
+                  repeat: int) -> dict[str, Any]:
+    """fn measured `repeat` times (each from a dropped page cache; cleanup() after each, whatever happens) -> the
+    record of the run in the middle by MB/s (its CPU and devices), its `mbps` the median of the runs', with
+    `runs`, `mbps_runs` and `mbps_spread` ({median, min, max, n, spread_pct})."""
+    recs = []
+    for _ in range(repeat):
+        try:
+            recs.append(_measure(fn, devices))
+        finally:
+            cleanup()
+    mbps = [r["mbps"] if r["mbps"] is not None else 0.0 for r in recs]
+    rec = dict(recs[representative(mbps)])
+    sp = spread(mbps)
+    rec.update({"mbps": sp["median"], "runs": len(recs), "mbps_runs": mbps, "mbps_spread": sp})
+    return rec
+
+
 def _judge(rec: dict[str, Any], src_dev: str | None, dst_dev: str | None, null_mbps: float | None) -> None:
     busy = lambda d: rec["devices"].get(d, {}).get("busy_pct", 0.0) if d else 0.0  # noqa: E731
     kind, why = backup_bottleneck(rec["target"], rec["compressed"], rec["proc_cpu_cores"], busy(src_dev),
@@ -70,7 +89,8 @@ def _keep(rec: dict[str, Any], label: dict[str, Any], src_dev: str | None, dst_d
 
 
 def pg_backups(cluster, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
-               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
+               ) -> list[dict[str, Any]]:
     base = [f"{cluster.bindir}/pg_basebackup", "-h", str(cluster.dirs["socket"]), "-p", str(cluster.port),
             "-U", "dbtier", "-X", "fetch", "-c", "fast", "-P", "-v"]
     out = []
@@ -87,10 +107,7 @@ def pg_backups(cluster, to_dir: Path, methods: list[str], devices: list[str], sr
                 if done.returncode != 0:
                     raise _failure(done.stderr, target, method, to_dir)
                 return _progress_bytes(done.stderr), (dir_bytes(dest) if target == "dir" else None)
-            try:
-                rec = _measure(go, devices)
-            finally:
-                shutil.rmtree(dest, ignore_errors=True)
+            rec = _measure_runs(go, lambda: shutil.rmtree(dest, ignore_errors=True), devices, repeat)
             null_mbps = _keep(rec, {"target": target, "method": f"pg_basebackup {method}",
                                     "compressed": "gzip" in method}, src_dev, dst_dev, null_mbps, out, on_result)
     return out
@@ -113,7 +130,7 @@ def _failure(stderr: str, target: str, method: str, to_dir: Path, tool: str = "p
 
 
 def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str | None, dst_dev: str | None,
-                   on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+                   on_result: Callable[[dict[str, Any]], None], repeat: int = 1) -> list[dict[str, Any]]:
     import duckdb
     out = []
     null_mbps = None
@@ -129,12 +146,10 @@ def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str
             size = db_path.stat().st_size
             return size, (size if target == "dir" else None)
         try:
-            rec = _measure(copy, devices)
+            rec = _measure_runs(copy, lambda: dest.unlink(missing_ok=True), devices, repeat)
         except OSError as exc:
             raise DbtierError(f"{to_dir}: copying the database file failed ({exc.strerror})",
                               "free space there or choose another --to") from exc
-        finally:
-            dest.unlink(missing_ok=True)
         null_mbps = _keep(rec, {"target": target, "method": "file copy", "compressed": False}, src_dev, dst_dev,
                           null_mbps, out, on_result)
     dest = to_dir / f"dbtier-export-{uuid.uuid4().hex[:8]}"
@@ -147,12 +162,10 @@ def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str
             c.close()
         return db_path.stat().st_size, dir_bytes(dest)
     try:
-        rec = _measure(export, devices)
+        rec = _measure_runs(export, lambda: shutil.rmtree(dest, ignore_errors=True), devices, repeat)
     except duckdb.Error as exc:
         raise DbtierError(f"EXPORT DATABASE to {to_dir} failed: {str(exc).splitlines()[0]}",
                           "free space there or choose another --to") from exc
-    finally:
-        shutil.rmtree(dest, ignore_errors=True)
     rec.update({"target": "dir", "method": "EXPORT DATABASE parquet", "compressed": True})
     _judge(rec, src_dev, dst_dev, None)
     out.append(rec)
@@ -243,7 +256,8 @@ def mariadb_source_bytes(read: dict[str, Any]) -> int:
 
 
 def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
-                    dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+                    dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
+                    ) -> list[dict[str, Any]]:
     """mariadb-backup of a managed MariaDB server (workloads/mariadb.Server: it reads the server's files,
     so the server is local) per method in MARIADB_METHODS, to null first (the reference) and then to a
     directory under to_dir; one record per backup, with pg_backups' keys (method "mariadb-backup METHOD").
@@ -289,12 +303,11 @@ def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str]
                 if target == "dir":
                     written = out_file.stat().st_size if out_file else dir_bytes(dest)
                 return mariadb_source_bytes(mariadb_backup_read(done[0].stderr)), written
-            try:
-                rec = _measure(go, devices)
-            finally:
+            def cleanup() -> None:
                 shutil.rmtree(dest, ignore_errors=True)
                 if out_file is not None:
                     out_file.unlink(missing_ok=True)
+            rec = _measure_runs(go, cleanup, devices, repeat)
             null_mbps = _keep(rec, {"target": target, "method": f"mariadb-backup {method}",
                                     "compressed": compress is not None}, src_dev, dst_dev, null_mbps, out, on_result)
     return out

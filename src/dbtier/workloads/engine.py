@@ -244,7 +244,9 @@ class Engine(ClosedOnFailure):
         raise NotImplementedError
 
     def backup(self, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
-               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
+               ) -> list[dict[str, Any]]:
+        """Each method to null and to to_dir, each measured `repeat` times (workloads/backup.py)."""
         raise NotImplementedError
 
     def opening(self) -> None:

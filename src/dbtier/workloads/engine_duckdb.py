@@ -105,9 +105,10 @@ class DuckDBEngine(Engine):
         return rec
 
     def backup(self, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
-               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
+               ) -> list[dict[str, Any]]:
         from dbtier.workloads.backup import duckdb_backups
-        return duckdb_backups(self.db_path, to_dir, devices, src_dev, dst_dev, on_result)
+        return duckdb_backups(self.db_path, to_dir, devices, src_dev, dst_dev, on_result, repeat)
 
     def close(self) -> None:
         self.close_conn()

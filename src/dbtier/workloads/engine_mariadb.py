@@ -543,10 +543,11 @@ class MariaDBEngine(Engine):
         return self.load("sysbench-rw", 1, max(1, int(scale)), lambda m: None)
 
     def backup(self, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
-               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
+               ) -> list[dict[str, Any]]:
         from dbtier.workloads.backup import mariadb_backups
         if self.server is None:
             raise DbtierError("bench backup --engine mariadb needs the managed server",
                               "mariadb-backup reads the server's files; leave --dsn out")
-        return mariadb_backups(self.server, to_dir, methods, devices, src_dev, dst_dev, on_result)
+        return mariadb_backups(self.server, to_dir, methods, devices, src_dev, dst_dev, on_result, repeat)
 

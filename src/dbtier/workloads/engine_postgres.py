@@ -221,6 +221,7 @@ class PostgresEngine(Engine):
         return self.load("tpcb", 1, int(scale), lambda m: None)
 
     def backup(self, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
-               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+               dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
+               ) -> list[dict[str, Any]]:
         from dbtier.workloads.backup import pg_backups
-        return pg_backups(self.cluster, to_dir, methods, devices, src_dev, dst_dev, on_result)
+        return pg_backups(self.cluster, to_dir, methods, devices, src_dev, dst_dev, on_result, repeat)
