@@ -147,12 +147,18 @@ def test_postgres_backup_to_dir_and_null(pg_dir):
 def test_duckdb_backup(pg_dir):
     to = pg_dir / "to"
     to.mkdir()
-    r = run_dbtier("bench", "backup", "--engine", "duckdb", "--scale", "0.01", "--to", str(to), "--json",
-                   "--out", "run", cwd=pg_dir)
+    r = run_dbtier("bench", "backup", "--engine", "duckdb", "--scale", "0.01", "--to", "to", "--repeat", "2",
+                   "--json", "--out", "run", cwd=pg_dir)
     assert r.returncode == 0, r.stderr
-    targets = json.loads(r.stdout)["targets"]
+    doc = json.loads(r.stdout)
+    targets = doc["targets"]
     assert [(t["method"], t["target"]) for t in targets] == [("file copy", "null"), ("file copy", "dir"),
                                                              ("EXPORT DATABASE parquet", "dir")]
+    assert doc["params"]["to"] == str(to) and doc["params"]["data"] == str(pg_dir)   # absolute, as given relative
+    for t in targets:     # each backup twice: the median of two is their mean, with the spread beside it
+        a, b = t["mbps_runs"]
+        assert t["runs"] == 2 and t["mbps"] == pytest.approx((a + b) / 2)
+        assert t["mbps_spread"]["n"] == 2 and t["mbps_spread"]["min"] == min(a, b)
     assert list(to.iterdir()) == []
 
 

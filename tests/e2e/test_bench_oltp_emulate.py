@@ -56,16 +56,19 @@ def _gone(slow: Path, device: str | None) -> None:
 @needs_tier
 def test_tables_on_the_emulated_slow_tier_lose_most_of_the_tps(pg_dir):
     fast, slow = _tiers(pg_dir)
-    # one warehouse (~120 MiB) against a 64 MiB budget: most reads reach the tier (six steps in about 2 min)
+    # one warehouse (~120 MiB) against a 64 MiB budget: most reads reach the tier. Reads throttled to 150 I/Os
+    # per second, writes to 1500 so that loading each step's data takes seconds (six steps in about a minute;
+    # with writes at 150 too it took 2.4)
     r = run_dbtier("bench", "oltp", "--workload", "tpcc", "--warehouses", "1", "--clients", "1", "--duration", "4",
                    "--warmup", "0", "--memory", "64MiB", "--placement-matrix", f"{fast},{slow}",
-                   "--emulate", f"{slow}=150iops", "--dir", str(fast), "--json", "--out", "run", cwd=pg_dir,
-                   timeout=900)
+                   "--emulate", f"{slow}=150riops,1500wiops", "--dir", str(fast), "--json", "--out", "run",
+                   cwd=pg_dir, timeout=900)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     jsonschema.validate(doc, result_schema())
     emu = doc["emulated"]
-    assert emu["dir"] == str(slow) and emu["read_iops"] == emu["write_iops"] == 150 and emu["label"] == "emulated"
+    assert emu["dir"] == str(slow) and (emu["read_iops"], emu["write_iops"]) == (150, 1500)
+    assert emu["label"] == "emulated"
     assert emu["device"].startswith("loop") and emu["mount"].startswith(f"{slow}/dbtier-slow-")
     assert any("is emulated" in n for n in doc["notes"])
     steps = {s["name"]: s for s in doc["steps"]}

@@ -86,7 +86,8 @@ def test_a_budget_sends_reads_to_the_device_and_none_does_not(pg_dir):
         assert r.returncode == 0, r.stderr
         v = json.loads(r.stdout)["verdict"]
         said = " ".join(v["sentences"] + v["caveats"])
-        assert ("reads came from memory (cache guard)" in said) == (name == "unbounded"), said
+        # (the caveat: a single-run knee's bottleneck sentence is not judged, so the guard is said there)
+        assert ("the reads were served from the OS page cache" in said) == (name == "unbounded"), said
     assert ours() == before and postgres_processes("dbtier-pg-") == []
 
 

@@ -125,4 +125,7 @@ def test_compare_two_labs(tmp_path):
     rows = {x["key"]: x for x in json.loads(r.stdout)["rows"]}
     assert rows["oltp/best_tps"]["a"] == 893.0 and rows["oltp/best_tps"]["b"] == 639.0
     assert rows["probe/read_iops_4k"]["ratio"] == 1.0
+    # a lab step's figures keep their runs' spread, so the noise rule applies inside labs too
+    assert rows["probe/read_iops_4k"]["a_spread"]["n"] == 1           # the saved probe measured it once
+    assert rows["oltp/best_tps"]["a_spread"]["n"] == 1 and rows["oltp/best_tps"]["verdict"] == "worse, single runs"
     assert Path(tmp_path / "c" / "result.json").exists()

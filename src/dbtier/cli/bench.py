@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,7 @@ def run_oltp(args: argparse.Namespace) -> int:
     args.warehouses = DEFAULT_WAREHOUSES if args.warehouses is None else args.warehouses
     args.scale = DEFAULT_SCALE if args.scale is None else args.scale
     clients, steps, emulation = checked(args, cls)
+    args.dir = os.path.abspath(args.dir)
     study = oltp.Study(args.workload, args.warehouses, args.scale, clients, args.repeat, args.duration, args.warmup,
                        args.rate, args.memory, cls.buffer_request_bytes(args), cls.buffer_text(args),
                        matrix=bool(args.placement_matrix), remote=bool(args.dsn))

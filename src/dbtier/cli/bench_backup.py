@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ def run_backup(args: argparse.Namespace) -> int:
     for flag, d in (("--to", args.to), ("--data", args.data)):
         if not Path(d).is_dir():
             raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
+    args.to, args.data = os.path.abspath(args.to), os.path.abspath(args.data)   # what the result and report say
     cls.check()
     params = {"engine": args.engine, "to": args.to, "data": args.data, "scale": args.scale,
               "methods": methods or list(cls.backup_fixed), "repeat": args.repeat,

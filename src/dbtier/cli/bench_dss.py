@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,8 @@ def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
     for flag, d in (("--data", args.data), ("--temp", args.temp)):
         if d and not Path(d).is_dir():
             raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
+    args.data = os.path.abspath(args.data)                       # what the result and the report say
+    args.temp = os.path.abspath(args.temp) if args.temp else args.temp
     est = estimate(args.engine, args.scale, args.compression)
     try:
         avail = memcg.mem_available_bytes(Path("/proc/meminfo").read_text())

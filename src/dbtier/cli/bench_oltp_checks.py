@@ -67,11 +67,14 @@ def _steps(args: argparse.Namespace, cls: type[Engine]) -> list[tuple[str, dict[
                               "for example --placement-matrix /mnt/nvme,/mnt/hdd")
         if os.path.realpath(parts[0]) == os.path.realpath(parts[1]):
             raise DbtierError(f"--placement-matrix: {parts[0]} is given twice", "pass two different directories")
-        fast, slow = parts
+        fast, slow = (os.path.abspath(x) for x in parts)   # the result and the report say where, absolutely
+        args.placement_matrix = f"{fast},{slow}"
         return matrix_steps(fast, slow, cls.matrix)
     placement = parse_placement(args.place, cls.roles, cls.refused_roles)
     if args.dsn:
-        cls.check_dsn_placement(placement)
+        cls.check_dsn_placement(placement)   # directories on the server's host, as given
+    else:
+        placement = {role: os.path.abspath(d) for role, d in placement.items()}
     return [("single", placement)]
 
 

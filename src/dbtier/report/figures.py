@@ -759,7 +759,7 @@ def _lab_figures(doc: dict[str, Any]) -> list[Figure]:
         name = str(s.get("name"))
         for f in figures(child):
             out.append(Figure(f"{name}/{f.key}", f"{name}: {f.label}", f.value, f.unit, f.digits, f.better,
-                              name + (f" · {f.group}" if f.group else ""), f.detail))
+                              name + (f" · {f.group}" if f.group else ""), f.detail, f.spread))
     return out
 
 
