@@ -134,3 +134,34 @@ def test_a_saved_probe_with_repeats_has_two_runs_behind_every_headline():
     assert seq == pytest.approx([1263.936574, 2209.125684])
     assert t["summary"]["read_mbps_seq"] == pytest.approx((1263.936574 + 2209.125684) / 2)
     assert t["spread"]["read_mbps_seq"]["spread_pct"] == pytest.approx(100 * (2209.125684 - 1263.936574) / 1736.531129)
+
+
+def test_repeats_go_on_until_every_leading_point_has_its_two_runs():
+    """A repeat of the leading sequential point measures 1 MB/s, which sinks its median below every point
+    measured once, so leadership passes down all six stream counts: six rounds, where the old bound of three
+    left the leader with one run (the failure a real quick probe hit)."""
+    from dbtier.measure.fio import FioJob
+    from dbtier.measure.probe import PROFILES, Prober
+    from dbtier.results.probe import GROUP_HEADLINES, SEQUENTIAL, spreads
+
+    class Scripted(Prober):
+        def run_point(self, job, test, group, read_pct, **extra):
+            seen = [p for p in self.entry["points"] if p["test"] == test and p.get("streams") == extra["streams"]]
+            bw = 1e6 if seen else (1000.0 + extra["streams"]) * 1e6
+            p = {"test": test, "group": group, "rw": job.rw, "jobs": extra["streams"], "outstanding": extra["streams"],
+                 "bs_bytes": job.bs_bytes, "iops": bw / job.bs_bytes, "bw_bytes_per_s": bw, "runtime_s": 1.0, **extra}
+            self.entry["points"].append(p)
+            return p
+
+    entry = {"index": 0, "points": []}
+    pr = Scripted(None, entry, PROFILES["quick"], None, lambda: None, lambda p: None, 50.0, True, 2)
+    for s in range(1, 7):
+        pr.measure(FioJob(name=f"s{s}", rw="read", bs_bytes=1 << 20, size_bytes=1 << 30), "seq-read-1m", SEQUENTIAL,
+                   100, streams=s)
+    pr.repeat_headlines(("read_mbps_seq",))
+    sp = spreads(entry["points"])["read_mbps_seq"]
+    assert sp["n"] == 2
+    # every stream count was repeated once (each led in turn, from 6 down to 1); the leader is 6 streams:
+    # median (1006 + 1) / 2 = 503.5 MB/s
+    assert len(entry["points"]) == 12 and sp["median"] == 503.5
+    assert GROUP_HEADLINES[SEQUENTIAL] == ("read_mbps_seq", "write_mbps_seq")

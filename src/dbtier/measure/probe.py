@@ -297,8 +297,10 @@ class Prober:
 
     def repeat_headlines(self, keys: tuple[str, ...]) -> None:
         """Measure each headline point of `keys` again until it has MIN_MEASUREMENTS runs: a headline figure
-        carries its spread. A few rounds at most: a repeat can make a point measured once the best."""
-        for _ in range(3):
+        carries its spread. A repeat can lower a point's median below one measured once, which then leads:
+        rounds go on until the leaders all have their runs; each round completes at least one point, so
+        there are at most as many rounds as points."""
+        for _ in range(len(self.entry["points"]) + 1):
             todo = under_measured(self.entry["points"], keys)
             if not todo:
                 return
