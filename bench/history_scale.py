@@ -10,7 +10,8 @@ ten. Then times the real command line, each step a fresh process:
   dbtier history consolidate RUN                   (1,000 databases on one hourly UTC grid)
   dbtier history requirement RUN --percentile 99   (the summary plan size reads)
 
-and prints wall time, CPU time and the peak resident memory of each step.
+and prints wall time, CPU time and the peak resident memory of each step (the input is generated in a
+child process of its own: a step's peak RSS would otherwise start at this process's size).
 
   uv run python bench/history_scale.py [--databases 1000] [--hours 8760] [--dir DIR] [--keep]
                                       [--memory-mb MB]   (DuckDB's limit; default dbtier's: RAM/4, at most 4 GB)
@@ -95,8 +96,12 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated files and runs")
     ap.add_argument("--reuse", action="store_true", help="reuse the files a --keep run left in --dir")
     ap.add_argument("--memory-mb", type=int, help="DuckDB memory limit for the dbtier processes (DBTIER_MEMORY_MB)")
+    ap.add_argument("--generate-into", help=argparse.SUPPRESS)   # the child that generates the input
     _figures.add_option(ap)
     a = ap.parse_args()
+    if a.generate_into:
+        generate(Path(a.generate_into), a.databases, a.hours)
+        return 0
     work = Path(a.dir) if a.dir else Path(tempfile.mkdtemp(prefix="dbtier-history-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
@@ -106,7 +111,13 @@ def main() -> int:
             what = "reused"
         else:
             shutil.rmtree(work / "awr", ignore_errors=True)
-            files = generate(work / "awr", a.databases, a.hours)
+            # in a child process: a child's peak RSS (wait4's ru_maxrss) starts at its parent's at fork, so a
+            # parent grown by DuckDB's generation would report its own size for every timed step
+            gen = subprocess.run([sys.executable, __file__, "--generate-into", str(work / "awr"),
+                                  "--databases", str(a.databases), "--hours", str(a.hours)])
+            if gen.returncode != 0:
+                raise SystemExit("generating the input failed")
+            files = sorted(str(p) for p in (work / "awr").rglob("*.csv"))
             what = "generated"
         os.sync()   # the generated files reach the disk now, not while the import is timed
         size = sum(os.path.getsize(f) for f in files)
