@@ -131,11 +131,12 @@ def counter_series(draw, names: tuple[str, ...], n_min: int = 3, n_max: int = 7,
 
 
 def mutate_digit(draw, series: dict) -> None:
-    """Replace one digit of one counter of one sample (in place)."""
+    """Replace one digit of one counter of one sample (in place). A digit, never the decimal point: turning
+    "10000.01" into "10000001" makes a 10,000 s latency the reader rightly refuses as absurd."""
     c = draw(st.sampled_from(sorted(series["v"])))
     i = draw(st.integers(0, len(series["t"]) - 1))
     s = series["v"][c][i]
-    pos = draw(st.integers(0, len(s) - 1))
+    pos = draw(st.sampled_from([k for k, ch in enumerate(s) if ch.isdigit()]))
     d = draw(st.sampled_from([x for x in "0123456789" if x != s[pos]]))
     series["v"][c][i] = s[:pos] + d + s[pos + 1:]
 

@@ -316,3 +316,31 @@ def test_series_shape_taken_at_import_matches_the_one_consolidate_reads(con):
     docs = [{"name": db, "series_shape": sh} for db, sh in got.items()]
     assert cons.shape_of_imports(docs) == cons._shape(con, "tot")
     assert cons.shape_of_imports(docs + [{"name": "C"}]) is None     # an older import: read the series
+
+
+def test_summarise_in_batches_of_databases_gives_the_one_querys_figures(con, monkeypatch):
+    """An exact quantile holds its groups' values in memory: summarise takes at most BATCH_ROWS rows' groups
+    a query. Seven databases of 40 intervals, batches of 100 rows (two databases each; the last alone): the
+    same figures, in the same order, as one query -- and a p50 checked by hand."""
+    rows = []
+    for d in range(7):
+        ctr = 0
+        rows.append((f"db{d}", "all", "1", "total", 0, None, 0))
+        for k in range(1, 41):
+            ctr += (k * 37 + d * 11) % 50 + 1                   # reads in the k-th minute
+            rows.append((f"db{d}", "all", "1", "total", 60 * k, None, ctr))
+    counters(con, rows)
+    series.intervals_from_counters(con, "c", "iv")
+    whole = series.summarise(con, "iv", top=3, shape=True)
+    queries = []
+
+    class Counting:                                             # the connection, counting its queries
+        def execute(self, q, *a):
+            queries.append(q)
+            return con.execute(q, *a)
+    monkeypatch.setattr(series, "BATCH_ROWS", 100)
+    batched = series.summarise(Counting(), "iv", top=3, shape=True)
+    assert batched == whole and list(batched) == [(f"db{d}",) for d in range(7)]
+    assert sum("_summarise_batch)" in q for q in queries) == 4     # 7 databases in batches of 2, 2, 2, 1
+    reads = sorted(((k * 37 + 3 * 11) % 50 + 1) / 60 for k in range(1, 41))   # db3's read IOPS
+    assert whole[("db3",)]["peaks"]["read_iops"]["p50"] == pytest.approx(percentile(reads, 50))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dbtier.core.errors import DbtierError
 from dbtier.history import store
 
 
@@ -82,3 +83,29 @@ def test_copy_inputs_over_the_limit_copies_nothing(tmp_path, monkeypatch):
     assert store.copy_inputs([str(tmp_path / "x.csv"), str(tmp_path / "y.csv")], dest) == \
         "inputs over 50 MB in all are not copied into raw/; params.files names them"
     assert list(raw.iterdir()) == []
+
+
+def test_a_session_keeps_its_work_in_a_directory_of_its_own_and_removes_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("DBTIER_TMPDIR", str(tmp_path / "work"))
+    monkeypatch.setenv("DBTIER_MEMORY_MB", "256")               # half of it: 128 MiB
+    with store.session(10 * 2**20) as con:                     # 10 MiB of inputs: in memory
+        con.execute("CREATE TABLE t AS SELECT 1 AS x")
+        [work] = list((tmp_path / "work").iterdir())
+        assert not (work / "work.duckdb").exists()
+    with pytest.raises(ZeroDivisionError):                     # 200 MiB: a database file, removed even on error
+        with store.session(200 * 2**20) as con:
+            con.execute("CREATE TABLE t AS SELECT range AS x FROM range(1000)")
+            [work] = list((tmp_path / "work").iterdir())
+            assert (work / "work.duckdb").exists() and con.execute("SELECT count(*) FROM t").fetchone() == (1000,)
+            1 / 0
+    assert list((tmp_path / "work").iterdir()) == []
+
+
+def test_a_session_without_the_space_it_needs_says_where_and_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv("DBTIER_TMPDIR", str(tmp_path))
+    with pytest.raises(DbtierError) as e:
+        with store.session(10**18):
+            pass
+    assert str(tmp_path) in e.value.message and "GB free" in e.value.message
+    assert "DBTIER_TMPDIR" in e.value.hint
+    assert list(tmp_path.iterdir()) == []                      # nothing made
