@@ -619,9 +619,8 @@ def backup_methods(doc: dict[str, Any]) -> list[dict[str, Any]]:
                                 "seconds": None, "cpu_cores": None, "dir_spread": None, "null_spread": None})
         side = t.get("target")
         if side in ("null", "dir"):    # a run measured once (or an older document): n=1
-            rec[f"{side}_spread"] = spread_of(t.get("mbps_spread")) or (
-                {"median": t["mbps"], "min": t["mbps"], "max": t["mbps"], "n": 1, "spread_pct": None}
-                if isnum(t.get("mbps")) else None)
+            from dbtier.core.stats import spread
+            rec[f"{side}_spread"] = spread_of(t.get("mbps_spread")) or spread_of(spread([t.get("mbps")]))
         if side == "null":
             rec["null_mbps"] = t.get("mbps") if isnum(t.get("mbps")) else None
             if rec["limit"] is None:

@@ -22,7 +22,8 @@ from dbtier.model.placement import ALL_READ_STEPS, engine_steps
 from dbtier.report.figures import (NOT_DURABLE, backup_methods, busiest_device, device_of, dicts, dss_stats,
                                    durability, durability_clash, engine_of, engine_words, expand,
                                    fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
-                                   matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_spread, probe_targets,
+                                   matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_spread,
+                                   probe_targets,
                                    run_name, workload_name)
 from dbtier.results.probe import READ_4K, WRITE_4K
 
@@ -87,6 +88,20 @@ def thresholds() -> list[tuple[str, str]]:
     ]
 
 
+# The words _short_of uses for each shortfall; what would be needed is read back from them.
+ONCE, BRIEF, WIDE = "measured once", " s runs (at least", " runs differ by "
+
+
+def _by_reason(pairs: Iterable[tuple[str, str]], every: str | None = None, total: int = 0) -> list[str]:
+    """('commit latency', why) pairs -> ['A and B: why', ...], the things falling short the same way named
+    together (each once); all `total` of them -> `every` instead of their names."""
+    by: dict[str, list[str]] = {}
+    for what, why in pairs:
+        if what not in by.setdefault(why, []):
+            by[why].append(what)
+    return [f"{every if every and len(names) == total else _join(names)}: {why}" for why, names in by.items()]
+
+
 def _short_of(spread: dict[str, Any] | None, seconds: Any, min_s: float, unit: str = "",
               digits: int = 0) -> str | None:
     """Why a figure is not enough to judge by: too few runs, runs too short, a spread too wide (None: it is
@@ -94,12 +109,12 @@ def _short_of(spread: dict[str, Any] | None, seconds: Any, min_s: float, unit: s
     n = int(spread["n"]) if spread and isnum(spread.get("n")) else 1
     whys = []
     if n < MIN_RUNS:
-        whys.append("measured once" if n == 1 else f"{n} runs")
+        whys.append(ONCE if n == 1 else f"{n} runs")
     if isnum(seconds) and seconds < 0.95 * min_s:   # fio and the timers round a nominal length down a little
-        whys.append(f"in {fmt_auto(seconds)} s runs (at least {fmt_auto(min_s)} s needed)")
+        whys.append(f"in {fmt_auto(seconds)}{BRIEF} {fmt_auto(min_s)} s needed)")
     pct = spread.get("spread_pct") if spread else None
     if n >= 2 and isnum(pct) and pct > MAX_SPREAD_PCT:
-        whys.append(f"its {n} runs differ by {fmt_auto(pct)}% ({fmt(spread['min'], digits)}–"
+        whys.append(f"its {n}{WIDE}{fmt_auto(pct)}% ({fmt(spread['min'], digits)}–"
                     f"{fmt(spread['max'], digits)}" + (f" {unit}" if unit else "")
                     + f"; at most {fmt_auto(MAX_SPREAD_PCT)}% to judge)")
     return ", ".join(whys) or None
@@ -150,9 +165,9 @@ def _probe_short(doc: dict[str, Any], t: dict[str, Any], key: str) -> str | None
 def _probe_needs(doc: dict[str, Any], whys: Sequence[str]) -> str:
     """What would let a probe's figures be judged."""
     point_s = get(doc, "params", "point_s")
-    if any(" s runs (" in w for w in whys):
+    if any(BRIEF in w for w in whys):
         return "probe with --profile full (10 s points, each headline point measured at least twice) to judge"
-    if any("measured once" in w for w in whys):
+    if any(ONCE in w for w in whys):
         return "probe again: every headline point is then measured at least twice"
     if isnum(point_s) and point_s < 10:
         return "probe with --profile full (10 s points) to judge"
@@ -164,16 +179,16 @@ def _judged(doc: dict[str, Any], t: dict[str, Any], keys: Sequence[str]) -> tupl
     why not ('the commit latency: measured once'), figures that fall short the same way named together."""
     s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
     ok: dict[str, Any] = {}
-    short: dict[str, list[str]] = {}
+    short = []
     for k in keys:
         if not isnum(s.get(k)):
             continue
         why = _probe_short(doc, t, k)
         if why:
-            short.setdefault(why, []).append(_PROBE_FIGURES.get(k, (k,))[0])
+            short.append((_PROBE_FIGURES.get(k, (k,))[0], why))
         else:
             ok[k] = s[k]
-    return ok, [f"{_join(whats)}: {why}" for why, whats in short.items()]
+    return ok, _by_reason(short)
 
 
 def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
@@ -272,9 +287,9 @@ def _oltp_short(doc: dict[str, Any]) -> str | None:
 
 def _oltp_needs(why: str) -> str:
     does = " (lab --profile quick or full does)"
-    if " s runs (" in why:
+    if BRIEF in why:
         return f"run with --duration {fmt_auto(MIN_OLTP_POINT_S)} or more and --repeat {MIN_RUNS} to judge{does}"
-    if "measured once" in why or ("runs" in why and "differ" not in why):
+    if WIDE not in why:
         return f"run with --repeat {MIN_RUNS} or more to judge{does}"
     return "run longer (--duration) or with more repeats to judge"
 
@@ -462,18 +477,14 @@ def _backup_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             by_engine.setdefault(str(d.get("engine") or get(d, "params", "engine")), []).append(d)
     out = []
     for engine, ds in by_engine.items():
-        short: dict[str, list[str]] = {}
-        for d in ds:
-            for m in backup_methods(d):
-                for side in ("dir", "null"):
-                    why = _short_of(m[f"{side}_spread"], None, 0.0, "MB/s") if m[f"{side}_spread"] else None
-                    if why:
-                        short.setdefault(why, []).append(f"{m['method']} → {'directory' if side == 'dir' else 'null'}")
+        short = [(f"{m['method']} → {'directory' if side == 'dir' else 'null'}", why) for d in ds
+                 for m in backup_methods(d) for side in ("dir", "null")
+                 for why in [_short_of(m[f"{side}_spread"], None, 0.0, "MB/s") if m[f"{side}_spread"] else None]
+                 if why]
         if short:
-            whys = ("each backup ran once" if list(short) == ["measured once"] else
-                    "; ".join(f"{_join(list(dict.fromkeys(w)))}: {why}" for why, w in short.items()))
+            whys = ("each backup ran once" if {w for _, w in short} == {ONCE} else "; ".join(_by_reason(short)))
             needs = (f"run bench backup with --repeat {MIN_RUNS} or more to judge (lab --profile quick or full does)"
-                     if all("differ" not in w for w in short) else
+                     if all(WIDE not in w for _, w in short) else
                      "run with a larger --scale (longer backups) or more --repeat to judge")
             out.append({"text": f"Which side limits the backups ({_ENGINES.get(engine, engine)}) is not judged, too "
                                 f"little evidence: {whys}; {needs}.", "engine": engine, "judged": False,
@@ -555,7 +566,8 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
         text += "."
         rec = {"fast": fast_roles, "slow": [m["role"] for m in slow_moves]}
     else:
-        text = (f"No move to the fast tier raised TPS by {MIN_GAIN:.0%} or more beyond its runs' spread in the placement matrix (the best: "
+        text = (f"No move to the fast tier raised TPS by {MIN_GAIN:.0%} or more beyond its runs' spread in the "
+                f"placement matrix (the best: "
                 f"{top['role']}, {top['gain'] * 100:+.0f}%): for this load {_roles(doc)} can all stay "
                 f"on the slow tier ({slow}).")
         rec = {"fast": [], "slow": [s.moves for s in engine_steps(engine_of(doc)) if s.moves]}
@@ -569,15 +581,9 @@ def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any
 
 def _matrix_short(bests: list[dict[str, Any]]) -> str | None:
     """Why the matrix's steps (their best points) cannot be compared (None: they can)."""
-    short: dict[str, list[str]] = {}
-    for b in bests:
-        why = _short_of(b["spread"], b["duration_s"], MIN_OLTP_POINT_S, "TPS", 0)
-        if why:
-            short.setdefault(why, []).append(b["name"])
-    if not short:
-        return None
-    every = "each step's best point"
-    return "; ".join(f"{every if len(names) == len(bests) else _join(names)}: {why}" for why, names in short.items())
+    short = [(b["name"], why) for b in bests
+             for why in [_short_of(b["spread"], b["duration_s"], MIN_OLTP_POINT_S, "TPS", 0)] if why]
+    return "; ".join(_by_reason(short, "each step's best point", len(bests))) or None
 
 
 def _counts(m: dict[str, Any]) -> bool:
