@@ -22,8 +22,7 @@ from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES
-from dbtier.history import read as read_history
-from dbtier.history import store, summary
+from dbtier.history import fleet, store, summary
 from dbtier.history.tables import ReadOptions
 from dbtier.history.times import check_tz
 from dbtier.results.store import load_run
@@ -57,6 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "database's (default: every whole disk, no partitions, loop, ram, zram or device-mapper)")
     ip.add_argument("--top", type=argtypes.positive_int(MAX_TOP), default=10, metavar="N",
                     help="busiest intervals kept per database (10)")
+    ip.add_argument("--skip-bad-files", action="store_true",
+                    help="import the files that read and list the ones that do not (with their error) in "
+                    "skipped_files, instead of stopping at the first")
+    _memory_option(ip)
     add_output_options(ip)
     ip.set_defaults(func=run_import)
 
@@ -73,6 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="each database's own peak for sum_of_peaks: p95, p99 or max of its intervals (max)")
     cp.add_argument("--full-grid", action="store_true",
                     help="write every database's cells to grid.parquet (default: the drivers' only)")
+    _memory_option(cp)
     add_output_options(cp)
     cp.set_defaults(func=run_consolidate)
 
@@ -94,6 +98,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 
+def _memory_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory", type=argtypes.whole(256, 1 << 30, name="whole number of MB, at least 256"),
+                   metavar="MB", help="memory the whole command may use (default: a quarter of RAM, between 768 "
+                   "MB and 3 GiB; or DBTIER_MEMORY_MB): larger inputs take more batches and spill to "
+                   "DBTIER_TMPDIR (else TMPDIR), never more memory")
+
+
+def _apply_memory(args: argparse.Namespace) -> None:
+    if getattr(args, "memory", None):
+        os.environ["DBTIER_MEMORY_MB"] = str(args.memory)   # store.memory_cap_mb() reads it
+
+
 def _progress(args: argparse.Namespace, total: int):
     con = console(args)
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(), console=con,
@@ -106,23 +122,29 @@ def run_import(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise DbtierError(f"--top {args.top}: must be at least 1", "e.g. --top 10")
     opts = ReadOptions(tz=tz, database=args.database, devices=args.devices)
-    steps = ["read files", "intervals from counters", "totals, peaks and profiles", "write Parquet"]
-    bar, _ = _progress(args, len(steps))
-    with store.session(_input_bytes(args.files)) as con, bar:
-        task = bar.add_task(esc(f"{args.source}: reading {len(args.files)} file(s)"), total=len(steps))
+    _apply_memory(args)
+    sizes = _sizes(args.files)
+    bar, _ = _progress(args, len(args.files))
+    with store.workdir(sum(sizes)) as work, bar:
+        task = bar.add_task(esc(f"{args.source}: reading {len(args.files):,} file(s)"), total=len(args.files))
 
-        def step(name: str) -> None:
-            bar.update(task, description=esc(f"{args.source}: {name}"), advance=1)
+        def progress(done: int, what: str) -> None:
+            bar.update(task, completed=done, description=esc(what))
 
-        res = read_history(con, args.source, args.files, opts)   # before the run directory: bad input leaves nothing
-        doc_part = summary.summarise_import(con, res, top=args.top, profile_tz=ptz, step=step)
+        # read before the run directory is made: bad input leaves nothing
+        imp = fleet.import_files(work, args.source, list(args.files), sizes, opts, args.top, ptz,
+                                 skip_bad=args.skip_bad_files, progress=progress)
         params = {"action": "import", "source": args.source, "files": list(args.files), "tz": tz, "profile_tz": ptz,
-                  "database": args.database, "devices": args.devices, "top": args.top}
+                  "database": args.database, "devices": args.devices, "top": args.top,
+                  "skip_bad_files": args.skip_bad_files, "memory_mb": store.memory_cap_mb()}
         run = Run("history", args, params, inputs=list(args.files))
-        run.doc.update(doc_part)
+        run.doc.update(imp.doc)
+        run.doc["batches"] = imp.batches
+        if args.skip_bad_files:
+            run.doc["skipped_files"] = imp.skipped
         run.save()
-        step("write Parquet")
-        run.doc["series_files"] = store.write_import_files(con, run.dir.path, res.kind, run.doc["databases"])
+        progress(len(args.files), f"{args.source}: writing the series")
+        run.doc["series_files"] = fleet.move_parts(imp.parts, run.dir.path)
         note = store.copy_inputs(args.files, run.dir.raw_path)
         if note:
             run.doc["raw_note"] = note
@@ -132,16 +154,15 @@ def run_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _input_bytes(paths: list[str]) -> int:
-    """The inputs' size in all (what the working database needs on disk, about); unreadable ones count 0
-    (their reader names them)."""
-    total = 0
+def _sizes(paths: list[str]) -> list[int]:
+    """Each input's size (what a batch holds); an unreadable one counts 0 (its reader names it)."""
+    out = []
     for p in paths:
         try:
-            total += os.stat(p).st_size
+            out.append(os.stat(p).st_size)
         except OSError:
-            pass
-    return total
+            out.append(0)
+    return out
 
 
 def _step_seconds(text: str | None) -> int | None:
@@ -165,7 +186,7 @@ def run_consolidate(args: argparse.Namespace) -> int:
     bar, _ = _progress(args, 2)
     # (on file or in memory alike, 3,000 databases' consolidation peaks at 2.7 GB: its grid's windows; left
     # for the history-at-scale issue)
-    with store.session(_input_bytes([str(Path(d["_run_dir"]) / store.TOTALS_FILE) for d in docs])) as con, bar:
+    with store.session(sum(_sizes([str(p) for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))) as con, bar:
         task = bar.add_task("consolidating", total=2)
         try:
             part = summary.summarise_consolidation(con, docs, step, args.top, args.percentile)

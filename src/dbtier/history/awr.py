@@ -235,16 +235,9 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     selects = [q.replace("{EPOCH}", "startup_time" if typed_epoch else "CAST(startup_time AS VARCHAR)")
                for q in selects]
     union = " UNION ALL ".join(f"SELECT * FROM ({q}) AS x({', '.join(names)})" for q in selects)
-    multi = []
-    if len(units) > 1:   # RAC somewhere
-        multi = [r[0] for r in con.execute(f"SELECT database FROM ({union}) GROUP BY database "
-                                           "HAVING count(DISTINCT unit) > 1").fetchall()]
-    base = sql_str(opts.database) if opts.database else "database"
-    if multi:
-        inlist = ", ".join(sql_str(m) for m in multi)
-        dbexpr = f"CASE WHEN database IN ({inlist}) THEN {base} || '/' || unit ELSE {base} END"
-    else:
-        dbexpr = base
+    # RAC (several instance numbers somewhere): summary.name_units makes each instance of a database its own
+    # series, NAME/INSTANCE, over all the files of the import (a batch of them may hold one instance only).
+    dbexpr = sql_str(opts.database) if opts.database else "database"
     cols = ", ".join(f"CAST({dbexpr} AS VARCHAR) AS database" if n == "database" else f"CAST({n} AS {t}) AS {n}"
                      for n, t in zip(names, types))
     con.execute(f"CREATE OR REPLACE VIEW awr_counters AS SELECT {cols} FROM ({union})")
@@ -257,7 +250,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     series_by = ("database", "file_type") if "filetype" in layouts else ("database",)
     constant = {} if "filetype" in layouts else {"file_type": "total", "role": "total"}
     res = ReadResult(SOURCE, "counters", "awr_counters", [str(p) for p in paths], notes=notes, one_unit=True,
-                     cleanup=raw, absent=absent, series_by=series_by, constant=constant)
+                     cleanup=raw, absent=absent, series_by=series_by, constant=constant, unit_names=len(units) > 1)
     if not any("snap_timezone" in l.names for ls in layouts.values() for l in ls):
         res.notes.append(f"AWR times are the database's local time; read as {opts.tz} (--tz)")
     return res

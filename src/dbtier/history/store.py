@@ -40,9 +40,10 @@ RAW_COPY_MAX_BYTES = 50_000_000
 WORK_MARGIN_BYTES = 512 * 1024 * 1024
 
 
-def memory_limit_mb() -> int:
-    """A quarter of the machine's memory, between 512 MB and 4 GB: bounded whatever the input size
-    (DuckDB spills to the temp directory beyond it). DBTIER_MEMORY_MB overrides it."""
+def memory_cap_mb() -> int:
+    """What a history command may hold in all (DuckDB, Python, the batch in hand): DBTIER_MEMORY_MB (or
+    `--memory`, which sets it), else a quarter of the machine's memory between 768 MB and 3 GiB. A fleet's
+    size changes the number of batches, never this."""
     env = os.environ.get("DBTIER_MEMORY_MB", "")
     if env.isdigit() and int(env) >= 256:
         return int(env)
@@ -50,7 +51,19 @@ def memory_limit_mb() -> int:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
     except (ValueError, OSError, AttributeError):
         total = 4096
-    return int(min(4096, max(512, total // 4)))
+    return int(min(3072, max(768, total // 4)))
+
+
+def memory_limit_mb() -> int:
+    """DuckDB's share of the cap (its memory_limit; it spills to the temp directory beyond it): two thirds,
+    the rest for Python, the allocator's slack and what DuckDB does not count."""
+    return max(128, memory_cap_mb() * 2 // 3)
+
+
+def batch_bytes() -> int:
+    """Input bytes an import reads in one batch: a sixth of DuckDB's share (a CSV's rows take about as
+    much memory as its text, and the batch's work tables two or three times that again)."""
+    return max(16 * 1024 * 1024, memory_limit_mb() * 1024 * 1024 // 6)
 
 
 def connect(spill_dir: str | os.PathLike | None = None, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
@@ -72,13 +85,9 @@ def work_dir_parent() -> Path:
 
 
 @contextlib.contextmanager
-def session(need_bytes: int = 0) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A DuckDB whose tables live in a database file of its own working directory (under work_dir_parent()),
-    not in memory, once the inputs are more than half the memory limit: the buffer manager keeps at most the memory limit of them resident and evicts the rest
-    to that file, so a fleet's size is bounded by disk, not RAM (an in-memory database grew past its limit:
-    3,000 databases' AWR import reached 6.3 GB). The directory, the file and the spill files in it are
-    removed on the way out, whatever happens. `need_bytes`: free space the work needs (about its inputs'
-    size), checked first."""
+def workdir(need_bytes: int = 0) -> Iterator[Path]:
+    """A working directory of its own under work_dir_parent(), free space checked first (`need_bytes`, about
+    the inputs' size, plus a margin), removed on the way out whatever happens."""
     parent = work_dir_parent()
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -92,17 +101,35 @@ def session(need_bytes: int = 0) -> Iterator[duckdb.DuckDBPyConnection]:
                           f"{(need_bytes + WORK_MARGIN_BYTES) / 1e9:.1f} GB there (about the inputs' size)",
                           "free space there, or set DBTIER_TMPDIR to a directory with more")
     work = Path(tempfile.mkdtemp(prefix="dbtier-history-", dir=parent))
-    # Inputs of up to half the memory limit stay in memory (a third faster: 1,000 databases' year imports in
-    # 16 s, not 25); larger ones go to the file (3,000 databases: 3.8 GB at the 4 GB limit, not 6.3).
-    in_memory = need_bytes <= memory_limit_mb() * 1024 * 1024 // 2
-    con = None
     try:
-        con = connect(work / "spill", database=":memory:" if in_memory else str(work / "work.duckdb"))
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def open_db(work: Path, need_bytes: int = 0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB spilling into `work`: in memory for inputs of up to half DuckDB's share (a third faster),
+    on a database file there for larger ones (the buffer manager keeps at most its limit resident and
+    evicts the rest to the file: an in-memory database grew past its limit, 6.3 GB for 3,000 databases'
+    AWR import). Closed (and the file removed) on the way out."""
+    in_memory = need_bytes <= memory_limit_mb() * 1024 * 1024 // 2
+    path = work / f"work-{os.getpid()}-{id(work)}.duckdb"
+    con = connect(work / "spill", database=":memory:" if in_memory else str(path))
+    try:
         yield con
     finally:
-        if con is not None:
-            con.close()
-        shutil.rmtree(work, ignore_errors=True)
+        con.close()
+        for p in (path, path.with_name(path.name + ".wal")):
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+@contextlib.contextmanager
+def session(need_bytes: int = 0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """open_db in a workdir of its own: what a one-shot history command needs."""
+    with workdir(need_bytes) as work, open_db(work, need_bytes) as con:
+        yield con
 
 
 def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> None:
@@ -116,13 +143,27 @@ def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> Non
             from exc
 
 
-def parquet(run_dir: str | os.PathLike, name: str, what: str = "history run") -> str:
-    """The SQL text that reads one of a run's Parquet files; a clear error when it is missing."""
+def series_files(run_dir: str | os.PathLike, name: str) -> list[Path]:
+    """One of a run's series: NAME (one file), or its parts NAME-without-.parquet/part-*.parquet (a fleet
+    imported in batches: each part holds whole databases). [] when neither is there."""
     path = Path(run_dir) / name
-    if not path.exists():
+    if os.path.lexists(path):
+        return [path]
+    return sorted((Path(run_dir) / name.removesuffix(".parquet")).glob("part-*.parquet"))
+
+
+def read_sql(paths: Sequence[Path]) -> str:
+    """read_parquet over literal paths (a run directory named r[1] is not a glob)."""
+    return "read_parquet([" + ", ".join(sql_str(duck_path(p)) for p in paths) + "])"
+
+
+def parquet(run_dir: str | os.PathLike, name: str, what: str = "history run") -> str:
+    """The SQL text that reads one of a run's series (its file or its parts); a clear error when missing."""
+    paths = series_files(run_dir, name)
+    if not paths:
         raise DbtierError(f"{run_dir}: no {name} in this {what}",
                           "pass a run directory written by `dbtier history import` (or re-run it: the file was removed)")
-    return f"read_parquet({sql_str(duck_path(path))})"
+    return read_sql(paths)
 
 
 def check_parquet(con: duckdb.DuckDBPyConnection, run_dir: str | os.PathLike, name: str,
@@ -130,10 +171,15 @@ def check_parquet(con: duckdb.DuckDBPyConnection, run_dir: str | os.PathLike, na
     """One of a run's Parquet files, checked before it is read: a regular file, Parquet (not truncated,
     not foreign), with the columns the reader needs. Each failure names the file."""
     hint = "re-run the `dbtier history` command that wrote this run directory (its Parquet file is damaged)"
-    path = Path(run_dir) / name
-    if not os.path.lexists(path):
+    paths = series_files(run_dir, name)
+    if not paths:
         raise DbtierError(f"{run_dir}: no {name} in this {what}",
                           "pass a run directory written by `dbtier history import` (or re-run it: the file was removed)")
+    for path in paths:
+        _check_one(con, path, columns, what, hint)
+
+
+def _check_one(con: duckdb.DuckDBPyConnection, path: Path, columns: Sequence[str], what: str, hint: str) -> None:
     regular_file(path, f"{what} file", hint)
     try:
         cols = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet({sql_str(duck_path(path))})").fetchall()}
@@ -146,21 +192,34 @@ def check_parquet(con: duckdb.DuckDBPyConnection, run_dir: str | os.PathLike, na
                           "`dbtier history`", hint)
 
 
-def write_import_files(con: duckdb.DuckDBPyConnection, run_dir: Path, kind: str, databases: Sequence[dict]) -> list[str]:
+def part_path(name: str, k: int) -> str:
+    """Where part `k` of the series `name` goes: totals.parquet -> totals/part-00003.parquet."""
+    return f"{name.removesuffix('.parquet')}/part-{k:05d}.parquet"
+
+
+def write_import_files(con: duckdb.DuckDBPyConnection, run_dir: Path, kind: str, databases: Sequence[dict],
+                       part: int | None = None) -> list[str]:
     """An import run's series: hourly.parquet (dma), or totals.parquet, profiles.parquet and, when
     some database has several file types, intervals.parquet; from the tables summary.summarise_import
-    left. Returns the names written."""
+    left. `part`: written as that part of each (part_path) instead. Returns the names written."""
+    def dest(name: str) -> Path:
+        if part is None:
+            return run_dir / name
+        path = run_dir / part_path(name, part)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
     if kind == "hourly":
-        write_parquet(con, "SELECT * FROM hourly ORDER BY database, hour, statistic", run_dir / HOURLY_FILE)
+        write_parquet(con, "SELECT * FROM hourly ORDER BY database, hour, statistic", dest(HOURLY_FILE))
         return [HOURLY_FILE]
     # Not sorted (a sort of millions of rows costs more than the write): readers order as they need.
     # intervals.parquet only when it says more than totals.parquet (several file types somewhere).
     files = []
     if any(len(d.get("file_types") or []) > 1 for d in databases):
-        write_parquet(con, "SELECT * FROM intervals", run_dir / INTERVALS_FILE)
+        write_parquet(con, "SELECT * FROM intervals", dest(INTERVALS_FILE))
         files.append(INTERVALS_FILE)
-    write_parquet(con, "SELECT * FROM totals", run_dir / TOTALS_FILE)
-    write_parquet(con, "SELECT * FROM profiles ORDER BY database, kind, key", run_dir / PROFILES_FILE)
+    write_parquet(con, "SELECT * FROM totals", dest(TOTALS_FILE))
+    write_parquet(con, "SELECT * FROM profiles ORDER BY database, kind, key", dest(PROFILES_FILE))
     return files + [TOTALS_FILE, PROFILES_FILE]
 
 

@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
 from dbtier.history import consolidate as cons
 from dbtier.history import dma, limits, series, store
 from dbtier.history.tables import INTERVAL_COLUMNS, ReadResult
@@ -21,11 +22,13 @@ REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capac
 
 
 def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int = 10, profile_tz: str = "UTC",
-                     step: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Intervals, totals, peaks, top intervals, profiles. Leaves tables `intervals`, `totals`, `profiles`."""
+                     step: Callable[[str], None] | None = None, require_intervals: bool = True) -> dict[str, Any]:
+    """Intervals, totals, peaks, top intervals, profiles. Leaves tables `intervals`, `totals`, `profiles`.
+    `require_intervals`: no interval at all is an error (a batch of a fleet may have none; the fleet not)."""
     step = step or (lambda _: None)
     if res.kind == "hourly":
         return dma.summarise(con, res)
+    name_units(con, res)
     if res.kind == "counters":
         step("intervals from counters")
         series.intervals_from_counters(con, res.table, "intervals", res.wrap_bits, res.one_unit, res.absent,
@@ -40,10 +43,8 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
         ev = {}
     shape = series.totals(con, "intervals", "totals",
                           pick="intervals_events" if res.kind == "counters" and res.one_unit else None)
-    if shape["intervals"] == 0:
-        files = ", ".join(res.files[:3]) + (" ..." if len(res.files) > 3 else "")
-        raise DbtierError(f"{files}: fewer than two snapshots of any database (or only restarts between them): "
-                          "no interval to measure", "collect at least two snapshots, some minutes apart")
+    if shape["intervals"] == 0 and require_intervals:
+        raise no_intervals(res.files)
     step("totals, peaks and profiles")
     if shape["same_rows"]:   # totals are the intervals (one file type a database): one pass serves both
         both = series.summarise(con, "intervals", top=top, detail=True, shape=True, also=("file_type",))
@@ -70,6 +71,30 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     out: dict[str, Any] = {"source": res.source, "kind": res.kind, "files": res.files, "notes": list(res.notes),
                            "limitations": list(res.limitations), "profile_tz": profile_tz, "databases": databases}
     return out
+
+
+def no_intervals(files: Sequence[str]) -> DbtierError:
+    names = ", ".join(files[:3]) + (" ..." if len(files) > 3 else "")
+    return DbtierError(f"{names}: fewer than two snapshots of any database (or only restarts between them): "
+                       "no interval to measure", "collect at least two snapshots, some minutes apart")
+
+
+def name_units(con: duckdb.DuckDBPyConnection, res: ReadResult) -> None:
+    """AWR RAC: a database whose rows carry several units (instances) is one series per instance,
+    NAME/INSTANCE; the others keep their name. Done here, over every file the import reads together, so
+    a batch that holds one instance of a database does not name it otherwise than the whole would."""
+    if not res.unit_names:
+        return
+    multi = [r[0] for r in con.execute(f"SELECT database FROM {res.table} GROUP BY database "
+                                       "HAVING count(DISTINCT unit) > 1").fetchall()]
+    if not multi:
+        return
+    inlist = ", ".join(sql_str(m) for m in multi)
+    con.execute(f"""CREATE OR REPLACE VIEW {res.table}_named AS SELECT * REPLACE (
+                        CASE WHEN database IN ({inlist}) THEN database || '/' || unit ELSE database END AS database)
+                    FROM {res.table}""")
+    res.cleanup.append(res.table)
+    res.table = f"{res.table}_named"
 
 
 FIRST_YEAR, LAST_YEAR = limits.FIRST_YEAR, limits.LAST_YEAR

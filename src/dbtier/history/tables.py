@@ -67,6 +67,7 @@ class ReadResult:
     series_by: tuple[str, ...] = ("database", "file_type", "unit")   # what tells one counter series from another
     constant: dict[str, str] = field(default_factory=dict)   # label columns with one value on every row
     cleanup: list[str] = field(default_factory=list)   # tables behind `table` (a view), dropped after use
+    unit_names: bool = False        # a database with several units is one series per unit, NAME/UNIT (AWR RAC)
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.:@/#+-]+")

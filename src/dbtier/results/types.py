@@ -719,9 +719,13 @@ class HistoryImport(TypedDict, total=False):
     files: list[str]
     profile_tz: str | None
     databases: list[HistoryDatabase]
-    series_files: list[str]
+    series_files: Annotated[list[str], doc("NAME.parquet, or NAME/ for a series written in parts (a batched import)")]
     limitations: list[Any]
     raw_note: Annotated[str, doc("inputs too large to copy into raw/ (params.files names them)")]
+    batches: Annotated[int, doc("batches of files the import read (store.batch_bytes() of input each)")]
+    skipped_files: Annotated[list[dict[str, str]], doc("--skip-bad-files: {file, error} of each file left out")]
+    appended_to: Annotated[str, doc("--into: the import run this one extends (its series and databases are kept)")]
+    already_held: Annotated[dict[str, int], doc("--into: per database, samples the run already held, not read again")]
 
 
 class HistoryConsolidate(TypedDict, total=False):

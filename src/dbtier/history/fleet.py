@@ -1,0 +1,246 @@
+"""A fleet's history in batches: memory bounded by the batch, not by the number of databases.
+
+**Import.** The files are read in batches of at most store.batch_bytes() of input (whole files, in the
+order given; a file larger than that is a batch of its own, worked on a database file). Each batch is
+read (many files per DuckDB scan), turned into intervals, totals, peaks and profiles in a DuckDB of its
+own, and its series written as one part (`totals/part-00000.parquet`, `profiles/part-00000.parquet`,
+...): a part holds whole databases, sorted by name. A database whose files fall in two batches or more
+(or a RAC database one of whose instances is in another batch) is done again from all its files
+together, as the last part, and dropped from the earlier ones: every database's figures come from all its
+samples at once, whatever the batching. An import of one batch writes `totals.parquet` etc. as before.
+
+**Bad files.** With `skip_bad`, a batch that fails is split in halves until the files that fail alone are
+found (a few more reads of the batch, only when one is bad); the rest is imported and the skipped files
+are listed with their error. Without it, the first error stops the import, naming the file (and the
+line and column where the reader can tell).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import duckdb
+
+from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
+from dbtier.history import read as read_history
+from dbtier.history import store, summary
+from dbtier.history.tables import ReadOptions, ReadResult
+
+# sources whose files are read as one batch (a DMA collection is a few small files per database)
+ONE_BATCH = ("dma",)
+
+
+def plan(sizes: Sequence[int], budget: int) -> list[range]:
+    """Consecutive runs of files (indexes into `sizes`), each at most `budget` bytes unless one file alone
+    is larger. Pure."""
+    out, start, acc = [], 0, 0
+    for i, n in enumerate(sizes):
+        if i > start and acc + n > budget:
+            out.append(range(start, i))
+            start, acc = i, 0
+        acc += n
+    if sizes:
+        out.append(range(start, len(sizes)))
+    return out
+
+
+@dataclass
+class Imported:
+    doc: dict[str, Any]                                 # summarise_import's sections, every batch's databases
+    parts: dict[str, list[Path]] = field(default_factory=dict)    # series file name -> its parts (in work)
+    skipped: list[dict[str, str]] = field(default_factory=list)   # {file, error}
+    batches: int = 0
+
+
+@dataclass
+class _Batch:
+    files: list[str]
+    doc: dict[str, Any]
+    owners: dict[str, tuple[list[str], list[str]]]     # database as the reader names it -> (its files, names made of it)
+    parts: dict[str, Path]
+
+
+def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[int], opts: ReadOptions,
+                 top: int, profile_tz: str, skip_bad: bool = False,
+                 progress: Callable[[int, str], None] | None = None) -> Imported:
+    """Read `files` (of `sizes` bytes) batch by batch into parts under `work`/out. `progress(files done,
+    what now)` after each step."""
+    progress = progress or (lambda _n, _what: None)
+    budget = 1 << 62 if source in ONE_BATCH else store.batch_bytes()
+    groups = plan(list(sizes), budget)
+    out = work / "out"
+    batches: list[_Batch] = []
+    skipped: list[dict[str, str]] = []
+    done = 0
+    for k, idx in enumerate(groups):
+        names = [files[i] for i in idx]
+        nbytes = sum(sizes[i] for i in idx)
+        what = f"batch {k + 1} of {len(groups)}" if len(groups) > 1 else "reading"
+        progress(done, f"{source}: {what} ({len(names):,} files)")
+        good, bad = _usable(work, source, names, nbytes, opts, top, profile_tz, skip_bad)
+        skipped += bad
+        if good:
+            batches.append(_run_batch(work, out, len(batches), source, good, nbytes, opts, top, profile_tz,
+                                      owners=len(groups) > 1))
+        done += len(names)
+        progress(done, f"{source}: {done:,} of {len(files):,} files read")
+    if not batches:
+        raise DbtierError(f"every file failed ({len(skipped)}; the first: {skipped[0]['error']})",
+                          "check that the files are the collector's output for --source " + source)
+    _redo_spanning(work, out, source, batches, opts, top, profile_tz, progress, len(files))
+    doc = _merge([b.doc for b in batches])
+    if not doc["databases"]:
+        raise summary.no_intervals([f for b in batches for f in b.files])
+    parts: dict[str, list[Path]] = {}
+    for b in batches:
+        for name, path in b.parts.items():
+            if path.exists():
+                parts.setdefault(name, []).append(path)
+    return Imported(doc, parts, skipped, len(groups))
+
+
+def _read_summarise(con: duckdb.DuckDBPyConnection, source: str, files: Sequence[str], opts: ReadOptions,
+                    top: int, profile_tz: str, only: Sequence[str] | None = None,
+                    owners: bool = False) -> tuple[ReadResult, dict[str, Any], dict]:
+    res = read_history(con, source, list(files), opts)
+    if only is not None:      # the databases done again: only their rows of these files
+        inlist = ", ".join(sql_str(d) for d in only)
+        con.execute(f"CREATE OR REPLACE VIEW _only AS SELECT * FROM {res.table} WHERE database IN ({inlist})")
+        res.cleanup.append(res.table)
+        res.table = "_only"
+    own = _owners(con, res) if owners else {}
+    doc = summary.summarise_import(con, res, top=top, profile_tz=profile_tz, require_intervals=False)
+    return res, doc, own
+
+
+def _owners(con: duckdb.DuckDBPyConnection, res: ReadResult) -> dict[str, tuple[list[str], list[str]]]:
+    """Each database as the reader names it: the files it came from, and the names it gets (NAME, or
+    NAME/UNIT per instance when summary.name_units splits it)."""
+    if res.kind == "hourly":
+        return {}
+    cols = {d[0] for d in con.execute(f"SELECT * FROM {res.table} LIMIT 0").description}
+    files = "list(DISTINCT CAST(_file AS VARCHAR))" if "_file" in cols else "NULL"
+    units = "list(DISTINCT unit)" if "unit" in cols else "NULL"
+    out = {}
+    for db, fs, us in con.execute(f"SELECT database, {files}, {units} FROM {res.table} GROUP BY database").fetchall():
+        named = [f"{db}/{u}" for u in us] if res.unit_names and us and len(us) > 1 else [db]
+        out[db] = (sorted(fs) if fs is not None else list(res.files), named)
+    return out
+
+
+def _usable(work: Path, source: str, files: list[str], nbytes: int, opts: ReadOptions, top: int, profile_tz: str,
+            skip_bad: bool) -> tuple[list[str], list[dict[str, str]]]:
+    """The files of a batch to import, and those skipped ({file, error}). Without skip_bad, every file
+    (a bad one stops the import where the batch is done)."""
+    if not skip_bad:
+        return files, []
+
+    def fails(fs: list[str]) -> DbtierError | None:
+        with store.open_db(work, nbytes) as con:
+            try:
+                _read_summarise(con, source, fs, opts, top, profile_tz)
+            except DbtierError as exc:
+                return exc
+        return None
+
+    first = fails(files)
+    if first is None:
+        return files, []
+
+    def bisect(fs: list[str], err: DbtierError | None) -> list[dict[str, str]]:
+        err = err if err is not None else fails(fs)
+        if err is None:
+            return []
+        if len(fs) == 1:
+            return [{"file": fs[0], "error": err.message}]
+        mid = len(fs) // 2
+        return bisect(fs[:mid], None) + bisect(fs[mid:], None)
+
+    bad = bisect(files, first)
+    if not bad:       # no file fails alone: the files disagree with each other (e.g. the same snapshot twice)
+        raise first
+    gone = {b["file"] for b in bad}
+    return [f for f in files if f not in gone], bad
+
+
+def _run_batch(work: Path, out: Path, k: int, source: str, files: list[str], nbytes: int, opts: ReadOptions,
+               top: int, profile_tz: str, owners: bool, only: Sequence[str] | None = None) -> _Batch:
+    with store.open_db(work, nbytes) as con:
+        res, doc, own = _read_summarise(con, source, files, opts, top, profile_tz, only=only, owners=owners)
+        written = store.write_import_files(con, out, res.kind, doc["databases"], part=k)
+    parts = {name: out / store.part_path(name, k) for name in written}
+    return _Batch(list(files), doc, own, parts)
+
+
+def _redo_spanning(work: Path, out: Path, source: str, batches: list[_Batch], opts: ReadOptions, top: int,
+                   profile_tz: str, progress: Callable[[int, str], None], nfiles: int) -> None:
+    """A database read in more than one batch: done again from all its files as one more batch, and its
+    rows dropped from the earlier parts."""
+    seen: dict[str, int] = {}
+    for b in batches:
+        for db in b.owners:
+            seen[db] = seen.get(db, 0) + 1
+    spanning = sorted(db for db, n in seen.items() if n > 1)
+    if not spanning:
+        return
+    progress(nfiles, f"{source}: {len(spanning):,} database(s) in several batches, read again together")
+    files = sorted({f for b in batches for db in spanning if db in b.owners for f in b.owners[db][0]})
+    nbytes = sum(os.path.getsize(f) for f in files if os.path.exists(f))
+    drop: set[str] = set()
+    for b in batches:
+        gone = {n for db in spanning if db in b.owners for n in b.owners[db][1]}
+        if not gone:
+            continue
+        drop |= gone
+        b.doc["databases"] = [d for d in b.doc["databases"] if d["name"] not in gone]
+        for path in b.parts.values():
+            _rewrite_without(path, gone)
+    batches.append(_run_batch(work, out, len(batches), source, files, nbytes, opts, top, profile_tz,
+                              owners=False, only=spanning))
+
+
+def _rewrite_without(path: Path, gone: set[str]) -> None:
+    """A part without the rows of `gone` (removed when nothing is left)."""
+    con = duckdb.connect()
+    try:
+        src = f"read_parquet({sql_str(str(path))})"
+        inlist = ", ".join(sql_str(d) for d in sorted(gone))
+        left = con.execute(f"SELECT count(*) FROM {src} WHERE database NOT IN ({inlist})").fetchone()[0]
+        if left == 0:
+            path.unlink()
+            return
+        store.write_parquet(con, f"SELECT * FROM {src} WHERE database NOT IN ({inlist}) ORDER BY database", path)
+    finally:
+        con.close()
+
+
+def _merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The batches' sections as one import's: databases by name, files, notes and limitations once each."""
+    first = docs[0]
+    out = dict(first)
+    out["databases"] = sorted((d for doc in docs for d in doc["databases"]), key=lambda d: d["name"])
+    for key in ("files", "notes", "limitations"):
+        out[key] = list(dict.fromkeys(x for doc in docs for x in doc.get(key) or []))
+    return out
+
+
+def move_parts(parts: dict[str, list[Path]], run_dir: Path) -> list[str]:
+    """The parts into the run directory: NAME.parquet when there is one, NAME/part-*.parquet otherwise.
+    Returns what the run directory holds (its `series_files`)."""
+    names = []
+    for name, paths in parts.items():
+        if len(paths) == 1:
+            shutil.move(str(paths[0]), run_dir / name)
+            names.append(name)
+        else:
+            d = run_dir / name.removesuffix(".parquet")
+            d.mkdir(exist_ok=True)
+            for p in paths:
+                shutil.move(str(p), d / p.name)
+            names.append(f"{d.name}/")
+    return names
