@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 import duckdb
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -180,16 +179,17 @@ def _step_seconds(text: str | None) -> int | None:
 
 def run_consolidate(args: argparse.Namespace) -> int:
     step = _step_seconds(args.step)
+    _apply_memory(args)
     if args.top < 1:
         raise DbtierError(f"--top {args.top}: must be at least 1", "e.g. --top 10")
     docs = [load_run(r) for r in args.runs]
     bar, _ = _progress(args, 2)
-    # (on file or in memory alike, 3,000 databases' consolidation peaks at 2.7 GB: its grid's windows; left
-    # for the history-at-scale issue)
-    with store.session(sum(_sizes([str(p) for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))) as con, bar:
+    # the grid goes to Parquet files in the work directory, a batch of databases at a time: about the totals' size
+    grid_bytes = sum(_sizes([str(p) for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))
+    with store.workdir(grid_bytes) as work, store.open_db(work) as con, bar:
         task = bar.add_task("consolidating", total=2)
         try:
-            part = summary.summarise_consolidation(con, docs, step, args.top, args.percentile)
+            part = summary.summarise_consolidation(con, docs, step, args.top, args.percentile, work=work)
         except duckdb.Error as exc:   # a Parquet file damaged past its footer: name the runs' series
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DbtierError(f"cannot read the series of {', '.join(d['_run_dir'] for d in docs)}: {why[:300]}",

@@ -23,11 +23,13 @@ one); a database with a gap inside it adds nothing there (its missing cells are 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from pathlib import Path
+from typing import Any, Sequence
 
 import duckdb
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import sql_str
 from dbtier.history import series
 from dbtier.history.series import finite_or_none, iso
 
@@ -155,6 +157,20 @@ def _regrid_sorted(con: duckdb.DuckDBPyConnection, table: str, g: float, summed:
     return True
 
 
+def _regrid_batches(con: duckdb.DuckDBPyConnection, batches: Sequence[str], step: int, shape: dict[str, Any],
+                    work: Path) -> None:
+    files = []
+    for k, src in enumerate(batches):
+        regrid(con, src, step, "_grid_b", shape)
+        path = work / f"grid-{k:05d}.parquet"
+        con.execute(f"COPY (SELECT * FROM _grid_b) TO {sql_str(str(path))} (FORMAT parquet)")
+        con.execute("DROP VIEW _grid_b")
+        con.execute("DROP TABLE _grid_b_cells")
+        files.append(path)
+    con.execute("CREATE OR REPLACE VIEW _grid_all AS SELECT * FROM read_parquet(["
+                + ", ".join(sql_str(str(p)) for p in files) + "])")
+
+
 def _ts(bin_: int | None, step: int) -> str | None:
     if bin_ is None:
         return None
@@ -162,15 +178,21 @@ def _ts(bin_: int | None, step: int) -> str | None:
 
 
 def consolidate(con: duckdb.DuckDBPyConnection, table: str, step: int | None = None, top: int = 10,
-                grid: str = "grid", out_sum: str = "sum_series", shape: dict[str, Any] | None = None) -> dict[str, Any]:
+                grid: str = "grid", out_sum: str = "sum_series", shape: dict[str, Any] | None = None,
+                batches: Sequence[str] = (), work: Path | None = None) -> dict[str, Any]:
     """`table` holds every database's totals (database, start, end, rates). Returns the summary;
     leaves `grid` (each database in the window) and `out_sum` (the sum per cell) in `con`.
-    `shape`: _shape's answer when the caller knows it (shape_of_imports)."""
+    `shape`: _shape's answer when the caller knows it (shape_of_imports). `batches` (with `work`): the
+    same totals as queries each holding whole databases, put on the grid one at a time into Parquet files
+    in `work`, so the memory is a batch's, not the fleet's; the rest are streaming aggregates over them."""
     shape = shape or _shape(con, table)
     if not shape["databases"]:
         raise DbtierError("no intervals to consolidate", "import some history first: `dbtier history import`")
     step = int(step or auto_step(con, table, shape))
-    regrid(con, table, step, "_grid_all", shape)
+    if batches and work is not None:
+        _regrid_batches(con, batches, step, shape, work)
+    else:
+        regrid(con, table, step, "_grid_all", shape)
     spans = dict((db, (b0, b1)) for db, b0, b1 in con.execute(
         "SELECT database, min(bin), max(bin) FROM _grid_all GROUP BY database").fetchall())
     lost = [db for db in shape["databases"] if db not in spans]

@@ -35,20 +35,6 @@ from dbtier.history.tables import ReadOptions, ReadResult
 ONE_BATCH = ("dma",)
 
 
-def plan(sizes: Sequence[int], budget: int) -> list[range]:
-    """Consecutive runs of files (indexes into `sizes`), each at most `budget` bytes unless one file alone
-    is larger. Pure."""
-    out, start, acc = [], 0, 0
-    for i, n in enumerate(sizes):
-        if i > start and acc + n > budget:
-            out.append(range(start, i))
-            start, acc = i, 0
-        acc += n
-    if sizes:
-        out.append(range(start, len(sizes)))
-    return out
-
-
 @dataclass
 class Imported:
     doc: dict[str, Any]                                 # summarise_import's sections, every batch's databases
@@ -72,7 +58,7 @@ def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[
     what now)` after each step."""
     progress = progress or (lambda _n, _what: None)
     budget = 1 << 62 if source in ONE_BATCH else store.batch_bytes()
-    groups = plan(list(sizes), budget)
+    groups = store.plan_batches(list(sizes), budget)
     out = work / "out"
     batches: list[_Batch] = []
     skipped: list[dict[str, str]] = []

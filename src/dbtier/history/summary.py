@@ -7,6 +7,7 @@ result.json and leaves its full series in DuckDB tables that store.py writes as 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import duckdb
@@ -142,8 +143,14 @@ def _import_docs(docs: Sequence[dict[str, Any]]) -> None:
                               "collectors/oracle_awr.sql and import that")
 
 
-def load_totals(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], table: str = "all_totals") -> None:
-    """Every run's totals.parquet into one table; a database name in two runs is an error."""
+_TOTALS_COLS = ["database", "start", "end", "seconds", "read_iops", "write_iops", "iops", "read_mbps", "write_mbps",
+                "mbps"]
+
+
+def load_totals(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], table: str = "all_totals") -> list[str]:
+    """Every run's totals (its file or parts) as one view; a database name in two runs is an error.
+    Returns the same totals as batches of whole databases, each at most store.batch_bytes() of Parquet
+    (a part never split): what consolidate puts on the grid one at a time."""
     _import_docs(docs)
     seen: dict[str, str] = {}
     for d in docs:
@@ -153,13 +160,20 @@ def load_totals(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], 
                 raise DbtierError(f"database {name!r} is in two runs: {seen[name]} and {d['_run_dir']}",
                                   "consolidate each database once (or re-import one with --database NEWNAME)")
             seen[name] = d["_run_dir"]
-    cols = ["database", "start", "end", "seconds", "read_iops", "write_iops", "iops", "read_mbps", "write_mbps", "mbps"]
     for d in docs:   # a foreign or truncated totals.parquet is refused by name here, not deep in a query
-        store.check_parquet(con, d["_run_dir"], store.TOTALS_FILE, cols)
-    parts = [f"SELECT database, start, \"end\", seconds, read_iops, write_iops, iops, read_mbps, write_mbps, mbps "
-             f"FROM {store.parquet(d['_run_dir'], store.TOTALS_FILE)}" for d in docs]
-    # A view: the Parquet files are read where needed (twice), never copied into memory whole.
-    con.execute(f"CREATE OR REPLACE VIEW {table} AS " + " UNION ALL ".join(parts))
+        store.check_parquet(con, d["_run_dir"], store.TOTALS_FILE, _TOTALS_COLS)
+    files = [p for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]
+    # A view: the Parquet files are read where needed, never copied into memory whole.
+    con.execute(f"CREATE OR REPLACE VIEW {table} AS {_select_totals(files)}")
+    # Parquet is a fraction of the rows' size in memory, and the grid's window holds them twice (a
+    # quarter of an import's batch: 10,000 databases at an eighth peaked at 0.5 GB)
+    groups = store.plan_batches([p.stat().st_size for p in files], store.batch_bytes() // 4)
+    return [f"({_select_totals([files[i] for i in g])})" for g in groups]
+
+
+def _select_totals(files: Sequence[Any]) -> str:
+    cols = ", ".join(f'"{c}"' for c in _TOTALS_COLS)
+    return f"SELECT {cols} FROM {store.read_sql(files)}"
 
 
 def own_sum_of_peaks(docs: Sequence[dict[str, Any]], percentile: str = "max") -> dict[str, Any]:
@@ -178,10 +192,12 @@ def own_sum_of_peaks(docs: Sequence[dict[str, Any]], percentile: str = "max") ->
 
 
 def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], step: int | None,
-                            top: int, percentile: str = "max") -> dict[str, Any]:
-    load_totals(con, docs)
+                            top: int, percentile: str = "max", work: Path | None = None) -> dict[str, Any]:
+    """`work`: a directory for the grid's batches (see consolidate.consolidate); without it, one pass."""
+    batches = load_totals(con, docs)
     r = cons.consolidate(con, "all_totals", step=step, top=top, grid="grid", out_sum="sum_series",
-                         shape=cons.shape_of_imports([db for d in docs for db in d.get("databases") or []]))
+                         shape=cons.shape_of_imports([db for d in docs for db in d.get("databases") or []]),
+                         batches=batches if work is not None else (), work=work)
     # Two sums of peaks: each database's own series (finer intervals keep its true spikes) and on the grid
     # (each database's highest cell). gain compares like with like: the grid's sum over the grid's peak.
     r["sum_of_peaks_grid"] = r.pop("sum_of_peaks")
