@@ -156,3 +156,50 @@ def test_batches_are_runs_of_files_within_the_budget():
     assert store.plan_batches([4, 4, 4, 30, 1, 9, 1], 10) == [range(0, 2), range(2, 3), range(3, 4), range(4, 6),
                                                               range(6, 7)]
     assert store.plan_batches([11], 10) == [range(0, 1)]
+
+
+def test_into_adds_files_to_an_earlier_import_as_if_read_together(tmp_path):
+    """Run A holds DB01's first day, DB02's first 36 hours and DB03; --into A adds DB01's other days, the
+    rest of DB02 and a new DB04. The result equals importing every file at once (the reference); A is
+    not changed; DB03 is not read again (its series are A's, linked)."""
+    d = tmp_path / "awr"
+    d.mkdir()
+
+    def put(name: str, rows: list[str]) -> str:
+        (d / name).write_text(HEADER + "\n" + "\n".join(rows) + "\n")
+        return str(d / name)
+
+    first = [put("db01-a.csv", _rows("DB01", 101, 1, range(0, 25), 1)),
+             put("db02-a.csv", _rows("DB02", 102, 1, range(0, 36), 2)),
+             put("db03.csv", _rows("DB03", 103, 1, range(0, 72), 3))]
+    later = [put("db01-b.csv", _rows("DB01", 101, 1, range(24, 49), 1)),
+             put("db01-c.csv", _rows("DB01", 101, 1, range(48, 72), 1)),
+             put("db02-b.csv", _rows("DB02", 102, 1, range(35, 72), 2)),
+             put("db04.csv", _rows("DB04", 104, 1, range(0, 72), 4))]
+    assert _import(tmp_path, first, "a", None).returncode == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()}
+    r = _import(tmp_path, later, "b", None, "--into", str(tmp_path / "a"))
+    assert r.returncode == 0, r.stderr
+    ref = _import(tmp_path, first + later, "ref", None)
+    b, want = json.loads(r.stdout), json.loads(ref.stdout)
+    assert b["databases"] == want["databases"] and b["appended_to"] == str(tmp_path / "a")
+    assert {db["name"]: db["intervals"] for db in b["databases"]} == {"DB01": 71, "DB02": 70, "DB03": 71, "DB04": 71}
+    assert sorted(b["files"]) == sorted(first + later)
+    assert _totals(tmp_path / "b") == _totals(tmp_path / "ref")
+    assert b["database_files"]["DB03"]["files"] == [first[2]]
+    assert b["database_files"]["DB01"]["files"] == sorted([first[0], later[0], later[1]])
+    assert {p.name: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()} == before
+    # a database whose earlier file is gone cannot be added to: said, nothing written
+    Path(first[1]).rename(tmp_path / "moved.csv")
+    gone = _import(tmp_path, [later[2]], "c", None, "--into", str(tmp_path / "a"))
+    assert_clean_error(gone, first[1])
+    assert not (tmp_path / "c").exists()
+    # not an import run, or another source
+    assert_clean_error(_import(tmp_path, [later[3]], "d", None, "--into", str(tmp_path / "ref" / "raw")), "no result.json")
+    assert call_main("history", "consolidate", str(tmp_path / "ref"), "--out", str(tmp_path / "k"),
+                     cwd=tmp_path).returncode == 0
+    assert_clean_error(_import(tmp_path, [later[3]], "d", None, "--into", str(tmp_path / "k")),
+                       "--into", "not a `dbtier history import` run")
+    other = call_main("history", "import", "--source", "sqlserver", later[3], "--into", str(tmp_path / "a"),
+                      "--out", str(tmp_path / "e"), cwd=tmp_path)
+    assert_clean_error(other, "a awr import")

@@ -55,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "database's (default: every whole disk, no partitions, loop, ram, zram or device-mapper)")
     ip.add_argument("--top", type=argtypes.positive_int(MAX_TOP), default=10, metavar="N",
                     help="busiest intervals kept per database (10)")
+    ip.add_argument("--into", metavar="RUN_DIR",
+                    help="add these files to an earlier import run: a new run holding its databases (their series "
+                    "linked, not read again) and these; a database the new files add to is read again from its "
+                    "earlier files and the new ones together")
     ip.add_argument("--skip-bad-files", action="store_true",
                     help="import the files that read and list the ones that do not (with their error) in "
                     "skipped_files, instead of stopping at the first")
@@ -122,6 +126,7 @@ def run_import(args: argparse.Namespace) -> int:
         raise DbtierError(f"--top {args.top}: must be at least 1", "e.g. --top 10")
     opts = ReadOptions(tz=tz, database=args.database, devices=args.devices)
     _apply_memory(args)
+    into = _earlier_import(args.into, args.source, ptz) if args.into else None
     sizes = _sizes(args.files)
     bar, _ = _progress(args, len(args.files))
     with store.workdir(sum(sizes)) as work, bar:
@@ -132,12 +137,14 @@ def run_import(args: argparse.Namespace) -> int:
 
         # read before the run directory is made: bad input leaves nothing
         imp = fleet.import_files(work, args.source, list(args.files), sizes, opts, args.top, ptz,
-                                 skip_bad=args.skip_bad_files, progress=progress)
+                                 skip_bad=args.skip_bad_files, progress=progress, into=into)
         params = {"action": "import", "source": args.source, "files": list(args.files), "tz": tz, "profile_tz": ptz,
                   "database": args.database, "devices": args.devices, "top": args.top,
-                  "skip_bad_files": args.skip_bad_files, "memory_mb": store.memory_cap_mb()}
-        run = Run("history", args, params, inputs=list(args.files))
+                  "skip_bad_files": args.skip_bad_files, "memory_mb": store.memory_cap_mb(), "into": args.into}
+        run = Run("history", args, params, inputs=list(args.files) + ([args.into] if args.into else []))
         run.doc.update(imp.doc)
+        if into is not None:
+            run.doc["appended_to"] = into["_run_dir"]
         run.doc["batches"] = imp.batches
         if args.skip_bad_files:
             run.doc["skipped_files"] = imp.skipped
@@ -151,6 +158,21 @@ def run_import(args: argparse.Namespace) -> int:
 
     emit(run.doc, args, lambda: render.import_run(console(args), run.doc, run.dir.path))
     return 0
+
+
+def _earlier_import(run_dir: str, source: str, profile_tz: str) -> dict:
+    doc = load_run(run_dir)
+    params = doc.get("params") or {}
+    if doc.get("command") != "history" or params.get("action") != "import":
+        raise DbtierError(f"--into {run_dir}: not a `dbtier history import` run", "give an import run directory")
+    if doc.get("source") != source or doc.get("kind") == "hourly":
+        raise DbtierError(f"--into {run_dir}: a {doc.get('source')} import; these files are read as {source}"
+                          + (" (a dma import has no time series to add to)" if doc.get("kind") == "hourly" else ""),
+                          "add files of the same source (and not to a dma import)")
+    if (doc.get("profile_tz") or "UTC") != profile_tz:
+        raise DbtierError(f"--into {run_dir}: its profiles are in {doc.get('profile_tz')}, these would be in "
+                          f"{profile_tz}", f"give --profile-tz {doc.get('profile_tz')}")
+    return doc
 
 
 def _sizes(paths: list[str]) -> list[int]:

@@ -24,7 +24,15 @@ def import_run(out: Console, doc: dict[str, Any], run_dir: Path) -> None:
         out.print(f"[dim]note: {esc(note)}[/dim]")
     for lim in doc.get("limitations") or []:
         out.print(f"[yellow]limitation: {esc(lim)}[/yellow]")
-    out.print(f"[dim]{len(doc['databases'])} database(s); full series in "
+    skipped = doc.get("skipped_files") or []
+    for s in skipped[:20]:
+        out.print(f"[yellow]skipped: {esc(s['error'])}[/yellow]")
+    if len(skipped) > 20:
+        out.print(f"[yellow]... and {len(skipped) - 20} more skipped files (skipped_files in --json)[/yellow]")
+    if doc.get("appended_to"):
+        out.print(f"[dim]with the databases of {esc(doc['appended_to'])} (their series linked, not read again)[/dim]")
+    out.print(f"[dim]{len(doc['databases'])} database(s) from {len(doc.get('files') or []):,} file(s) in "
+              f"{doc.get('batches', 1)} batch(es); full series in "
               f"{esc(', '.join(doc['series_files']))}. Run: {esc(run_dir)}[/dim]")
     out.print(f"[dim]next: dbtier history requirement {esc(run_dir)}   or   "
               f"dbtier history consolidate {esc(run_dir)} OTHER_RUN ...[/dim]")

@@ -53,14 +53,16 @@ class _Batch:
 
 def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[int], opts: ReadOptions,
                  top: int, profile_tz: str, skip_bad: bool = False,
-                 progress: Callable[[int, str], None] | None = None) -> Imported:
+                 progress: Callable[[int, str], None] | None = None, into: dict[str, Any] | None = None) -> Imported:
     """Read `files` (of `sizes` bytes) batch by batch into parts under `work`/out. `progress(files done,
-    what now)` after each step."""
+    what now)` after each step. `into`: an earlier import's document: its parts are taken as they are
+    (hard links) but for the databases these files add to, which are done again from their earlier files
+    and these together."""
     progress = progress or (lambda _n, _what: None)
     budget = 1 << 62 if source in ONE_BATCH else store.batch_bytes()
     groups = store.plan_batches(list(sizes), budget)
     out = work / "out"
-    batches: list[_Batch] = []
+    batches: list[_Batch] = [_earlier(into, out)] if into is not None else []
     skipped: list[dict[str, str]] = []
     done = 0
     for k, idx in enumerate(groups):
@@ -71,8 +73,7 @@ def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[
         good, bad = _usable(work, source, names, nbytes, opts, top, profile_tz, skip_bad)
         skipped += bad
         if good:
-            batches.append(_run_batch(work, out, len(batches), source, good, nbytes, opts, top, profile_tz,
-                                      owners=len(groups) > 1))
+            batches.append(_run_batch(work, out, len(batches), source, good, nbytes, opts, top, profile_tz))
         done += len(names)
         progress(done, f"{source}: {done:,} of {len(files):,} files read")
     if not batches:
@@ -86,8 +87,39 @@ def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[
     for b in batches:
         for name, path in b.parts.items():
             if path.exists():
-                parts.setdefault(name, []).append(path)
+                parts.setdefault(name.split("#")[0], []).append(path)
+    # which files hold which database (what a later --into reads again); the last batch that read a database
+    # (the one that did it again from all its files) says it
+    doc["database_files"] = {db: {"files": fs, "names": names} for b in batches for db, (fs, names) in b.owners.items()}
     return Imported(doc, parts, skipped, len(groups))
+
+
+def _earlier(doc: dict[str, Any], out: Path) -> _Batch:
+    """An earlier import as the first batch: its parts linked into `out` (the earlier run is never changed:
+    a part rewritten without some databases is a new file), its databases' files from `database_files`."""
+    run_dir = Path(doc["_run_dir"])
+    held = doc.get("database_files")
+    if not isinstance(held, dict):
+        raise DbtierError(f"{run_dir}: an import written before `--into` (it does not say which files hold which "
+                          "database)", "re-import its files together with the new ones (once)")
+    parts: dict[str, Path] = {}
+    n = 0
+    for name in (store.INTERVALS_FILE, store.TOTALS_FILE, store.PROFILES_FILE):
+        for i, p in enumerate(store.series_files(run_dir, name)):
+            dest = out / store.part_path(name, 0).replace("part-00000", f"part-earlier-{i:05d}")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(p, dest)
+            except OSError:       # another filesystem: a copy
+                shutil.copyfile(p, dest)
+            parts[f"{name}#{i}"] = dest
+            n += 1
+    if n == 0:
+        raise DbtierError(f"{run_dir}: no series files (totals.parquet) in this import run",
+                          "re-run `dbtier history import` for it")
+    owners = {db: (list(v.get("files") or []), list(v.get("names") or [db])) for db, v in held.items()}
+    sections = {k: doc.get(k) for k in ("source", "kind", "files", "notes", "limitations", "profile_tz", "databases")}
+    return _Batch(list(doc.get("files") or []), sections, owners, parts)
 
 
 def _read_summarise(con: duckdb.DuckDBPyConnection, source: str, files: Sequence[str], opts: ReadOptions,
@@ -155,9 +187,9 @@ def _usable(work: Path, source: str, files: list[str], nbytes: int, opts: ReadOp
 
 
 def _run_batch(work: Path, out: Path, k: int, source: str, files: list[str], nbytes: int, opts: ReadOptions,
-               top: int, profile_tz: str, owners: bool, only: Sequence[str] | None = None) -> _Batch:
+               top: int, profile_tz: str, only: Sequence[str] | None = None) -> _Batch:
     with store.open_db(work, nbytes) as con:
-        res, doc, own = _read_summarise(con, source, files, opts, top, profile_tz, only=only, owners=owners)
+        res, doc, own = _read_summarise(con, source, files, opts, top, profile_tz, only=only, owners=True)
         written = store.write_import_files(con, out, res.kind, doc["databases"], part=k)
     parts = {name: out / store.part_path(name, k) for name in written}
     return _Batch(list(files), doc, own, parts)
@@ -176,6 +208,12 @@ def _redo_spanning(work: Path, out: Path, source: str, batches: list[_Batch], op
         return
     progress(nfiles, f"{source}: {len(spanning):,} database(s) in several batches, read again together")
     files = sorted({f for b in batches for db in spanning if db in b.owners for f in b.owners[db][0]})
+    gone_files = [f for f in files if not os.path.exists(f)]
+    if gone_files:
+        raise DbtierError(f"{', '.join(gone_files[:3])}: gone, and {len(spanning)} database(s) among the new files "
+                          f"({', '.join(spanning[:3])}) have earlier samples there to read again",
+                          "put the earlier files back where they were, or import the database's files anew "
+                          "without --into")
     nbytes = sum(os.path.getsize(f) for f in files if os.path.exists(f))
     drop: set[str] = set()
     for b in batches:
@@ -187,7 +225,7 @@ def _redo_spanning(work: Path, out: Path, source: str, batches: list[_Batch], op
         for path in b.parts.values():
             _rewrite_without(path, gone)
     batches.append(_run_batch(work, out, len(batches), source, files, nbytes, opts, top, profile_tz,
-                              owners=False, only=spanning))
+                              only=spanning))
 
 
 def _rewrite_without(path: Path, gone: set[str]) -> None:

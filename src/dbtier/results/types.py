@@ -725,7 +725,8 @@ class HistoryImport(TypedDict, total=False):
     batches: Annotated[int, doc("batches of files the import read (store.batch_bytes() of input each)")]
     skipped_files: Annotated[list[dict[str, str]], doc("--skip-bad-files: {file, error} of each file left out")]
     appended_to: Annotated[str, doc("--into: the import run this one extends (its series and databases are kept)")]
-    already_held: Annotated[dict[str, int], doc("--into: per database, samples the run already held, not read again")]
+    database_files: Annotated[dict[str, Obj], doc("per database as the source names it: {files, names} (what --into "
+                                                  "reads again when new files add to it)")]
 
 
 class HistoryConsolidate(TypedDict, total=False):
