@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -66,6 +67,8 @@ def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[
     skipped: list[dict[str, str]] = []
     done = 0
     for k, idx in enumerate(groups):
+        if k + 1 < len(groups):   # the next batch's files come off the disk while DuckDB works on this one
+            _prefetch([files[i] for i in groups[k + 1]])
         names = [files[i] for i in idx]
         nbytes = sum(sizes[i] for i in idx)
         what = f"batch {k + 1} of {len(groups)}" if len(groups) > 1 else "reading"
@@ -92,6 +95,28 @@ def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[
     # (the one that did it again from all its files) says it
     doc["database_files"] = {db: {"files": fs, "names": names} for b in batches for db, (fs, names) in b.owners.items()}
     return Imported(doc, parts, skipped, len(groups))
+
+
+def _prefetch(paths: Sequence[str]) -> None:
+    """Ask the kernel to read `paths` ahead (posix_fadvise WILLNEED), in a thread of its own: a fleet's CSV
+    is larger than the page cache holds, and reading it took a sixth of a 10,000-database import."""
+    if not hasattr(os, "posix_fadvise"):
+        return
+
+    def run() -> None:
+        for p in paths:
+            try:
+                fd = os.open(p, os.O_RDONLY)
+            except OSError:
+                continue              # its reader names it
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    threading.Thread(target=run, name="dbtier-prefetch", daemon=True).start()
 
 
 def _earlier(doc: dict[str, Any], out: Path) -> _Batch:
