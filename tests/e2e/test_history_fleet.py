@@ -203,3 +203,12 @@ def test_into_adds_files_to_an_earlier_import_as_if_read_together(tmp_path):
     other = call_main("history", "import", "--source", "sqlserver", later[3], "--into", str(tmp_path / "a"),
                       "--out", str(tmp_path / "e"), cwd=tmp_path)
     assert_clean_error(other, "a awr import")
+
+
+def test_skip_bad_files_when_every_file_is_bad_says_so(tmp_path):
+    files = _fleet(tmp_path)[:3]
+    for f in files:
+        Path(f).write_text("not,an,awr,export\n1,2,3,4\n")
+    r = _import(tmp_path, files, "none", 9000, "--skip-bad-files")
+    assert_clean_error(r, "every file failed (3; the first:", files[0])
+    assert not (tmp_path / "none").exists()
