@@ -211,7 +211,8 @@ def run_consolidate(args: argparse.Namespace) -> int:
     with store.workdir(grid_bytes) as work, store.open_db(work) as con, bar:
         task = bar.add_task("consolidating", total=2)
         try:
-            part = summary.summarise_consolidation(con, docs, step, args.top, args.percentile, work=work)
+            part = summary.summarise_consolidation(con, docs, step, args.top, args.percentile, work=work,
+                                                   full_grid=args.full_grid)
         except duckdb.Error as exc:   # a Parquet file damaged past its footer: name the runs' series
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DbtierError(f"cannot read the series of {', '.join(d['_run_dir'] for d in docs)}: {why[:300]}",

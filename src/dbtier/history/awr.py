@@ -75,8 +75,9 @@ def _required(kind: str) -> tuple[str, ...]:
 def sniff_awr(path: str) -> Layout:
     """The file's layout, or an error naming what is missing (or which source it belongs to)."""
     best = None
+    head = csvio.head_lines(path)     # read once: a fleet is thousands of files
     for kind in ("filetype", "sysstat_long", "sysstat_wide", "snapshot"):
-        got = csvio.sniff(path, _required(kind))
+        got = csvio.sniff(path, _required(kind), head)
         if isinstance(got, Layout):
             if _kind(got) == kind:
                 return got
@@ -87,7 +88,7 @@ def sniff_awr(path: str) -> Layout:
     for kind, signature in (("filetype", ("filetype_name",)), ("sysstat_long", ("stat_name",)),
                             ("sysstat_wide", tuple(STATS))):
         if _has_any(path, signature):
-            got = csvio.sniff(path, _required(kind))
+            got = csvio.sniff(path, _required(kind), head)
             if not isinstance(got, Layout):
                 raise csvio.header_error(path, _header_line(path), "awr", got[2], got[1],
                                          detect.other_source(path, SOURCE))
@@ -166,6 +167,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     time_checks: list = []
     epochs: list[str] = []       # each part's epoch: "startup_time" (a TIMESTAMP) or text
     units: set[str] = set()      # instance numbers seen (more than one: RAC, maybe)
+    keys: list[str] = []         # each part's distinct names, instances, zones and files (see _time_exprs)
     if "sysstat_long" in layouts:
         lays = layouts["sysstat_long"]
         cols = list(KEYS) + list(TIMES) + ["stat_name", "value"] + list(name_cols)
@@ -190,7 +192,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
 
     for table, lays in parts:
         t = times_for(table, lays)
-        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs, units)
+        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs, units, keys)
         name = _NAME
         counters = ", ".join(f'"{s}"' for s in STATS)
         selects.append(f"""
@@ -203,7 +205,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         csvio.load(con, "awr_ft_raw", lays, cols, numeric=list(FILETYPE_REQUIRED[1:]) + list(FILETYPE_OPTIONAL),
                    required=FILETYPE_REQUIRED[1:], times=TIME_COLS)
         t = times_for("awr_ft_raw", lays)
-        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs, units)
+        ts = _time_exprs(con, t, lays, opts.tz, time_checks, epochs, units, keys)
         name = _NAME
 
         def n(c: str) -> str:
@@ -249,8 +251,12 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     # A database (NAME/INSTANCE with RAC) is one series of sysstat totals; file types split it.
     series_by = ("database", "file_type") if "filetype" in layouts else ("database",)
     constant = {} if "filetype" in layouts else {"file_type": "total", "role": "total"}
+    kname = sql_str(opts.database) if opts.database else _NAME
+    key_sql = " UNION ".join(f"SELECT CAST({kname} AS VARCHAR) AS database, _file, trim(instance_number) AS unit FROM {k}"
+                             for k in keys)
     res = ReadResult(SOURCE, "counters", "awr_counters", [str(p) for p in paths], notes=notes, one_unit=True,
-                     cleanup=raw, absent=absent, series_by=series_by, constant=constant, unit_names=len(units) > 1)
+                     cleanup=raw + keys, absent=absent, series_by=series_by, constant=constant,
+                     unit_names=len(units) > 1, keys=f"({key_sql})" if keys else None)
     if not any("snap_timezone" in l.names for ls in layouts.values() for l in ls):
         res.notes.append(f"AWR times are the database's local time; read as {opts.tz} (--tz)")
     return res
@@ -272,15 +278,19 @@ _NAME = "coalesce(nullif(trim(db_name), ''), 'DBID ' || trim(dbid))"
 
 
 def _time_exprs(con: duckdb.DuckDBPyConnection, table: str, lays: list[Layout], tz: str,
-                time_checks: list, epochs: list[str], units: set[str]) -> dict[str, str]:
+                time_checks: list, epochs: list[str], units: set[str], keys: list[str]) -> dict[str, str]:
     """SQL for the UTC end time (`table` joined with awr_tz on snap_timezone) and the epoch; validates
     every row's times first (file and line on error). SNAP_TIMEZONE has few values: they are parsed
     once. Times csvio.load read as TIMESTAMP need no parsing; text ones go through times.py's parsers."""
     typed = csvio.typed_times(con, table)
-    # One pass for the few distinct SNAP_TIMEZONE values and instance numbers (RAC, see read()).
+    # One pass for the few distinct names, instance numbers (RAC, see read()), SNAP_TIMEZONE values and files:
+    # what the zones, the units and which file holds which database (ReadResult.keys) are read from.
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE {table}_keys AS
+                    SELECT DISTINCT db_name, dbid, instance_number, snap_timezone, _file FROM {table}""")
+    keys.append(f"{table}_keys")
     tzs, inst = con.execute(f"""SELECT list(DISTINCT snap_timezone) FILTER (WHERE trim(snap_timezone) <> ''),
                                        list(DISTINCT trim(instance_number)) FILTER (WHERE instance_number IS NOT NULL)
-                                FROM {table}""").fetchone()
+                                FROM {table}_keys""").fetchone()
     units.update(inst or [])
     con.execute("CREATE OR REPLACE TEMP TABLE awr_tz (tzs VARCHAR)")
     if tzs:

@@ -30,7 +30,7 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
-from dbtier.history import series
+from dbtier.history import dense, series
 from dbtier.history.series import finite_or_none, iso
 
 _METRICS = series.RATES
@@ -55,7 +55,19 @@ def shape_of_imports(databases: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"databases": sorted(db["name"] for db in databases), "median_s": max(meds) if meds else None,
             "full": {m: all(m in (sh.get("complete") or []) for sh in shapes) for m in _METRICS},
             "derive": {"iops": all(sh.get("iops_is_sum") for sh in shapes),
-                       "mbps": all(sh.get("mbps_is_sum") for sh in shapes)}}
+                       "mbps": all(sh.get("mbps_is_sum") for sh in shapes)},
+            "overlap_s": _overlap_s(databases)}
+
+
+def _overlap_s(databases: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """(latest start, earliest end) of the imports' databases in seconds since the epoch (whole seconds, as
+    the documents print them), or None when a document lacks one."""
+    try:
+        starts = [_dt.datetime.fromisoformat(db["start"].replace("Z", "+00:00")).timestamp() for db in databases]
+        ends = [_dt.datetime.fromisoformat(db["end"].replace("Z", "+00:00")).timestamp() for db in databases]
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return None
+    return max(starts), min(ends)
 
 
 def auto_step(con: duckdb.DuckDBPyConnection, table: str, shape: dict[str, Any] | None = None) -> int:
@@ -102,9 +114,15 @@ def regrid(con: duckdb.DuckDBPyConnection, table: str, step: int, out: str = "gr
             SELECT database, bin, sum(ov) AS covered, {rates} FROM pieces WHERE ov > 0 GROUP BY database, bin""")
     # A view: the cells a database covers for at least half, with the totals added up on reading
     # (no second copy of millions of cells).
-    con.execute(f"DROP TABLE IF EXISTS {out}")
+    _drop_table(con, out)
     con.execute(f"CREATE OR REPLACE VIEW {out} AS SELECT database, bin, covered, {final} FROM {cells} "
                 f"WHERE covered >= {g / 2}")
+
+
+def _drop_table(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """`name` gone if it is a table (a view of that name is replaced by CREATE OR REPLACE VIEW)."""
+    if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]).fetchone()[0]:
+        con.execute(f"DROP TABLE {name}")
 
 
 def _regrid_sorted(con: duckdb.DuckDBPyConnection, table: str, g: float, summed: list[str], full: dict,
@@ -179,16 +197,23 @@ def _ts(bin_: int | None, step: int) -> str | None:
 
 def consolidate(con: duckdb.DuckDBPyConnection, table: str, step: int | None = None, top: int = 10,
                 grid: str = "grid", out_sum: str = "sum_series", shape: dict[str, Any] | None = None,
-                batches: Sequence[str] = (), work: Path | None = None) -> dict[str, Any]:
+                batches: Sequence[str] = (), work: Path | None = None, full_grid: bool = False) -> dict[str, Any]:
     """`table` holds every database's totals (database, start, end, rates). Returns the summary;
-    leaves `grid` (each database in the window) and `out_sum` (the sum per cell) in `con`.
+    leaves `grid` (each database in the window; only the drivers of the combined peak when the grid was
+    made the dense way) and `out_sum` (the sum per cell) in `con`.
     `shape`: _shape's answer when the caller knows it (shape_of_imports). `batches` (with `work`): the
-    same totals as queries each holding whole databases, put on the grid one at a time into Parquet files
-    in `work`, so the memory is a batch's, not the fleet's; the rest are streaming aggregates over them."""
+    same totals as queries each holding whole databases, put on the grid one at a time (dense.py; or, with
+    `full_grid` or where that does not apply, into Parquet files in `work`), so the memory is a batch's,
+    not the fleet's."""
     shape = shape or _shape(con, table)
     if not shape["databases"]:
         raise DbtierError("no intervals to consolidate", "import some history first: `dbtier history import`")
     step = int(step or auto_step(con, table, shape))
+    if batches and work is not None and not full_grid:
+        try:
+            return _consolidate_dense(con, table, step, top, grid, out_sum, shape, batches, work)
+        except dense.Fallback:
+            pass       # regrid's way below (which also words a failure)
     if batches and work is not None:
         _regrid_batches(con, batches, step, shape, work)
     else:
@@ -206,7 +231,7 @@ def consolidate(con: duckdb.DuckDBPyConnection, table: str, step: int | None = N
         text = "; ".join(f"{d}: {iso(s)} to {iso(e)}" for d, s, e in first)
         raise DbtierError(f"the databases' histories do not overlap in time ({text})",
                           "consolidate histories that cover the same period")
-    con.execute(f"DROP TABLE IF EXISTS {grid}")
+    _drop_table(con, grid)
     con.execute(f"CREATE OR REPLACE VIEW {grid} AS SELECT * FROM _grid_all WHERE bin BETWEEN {lo} AND {hi}")
     sums = ", ".join(f"sum({m}) AS {m}" for m in _METRICS)
     con.execute(f"""
@@ -215,20 +240,60 @@ def consolidate(con: duckdb.DuckDBPyConnection, table: str, step: int | None = N
                TIMESTAMP '1970-01-01' + to_seconds((bin + 1) * {step}) AS "end", {float(step)} AS seconds,
                count(*) AS databases, {sums}
         FROM {grid} GROUP BY bin""")
-    bins = hi - lo + 1
     per_db = con.execute(f"""
         SELECT database, max(iops), max(mbps), arg_max(bin, (coalesce(iops, -1), -bin)), count(*)
         FROM {grid} GROUP BY database ORDER BY max(iops) DESC NULLS LAST, database""").fetchall()
-    sum_of_peaks = {"iops": sum(finite_or_none(r[1]) or 0.0 for r in per_db), "mbps": sum(finite_or_none(r[2]) or 0.0 for r in per_db)}
+    pk, pm = _peaks_of_sum(con, out_sum)
+    at_peak = con.execute(f"""SELECT database, iops, mbps FROM {grid} WHERE bin = {pk[0]}
+                              ORDER BY iops DESC NULLS LAST, database LIMIT {int(top)}""").fetchall()
+    return _summary(per_db, pk, pm, at_peak, lo, hi, step)
+
+
+def _consolidate_dense(con: duckdb.DuckDBPyConnection, table: str, step: int, top: int, grid: str, out_sum: str,
+                       shape: dict[str, Any], batches: Sequence[str], work: Path) -> dict[str, Any]:
+    """consolidate by dense.py: the same figures without a sort; `grid` holds the drivers' cells only."""
+    bnd = dense.bound(con, table, step, shape.get("overlap_s"))
+    d = dense.pass1(con, batches, shape["databases"], step, shape, bnd, work)
+    lo, hi = dense.window(d)
+    dense.register_sum(con, dense.sum_table(d, lo, hi), step, out_sum)
+    per = dense.per_database(d, lo, hi)
+    rows = [(name, finite_or_none(per.max_iops[i]), finite_or_none(per.max_mbps[i]), int(per.peak_bin[i]),
+             int(per.cells[i])) for i, name in enumerate(per.names) if per.cells[i] > 0]
+    rows.sort(key=lambda r: (r[1] is None, -(r[1] or 0.0), r[0]))       # max(iops) DESC NULLS LAST, database
+    pk, pm = _peaks_of_sum(con, out_sum)
+    cells = [(db, finite_or_none(i), finite_or_none(m)) for db, i, m in dense.at_bin(d, lo, pk[0])]
+    at_peak = sorted(cells, key=lambda r: (r[1] is None, -(r[1] or 0.0), r[0]))[:int(top)]
+    # the drivers' cells for grid.parquet (what the report draws): regrid's way, on their totals only (read
+    # from the batches that hold them)
+    names = [r[0] for r in at_peak]
+    inlist = ", ".join(sql_str(n) for n in names) or "NULL"
+    held = [batches[k] for k in d.batches_of(names)] or [table]
+    src = " UNION ALL ".join(f"SELECT * FROM {b} WHERE database IN ({inlist})" for b in held)
+    regrid(con, f"({src})", step, "_grid_all", shape)
+    _drop_table(con, grid)
+    con.execute(f"CREATE OR REPLACE VIEW {grid} AS SELECT * FROM _grid_all WHERE bin BETWEEN {lo} AND {hi}")
+    return _summary(rows, pk, pm, at_peak, lo, hi, step)
+
+
+def _peaks_of_sum(con: duckdb.DuckDBPyConnection, out_sum: str) -> tuple[tuple, tuple]:
+    """(bin, IOPS) and (bin, MB/s) of the summed series' highest cells (the earliest of equals)."""
     pk = con.execute(f"SELECT bin, iops FROM {out_sum} ORDER BY iops DESC NULLS LAST, bin LIMIT 1").fetchone()
     pm = con.execute(f"SELECT bin, mbps FROM {out_sum} ORDER BY mbps DESC NULLS LAST, bin LIMIT 1").fetchone()
+    return pk, pm
+
+
+def _summary(per_db: Sequence[tuple], pk: tuple, pm: tuple, at_peak: Sequence[tuple], lo: int, hi: int,
+             step: int) -> dict[str, Any]:
+    """The document's part from: per database (name, max IOPS, max MB/s, bin of its IOPS peak, cells), highest
+    IOPS first; the summed series' peaks; the drivers' (name, IOPS, MB/s) at the IOPS peak."""
+    bins = hi - lo + 1
+    sum_of_peaks = {"iops": sum(finite_or_none(r[1]) or 0.0 for r in per_db), "mbps": sum(finite_or_none(r[2]) or 0.0 for r in per_db)}
     peak_bin, peak_iops = pk[0], finite_or_none(pk[1]) or 0.0
     peak_bin_m, peak_mbps = pm[0], finite_or_none(pm[1]) or 0.0
     peak_of_sum = {"iops": peak_iops, "mbps": peak_mbps}
     own = {r[0]: r for r in per_db}
     drivers = []
-    for db, iops, mbps in con.execute(f"""SELECT database, iops, mbps FROM {grid} WHERE bin = {peak_bin}
-                                          ORDER BY iops DESC NULLS LAST, database LIMIT {int(top)}""").fetchall():
+    for db, iops, mbps in at_peak:
         own_peak = finite_or_none(own[db][1]) if db in own else None
         drivers.append({"database": db, "iops": finite_or_none(iops), "mbps": finite_or_none(mbps),
                         "share": (finite_or_none(iops) or 0.0) / peak_iops if peak_iops else None,

@@ -129,11 +129,13 @@ def norm(name: str) -> str:
     return name.strip().strip('"').strip().lower()
 
 
-def sniff(path: str | os.PathLike, required: Iterable[str]) -> Layout | tuple[int, str, list[str]]:
+def sniff(path: str | os.PathLike, required: Iterable[str],
+          lines: Sequence[str] | None = None) -> Layout | tuple[int, str, list[str]]:
     """The layout if a delimiter makes the header hold every required column; else
-    (best number of required columns found, the delimiter of that guess, the missing ones)."""
+    (best number of required columns found, the delimiter of that guess, the missing ones).
+    `lines`: the file's head_lines when the caller has them (a reader that tries several layouts)."""
     req = [r.lower() for r in required]
-    lines = head_lines(path)
+    lines = head_lines(path) if lines is None else lines
     first = next((i for i, l in enumerate(lines) if l.strip()), None)
     if first is None:
         raise DbtierError(f"{path} is empty (only blank lines)", "export it again")

@@ -156,6 +156,8 @@ def _read_summarise(con: duckdb.DuckDBPyConnection, source: str, files: Sequence
         con.execute(f"CREATE OR REPLACE VIEW _only AS SELECT * FROM {res.table} WHERE database IN ({inlist})")
         res.cleanup.append(res.table)
         res.table = "_only"
+        if res.keys:
+            res.keys = f"(SELECT * FROM {res.keys} WHERE database IN ({inlist}))"
     own = _owners(con, res) if owners else {}
     doc = summary.summarise_import(con, res, top=top, profile_tz=profile_tz, require_intervals=False)
     return res, doc, own
@@ -166,13 +168,23 @@ def _owners(con: duckdb.DuckDBPyConnection, res: ReadResult) -> dict[str, tuple[
     NAME/UNIT per instance when summary.name_units splits it)."""
     if res.kind == "hourly":
         return {}
-    cols = {d[0] for d in con.execute(f"SELECT * FROM {res.table} LIMIT 0").description}
-    files = "list(DISTINCT CAST(_file AS VARCHAR))" if "_file" in cols else "NULL"
-    units = "list(DISTINCT unit)" if "unit" in cols else "NULL"
+    src = res.keys or res.table
+    cols = {d[0] for d in con.execute(f"SELECT * FROM {src} LIMIT 0").description}
+    files = "_file" if "_file" in cols else "NULL"
+    units = "unit" if "unit" in cols else "NULL"
+    held: dict[str, tuple[set, set]] = {}
+    # the distinct triples (a few per file), grouped here: cheaper than lists of distinct values per database
+    for db, f, u in con.execute(f"SELECT database, CAST(f AS VARCHAR), u FROM "
+                                f"(SELECT DISTINCT database, {files} AS f, {units} AS u FROM {src})").fetchall():
+        fs, us = held.setdefault(db, (set(), set()))
+        fs.add(f)
+        us.add(u)
     out = {}
-    for db, fs, us in con.execute(f"SELECT database, {files}, {units} FROM {res.table} GROUP BY database").fetchall():
-        named = [f"{db}/{u}" for u in us] if res.unit_names and us and len(us) > 1 else [db]
-        out[db] = (sorted(fs) if fs is not None else list(res.files), named)
+    for db, (fs, us) in held.items():
+        fs.discard(None)
+        us.discard(None)
+        named = [f"{db}/{u}" for u in sorted(us)] if res.unit_names and len(us) > 1 else [db]
+        out[db] = (sorted(fs) if fs else list(res.files), named)
     return out
 
 

@@ -192,12 +192,14 @@ def own_sum_of_peaks(docs: Sequence[dict[str, Any]], percentile: str = "max") ->
 
 
 def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], step: int | None,
-                            top: int, percentile: str = "max", work: Path | None = None) -> dict[str, Any]:
-    """`work`: a directory for the grid's batches (see consolidate.consolidate); without it, one pass."""
+                            top: int, percentile: str = "max", work: Path | None = None,
+                            full_grid: bool = False) -> dict[str, Any]:
+    """`work`: a directory for the grid's batches (see consolidate.consolidate); without it, one pass.
+    `full_grid`: leave every database's cells in `grid` (else the drivers' may be all it holds)."""
     batches = load_totals(con, docs)
     r = cons.consolidate(con, "all_totals", step=step, top=top, grid="grid", out_sum="sum_series",
                          shape=cons.shape_of_imports([db for d in docs for db in d.get("databases") or []]),
-                         batches=batches if work is not None else (), work=work)
+                         batches=batches if work is not None else (), work=work, full_grid=full_grid)
     # Two sums of peaks: each database's own series (finer intervals keep its true spikes) and on the grid
     # (each database's highest cell). gain compares like with like: the grid's sum over the grid's peak.
     r["sum_of_peaks_grid"] = r.pop("sum_of_peaks")

@@ -68,6 +68,7 @@ class ReadResult:
     constant: dict[str, str] = field(default_factory=dict)   # label columns with one value on every row
     cleanup: list[str] = field(default_factory=list)   # tables behind `table` (a view), dropped after use
     unit_names: bool = False        # a database with several units is one series per unit, NAME/UNIT (AWR RAC)
+    keys: str | None = None         # SQL of the distinct (database, _file, unit) of `table`, when cheaper than it
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.:@/#+-]+")
