@@ -30,7 +30,7 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
-from dbtier.history import dense, series
+from dbtier.history import series
 from dbtier.history.series import finite_or_none, iso
 
 _METRICS = series.RATES
@@ -210,6 +210,7 @@ def consolidate(con: duckdb.DuckDBPyConnection, table: str, step: int | None = N
         raise DbtierError("no intervals to consolidate", "import some history first: `dbtier history import`")
     step = int(step or auto_step(con, table, shape))
     if batches and work is not None and not full_grid:
+        from dbtier.history import dense      # numba: loaded when a fleet is consolidated, not at start-up
         try:
             return _consolidate_dense(con, table, step, top, grid, out_sum, shape, batches, work)
         except dense.Fallback:
@@ -252,6 +253,7 @@ def consolidate(con: duckdb.DuckDBPyConnection, table: str, step: int | None = N
 def _consolidate_dense(con: duckdb.DuckDBPyConnection, table: str, step: int, top: int, grid: str, out_sum: str,
                        shape: dict[str, Any], batches: Sequence[str], work: Path) -> dict[str, Any]:
     """consolidate by dense.py: the same figures without a sort; `grid` holds the drivers' cells only."""
+    from dbtier.history import dense
     bnd = dense.bound(con, table, step, shape.get("overlap_s"))
     d = dense.pass1(con, batches, shape["databases"], step, shape, bnd, work)
     lo, hi = dense.window(d)

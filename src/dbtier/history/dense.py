@@ -182,6 +182,7 @@ def pass1(con: duckdb.DuckDBPyConnection, batches: Sequence[str], names: Sequenc
     nonnull = np.zeros((len(METRICS), width), np.int64)
     spills = []
     batch: dict[int, int] = {}
+    bufs = _Buffers()
     value_set = pa.array(list(names), pa.string())
     local = np.zeros(ndb, np.int64)
     # NaN stands for NULL (a rate is finite or missing)
@@ -211,14 +212,11 @@ def pass1(con: duckdb.DuckDBPyConnection, batches: Sequence[str], names: Sequenc
         off = np.zeros(len(ids) + 1, np.int64)
         np.cumsum(sizes, out=off[1:])
         ncell = int(off[-1])
-        cov = np.zeros(ncell)
-        num = np.zeros((len(summed), ncell))
-        den = np.zeros((len(summed), ncell))
+        # the buffers kept from batch to batch (cleared, not made anew: fresh pages cost a page fault each)
+        cov, num, den = bufs.cells(ncell, len(summed))
         _accumulate(db, s, e, r, g, first, off, cov, num, den)
         del s, e, r, db
-        sv = np.zeros((len(ids), width), np.bool_)
-        si = np.full((len(ids), width), np.nan)
-        sm = np.full((len(ids), width), np.nan)
+        sv, si, sm = bufs.spill(len(ids), width)
         fv = np.full(len(ids), _NONE, np.int64)
         lv = np.full(len(ids), _NONE, np.int64)
         _finish(first, off, cov, num, den, g, bool(derive.get("iops")), bool(derive.get("mbps")), b0, b1,
@@ -230,6 +228,31 @@ def pass1(con: duckdb.DuckDBPyConnection, batches: Sequence[str], names: Sequenc
         spills.append((ids, path))
         batch.update((int(i), k) for i in ids)
     return Dense(list(names), vfirst, vlast, bnd, count, sums, nonnull, spills, batch)
+
+
+class _Buffers:
+    """pass1's arrays, grown when a batch needs more and cleared for each."""
+
+    def __init__(self) -> None:
+        self._cells = np.zeros(0)
+        self._spill = (np.zeros(0, np.bool_), np.zeros(0), np.zeros(0))
+
+    def cells(self, n: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._cells.size < n * (1 + 2 * k):
+            self._cells = np.empty(n * (1 + 2 * k))
+        buf = self._cells[:n * (1 + 2 * k)]
+        buf.fill(0.0)
+        return buf[:n], buf[n:n * (1 + k)].reshape(k, n), buf[n * (1 + k):].reshape(k, n)
+
+    def spill(self, rows: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = rows * width
+        if self._spill[0].size < n:
+            self._spill = (np.empty(n, np.bool_), np.empty(n), np.empty(n))
+        v, i, m = (a[:n].reshape(rows, width) for a in self._spill)
+        v.fill(False)
+        i.fill(np.nan)
+        m.fill(np.nan)
+        return v, i, m
 
 
 def _fetched(con: duckdb.DuckDBPyConnection, queries: Sequence[str]) -> Iterator[pa.Table]:
