@@ -79,9 +79,10 @@ def _spans(db, s, e, g, ndb):
 
 
 @numba.njit(nogil=True, cache=True)
-def _accumulate(db, s, e, rates, g, first, off, cov, num, den):
+def _accumulate(db, s, e, rates, g, first, off, cov, num, den, full):
     """Each interval's pieces into its database's cells (regrid's pieces: min(e, cell end) - max(s, cell
-    start) for every cell it overlaps, kept when positive)."""
+    start) for every cell it overlaps, kept when positive). `full`: no rate is ever missing, so each rate's
+    seconds are the cell's coverage (den is not kept)."""
     k = rates.shape[0]
     for i in range(db.shape[0]):
         d = db[i]
@@ -94,14 +95,16 @@ def _accumulate(db, s, e, rates, g, first, off, cov, num, den):
                 cov[j] += ov
                 for m in range(k):
                     r = rates[m, i]
-                    if not np.isnan(r):
+                    if full:
+                        num[m, j] += r * ov
+                    elif not np.isnan(r):
                         num[m, j] += r * ov
                         den[m, j] += ov
             b += 1
 
 
 @numba.njit(nogil=True, cache=True)
-def _finish(first, off, cov, num, den, g, derive_iops, derive_mbps, b0, b1, summed_idx,
+def _finish(first, off, cov, num, den, full, g, derive_iops, derive_mbps, b0, b1, summed_idx,
             vfirst, vlast, count, sums, nonnull, sv, si, sm):
     """Per database: its first and last counting cell; its cells in [b0, b1] into the per-bin sums and
     into its row of the spill arrays (sv valid, si IOPS, sm MB/s)."""
@@ -124,8 +127,9 @@ def _finish(first, off, cov, num, den, g, derive_iops, derive_mbps, b0, b1, summ
                 vals[m] = np.nan
             for q in range(summed_idx.shape[0]):
                 m = summed_idx[q]
-                if den[q, j] > 0:
-                    vals[m] = num[q, j] / den[q, j]
+                secs = cov[j] if full else den[q, j]
+                if secs > 0:
+                    vals[m] = num[q, j] / secs
             if derive_iops:
                 vals[2] = vals[0] + vals[1]
             if derive_mbps:
@@ -171,6 +175,7 @@ def pass1(con: duckdb.DuckDBPyConnection, batches: Sequence[str], names: Sequenc
     g = float(step)
     derive = shape["derive"]
     summed = [m for m in METRICS if not derive.get(m)]
+    full = all(shape["full"].get(m) for m in summed)
     summed_idx = np.array([METRICS.index(m) for m in summed], np.int64)
     ndb = len(names)
     b0, b1 = bnd
@@ -213,13 +218,13 @@ def pass1(con: duckdb.DuckDBPyConnection, batches: Sequence[str], names: Sequenc
         np.cumsum(sizes, out=off[1:])
         ncell = int(off[-1])
         # the buffers kept from batch to batch (cleared, not made anew: fresh pages cost a page fault each)
-        cov, num, den = bufs.cells(ncell, len(summed))
-        _accumulate(db, s, e, r, g, first, off, cov, num, den)
+        cov, num, den = bufs.cells(ncell, len(summed), full)
+        _accumulate(db, s, e, r, g, first, off, cov, num, den, full)
         del s, e, r, db
         sv, si, sm = bufs.spill(len(ids), width)
         fv = np.full(len(ids), _NONE, np.int64)
         lv = np.full(len(ids), _NONE, np.int64)
-        _finish(first, off, cov, num, den, g, bool(derive.get("iops")), bool(derive.get("mbps")), b0, b1,
+        _finish(first, off, cov, num, den, full, g, bool(derive.get("iops")), bool(derive.get("mbps")), b0, b1,
                 summed_idx, fv, lv, count, sums, nonnull, sv, si, sm)
         vfirst[ids], vlast[ids] = fv, lv
         path = work / f"dense-{k:05d}"
@@ -237,12 +242,15 @@ class _Buffers:
         self._cells = np.zeros(0)
         self._spill = (np.zeros(0, np.bool_), np.zeros(0), np.zeros(0))
 
-    def cells(self, n: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self._cells.size < n * (1 + 2 * k):
-            self._cells = np.empty(n * (1 + 2 * k))
-        buf = self._cells[:n * (1 + 2 * k)]
+    def cells(self, n: int, k: int, full: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Coverage, k numerators and (unless `full`) k denominators of n cells, zeroed."""
+        size = n * (1 + k) if full else n * (1 + 2 * k)
+        if self._cells.size < size:
+            self._cells = np.empty(size)
+        buf = self._cells[:size]
         buf.fill(0.0)
-        return buf[:n], buf[n:n * (1 + k)].reshape(k, n), buf[n * (1 + k):].reshape(k, n)
+        den = buf[:0].reshape(0, 0) if full else buf[n * (1 + k):].reshape(k, n)
+        return buf[:n], buf[n:n * (1 + k)].reshape(k, n), den
 
     def spill(self, rows: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = rows * width
