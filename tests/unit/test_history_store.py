@@ -85,15 +85,15 @@ def test_copy_inputs_over_the_limit_copies_nothing(tmp_path, monkeypatch):
     assert list(raw.iterdir()) == []
 
 
-def test_a_session_keeps_its_work_in_a_directory_of_its_own_and_removes_it(tmp_path, monkeypatch):
+def test_a_working_database_keeps_its_work_in_a_directory_of_its_own_and_removes_it(tmp_path, monkeypatch):
     monkeypatch.setenv("DBTIER_TMPDIR", str(tmp_path / "work"))
     monkeypatch.setenv("DBTIER_MEMORY_MB", "256")               # DuckDB's 170 MiB; half of it: 85 MiB
-    with store.session(10 * 2**20) as con:                     # 10 MiB of inputs: in memory
+    with store.workdir(10 * 2**20) as w, store.open_db(w, 10 * 2**20) as con:     # 10 MiB of inputs: in memory
         con.execute("CREATE TABLE t AS SELECT 1 AS x")
         [work] = list((tmp_path / "work").iterdir())
         assert not list(work.glob("*.duckdb"))
     with pytest.raises(ZeroDivisionError):                     # 200 MiB: a database file, removed even on error
-        with store.session(200 * 2**20) as con:
+        with store.workdir(200 * 2**20) as w, store.open_db(w, 200 * 2**20) as con:
             con.execute("CREATE TABLE t AS SELECT range AS x FROM range(1000)")
             [work] = list((tmp_path / "work").iterdir())
             assert list(work.glob("*.duckdb")) and con.execute("SELECT count(*) FROM t").fetchone() == (1000,)
@@ -101,10 +101,10 @@ def test_a_session_keeps_its_work_in_a_directory_of_its_own_and_removes_it(tmp_p
     assert list((tmp_path / "work").iterdir()) == []
 
 
-def test_a_session_without_the_space_it_needs_says_where_and_what_to_do(tmp_path, monkeypatch):
+def test_a_work_directory_without_the_space_it_needs_says_where_and_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setenv("DBTIER_TMPDIR", str(tmp_path))
     with pytest.raises(DbtierError) as e:
-        with store.session(10**18):
+        with store.workdir(10**18):
             pass
     assert str(tmp_path) in e.value.message and "GB free" in e.value.message
     assert "DBTIER_TMPDIR" in e.value.hint

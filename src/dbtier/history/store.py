@@ -143,13 +143,6 @@ def open_db(work: Path, need_bytes: int = 0) -> Iterator[duckdb.DuckDBPyConnecti
                 p.unlink()
 
 
-@contextlib.contextmanager
-def session(need_bytes: int = 0) -> Iterator[duckdb.DuckDBPyConnection]:
-    """open_db in a workdir of its own: what a one-shot history command needs."""
-    with workdir(need_bytes) as work, open_db(work, need_bytes) as con:
-        yield con
-
-
 def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> None:
     """COPY (query) TO path, atomically (temp file + rename)."""
     tmp = path.with_name(f".{path.name}.tmp")
