@@ -15,7 +15,7 @@ import pytest
 from dbtier.core.errors import DbtierError
 from dbtier.sim import objects
 
-DATA = Path(__file__).parent.parent / "data" / "traces"
+DATA = Path(__file__).parent.parent / "data" / "objects"
 OG = DATA / "cloudPhysicsIO.oracleGeneral.bin"
 OG_ZST = DATA / "cloudPhysicsIO.oracleGeneral.bin.zst"
 VSCSI_ZST = DATA / "cloudPhysicsIO.vscsi.zst"
@@ -41,7 +41,7 @@ def og():
 
 @pytest.fixture(scope="module")
 def csv_rows():
-    with lzma.open(DATA / "cloudPhysicsIO.csv.xz", "rt") as f:
+    with lzma.open(DATA.parent / "traces" / "cloudPhysicsIO.csv.xz", "rt") as f:
         rows = list(csv.reader(f))
     return rows[1:]        # version,time,op,size,lbn
 

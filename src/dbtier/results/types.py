@@ -660,6 +660,36 @@ class Capture(TypedDict, total=False):
     trace: TraceFigures | None
 
 
+class MrcPoint(TypedDict, total=False):
+    cache_bytes: Required[int]
+    requests: int
+    misses: int
+    miss_ratio: float | None
+    bytes: int
+    byte_misses: int
+    byte_miss_ratio: float | None
+
+
+class MrcCurve(TypedDict, total=False):
+    policy: Required[str]
+    sample_rate: float
+    points: list[MrcPoint]
+
+
+class MrcTrace(TypedDict, total=False):
+    format: str
+    mode: str                   # "object" (whole objects at their byte sizes)
+    requests: int
+    objects: int
+    footprint_bytes: int
+
+
+class Mrc(TypedDict, total=False):
+    """simulate mrc: the trace and one miss-ratio curve per policy"""
+    trace: MrcTrace
+    curves: list[MrcCurve]
+
+
 class SimulateResult(TypedDict, total=False):
     trace: TraceFigures
     design: str
@@ -678,6 +708,7 @@ class SimulateResult(TypedDict, total=False):
     # simulate convert: {source: {path, bytes, mtime_ns, sha256}, path, format, requests, volumes,
     # bytes_written, lines, skipped_bad_lines}
     convert: Obj
+    mrc: Mrc
 
 
 # -- history (cli/history.py, history/) ------------------------------------------------------------------------------

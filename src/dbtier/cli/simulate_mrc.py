@@ -1,0 +1,69 @@
+"""`dbtier simulate mrc TRACE`: miss-ratio curves of an object trace (sim/mrc.py) for several policies from
+one read of the trace."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich import box
+from rich.table import Table
+
+from dbtier.cli import simulate_render as render
+from dbtier.cli.common import Run, console, emit
+from dbtier.cli.markup import esc
+from dbtier.core.errors import DbtierError
+from dbtier.core.units import human_bytes
+
+
+def _policies(text: str) -> list[str]:
+    from dbtier.sim import mrc
+    names = [p.strip().lower() for p in text.split(",") if p.strip()]
+    bad = [p for p in names if p not in mrc.POLICIES]
+    if not names or bad:
+        raise DbtierError(f"--policy {text}: {', '.join(bad) or 'no policy'} not among {', '.join(mrc.POLICIES)}",
+                          "e.g. --policy lru,fifo")
+    return list(dict.fromkeys(names))
+
+
+def run_mrc(args: argparse.Namespace) -> int:
+    from dbtier.sim import mrc, objects
+    path = Path(args.trace)
+    policies = _policies(args.policy)
+    with render.Progress(console(args), args.json) as prog:
+        prog("reading the trace", 0.0)
+        t = objects.load_objects(path, args.format)
+        fmt, _ = objects.detect(path) if args.format == "auto" else (args.format, None)
+        objs = mrc.objects_of(t.obj_id, t.size)
+        caches = mrc.parse_sizes(args.sizes, objs.footprint_bytes)     # refused before the run directory exists
+        run = Run("simulate", args, {"action": "mrc", "trace": str(path), "format": args.format,
+                                     "policy": policies, "sizes": args.sizes}, inputs=[str(path)])
+        curves = []
+        for k, pol in enumerate(policies):
+            prog(f"{pol} at {len(caches)} sizes", k / len(policies))
+            curves.append({"policy": pol, "sample_rate": 1.0,
+                           "points": [p.doc() for p in mrc.curve(pol, objs, caches)]})
+    run.doc["mrc"] = {"trace": {"format": fmt, "mode": "object", "requests": len(objs.code),
+                                "objects": objs.n_objects, "footprint_bytes": objs.footprint_bytes},
+                      "curves": curves}
+    run.finish()
+    emit(run.doc, args, lambda: _render(args, run.doc["mrc"], path))
+    return 0
+
+
+def _render(args: argparse.Namespace, m: dict, path: Path) -> None:
+    con = console(args)
+    tr = m["trace"]
+    con.print(f"{esc(str(path))} ({tr['format']}, objects): {tr['requests']:,} requests, {tr['objects']:,} objects, "
+              f"footprint {human_bytes(tr['footprint_bytes'])}", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, title="miss ratio (misses)")
+    table.add_column("cache", justify="right")
+    for c in m["curves"]:
+        table.add_column(c["policy"].upper(), justify="right")
+    for i, pt in enumerate(m["curves"][0]["points"]):
+        row = [human_bytes(pt["cache_bytes"])]
+        for c in m["curves"]:
+            p = c["points"][i]
+            row.append(f"{p['miss_ratio']:.4f} ({p['misses']:,})")
+        table.add_row(*row)
+    con.print(table)

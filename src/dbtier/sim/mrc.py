@@ -1,0 +1,242 @@
+"""Miss-ratio curves of object traces, with libCacheSim's semantics. Pure: arrays in, counts out.
+
+An object trace asks for whole objects (objects.py). A miss admits the whole object at its byte size, and
+objects are evicted, whole, until it fits; an object larger than the cache is not admitted (a miss each time
+it is asked for). A cache's size is in bytes.
+
+- **LRU, the whole curve in one pass** (Mattson et al., 1970, with sizes): LRU's content is always the
+  longest run of the most recently used objects that fits, so a request hits a cache of C bytes exactly
+  when the bytes of the distinct objects used since its object's previous request, plus its own, are at
+  most C. Those byte stack distances come from one pass with a Fenwick tree over request positions (an
+  object's bytes sit at its latest request). That holds while every object fits the cache and keeps one
+  size; otherwise (an object larger than a size on the curve, an object whose size changes) that size is
+  replayed request by request instead, as are the other policies.
+- **FIFO**: evicts the object admitted first; a hit changes nothing.
+
+The replay kernels are also the independent reference the one-pass curve is tested against.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numba
+import numpy as np
+
+from dbtier.core.errors import DbtierError
+
+POLICIES = ("lru", "fifo")
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z%]*)\s*")
+# binary units for KiB/MiB/... and the bare letters (as fio and dd take them), decimal for KB/MB/...
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30,
+          "t": 1 << 40, "tib": 1 << 40, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+DEFAULT_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0)
+
+
+def parse_sizes(text: str | None, footprint_bytes: int) -> list[int]:
+    """Cache sizes in bytes from `128MiB,1GB,5%` (binary KiB/MiB/GiB/TiB, decimal KB/MB/GB/TB, a percentage of
+    the trace's footprint); None: a spread across the footprint. Sorted, without repeats."""
+    if text is None:
+        return sorted({max(1, int(footprint_bytes * f)) for f in DEFAULT_FRACTIONS})
+    out = set()
+    for item in text.split(","):
+        m = _SIZE.fullmatch(item)
+        unit = m.group(2).lower() if m else None
+        if not m or (unit != "%" and unit not in _UNITS):
+            raise DbtierError(f"--sizes {text}: {item.strip()!r} is not a size (e.g. 128MiB, 1GB, 5%)",
+                              "give sizes with KiB/MiB/GiB (binary), KB/MB/GB (decimal) or % of the footprint")
+        v = float(m.group(1))
+        n = int(footprint_bytes * v / 100) if unit == "%" else int(v * _UNITS[unit])
+        if n < 1:
+            raise DbtierError(f"--sizes {text}: {item.strip()!r} is less than a byte", "give larger sizes")
+        out.add(n)
+    return sorted(out)
+
+
+@dataclass
+class Objects:
+    """A trace as dense object codes 0..n_objects-1 (in order of first appearance is not needed)."""
+    code: np.ndarray       # int64 per request
+    size: np.ndarray       # int64 bytes per request
+    n_objects: int
+    max_size: int
+    constant_sizes: bool   # every request of an object gives it the same size
+    footprint_bytes: int   # each object at its largest size, added up
+
+
+def objects_of(obj_id: np.ndarray, size: np.ndarray) -> Objects:
+    uniq, code = np.unique(obj_id, return_inverse=True)
+    code = code.astype(np.int64)
+    size = np.asarray(size, np.int64)
+    largest = np.zeros(len(uniq), np.int64)
+    np.maximum.at(largest, code, size)
+    smallest = np.full(len(uniq), np.iinfo(np.int64).max)
+    np.minimum.at(smallest, code, size)
+    return Objects(code, size, len(uniq), int(size.max(initial=0)), bool((largest == smallest).all()),
+                   int(largest.sum()))
+
+
+@numba.njit(nogil=True, cache=True)
+def _previous(code, n_objects):
+    """Each request's object's previous request (index), -1 for the first."""
+    last = np.full(n_objects, -1, np.int64)
+    prev = np.empty(code.shape[0], np.int64)
+    for i in range(code.shape[0]):
+        prev[i] = last[code[i]]
+        last[code[i]] = i
+    return prev
+
+
+@numba.njit(nogil=True, cache=True)
+def _byte_distances(prev, size):
+    """Bytes of the distinct objects used since the previous request of this one's object, plus its own
+    (-1: its first request). Fenwick tree over positions: an object's bytes sit at its latest request."""
+    n = prev.shape[0]
+    tree = np.zeros(n + 1, np.int64)
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        p = prev[i]
+        if p < 0:
+            out[i] = -1
+        else:
+            s = 0
+            j = i
+            while j > 0:            # positions p+1 .. i-1 (1-based p+2 .. i)
+                s += tree[j]
+                j -= j & -j
+            j = p + 1
+            while j > 0:
+                s -= tree[j]
+                j -= j & -j
+            out[i] = s + size[p]
+            j = p + 1
+            while j <= n:           # the object's bytes leave position p ...
+                tree[j] -= size[p]
+                j += j & -j
+        j = i + 1
+        while j <= n:               # ... for position i
+            tree[j] += size[i]
+            j += j & -j
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
+def _lru_replay(code, size, n_objects, cap):
+    """(misses, byte misses) of an LRU cache of `cap` bytes, request by request (a doubly linked list)."""
+    nxt = np.full(n_objects, -1, np.int64)
+    prv = np.full(n_objects, -1, np.int64)
+    held = np.zeros(n_objects, np.int64)      # bytes held for the object; 0 when not in the cache
+    head, tail, used = -1, -1, 0
+    misses, byte_misses = 0, 0
+    for i in range(code.shape[0]):
+        x, s = code[i], size[i]
+        if held[x] > 0:
+            if x != head:            # to the front
+                p, q = prv[x], nxt[x]
+                nxt[p] = q
+                if q >= 0:
+                    prv[q] = p
+                else:
+                    tail = p
+                prv[x] = -1
+                nxt[x] = head
+                prv[head] = x
+                head = x
+            continue
+        misses += 1
+        byte_misses += s
+        if s > cap:
+            continue
+        while used + s > cap:       # evict from the tail
+            y = tail
+            tail = prv[y]
+            if tail >= 0:
+                nxt[tail] = -1
+            else:
+                head = -1
+            used -= held[y]
+            held[y] = 0
+            prv[y] = -1
+            nxt[y] = -1
+        held[x] = s
+        used += s
+        prv[x] = -1
+        nxt[x] = head
+        if head >= 0:
+            prv[head] = x
+        head = x
+        if tail < 0:
+            tail = x
+    return misses, byte_misses
+
+
+@numba.njit(nogil=True, cache=True)
+def _fifo_replay(code, size, n_objects, cap):
+    """(misses, byte misses) of a FIFO cache of `cap` bytes (a ring of the admitted objects, oldest first)."""
+    ring = np.empty(n_objects + 1, np.int64)
+    held = np.zeros(n_objects, np.int64)
+    first, count, used = 0, 0, 0
+    misses, byte_misses = 0, 0
+    m = ring.shape[0]
+    for i in range(code.shape[0]):
+        x, s = code[i], size[i]
+        if held[x] > 0:
+            continue
+        misses += 1
+        byte_misses += s
+        if s > cap:
+            continue
+        while used + s > cap:
+            y = ring[first]
+            first = (first + 1) % m
+            count -= 1
+            used -= held[y]
+            held[y] = 0
+        ring[(first + count) % m] = x
+        count += 1
+        held[x] = s
+        used += s
+    return misses, byte_misses
+
+
+@dataclass
+class Point:
+    cache_bytes: int
+    requests: int
+    misses: int
+    bytes: int
+    byte_misses: int
+
+    def doc(self) -> dict:
+        return {"cache_bytes": self.cache_bytes, "requests": self.requests, "misses": self.misses,
+                "miss_ratio": self.misses / self.requests if self.requests else None, "bytes": self.bytes,
+                "byte_misses": self.byte_misses,
+                "byte_miss_ratio": self.byte_misses / self.bytes if self.bytes else None}
+
+
+def curve(policy: str, objs: Objects, caches: Sequence[int]) -> list[Point]:
+    """`policy`'s misses at each cache size (bytes)."""
+    n, total = len(objs.code), int(objs.size.sum())
+    out = []
+    if policy == "lru":
+        one_pass = [c for c in caches if objs.constant_sizes and objs.max_size <= c]
+        if one_pass:
+            dist = _byte_distances(_previous(objs.code, objs.n_objects), objs.size)
+            first = dist < 0
+        for c in caches:
+            if c in one_pass:
+                miss = first | (dist > c)
+                out.append(Point(c, n, int(miss.sum()), total, int(objs.size[miss].sum())))
+            else:
+                m, b = _lru_replay(objs.code, objs.size, objs.n_objects, c)
+                out.append(Point(c, n, int(m), total, int(b)))
+    elif policy == "fifo":
+        for c in caches:
+            m, b = _fifo_replay(objs.code, objs.size, objs.n_objects, c)
+            out.append(Point(c, n, int(m), total, int(b)))
+    else:
+        raise DbtierError(f"--policy {policy}: not one of {', '.join(POLICIES)}", "e.g. --policy lru,fifo")
+    return out

@@ -1,0 +1,100 @@
+"""Miss-ratio curves of object traces (sim/mrc.py): hand-worked sequences, LRU's one pass against its replay,
+and libCacheSim's own test figures on its CloudPhysics trace (test/test_evictionAlgo.c), exactly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dbtier.core.errors import DbtierError
+from dbtier.sim import mrc, objects
+
+TRACE = Path(__file__).parent.parent / "data" / "objects" / "cloudPhysicsIO.oracleGeneral.bin"
+MIB = 1 << 20
+
+# libCacheSim's test suite, byte-sized objects, 128 MiB to 1024 MiB in steps of 128 MiB
+LIBCACHESIM = {
+    "lru": [93374, 89783, 83572, 81722, 72494, 72104, 71972, 71704],
+    "fifo": [93403, 89386, 84387, 84025, 72498, 72228, 72182, 72140],
+}
+
+
+def _objs(ids, sizes):
+    return mrc.objects_of(np.array(ids, np.uint64), np.array(sizes, np.int64))
+
+
+def test_sizes_binary_decimal_and_percent():
+    assert mrc.parse_sizes("128MiB,1GB,5%,1.5KiB,4k", 1000) == sorted({128 * MIB, 10**9, 50, 1536, 4096})
+    assert mrc.parse_sizes(None, 1000) == [10, 20, 50, 100, 200, 300, 400, 500, 750, 1000]
+    for bad in ("12 parsecs", "-5MB", "0.01%"):   # (0.01% of 1000 bytes: under one)
+        with pytest.raises(DbtierError, match="--sizes"):
+            mrc.parse_sizes(bad, 1000)
+
+
+def test_hand_worked_lru_and_fifo_with_sizes():
+    # cache 10 bytes; A=4, B=4, C=4 bytes. Sequence A B A C B A:
+    # LRU: A miss {A}; B miss {B,A}; A hit {A,B}; C miss, 12 > 10: evict B -> {C,A}; B miss, evict A -> {B,C};
+    #      A miss, evict C -> {A,B}: 5 misses.
+    # FIFO: A miss [A]; B miss [A,B]; A hit; C miss, evict A -> [B,C]; B hit; A miss, evict B -> [C,A]: 4 misses.
+    o = _objs([1, 2, 1, 3, 2, 1], [4, 4, 4, 4, 4, 4])
+    lru, fifo = mrc.curve("lru", o, [10])[0], mrc.curve("fifo", o, [10])[0]
+    assert (lru.misses, lru.byte_misses) == (5, 20)
+    assert (fifo.misses, fifo.byte_misses) == (4, 16)
+    assert lru.doc()["miss_ratio"] == 5 / 6 and lru.doc()["byte_miss_ratio"] == 20 / 24
+
+
+def test_an_object_larger_than_the_cache_is_never_admitted():
+    # cache 5: X (8 bytes) misses both times and evicts nothing; Y (2) hits its second time.
+    o = _objs([7, 9, 7, 9], [8, 2, 8, 2])
+    for pol in ("lru", "fifo"):
+        p = mrc.curve(pol, o, [5])[0]
+        assert (p.misses, p.byte_misses) == (3, 18), pol
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lru_one_pass_equals_its_replay(seed):
+    rng = np.random.default_rng(seed)
+    n_obj = int(rng.integers(20, 400))
+    ids = rng.zipf(1.3, 20_000) % n_obj
+    per_obj = rng.integers(1, 5000, n_obj)
+    o = _objs(ids, per_obj[ids])
+    caches = sorted({int(x) for x in rng.integers(5000, int(per_obj.sum()) + 1, 12)})
+    got = [(p.misses, p.byte_misses) for p in mrc.curve("lru", o, caches)]
+    want = [tuple(int(v) for v in mrc._lru_replay(o.code, o.size, o.n_objects, c)) for c in caches]
+    assert got == want
+
+
+def test_agrees_with_libcachesim_on_its_trace():
+    t = objects.load_objects(TRACE)
+    o = mrc.objects_of(t.obj_id, t.size)
+    caches = [k * 128 * MIB for k in range(1, 9)]
+    for pol, want in LIBCACHESIM.items():
+        assert [p.misses for p in mrc.curve(pol, o, caches)] == want, pol
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "dbtier", "simulate", "mrc", *args], capture_output=True, text=True,
+                          cwd=cwd)
+
+
+def test_cli_json_keys_and_refusals(tmp_path):
+    r = _cli(str(TRACE), "--policy", "lru,fifo", "--sizes", "128MiB,256MiB", "--json", "--out", str(tmp_path / "run"),
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)["mrc"]
+    assert m["trace"] == {"format": "oracleGeneral", "mode": "object", "requests": 113_872, "objects": 48_974,
+                          "footprint_bytes": m["trace"]["footprint_bytes"]}
+    assert [c["policy"] for c in m["curves"]] == ["lru", "fifo"] and all(c["sample_rate"] == 1.0 for c in m["curves"])
+    pt = m["curves"][0]["points"][0]
+    assert set(pt) == {"cache_bytes", "requests", "misses", "miss_ratio", "bytes", "byte_misses", "byte_miss_ratio"}
+    assert (pt["cache_bytes"], pt["misses"]) == (128 * MIB, 93374)
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["mrc"] == m
+    bad = _cli(str(TRACE), "--sizes", "lots", cwd=tmp_path)
+    assert bad.returncode != 0 and "--sizes lots" in bad.stderr
+    bad = _cli(str(TRACE), "--policy", "lru,magic", cwd=tmp_path)
+    assert bad.returncode != 0 and "magic" in bad.stderr
