@@ -21,6 +21,8 @@ MIB = 1 << 20
 LIBCACHESIM = {
     "lru": [93374, 89783, 83572, 81722, 72494, 72104, 71972, 71704],
     "fifo": [93403, 89386, 84387, 84025, 72498, 72228, 72182, 72140],
+    "clock": [93313, 89775, 83411, 81328, 74815, 72283, 71927, 64456],
+    "belady": [79256, 70724, 65481, 61594, 59645, 57599, 50873, 48974],
 }
 
 
@@ -48,10 +50,29 @@ def test_hand_worked_lru_and_fifo_with_sizes():
     assert lru.doc()["miss_ratio"] == 5 / 6 and lru.doc()["byte_miss_ratio"] == 20 / 24
 
 
+def test_hand_worked_clock_and_belady():
+    # cache 8 bytes, every object 4 (two fit). Sequence A B A C B A:
+    # CLOCK: A miss [A0]; B miss [B0 A0]; A hit (A's bit set); C miss: tail A has its bit: cleared, to the head
+    #   [A0 B0], then B evicted -> [C0 A0]; B miss: tail A (bit clear) evicted -> [B0 C0]; A miss: C evicted:
+    #   5 misses.
+    # Belady: A, B miss; A hit; C miss: next uses A at 6, B at 5, C never: evict A (the farthest of those in
+    #   the cache, C not yet in) -> {B, C}; B hit; A miss: 4 misses.
+    o = _objs([1, 2, 1, 3, 2, 1], [4] * 6)
+    assert mrc.curve("clock", o, [8])[0].misses == 5
+    assert mrc.curve("belady", o, [8])[0].misses == 4
+    # the optimal bound (objects of one size, where MIN is optimal): no policy does better on a random trace
+    rng = np.random.default_rng(3)
+    ids = rng.zipf(1.2, 5000) % 300
+    o = _objs(ids, np.full(len(ids), 100))
+    for c in (2000, 8000, 20000):
+        best = mrc.curve("belady", o, [c])[0].misses
+        assert all(mrc.curve(p, o, [c])[0].misses >= best for p in ("lru", "fifo", "clock"))
+
+
 def test_an_object_larger_than_the_cache_is_never_admitted():
     # cache 5: X (8 bytes) misses both times and evicts nothing; Y (2) hits its second time.
     o = _objs([7, 9, 7, 9], [8, 2, 8, 2])
-    for pol in ("lru", "fifo"):
+    for pol in ("lru", "fifo", "clock", "belady"):
         p = mrc.curve(pol, o, [5])[0]
         assert (p.misses, p.byte_misses) == (3, 18), pol
 
@@ -74,7 +95,10 @@ def test_agrees_with_libcachesim_on_its_trace():
     o = mrc.objects_of(t.obj_id, t.size)
     caches = [k * 128 * MIB for k in range(1, 9)]
     for pol, want in LIBCACHESIM.items():
-        assert [p.misses for p in mrc.curve(pol, o, caches)] == want, pol
+        assert [p.misses for p in mrc.curve(pol, o, caches, t.next_access)] == want, pol
+    # Belady from the trace's own next-access field and from a backward pass: the same
+    assert np.array_equal(mrc.next_requests(o), t.next_access)
+    assert [p.misses for p in mrc.curve("belady", o, caches[:2])] == LIBCACHESIM["belady"][:2]
 
 
 def _cli(*args, cwd):

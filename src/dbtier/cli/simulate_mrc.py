@@ -22,7 +22,7 @@ def _policies(text: str) -> list[str]:
     bad = [p for p in names if p not in mrc.POLICIES]
     if not names or bad:
         raise DbtierError(f"--policy {text}: {', '.join(bad) or 'no policy'} not among {', '.join(mrc.POLICIES)}",
-                          "e.g. --policy lru,fifo")
+                          "e.g. --policy lru,fifo,clock,belady")
     return list(dict.fromkeys(names))
 
 
@@ -42,7 +42,7 @@ def run_mrc(args: argparse.Namespace) -> int:
         for k, pol in enumerate(policies):
             prog(f"{pol} at {len(caches)} sizes", k / len(policies))
             curves.append({"policy": pol, "sample_rate": 1.0,
-                           "points": [p.doc() for p in mrc.curve(pol, objs, caches)]})
+                           "points": [p.doc() for p in mrc.curve(pol, objs, caches, t.next_access)]})
     run.doc["mrc"] = {"trace": {"format": fmt, "mode": "object", "requests": len(objs.code),
                                 "objects": objs.n_objects, "footprint_bytes": objs.footprint_bytes},
                       "curves": curves}

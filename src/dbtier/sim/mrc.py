@@ -27,7 +27,7 @@ import numpy as np
 
 from dbtier.core.errors import DbtierError
 
-POLICIES = ("lru", "fifo")
+POLICIES = ("lru", "fifo", "clock", "belady")
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z%]*)\s*")
 # binary units for KiB/MiB/... and the bare letters (as fio and dd take them), decimal for KB/MB/...
@@ -202,6 +202,134 @@ def _fifo_replay(code, size, n_objects, cap):
     return misses, byte_misses
 
 
+@numba.njit(nogil=True, cache=True)
+def _clock_replay(code, size, n_objects, cap):
+    """(misses, byte misses) of CLOCK (FIFO with a second chance, libCacheSim's one-bit Clock): an admitted
+    object enters at the head with its bit clear; a hit sets it; eviction takes the tail, unless its bit is
+    set: then the bit is cleared and the object goes back to the head."""
+    nxt = np.full(n_objects, -1, np.int64)
+    prv = np.full(n_objects, -1, np.int64)
+    held = np.zeros(n_objects, np.int64)
+    bit = np.zeros(n_objects, np.bool_)
+    head, tail, used = -1, -1, 0
+    misses, byte_misses = 0, 0
+    for i in range(code.shape[0]):
+        x, s = code[i], size[i]
+        if held[x] > 0:
+            bit[x] = True
+            continue
+        misses += 1
+        byte_misses += s
+        if s > cap:
+            continue
+        while used + s > cap:
+            y = tail
+            tail = prv[y]                      # off the tail ...
+            if tail >= 0:
+                nxt[tail] = -1
+            else:
+                head = -1
+            prv[y] = -1
+            if bit[y]:                         # ... and back to the head with its bit cleared
+                bit[y] = False
+                nxt[y] = head
+                if head >= 0:
+                    prv[head] = y
+                head = y
+                if tail < 0:
+                    tail = y
+                continue
+            used -= held[y]
+            held[y] = 0
+            nxt[y] = -1
+        held[x] = s
+        bit[x] = False
+        used += s
+        prv[x] = -1
+        nxt[x] = head
+        if head >= 0:
+            prv[head] = x
+        head = x
+        if tail < 0:
+            tail = x
+    return misses, byte_misses
+
+
+@numba.njit(nogil=True, cache=True)
+def _sift_up(heap, pri, pos, i):
+    """A binary max-heap of object codes (1-based, heap[0] unused) by pri[code]; a node rises past its parent
+    only when strictly higher (libCacheSim's pqueue rule, which decides among equals)."""
+    x = heap[i]
+    while i > 1 and pri[heap[i // 2]] < pri[x]:
+        heap[i] = heap[i // 2]
+        pos[heap[i]] = i
+        i //= 2
+    heap[i] = x
+    pos[x] = i
+
+
+@numba.njit(nogil=True, cache=True)
+def _sift_down(heap, pri, pos, n, i):
+    x = heap[i]
+    while True:
+        c = 2 * i
+        if c >= n:
+            break
+        if c + 1 < n and pri[heap[c]] < pri[heap[c + 1]]:
+            c += 1
+        if not pri[x] < pri[heap[c]]:
+            break
+        heap[i] = heap[c]
+        pos[heap[i]] = i
+        i = c
+    heap[i] = x
+    pos[x] = i
+
+
+@numba.njit(nogil=True, cache=True)
+def _belady_replay(code, size, nxt_access, n_objects, cap):
+    """(misses, byte misses) of Belady's MIN: evict the object whose next request is farthest (never again
+    counts as farthest of all), a max-heap on next access updated at every hit."""
+    never = np.iinfo(np.int64).max
+    heap = np.zeros(n_objects + 1, np.int64)
+    pos = np.zeros(n_objects, np.int64)
+    pri = np.zeros(n_objects, np.int64)
+    held = np.zeros(n_objects, np.int64)
+    n = 1                                   # heap size + 1
+    used = 0
+    misses, byte_misses = 0, 0
+    for i in range(code.shape[0]):
+        x, s = code[i], size[i]
+        na = nxt_access[i] if nxt_access[i] >= 0 else never
+        if held[x] > 0:
+            old = pri[x]
+            pri[x] = na
+            if old < na:
+                _sift_up(heap, pri, pos, pos[x])
+            else:
+                _sift_down(heap, pri, pos, n, pos[x])
+            continue
+        misses += 1
+        byte_misses += s
+        if s > cap:
+            continue
+        while used + s > cap:
+            y = heap[1]
+            n -= 1
+            heap[1] = heap[n]
+            if n > 1:
+                _sift_down(heap, pri, pos, n, 1)
+            used -= held[y]
+            held[y] = 0
+        held[x] = s
+        used += s
+        pri[x] = na
+        heap[n] = x
+        n += 1
+        _sift_up(heap, pri, pos, n - 1)
+    return misses, byte_misses
+
+
 @dataclass
 class Point:
     cache_bytes: int
@@ -217,8 +345,25 @@ class Point:
                 "byte_miss_ratio": self.byte_misses / self.bytes if self.bytes else None}
 
 
-def curve(policy: str, objs: Objects, caches: Sequence[int]) -> list[Point]:
-    """`policy`'s misses at each cache size (bytes)."""
+def next_requests(objs: Objects) -> np.ndarray:
+    """Each request's object's next request as a 1-based index, -1 when never (oracleGeneral's field), from
+    a backward pass: for traces that do not carry it."""
+    return _next_requests(objs.code, objs.n_objects)
+
+
+@numba.njit(nogil=True, cache=True)
+def _next_requests(code, n_objects):
+    after = np.full(n_objects, -1, np.int64)
+    out = np.empty(code.shape[0], np.int64)
+    for i in range(code.shape[0] - 1, -1, -1):
+        out[i] = after[code[i]]
+        after[code[i]] = i + 1
+    return out
+
+
+def curve(policy: str, objs: Objects, caches: Sequence[int], next_access: np.ndarray | None = None) -> list[Point]:
+    """`policy`'s misses at each cache size (bytes). `next_access`: the trace's own (oracleGeneral), for
+    belady; else taken from a backward pass."""
     n, total = len(objs.code), int(objs.size.sum())
     out = []
     if policy == "lru":
@@ -233,9 +378,15 @@ def curve(policy: str, objs: Objects, caches: Sequence[int]) -> list[Point]:
             else:
                 m, b = _lru_replay(objs.code, objs.size, objs.n_objects, c)
                 out.append(Point(c, n, int(m), total, int(b)))
-    elif policy == "fifo":
+    elif policy in ("fifo", "clock"):
+        kernel = _fifo_replay if policy == "fifo" else _clock_replay
         for c in caches:
-            m, b = _fifo_replay(objs.code, objs.size, objs.n_objects, c)
+            m, b = kernel(objs.code, objs.size, objs.n_objects, c)
+            out.append(Point(c, n, int(m), total, int(b)))
+    elif policy == "belady":
+        nxt = next_access if next_access is not None else next_requests(objs)
+        for c in caches:
+            m, b = _belady_replay(objs.code, objs.size, nxt, objs.n_objects, c)
             out.append(Point(c, n, int(m), total, int(b)))
     else:
         raise DbtierError(f"--policy {policy}: not one of {', '.join(POLICIES)}", "e.g. --policy lru,fifo")
