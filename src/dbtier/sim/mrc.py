@@ -27,7 +27,7 @@ import numpy as np
 
 from dbtier.core.errors import DbtierError
 
-POLICIES = ("lru", "fifo", "clock", "belady")
+POLICIES = ("lru", "fifo", "clock", "s3fifo", "belady")
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z%]*)\s*")
 # binary units for KiB/MiB/... and the bare letters (as fio and dd take them), decimal for KB/MB/...
@@ -330,6 +330,119 @@ def _belady_replay(code, size, nxt_access, n_objects, cap):
     return misses, byte_misses
 
 
+_SMALL, _MAIN, _GHOST = 1, 2, 3
+
+
+@numba.njit(nogil=True, cache=True)
+def _push(q, x, nxt, prv, qh, qt):
+    """Object x to the head (newest end) of queue q (linked lists over object codes: an object is in one
+    queue at most)."""
+    prv[x] = -1
+    nxt[x] = qh[q]
+    if qh[q] >= 0:
+        prv[qh[q]] = x
+    qh[q] = x
+    if qt[q] < 0:
+        qt[q] = x
+
+
+@numba.njit(nogil=True, cache=True)
+def _unlink(q, x, nxt, prv, qh, qt):
+    p, n = prv[x], nxt[x]
+    if p >= 0:
+        nxt[p] = n
+    else:
+        qh[q] = n
+    if n >= 0:
+        prv[n] = p
+    else:
+        qt[q] = p
+    prv[x] = -1
+    nxt[x] = -1
+
+
+@numba.njit(nogil=True, cache=True)
+def _s3fifo_replay(code, size, n_objects, cap):
+    """(misses, byte misses) of S3-FIFO as libCacheSim's S3FIFO.c runs it (the version its test suite's
+    figures come from): a small FIFO of 10% of the bytes, a main FIFO of the rest, a ghost FIFO of ids
+    over 90%. A miss goes to the small queue, or to main when its id was in the ghost. A hit adds one to the
+    object's count. Evicting (from main when it holds more than its share or small is empty, else from
+    small): small's oldest moves to main with its count reset to 0 when it was hit twice or more, else leaves
+    for the ghost; main's oldest goes back to main's head with min(count, 3) - 1 while its count is 1 or
+    more, else leaves. An object over the small queue's size is not admitted."""
+    small_cap = np.int64(cap * 0.1)
+    main_cap = cap - small_cap
+    ghost_cap = np.int64(cap * 0.9)
+    nxt = np.full(n_objects, -1, np.int64)
+    prv = np.full(n_objects, -1, np.int64)
+    where = np.zeros(n_objects, np.int8)
+    freq = np.zeros(n_objects, np.int64)
+    held = np.zeros(n_objects, np.int64)
+    qh = np.full(4, -1, np.int64)
+    qt = np.full(4, -1, np.int64)
+    qb = np.zeros(4, np.int64)
+    misses, byte_misses = 0, 0
+    for i in range(code.shape[0]):
+        x, s = code[i], size[i]
+        w = where[x]
+        if w == _SMALL or w == _MAIN:
+            freq[x] += 1
+            continue
+        ghost_hit = w == _GHOST
+        if ghost_hit:
+            _unlink(_GHOST, x, nxt, prv, qh, qt)
+            qb[_GHOST] -= held[x]
+            where[x] = 0
+        misses += 1
+        byte_misses += s
+        if s > small_cap:
+            continue
+        while qb[_SMALL] + qb[_MAIN] + s > cap:
+            if qb[_MAIN] > main_cap or qb[_SMALL] == 0:
+                while qb[_MAIN] > 0:
+                    y = qt[_MAIN]
+                    f = freq[y]
+                    _unlink(_MAIN, y, nxt, prv, qh, qt)
+                    if f >= 1:
+                        _push(_MAIN, y, nxt, prv, qh, qt)
+                        freq[y] = min(f, 3) - 1
+                    else:
+                        qb[_MAIN] -= held[y]
+                        where[y] = 0
+                        break
+            else:
+                while qb[_SMALL] > 0:
+                    y = qt[_SMALL]
+                    _unlink(_SMALL, y, nxt, prv, qh, qt)
+                    qb[_SMALL] -= held[y]
+                    if freq[y] >= 2:
+                        _push(_MAIN, y, nxt, prv, qh, qt)
+                        qb[_MAIN] += held[y]
+                        where[y] = _MAIN
+                        freq[y] = 0
+                        continue
+                    where[y] = 0
+                    if held[y] <= ghost_cap:
+                        while qb[_GHOST] + held[y] > ghost_cap:
+                            z = qt[_GHOST]
+                            _unlink(_GHOST, z, nxt, prv, qh, qt)
+                            qb[_GHOST] -= held[z]
+                            where[z] = 0
+                        _push(_GHOST, y, nxt, prv, qh, qt)
+                        qb[_GHOST] += held[y]
+                        where[y] = _GHOST
+                    break
+        if not ghost_hit and s >= small_cap:
+            continue             # (libCacheSim evicts, then does not insert one the size of the small queue)
+        q = _MAIN if ghost_hit else _SMALL
+        _push(q, x, nxt, prv, qh, qt)
+        held[x] = s
+        qb[q] += s
+        where[x] = q
+        freq[x] = 0
+    return misses, byte_misses
+
+
 @dataclass
 class Point:
     cache_bytes: int
@@ -378,8 +491,8 @@ def curve(policy: str, objs: Objects, caches: Sequence[int], next_access: np.nda
             else:
                 m, b = _lru_replay(objs.code, objs.size, objs.n_objects, c)
                 out.append(Point(c, n, int(m), total, int(b)))
-    elif policy in ("fifo", "clock"):
-        kernel = _fifo_replay if policy == "fifo" else _clock_replay
+    elif policy in ("fifo", "clock", "s3fifo"):
+        kernel = {"fifo": _fifo_replay, "clock": _clock_replay, "s3fifo": _s3fifo_replay}[policy]
         for c in caches:
             m, b = kernel(objs.code, objs.size, objs.n_objects, c)
             out.append(Point(c, n, int(m), total, int(b)))
