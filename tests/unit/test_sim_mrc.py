@@ -23,6 +23,7 @@ LIBCACHESIM = {
     "fifo": [93403, 89386, 84387, 84025, 72498, 72228, 72182, 72140],
     "clock": [93313, 89775, 83411, 81328, 74815, 72283, 71927, 64456],
     "s3fifo": [89307, 82387, 77041, 76791, 71300, 70343, 70455, 70355],
+    "arc": [90252, 85861, 78168, 74297, 67381, 65685, 64439, 64772],
     "belady": [79256, 70724, 65481, 61594, 59645, 57599, 50873, 48974],
 }
 
@@ -67,7 +68,17 @@ def test_hand_worked_clock_and_belady():
     o = _objs(ids, np.full(len(ids), 100))
     for c in (2000, 8000, 20000):
         best = mrc.curve("belady", o, [c])[0].misses
-        assert all(mrc.curve(p, o, [c])[0].misses >= best for p in ("lru", "fifo", "clock"))
+        assert all(mrc.curve(p, o, [c])[0].misses >= best for p in ("lru", "fifo", "clock", "s3fifo", "arc"))
+
+
+def test_hand_worked_arc():
+    # two one-byte slots; A B A C A B A C. ARC: A, B miss (T1 [B A]); A hits, to T2; C misses: T1 (1 byte) is
+    # over p = 0, so B goes to the ghost B1, C enters T1; A hits. B misses but is in B1: p rises to 1, and
+    # the REPLACE for it takes T2's A (T1 = p, B not from B2) to B2; B enters T2. A misses, in B2: p falls to
+    # 0, T1's C goes to B1, A enters T2. C misses (in B1). 6 misses; LRU on the same, 5.
+    o = _objs([1, 2, 1, 3, 1, 2, 1, 3], [1] * 8)
+    assert mrc.curve("arc", o, [2])[0].misses == 6
+    assert mrc.curve("lru", o, [2])[0].misses == 5
 
 
 def test_s3fifo_keeps_its_hot_objects_through_a_scan():
@@ -86,7 +97,7 @@ def test_s3fifo_keeps_its_hot_objects_through_a_scan():
 def test_an_object_larger_than_the_cache_is_never_admitted():
     # cache 5: X (8 bytes) misses both times and evicts nothing; Y (2) hits its second time.
     o = _objs([7, 9, 7, 9], [8, 2, 8, 2])
-    for pol in ("lru", "fifo", "clock", "belady"):    # (s3fifo admits nothing over a tenth of the cache)
+    for pol in ("lru", "fifo", "clock", "arc", "belady"):    # (s3fifo admits nothing over a tenth of the cache)
         p = mrc.curve(pol, o, [5])[0]
         assert (p.misses, p.byte_misses) == (3, 18), pol
 

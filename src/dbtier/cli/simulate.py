@@ -131,7 +131,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     mp.add_argument("trace", metavar="TRACE", help="object trace file (oracleGeneral .bin or .zst, .vscsi, .txt)")
     mp.add_argument("--format", default="auto", choices=("auto", "oracleGeneral", "vscsi", "txt"),
                     help="trace format (default: from the name and the first records)")
-    mp.add_argument("--policy", default="lru", metavar="LIST", help="comma-separated: lru, fifo, clock, s3fifo, belady (the optimal bound) (default lru)")
+    mp.add_argument("--policy", default="lru", metavar="LIST", help="comma-separated: lru, fifo, clock, s3fifo, arc, belady (the optimal bound) (default lru)")
     mp.add_argument("--sizes", metavar="LIST", help="cache sizes: 128MiB (binary), 1GB (decimal), 5%% of the "
                     "footprint, comma-separated (default: 1%% to 100%% of the footprint)")
     add_output_options(mp)

@@ -22,7 +22,7 @@ def _policies(text: str) -> list[str]:
     bad = [p for p in names if p not in mrc.POLICIES]
     if not names or bad:
         raise DbtierError(f"--policy {text}: {', '.join(bad) or 'no policy'} not among {', '.join(mrc.POLICIES)}",
-                          "e.g. --policy lru,fifo,clock,s3fifo,belady")
+                          "e.g. --policy lru,fifo,clock,s3fifo,arc,belady")
     return list(dict.fromkeys(names))
 
 

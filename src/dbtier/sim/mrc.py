@@ -12,6 +12,9 @@ it is asked for). A cache's size is in bytes.
   size; otherwise (an object larger than a size on the curve, an object whose size changes) that size is
   replayed request by request instead, as are the other policies.
 - **FIFO**: evicts the object admitted first; a hit changes nothing.
+- **CLOCK**, **S3-FIFO**, **ARC**: as libCacheSim's Clock.c, S3FIFO.c and ARC.c run them (see each kernel).
+- **Belady** (MIN): evicts the object asked for again farthest ahead (never again first): the bound no
+  policy beats when objects share one size, every curve read against it.
 
 The replay kernels are also the independent reference the one-pass curve is tested against.
 """
@@ -27,7 +30,7 @@ import numpy as np
 
 from dbtier.core.errors import DbtierError
 
-POLICIES = ("lru", "fifo", "clock", "s3fifo", "belady")
+POLICIES = ("lru", "fifo", "clock", "s3fifo", "arc", "belady")
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z%]*)\s*")
 # binary units for KiB/MiB/... and the bare letters (as fio and dd take them), decimal for KB/MB/...
@@ -443,6 +446,93 @@ def _s3fifo_replay(code, size, n_objects, cap):
     return misses, byte_misses
 
 
+_T1, _T2, _B1, _B2 = 0, 1, 2, 3
+
+
+@numba.njit(nogil=True, cache=True)
+def _arc_move(a, b, qh, qt, qb, nxt, prv, where, held):
+    """The oldest of queue a to the head of queue b (b = -1: out of every queue)."""
+    y = qt[a]
+    _unlink(a, y, nxt, prv, qh, qt)
+    qb[a] -= held[y]
+    where[y] = b
+    if b >= 0:
+        _push(b, y, nxt, prv, qh, qt)
+        qb[b] += held[y]
+
+
+@numba.njit(nogil=True, cache=True)
+def _arc_replace(in_b2, p, qh, qt, qb, nxt, prv, where, held):
+    """ARC's REPLACE: T1's oldest to B1 when T1 holds more than its target p (or exactly p and the request
+    was in B2), or T2 is empty; else T2's oldest to B2."""
+    if (qb[_T1] > 0 and (qb[_T1] > p or (qb[_T1] == p and in_b2))) or qb[_T2] == 0:
+        _arc_move(_T1, _B1, qh, qt, qb, nxt, prv, where, held)
+    else:
+        _arc_move(_T2, _B2, qh, qt, qb, nxt, prv, where, held)
+
+
+@numba.njit(nogil=True, cache=True)
+def _arc_replay(code, size, n_objects, cap):
+    """(misses, byte misses) of ARC (Megiddo and Modha, FAST '03) in bytes, as libCacheSim's ARC.c runs it:
+    T1 (seen once) and T2 (seen again) hold data, B1 and B2 their ghosts; a hit in T1 moves to T2. A request
+    found in B1 raises the target p by max(|B2| / |B1|, 1) bytes (up to the cache), one in B2 lowers it by
+    max(|B1| / |B2|, 1); it then enters T2, each eviction for it a REPLACE. Any other miss enters T1, and each
+    eviction first trims the ghosts: when T1 + B1 would pass the cache, B1's oldest goes (then REPLACE), or T1's
+    oldest when B1 is empty; otherwise B2's oldest when all four hold twice the cache, then REPLACE."""
+    nxt = np.full(n_objects, -1, np.int64)
+    prv = np.full(n_objects, -1, np.int64)
+    where = np.full(n_objects, -1, np.int8)
+    held = np.zeros(n_objects, np.int64)
+    qh = np.full(4, -1, np.int64)
+    qt = np.full(4, -1, np.int64)
+    qb = np.zeros(4, np.int64)
+    p = 0.0
+    misses, byte_misses = 0, 0
+    for i in range(code.shape[0]):
+        x, s = code[i], size[i]
+        w = where[x]
+        if w == _T1 or w == _T2:
+            _unlink(w, x, nxt, prv, qh, qt)
+            qb[w] -= held[x]
+            _push(_T2, x, nxt, prv, qh, qt)
+            qb[_T2] += held[x]
+            where[x] = _T2
+            continue
+        misses += 1
+        byte_misses += s
+        ghost = w == _B1 or w == _B2
+        if ghost:
+            if w == _B1:
+                p = min(p + max(qb[_B2] / qb[_B1], 1.0), float(cap))
+            else:
+                p = max(p - max(qb[_B1] / qb[_B2], 1.0), 0.0)
+            _unlink(w, x, nxt, prv, qh, qt)
+            qb[w] -= held[x]
+            where[x] = -1
+        if s > cap:
+            continue
+        in_b2 = w == _B2
+        while qb[_T1] + qb[_T2] + s > cap:
+            if ghost:
+                _arc_replace(in_b2, p, qh, qt, qb, nxt, prv, where, held)
+            elif qb[_T1] + qb[_B1] + s > cap:
+                if qb[_B1] > 0:
+                    _arc_move(_B1, -1, qh, qt, qb, nxt, prv, where, held)
+                    _arc_replace(in_b2, p, qh, qt, qb, nxt, prv, where, held)
+                else:
+                    _arc_move(_T1, -1, qh, qt, qb, nxt, prv, where, held)
+            else:
+                if qb[_T1] + qb[_B1] + qb[_T2] + qb[_B2] >= 2 * cap and qb[_B2] > 0:
+                    _arc_move(_B2, -1, qh, qt, qb, nxt, prv, where, held)
+                _arc_replace(in_b2, p, qh, qt, qb, nxt, prv, where, held)
+        q = _T2 if ghost else _T1
+        _push(q, x, nxt, prv, qh, qt)
+        held[x] = s
+        qb[q] += s
+        where[x] = q
+    return misses, byte_misses
+
+
 @dataclass
 class Point:
     cache_bytes: int
@@ -491,8 +581,8 @@ def curve(policy: str, objs: Objects, caches: Sequence[int], next_access: np.nda
             else:
                 m, b = _lru_replay(objs.code, objs.size, objs.n_objects, c)
                 out.append(Point(c, n, int(m), total, int(b)))
-    elif policy in ("fifo", "clock", "s3fifo"):
-        kernel = {"fifo": _fifo_replay, "clock": _clock_replay, "s3fifo": _s3fifo_replay}[policy]
+    elif policy in ("fifo", "clock", "s3fifo", "arc"):
+        kernel = {"fifo": _fifo_replay, "clock": _clock_replay, "s3fifo": _s3fifo_replay, "arc": _arc_replay}[policy]
         for c in caches:
             m, b = kernel(objs.code, objs.size, objs.n_objects, c)
             out.append(Point(c, n, int(m), total, int(b)))
