@@ -38,11 +38,9 @@ def run_mrc(args: argparse.Namespace) -> int:
         caches = mrc.parse_sizes(args.sizes, objs.footprint_bytes)     # refused before the run directory exists
         run = Run("simulate", args, {"action": "mrc", "trace": str(path), "format": args.format,
                                      "policy": policies, "sizes": args.sizes}, inputs=[str(path)])
-        curves = []
-        for k, pol in enumerate(policies):
-            prog(f"{pol} at {len(caches)} sizes", k / len(policies))
-            curves.append({"policy": pol, "sample_rate": 1.0,
-                           "points": [p.doc() for p in mrc.curve(pol, objs, caches, t.next_access)]})
+        prog(f"{', '.join(policies)} at {len(caches)} sizes", 0.5)
+        got = mrc.curves(policies, objs, caches, t.next_access)      # on every core
+        curves = [{"policy": pol, "sample_rate": 1.0, "points": [p.doc() for p in got[pol]]} for pol in policies]
     run.doc["mrc"] = {"trace": {"format": fmt, "mode": "object", "requests": len(objs.code),
                                 "objects": objs.n_objects, "footprint_bytes": objs.footprint_bytes},
                       "curves": curves}

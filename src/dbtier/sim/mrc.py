@@ -21,7 +21,9 @@ The replay kernels are also the independent reference the one-pass curve is test
 
 from __future__ import annotations
 
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -567,30 +569,46 @@ def _next_requests(code, n_objects):
 def curve(policy: str, objs: Objects, caches: Sequence[int], next_access: np.ndarray | None = None) -> list[Point]:
     """`policy`'s misses at each cache size (bytes). `next_access`: the trace's own (oracleGeneral), for
     belady; else taken from a backward pass."""
+    return curves([policy], objs, caches, next_access, workers=1)[policy]
+
+
+_REPLAY = {"lru": _lru_replay, "fifo": _fifo_replay, "clock": _clock_replay, "s3fifo": _s3fifo_replay,
+           "arc": _arc_replay}
+
+
+def curves(policies: Sequence[str], objs: Objects, caches: Sequence[int], next_access: np.ndarray | None = None,
+           workers: int | None = None) -> dict[str, list[Point]]:
+    """Each policy's curve; the replays (one per policy and size; LRU's one pass is one) run on `workers`
+    threads (the kernels release the GIL; default: every core)."""
+    bad = [p for p in policies if p not in POLICIES]
+    if bad:
+        raise DbtierError(f"--policy {bad[0]}: not one of {', '.join(POLICIES)}", "e.g. --policy lru,fifo")
     n, total = len(objs.code), int(objs.size.sum())
-    out = []
-    if policy == "lru":
-        one_pass = [c for c in caches if objs.constant_sizes and objs.max_size <= c]
-        if one_pass:
-            dist = _byte_distances(_previous(objs.code, objs.n_objects), objs.size)
-            first = dist < 0
-        for c in caches:
-            if c in one_pass:
-                miss = first | (dist > c)
-                out.append(Point(c, n, int(miss.sum()), total, int(objs.size[miss].sum())))
-            else:
-                m, b = _lru_replay(objs.code, objs.size, objs.n_objects, c)
-                out.append(Point(c, n, int(m), total, int(b)))
-    elif policy in ("fifo", "clock", "s3fifo", "arc"):
-        kernel = {"fifo": _fifo_replay, "clock": _clock_replay, "s3fifo": _s3fifo_replay, "arc": _arc_replay}[policy]
-        for c in caches:
-            m, b = kernel(objs.code, objs.size, objs.n_objects, c)
-            out.append(Point(c, n, int(m), total, int(b)))
-    elif policy == "belady":
+    one_pass = [c for c in caches if objs.constant_sizes and objs.max_size <= c]
+    nxt = None
+    if "belady" in policies:
         nxt = next_access if next_access is not None else next_requests(objs)
-        for c in caches:
+
+    def lru_pass() -> dict[int, Point]:
+        dist = _byte_distances(_previous(objs.code, objs.n_objects), objs.size)
+        first = dist < 0
+        out = {}
+        for c in one_pass:
+            miss = first | (dist > c)
+            out[c] = Point(c, n, int(miss.sum()), total, int(objs.size[miss].sum()))
+        return out
+
+    def replay(policy: str, c: int) -> Point:
+        if policy == "belady":
             m, b = _belady_replay(objs.code, objs.size, nxt, objs.n_objects, c)
-            out.append(Point(c, n, int(m), total, int(b)))
-    else:
-        raise DbtierError(f"--policy {policy}: not one of {', '.join(POLICIES)}", "e.g. --policy lru,fifo")
-    return out
+        else:
+            m, b = _REPLAY[policy](objs.code, objs.size, objs.n_objects, c)
+        return Point(c, n, int(m), total, int(b))
+
+    with ThreadPoolExecutor(max(1, workers or os.cpu_count() or 1), thread_name_prefix="dbtier-mrc") as pool:
+        lru = pool.submit(lru_pass) if "lru" in policies and one_pass else None
+        jobs = {(p, c): pool.submit(replay, p, c) for p in policies for c in caches
+                if not (p == "lru" and c in one_pass)}
+        done = lru.result() if lru is not None else {}
+        return {p: [done[c] if (p == "lru" and c in one_pass) else jobs[(p, c)].result() for c in caches]
+                for p in policies}

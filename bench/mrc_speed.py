@@ -1,0 +1,98 @@
+"""Miss-ratio curves of an object trace (`dbtier simulate mrc`), end to end as a user runs it.
+
+Generates (not timed) a trace of --requests requests in oracleGeneral format, zstd-compressed: object ids
+drawn from a Zipf(--alpha) law over --objects objects, each object one size (1 KB to 1 MB, log-uniform), the
+next-access field filled in. Then times `dbtier simulate mrc` in a fresh process (start, reading and
+decompressing, the curve): LRU's exact curve at 20 sizes, and all six policies at 8 sizes.
+
+  uv run python bench/mrc_speed.py [--requests 10000000] [--objects 1000000] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _figures  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORD = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
+
+
+def generate(path: Path, n: int, n_obj: int, alpha: float, seed: int = 1) -> None:
+    rng = np.random.default_rng(seed)
+    ids = (rng.zipf(alpha, n) - 1) % n_obj
+    sizes = np.exp(rng.uniform(np.log(1000), np.log(1_000_000), n_obj)).astype(np.uint32)
+    rec = np.empty(n, RECORD)
+    rec["time"] = np.arange(n, dtype=np.uint64) // 1000
+    rec["id"] = ids
+    rec["size"] = sizes[ids]
+    # next access (1-based), -1 never: the next position of the same id, from a stable sort by id
+    order = np.argsort(ids, kind="stable")
+    same = ids[order][1:] == ids[order][:-1]
+    nxt = np.full(n, -1, np.int64)
+    nxt[order[:-1][same]] = order[1:][same] + 1
+    rec["next"] = nxt
+    with pa.output_stream(str(path), compression="zstd") as f:
+        f.write(rec.tobytes())
+
+
+def timed(cmd: list[str]) -> tuple[float, float, float, dict]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{r.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, after.ru_maxrss / 1024, json.loads(r.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--requests", type=int, default=10_000_000)
+    ap.add_argument("--objects", type=int, default=1_000_000)
+    ap.add_argument("--alpha", type=float, default=1.1)
+    _figures.add_option(ap)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dbtier-mrc-bench-") as d:
+        trace = Path(d) / "zipf.oracleGeneral.zst"
+        t0 = time.perf_counter()
+        generate(trace, args.requests, args.objects, args.alpha)
+        print(f"generated {args.requests:,} requests over {args.objects:,} objects, {trace.stat().st_size / 1e6:.0f} MB "
+              f"zstd, in {time.perf_counter() - t0:.1f} s (not timed)")
+        base = [sys.executable, "-m", "dbtier", "simulate", "mrc", str(trace), "--json", "--out", str(Path(d) / "run")]
+        # warm-up run: numba compiles the kernels once per machine (cached after); not timed
+        subprocess.run(base[:-2] + ["--out", str(Path(d) / "warm"), "--policy", "lru,fifo,clock,s3fifo,arc,belady",
+                                     "--sizes", "1%"], cwd=ROOT, capture_output=True)
+        figures: dict = {"requests": args.requests, "objects": args.objects, "trace_bytes": trace.stat().st_size}
+        sizes20 = ",".join(f"{p}%" for p in (1, 2, 3, 5, 7, 10, 13, 16, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90, 100))
+        wall, cpu, rss, doc = timed(base[:-2] + ["--out", str(Path(d) / "lru"), "--policy", "lru", "--sizes", sizes20])
+        figures["lru_20_sizes"] = {"wall_s": wall, "cpu_s": cpu, "peak_rss_mib": rss,
+                                   "miss_ratio_at_10pct": doc["mrc"]["curves"][0]["points"][5]["miss_ratio"]}
+        print(f"LRU exact curve, 20 sizes: {wall:.1f} s wall, {cpu:.1f} s CPU, {rss:,.0f} MiB (target 15 s)")
+        sizes8 = "1%,2%,5%,10%,20%,30%,50%,80%"
+        wall, cpu, rss, doc = timed(base[:-2] + ["--out", str(Path(d) / "all"), "--policy",
+                                                 "lru,fifo,clock,s3fifo,arc,belady", "--sizes", sizes8])
+        figures["six_policies_8_sizes"] = {"wall_s": wall, "cpu_s": cpu, "peak_rss_mib": rss,
+                                           "miss_ratio_at_10pct": {c["policy"]: c["points"][3]["miss_ratio"]
+                                                                   for c in doc["mrc"]["curves"]}}
+        print(f"six policies, 8 sizes: {wall:.1f} s wall, {cpu:.1f} s CPU, {rss:,.0f} MiB")
+        for pol, mr in figures["six_policies_8_sizes"]["miss_ratio_at_10pct"].items():
+            print(f"  {pol:7s} miss ratio at 10% of the footprint: {mr:.4f}")
+    _figures.write("mrc_speed", args, figures)
+
+
+if __name__ == "__main__":
+    main()
