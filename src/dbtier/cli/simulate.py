@@ -134,6 +134,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     mp.add_argument("--policy", default="lru", metavar="LIST", help="comma-separated: lru, fifo, clock, s3fifo, arc, belady (the optimal bound) (default lru)")
     mp.add_argument("--sizes", metavar="LIST", help="cache sizes: 128MiB (binary), 1GB (decimal), 5%% of the "
                     "footprint, comma-separated (default: 1%% to 100%% of the footprint)")
+    mp.add_argument("--sample", type=float, metavar="RATE",
+                    help="SHARDS spatial sampling at RATE (e.g. 0.01): estimates for traces of hundreds of "
+                    "millions of requests (SHARDS-adj; the document says the figures are estimates)")
     add_output_options(mp)
     mp.set_defaults(func=run_mrc)
 

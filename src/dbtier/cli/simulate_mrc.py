@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
 from rich import box
 from rich.table import Table
 
@@ -30,20 +31,33 @@ def run_mrc(args: argparse.Namespace) -> int:
     from dbtier.sim import mrc, objects
     path = Path(args.trace)
     policies = _policies(args.policy)
+    if args.sample is not None:
+        mrc.sample(np.zeros(0, np.uint64), args.sample)    # a rate outside (0, 1] refused before reading
     with render.Progress(console(args), args.json) as prog:
         prog("reading the trace", 0.0)
         t = objects.load_objects(path, args.format)
         fmt, _ = objects.detect(path) if args.format == "auto" else (args.format, None)
-        objs = mrc.objects_of(t.obj_id, t.size)
+        rate = args.sample if args.sample is not None and args.sample < 1.0 else None
+        # with a sample, the whole trace is only read: its objects and footprint are the sample's, scaled
+        objs = mrc.objects_of(t.obj_id, t.size) if rate is None else mrc.sampled(t.obj_id, t.size, rate)
         caches = mrc.parse_sizes(args.sizes, objs.footprint_bytes)     # refused before the run directory exists
         run = Run("simulate", args, {"action": "mrc", "trace": str(path), "format": args.format,
-                                     "policy": policies, "sizes": args.sizes}, inputs=[str(path)])
+                                     "policy": policies, "sizes": args.sizes, "sample": args.sample},
+                  inputs=[str(path)])
         prog(f"{', '.join(policies)} at {len(caches)} sizes", 0.5)
-        got = mrc.curves(policies, objs, caches, t.next_access)      # on every core
-        curves = [{"policy": pol, "sample_rate": 1.0, "points": [p.doc() for p in got[pol]]} for pol in policies]
-    run.doc["mrc"] = {"trace": {"format": fmt, "mode": "object", "requests": len(objs.code),
+        if rate is None:
+            got = mrc.curves(policies, objs, caches, t.next_access)      # on every core
+        else:          # SHARDS: estimates (Belady's next requests are the sample's own)
+            got = mrc.sampled_curves(policies, objs, caches)
+        curves = [{"policy": pol, "sample_rate": 1.0 if rate is None else rate,
+                   "points": [p.doc() for p in got[pol]]} for pol in policies]
+    run.doc["mrc"] = {"trace": {"format": fmt, "mode": "object", "requests": len(t.obj_id),
                                 "objects": objs.n_objects, "footprint_bytes": objs.footprint_bytes},
-                      "curves": curves}
+                      "curves": curves,
+                      "estimates": rate is not None}
+    if rate is not None:
+        run.doc["mrc"]["note"] = (f"SHARDS spatial sample at {rate:g} of the objects (SHARDS-adj): every figure "
+                                  "of the curves, and the trace's objects and footprint, are estimates")
     run.finish()
     emit(run.doc, args, lambda: _render(args, run.doc["mrc"], path))
     return 0
@@ -54,7 +68,9 @@ def _render(args: argparse.Namespace, m: dict, path: Path) -> None:
     tr = m["trace"]
     con.print(f"{esc(str(path))} ({tr['format']}, objects): {tr['requests']:,} requests, {tr['objects']:,} objects, "
               f"footprint {human_bytes(tr['footprint_bytes'])}", highlight=False)
-    table = Table(box=box.SIMPLE_HEAD, title="miss ratio (misses)")
+    rate = m["curves"][0]["sample_rate"]
+    title = "miss ratio (misses)" + (f": estimates from a {rate:g} SHARDS sample" if rate < 1 else "")
+    table = Table(box=box.SIMPLE_HEAD, title=title)
     table.add_column("cache", justify="right")
     for c in m["curves"]:
         table.add_column(c["policy"].upper(), justify="right")

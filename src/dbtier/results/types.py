@@ -688,6 +688,8 @@ class Mrc(TypedDict, total=False):
     """simulate mrc: the trace and one miss-ratio curve per policy"""
     trace: MrcTrace
     curves: list[MrcCurve]
+    estimates: bool             # a SHARDS sample (--sample): the figures are estimates
+    note: str
 
 
 class SimulateResult(TypedDict, total=False):

@@ -612,3 +612,66 @@ def curves(policies: Sequence[str], objs: Objects, caches: Sequence[int], next_a
         done = lru.result() if lru is not None else {}
         return {p: [done[c] if (p == "lru" and c in one_pass) else jobs[(p, c)].result() for c in caches]
                 for p in policies}
+
+
+# -- SHARDS (Waldspurger et al., FAST '15): spatial sampling for huge traces --------------------------------
+
+_MOD = 1 << 24
+
+
+def id_hash(obj_id: np.ndarray) -> np.ndarray:
+    """A well-mixed 64-bit hash of each id (MurmurHash3's finaliser): neighbouring ids land far apart."""
+    x = np.asarray(obj_id, np.uint64).copy()
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint64(33)
+        x *= np.uint64(0xFF51AFD7ED558CCD)
+        x ^= x >> np.uint64(33)
+        x *= np.uint64(0xC4CEB9FE1A85EC53)
+        x ^= x >> np.uint64(33)
+    return x
+
+
+def sample(obj_id: np.ndarray, rate: float) -> np.ndarray:
+    """The requests SHARDS keeps at `rate`: those whose object's hash falls under rate x 2^24 (mod 2^24), so
+    an object is kept with all its requests or not at all."""
+    if not 0 < rate <= 1:
+        raise DbtierError(f"--sample {rate}: a rate between 0 and 1 (e.g. 0.01 for 1%)", "e.g. --sample 0.01")
+    return (id_hash(obj_id) % np.uint64(_MOD)) < np.uint64(int(rate * _MOD))
+
+
+@dataclass
+class Sampled:
+    objs: Objects          # the sampled requests
+    rate: float
+    requests: int          # of the whole trace
+    bytes: int
+
+    @property
+    def footprint_bytes(self) -> int:
+        """The whole trace's footprint, estimated from the sample's."""
+        return int(self.objs.footprint_bytes / self.rate)
+
+    @property
+    def n_objects(self) -> int:
+        return int(round(self.objs.n_objects / self.rate))
+
+
+def sampled(obj_id: np.ndarray, size: np.ndarray, rate: float) -> Sampled:
+    keep = sample(obj_id, rate)
+    if not keep.any():
+        raise DbtierError(f"--sample {rate}: no object of this trace falls in a {rate:g} sample",
+                          "take a larger rate (or no --sample)")
+    size = np.asarray(size, np.int64)
+    return Sampled(objects_of(obj_id[keep], size[keep]), rate, len(obj_id), int(size.sum()))
+
+
+def sampled_curves(policies: Sequence[str], smp: Sampled, caches: Sequence[int],
+                   workers: int | None = None) -> dict[str, list[Point]]:
+    """Estimated curves from a SHARDS sample, each cache scaled by its rate. SHARDS-adj: a curve's misses
+    over the number of sampled requests expected (rate x requests), not the number drawn, which corrects
+    the sample's luck in its popular objects; the estimates are given back in the whole trace's units."""
+    rate, n, total = smp.rate, smp.requests, smp.bytes
+    got = curves(policies, smp.objs, [max(1, int(c * rate)) for c in caches], None, workers)
+    exp_n, exp_b = rate * n, rate * total
+    return {p: [Point(c, n, int(round(pt.misses / exp_n * n)), total, int(round(pt.byte_misses / exp_b * total)))
+                for c, pt in zip(caches, pts)] for p, pts in got.items()}
