@@ -128,53 +128,66 @@ def _byte_distances(prev, size):
     return out
 
 
+_SMALL, _MAIN, _GHOST = 1, 2, 3
+
+
+@numba.njit(nogil=True, cache=True)
+def _push(q, x, nxt, prv, qh, qt):
+    """Object x to the head (newest end) of queue q (linked lists over object codes: an object is in one
+    queue at most)."""
+    prv[x] = -1
+    nxt[x] = qh[q]
+    if qh[q] >= 0:
+        prv[qh[q]] = x
+    qh[q] = x
+    if qt[q] < 0:
+        qt[q] = x
+
+
+@numba.njit(nogil=True, cache=True)
+def _unlink(q, x, nxt, prv, qh, qt):
+    p, n = prv[x], nxt[x]
+    if p >= 0:
+        nxt[p] = n
+    else:
+        qh[q] = n
+    if n >= 0:
+        prv[n] = p
+    else:
+        qt[q] = p
+    prv[x] = -1
+    nxt[x] = -1
+
+
+
 @numba.njit(nogil=True, cache=True)
 def _lru_replay(code, size, n_objects, cap):
     """(misses, byte misses) of an LRU cache of `cap` bytes, request by request (a doubly linked list)."""
     nxt = np.full(n_objects, -1, np.int64)
     prv = np.full(n_objects, -1, np.int64)
     held = np.zeros(n_objects, np.int64)      # bytes held for the object; 0 when not in the cache
-    head, tail, used = -1, -1, 0
+    qh = np.full(1, -1, np.int64)
+    qt = np.full(1, -1, np.int64)
+    used = 0
     misses, byte_misses = 0, 0
     for i in range(code.shape[0]):
         x, s = code[i], size[i]
-        if held[x] > 0:
-            if x != head:            # to the front
-                p, q = prv[x], nxt[x]
-                nxt[p] = q
-                if q >= 0:
-                    prv[q] = p
-                else:
-                    tail = p
-                prv[x] = -1
-                nxt[x] = head
-                prv[head] = x
-                head = x
+        if held[x] > 0:              # to the front
+            _unlink(0, x, nxt, prv, qh, qt)
+            _push(0, x, nxt, prv, qh, qt)
             continue
         misses += 1
         byte_misses += s
         if s > cap:
             continue
         while used + s > cap:       # evict from the tail
-            y = tail
-            tail = prv[y]
-            if tail >= 0:
-                nxt[tail] = -1
-            else:
-                head = -1
+            y = qt[0]
+            _unlink(0, y, nxt, prv, qh, qt)
             used -= held[y]
             held[y] = 0
-            prv[y] = -1
-            nxt[y] = -1
         held[x] = s
         used += s
-        prv[x] = -1
-        nxt[x] = head
-        if head >= 0:
-            prv[head] = x
-        head = x
-        if tail < 0:
-            tail = x
+        _push(0, x, nxt, prv, qh, qt)
     return misses, byte_misses
 
 
@@ -216,7 +229,9 @@ def _clock_replay(code, size, n_objects, cap):
     prv = np.full(n_objects, -1, np.int64)
     held = np.zeros(n_objects, np.int64)
     bit = np.zeros(n_objects, np.bool_)
-    head, tail, used = -1, -1, 0
+    qh = np.full(1, -1, np.int64)
+    qt = np.full(1, -1, np.int64)
+    used = 0
     misses, byte_misses = 0, 0
     for i in range(code.shape[0]):
         x, s = code[i], size[i]
@@ -228,35 +243,18 @@ def _clock_replay(code, size, n_objects, cap):
         if s > cap:
             continue
         while used + s > cap:
-            y = tail
-            tail = prv[y]                      # off the tail ...
-            if tail >= 0:
-                nxt[tail] = -1
-            else:
-                head = -1
-            prv[y] = -1
-            if bit[y]:                         # ... and back to the head with its bit cleared
+            y = qt[0]
+            _unlink(0, y, nxt, prv, qh, qt)
+            if bit[y]:                         # back to the head with its bit cleared
                 bit[y] = False
-                nxt[y] = head
-                if head >= 0:
-                    prv[head] = y
-                head = y
-                if tail < 0:
-                    tail = y
+                _push(0, y, nxt, prv, qh, qt)
                 continue
             used -= held[y]
             held[y] = 0
-            nxt[y] = -1
         held[x] = s
         bit[x] = False
         used += s
-        prv[x] = -1
-        nxt[x] = head
-        if head >= 0:
-            prv[head] = x
-        head = x
-        if tail < 0:
-            tail = x
+        _push(0, x, nxt, prv, qh, qt)
     return misses, byte_misses
 
 
@@ -333,37 +331,6 @@ def _belady_replay(code, size, nxt_access, n_objects, cap):
         n += 1
         _sift_up(heap, pri, pos, n - 1)
     return misses, byte_misses
-
-
-_SMALL, _MAIN, _GHOST = 1, 2, 3
-
-
-@numba.njit(nogil=True, cache=True)
-def _push(q, x, nxt, prv, qh, qt):
-    """Object x to the head (newest end) of queue q (linked lists over object codes: an object is in one
-    queue at most)."""
-    prv[x] = -1
-    nxt[x] = qh[q]
-    if qh[q] >= 0:
-        prv[qh[q]] = x
-    qh[q] = x
-    if qt[q] < 0:
-        qt[q] = x
-
-
-@numba.njit(nogil=True, cache=True)
-def _unlink(q, x, nxt, prv, qh, qt):
-    p, n = prv[x], nxt[x]
-    if p >= 0:
-        nxt[p] = n
-    else:
-        qh[q] = n
-    if n >= 0:
-        prv[n] = p
-    else:
-        qt[q] = p
-    prv[x] = -1
-    nxt[x] = -1
 
 
 @numba.njit(nogil=True, cache=True)
