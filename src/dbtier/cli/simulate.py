@@ -22,7 +22,7 @@ from dbtier.cli import simulate_render as render
 from dbtier.cli.catalog import add_catalog_option
 from dbtier.cli.simulate_capture import run_capture
 from dbtier.cli.simulate_convert import run_convert
-from dbtier.cli.simulate_mrc import run_mrc
+from dbtier.cli.simulate_mrc import register_mrc
 from dbtier.cli.common import Run, usage, add_output_options, check_out_early, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.sim import capture as cap
@@ -121,24 +121,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_options(vp)
     vp.set_defaults(func=run_convert)
 
-    mp = ssub.add_parser("mrc", help="miss-ratio curves of an object trace (oracleGeneral, vscsi, txt) for "
-                         "several policies",
-                         description="Miss-ratio curves of an object trace for each --policy, from one read of "
-                         "the trace, with libCacheSim's semantics (a miss admits the whole object at its byte size; "
-                         "whole objects are evicted until it fits; an object larger than the cache is not "
-                         "admitted). LRU's curve comes from one pass (byte stack distances). Formats: "
-                         "oracleGeneral (.bin, .zst), vscsi v1/v2, txt (one id per line).")
-    mp.add_argument("trace", metavar="TRACE", help="object trace file (oracleGeneral .bin or .zst, .vscsi, .txt)")
-    mp.add_argument("--format", default="auto", choices=("auto", "oracleGeneral", "vscsi", "txt"),
-                    help="trace format (default: from the name and the first records)")
-    mp.add_argument("--policy", default="lru", metavar="LIST", help="comma-separated: lru, fifo, clock, s3fifo, arc, belady (the optimal bound) (default lru)")
-    mp.add_argument("--sizes", metavar="LIST", help="cache sizes: 128MiB (binary), 1GB (decimal), 5%% of the "
-                    "footprint, comma-separated (default: 1%% to 100%% of the footprint)")
-    mp.add_argument("--sample", type=float, metavar="RATE",
-                    help="SHARDS spatial sampling at RATE (e.g. 0.01): estimates for traces of hundreds of "
-                    "millions of requests (SHARDS-adj; the document says the figures are estimates)")
-    add_output_options(mp)
-    mp.set_defaults(func=run_mrc)
+    register_mrc(ssub)
 
     cp = ssub.add_parser("capture", help="record a block trace (blktrace) while a command or a timer runs",
                          description="Record the block I/O of DEVICE (or of the disk under a directory) with "

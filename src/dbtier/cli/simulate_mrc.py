@@ -11,26 +11,38 @@ from rich import box
 from rich.table import Table
 
 from dbtier.cli import simulate_render as render
-from dbtier.cli.common import Run, console, emit
+from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.markup import esc
-from dbtier.core.errors import DbtierError
 from dbtier.core.units import human_bytes
 
 
-def _policies(text: str) -> list[str]:
-    from dbtier.sim import mrc
-    names = [p.strip().lower() for p in text.split(",") if p.strip()]
-    bad = [p for p in names if p not in mrc.POLICIES]
-    if not names or bad:
-        raise DbtierError(f"--policy {text}: {', '.join(bad) or 'no policy'} not among {', '.join(mrc.POLICIES)}",
-                          "e.g. --policy lru,fifo,clock,s3fifo,arc,belady")
-    return list(dict.fromkeys(names))
+def register_mrc(ssub: argparse._SubParsersAction) -> None:
+    """`simulate mrc` and its options (cli/simulate.py registers the other actions)."""
+    mp = ssub.add_parser("mrc", help="miss-ratio curves of an object trace (oracleGeneral, vscsi, txt) for "
+                         "several policies",
+                         description="Miss-ratio curves of an object trace for each --policy, from one read of "
+                         "the trace, with libCacheSim's semantics (a miss admits the whole object at its byte size; "
+                         "whole objects are evicted until it fits; an object larger than the cache is not "
+                         "admitted). LRU's curve comes from one pass (byte stack distances). Formats: "
+                         "oracleGeneral (.bin, .zst), vscsi v1/v2, txt (one id per line).")
+    mp.add_argument("trace", metavar="TRACE", help="object trace file (oracleGeneral .bin or .zst, .vscsi, .txt)")
+    mp.add_argument("--format", default="auto", choices=("auto", "oracleGeneral", "vscsi", "txt"),
+                    help="trace format (default: from the name and the first records)")
+    mp.add_argument("--policy", default="lru", metavar="LIST",
+                    help="comma-separated: lru, fifo, clock, s3fifo, arc, belady (the optimal bound) (default lru)")
+    mp.add_argument("--sizes", metavar="LIST", help="cache sizes: 128MiB (binary), 1GB (decimal), 5%% of the "
+                    "footprint, comma-separated (default: 1%% to 100%% of the footprint)")
+    mp.add_argument("--sample", type=float, metavar="RATE",
+                    help="SHARDS spatial sampling at RATE (e.g. 0.01): estimates for traces of hundreds of "
+                    "millions of requests (SHARDS-adj; the document says the figures are estimates)")
+    add_output_options(mp)
+    mp.set_defaults(func=run_mrc)
 
 
 def run_mrc(args: argparse.Namespace) -> int:
     from dbtier.sim import mrc, objects
     path = Path(args.trace)
-    policies = _policies(args.policy)
+    policies = mrc.parse_policies(args.policy)
     if args.sample is not None:
         mrc.sample(np.zeros(0, np.uint64), args.sample)    # a rate outside (0, 1] refused before reading
     with render.Progress(console(args), args.json) as prog:

@@ -61,6 +61,16 @@ def parse_sizes(text: str | None, footprint_bytes: int) -> list[int]:
     return sorted(out)
 
 
+def parse_policies(text: str) -> list[str]:
+    """`lru,fifo` -> ['lru', 'fifo'] (any case, repeats once); an unknown name or none is refused."""
+    names = [p.strip().lower() for p in text.split(",") if p.strip()]
+    bad = [p for p in names if p not in POLICIES]
+    if not names or bad:
+        raise DbtierError(f"--policy {text}: {', '.join(bad) or 'no policy'} not among {', '.join(POLICIES)}",
+                          "e.g. --policy lru,fifo,clock,s3fifo,arc,belady")
+    return list(dict.fromkeys(names))
+
+
 @dataclass
 class Objects:
     """A trace as dense object codes 0..n_objects-1 (in order of first appearance is not needed)."""
@@ -547,9 +557,7 @@ def curves(policies: Sequence[str], objs: Objects, caches: Sequence[int], next_a
            workers: int | None = None) -> dict[str, list[Point]]:
     """Each policy's curve; the replays (one per policy and size; LRU's one pass is one) run on `workers`
     threads (the kernels release the GIL; default: every core)."""
-    bad = [p for p in policies if p not in POLICIES]
-    if bad:
-        raise DbtierError(f"--policy {bad[0]}: not one of {', '.join(POLICIES)}", "e.g. --policy lru,fifo")
+    policies = parse_policies(",".join(policies))
     n, total = len(objs.code), int(objs.size.sum())
     one_pass = [c for c in caches if objs.constant_sizes and objs.max_size <= c]
     nxt = None

@@ -88,7 +88,7 @@ def read_objects(path: str | os.PathLike, fmt: str = "auto", chunk: int = CHUNK_
                           "e.g. --format oracleGeneral")
     fmt = found if fmt == "auto" else fmt
     if fmt == "txt":
-        yield from _read_txt(p, zst, chunk)
+        yield from _read_txt(p, zst)
         return
     if fmt == "oracleGeneral":
         dtype = ORACLE_GENERAL
@@ -137,15 +137,23 @@ def _records(p: Path, zst: bool, dtype: np.dtype, chunk: int, fmt: str) -> Itera
             yield np.frombuffer(buf, dtype, whole)
 
 
-def _read_txt(p: Path, zst: bool, chunk: int) -> Iterator[ObjectChunk]:
+def _read_txt(p: Path, zst: bool) -> Iterator[ObjectChunk]:
+    """4 MB of text a block (pyarrow's CSV reader, one column)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     names: dict[str, int] = {}
-    first = 0
-    src = pa.input_stream(str(p), compression="zstd" if zst else None)
     opts = pacsv.ReadOptions(column_names=["id"], block_size=1 << 22)
     conv = pacsv.ConvertOptions(column_types={"id": pa.string()})
+    with _open(p, zst) as src:
+        yield from _txt_chunks(p, src, opts, conv, names)
+
+
+def _txt_chunks(p: Path, src, opts, conv, names: dict[str, int]) -> Iterator[ObjectChunk]:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    first = 0
     try:
         reader = pacsv.open_csv(src, read_options=opts, parse_options=pacsv.ParseOptions(delimiter="\x01"),
                                 convert_options=conv)
@@ -170,7 +178,7 @@ def _numeric(col) -> np.ndarray | None:
     try:
         return pc.cast(pc.utf8_trim_whitespace(col), pa.uint64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
+        return None        # not all integers: the caller numbers the ids as strings (tested: keys.txt)
 
 
 def load_objects(path: str | os.PathLike, fmt: str = "auto") -> ObjectChunk:
