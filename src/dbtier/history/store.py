@@ -27,6 +27,7 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import duck_path, is_regular, regular_file, sql_str
+from dbtier.core.workdir import workdir  # noqa: F401 (the history commands call it store.workdir)
 
 INTERVALS_FILE = "intervals.parquet"
 TOTALS_FILE = "totals.parquet"
@@ -36,8 +37,6 @@ GRID_FILE = "grid.parquet"
 SUM_FILE = "sum.parquet"
 # inputs up to this size in all are copied into the run's raw/; larger ones are only named
 RAW_COPY_MAX_BYTES = 50_000_000
-# free space kept beyond what a history command's working database needs
-WORK_MARGIN_BYTES = 512 * 1024 * 1024
 
 
 def memory_cap_mb() -> int:
@@ -95,34 +94,6 @@ def plan_batches(sizes: Sequence[int], budget: int) -> list[range]:
     if sizes:
         out.append(range(start, len(sizes)))
     return out
-
-
-def work_dir_parent() -> Path:
-    """Where a history command keeps its working database: DBTIER_TMPDIR, else TMPDIR (tempfile's choice)."""
-    return Path(os.environ.get("DBTIER_TMPDIR") or tempfile.gettempdir())
-
-
-@contextlib.contextmanager
-def workdir(need_bytes: int = 0) -> Iterator[Path]:
-    """A working directory of its own under work_dir_parent(), free space checked first (`need_bytes`, about
-    the inputs' size, plus a margin), removed on the way out whatever happens."""
-    parent = work_dir_parent()
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        st = os.statvfs(parent)
-    except OSError as exc:
-        raise DbtierError(f"{parent}: cannot keep dbtier's working database there ({exc.strerror or exc})",
-                          "set DBTIER_TMPDIR to a writable directory with free space") from None
-    free = st.f_bavail * st.f_frsize
-    if free < need_bytes + WORK_MARGIN_BYTES:
-        raise DbtierError(f"{parent}: {free / 1e9:.1f} GB free, and the history work needs about "
-                          f"{(need_bytes + WORK_MARGIN_BYTES) / 1e9:.1f} GB there (about the inputs' size)",
-                          "free space there, or set DBTIER_TMPDIR to a directory with more")
-    work = Path(tempfile.mkdtemp(prefix="dbtier-history-", dir=parent))
-    try:
-        yield work
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 @contextlib.contextmanager
