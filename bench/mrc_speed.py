@@ -13,24 +13,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _figures  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-RECORD = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
 
 
 def generate(path: Path, n: int, n_obj: int, alpha: float, seed: int = 1) -> None:
+    import numpy as np
+    import pyarrow as pa
+    RECORD = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
     rng = np.random.default_rng(seed)
     ids = (rng.zipf(alpha, n) - 1) % n_obj
     sizes = np.exp(rng.uniform(np.log(1000), np.log(1_000_000), n_obj)).astype(np.uint32)
@@ -49,15 +48,19 @@ def generate(path: Path, n: int, n_obj: int, alpha: float, seed: int = 1) -> Non
 
 
 def timed(cmd: list[str]) -> tuple[float, float, float, dict]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{r.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, after.ru_maxrss / 1024, json.loads(r.stdout)
+    """(wall s, CPU s, peak RSS MiB, the JSON document) of one run, its own rusage (wait4), not the
+    children's running maximum."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, cwd=ROOT)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if p.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed:\n{err.read()}")
+        return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, json.loads(out.read())
 
 
 def main() -> None:
@@ -65,12 +68,18 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=10_000_000)
     ap.add_argument("--objects", type=int, default=1_000_000)
     ap.add_argument("--alpha", type=float, default=1.1)
+    ap.add_argument("--generate", metavar="PATH", help=argparse.SUPPRESS)
     _figures.add_option(ap)
     args = ap.parse_args()
+    if args.generate:
+        generate(Path(args.generate), args.requests, args.objects, args.alpha)
+        return
     with tempfile.TemporaryDirectory(prefix="dbtier-mrc-bench-") as d:
         trace = Path(d) / "zipf.oracleGeneral.zst"
         t0 = time.perf_counter()
-        generate(trace, args.requests, args.objects, args.alpha)
+        # in a process of its own: this one stays small, so its children's peak RSS (wait4) is theirs
+        subprocess.run([sys.executable, __file__, "--generate", str(trace), "--requests", str(args.requests),
+                        "--objects", str(args.objects), "--alpha", str(args.alpha)], check=True)
         print(f"generated {args.requests:,} requests over {args.objects:,} objects, {trace.stat().st_size / 1e6:.0f} MB "
               f"zstd, in {time.perf_counter() - t0:.1f} s (not timed)")
         base = [sys.executable, "-m", "dbtier", "simulate", "mrc", str(trace), "--json", "--out", str(Path(d) / "run")]

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import mrc, objects
+from dbtier.core import workdir
+from dbtier.sim import mrc, mrc_spill, objects
 
 TRACE = Path(__file__).parent.parent / "data" / "objects" / "cloudPhysicsIO.oracleGeneral.bin"
 MIB = 1 << 20
@@ -111,20 +112,58 @@ def test_lru_one_pass_equals_its_replay(seed):
     o = _objs(ids, per_obj[ids])
     caches = sorted({int(x) for x in rng.integers(5000, int(per_obj.sum()) + 1, 12)})
     got = [(p.misses, p.byte_misses) for p in mrc.curve("lru", o, caches)]
-    want = [tuple(int(v) for v in mrc._lru_replay(o.code, o.size, o.n_objects, c)) for c in caches]
+    want = [(p.misses, p.byte_misses) for p in (mrc.replay("lru", o, c) for c in caches)]
     assert got == want
+    # fed in odd chunks, its tree of positions compacted again and again (one position more than the objects)
+    o.chunk = 997
+    assert [(p.misses, p.byte_misses) for p in mrc.lru_one_pass(o, caches, positions=o.n_objects + 1)] == want
 
 
 def test_agrees_with_libcachesim_on_its_trace():
     t = objects.load_objects(TRACE)
-    o = mrc.objects_of(t.obj_id, t.size)
+    o = mrc.objects_of(t.obj_id, t.size, t.next_access)
     caches = [k * 128 * MIB for k in range(1, 9)]
-    got = mrc.curves(list(LIBCACHESIM), o, caches, t.next_access, workers=2)     # every policy, on two threads
+    got = mrc.curves(list(LIBCACHESIM), o, caches, workers=2)     # every policy, on two threads
     for pol, want in LIBCACHESIM.items():
         assert [p.misses for p in got[pol]] == want, pol
     # Belady from the trace's own next-access field and from a backward pass: the same
+    o = mrc.objects_of(t.obj_id, t.size)
     assert np.array_equal(mrc.next_requests(o), t.next_access)
     assert [p.misses for p in mrc.curve("belady", o, caches[:2])] == LIBCACHESIM["belady"][:2]
+
+
+def test_spilled_and_fed_in_chunks_it_still_agrees(tmp_path):
+    # the CLI's way: the trace read once, in chunks of 10,000 records, into codes on disk, then every replay
+    # reads it back 7,777 requests at a time (each kernel's state carried from chunk to chunk)
+    spill = mrc_spill.scan(objects.read_objects(TRACE, chunk=10_000), tmp_path, "t", keep_next=False)
+    spill.chunk = 7_777
+    t = objects.load_objects(TRACE)
+    assert (spill.requests, spill.n_objects, spill.bytes) == (113_872, 48_974, int(t.size.sum()))
+    assert spill.footprint_bytes == mrc.objects_of(t.obj_id, t.size).footprint_bytes and not spill.has_next
+    codes = np.concatenate([c for c, _, _ in spill.chunks()])
+    _, first = np.unique(t.obj_id, return_index=True)          # codes: 0, 1, ... in order of first appearance
+    assert np.array_equal(codes[np.sort(first)], np.arange(48_974))
+    assert len({(a, b) for a, b in zip(codes.tolist(), t.obj_id.tolist())}) == 48_974     # one code per id
+    got = mrc.curves(list(LIBCACHESIM), spill, [k * 128 * MIB for k in range(1, 9)], workers=2)
+    for pol, want in LIBCACHESIM.items():
+        assert [p.misses for p in got[pol]] == want, pol
+    assert spill.has_next           # Belady's next accesses from a backward pass over the spilled codes
+    assert np.array_equal(np.concatenate([n for _, _, n in spill.chunks(True)]), t.next_access)
+    # a sample spills only its requests, and gives the in-memory sample's figures
+    smp = mrc_spill.scan(objects.read_objects(TRACE), tmp_path, "t", rate=0.1)
+    mem = mrc.sampled(t.obj_id, t.size, 0.1)
+    assert (smp.requests, smp.total_requests) == (mem.objs.requests, 113_872)
+    caches = [64 * MIB, 256 * MIB]
+    a = mrc.sampled_curves(["lru", "s3fifo"], mrc.Sampled(smp, 0.1, smp.total_requests, smp.total_bytes), caches)
+    b = mrc.sampled_curves(["lru", "s3fifo"], mem, caches)
+    assert {k: [p.doc() for p in v] for k, v in a.items()} == {k: [p.doc() for p in v] for k, v in b.items()}
+
+
+def test_a_spill_without_room_is_refused_naming_where(tmp_path, monkeypatch):
+    monkeypatch.setattr(workdir, "WORK_MARGIN_BYTES", 1 << 62)
+    with pytest.raises(DbtierError) as e:
+        mrc_spill.scan(objects.read_objects(TRACE), tmp_path, "cloud.bin")
+    assert "GB free" in e.value.message and "cloud.bin" in e.value.message and "DBTIER_TMPDIR" in e.value.hint
 
 
 def _skewed(n=2_000_000, n_obj=1_000_000, seed=1):

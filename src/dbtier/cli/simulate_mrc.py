@@ -40,31 +40,38 @@ def register_mrc(ssub: argparse._SubParsersAction) -> None:
 
 
 def run_mrc(args: argparse.Namespace) -> int:
-    from dbtier.sim import mrc, objects
-    path = Path(args.trace)
+    from dbtier.core.files import regular_file
+    from dbtier.core.workdir import workdir
+    from dbtier.sim import mrc, mrc_spill, objects
+    path = regular_file(args.trace, "trace", "pass the trace file itself")
     policies = mrc.parse_policies(args.policy)
     if args.sample is not None:
         mrc.sample(np.zeros(0, np.uint64), args.sample)    # a rate outside (0, 1] refused before reading
-    with render.Progress(console(args), args.json) as prog:
-        prog("reading the trace", 0.0)
-        t = objects.load_objects(path, args.format)
-        fmt, _ = objects.detect(path) if args.format == "auto" else (args.format, None)
-        rate = args.sample if args.sample is not None and args.sample < 1.0 else None
-        # with a sample, the whole trace is only read: its objects and footprint are the sample's, scaled
-        objs = mrc.objects_of(t.obj_id, t.size) if rate is None else mrc.sampled(t.obj_id, t.size, rate)
-        caches = mrc.parse_sizes(args.sizes, objs.footprint_bytes)     # refused before the run directory exists
+    mrc.parse_sizes(args.sizes, 1 << 62)                    # and sizes that are not sizes
+    fmt = objects.detect(path)[0] if args.format == "auto" else args.format
+    rate = args.sample if args.sample is not None and args.sample < 1.0 else None
+    with render.Progress(console(args), args.json) as prog, \
+            workdir(path.stat().st_size, f"the spilled codes of {path}", "dbtier-mrc-") as work:
+        # one read of the trace, spilled as codes (16 bytes a request; a sample's only): memory holds no trace
+        spill = mrc_spill.scan(objects.read_objects(path, args.format), work, str(path), rate,
+                               keep_next="belady" in policies,
+                               progress=lambda n: prog(f"reading the trace: {n:,} requests", 0.0))
+        # with a sample, the trace's objects and footprint are the sample's, scaled
+        src = spill if rate is None else mrc.Sampled(spill, rate, spill.total_requests, spill.total_bytes)
+        caches = mrc.parse_sizes(args.sizes, src.footprint_bytes)
         run = Run("simulate", args, {"action": "mrc", "trace": str(path), "format": args.format,
                                      "policy": policies, "sizes": args.sizes, "sample": args.sample},
                   inputs=[str(path)])
-        prog(f"{', '.join(policies)} at {len(caches)} sizes", 0.5)
+        what = f"{', '.join(policies)} at {len(caches)} sizes"
+        step = lambda k, n: prog(f"{what}: {k} of {n} replays", k / n)      # noqa: E731
         if rate is None:
-            got = mrc.curves(policies, objs, caches, t.next_access)      # on every core
+            got = mrc.curves(policies, spill, caches, progress=step)      # on every core
         else:          # SHARDS: estimates (Belady's next requests are the sample's own)
-            got = mrc.sampled_curves(policies, objs, caches)
+            got = mrc.sampled_curves(policies, src, caches, progress=step)
         curves = [{"policy": pol, "sample_rate": 1.0 if rate is None else rate,
                    "points": [p.doc() for p in got[pol]]} for pol in policies]
-    run.doc["mrc"] = {"trace": {"format": fmt, "mode": "object", "requests": len(t.obj_id),
-                                "objects": objs.n_objects, "footprint_bytes": objs.footprint_bytes},
+    run.doc["mrc"] = {"trace": {"format": fmt, "mode": "object", "requests": spill.total_requests,
+                                "objects": src.n_objects, "footprint_bytes": src.footprint_bytes},
                       "curves": curves,
                       "estimates": rate is not None}
     if rate is not None:

@@ -1,0 +1,130 @@
+"""An object trace read once and kept on disk as dense codes (`scan`), for the miss-ratio curves to read a
+chunk at a time as often as they need (`Spill`): memory is the id table, one chunk and the running replays'
+state, never the trace. 16 bytes a request (code and size; 8 more for next accesses, Belady only) in a work
+directory of its own, free space kept; a SHARDS sample spills only the requests it keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from dbtier.core.errors import DbtierError
+from dbtier.core.workdir import room
+from dbtier.sim import mrc_kernels as K
+from dbtier.sim.mrc import CHUNK, Coded, sample
+from dbtier.sim.objects import ObjectChunk
+
+_FILES = ("code.i64", "size.i64", "next.i64")
+
+
+@dataclass
+class Spill(Coded):
+    work: Path = Path(".")
+    has_next: bool = False
+    total_requests: int = 0      # of the whole trace (with a sample: more than `requests`)
+    total_bytes: int = 0
+    chunk: int = CHUNK
+
+    def chunks(self, with_next: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        names = _FILES if with_next else _FILES[:2]
+        files = [open(self.work / n, "rb") for n in names]
+        try:
+            for i in range(0, self.requests, self.chunk):
+                m = min(self.chunk, self.requests - i)
+                arrs = [np.fromfile(f, np.int64, m) for f in files]
+                yield arrs[0], arrs[1], arrs[2] if with_next else None
+        finally:
+            for f in files:
+                f.close()
+
+    def ensure_next(self) -> None:
+        """The trace's own next accesses were kept; else a backward pass over the codes, last chunk first."""
+        if self.has_next:
+            return
+        room(self.work, 8 * self.requests, "the next accesses Belady needs")
+        after = np.full(self.n_objects, -1, np.int64)
+        with open(self.work / _FILES[0], "rb") as fc, open(self.work / _FILES[2], "wb") as fn:
+            fn.truncate(8 * self.requests)
+            for i in reversed(range(0, self.requests, self.chunk)):
+                m = min(self.chunk, self.requests - i)
+                fc.seek(8 * i)
+                out = np.empty(m, np.int64)
+                K.next_back(np.fromfile(fc, np.int64, m), i, after, out)
+                fn.seek(8 * i)
+                out.tofile(fn)
+        self.has_next = True
+
+
+class _Coder:
+    """Object ids to dense codes 0, 1, ... as they first appear (an open-addressing table kept at most half
+    full), with each object's largest and smallest size."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(1 << 16, np.uint64)
+        self.vals = np.full(1 << 16, -1, np.int64)
+        self.largest = np.zeros(1 << 15, np.int64)
+        self.smallest = np.zeros(1 << 15, np.int64)
+        self.sc = np.zeros(1, np.int64)
+
+    @property
+    def n(self) -> int:
+        return int(self.sc[0])
+
+    def code(self, ids: np.ndarray, size: np.ndarray) -> np.ndarray:
+        need = self.n + len(ids)
+        if 2 * need > len(self.keys):
+            cap = len(self.keys)
+            while 2 * need > cap:
+                cap *= 2
+            keys, vals = np.zeros(cap, np.uint64), np.full(cap, -1, np.int64)
+            K.rehash(self.keys, self.vals, keys, vals)
+            self.keys, self.vals = keys, vals
+        if need > len(self.largest):
+            grow = max(need, 2 * len(self.largest)) - len(self.largest)
+            self.largest = np.concatenate([self.largest, np.zeros(grow, np.int64)])
+            self.smallest = np.concatenate([self.smallest, np.zeros(grow, np.int64)])
+        return K.code_ids(np.ascontiguousarray(ids, np.uint64), np.ascontiguousarray(size, np.int64),
+                          self.keys, self.vals, self.largest, self.smallest, self.sc)
+
+
+def scan(chunks: Iterable[ObjectChunk], work: Path, source: str, rate: float | None = None,
+         keep_next: bool = False, progress: Callable[[int], None] | None = None) -> Spill:
+    """Read the trace once into `work`: each request's object code and size (of the sampled objects only,
+    at a SHARDS `rate`), the trace's next accesses too when `keep_next` and it has them (not under a sample:
+    they count the whole trace's requests). `progress(requests read)` after each chunk."""
+    coder = _Coder()
+    n = n_bytes = total = total_bytes = 0
+    has_next = keep_next and rate is None
+    with open(work / _FILES[0], "wb") as fc, open(work / _FILES[1], "wb") as fs, \
+            open(work / _FILES[2], "wb") as fn:
+        for ch in chunks:
+            total += len(ch.obj_id)
+            total_bytes += int(ch.size.sum())
+            ids, size, nxt = ch.obj_id, ch.size, ch.next_access
+            if rate is not None:
+                keep = sample(ids, rate)
+                ids, size = ids[keep], size[keep]
+            has_next = has_next and nxt is not None
+            room(work, 24 * len(ids), f"the spilled codes of {source}")
+            coder.code(ids, size).tofile(fc)
+            np.asarray(size, np.int64).tofile(fs)
+            if has_next:
+                np.asarray(nxt, np.int64).tofile(fn)
+            n += len(ids)
+            n_bytes += int(size.sum())
+            if progress:
+                progress(total)
+    if total == 0:
+        raise DbtierError(f"{source}: no requests", "pass a trace with at least one request")
+    if n == 0:
+        raise DbtierError(f"--sample {rate}: no object of {source} falls in a {rate:g} sample",
+                          "take a larger rate (or no --sample)")
+    k = coder.n
+    largest, smallest = coder.largest[:k], coder.smallest[:k]
+    return Spill(n, n_bytes, k,
+                 int(largest.max()), bool((largest == smallest).all()), int(largest.sum()), work, has_next,
+                 total, total_bytes)
