@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.model.placement import ALL_MATRIX_MOVES, ALL_READ_STEPS
+from dbtier.report import mrc_figures
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, KNEE_TESTS, READ_4K, SUMMARY_KEYS, knee, spreads
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
@@ -775,6 +776,8 @@ def figures(doc: dict[str, Any]) -> list[Figure]:
         return _backup_figures(doc)
     if k.startswith("plan "):
         return _plan_figures(doc)
+    if mrc_figures.is_mrc(doc):
+        return [Figure(**f) for f in mrc_figures.figures(doc)]
     if k.startswith("simulate"):
         return _simulate_figures(doc)
     if k == "lab":
@@ -851,6 +854,8 @@ def tables(doc: dict[str, Any]) -> list[Table]:
         if rows:
             out.append(Table("Cheapest configurations", ["#", "configuration", "price $", "GB", "read IOPS",
                                                          "write IOPS", "binding"], rows, (0, 0, 0, 0, 0, 0, 0)))
+    elif mrc_figures.is_mrc(doc):
+        out += [Table(**t) for t in mrc_figures.tables(doc)]
     elif k == "lab":
         rows = [[s.get("name"), s.get("status"), s.get("seconds"), s.get("run_dir"),
                  s.get("error") or err] for s, _, err in children(doc)]
@@ -925,6 +930,8 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
         files = get(doc, "catalog", "files")
         if isinstance(files, list):
             out.append(("catalog", ", ".join(map(str, files)) + " (datasheet figures, not measurements)"))
+    elif mrc_figures.is_mrc(doc):
+        out += mrc_figures.method(doc)
     elif k == "lab":
         if p.get("profile"):
             out.append(("profile", str(p["profile"])))

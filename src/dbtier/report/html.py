@@ -8,7 +8,7 @@ fails on a newer or partial document.
 This module is the page: its style, the verdict, the runs table, the contents,
 the side by side (report/compare.py) and one section per run, drawn by the
 module of its kind (report/probe.py, with probe_fleet.py for a fleet, plan.py, oltp.py, dss.py, backup.py,
-simulate.py, history.py, lab.py), all built from report/base.py.
+simulate.py with mrc.py for miss-ratio curves, history.py, lab.py), all built from report/base.py.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dbtier.core.units import human_pct, human_us
-from dbtier.report import svg
+from dbtier.report import mrc_figures, svg
+from dbtier.report import mrc as mrc_report
 from dbtier.report.base import esc, figure_frame, html_table, kv_table
 from dbtier.report.svg import Event, Marker, Series, Window, cdf_chart, timeline_chart
 
@@ -137,6 +138,8 @@ def section_html(doc: dict[str, Any]) -> str:
         return _capture_html(doc)
     if "convert" in doc:
         return _convert_html(doc)
+    if mrc_figures.is_mrc(doc):
+        return mrc_report.section_html(doc)
     tr = doc.get("trace") or {}
     info = det.get("trace_info") or {}
     out = [f"<h3>Simulation: {esc(DESIGN_NAMES.get(doc.get('design'), doc.get('design')))}</h3>"]
