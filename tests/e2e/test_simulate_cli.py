@@ -65,9 +65,13 @@ def test_read_cache_json_contract(tmp_path):
 
 
 def test_s3fifo_policy_on_the_committed_trace(tmp_path):
-    doc = ok(tmp_path, str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "0.000032768", "--policy", "s3fifo")
-    assert doc["policy"] == "s3fifo" and doc["read_hit_ratio"] == pytest.approx(7 / 17)
-    assert doc["curve"] == [{"cache_gb": 0.000032768, "read_hit_ratio": pytest.approx(7 / 17)}]
+    # 4 blocks: as in libCacheSim, S3-FIFO admits no block as large as S's share (0.4 blocks): no hit;
+    # 16 blocks (S 1.6): A A A B B B C D E F G A B D A E H all fit: every repeat hits, 9 of 17
+    doc = ok(tmp_path, str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "0.000032768", "--policy", "s3fifo",
+             "--sweep", "0.000131072")
+    assert doc["policy"] == "s3fifo" and doc["read_hit_ratio"] == 0
+    assert doc["curve"] == [{"cache_gb": 0.000032768, "read_hit_ratio": 0},
+                            {"cache_gb": 0.000131072, "read_hit_ratio": pytest.approx(9 / 17)}]
 
 
 def test_single_design_has_null_cache_fields(tmp_path):

@@ -17,15 +17,19 @@ holds per distinct block the cache's row (16 bytes) and the map's slots (17 to
 Policies (`POLICIES`):
 - `lru`: least recently used; a hit moves the block to the head.
 - `fifo`: first in, first out; a hit changes nothing.
-- `s3fifo`: S3-FIFO (Yang et al., SOSP 2023, Algorithm 1): a small FIFO S of
-  10% of the blocks, a main FIFO M of the rest, a ghost FIFO G of as many ids
-  as M holds blocks. A miss enters S (or M when its id is in G); a hit raises a
-  2-bit frequency (at most 3). Evicting from S moves a block hit at least twice
-  to M, else drops it and remembers its id in G; evicting from M re-inserts a
-  block with frequency > 0 at the head with frequency - 1, else drops it. S
-  is evicted while it holds at least its 10%. One eviction frees exactly one
-  block: when a move from S overfills M, M evicts and the eviction is done.
-  One-hit wonders (a scan) pass through S without displacing M.
+- `s3fifo`: S3-FIFO (Yang et al., SOSP 2023) exactly as libCacheSim's S3FIFO.c
+  runs it, each block one unit (the same rules as sim/mrc_kernels.s3fifo_replay,
+  checked against it block for block): a small FIFO S of 10% of the blocks, a
+  main FIFO M of the rest, a ghost FIFO G of ids of 90%. A miss found in G
+  leaves it and enters M, any other enters S; a hit raises a frequency (counted
+  to 3). An eviction is from M when M holds more than its share or S is empty:
+  M's oldest goes back to its head with min(freq, 3) - 1 while its freq is 1
+  or more, else leaves. Otherwise from S: its oldest moves to M with its freq
+  reset to 0 when it was hit twice or more (and the next oldest is tried), else
+  leaves, its id remembered in G. The shares are in bytes as libCacheSim takes
+  them (S's 10% of a 15-block cache is 1.5 blocks), and as there a block is
+  admitted only when smaller than S's share: a cache of 10 blocks or fewer
+  admits nothing. One-hit wonders (a scan) pass through S without displacing M.
 
 Write modes (`WRITE_MODES`), what a write does to the cache:
 - `write-around` (default): the blocks it touches are invalidated; the write
@@ -342,61 +346,59 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
 
 @numba.njit(inline="always")
 def _s3_evict_main(where, fd, prev, nxt, htm, sizes, c):
-    """Evict one block from M; returns 1 if it was dirty (destaged)."""
+    """Evict one block from M: its oldest goes back to the head with min(freq, 3) - 1 while its freq is 1 or
+    more, else leaves. Returns 1 if it was dirty (destaged)."""
     while sizes[1] > 0:
         t = htm[1]
-        if fd[t] & 3:
-            fd[t] -= 1
-            if htm[0] != t:
-                _unlink(t, prev, nxt, htm)
-                _push_head(t, prev, nxt, htm)
+        f = fd[t] & 3
+        _unlink(t, prev, nxt, htm)
+        if f >= 1:
+            _push_head(t, prev, nxt, htm)
+            fd[t] = (fd[t] & 4) | (f - 1)
         else:
-            _unlink(t, prev, nxt, htm)
             where[t] = 0
             sizes[1] -= 1
             c[C_EVICTED] += 1
             d = fd[t] >> 2
-            fd[t] &= 3
+            fd[t] = 0
             return d
     return 0
 
 
 @numba.njit(inline="always")
-def _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes, small_cap, main_cap, ghost_cap, c):
-    """Free exactly one block. Returns 1 if a dirty block left the cache (destaged)."""
-    if sizes[0] >= small_cap or sizes[1] == 0:
-        while sizes[0] > 0:
-            t = hts[1]
-            _unlink(t, prev, nxt, hts)
-            sizes[0] -= 1
-            if hts[1] >= 0:
-                _prefetch(where, prev[hts[1]])         # the next eviction from S unlinks its neighbour
-            if (fd[t] & 3) > 1:
-                _push_head(t, prev, nxt, htm)
-                where[t] = 2
-                sizes[1] += 1
-                if sizes[1] > main_cap:
-                    return _s3_evict_main(where, fd, prev, nxt, htm, sizes, c)
-            else:
-                c[C_EVICTED] += 1
-                d = fd[t] >> 2
-                fd[t] &= 3
-                if ghost_cap > 0:
-                    if sizes[2] >= ghost_cap:
-                        g = htg[1]
-                        _unlink(g, prev, nxt, htg)
-                        if htg[1] >= 0:
-                            _prefetch(where, prev[htg[1]])
-                        where[g] = 0
-                        sizes[2] -= 1
-                    _push_head(t, prev, nxt, htg)
-                    where[t] = 3
-                    sizes[2] += 1
-                else:
-                    where[t] = 0
-                return d
-        return 0
-    return _s3_evict_main(where, fd, prev, nxt, htm, sizes, c)
+def _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes, main_cap, ghost_cap, b, c):
+    """One eviction as libCacheSim's S3FIFO.c does it: from M when it holds more than its share or S is
+    empty; else from S, whose oldest moves to M with its freq reset to 0 when it was hit twice or more (and
+    the next oldest is tried), or leaves for the ghost. Returns 1 if a dirty block left (destaged)."""
+    if sizes[1] * b > main_cap or sizes[0] == 0:
+        return _s3_evict_main(where, fd, prev, nxt, htm, sizes, c)
+    while sizes[0] > 0:
+        t = hts[1]
+        _unlink(t, prev, nxt, hts)
+        sizes[0] -= 1
+        if hts[1] >= 0:
+            _prefetch(where, prev[hts[1]])         # the next eviction from S unlinks its neighbour
+        if (fd[t] & 3) >= 2:
+            _push_head(t, prev, nxt, htm)
+            where[t] = 2
+            sizes[1] += 1
+            fd[t] &= 4
+            continue
+        c[C_EVICTED] += 1
+        d = fd[t] >> 2
+        fd[t] = 0
+        where[t] = 0
+        if b <= ghost_cap:
+            while (sizes[2] + 1) * b > ghost_cap:
+                g = htg[1]
+                _unlink(g, prev, nxt, htg)
+                where[g] = 0
+                sizes[2] -= 1
+            _push_head(t, prev, nxt, htg)
+            where[t] = 3
+            sizes[2] += 1
+        return d
+    return 0
 
 
 S3_ROW = 4         # int32 per block: prev, next, where, freq (bits 0-1) | dirty (bit 2): 16 bytes
@@ -404,9 +406,11 @@ S3_STATE = 10      # st: S head, tail, M head, tail, G head, tail, S size, M siz
 
 
 @numba.njit(nogil=True, cache=True)
-def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, capacity, mode, record,
-                  out_hits, out_admit, out_destage, out_first_miss):
-    """S3-FIFO over the next requests; the state (node, st) carries from call to call (see lru_kernel)."""
+def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, capacity, block_bytes, mode,
+                  record, out_hits, out_admit, out_destage, out_first_miss):
+    """S3-FIFO over the next requests; the state (node, st) carries from call to call (see lru_kernel). The
+    queues' shares are in bytes, as libCacheSim takes them for objects of `block_bytes` each (a block is one
+    row; S's and the ghost's shares are whole bytes, not whole blocks)."""
     prev = node[:, 0]
     nxt = node[:, 1]
     where = node[:, 2]                             # 0 none, 1 S, 2 M, 3 G (ghost)
@@ -415,9 +419,10 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
     htm = st[2:4]
     htg = st[4:6]
     sizes = st[6:9]                                # S, M, G
-    small_cap = max(1, capacity // 10)
-    main_cap = capacity - small_cap
-    ghost_cap = main_cap
+    cap_bytes = capacity * block_bytes
+    small_cap = np.int64(cap_bytes * 0.1)          # libCacheSim's shares: S 10%, the ghost 90% (bytes)
+    main_cap = cap_bytes - small_cap
+    ghost_cap = np.int64(cap_bytes * 0.9)
     nb = ids.shape[0]
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
@@ -500,21 +505,29 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
             if first_miss < 0:
                 first_miss = j - pos
             if not around and capacity > 0 and not (is_read and byp):
-                while sizes[0] + sizes[1] >= capacity:
-                    destage += _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes,
-                                         small_cap, main_cap, ghost_cap, c)
-                w = where[x]                       # an eviction may have pushed x out of the ghost
-                if w == 3:
+                ghost_hit = w == 3
+                if ghost_hit:                      # out of the ghost first, as libCacheSim does
                     _unlink(x, prev, nxt, htg)
                     sizes[2] -= 1
+                    where[x] = 0
+                # libCacheSim admits nothing larger than S's share, and into S nothing as large (a cache of
+                # 10 blocks or fewer)
+                if block_bytes > small_cap:
+                    continue
+                while sizes[0] + sizes[1] + 1 > capacity:
+                    destage += _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes, main_cap, ghost_cap,
+                                         block_bytes, c)
+                if ghost_hit:
                     _push_head(x, prev, nxt, htm)
                     where[x] = 2
                     sizes[1] += 1
                     n_ghost_hits += 1
-                else:
+                elif block_bytes < small_cap:
                     _push_head(x, prev, nxt, hts)
                     where[x] = 1
                     sizes[0] += 1
+                else:
+                    continue
                 fd[x] = 4 if ((not is_read) and mode == 2) else 0
                 admit += 1
         if is_read:
@@ -701,7 +714,7 @@ class Replay:
         mode = MODE_CODES[self.write_mode]
         if self.policy == "s3fifo":
             s3fifo_kernel(prep.nblk, prep.ids, prep.op, byp, rr, prep.first_request, self.node, self.st, self.c,
-                          self.capacity, mode, self.record, hits, adm, dst, fm)
+                          self.capacity, self.block_size, mode, self.record, hits, adm, dst, fm)
         else:
             lru_kernel(prep.nblk, prep.ids, prep.op, byp, rr, prep.first_request, self.node, self.st, self.c,
                        self.capacity, self.policy == "lru", mode, self.record, hits, adm, dst, fm)
