@@ -226,3 +226,28 @@ def test_cli_json_keys_and_refusals(tmp_path):
     assert bad.returncode != 0 and "--sizes lots" in bad.stderr
     bad = _cli(str(TRACE), "--policy", "lru,magic", cwd=tmp_path)
     assert bad.returncode != 0 and "magic" in bad.stderr
+
+
+def test_a_block_trace_at_block_granularity_agrees_with_the_block_cache(tmp_path):
+    # The real CloudPhysics block trace cut into 8 KiB blocks, every request a get. The block cache in
+    # write-through mode does the same with a write (admitted, or refreshed/moved on a hit), so its hits,
+    # reads and writes added, are each policy's here: the block cache's kernels (write modes, restarts,
+    # the sequential cutoff) and these give one answer per policy, miss for miss.
+    from dbtier.sim import cache
+    from dbtier.sim.traces import read_chunks, read_trace
+    src = Path(__file__).parent.parent / "data" / "traces" / "cloudPhysicsIO.csv.xz"
+    blocks = mrc_spill.BlockObjects(read_chunks(src, requests=5_000), 8192, "t")
+    spill = mrc_spill.scan(blocks, tmp_path, "t")
+    prep = cache.prepare(read_trace(src), 8192)
+    assert (blocks.requests, spill.requests, spill.n_objects) == (len(prep.nblk), int(prep.nblk.sum()), prep.nids)
+    assert spill.footprint_bytes == prep.nids * 8192 and spill.constant_sizes
+    caps = [19, 20, 500, 5_000, 20_000]
+    got = mrc.curves(["lru", "fifo", "s3fifo"], spill, [c * 8192 for c in caps])
+    for pol in ("lru", "fifo", "s3fifo"):
+        for cap, pt in zip(caps, got[pol]):
+            c = cache.run_cache(prep, cap, pol, "write-through").counters
+            assert pt.misses == spill.requests - c["read_block_hits"] - c["write_block_hits"], (pol, cap)
+    reads = mrc_spill.BlockObjects(read_chunks(src), 8192, "t", reads_only=True)
+    rs = mrc_spill.scan(reads, tmp_path, "t")
+    assert (reads.requests, rs.requests) == (int((prep.op == 0).sum()), int(prep.nblk[prep.op == 0].sum()))
+    assert rs.n_objects == prep.read_nids
