@@ -4,6 +4,7 @@ checked against each other and against the same trace's text (CSV) form, plus cu
 from __future__ import annotations
 
 import csv
+import json
 import io
 import lzma
 from pathlib import Path
@@ -143,3 +144,146 @@ def test_plain_text_ids(tmp_path):
     assert objects.load_objects(words).obj_id.tolist() == [0, 1, 0, 2]
     z = _zst(io.BytesIO(b"5\n5\n6\n").getvalue(), tmp_path / "ids.txt.zst")
     assert objects.load_objects(z).obj_id.tolist() == [5, 5, 6]
+
+
+# -- object CSVs through --columns, and content detection ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def og_csv(og, tmp_path_factory):
+    """The binary trace written as a CSV with a header (`ts,key,bytes`) and as one without."""
+    import pyarrow.csv as pacsv
+    d = tmp_path_factory.mktemp("csv")
+    table = pa.table({"ts": og.time_s, "key": og.obj_id, "bytes": og.size})
+    pacsv.write_csv(table, d / "requests.csv")
+    pacsv.write_csv(table, d / "bare.csv", pacsv.WriteOptions(include_header=False))
+    return d / "requests.csv", d / "bare.csv"
+
+
+def _same_requests(got, og):
+    assert len(got.obj_id) == REQUESTS and got.next_access is None
+    assert np.array_equal(got.obj_id, og.obj_id) and np.array_equal(got.size, og.size)
+
+
+def test_csv_by_header_name_and_by_number_is_the_binary_trace(og, og_csv, tmp_path):
+    named, bare = og_csv
+    got = objects.load_objects(named, columns="id=key,size=bytes,time=ts")
+    _same_requests(got, og)
+    assert np.array_equal(got.time_s, og.time_s)
+    _same_requests(objects.load_objects(bare, columns="id=2,size=3"), og)
+    _same_requests(objects.load_objects(named, columns="size=3,id=2"), og)       # numbers past a header
+    assert objects.resolve(named, columns="id=key")[0] == "csv"
+    import gzip
+    gz = tmp_path / "requests.csv.gz"
+    gz.write_bytes(gzip.compress(named.read_bytes(), 1))
+    _same_requests(objects.load_objects(gz, columns="id=key,size=bytes"), og)
+    zst = _zst(named.read_bytes(), tmp_path / "requests.csv.zst")
+    _same_requests(objects.load_objects(zst, "csv", columns="id=key,size=bytes"), og)
+
+
+def test_csv_without_size_is_unit_sizes_and_times_take_their_unit(og, og_csv, tmp_path):
+    got = objects.load_objects(og_csv[0], columns="id=key")
+    assert np.array_equal(got.obj_id, og.obj_id) and (got.size == 1).all() and (got.time_s == 0).all()
+    p = tmp_path / "ms.tsv"
+    p.write_text("1500\t7\n2999.5\t8\n")
+    got = objects.load_objects(p, columns="time=1,id=2,time_unit=ms,delimiter=tab")
+    assert got.time_s.tolist() == [1, 2] and got.obj_id.tolist() == [7, 8]
+
+
+def test_csv_string_ids_and_ops(tmp_path):
+    p = tmp_path / "kv.csv"
+    p.write_text('key,op,size\nuser:a,get,10\n"user,b",set,20\nuser:a, get ,10\n17,delete,1\n\n')
+    parts = list(objects.read_objects(p, columns="id=key,size=size,op=op"))
+    assert np.concatenate([c.obj_id for c in parts]).tolist() == [0, 1, 0, 2]    # in order of first appearance
+    assert np.concatenate([c.size for c in parts]).tolist() == [10, 20, 10, 1]
+    assert parts[0].ops == {"get": 2, "set": 1, "delete": 1}                     # counted, not filtered
+
+
+def test_integer_ids_then_a_text_one_is_refused_naming_the_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(objects, "TEXT_BLOCK_BYTES", 64)                       # several blocks
+    p = tmp_path / "ids.csv"
+    p.write_text("id,size\n" + "".join(f"{i},100\n" for i in range(40)) + "oops,100\n")
+    with pytest.raises(DbtierError) as e:
+        objects.load_objects(p, columns="id=id,size=size")
+    assert f"{p}: line 42: id 'oops' is not an integer" in e.value.message
+
+
+@pytest.mark.parametrize("text, spec, needles", [
+    ("ts,key,bytes\n1,7,512\n", "id=key,size=size", ["--columns size=size: no such column",
+                                                     "the header has: ts, key, bytes"]),
+    ("1,7,512\n", "id=2,size=5", ["--columns size=5: line 1 has 3 fields"]),
+    ("key,bytes\n7,512\n8,lots\n", "id=key,size=bytes", ["line 3: size 'lots' is not a whole number"]),
+    ("key,bytes\n7,512\n8,-4\n", "id=key,size=bytes", ["line 3: size -4 bytes is negative"]),
+    ("key,bytes\n7,512\n8,1.5\n", "id=key,size=bytes", ["line 3: size '1.5' is not a whole number"]),
+    ("key,ts\n7,1\n8,soon\n", "id=key,time=ts", ["line 3: time 'soon' is not a finite number"]),
+    ("", "id=1", ["empty file (no lines)"]),
+    ("\n  \n", "id=1", ["empty file (no lines)"]),
+    ("key,bytes\n", "id=key", ["no requests (only a header line)"]),
+    ("key,bytes\n7,512\n8\n", "id=key,size=bytes", ["not the CSV --columns maps, at line 2 or after",
+                                                 "Expected 2 columns"]),
+    ("key\n7\n", "id=key,offset=2", ["offset maps a block trace"]),
+    ("key\n7\n", "size=2", ["missing id (which column holds it?)"]),
+])
+def test_bad_csv_gets_one_message(tmp_path, text, spec, needles):
+    p = tmp_path / "r.csv"
+    p.write_text(text)
+    with pytest.raises(DbtierError) as e:
+        objects.load_objects(p, columns=spec)
+    assert all(n in e.value.message for n in needles), e.value.message
+    assert e.value.hint
+
+
+def test_columns_with_a_binary_trace_or_csv_without_columns_is_refused(og_csv):
+    for fmt in ("auto", "oracleGeneral", "csv"):
+        with pytest.raises(DbtierError, match="--columns maps a CSV, but"):
+            objects.load_objects(OG, fmt, columns="id=1")
+    with pytest.raises(DbtierError, match="--format csv needs --columns"):
+        objects.load_objects(og_csv[0], "csv")
+    with pytest.raises(DbtierError, match="an object CSV is read through --columns"):
+        objects.load_objects(og_csv[0])
+
+
+def test_oracle_general_without_a_telling_name_is_detected_by_content(og, tmp_path):
+    dat = tmp_path / "trace.dat"
+    dat.write_bytes(OG.read_bytes())
+    assert objects.detect(dat) == ("oracleGeneral", False)
+    assert np.array_equal(objects.load_objects(dat).next_access, og.next_access)
+    x = tmp_path / "x.zst"
+    x.write_bytes(OG_ZST.read_bytes())
+    assert objects.detect(x) == ("oracleGeneral", True)
+    assert np.array_equal(objects.load_objects(x).obj_id, og.obj_id)
+    cut = tmp_path / "cut.dat"
+    cut.write_bytes(OG.read_bytes()[:24 * 100 + 5])              # not whole records: not judged oracleGeneral
+    with pytest.raises(DbtierError, match="not an object trace dbtier knows by its name or its first records"):
+        objects.detect(cut)
+    with pytest.raises(DbtierError, match="record 101 is cut off"):
+        objects.load_objects(cut, "oracleGeneral")                # --format still reads a name that tells nothing
+
+
+def test_random_bytes_and_text_without_a_telling_name_are_refused(og_csv, tmp_path):
+    rnd = tmp_path / "noise.dat"
+    rnd.write_bytes(np.random.default_rng(7).integers(0, 256, 24 * 4096, dtype=np.uint8).tobytes())
+    with pytest.raises(DbtierError, match="not an object trace dbtier knows by its name or its first records"):
+        objects.load_objects(rnd)
+    text = tmp_path / "requests.log"
+    text.write_bytes(og_csv[0].read_bytes())
+    with pytest.raises(DbtierError, match="text with commas .* an object CSV is read through --columns"):
+        objects.load_objects(text)
+    _same_requests(objects.load_objects(text, columns="id=key,size=bytes"), objects.load_objects(OG))
+    ids = tmp_path / "ids.dat"
+    ids.write_text("7\n8\n")
+    with pytest.raises(DbtierError) as e:
+        objects.load_objects(ids)
+    assert "--format txt" in e.value.hint
+
+
+def test_cli_mrc_of_a_csv_is_libcachesims_lru(og_csv, tmp_path):
+    from conftest import call_main
+    r = call_main("simulate", "mrc", str(og_csv[0]), "--columns", "id=key,size=bytes", "--policy", "lru",
+                  "--sizes", "128MiB,256MiB", "--json", "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)["mrc"]
+    assert m["trace"]["format"] == "csv" and m["trace"]["requests"] == REQUESTS
+    assert [p["misses"] for p in m["curves"][0]["points"]] == [93374, 89783]
+    bad = call_main("simulate", "mrc", str(OG), "--columns", "id=1", cwd=tmp_path)
+    assert bad.returncode != 0 and "--columns maps a CSV" in bad.stderr and "Traceback" not in bad.stderr

@@ -409,8 +409,8 @@ def test_crlf_bom_and_blank_lines_read_as_lf(tmp_path):
 
 
 def test_too_many_volumes(tmp_path, monkeypatch):
-    from dbtier.sim import traces
-    monkeypatch.setattr(traces, "MAX_VOLUMES", 3)
+    from dbtier.sim import tracelimits
+    monkeypatch.setattr(tracelimits, "MAX_VOLUMES", 3)      # the readers look it up at the call
     p = tmp_path / "v.csv"
     p.write_text("".join(f"v{i},R,0,512,{i}\n" for i in range(5)))
     with pytest.raises(DbtierError, match=r"v.csv:4: volume 'v3' is one more than the 3 distinct volumes"):

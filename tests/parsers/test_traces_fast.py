@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import traces
+from dbtier.sim import tracelimits, tracereader, traces
 from dbtier.sim.chunks import chunks_of
 
 TRACES = Path(__file__).resolve().parent.parent / "data" / "traces"
@@ -23,7 +23,7 @@ CASES.append(("msr-hm1.csv", "time=1,op=4,offset=5,length=6,volume=2,time_unit=f
 
 def _slow(monkeypatch, *a, **k):
     with monkeypatch.context() as m:
-        m.setattr(traces, "_read_fast", lambda *a, **k: None)
+        m.setattr(tracereader, "_read_fast", lambda *a, **k: None)
         return traces.read_trace(*a, **k)
 
 
@@ -45,12 +45,12 @@ def test_fast_equals_slow(monkeypatch, name, columns):
 @pytest.mark.parametrize("name", ["msr-hm1.csv", "alibaba-block.csv", "tencent-cbs.csv", "cloudphysics-layout.csv",
                                   "cloudPhysicsIO.csv.xz", "policy-17.csv"])
 def test_fast_path_taken(name):
-    assert traces._read_fast(TRACES / name, "auto", None, False, None) is not None
+    assert tracereader._read_fast(TRACES / name, "auto", None, False, None) is not None
 
 
 @pytest.mark.parametrize("name,columns", [("custom-ms.csv", CUSTOM), ("msr-hm1.csv", "op=4,offset=5,length=6")])
 def test_fast_path_taken_csv(name, columns):
-    assert traces._read_fast(TRACES / name, "csv", traces.parse_columns(columns), False, None) is not None
+    assert tracereader._read_fast(TRACES / name, "csv", traces.parse_columns(columns), False, None) is not None
 
 
 def test_gzip_and_header(tmp_path, monkeypatch):
@@ -58,7 +58,7 @@ def test_gzip_and_header(tmp_path, monkeypatch):
     p = tmp_path / "t.csv.gz"
     p.write_bytes(gzip.compress(("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n" + src).encode()))
     fast = traces.read_trace(p)
-    assert traces._read_fast(p, "auto", None, False, None) is not None
+    assert tracereader._read_fast(p, "auto", None, False, None) is not None
     assert fast.ignored == {"header": 1}
     _same(fast, _slow(monkeypatch, p))
 
@@ -99,7 +99,7 @@ def test_caps_agree():
     from dbtier.sim import fastread
     for k in ("READ", "WRITE", "SECTOR", "MAX_REQUEST_BYTES", "MAX_ADDRESS_BYTES", "MAX_VOLUMES"):
         assert getattr(fastread, k) == getattr(traces, k), k
-    assert fastread.T_LIM_TICKS == traces._T_LIM
+    assert fastread.T_LIM_TICKS == tracelimits.T_LIM
 
 
 def _big_msr(tmp_path, n: int, bad_at: int | None = None, back_at: int | None = None) -> Path:

@@ -251,3 +251,25 @@ def test_a_block_trace_at_block_granularity_agrees_with_the_block_cache(tmp_path
     rs = mrc_spill.scan(reads, tmp_path, "t")
     assert (reads.requests, rs.requests) == (int((prep.op == 0).sum()), int(prep.nblk[prep.op == 0].sum()))
     assert rs.n_objects == prep.read_nids
+
+
+def test_cli_block_trace_mode(tmp_path):
+    from dbtier.sim import cache
+    from dbtier.sim.traces import read_trace
+    src = Path(__file__).parent.parent / "data" / "traces" / "cloudPhysicsIO.csv.xz"
+    r = _cli(str(src), "--policy", "lru", "--sizes", str(20_000 * 8192), "--json", "--out", str(tmp_path / "b"),
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)["mrc"]
+    assert m["trace"] == {"format": "cloudphysics", "mode": "block", "requests": 627_350, "objects": 136_271,
+                          "footprint_bytes": 136_271 * 8192, "block_size": 8192, "io_requests": 113_872,
+                          "reads_only": False}
+    c = cache.run_cache(cache.prepare(read_trace(src), 8192), 20_000, "lru", "write-through").counters
+    assert m["curves"][0]["points"][0]["misses"] == 627_350 - c["read_block_hits"] - c["write_block_hits"]
+    # reads only: the 46,974 reads' 265,888 block accesses over 106,100 blocks (test_sim_cache's pinned counts)
+    r = _cli(str(src), "--reads-only", "--block-size", "8K", "--sizes", "1%", "--json", "--out",
+             str(tmp_path / "r"), cwd=tmp_path)
+    t = json.loads(r.stdout)["mrc"]["trace"]
+    assert (t["io_requests"], t["requests"], t["objects"]) == (46_974, 265_888, 106_100)
+    bad = _cli(str(src), "--block-size", "3000", cwd=tmp_path)
+    assert bad.returncode != 0 and "power of two" in bad.stderr

@@ -5,29 +5,54 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 from rich import box
 from rich.table import Table
 
+from dbtier.cli import options as argtypes
 from dbtier.cli import simulate_render as render
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.units import human_bytes
 
+if TYPE_CHECKING:
+    from dbtier.sim.objects import ObjectChunk
+
+_BLOCK = ("msr", "cloudphysics", "alibaba", "tencent", "blkparse", "fio")     # sim/names.FORMATS but csv
+
 
 def register_mrc(ssub: argparse._SubParsersAction) -> None:
     """`simulate mrc` and its options (cli/simulate.py registers the other actions)."""
-    mp = ssub.add_parser("mrc", help="miss-ratio curves of an object trace (oracleGeneral, vscsi, txt) for "
-                         "several policies",
+    mp = ssub.add_parser("mrc", help="miss-ratio curves of an object trace (oracleGeneral, vscsi, txt, csv) "
+                         "for several policies",
                          description="Miss-ratio curves of an object trace for each --policy, from one read of "
                          "the trace, with libCacheSim's semantics (a miss admits the whole object at its byte size; "
                          "whole objects are evicted until it fits; an object larger than the cache is not "
                          "admitted). LRU's curve comes from one pass (byte stack distances). Formats: "
-                         "oracleGeneral (.bin, .zst), vscsi v1/v2, txt (one id per line).")
-    mp.add_argument("trace", metavar="TRACE", help="object trace file (oracleGeneral .bin or .zst, .vscsi, .txt)")
-    mp.add_argument("--format", default="auto", choices=("auto", "oracleGeneral", "vscsi", "txt"),
-                    help="trace format (default: from the name and the first records)")
+                         "oracleGeneral (.bin, .zst; another name by its records), vscsi v1/v2, txt (one id "
+                         "per line), csv through --columns (plain, gzip or zstd), e.g. `dbtier simulate mrc "
+                         "requests.csv --columns id=key,size=bytes --policy lru,s3fifo,belady`.")
+    mp.add_argument("trace", metavar="TRACE", help="object trace file (oracleGeneral .bin or .zst, .vscsi, .txt, "
+                    "a CSV with --columns)")
+    mp.add_argument("--format", default="auto", choices=("auto", "oracleGeneral", "vscsi", "txt", "csv", *_BLOCK),
+                    help="trace format (default: from the name and the first records; csv with --columns). "
+                    f"Block traces ({', '.join(_BLOCK)}, or a CSV whose --columns map offset and length) are "
+                    "simulated at block granularity")
+    mp.add_argument("--block-size", type=argtypes.size(1, 2**30), default="8K", metavar="SIZE",
+                    help="a block trace's cache block (default 8K): each request is cut into the blocks it covers, "
+                    "each an object of this size, as simulate run's cache does")
+    mp.add_argument("--reads-only", action="store_true",
+                    help="a block trace's reads only (a read cache's own curve); default: every request, as "
+                    "libCacheSim reads a block trace")
+    # every request counts whatever its op, as libCacheSim's CSV reader has it: in a look-aside cache a
+    # write or set asks for the object too; op's values are counted for the document, not used
+    mp.add_argument("--columns", metavar="MAP", help="an object CSV's columns: id=COL (required), size=COL "
+                    "(bytes; left out, every object is one unit, as libCacheSim without a size), time=COL, op=COL "
+                    "(every request counts whatever its op, as in libCacheSim; the ops are counted in the "
+                    "document); COL a header name or a 1-based number; also time_unit=s|ms|us|ns|filetime, "
+                    "delimiter=comma|tab|space|semicolon|pipe, header=auto|yes|no")
     mp.add_argument("--policy", default="lru", metavar="LIST",
                     help="comma-separated: lru, fifo, clock, s3fifo, arc, belady (the optimal bound) (default lru)")
     mp.add_argument("--sizes", metavar="LIST", help="cache sizes: 128MiB (binary), 1GB (decimal), 5%% of the "
@@ -48,18 +73,26 @@ def run_mrc(args: argparse.Namespace) -> int:
     if args.sample is not None:
         mrc.sample(np.zeros(0, np.uint64), args.sample)    # a rate outside (0, 1] refused before reading
     mrc.parse_sizes(args.sizes, 1 << 62)                    # and sizes that are not sizes
-    fmt = objects.detect(path)[0] if args.format == "auto" else args.format
+    mode, fmt, cols = _mode(path, args.format, args.columns)     # a bad --columns refused before reading
+    ops: dict[str, int] = {}
     rate = args.sample if args.sample is not None and args.sample < 1.0 else None
     with render.Progress(console(args), args.json) as prog, \
             workdir(path.stat().st_size, f"the spilled codes of {path}", "dbtier-mrc-") as work:
+        if mode == "object":
+            reqs = _counted(objects.read_objects(path, fmt, columns=cols), ops)
+        else:           # block granularity: each request's blocks, each an object of --block-size bytes
+            from dbtier.sim.traces import read_chunks
+            reqs = blocks = mrc_spill.BlockObjects(read_chunks(path, fmt, cols), args.block_size, str(path),
+                                                   args.reads_only)
         # one read of the trace, spilled as codes (16 bytes a request; a sample's only): memory holds no trace
-        spill = mrc_spill.scan(objects.read_objects(path, args.format), work, str(path), rate,
-                               keep_next="belady" in policies,
+        spill = mrc_spill.scan(reqs, work, str(path), rate, keep_next="belady" in policies,
                                progress=lambda n: prog(f"reading the trace: {n:,} requests", 0.0))
         # with a sample, the trace's objects and footprint are the sample's, scaled
         src = spill if rate is None else mrc.Sampled(spill, rate, spill.total_requests, spill.total_bytes)
         caches = mrc.parse_sizes(args.sizes, src.footprint_bytes)
         run = Run("simulate", args, {"action": "mrc", "trace": str(path), "format": args.format,
+                                     "columns": args.columns, "block_size": args.block_size,
+                                     "reads_only": args.reads_only,
                                      "policy": policies, "sizes": args.sizes, "sample": args.sample},
                   inputs=[str(path)])
         what = f"{', '.join(policies)} at {len(caches)} sizes"
@@ -70,10 +103,15 @@ def run_mrc(args: argparse.Namespace) -> int:
             got = mrc.sampled_curves(policies, src, caches, progress=step)
         curves = [{"policy": pol, "sample_rate": 1.0 if rate is None else rate,
                    "points": [p.doc() for p in got[pol]]} for pol in policies]
-    run.doc["mrc"] = {"trace": {"format": fmt, "mode": "object", "requests": spill.total_requests,
+    run.doc["mrc"] = {"trace": {"format": fmt, "mode": mode, "requests": spill.total_requests,
                                 "objects": src.n_objects, "footprint_bytes": src.footprint_bytes},
                       "curves": curves,
                       "estimates": rate is not None}
+    if mode == "block":     # requests: the block accesses the cache sees; io_requests: the trace's own
+        run.doc["mrc"]["trace"].update({"block_size": args.block_size, "io_requests": blocks.requests,
+                                        "reads_only": args.reads_only})
+    elif cols is not None and cols.op is not None:
+        run.doc["mrc"]["trace"]["ops"] = ops        # requests by op value: recorded, all of them counted
     if rate is not None:
         run.doc["mrc"]["note"] = (f"SHARDS spatial sample at {rate:g} of the objects (SHARDS-adj): every figure "
                                   "of the curves, and the trace's objects and footprint, are estimates")
@@ -82,11 +120,60 @@ def run_mrc(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mode(path: Path, fmt: str, columns: str | None) -> tuple[str, str, object]:
+    """("object" or "block", format, parsed --columns): a block format named or detected in the text, or a
+    CSV whose --columns map no object id, is a block trace; everything else an object trace."""
+    from dbtier.core.errors import DbtierError
+    from dbtier.sim import objects
+    keys = {item.split("=", 1)[0].strip() for item in (columns or "").split(",")}
+    if fmt in _BLOCK or (columns is not None and "id" not in keys and fmt in ("auto", "csv")):
+        return "block", "csv" if fmt == "auto" else fmt, columns
+    try:
+        return ("object", *objects.resolve(path, fmt, columns)[::2])
+    except DbtierError:
+        found = _block_format(path) if fmt == "auto" and columns is None else None
+        if found is None:
+            raise
+        return "block", found, None
+
+
+def _block_format(path: Path) -> str | None:
+    """The block trace layout the first lines show (sim/traceformats.detect_format), or None."""
+    from dbtier.core.errors import DbtierError
+    from dbtier.sim.tracefiles import open_text
+    from dbtier.sim.traceformats import detect_format
+    try:
+        text, raw, _, _ = open_text(path)
+    except DbtierError:
+        return None
+    try:
+        head = [line for _, line in zip(range(50), text)]
+    except (UnicodeDecodeError, OSError, EOFError):
+        return None
+    finally:
+        text.close()
+        raw.close()
+    return detect_format(head)
+
+
+def _counted(chunks: Iterator[ObjectChunk], ops: dict[str, int]) -> Iterator[ObjectChunk]:
+    """The chunks, their requests by op value added into `ops` on the way (a CSV with op=COL)."""
+    for c in chunks:
+        for k, v in (c.ops or {}).items():
+            ops[k] = ops.get(k, 0) + v
+        yield c
+
+
 def _render(args: argparse.Namespace, m: dict, path: Path) -> None:
     con = console(args)
     tr = m["trace"]
-    con.print(f"{esc(str(path))} ({tr['format']}, objects): {tr['requests']:,} requests, {tr['objects']:,} objects, "
-              f"footprint {human_bytes(tr['footprint_bytes'])}", highlight=False)
+    if tr["mode"] == "block":
+        what = (f"{tr['io_requests']:,} {'read ' if tr['reads_only'] else ''}requests cut into {tr['requests']:,} "
+                f"accesses of {tr['objects']:,} {human_bytes(tr['block_size'])} blocks")
+    else:
+        what = f"{tr['requests']:,} requests, {tr['objects']:,} objects"
+    con.print(f"{esc(str(path))} ({tr['format']}, {tr['mode']}s): {what}, footprint "
+              f"{human_bytes(tr['footprint_bytes'])}", highlight=False)
     rate = m["curves"][0]["sample_rate"]
     title = "miss ratio (misses)" + (f": estimates from a {rate:g} SHARDS sample" if rate < 1 else "")
     table = Table(box=box.SIMPLE_HEAD, title=title)

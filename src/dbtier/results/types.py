@@ -678,10 +678,14 @@ class MrcCurve(TypedDict, total=False):
 
 class MrcTrace(TypedDict, total=False):
     format: str
-    mode: str                   # "object" (whole objects at their byte sizes)
-    requests: int
-    objects: int
+    mode: str                   # "object" (whole objects at their byte sizes) or "block" (block_size blocks)
+    requests: int               # what the cache sees: requests, or a block trace's block accesses
+    objects: int                # distinct objects (blocks)
     footprint_bytes: int
+    ops: dict[str, int]         # a CSV with --columns op=COL: requests by op value (every one counted)
+    block_size: int             # block mode: the block each request is cut into
+    io_requests: int            # block mode: the trace's requests (reads only with reads_only)
+    reads_only: bool
 
 
 class Mrc(TypedDict, total=False):

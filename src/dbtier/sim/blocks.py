@@ -80,7 +80,7 @@ def _memory_bytes() -> int:
         return 8 << 30
 
 
-def _check_expansion(path: Any, nreq: int, total_blocks: int, distinct_bound: int, block_size: int) -> None:
+def check_expansion(path: Any, nreq: int, total_blocks: int, distinct_bound: int, block_size: int) -> None:
     """Refuse a block expansion that cannot fit in half of this machine's memory, before allocating it
     (the readers cap one request at 1 GiB, but many large requests in small blocks still add up).
     `distinct_bound`: an upper bound of the distinct blocks (the table's entries) after it."""
@@ -253,7 +253,7 @@ class BlockMap:
         if n and top >= (1 << VOLUME_SHIFT):
             raise DbtierError(f"{path}: offsets beyond {(1 << VOLUME_SHIFT) * self.block_size} bytes",
                               "use a larger --block-size")
-        _check_expansion(path, n, int(total), self.nids + int(bound), self.block_size)
+        check_expansion(path, n, int(total), self.nids + int(bound), self.block_size)
         ids = np.empty(int(total), dtype=np.int32)
         i = pos = 0
         while True:

@@ -1,7 +1,7 @@
 """The vectorised path of the CSV-like trace readers (msr, cloudphysics, alibaba, tencent, csv with --columns):
 pyarrow's streaming CSV reader straight into the arrays of a Trace, a batch at a time.
 
-It only vouches for files it reads exactly as the line-by-line reader (traces.py) would: whenever a batch
+It only vouches for files it reads exactly as the line-by-line reader (tracereader.py) would: whenever a batch
 holds anything that reader would treat specially -- a blank, comment or malformed line, a header other
 than on line 1, a zero-length or absurd request, a number pyarrow reads but Python's int() would not
 (hex) or the reverse, text that is not UTF-8 -- it raises Reject and the caller reads the file again
@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-# traces.py's values (it imports this module; tests/parsers/test_traces_fast.py checks they agree)
+# tracelimits.py's values (tests/parsers/test_traces_fast.py checks they agree)
 READ, WRITE, SECTOR = 0, 1, 512
 MAX_REQUEST_BYTES = 1 << 30
 MAX_ADDRESS_BYTES = 1 << 55
@@ -52,7 +52,7 @@ class State:
     volumes: dict[str, int] = field(default_factory=dict)
     header_lines: int = 0
     rows: int = 0
-    max_volumes: int = MAX_VOLUMES        # traces.MAX_VOLUMES at the call (tests lower it)
+    max_volumes: int = MAX_VOLUMES        # tracelimits.MAX_VOLUMES at the call (tests lower it)
 
 
 @dataclass

@@ -15,7 +15,7 @@ import numpy as np
 from dbtier.core.errors import DbtierError
 from dbtier.core.workdir import room
 from dbtier.sim import mrc_kernels as K
-from dbtier.sim.blocks import VOLUME_SHIFT, _check_expansion
+from dbtier.sim.blocks import VOLUME_SHIFT, check_expansion
 from dbtier.sim.chunks import Chunk
 from dbtier.sim.mrc import CHUNK, Coded, sample
 from dbtier.sim.objects import ObjectChunk
@@ -155,7 +155,7 @@ class BlockObjects:
             first = off // b
             nb = (off + np.maximum(ln, 1) - 1) // b - first + 1
             total = int(nb.sum())
-            _check_expansion(self.source, len(off), total, total, b)
+            check_expansion(self.source, len(off), total, total, b)
             starts = np.repeat(np.cumsum(nb) - nb, nb)
             keys = np.repeat((vol.astype(np.uint64) << np.uint64(VOLUME_SHIFT)) | first.astype(np.uint64), nb)
             keys += (np.arange(total, dtype=np.int64) - starts).astype(np.uint64)

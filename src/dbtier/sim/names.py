@@ -54,6 +54,11 @@ COLUMNS_HELP = ("map another CSV: --columns time=COL,op=COL,offset=COL,length=CO
                 "offset_unit=bytes|sectors|N, length_unit=bytes|sectors|N, read=TOKEN|TOKEN, write=TOKEN|TOKEN, "
                 "delimiter=comma|tab|space|semicolon|pipe, header=auto|yes|no")
 
+OBJECT_COLUMNS_HELP = ("map an object CSV: --columns id=COL[,size=COL][,time=COL][,op=COL] where COL is a 1-based "
+                       "column number or a header name (size in bytes, default 1 a request; every request counts, "
+                       "op's values are only counted), plus optional time_unit=s|ms|us|ns|filetime, "
+                       "delimiter=comma|tab|space|semicolon|pipe, header=auto|yes|no")
+
 
 def known_formats_text() -> str:
     return "; ".join(f"{f.name} ({f.layout})" for f in FORMATS.values() if f.name != "csv")
