@@ -218,6 +218,13 @@ def test_cli_json_keys_and_refusals(tmp_path):
     est = json.loads(_cli(str(TRACE), "--sizes", "256MiB", "--sample", "0.1", "--json", "--out",
                           str(tmp_path / "sampled"), cwd=tmp_path).stdout)["mrc"]
     assert est["estimates"] is True and "estimate" in est["note"] and est["curves"][0]["sample_rate"] == 0.1
+    pt, tr = est["curves"][0]["points"][0], est["trace"]
+    assert pt["sampled_cache_objects"] == pytest.approx(256 * MIB * 0.1 / (tr["footprint_bytes"] / tr["objects"]),
+                                                        rel=1e-3)
+    assert pt["sampled_cache_objects"] > 500 and "rough" not in est["note"]
+    few = json.loads(_cli(str(TRACE), "--sizes", "8MiB,256MiB", "--sample", "0.1", "--json", "--out",
+                          str(tmp_path / "few"), cwd=tmp_path).stdout)["mrc"]
+    assert few["curves"][0]["points"][0]["sampled_cache_objects"] < 500 and "1 of the 2 sizes" in few["note"]
     assert abs(est["curves"][0]["points"][0]["miss_ratio"] - 89783 / 113_872) < 0.01
     assert m["estimates"] is False
     bad = _cli(str(TRACE), "--sample", "1.5", cwd=tmp_path)

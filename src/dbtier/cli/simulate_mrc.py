@@ -115,6 +115,15 @@ def run_mrc(args: argparse.Namespace) -> int:
     if rate is not None:
         run.doc["mrc"]["note"] = (f"SHARDS spatial sample at {rate:g} of the objects (SHARDS-adj): every figure "
                                   "of the curves, and the trace's objects and footprint, are estimates")
+        few = [c for c in caches if src.cache_objects(c) < mrc.FEW_SAMPLED_OBJECTS]
+        for cur in curves:
+            for pt in cur["points"]:
+                pt["sampled_cache_objects"] = round(src.cache_objects(pt["cache_bytes"]), 1)
+        if few:
+            run.doc["mrc"]["note"] += (
+                f"; at {len(few)} of the {len(caches)} sizes (up to {human_bytes(max(few))}) the sample's cache "
+                f"holds under {mrc.FEW_SAMPLED_OBJECTS:,} objects (sampled_cache_objects): those estimates are "
+                "rough (errors past 0.01 were measured there), take a larger --sample or no sample for them")
     run.finish()
     emit(run.doc, args, lambda: _render(args, run.doc["mrc"], path))
     return 0

@@ -668,6 +668,7 @@ class MrcPoint(TypedDict, total=False):
     bytes: int
     byte_misses: int
     byte_miss_ratio: float | None
+    sampled_cache_objects: float   # --sample: about how many sampled objects the scaled cache holds
 
 
 class MrcCurve(TypedDict, total=False):

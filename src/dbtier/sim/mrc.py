@@ -240,6 +240,17 @@ class Sampled:
     def n_objects(self) -> int:
         return int(round(self.objs.n_objects / self.rate))
 
+    def cache_objects(self, cache_bytes: int) -> float:
+        """About how many of the sample's objects its scaled cache holds (the sample's mean object size): the
+        evidence behind that size's estimate."""
+        return cache_bytes * self.rate / (self.objs.footprint_bytes / self.objs.n_objects)
+
+
+# A sampled cache holding fewer objects than this gives rough estimates: on Zipf traces of 2, 10 and 30 million
+# requests the 1% sample's largest errors (0.014-0.023) were all at caches of about 100 sampled objects; from
+# about 190 up they stayed under 0.006. (A margin over that, for traces less kind.)
+FEW_SAMPLED_OBJECTS = 500
+
 
 def sampled(obj_id: np.ndarray, size: np.ndarray, rate: float) -> Sampled:
     keep = sample(obj_id, rate)
