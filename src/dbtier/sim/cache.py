@@ -14,12 +14,17 @@ restart carry over, so any chunking gives the whole-trace answers while memory
 holds per distinct block the cache's row (16 bytes) and the map's slots (17 to
 34 bytes), and one chunk.
 
-Policies (`POLICIES`):
+Policies (`POLICIES`): one implementation each, shared with `simulate mrc`: what
+a hit does, what a miss admits and what it evicts are sim/mrc_kernels' `lru_hit`,
+`lru_admit`, `s3_hit`, `s3_unghost` and `s3_admit` (inlined), each block an
+object of the block size; these kernels add what a block cache does around
+them (the write modes, restarts, the sequential cutoff, the counters and the
+per-request outputs).
 - `lru`: least recently used; a hit moves the block to the head.
 - `fifo`: first in, first out; a hit changes nothing.
 - `s3fifo`: S3-FIFO (Yang et al., SOSP 2023) exactly as libCacheSim's S3FIFO.c
-  runs it, each block one unit (the same rules as sim/mrc_kernels.s3fifo_replay,
-  checked against it block for block): a small FIFO S of 10% of the blocks, a
+  runs it (checked against its test suite's figures through simulate mrc, and
+  against a slow reference here): a small FIFO S of 10% of the blocks, a
   main FIFO M of the rest, a ghost FIFO G of ids of 90%. A miss found in G
   leaves it and enters M, any other enters S; a hit raises a frequency (counted
   to 3). An eviction is from M when M holds more than its share or S is empty:
@@ -68,6 +73,8 @@ from dbtier.core.errors import DbtierError
 from dbtier.sim.blocks import VOLUME_SHIFT, BlockMap, Prepared, prepare  # noqa: F401 (prepare, VOLUME_SHIFT: callers' names)
 from dbtier.sim.blocks import prefetch as _prefetch
 from dbtier.sim.chunks import Chunk
+from dbtier.sim.mrc_kernels import S3_EVICTED, lru_admit, lru_hit, s3_admit, s3_caps, s3_hit, s3_unghost
+from dbtier.sim.mrc_kernels import unlink as _unlink
 from dbtier.sim.names import POLICIES, WRITE_MODES
 
 MODE_CODES = {"write-around": 0, "write-through": 1, "write-back": 2}
@@ -78,6 +85,7 @@ C_READ_REQS, C_READ_REQ_HITS, C_READ_BLOCKS, C_READ_HITS, C_WRITE_BLOCKS, C_WRIT
     C_EVICTED, C_DESTAGED, C_INVALIDATED, C_BYPASSED_REQS, C_DIRTY_AT_END, C_RESTART_DESTAGED, C_WRITE_REQS, \
     C_GHOST_HITS = range(15)
 _NCOUNT = 16
+assert S3_EVICTED == C_EVICTED        # the shared S3-FIFO rules count evictions into the same slot
 COUNTER_NAMES = ("read_reqs", "read_req_hits", "read_blocks", "read_block_hits", "write_blocks", "write_block_hits",
                  "admitted_blocks", "evicted_blocks", "destaged_blocks", "invalidated_blocks", "bypassed_reqs",
                  "dirty_blocks_at_end", "restart_destaged_blocks", "write_reqs", "ghost_hits")
@@ -143,34 +151,6 @@ def sequential_bypass(offset, length, volume, cutoff_bytes):
 
 # -- list helpers (inlined by LLVM) -----------------------------------------------------------
 
-@numba.njit(inline="always")
-def _unlink(x, prev, nxt, ht):
-    p = prev[x]
-    q = nxt[x]
-    if p >= 0:
-        nxt[p] = q
-    else:
-        ht[0] = q
-    if q >= 0:
-        prev[q] = p
-    else:
-        ht[1] = p
-    prev[x] = -1
-    nxt[x] = -1
-
-
-@numba.njit(inline="always")
-def _push_head(x, prev, nxt, ht):
-    h = ht[0]
-    prev[x] = -1
-    nxt[x] = h
-    if h >= 0:
-        prev[h] = x
-    else:
-        ht[1] = x
-    ht[0] = x
-
-
 # -- LRU and FIFO ----------------------------------------------------------------------------------
 
 _NO_RESTART = 1 << 62
@@ -190,8 +170,9 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
     nxt = node[:, 1]
     state = node[:, 2]
     ht = st[0:2]
-    size = st[2]
+    size = st[2]                                   # blocks held (each one unit to the shared rules)
     r = st[3]
+    no_held = np.zeros(0, np.int64)
     # Counters live in locals (registers) on the hot path and go back to `c` at the end.
     n_read_reqs = c[C_READ_REQS]
     n_read_req_hits = c[C_READ_REQ_HITS]
@@ -250,27 +231,15 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
                 x = ids[j]
                 if state[x] != 0:
                     hits += 1
-                    if promote and ht[0] != x:
-                        _unlink(x, prev, nxt, ht)
-                        _push_head(x, prev, nxt, ht)
+                    lru_hit(x, promote, prev, nxt, ht)
                     continue
                 if first_miss < 0:
                     first_miss = j - pos
                 if not byp and capacity > 0:
-                    if size >= capacity:
-                        t = ht[1]
-                        _unlink(t, prev, nxt, ht)
-                        if ht[1] >= 0:
-                            _prefetch(state, prev[ht[1]])      # the next eviction's neighbour
-                        if state[t] == 2:
-                            destage += 1
-                        state[t] = 0
-                        size -= 1
-                        n_evicted += 1
-                    _push_head(x, prev, nxt, ht)
-                    state[x] = 1
-                    size += 1
-                    admit += 1
+                    ok, d, e, size = lru_admit(x, 1, False, state, prev, nxt, ht, size, no_held, 1, capacity)
+                    destage += d
+                    n_evicted += e
+                    admit += ok
             n_read_reqs += 1
             n_read_blocks += k
             n_read_hits += hits
@@ -286,7 +255,7 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
                     x = ids[j]
                     if state[x] != 0:
                         hits += 1
-                        _unlink(x, prev, nxt, ht)
+                        _unlink(x, prev, nxt, ht, 0)
                         state[x] = 0
                         size -= 1
                         n_invalidated += 1
@@ -298,24 +267,15 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
                     x = ids[j]
                     if state[x] != 0:
                         hits += 1
-                        if promote and ht[0] != x:
-                            _unlink(x, prev, nxt, ht)
-                            _push_head(x, prev, nxt, ht)
+                        lru_hit(x, promote, prev, nxt, ht)
                         if new_state == 2:
                             state[x] = 2
                     elif capacity > 0:
-                        if size >= capacity:
-                            t = ht[1]
-                            _unlink(t, prev, nxt, ht)
-                            if state[t] == 2:
-                                destage += 1
-                            state[t] = 0
-                            size -= 1
-                            n_evicted += 1
-                        _push_head(x, prev, nxt, ht)
-                        state[x] = new_state
-                        size += 1
-                        admit += 1
+                        ok, d, e, size = lru_admit(x, 1, new_state == 2, state, prev, nxt, ht, size, no_held, 1,
+                                                   capacity)
+                        destage += d
+                        n_evicted += e
+                        admit += ok
             n_write_hits += hits
         n_admitted += admit
         n_destaged += destage
@@ -344,65 +304,8 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
 
 # -- S3-FIFO ------------------------------------------------------------------------------------------
 
-@numba.njit(inline="always")
-def _s3_evict_main(where, fd, prev, nxt, htm, sizes, c):
-    """Evict one block from M: its oldest goes back to the head with min(freq, 3) - 1 while its freq is 1 or
-    more, else leaves. Returns 1 if it was dirty (destaged)."""
-    while sizes[1] > 0:
-        t = htm[1]
-        f = fd[t] & 3
-        _unlink(t, prev, nxt, htm)
-        if f >= 1:
-            _push_head(t, prev, nxt, htm)
-            fd[t] = (fd[t] & 4) | (f - 1)
-        else:
-            where[t] = 0
-            sizes[1] -= 1
-            c[C_EVICTED] += 1
-            d = fd[t] >> 2
-            fd[t] = 0
-            return d
-    return 0
-
-
-@numba.njit(inline="always")
-def _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes, main_cap, ghost_cap, b, c):
-    """One eviction as libCacheSim's S3FIFO.c does it: from M when it holds more than its share or S is
-    empty; else from S, whose oldest moves to M with its freq reset to 0 when it was hit twice or more (and
-    the next oldest is tried), or leaves for the ghost. Returns 1 if a dirty block left (destaged)."""
-    if sizes[1] * b > main_cap or sizes[0] == 0:
-        return _s3_evict_main(where, fd, prev, nxt, htm, sizes, c)
-    while sizes[0] > 0:
-        t = hts[1]
-        _unlink(t, prev, nxt, hts)
-        sizes[0] -= 1
-        if hts[1] >= 0:
-            _prefetch(where, prev[hts[1]])         # the next eviction from S unlinks its neighbour
-        if (fd[t] & 3) >= 2:
-            _push_head(t, prev, nxt, htm)
-            where[t] = 2
-            sizes[1] += 1
-            fd[t] &= 4
-            continue
-        c[C_EVICTED] += 1
-        d = fd[t] >> 2
-        fd[t] = 0
-        where[t] = 0
-        if b <= ghost_cap:
-            while (sizes[2] + 1) * b > ghost_cap:
-                g = htg[1]
-                _unlink(g, prev, nxt, htg)
-                where[g] = 0
-                sizes[2] -= 1
-            _push_head(t, prev, nxt, htg)
-            where[t] = 3
-            sizes[2] += 1
-        return d
-    return 0
-
-
 S3_ROW = 4         # int32 per block: prev, next, where, freq (bits 0-1) | dirty (bit 2): 16 bytes
-S3_STATE = 10      # st: S head, tail, M head, tail, G head, tail, S size, M size, G size, next restart
+S3_STATE = 10      # st: S head, tail, M head, tail, G head, tail, S, M, G bytes, next restart
 
 
 @numba.njit(nogil=True, cache=True)
@@ -415,14 +318,11 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
     nxt = node[:, 1]
     where = node[:, 2]                             # 0 none, 1 S, 2 M, 3 G (ghost)
     fd = node[:, 3]                                # freq (0..3) | dirty << 2: one row per block stays 16 bytes
-    hts = st[0:2]
-    htm = st[2:4]
-    htg = st[4:6]
-    sizes = st[6:9]                                # S, M, G
+    ht = st[0:6]                                   # S, M, G heads and tails (at 0, 2, 4)
+    qb = st[6:9]                                   # S, M, G bytes
     cap_bytes = capacity * block_bytes
-    small_cap = np.int64(cap_bytes * 0.1)          # libCacheSim's shares: S 10%, the ghost 90% (bytes)
-    main_cap = cap_bytes - small_cap
-    ghost_cap = np.int64(cap_bytes * 0.9)
+    small_cap, main_cap, ghost_cap = s3_caps(cap_bytes)   # libCacheSim's shares, in bytes
+    no_held = np.zeros(0, np.int64)                # every block is block_bytes (the shared rules take sizes)
     nb = ids.shape[0]
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
@@ -445,8 +345,8 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
     for i in range(nblk.shape[0]):
         destage = 0
         while i >= next_restart and r < nrestart and restart_req[r] - first_request <= i:
-            for ht in (hts, htm, htg):
-                x = ht[0]
+            for q in range(0, 6, 2):
+                x = ht[q]
                 while x >= 0:
                     if fd[x] >= 4:
                         destage += 1
@@ -457,9 +357,9 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
                     prev[x] = -1
                     nxt[x] = -1
                     x = y
-                ht[0] = -1
-                ht[1] = -1
-            sizes[:] = 0
+                ht[q] = -1
+                ht[q + 1] = -1
+            qb[:] = 0
             r += 1
             next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
         k = nblk[i]
@@ -489,47 +389,26 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
             if w == 1 or w == 2:
                 hits += 1
                 if around:
-                    _unlink(x, prev, nxt, hts if w == 1 else htm)
-                    sizes[w - 1] -= 1
+                    _unlink(x, prev, nxt, ht, 2 * w - 2)
+                    qb[w - 1] -= block_bytes
                     where[x] = 0
                     fd[x] = 0
                     n_invalidated += 1
                 else:
-                    f = fd[x]
-                    if (f & 3) < 3:
-                        f += 1
-                    if (not is_read) and mode == 2:
-                        f |= 4
-                    fd[x] = f
+                    s3_hit(fd, x, (not is_read) and mode == 2)
                 continue
             if first_miss < 0:
                 first_miss = j - pos
             if not around and capacity > 0 and not (is_read and byp):
                 ghost_hit = w == 3
-                if ghost_hit:                      # out of the ghost first, as libCacheSim does
-                    _unlink(x, prev, nxt, htg)
-                    sizes[2] -= 1
-                    where[x] = 0
-                # libCacheSim admits nothing larger than S's share, and into S nothing as large (a cache of
-                # 10 blocks or fewer)
-                if block_bytes > small_cap:
-                    continue
-                while sizes[0] + sizes[1] + 1 > capacity:
-                    destage += _s3_evict(where, fd, prev, nxt, hts, htm, htg, sizes, main_cap, ghost_cap,
-                                         block_bytes, c)
                 if ghost_hit:
-                    _push_head(x, prev, nxt, htm)
-                    where[x] = 2
-                    sizes[1] += 1
-                    n_ghost_hits += 1
-                elif block_bytes < small_cap:
-                    _push_head(x, prev, nxt, hts)
-                    where[x] = 1
-                    sizes[0] += 1
-                else:
-                    continue
-                fd[x] = 4 if ((not is_read) and mode == 2) else 0
-                admit += 1
+                    s3_unghost(x, where, prev, nxt, ht, qb, no_held, block_bytes)
+                ok, d = s3_admit(x, block_bytes, ghost_hit, (not is_read) and mode == 2, where, fd, prev, nxt, ht, qb,
+                                 no_held, block_bytes, cap_bytes, small_cap, main_cap, ghost_cap, c)
+                destage += d
+                if ok:
+                    admit += 1
+                    n_ghost_hits += ghost_hit
         if is_read:
             n_read_hits += hits
             if hits == k:

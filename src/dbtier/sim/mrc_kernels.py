@@ -2,6 +2,10 @@
 time, its state (arrays by object code, scalars in `sc`) kept between chunks, so memory is the cache state
 and one chunk, whatever the trace's length.
 
+The policies' rules (what a hit does, what a miss admits and evicts) are the `lru_*` and `s3_*` functions
+below, which the block cache's kernels (sim/cache.py) inline too: one implementation per policy. CLOCK, ARC
+and Belady are this module's only.
+
 Every replay kernel has one calling convention, `kernel(code, size, na, cap, sc, *state)`: a chunk's object
 codes, sizes (bytes) and next accesses (`na`, Belady only), the cache's bytes, then `sc` (int64: misses,
 byte misses, bytes used, then the policy's own scalars) and the policy's arrays, from `new_state`.
@@ -11,6 +15,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from dbtier.sim.blocks import prefetch
 
 _SMALL, _MAIN, _GHOST = 1, 2, 3   # S3-FIFO's queues
 
@@ -23,24 +29,19 @@ def new_state(policy: str, n_objects: int) -> tuple[np.ndarray, tuple]:
     def links() -> tuple:
         return np.full(n, -1, np.int64), np.full(n, -1, np.int64)
 
-    def queues(k: int) -> tuple:
-        return np.full(k, -1, np.int64), np.full(k, -1, np.int64)
-
-    if policy == "lru":
-        return sc, (*links(), np.zeros(n, np.int64), *queues(1))
-    if policy == "fifo":
-        return sc, (np.empty(n + 1, np.int64), np.zeros(n, np.int64))
+    if policy in ("lru", "fifo"):   # nxt, prv, state, held, the list's head and tail
+        return sc, (*links(), np.zeros(n, np.int8), np.zeros(n, np.int64), np.full(2, -1, np.int64))
     if policy == "clock":
-        return sc, (*links(), np.zeros(n, np.int64), np.zeros(n, np.bool_), *queues(1))
+        return sc, (*links(), np.zeros(n, np.int64), np.zeros(n, np.bool_), np.full(2, -1, np.int64))
     if policy == "belady":
         sc[3] = 1
         return sc, (np.zeros(n + 1, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64))
-    if policy == "s3fifo":
-        return sc, (*links(), np.zeros(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int64), *queues(4),
-                    np.zeros(4, np.int64))
-    if policy == "arc":
-        return sc, (*links(), np.full(n, -1, np.int8), np.zeros(n, np.int64), *queues(4), np.zeros(4, np.int64),
-                    np.zeros(1, np.float64))
+    if policy == "s3fifo":     # nxt, prv, where, fd, held, the lists' heads and tails, their bytes, counters
+        return sc, (*links(), np.zeros(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                    np.full(6, -1, np.int64), np.zeros(3, np.int64), np.zeros(16, np.int64))
+    if policy == "arc":        # T1, T2, B1, B2: heads and tails at 0, 2, 4, 6
+        return sc, (*links(), np.full(n, -1, np.int8), np.zeros(n, np.int64), np.full(8, -1, np.int64),
+                    np.zeros(4, np.int64), np.zeros(1, np.float64))
     raise ValueError(policy)
 
 
@@ -200,90 +201,222 @@ def rehash(keys, vals, new_keys, new_vals):
             new_vals[h] = vals[i]
 
 
+# -- shared with the block cache (sim/cache.py): list helpers and S3-FIFO's rules -----------------------------
+
+@numba.njit(inline="always")
+def unlink(x, prev, nxt, ht, o):
+    """x out of the list whose head and tail are ht[o], ht[o + 1] (prev/next arrays over object codes; an
+    offset, not a slice: a slice in the hot loop costs a reference count each time)."""
+    p = prev[x]
+    q = nxt[x]
+    if p >= 0:
+        nxt[p] = q
+    else:
+        ht[o] = q
+    if q >= 0:
+        prev[q] = p
+    else:
+        ht[o + 1] = p
+    prev[x] = -1
+    nxt[x] = -1
+
+
+@numba.njit(inline="always")
+def push_head(x, prev, nxt, ht, o):
+    h = ht[o]
+    prev[x] = -1
+    nxt[x] = h
+    if h >= 0:
+        prev[h] = x
+    else:
+        ht[o + 1] = x
+    ht[o] = x
+
+
+@numba.njit(inline="always")
+def _size(x, held, unit):
+    return unit if unit > 0 else held[x]
+
+
+# LRU and FIFO, for objects and blocks alike: state[x] 0 out, 1 clean, 2 dirty (the block cache's
+# write-back); one list, head = newest; `used` bytes (or blocks, unit 1) carried by the caller.
+@numba.njit(inline="always")
+def lru_hit(x, promote, prev, nxt, ht):
+    """A hit: LRU moves the object to the head (promote); FIFO changes nothing."""
+    if promote and ht[0] != x:
+        unlink(x, prev, nxt, ht, 0)
+        push_head(x, prev, nxt, ht, 0)
+
+
+@numba.njit(inline="always")
+def lru_admit(x, s, dirty, state, prev, nxt, ht, used, held, unit, cap):
+    """A miss of s bytes: not admitted when larger than the cache; else the tail evicted until it fits and x
+    in at the head. (admitted, destaged, evicted, used)."""
+    if s > cap:
+        return False, 0, 0, used
+    d = 0
+    e = 0
+    while used + s > cap:
+        t = ht[1]
+        unlink(t, prev, nxt, ht, 0)
+        if ht[1] >= 0:
+            prefetch(state, prev[ht[1]])      # the next eviction's neighbour
+        if state[t] == 2:
+            d += 1
+        state[t] = 0
+        used -= _size(t, held, unit)
+        e += 1
+    push_head(x, prev, nxt, ht, 0)
+    state[x] = 2 if dirty else 1
+    if unit == 0:
+        held[x] = s
+    return True, d, e, used + s
+
+
+# S3-FIFO as libCacheSim's S3FIFO.c runs it, for objects (this module's replay) and for blocks (the block
+# cache, with its write modes) alike: where[x] 0 out, 1 S, 2 M, 3 G; fd[x] its frequency (bits 0-1, counted
+# to 3: the rules only ask >= 1, >= 2 and min(freq, 3)) | dirty (bit 2, the block cache's write-back); ht the
+# three lists' heads and tails (S, M, G); qb their bytes; an object's bytes held[x], or `unit` each when
+# unit > 0 (blocks). c[C_EVICTED] counts what leaves the cache. A dirty object leaving returns 1 (destaged).
+S3_EVICTED = 7       # = cache.C_EVICTED
+
+
+@numba.njit(inline="always")
+def s3_hit(fd, x, dirty):
+    f = fd[x]
+    if (f & 3) < 3:
+        f += 1
+    if dirty:
+        f |= 4
+    fd[x] = f
+
+
+@numba.njit(inline="always")
+def s3_unghost(x, where, prev, nxt, ht, qb, held, unit):
+    """A request found in the ghost: out of it first, as libCacheSim does (the eviction to come cannot push
+    it out)."""
+    unlink(x, prev, nxt, ht, 4)
+    qb[2] -= _size(x, held, unit)
+    where[x] = 0
+
+
+@numba.njit(inline="always")
+def _s3_evict_main(where, fd, prev, nxt, ht, qb, held, unit, c):
+    """M's oldest goes back to its head with min(freq, 3) - 1 while its freq is 1 or more, else leaves."""
+    while qb[1] > 0:
+        t = ht[3]
+        f = fd[t] & 3
+        unlink(t, prev, nxt, ht, 2)
+        if f >= 1:
+            push_head(t, prev, nxt, ht, 2)
+            fd[t] = (fd[t] & 4) | (f - 1)
+        else:
+            where[t] = 0
+            qb[1] -= _size(t, held, unit)
+            c[S3_EVICTED] += 1
+            d = fd[t] >> 2
+            fd[t] = 0
+            return d
+    return 0
+
+
+@numba.njit(inline="always")
+def _s3_evict(where, fd, prev, nxt, ht, qb, held, unit, main_cap, ghost_cap, c):
+    """One eviction: from M when it holds more than its share or S is empty; else from S, whose oldest moves
+    to M with its freq reset to 0 when it was hit twice or more (and the next oldest is tried), or leaves,
+    its id remembered in the ghost (trimmed to its share, oldest first)."""
+    if qb[1] > main_cap or qb[0] == 0:
+        return _s3_evict_main(where, fd, prev, nxt, ht, qb, held, unit, c)
+    while qb[0] > 0:
+        t = ht[1]
+        unlink(t, prev, nxt, ht, 0)
+        s = _size(t, held, unit)
+        qb[0] -= s
+        if ht[1] >= 0:
+            prefetch(where, prev[ht[1]])         # the next eviction from S unlinks its neighbour
+        if (fd[t] & 3) >= 2:
+            push_head(t, prev, nxt, ht, 2)
+            where[t] = 2
+            qb[1] += s
+            fd[t] &= 4
+            continue
+        c[S3_EVICTED] += 1
+        d = fd[t] >> 2
+        fd[t] = 0
+        where[t] = 0
+        if s <= ghost_cap:
+            while qb[2] + s > ghost_cap:
+                g = ht[5]
+                unlink(g, prev, nxt, ht, 4)
+                where[g] = 0
+                qb[2] -= _size(g, held, unit)
+            push_head(t, prev, nxt, ht, 4)
+            where[t] = 3
+            qb[2] += s
+        return d
+    return 0
+
+
+@numba.njit(inline="always")
+def s3_caps(cap_bytes):
+    """(S's, M's, the ghost's shares) in bytes: 10%, the rest, 90%."""
+    small = np.int64(cap_bytes * 0.1)
+    return small, cap_bytes - small, np.int64(cap_bytes * 0.9)
+
+
+@numba.njit(inline="always")
+def s3_admit(x, s, ghost_hit, dirty, where, fd, prev, nxt, ht, qb, held, unit, cap, small_cap, main_cap, ghost_cap,
+             c):
+    """A miss of s bytes (after s3_unghost for a ghost hit): nothing larger than S's share is admitted;
+    evict until it fits; then into M (a ghost hit) or S, unless as large as S's share. (admitted, destaged)."""
+    if s > small_cap:
+        return False, 0
+    d = 0
+    while qb[0] + qb[1] + s > cap:
+        d += _s3_evict(where, fd, prev, nxt, ht, qb, held, unit, main_cap, ghost_cap, c)
+    if not ghost_hit and s >= small_cap:
+        return False, d
+    q = 2 if ghost_hit else 1
+    push_head(x, prev, nxt, ht, 2 * q - 2)
+    if unit == 0:
+        held[x] = s
+    qb[q - 1] += s
+    where[x] = q
+    fd[x] = 4 if dirty else 0
+    return True, d
+
+
 # -- the replays ---------------------------------------------------------------------------------------------
 
 
 @numba.njit(nogil=True, cache=True)
-def _push(q, x, nxt, prv, qh, qt):
-    """Object x to the head (newest end) of queue q (linked lists over object codes: an object is in one
-    queue at most)."""
-    prv[x] = -1
-    nxt[x] = qh[q]
-    if qh[q] >= 0:
-        prv[qh[q]] = x
-    qh[q] = x
-    if qt[q] < 0:
-        qt[q] = x
+def lru_replay(code, size, na, cap, sc, nxt, prv, state, held, ht):
+    """LRU, request by request, on the rules shared with the block cache (lru_hit, lru_admit)."""
+    return _list_replay(code, size, cap, sc, nxt, prv, state, held, ht, True)
 
 
 @numba.njit(nogil=True, cache=True)
-def _unlink(q, x, nxt, prv, qh, qt):
-    p, n = prv[x], nxt[x]
-    if p >= 0:
-        nxt[p] = n
-    else:
-        qh[q] = n
-    if n >= 0:
-        prv[n] = p
-    else:
-        qt[q] = p
-    prv[x] = -1
-    nxt[x] = -1
+def fifo_replay(code, size, na, cap, sc, nxt, prv, state, held, ht):
+    """FIFO: LRU's list without the move to the head on a hit."""
+    return _list_replay(code, size, cap, sc, nxt, prv, state, held, ht, False)
 
 
-@numba.njit(nogil=True, cache=True)
-def lru_replay(code, size, na, cap, sc, nxt, prv, held, qh, qt):
-    """LRU, request by request (a doubly linked list; `held`: an object's bytes in the cache, 0 when out)."""
+@numba.njit(inline="always")
+def _list_replay(code, size, cap, sc, nxt, prv, state, held, ht, promote):
     misses, byte_misses, used = sc[0], sc[1], sc[2]
     for i in range(code.shape[0]):
         x, s = code[i], size[i]
-        if held[x] > 0:              # to the front
-            _unlink(0, x, nxt, prv, qh, qt)
-            _push(0, x, nxt, prv, qh, qt)
+        if state[x] != 0:
+            lru_hit(x, promote, prv, nxt, ht)
             continue
         misses += 1
         byte_misses += s
-        if s > cap:
-            continue
-        while used + s > cap:       # evict from the tail
-            y = qt[0]
-            _unlink(0, y, nxt, prv, qh, qt)
-            used -= held[y]
-            held[y] = 0
-        held[x] = s
-        used += s
-        _push(0, x, nxt, prv, qh, qt)
+        _, _, _, used = lru_admit(x, s, False, state, prv, nxt, ht, used, held, 0, cap)
     sc[0], sc[1], sc[2] = misses, byte_misses, used
 
 
 @numba.njit(nogil=True, cache=True)
-def fifo_replay(code, size, na, cap, sc, ring, held):
-    """FIFO (a ring of the admitted objects, oldest first; its start and length in sc[3], sc[4])."""
-    misses, byte_misses, used, first, count = sc[0], sc[1], sc[2], sc[3], sc[4]
-    m = ring.shape[0]
-    for i in range(code.shape[0]):
-        x, s = code[i], size[i]
-        if held[x] > 0:
-            continue
-        misses += 1
-        byte_misses += s
-        if s > cap:
-            continue
-        while used + s > cap:
-            y = ring[first]
-            first = (first + 1) % m
-            count -= 1
-            used -= held[y]
-            held[y] = 0
-        ring[(first + count) % m] = x
-        count += 1
-        held[x] = s
-        used += s
-    sc[0], sc[1], sc[2], sc[3], sc[4] = misses, byte_misses, used, first, count
-
-
-@numba.njit(nogil=True, cache=True)
-def clock_replay(code, size, na, cap, sc, nxt, prv, held, bit, qh, qt):
+def clock_replay(code, size, na, cap, sc, nxt, prv, held, bit, ht):
     """CLOCK (FIFO with a second chance, libCacheSim's one-bit Clock): an admitted
     object enters at the head with its bit clear; a hit sets it; eviction takes the tail, unless its bit is
     set: then the bit is cleared and the object goes back to the head."""
@@ -298,18 +431,18 @@ def clock_replay(code, size, na, cap, sc, nxt, prv, held, bit, qh, qt):
         if s > cap:
             continue
         while used + s > cap:
-            y = qt[0]
-            _unlink(0, y, nxt, prv, qh, qt)
+            y = ht[1]
+            unlink(y, prv, nxt, ht, 0)
             if bit[y]:                         # back to the head with its bit cleared
                 bit[y] = False
-                _push(0, y, nxt, prv, qh, qt)
+                push_head(y, prv, nxt, ht, 0)
                 continue
             used -= held[y]
             held[y] = 0
         held[x] = s
         bit[x] = False
         used += s
-        _push(0, x, nxt, prv, qh, qt)
+        push_head(x, prv, nxt, ht, 0)
     sc[0], sc[1], sc[2] = misses, byte_misses, used
 
 
@@ -383,76 +516,30 @@ def belady_replay(code, size, na, cap, sc, heap, pos, pri, held):
 
 
 @numba.njit(nogil=True, cache=True)
-def s3fifo_replay(code, size, na, cap, sc, nxt, prv, where, freq, held, qh, qt, qb):
-    """S3-FIFO as libCacheSim's S3FIFO.c runs it (the version its test suite's
-    figures come from): a small FIFO of 10% of the bytes, a main FIFO of the rest, a ghost FIFO of ids
-    over 90%. A miss goes to the small queue, or to main when its id was in the ghost. A hit adds one to the
-    object's count. Evicting (from main when it holds more than its share or small is empty, else from
-    small): small's oldest moves to main with its count reset to 0 when it was hit twice or more, else leaves
-    for the ghost; main's oldest goes back to main's head with min(count, 3) - 1 while its count is 1 or
-    more, else leaves. An object over the small queue's size is not admitted."""
-    small_cap = np.int64(cap * 0.1)
-    main_cap = cap - small_cap
-    ghost_cap = np.int64(cap * 0.9)
+def s3fifo_replay(code, size, na, cap, sc, nxt, prv, where, fd, held, ht, qb, c):
+    """S3-FIFO as libCacheSim's S3FIFO.c runs it (the version its test suite's figures come from), on the
+    rules shared with the block cache (s3_hit, s3_unghost, s3_admit above): a small FIFO of 10% of the bytes,
+    a main FIFO of the rest, a ghost FIFO of ids over 90%. A miss goes to the small queue, or to main when its
+    id was in the ghost. A hit adds one to the object's count. Evicting (from main when it holds more than
+    its share or small is empty, else from small): small's oldest moves to main with its count reset to 0
+    when it was hit twice or more, else leaves for the ghost; main's oldest goes back to main's head with
+    min(count, 3) - 1 while its count is 1 or more, else leaves. An object over the small queue's size is not
+    admitted."""
+    small_cap, main_cap, ghost_cap = s3_caps(cap)
     misses, byte_misses = sc[0], sc[1]
     for i in range(code.shape[0]):
         x, s = code[i], size[i]
         w = where[x]
         if w == _SMALL or w == _MAIN:
-            freq[x] += 1
+            s3_hit(fd, x, False)
             continue
         ghost_hit = w == _GHOST
         if ghost_hit:
-            _unlink(_GHOST, x, nxt, prv, qh, qt)
-            qb[_GHOST] -= held[x]
-            where[x] = 0
+            s3_unghost(x, where, prv, nxt, ht, qb, held, 0)
         misses += 1
         byte_misses += s
-        if s > small_cap:
-            continue
-        while qb[_SMALL] + qb[_MAIN] + s > cap:
-            if qb[_MAIN] > main_cap or qb[_SMALL] == 0:
-                while qb[_MAIN] > 0:
-                    y = qt[_MAIN]
-                    f = freq[y]
-                    _unlink(_MAIN, y, nxt, prv, qh, qt)
-                    if f >= 1:
-                        _push(_MAIN, y, nxt, prv, qh, qt)
-                        freq[y] = min(f, 3) - 1
-                    else:
-                        qb[_MAIN] -= held[y]
-                        where[y] = 0
-                        break
-            else:
-                while qb[_SMALL] > 0:
-                    y = qt[_SMALL]
-                    _unlink(_SMALL, y, nxt, prv, qh, qt)
-                    qb[_SMALL] -= held[y]
-                    if freq[y] >= 2:
-                        _push(_MAIN, y, nxt, prv, qh, qt)
-                        qb[_MAIN] += held[y]
-                        where[y] = _MAIN
-                        freq[y] = 0
-                        continue
-                    where[y] = 0
-                    if held[y] <= ghost_cap:
-                        while qb[_GHOST] + held[y] > ghost_cap:
-                            z = qt[_GHOST]
-                            _unlink(_GHOST, z, nxt, prv, qh, qt)
-                            qb[_GHOST] -= held[z]
-                            where[z] = 0
-                        _push(_GHOST, y, nxt, prv, qh, qt)
-                        qb[_GHOST] += held[y]
-                        where[y] = _GHOST
-                    break
-        if not ghost_hit and s >= small_cap:
-            continue             # (libCacheSim evicts, then does not insert one the size of the small queue)
-        q = _MAIN if ghost_hit else _SMALL
-        _push(q, x, nxt, prv, qh, qt)
-        held[x] = s
-        qb[q] += s
-        where[x] = q
-        freq[x] = 0
+        s3_admit(x, s, ghost_hit, False, where, fd, prv, nxt, ht, qb, held, 0, cap, small_cap, main_cap, ghost_cap,
+                 c)
     sc[0], sc[1] = misses, byte_misses
 
 
@@ -460,29 +547,29 @@ _T1, _T2, _B1, _B2 = 0, 1, 2, 3
 
 
 @numba.njit(nogil=True, cache=True)
-def _arc_move(a, b, qh, qt, qb, nxt, prv, where, held):
+def _arc_move(a, b, ht, qb, nxt, prv, where, held):
     """The oldest of queue a to the head of queue b (b = -1: out of every queue)."""
-    y = qt[a]
-    _unlink(a, y, nxt, prv, qh, qt)
+    y = ht[2 * a + 1]
+    unlink(y, prv, nxt, ht, 2 * a)
     qb[a] -= held[y]
     where[y] = b
     if b >= 0:
-        _push(b, y, nxt, prv, qh, qt)
+        push_head(y, prv, nxt, ht, 2 * b)
         qb[b] += held[y]
 
 
 @numba.njit(nogil=True, cache=True)
-def _arc_replace(in_b2, p, qh, qt, qb, nxt, prv, where, held):
+def _arc_replace(in_b2, p, ht, qb, nxt, prv, where, held):
     """ARC's REPLACE: T1's oldest to B1 when T1 holds more than its target p (or exactly p and the request
     was in B2), or T2 is empty; else T2's oldest to B2."""
     if (qb[_T1] > 0 and (qb[_T1] > p or (qb[_T1] == p and in_b2))) or qb[_T2] == 0:
-        _arc_move(_T1, _B1, qh, qt, qb, nxt, prv, where, held)
+        _arc_move(_T1, _B1, ht, qb, nxt, prv, where, held)
     else:
-        _arc_move(_T2, _B2, qh, qt, qb, nxt, prv, where, held)
+        _arc_move(_T2, _B2, ht, qb, nxt, prv, where, held)
 
 
 @numba.njit(nogil=True, cache=True)
-def arc_replay(code, size, na, cap, sc, nxt, prv, where, held, qh, qt, qb, pf):
+def arc_replay(code, size, na, cap, sc, nxt, prv, where, held, ht, qb, pf):
     """ARC (Megiddo and Modha, FAST '03) in bytes, as libCacheSim's ARC.c runs it:
     T1 (seen once) and T2 (seen again) hold data, B1 and B2 their ghosts; a hit in T1 moves to T2. A request
     found in B1 raises the target p by max(|B2| / |B1|, 1) bytes (up to the cache), one in B2 lowers it by
@@ -495,9 +582,9 @@ def arc_replay(code, size, na, cap, sc, nxt, prv, where, held, qh, qt, qb, pf):
         x, s = code[i], size[i]
         w = where[x]
         if w == _T1 or w == _T2:
-            _unlink(w, x, nxt, prv, qh, qt)
+            unlink(x, prv, nxt, ht, 2 * w)
             qb[w] -= held[x]
-            _push(_T2, x, nxt, prv, qh, qt)
+            push_head(x, prv, nxt, ht, 2 * _T2)
             qb[_T2] += held[x]
             where[x] = _T2
             continue
@@ -509,7 +596,7 @@ def arc_replay(code, size, na, cap, sc, nxt, prv, where, held, qh, qt, qb, pf):
                 p = min(p + max(qb[_B2] / qb[_B1], 1.0), float(cap))
             else:
                 p = max(p - max(qb[_B1] / qb[_B2], 1.0), 0.0)
-            _unlink(w, x, nxt, prv, qh, qt)
+            unlink(x, prv, nxt, ht, 2 * w)
             qb[w] -= held[x]
             where[x] = -1
         if s > cap:
@@ -517,19 +604,19 @@ def arc_replay(code, size, na, cap, sc, nxt, prv, where, held, qh, qt, qb, pf):
         in_b2 = w == _B2
         while qb[_T1] + qb[_T2] + s > cap:
             if ghost:
-                _arc_replace(in_b2, p, qh, qt, qb, nxt, prv, where, held)
+                _arc_replace(in_b2, p, ht, qb, nxt, prv, where, held)
             elif qb[_T1] + qb[_B1] + s > cap:
                 if qb[_B1] > 0:
-                    _arc_move(_B1, -1, qh, qt, qb, nxt, prv, where, held)
-                    _arc_replace(in_b2, p, qh, qt, qb, nxt, prv, where, held)
+                    _arc_move(_B1, -1, ht, qb, nxt, prv, where, held)
+                    _arc_replace(in_b2, p, ht, qb, nxt, prv, where, held)
                 else:
-                    _arc_move(_T1, -1, qh, qt, qb, nxt, prv, where, held)
+                    _arc_move(_T1, -1, ht, qb, nxt, prv, where, held)
             else:
                 if qb[_T1] + qb[_B1] + qb[_T2] + qb[_B2] >= 2 * cap and qb[_B2] > 0:
-                    _arc_move(_B2, -1, qh, qt, qb, nxt, prv, where, held)
-                _arc_replace(in_b2, p, qh, qt, qb, nxt, prv, where, held)
+                    _arc_move(_B2, -1, ht, qb, nxt, prv, where, held)
+                _arc_replace(in_b2, p, ht, qb, nxt, prv, where, held)
         q = _T2 if ghost else _T1
-        _push(q, x, nxt, prv, qh, qt)
+        push_head(x, prv, nxt, ht, 2 * q)
         held[x] = s
         qb[q] += s
         where[x] = q
