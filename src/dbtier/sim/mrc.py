@@ -16,7 +16,10 @@ it is asked for). A cache's size is in bytes.
 - **Belady** (MIN): evicts the object asked for again farthest ahead (never again first): the bound no
   policy beats when objects share one size, every curve read against it.
 
-The replay kernels are also the independent reference the one-pass curve is tested against.
+The replay kernels are also the independent reference the one-pass curve is tested against. The kernels
+(mrc_kernels.py) read a trace a chunk at a time, from memory (`Objects`) or from the codes mrc_spill.py wrote
+(`Spill`): memory is the running replays' state and a chunk. Block traces come as objects of one block each
+(mrc_spill.BlockObjects); the block cache (cache.py) runs the same LRU, FIFO and S3-FIFO rules.
 """
 
 from __future__ import annotations
