@@ -24,6 +24,7 @@ The replay kernels are also the independent reference the one-pass curve is test
 
 from __future__ import annotations
 
+import abc
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -76,9 +77,10 @@ def parse_policies(text: str) -> list[str]:
 
 
 @dataclass
-class Coded:
+class Coded(abc.ABC):
     """A trace as dense object codes 0..n_objects-1, read a chunk at a time (`chunks`): in memory (`Objects`)
-    or spilled to disk by mrc_spill.scan (`Spill`), the kernels the same for both."""
+    or spilled to disk by mrc_spill.scan (`Spill`), the kernels the same for both (the interface those two
+    implement)."""
     requests: int
     bytes: int               # the requests' bytes, added up
     n_objects: int
@@ -86,13 +88,13 @@ class Coded:
     constant_sizes: bool     # every request of an object gives it the same size
     footprint_bytes: int     # each object at its largest size, added up
 
+    @abc.abstractmethod
     def chunks(self, with_next: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
         """(codes, sizes, next accesses or None) of each chunk in trace order."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def ensure_next(self) -> None:
         """Next accesses for Belady: the trace's own, else from a backward pass (mrc_kernels.next_back)."""
-        raise NotImplementedError
 
 
 @dataclass
