@@ -16,11 +16,12 @@ from dbtier.cli import simulate_render as render
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.units import human_bytes
+from dbtier.sim.names import FORMATS
 
 if TYPE_CHECKING:
     from dbtier.sim.objects import ObjectChunk
 
-_BLOCK = ("msr", "cloudphysics", "alibaba", "tencent", "blkparse", "fio")     # sim/names.FORMATS but csv
+_BLOCK = tuple(f for f in FORMATS if f != "csv")      # block trace layouts (csv is either, by its --columns)
 
 
 def register_mrc(ssub: argparse._SubParsersAction) -> None:
@@ -73,7 +74,7 @@ def run_mrc(args: argparse.Namespace) -> int:
     if args.sample is not None:
         mrc.sample(np.zeros(0, np.uint64), args.sample)    # a rate outside (0, 1] refused before reading
     mrc.parse_sizes(args.sizes, 1 << 62)                    # and sizes that are not sizes
-    mode, fmt, cols = _mode(path, args.format, args.columns)     # a bad --columns refused before reading
+    mode, fmt, cols = mrc_spill.trace_mode(path, args.format, args.columns)     # a bad --columns refused before reading
     ops: dict[str, int] = {}
     rate = args.sample if args.sample is not None and args.sample < 1.0 else None
     with render.Progress(console(args), args.json) as prog, \
@@ -127,42 +128,6 @@ def run_mrc(args: argparse.Namespace) -> int:
     run.finish()
     emit(run.doc, args, lambda: _render(args, run.doc["mrc"], path))
     return 0
-
-
-def _mode(path: Path, fmt: str, columns: str | None) -> tuple[str, str, object]:
-    """("object" or "block", format, parsed --columns): a block format named or detected in the text, or a
-    CSV whose --columns map no object id, is a block trace; everything else an object trace."""
-    from dbtier.core.errors import DbtierError
-    from dbtier.sim import objects
-    keys = {item.split("=", 1)[0].strip() for item in (columns or "").split(",")}
-    if fmt in _BLOCK or (columns is not None and "id" not in keys and fmt in ("auto", "csv")):
-        return "block", "csv" if fmt == "auto" else fmt, columns
-    try:
-        return ("object", *objects.resolve(path, fmt, columns)[::2])
-    except DbtierError:
-        found = _block_format(path) if fmt == "auto" and columns is None else None
-        if found is None:
-            raise
-        return "block", found, None
-
-
-def _block_format(path: Path) -> str | None:
-    """The block trace layout the first lines show (sim/traceformats.detect_format), or None."""
-    from dbtier.core.errors import DbtierError
-    from dbtier.sim.tracefiles import open_text
-    from dbtier.sim.traceformats import detect_format
-    try:
-        text, raw, _, _ = open_text(path)
-    except DbtierError:
-        return None
-    try:
-        head = [line for _, line in zip(range(50), text)]
-    except (UnicodeDecodeError, OSError, EOFError):
-        return None
-    finally:
-        text.close()
-        raw.close()
-    return detect_format(head)
 
 
 def _counted(chunks: Iterator[ObjectChunk], ops: dict[str, int]) -> Iterator[ObjectChunk]:

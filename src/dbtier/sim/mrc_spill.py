@@ -17,8 +17,12 @@ from dbtier.core.workdir import room
 from dbtier.sim import mrc_kernels as K
 from dbtier.sim.blocks import VOLUME_SHIFT, check_expansion
 from dbtier.sim.chunks import Chunk
+from dbtier.sim import objects
 from dbtier.sim.mrc import CHUNK, Coded, sample
+from dbtier.sim.names import FORMATS
 from dbtier.sim.objects import ObjectChunk
+from dbtier.sim.tracefiles import open_text
+from dbtier.sim.traceformats import detect_format
 
 _FILES = ("code.i64", "size.i64", "next.i64")
 
@@ -163,3 +167,35 @@ class BlockObjects:
             self.accesses += total
             yield ObjectChunk(self.accesses - total, np.zeros(total, np.int64), keys, np.full(total, b, np.int64),
                               None)
+
+
+def trace_mode(path: Path, fmt: str, columns: str | None) -> tuple[str, str, object]:
+    """("object" or "block", format, parsed --columns): a block layout named or seen in the first lines, or a
+    CSV whose --columns map no object id, is a block trace; everything else an object trace (objects.resolve,
+    whose refusal stands when the text is no block trace either)."""
+    keys = {item.split("=", 1)[0].strip() for item in (columns or "").split(",")}
+    if (fmt in FORMATS and fmt != "csv") or (columns is not None and "id" not in keys and fmt in ("auto", "csv")):
+        return "block", "csv" if fmt == "auto" else fmt, columns
+    try:
+        return ("object", *objects.resolve(path, fmt, columns)[::2])
+    except DbtierError:
+        found = _block_layout(path) if fmt == "auto" and columns is None else None
+        if found is None:
+            raise
+        return "block", found, None
+
+
+def _block_layout(path: Path) -> str | None:
+    """The block trace layout the first lines show (traceformats.detect_format), or None."""
+    try:
+        text, raw, _, _ = open_text(path)
+    except DbtierError:
+        return None
+    try:
+        head = [line for _, line in zip(range(50), text)]
+    except (UnicodeDecodeError, OSError, EOFError):
+        return None
+    finally:
+        text.close()
+        raw.close()
+    return detect_format(head)
