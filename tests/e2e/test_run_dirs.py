@@ -315,3 +315,43 @@ def test_an_interrupt_a_c_callback_swallowed_still_interrupts(tmp_path, sig):
     assert r.returncode == 130, r.stderr
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr and "interrupted" in r.stderr
     assert load_doc(tmp_path / "run")["status"] == "interrupted"
+
+
+IN_COMPILER = r"""
+import os, signal, sys, time
+from dbtier.cli import catalog, main
+
+list_devices = catalog.run_list
+# code that numba runs while it compiles a kernel (its module's name is what marks it)
+scope = {"__name__": "numba.core.compiler", "os": os, "signal": signal, "sys": sys, "time": time}
+exec('''
+def compile_kernel():
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:       # the handler runs here, between bytecodes
+        pass
+    print("compiled", flush=True)
+''', scope)
+
+def run_list(args):
+    code = list_devices(args)
+    scope["compile_kernel"]()
+    time.sleep(30)                      # the signal, delivered again, ends the command here
+    print("not interrupted", flush=True)
+    return code
+
+catalog.run_list = run_list
+sys.exit(main.main(["catalog", "list", "--out", sys.argv[2]]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_an_interrupt_waits_for_numba_to_finish_compiling(tmp_path, sig):
+    """A signal while numba compiles (or writes its cache) is held until that code returns, then ends the
+    command: raised inside, it is dropped by llvmlite's callback and leaves a kernel half-built."""
+    r = subprocess.run([sys.executable, "-c", IN_COMPILER, sig, str(tmp_path / "run")], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 130, r.stderr
+    assert r.stdout.endswith("\ncompiled\n"), r.stdout[-300:]
+    assert "Traceback" not in r.stderr and "interrupted" in r.stderr
+    assert load_doc(tmp_path / "run")["status"] == "interrupted"

@@ -32,20 +32,55 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Signals received during this command. An exception raised by a handler while C code runs a Python
-# callback (numba writing its compiled kernels to its cache, on a first run) is printed and dropped by
-# ctypes, and the command would go on to a normal end: main() raises it again then.
+# callback is printed and dropped by ctypes, and the command would go on to a normal end: main() raises
+# it again then.
 _received: list[int] = []
+
+# Numba compiling a kernel or writing it to its cache (a first run) is not interrupted: an exception raised
+# there is dropped by llvmlite's ctypes callback and leaves the kernel half-built (numba's "no compiled
+# object yet", or a crash at exit). The signal is delivered again once that code has returned.
+_COMPILER = ("numba", "llvmlite")
+REDELIVER_S = 0.05
+_redeliveries: list[threading.Timer] = []
+_settled = [False]      # the command has ended: a late redelivery is only recorded
+
+
+def _in_compiler(frame) -> bool:
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").partition(".")[0] in _COMPILER:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _interrupt(signum: int, frame, exc: type[BaseException]) -> None:
+    _received.append(signum)
+    if _settled[0]:
+        return
+    if _in_compiler(frame):
+        again = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum))
+        again.daemon = True
+        _redeliveries.append(again)
+        again.start()
+        return
+    raise exc
 
 
 def _sigterm(signum, frame):  # SIGTERM cleans up like Ctrl-C
     from dbtier.cli.common import Terminated
-    _received.append(signum)
-    raise Terminated
+    _interrupt(signum, frame, Terminated)
 
 
 def _sigint(signum, frame):
-    _received.append(signum)
-    raise KeyboardInterrupt
+    _interrupt(signum, frame, KeyboardInterrupt)
+
+
+def _settle() -> None:
+    """The command has ended: no more redeliveries, and one already sent is not raised."""
+    _settled[0] = True
+    for t in _redeliveries:
+        t.cancel()
+    _redeliveries.clear()
 
 
 def _unraisable(u: "sys.UnraisableHookArgs") -> None:
@@ -86,27 +121,39 @@ def _report_bug(exc: BaseException) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dbtier.cli.common import check_out_early, lifecycle
-    signal.signal(signal.SIGTERM, _sigterm)
-    sys.unraisablehook = _unraisable
+    saved = {signal.SIGTERM: signal.signal(signal.SIGTERM, _sigterm)}
     # Ctrl-C always interrupts cleanly, even when started from a shell that ignores SIGINT for
     # background jobs (Python then would not raise KeyboardInterrupt, and the cleanup would not run).
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _sigint)
+        saved[signal.SIGINT] = signal.signal(signal.SIGINT, _sigint)
+    sys.unraisablehook = _unraisable
+    try:
+        return _main(argv)
+    finally:                    # the handlers are the command's: a caller in the same process gets its own back
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def _main(argv: list[str] | None) -> int:
+    from dbtier.cli.common import check_out_early, lifecycle
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    _settled[0] = False
     try:
-        with lifecycle() as runs:
-            check_out_early(args)
-            _received.clear()
-            code = int(args.func(args) or 0)
-            if code == 0:
-                _swallowed_interrupt()
-            runs.failed = code != 0
-        return code
+        try:
+            with lifecycle() as runs:
+                check_out_early(args)
+                _received.clear()
+                code = int(args.func(args) or 0)
+                if code == 0:
+                    _swallowed_interrupt()
+                runs.failed = code != 0
+            return code
+        finally:
+            _settle()
     except DbtierError as exc:
         print(f"dbtier: error: {exc.message}", file=sys.stderr)
         if exc.hint:
