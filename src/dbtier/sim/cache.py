@@ -73,6 +73,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.sim.blocks import VOLUME_SHIFT, BlockMap, Prepared, prepare  # noqa: F401 (prepare, VOLUME_SHIFT: callers' names)
 from dbtier.sim.blocks import prefetch as _prefetch
 from dbtier.sim.chunks import Chunk
+from dbtier.sim.jit import hot
 from dbtier.sim.mrc_kernels import S3_EVICTED, lru_admit, lru_hit, s3_admit, s3_caps, s3_hit, s3_unghost
 from dbtier.sim.mrc_kernels import unlink as _unlink
 from dbtier.sim.names import POLICIES, WRITE_MODES
@@ -158,12 +159,13 @@ LRU_ROW = 4        # int32 per block: prev, next, state (0 absent, 1 clean, 2 di
 LRU_STATE = 4      # st: head (most recent), tail, size, next restart to apply
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, capacity, promote, mode, record,
-               out_hits, out_admit, out_destage, out_first_miss):
+               out_hits, out_admit, out_destage, out_first_miss, no_held):
     """LRU (promote=True) or FIFO (promote=False) over the next requests (the first is request
     `first_request` of the trace; restart_req holds whole-trace request indexes). The cache's state (node,
-    st) carries from call to call and the counters are added to c; fills out_* when record."""
+    st) carries from call to call and the counters are added to c; fills out_* when record. no_held: empty
+    (the shared rules' object sizes; every block is one unit)."""
     # One 16-byte row per block (prev, next, state): a block's fields share a cache line, which is
     # what bounds the speed once the working set outgrows the CPU caches.
     prev = node[:, 0]
@@ -172,7 +174,6 @@ def lru_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, c
     ht = st[0:2]
     size = st[2]                                   # blocks held (each one unit to the shared rules)
     r = st[3]
-    no_held = np.zeros(0, np.int64)
     # Counters live in locals (registers) on the hot path and go back to `c` at the end.
     n_read_reqs = c[C_READ_REQS]
     n_read_req_hits = c[C_READ_REQ_HITS]
@@ -308,9 +309,9 @@ S3_ROW = 4         # int32 per block: prev, next, where, freq (bits 0-1) | dirty
 S3_STATE = 10      # st: S head, tail, M head, tail, G head, tail, S, M, G bytes, next restart
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c, capacity, block_bytes, mode,
-                  record, out_hits, out_admit, out_destage, out_first_miss):
+                  record, out_hits, out_admit, out_destage, out_first_miss, no_held):
     """S3-FIFO over the next requests; the state (node, st) carries from call to call (see lru_kernel). The
     queues' shares are in bytes, as libCacheSim takes them for objects of `block_bytes` each (a block is one
     row; S's and the ghost's shares are whole bytes, not whole blocks)."""
@@ -322,7 +323,6 @@ def s3fifo_kernel(nblk, ids, op, bypass, restart_req, first_request, node, st, c
     qb = st[6:9]                                   # S, M, G bytes
     cap_bytes = capacity * block_bytes
     small_cap, main_cap, ghost_cap = s3_caps(cap_bytes)   # libCacheSim's shares, in bytes
-    no_held = np.zeros(0, np.int64)                # every block is block_bytes (the shared rules take sizes)
     nb = ids.shape[0]
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
@@ -593,10 +593,10 @@ class Replay:
         mode = MODE_CODES[self.write_mode]
         if self.policy == "s3fifo":
             s3fifo_kernel(prep.nblk, prep.ids, prep.op, byp, rr, prep.first_request, self.node, self.st, self.c,
-                          self.capacity, self.block_size, mode, self.record, hits, adm, dst, fm)
+                          self.capacity, self.block_size, mode, self.record, hits, adm, dst, fm, _EMPTY_I64)
         else:
             lru_kernel(prep.nblk, prep.ids, prep.op, byp, rr, prep.first_request, self.node, self.st, self.c,
-                       self.capacity, self.policy == "lru", mode, self.record, hits, adm, dst, fm)
+                       self.capacity, self.policy == "lru", mode, self.record, hits, adm, dst, fm, _EMPTY_I64)
         self.requests += n
         if not self.record:
             return None

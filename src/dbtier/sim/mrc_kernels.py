@@ -17,6 +17,7 @@ import numba
 import numpy as np
 
 from dbtier.sim.blocks import prefetch
+from dbtier.sim.jit import hot
 
 _SMALL, _MAIN, _GHOST = 1, 2, 3   # S3-FIFO's queues
 
@@ -57,7 +58,7 @@ def new_lru_pass(n_objects: int, n_caches: int, positions: int | None = None) ->
             np.zeros(2, np.int64))
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def lru_pass(code, size, caches, tree, obj_at, last, osz, hit_n, hit_b, sc):
     """Byte stack distances (Mattson et al., 1970, with sizes): a request's distance is the bytes of the
     distinct objects used since its object's previous request plus its own; it hits every cache (sorted
@@ -108,7 +109,7 @@ def lru_pass(code, size, caches, tree, obj_at, last, osz, hit_n, hit_b, sc):
     sc[0], sc[1] = t, tot
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def _compact(tree, obj_at, last, osz):
     """The live objects' positions renumbered 0..k-1 in order and the tree rebuilt (linear): returns k."""
     t_max = obj_at.shape[0]
@@ -132,7 +133,7 @@ def _compact(tree, obj_at, last, osz):
 
 # -- next accesses (a backward pass) and ids to codes --------------------------------------------------------
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def next_back(code, first, after, out):
     """A chunk's next accesses, walked backward (chunks last to first): each request's object's next request
     as a 1-based index of the whole trace, -1 never; `after` carries each object's from chunk to chunk."""
@@ -189,7 +190,7 @@ def code_ids(ids, size, keys, vals, largest, smallest, sc):
     return out
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def rehash(keys, vals, new_keys, new_vals):
     mask = np.uint64(new_keys.shape[0] - 1)
     for i in range(keys.shape[0]):
@@ -389,13 +390,13 @@ def s3_admit(x, s, ghost_hit, dirty, where, fd, prev, nxt, ht, qb, held, unit, c
 # -- the replays ---------------------------------------------------------------------------------------------
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def lru_replay(code, size, na, cap, sc, nxt, prv, state, held, ht):
     """LRU, request by request, on the rules shared with the block cache (lru_hit, lru_admit)."""
     return _list_replay(code, size, cap, sc, nxt, prv, state, held, ht, True)
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def fifo_replay(code, size, na, cap, sc, nxt, prv, state, held, ht):
     """FIFO: LRU's list without the move to the head on a hit."""
     return _list_replay(code, size, cap, sc, nxt, prv, state, held, ht, False)
@@ -415,7 +416,7 @@ def _list_replay(code, size, cap, sc, nxt, prv, state, held, ht, promote):
     sc[0], sc[1], sc[2] = misses, byte_misses, used
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def clock_replay(code, size, na, cap, sc, nxt, prv, held, bit, ht):
     """CLOCK (FIFO with a second chance, libCacheSim's one-bit Clock): an admitted
     object enters at the head with its bit clear; a hit sets it; eviction takes the tail, unless its bit is
@@ -446,7 +447,7 @@ def clock_replay(code, size, na, cap, sc, nxt, prv, held, bit, ht):
     sc[0], sc[1], sc[2] = misses, byte_misses, used
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def _sift_up(heap, pri, pos, i):
     """A binary max-heap of object codes (1-based, heap[0] unused) by pri[code]; a node rises past its parent
     only when strictly higher (libCacheSim's pqueue rule, which decides among equals)."""
@@ -459,7 +460,7 @@ def _sift_up(heap, pri, pos, i):
     pos[x] = i
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def _sift_down(heap, pri, pos, n, i):
     x = heap[i]
     while True:
@@ -477,7 +478,7 @@ def _sift_down(heap, pri, pos, n, i):
     pos[x] = i
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def belady_replay(code, size, na, cap, sc, heap, pos, pri, held):
     """Belady's MIN: evict the object whose next request (`na`) is farthest (never again counts as farthest
     of all), a max-heap on next access updated at every hit; sc[3]: the heap's size + 1."""
@@ -515,7 +516,7 @@ def belady_replay(code, size, na, cap, sc, heap, pos, pri, held):
     sc[0], sc[1], sc[2], sc[3] = misses, byte_misses, used, n
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def s3fifo_replay(code, size, na, cap, sc, nxt, prv, where, fd, held, ht, qb, c):
     """S3-FIFO as libCacheSim's S3FIFO.c runs it (the version its test suite's figures come from), on the
     rules shared with the block cache (s3_hit, s3_unghost, s3_admit above): a small FIFO of 10% of the bytes,
@@ -546,7 +547,7 @@ def s3fifo_replay(code, size, na, cap, sc, nxt, prv, where, fd, held, ht, qb, c)
 _T1, _T2, _B1, _B2 = 0, 1, 2, 3
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def _arc_move(a, b, ht, qb, nxt, prv, where, held):
     """The oldest of queue a to the head of queue b (b = -1: out of every queue)."""
     y = ht[2 * a + 1]
@@ -558,7 +559,7 @@ def _arc_move(a, b, ht, qb, nxt, prv, where, held):
         qb[b] += held[y]
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def _arc_replace(in_b2, p, ht, qb, nxt, prv, where, held):
     """ARC's REPLACE: T1's oldest to B1 when T1 holds more than its target p (or exactly p and the request
     was in B2), or T2 is empty; else T2's oldest to B2."""
@@ -568,7 +569,7 @@ def _arc_replace(in_b2, p, ht, qb, nxt, prv, where, held):
         _arc_move(_T2, _B2, ht, qb, nxt, prv, where, held)
 
 
-@numba.njit(nogil=True, cache=True)
+@hot
 def arc_replay(code, size, na, cap, sc, nxt, prv, where, held, ht, qb, pf):
     """ARC (Megiddo and Modha, FAST '03) in bytes, as libCacheSim's ARC.c runs it:
     T1 (seen once) and T2 (seen again) hold data, B1 and B2 their ghosts; a hit in T1 moves to T2. A request
