@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -280,3 +281,26 @@ def test_cli_block_trace_mode(tmp_path):
     assert (t["io_requests"], t["requests"], t["objects"]) == (46_974, 265_888, 106_100)
     bad = _cli(str(src), "--block-size", "3000", cwd=tmp_path)
     assert bad.returncode != 0 and "power of two" in bad.stderr
+
+
+def test_an_interrupt_abandons_the_curves_between_chunks(monkeypatch):
+    """Ctrl-C while the curves run: the queued replays are dropped and the running one stops at its next
+    chunk, instead of every replay running to its end before the command can stop."""
+    ids = np.random.default_rng(3).integers(0, 2000, 50_000)
+    o = mrc.objects_of(ids, np.full(len(ids), 100), chunk=1000)          # 50 chunks a replay
+    fed = []
+    chunks = o.chunks
+
+    def slow(with_next=False):
+        for ch in chunks(with_next):
+            fed.append(1)
+            time.sleep(0.01)          # the next replay is a chunk or two in when the interrupt lands
+            yield ch
+
+    def interrupt(done, total):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(o, "chunks", slow)
+    with pytest.raises(KeyboardInterrupt):
+        mrc.curves(["fifo", "clock"], o, [10_000, 50_000], workers=1, progress=interrupt)
+    assert 50 <= len(fed) <= 60, len(fed)             # all four replays to the end: 200

@@ -27,6 +27,7 @@ from __future__ import annotations
 import abc
 import os
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
@@ -161,21 +162,34 @@ _REPLAY = {"lru": K.lru_replay, "fifo": K.fifo_replay, "clock": K.clock_replay, 
 _NO_NEXT = np.zeros(0, np.int64)
 
 
-def replay(policy: str, objs: Coded, cap: int) -> Point:
-    """`policy` at `cap` bytes, request by request, the trace fed a chunk at a time."""
+class Abandoned(Exception):
+    """A replay stopped between chunks: the curve it belonged to was given up (an interrupt, or another
+    replay's failure)."""
+
+
+def _chunks(objs: Coded, with_next: bool, stop: threading.Event | None) -> Iterator[tuple]:
+    for ch in objs.chunks(with_next):
+        if stop is not None and stop.is_set():
+            raise Abandoned
+        yield ch
+
+
+def replay(policy: str, objs: Coded, cap: int, stop: threading.Event | None = None) -> Point:
+    """`policy` at `cap` bytes, request by request, the trace fed a chunk at a time (until `stop` is set)."""
     sc, state = K.new_state(policy, objs.n_objects)
     kernel = _REPLAY[policy]
-    for code, size, na in objs.chunks(policy == "belady"):
+    for code, size, na in _chunks(objs, policy == "belady", stop):
         kernel(code, size, _NO_NEXT if na is None else na, cap, sc, *state)
     return Point(cap, objs.requests, int(sc[0]), objs.bytes, int(sc[1]))
 
 
-def lru_one_pass(objs: Coded, caches: Sequence[int], positions: int | None = None) -> list[Point]:
+def lru_one_pass(objs: Coded, caches: Sequence[int], positions: int | None = None,
+                 stop: threading.Event | None = None) -> list[Point]:
     """LRU at every size of `caches` from one pass of byte stack distances (valid while every object keeps
     one size and fits each cache: `one_pass_sizes`)."""
     cs = np.array(sorted(caches), np.int64)
     tree, obj_at, last, osz, hit_n, hit_b, sc = K.new_lru_pass(objs.n_objects, len(cs), positions)
-    for code, size, _ in objs.chunks():
+    for code, size, _ in _chunks(objs, False, stop):
         K.lru_pass(code, size, cs, tree, obj_at, last, osz, hit_n, hit_b, sc)
     hits, hit_bytes = np.cumsum(hit_n[:-1]), np.cumsum(hit_b[:-1])
     got = {int(c): Point(int(c), objs.requests, objs.requests - int(h), objs.bytes, objs.bytes - int(hb))
@@ -199,15 +213,22 @@ def curves(policies: Sequence[str], objs: Coded, caches: Sequence[int], workers:
     jobs: list[tuple[str, int | None]] = [("lru", None)] if one_pass else []
     jobs += [(p, c) for p in policies for c in caches if not (p == "lru" and c in one_pass)]
     done: dict[tuple[str, int], Point] = {}
-    with ThreadPoolExecutor(max(1, workers or os.cpu_count() or 1), thread_name_prefix="dbtier-mrc") as pool:
-        futs = [pool.submit(lru_one_pass, objs, one_pass) if c is None else pool.submit(replay, p, objs, c)
-                for p, c in jobs]
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max(1, workers or os.cpu_count() or 1), thread_name_prefix="dbtier-mrc")
+    try:
+        futs = [pool.submit(lru_one_pass, objs, one_pass, None, stop) if c is None
+                else pool.submit(replay, p, objs, c, stop) for p, c in jobs]
         for k, ((p, c), f) in enumerate(zip(jobs, futs)):
             pts = f.result()
             for pt in pts if c is None else [pts]:
                 done[(p, pt.cache_bytes)] = pt
             if progress:
                 progress(k + 1, len(jobs))
+    finally:
+        # Ctrl-C or a failed replay: the queued replays are dropped and the running ones stop at their next
+        # chunk, rather than the whole curve being computed before the command can end
+        stop.set()
+        pool.shutdown(cancel_futures=True)
     return {p: [done[(p, c)] for c in caches] for p in policies}
 
 
