@@ -4,8 +4,9 @@ and one chunk, whatever the trace's length.
 
 The policies' rules (what a hit does, what a miss admits and evicts) are the `lru_*` and `s3_*` functions
 below, which the block cache's kernels (sim/cache.py) inline too: one implementation per policy. CLOCK, ARC
-and Belady are this module's only. The kernels are `@hot` (sim/jit.py: no numba runtime, so handing arrays to
-these helpers costs no reference counts): they allocate nothing, every array comes from `new_state`.
+and Belady are this module's only. The replays and the LRU pass are `@hot` (sim/jit.py: no numba runtime,
+so handing arrays to these helpers costs no reference counts): they allocate nothing, their arrays come from
+`new_state` and `new_lru_pass`.
 
 Every replay kernel has one calling convention, `kernel(code, size, na, cap, sc, *state)`: a chunk's object
 codes, sizes (bytes) and next accesses (`na`, Belady only), the cache's bytes, then `sc` (int64: misses,
