@@ -115,12 +115,17 @@ def test_ctrl_c_stops_every_worker(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "dbtier", "simulate", "run", str(tr), *CACHE, "--volume", "all",
                              "--jobs", "2", "--out", "run"], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+    def cmdline(pid: str) -> str:           # "" once it has gone (a short-lived child pgrep saw)
+        try:
+            return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+        except OSError:
+            return ""
+
     deadline = time.time() + 60
     kids: list[str] = []
     while time.time() < deadline and len(kids) < 2:
         out = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
-        kids = [k for k in out if "multiprocessing" in Path(f"/proc/{k}/cmdline").read_text(errors="replace")] \
-            if out else []
+        kids = [k for k in out if "multiprocessing" in cmdline(k)]
         time.sleep(0.1)
     assert len(kids) >= 2, "the worker processes never started"
     time.sleep(0.5)
@@ -134,6 +139,6 @@ def test_ctrl_c_stops_every_worker(tmp_path):
             return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
         except (OSError, IndexError):
             return False
-    alive = {k: Path(f"/proc/{k}/cmdline").read_text(errors="replace") for k in kids if running(k)}
+    alive = {k: cmdline(k) for k in kids if running(k)}
     assert not alive, f"a worker outlived the run: {alive}"
     assert json.loads((tmp_path / "run" / "result.json").read_text())["status"] == "interrupted"
