@@ -294,7 +294,7 @@ def test_an_interrupt_abandons_the_curves_between_chunks(monkeypatch):
     def slow(with_next=False):
         for ch in chunks(with_next):
             fed.append(1)
-            time.sleep(0.01)          # the next replay is a chunk or two in when the interrupt lands
+            time.sleep(0.02)          # the next replay is a chunk or two in when the interrupt lands
             yield ch
 
     def interrupt(done, total):
