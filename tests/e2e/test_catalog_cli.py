@@ -129,7 +129,7 @@ def test_relative_catalog_path_is_read_from_the_working_directory(tmp_path):
     ("wrong-type.toml", "device #1 (id 'quoted-number'): field 'capacity_gb' must be a number, got a string"),
     ("not-positive.toml", "device #2 (id 'zero-iops'): field 'write_iops' must be positive, got 0"),
     ("unknown-kind.toml", "device #1 (id 'tape'): unknown kind 'tape' (allowed: hdd, sata-ssd, sas-ssd, nvme, "
-                          "pcie-flash, cloud-volume)"),
+                          "pcie-flash, cloud-volume, shared-array)"),
     ("syntax-error.toml", "not valid TOML: "),
 ])
 @pytest.mark.parametrize("action", [["list"], ["show", "sas-15k-73gb"]])

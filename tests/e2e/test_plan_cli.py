@@ -15,9 +15,9 @@ from dbtier.results.schema import result_schema
 
 CARD, DISK = "fusionio-iodrive-duo-1.2tb", "sas-15k-73gb"
 PROBE = DATA / "probe" / "quick-ext4-virtio.json"
-MATCH_KEYS = {"count", "price_usd", "reference_price_usd", "price_ratio"}
+MATCH_KEYS = {"count", "price_usd", "reference_price_usd", "price_ratio", "tco", "reference_tco", "tco_ratio"}
 OPTION_KEYS = {"device", "count", "price_usd", "capacity_gb", "iops", "read_mbps", "write_mbps", "read_latency_us",
-               "write_latency_us"}
+               "write_latency_us", "tco"}
 CANDIDATE_KEYS = {"device", "count", "layout", "price_usd", "capacity_gb", "read_iops", "write_iops", "read_mbps",
                   "write_mbps", "meets"}
 
@@ -81,12 +81,13 @@ def test_equivalent_json_is_the_design_example(tmp_path):
         assert set(m) == MATCH_KEYS
         assert m["price_ratio"] == pytest.approx(m["price_usd"] / m["reference_price_usd"])
     # hand-worked in tests/unit/test_planner.py: 889 disks + 56 units; 15 + 1; 17 + 2
-    assert doc["by_metric"]["iops"] == {"count": 889, "price_usd": 322_700, "reference_price_usd": 20_000,
+    assert {k: doc["by_metric"]["iops"][k] for k in ("count", "price_usd", "reference_price_usd", "price_ratio")} \
+        == {"count": 889, "price_usd": 322_700, "reference_price_usd": 20_000,
                                         "price_ratio": pytest.approx(16.135)}
     assert (doc["by_metric"]["throughput"]["count"], doc["by_metric"]["throughput"]["price_usd"]) == (15, 5500)
     assert (doc["by_metric"]["capacity"]["count"], doc["by_metric"]["capacity"]["price_usd"]) == (17, 7100)
     assert doc["params"] == {"action": "equivalent", "catalog_files": [], "server_ports": 0, "devices_only": False,
-                             "reference": CARD, "using": DISK, "layout": "jbod", "read_fraction": 0.5}
+                             "cost": "tco", "service_years": 5.0, "usd_per_kwh": 0.13, "reference": CARD, "using": DISK, "layout": "jbod", "read_fraction": 0.5}
     assert doc["pricing"]["basis"] == "devices and overheads" and doc["pricing"]["server_ports"] == 0
     assert doc["arrays"]["iops"]["overheads"][0]["units"] == 56
     assert doc["arrays"]["iops"]["limits"]["read_mbps"]["limit"] == "devices"
@@ -108,10 +109,10 @@ def test_budget_json(tmp_path):
     card, disks = doc["options"]
     for o in (card, disks):
         assert OPTION_KEYS <= set(o)
-    assert {k: card[k] for k in OPTION_KEYS} == {
+    assert {k: card[k] for k in OPTION_KEYS - {"tco"}} == {
         "device": CARD, "count": 1, "price_usd": 20_000, "capacity_gb": 1200, "iops": pytest.approx(222_159.83),
         "read_mbps": 1500, "write_mbps": 1100, "read_latency_us": 30, "write_latency_us": 30}
-    assert {k: disks[k] for k in OPTION_KEYS} == {
+    assert {k: disks[k] for k in OPTION_KEYS - {"tco"}} == {
         "device": DISK, "count": 53, "price_usd": 19_900, "capacity_gb": 3869, "iops": 13_250,
         "read_mbps": 5300, "write_mbps": 5300, "read_latency_us": 5000, "write_latency_us": 5500}
 

@@ -23,6 +23,10 @@ from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT
 from dbtier.model.catalog import load_catalog
 from dbtier.model.planner import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, Requirement, budget, equivalent, size,
                                   value)
+from dbtier.model.durable import probe_flush
+from dbtier.model.endurance import DEFAULT_SERVICE_YEARS
+from dbtier.model.service import Terms
+from dbtier.model.tco import DEFAULT_USD_PER_KWH
 from dbtier.results.store import load_run
 
 _LAYOUT_LIST = "; ".join(f"{k}: {v}" for k, v in LAYOUT_HELP.items())
@@ -45,6 +49,25 @@ def add_pricing_options(p: argparse.ArgumentParser) -> None:
                         "I/O system by its drives do; the controllers' MB/s ceilings still apply")
 
 
+def add_cost_options(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """`--cost`, `--service-years`, `--usd-per-kwh`: shared by every plan action."""
+    g = p.add_argument_group("cost over the service life")
+    g.add_argument("--cost", choices=("tco", "purchase"), default="tco",
+                   help="what ranks and prices the designs: tco (default), the cost over the service life "
+                        "(purchase, replacements, energy, cloud months), or purchase, the price paid today (what "
+                        "the 2009-2011 studies compared)")
+    g.add_argument("--service-years", type=argtypes.positive_float(50), default=DEFAULT_SERVICE_YEARS, metavar="N",
+                   help=f"years the storage must serve (default {DEFAULT_SERVICE_YEARS:g})")
+    g.add_argument("--usd-per-kwh", type=argtypes.positive_float(100), default=DEFAULT_USD_PER_KWH, metavar="USD",
+                   help=f"electricity price (default {DEFAULT_USD_PER_KWH}: the US EIA's 2024 average commercial "
+                        "price, about 13 cents/kWh)")
+    return g
+
+
+def _terms(args: argparse.Namespace, **extra: Any) -> Terms:
+    return Terms(service_years=args.service_years, usd_per_kwh=args.usd_per_kwh, cost=args.cost, **extra)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plan", help="device arrays from the catalog: equal performance, equal budget, the cheapest "
                                     "configuration for a requirement, price/performance of a run",
@@ -62,6 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ep.add_argument("--read-fraction", type=argtypes.fraction(), default=DEFAULT_READ_FRACTION, metavar="R",
                     help="share of reads in the IOPS mix, 0..1 (default 0.5)")
     add_pricing_options(ep)
+    add_cost_options(ep)
     add_catalog_option(ep)
     add_output_options(ep)
     ep.set_defaults(func=run_equivalent)
@@ -77,6 +101,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bp.add_argument("--read-fraction", type=argtypes.fraction(), default=DEFAULT_READ_FRACTION, metavar="R",
                     help="share of reads for the IOPS figure, 0..1 (default 0.5)")
     add_pricing_options(bp)
+    add_cost_options(bp)
     add_catalog_option(bp)
     add_output_options(bp)
     bp.set_defaults(func=run_budget)
@@ -98,6 +123,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="read latency ceiling in microseconds")
     req.add_argument("--headroom", type=argtypes.nonneg_float(argtypes.MAX_HEADROOM), metavar="H",
                      help="margin on top of every rate and the capacity (default 0.3, or the history run's)")
+    req.add_argument("--write-tb-per-day", type=argtypes.nonneg_float(1e6), metavar="TB",
+                     help="the database's average written TB a day (TB = 10^12 bytes), for endurance (default: "
+                          "the history run's, else the peak write rate held 24 h, said as pessimistic)")
+    req.add_argument("--read-tb-per-day", type=argtypes.nonneg_float(1e6), metavar="TB",
+                     help="average read TB a day, for HDD workload ratings (default as for writes)")
+    req.add_argument("--instances", type=argtypes.positive_int(1000), metavar="N",
+                     help="database instances sharing the storage (Oracle RAC: 2 or more keeps only storage every "
+                          "node reaches; default: the history run's, else 1)")
     req.add_argument("--from-history", metavar="RUN_DIR",
                      help="take the requirement from a `dbtier history` run (options given here override it)")
     sp.add_argument("--layouts", nargs="+", metavar="LAYOUT",
@@ -115,6 +148,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--top", type=argtypes.positive_int(1_000_000), default=10, metavar="N",
                     help="how many candidates to list (default 10)")
     add_pricing_options(sp)
+    g = add_cost_options(sp)
+    g.add_argument("--worn", choices=("fail", "replace"), default="fail",
+                   help="a design whose flash wears out (or whose HDDs pass their workload rating) before the "
+                        "service life ends: fail (default; the count grows to spread the writes, else the design "
+                        "is dropped) or replace (priced with its replacements)")
+    g.add_argument("--waf", type=argtypes.positive_float(100), metavar="X",
+                   help="device write amplification beyond the endurance rating (default by class: 1.0 for "
+                        "enterprise flash rated on JESD219's enterprise workload, 2.5 for client flash)")
+    g.add_argument("--durable-writes", choices=("required", "no"),
+                   help="required (the default when the requirement writes): devices without power-loss "
+                        "protection are sized on their flush-bound write rate, or dropped; no: a temp or scratch "
+                        "tier (DSS temp, tempdb) whose contents are rebuilt after a crash")
+    g.add_argument("--write-burst-seconds", type=argtypes.positive_float(86_400), metavar="S",
+                   help="the writes come in bursts of at most S seconds: a flash device may be sized on its "
+                        "burst figures where such a burst fits its write cache (default: sustained figures)")
+    g.add_argument("--probe", metavar="RUN_DIR",
+                   help="a `dbtier probe` run of this machine: its durable commit rate (one writer, fsync "
+                        "honest) prices devices without power-loss protection whose catalog entry has none")
     add_catalog_option(sp)
     add_output_options(sp)
     sp.set_defaults(func=run_size)
@@ -130,6 +181,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     vp.add_argument("--hit-ratio", type=argtypes.fraction(), default=DEFAULT_HIT_RATIO, metavar="H",
                     help="read hit ratio when --config is a read-cache (default 0.9)")
     add_pricing_options(vp)
+    add_cost_options(vp)
     add_catalog_option(vp)
     add_output_options(vp)
     vp.set_defaults(func=run_value)
@@ -156,7 +208,8 @@ def _server_ports(args: argparse.Namespace) -> int | None:
 
 def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, Any]:
     return {"action": action, "catalog_files": list(args.catalog), "server_ports": args.server_ports,
-            "devices_only": args.devices_only, **extra}
+            "devices_only": args.devices_only, "cost": args.cost, "service_years": args.service_years,
+            "usd_per_kwh": args.usd_per_kwh, **extra}
 
 
 def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -174,7 +227,7 @@ def run_equivalent(args: argparse.Namespace) -> int:
     _fraction("--read-fraction", args.read_fraction)
     catalog = load_catalog(args.catalog)
     eq = equivalent(catalog, args.reference, args.using, args.read_fraction, args.layout,
-                    server_ports=_server_ports(args), devices_only=args.devices_only)
+                    server_ports=_server_ports(args), devices_only=args.devices_only, terms=_terms(args))
     run = Run("plan", args, _params(args, "equivalent", reference=args.reference, using=args.using,
                                     layout=args.layout, read_fraction=args.read_fraction))
     doc = _doc(run, "equivalent", catalog, plandoc.equivalent_body(eq), args)
@@ -188,7 +241,7 @@ def run_budget(args: argparse.Namespace) -> int:
     devices = _list(args.devices)
     catalog = load_catalog(args.catalog)
     options = budget(catalog, args.usd, devices, args.layout, args.read_fraction, _server_ports(args),
-                     args.devices_only)
+                     args.devices_only, terms=_terms(args))
     run = Run("plan", args, _params(args, "budget", usd=args.usd, devices=devices, layout=args.layout,
                                     read_fraction=args.read_fraction))
     doc = _doc(run, "budget", catalog, plandoc.budget_body(options, args.usd, args.layout, args.read_fraction),
@@ -209,8 +262,10 @@ def _requirement(args: argparse.Namespace) -> tuple[Requirement, dict[str, Any] 
     if args.headroom is not None and (not math.isfinite(args.headroom) or args.headroom < 0):
         raise DbtierError(f"--headroom must be 0 or more, got {args.headroom:g}", "e.g. --headroom 0.3 for 30% on top")
     history = load_run(args.from_history) if args.from_history else None
+    daily = {"write_tb_per_day": args.write_tb_per_day, "read_tb_per_day": args.read_tb_per_day,
+             "instances": args.instances}
     return plandoc.requirement_from_options({k: getattr(args, k) for k in _REQ_OPTIONS}, args.max_read_latency_us,
-                                            args.headroom, history, args.from_history)
+                                            args.headroom, history, args.from_history, daily)
 
 
 def run_size(args: argparse.Namespace) -> int:
@@ -224,13 +279,18 @@ def run_size(args: argparse.Namespace) -> int:
     devices = _list(args.devices) or None
     catalog = load_catalog(args.catalog)
     _fraction("--cache-fraction", args.cache_fraction)
+    probe = probe_flush(load_run(args.probe), args.probe) if args.probe else None
+    terms = _terms(args, worn=args.worn, waf=args.waf, durable_writes=args.durable_writes,
+                   write_burst_seconds=args.write_burst_seconds, probe=probe)
     sz = size(catalog, req, devices, layouts, args.redundancy, args.hit_ratio, args.max_devices, top=args.top,
-              cache_fraction=args.cache_fraction, server_ports=_server_ports(args), devices_only=args.devices_only)
+              cache_fraction=args.cache_fraction, server_ports=_server_ports(args), devices_only=args.devices_only,
+              terms=terms)
     run = Run("plan", args, _params(args, "size", requirement=req.to_dict(), layouts=layouts, devices=devices,
                                     redundancy=args.redundancy, hit_ratio=args.hit_ratio,
                                     cache_fraction=args.cache_fraction,
-                                    max_devices=args.max_devices, top=args.top, from_history=args.from_history),
-              inputs=[p for p in (args.from_history, *args.catalog) if p])
+                                    max_devices=args.max_devices, top=args.top, from_history=args.from_history,
+                                    terms=terms.to_dict()),
+              inputs=[p for p in (args.from_history, args.probe, *args.catalog) if p])
     doc = _doc(run, "size", catalog, plandoc.size_body(sz, history), args)
     emit(doc, args, lambda: render.size(console(args), req, sz, args.redundancy, doc["pricing"]["text"],
                                         run.dir.path))
@@ -242,7 +302,7 @@ def run_value(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     cfg = parse_spec(catalog, args.config, args.hit_ratio, _server_ports(args), args.devices_only)
     result = load_run(args.result)
-    v = value(result, evaluate(cfg), str(args.result))
+    v = value(result, evaluate(cfg), str(args.result), terms=_terms(args))
     run = Run("plan", args, _params(args, "value", result=args.result, config=args.config),
               inputs=[result["_run_dir"], *args.catalog])
     doc = _doc(run, "value", catalog, plandoc.value_body(v, str(args.result), result.get("command")), args)

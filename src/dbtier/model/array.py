@@ -89,7 +89,8 @@ Random reads go to one device (any mirror copy, any raid5/6 member): n R.
   sequential figures are the backing set's. h is an input: it assumes the cache
   holds the hot set; `simulate` is where hit ratios come from.
 
-Controllers and buses (overheads): their `max_mbps` caps MB/s, not IOPS. The
+Controllers and buses (overheads): their `max_mbps` caps MB/s; an array controller
+pair's `max_iops` (when given) caps IOPS too, a host I/O counted once. The
 raid layouts are done by the controller, so host MB/s crosses the bus once;
 mirror2/mirror3 are host-based (ASM), so each written MB crosses it once per
 copy: a mirror2 array's write MB/s is at most units x max_mbps / 2.
@@ -136,8 +137,9 @@ LAYOUTS = ("jbod", "raid0", "raid1", "raid10", "raid5", "raid6", "mirror2", "mir
 SET_LAYOUTS = LAYOUTS[:8]                  # one homogeneous device set
 MIXED_LAYOUTS = ("preferred-read-mirror", "read-cache")
 REDUNDANT_LAYOUTS = ("raid1", "raid10", "raid5", "raid6", "mirror2", "mirror3", "preferred-read-mirror")
-# A cloud volume is replicated by its provider, so a stripe of them is already redundant.
-SELF_REDUNDANT_KINDS = ("cloud-volume",)
+# A cloud volume is replicated by its provider, and a shared array does its own RAID, so a stripe of
+# either is already redundant.
+SELF_REDUNDANT_KINDS = ("cloud-volume", "shared-array")
 
 LAYOUT_HELP = {
     "jbod": "devices side by side, no redundancy (modelled like raid0)",
@@ -362,8 +364,16 @@ class DeviceSet:
         d, n, ru = self.device, self.count, self.rule
         per_write = (ru.backend_reads / d.read_iops + ru.backend_writes / d.write_iops) / n
         # A plain array's write figures name the write penalty instead (see `_throughput_figure`).
-        return [Resource(self._label("devices"), self._what(), read_weight / (n * d.read_iops),
-                         write_weight * per_write)]
+        out = [Resource(self._label("devices"), self._what(), read_weight / (n * d.read_iops),
+                        write_weight * per_write)]
+        for o in self.overheads:       # an array controller pair caps IOPS as well as MB/s
+            if o.max_iops is not None:
+                k = self.ceiling_units(o)
+                cap = k * o.max_iops
+                out.append(Resource("controller/bus", f"{o.id}: {k} unit{'s' if k != 1 else ''} x "
+                                                      f"{o.max_iops:,.0f} IOPS = {cap:,.0f} IOPS",
+                                    read_weight / cap, write_weight / cap))
+        return out
 
     def mbps_resources(self, read_weight: float = 1.0, write_weight: float = 1.0) -> list[Resource]:
         d, ru = self.device, self.rule

@@ -47,7 +47,8 @@ from typing import Any, Mapping, Sequence
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import regular_file
 
-KINDS = ("hdd", "sata-ssd", "sas-ssd", "nvme", "pcie-flash", "cloud-volume")
+KINDS = ("hdd", "sata-ssd", "sas-ssd", "nvme", "pcie-flash", "cloud-volume", "shared-array")
+FLASH_KINDS = ("nvme", "pcie-flash", "sata-ssd", "sas-ssd")
 
 # The shipped files, in load order; a shipped id may appear in only one of them.
 SHIPPED_FILES = ("legacy.toml", "current.toml", "overhead.toml")
@@ -67,6 +68,14 @@ FIELD_RANGES: dict[str, tuple[float, float, str]] = {
     "max_mbps": (1e-3, 1e7, "MB/s"),
     "per_devices": (1, 1_000_000, "devices"),
     "drive_ports": (0, 10_000, "ports"),
+    # endurance, durability, power and cost over time (all optional: an entry without them still loads)
+    "endurance_tbw": (1e-3, 1e7, "TB written"), "dwpd": (1e-4, 1e3, "drive writes per day"),
+    "warranty_years": (0.1, 50, "years"), "flush_write_iops": (1e-3, 1e9, "IOPS"),
+    "sustained_write_iops": (1e-3, 1e9, "IOPS"), "sustained_write_mbps": (1e-3, 1e7, "MB/s"),
+    "write_cache_gb": (1e-3, 1e6, "GB"), "workload_tb_per_year": (1e-3, 1e7, "TB a year"),
+    "active_watts": (1e-3, 1e6, "W"), "idle_watts": (1e-3, 1e6, "W"),
+    "usd_per_month": (0.0, 1e8, "US dollars a month"), "durability_pct": (50, 100, "%"),
+    "watts": (1e-3, 1e6, "W"), "rack_units": (1e-3, 1e3, "U"), "max_iops": (1e-3, 1e10, "IOPS"),
 }
 
 _ID_RE = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
@@ -89,7 +98,42 @@ class Device:
     write_latency_us: float
     source: str
     notes: str | None = None
+    # endurance, durable writes, sustained writes, power, cloud terms: None when the entry does not say
+    endurance_tbw: float | None = None        # rated TB written over the warranty (TB = 10^12 bytes)
+    dwpd: float | None = None                 # or drive writes per day over the warranty
+    warranty_years: float | None = None
+    power_loss_protection: bool | None = None  # acknowledged writes survive power loss without a flush
+    flush_write_iops: float | None = None     # random writes/s when each waits for a cache flush
+    sustained_write_iops: float | None = None  # after the SLC cache / on a full drive (write_iops is the burst)
+    sustained_write_mbps: float | None = None
+    write_cache_gb: float | None = None       # what a burst at the burst rate fills before it slows
+    workload_tb_per_year: float | None = None  # an HDD's workload rating (reads + writes)
+    active_watts: float | None = None
+    idle_watts: float | None = None
+    usd_per_month: float | None = None        # a cloud volume's list price a month
+    durability_pct: float | None = None       # a cloud volume's stated annual durability (low end)
+    shared_access: bool = False               # every node of a cluster reaches it (an array, multi-attach)
     origin: str = ""
+
+    @property
+    def flash(self) -> bool:
+        return self.kind in FLASH_KINDS
+
+    @property
+    def rated_tbw(self) -> float | None:
+        """Rated endurance in TB written: the stated TBW, or DWPD x capacity x 365 x warranty years."""
+        if self.endurance_tbw is not None:
+            return self.endurance_tbw
+        if self.dwpd is not None and self.warranty_years is not None:
+            return self.dwpd * self.capacity_gb / 1000 * 365 * self.warranty_years
+        return None
+
+    @property
+    def rated_dwpd(self) -> float | None:
+        tbw = self.rated_tbw
+        if tbw is None or self.warranty_years is None:
+            return self.dwpd
+        return tbw / (self.capacity_gb / 1000) / 365 / self.warranty_years
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,6 +150,9 @@ class Overhead:
     source: str
     notes: str | None = None
     after_server_ports: bool = False    # supplies drive ports: charged only past the server's own ports
+    watts: float | None = None          # per unit
+    rack_units: float | None = None     # per unit (an enclosure's share of the rack)
+    max_iops: float | None = None       # per unit: an array controller's IOPS ceiling
     origin: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,14 +186,21 @@ _DEVICE_FIELDS: dict[str, str] = {
     "read_iops": _NUM, "write_iops": _NUM, "read_mbps": _NUM, "write_mbps": _NUM,
     "read_latency_us": _NUM, "write_latency_us": _NUM,
     "source": _STR, "notes": _STR,
+    "endurance_tbw": _NUM, "dwpd": _NUM, "warranty_years": _NUM, "power_loss_protection": _BOOL,
+    "flush_write_iops": _NUM, "sustained_write_iops": _NUM, "sustained_write_mbps": _NUM, "write_cache_gb": _NUM,
+    "workload_tb_per_year": _NUM, "active_watts": _NUM, "idle_watts": _NUM, "usd_per_month": _NUM,
+    "durability_pct": _NUM, "shared_access": _BOOL,
 }
-_DEVICE_OPTIONAL = {"notes"}
+_DEVICE_OPTIONAL = {"notes", "endurance_tbw", "dwpd", "warranty_years", "power_loss_protection", "flush_write_iops",
+                    "sustained_write_iops", "sustained_write_mbps", "write_cache_gb", "workload_tb_per_year",
+                    "active_watts", "idle_watts", "usd_per_month", "durability_pct", "shared_access"}
 
 _OVERHEAD_FIELDS: dict[str, str] = {
     "id": _STR, "name": _STR, "price_usd": _NUM, "per_devices": _INT,
     "max_mbps": _NUM, "applies_to": _LIST, "source": _STR, "notes": _STR, "after_server_ports": _BOOL,
+    "watts": _NUM, "rack_units": _NUM, "max_iops": _NUM,
 }
-_OVERHEAD_OPTIONAL = {"notes", "after_server_ports"}
+_OVERHEAD_OPTIONAL = {"notes", "after_server_ports", "watts", "rack_units", "max_iops"}
 
 _SERVER_FIELDS: dict[str, str] = {"drive_ports": _INT, "source": _STR, "notes": _STR}
 _SERVER_OPTIONAL = {"notes"}
@@ -481,7 +535,27 @@ def _device(entry: dict[str, Any], index: int, origin: str) -> Device:
         raise DbtierError(f"{_where('device', index, entry, origin)}: interface '{v['interface']}' "
                           "is not a lowercase token (letters, digits, '-' and '.')",
                           'e.g. interface = "sata-6g", "sas-12g", "pcie4-x4", "aws-ebs"')
+    _check_device_figures(v, _where('device', index, entry, origin))
+    v.setdefault("shared_access", False)
     return Device(**{f.name: v.get(f.name) for f in fields(Device) if f.name != "origin"}, origin=origin)
+
+
+def _check_device_figures(v: dict[str, Any], where: str) -> None:
+    """Figures that must agree with each other: one endurance figure, a sustained figure within its burst."""
+    if "endurance_tbw" in v and "dwpd" in v:
+        raise DbtierError(f"{where}: both 'endurance_tbw' and 'dwpd' are given",
+                          "give one (the other is derived: TBW = DWPD x capacity x 365 x warranty_years)")
+    if "dwpd" in v and "warranty_years" not in v:
+        raise DbtierError(f"{where}: 'dwpd' needs 'warranty_years' (drive writes per day over how many years?)",
+                          "add warranty_years = N, or give endurance_tbw instead")
+    for sustained, burst in (("sustained_write_iops", "write_iops"), ("sustained_write_mbps", "write_mbps")):
+        if sustained in v and v[sustained] > v[burst] * (1 + 1e-9):
+            raise DbtierError(f"{where}: field '{sustained}' ({_num_text(v[sustained])}) is above its burst figure "
+                              f"'{burst}' ({_num_text(v[burst])})",
+                              f"a sustained figure is at most the burst one; {burst} is the datasheet (burst) figure")
+    if "idle_watts" in v and "active_watts" in v and v["idle_watts"] > v["active_watts"] * (1 + 1e-9):
+        raise DbtierError(f"{where}: field 'idle_watts' ({_num_text(v['idle_watts'])}) is above 'active_watts' "
+                          f"({_num_text(v['active_watts'])})", "give the idle and active power from the datasheet")
 
 
 def _overhead(entry: dict[str, Any], index: int, origin: str) -> Overhead:

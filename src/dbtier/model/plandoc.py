@@ -76,12 +76,23 @@ def budget_body(options: Sequence[BudgetOption], usd: float, layout: str, read_f
 
 
 def size_body(sz: Sizing, history: dict[str, Any] | None = None) -> dict[str, Any]:
+    life = sz.life
     return {"requirement": sz.requirement.to_dict(),
             "candidates": [c.contract() for c in sz.candidates],
             "binding": sz.binding,
             "binding_detail": sz.binding_detail,
             "designs_tried": sz.considered,
             "designs_meeting": sz.found,
+            "ranked_by": "tco.total_usd" if sz.terms.cost == "tco" else "price_usd (purchase)",
+            "terms": sz.terms.to_dict(),
+            "host_writes": life.host.to_dict() if life else None,
+            "durable_writes": ({"required": life.durable_required, "reason": life.durable_reason}
+                               if life else None),
+            "topology": ({"clustered": life.clustered, "instances": sz.requirement.instances,
+                          "reason": ("a clustered database: only storage every node reaches (shared_access)"
+                                     if life.clustered else "a single instance: any storage")} if life else None),
+            "dropped": list(sz.dropped),
+            "cheaper_by_purchase": sz.cheaper_by_purchase,
             "history": history}
 
 
@@ -90,6 +101,8 @@ def value_body(v: Value, run_dir: str, command: Any) -> dict[str, Any]:
             "config": v.evaluation.to_dict(),
             "measured": v.measured,
             "value": v.figures,
+            "tco": v.tco,
+            "value_tco": v.figures_tco,
             "figures_used": v.figures_used}
 
 
@@ -97,19 +110,23 @@ def value_body(v: Value, run_dir: str, command: Any) -> dict[str, Any]:
 
 def requirement_from_options(given: dict[str, float | None], max_read_latency_us: float | None,
                              headroom: float | None, history: dict[str, Any] | None = None,
-                             history_dir: str | None = None) -> tuple[Requirement, dict[str, Any] | None]:
+                             history_dir: str | None = None, daily: dict[str, Any] | None = None,
+                             ) -> tuple[Requirement, dict[str, Any] | None]:
     """The requirement of `plan size` and the document's `history` (None without --from-history).
 
     With a history run (`history`, its loaded result; `history_dir`, as given) its requirement is the
     base and the options given override it; without one, the options are the requirement and at least
-    one of them must be given. Headroom: --headroom, else the history run's, else DEFAULT_HEADROOM."""
+    one of them must be given. Headroom: --headroom, else the history run's, else DEFAULT_HEADROOM.
+    `daily`: --write-tb-per-day, --read-tb-per-day and --instances (None: not given)."""
+    daily = {k: v for k, v in (daily or {}).items() if v is not None}
     if history is not None:
         assert history_dir is not None
-        req = requirement_from_history(history, history_dir, given, headroom, max_read_latency_us)
+        req = requirement_from_history(history, history_dir, given, headroom, max_read_latency_us, daily)
         return req, {"run_dir": str(Path(history_dir)), "requirement": history.get("requirement")}
     if not any(v is not None for v in given.values()) and max_read_latency_us is None:
         raise DbtierError("no requirement given", "give at least one of --read-iops, --write-iops, --read-mbps, "
                           "--write-mbps, --capacity-gb, --max-read-latency-us, or --from-history RUN_DIR")
     req = Requirement(**given, max_read_latency_us=max_read_latency_us,
-                      headroom=DEFAULT_HEADROOM if headroom is None else headroom)
+                      headroom=DEFAULT_HEADROOM if headroom is None else headroom, **daily,
+                      daily_source="--write-tb-per-day" if "write_tb_per_day" in daily else None)
     return req, None
