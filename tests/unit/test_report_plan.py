@@ -13,6 +13,7 @@ from dbtier.model.plandoc import budget_body, equivalent_body, size_body, value_
 from dbtier.model.array import evaluate, parse_spec
 from dbtier.model.catalog import load_catalog
 from dbtier.model.planner import Requirement, budget, equivalent, size, value
+from dbtier.model.service import Terms
 from dbtier.report import svg
 from dbtier.report.html import render_html
 from dbtier.report.svg import Series
@@ -41,7 +42,8 @@ def docs() -> dict[str, dict]:
     bud = plan_doc("budget", budget_body(budget(cat, 20_000, [CARD, DISK, "nvme-enterprise-3.84tb"],
                                                 server_ports=0), 20_000, "jbod", 0.5), "bud")
     sz = size(cat, Requirement(read_iops=2000, write_iops=500, capacity_gb=500), devices=[CARD, DISK],
-              layouts=["raid10", "raid5", "preferred-read-mirror", "read-cache"])
+              layouts=["raid10", "raid5", "preferred-read-mirror", "read-cache"],
+              terms=Terms(durable_writes="no", cost="purchase", worn="replace"))
     siz = plan_doc("size", size_body(sz), "size")
     v = value(json.loads(PROBE.read_text()), evaluate(parse_spec(cat, f"{DISK}:8:raid10")), "runs/probe")
     val = plan_doc("value", value_body(v, "runs/probe", "probe"), "val")
@@ -113,7 +115,8 @@ def test_size_section(docs):
     assert "✓ +60%" in rows[0] and "✓ +90%" in rows[0] and "✓ +31%" in rows[0]
     assert "read IOPS<br>margin" in table and "capacity GB<br>margin" in table
     assert "✗" not in table
-    assert "<svg" not in html
+    # one chart: the cost over the service life, with its table
+    assert html.count("<svg") == 1 and "Cost over the service life" in html and "Over the service life (5 years)" in html
 
 
 def test_size_margin_cells_show_multiples_and_misses(docs):
@@ -139,7 +142,7 @@ def test_plan_documents_side_by_side_with_a_probe(docs):
     probe = json.loads(PROBE.read_text())
     html = render_html([docs["equivalent"], probe, docs["size"], docs["budget"], docs["value"]])
     check_structure(html)
-    assert html.count("<svg") == 5 + 5 + 5
+    assert html.count("<svg") == 5 + 5 + 5 + 1      # + the size section's cost over the service life
     assert 'id="run-5"' in html
 
 

@@ -75,10 +75,15 @@ def _tail(con: Console, pricing_text: str, run_dir: Path) -> None:
 def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path) -> None:
     ref = eq.reference
     t = _table(f"{eq.using.id} ({eq.layout}) to match one {ref.config.device.id} "
-               f"({_usd(ref.price_usd)})", ["metric", "to match", "count", "price", "× reference"], left=2)
+               f"({_usd(ref.price_usd)})", ["metric", "to match", "count", "price", "× reference", "TCO",
+                                            "TCO ×"], left=2)
+    t.columns[1].no_wrap = False
     for k, m in eq.by_metric.items():
-        t.add_row(k, m.reference_value, _n(m.count), _usd(m.price_usd), f"{m.price_ratio:.2f}×")
+        tco_ratio = m.tco_ratio
+        t.add_row(k, m.reference_value, _n(m.count), _usd(m.price_usd), f"{m.price_ratio:.2f}×",
+                  _tco_text(m.tco), "-" if tco_ratio is None else f"{tco_ratio:.2f}×")
     con.print(t)
+    _tco_note(con, next(iter(eq.by_metric.values())).tco)
     con.print()
     evs = [(f"1 × {ref.config.device.id}", ref)] + [(f"{m.count} × ({k})", m.evaluation)
                                                       for k, m in eq.by_metric.items()]
@@ -94,16 +99,18 @@ def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path) 
 def budget(con: Console, options: Sequence[BudgetOption], usd: float, layout: str, read_fraction: float,
            pricing_text: str, run_dir: Path) -> None:
     t = _table(f"what {_usd(usd)} buys ({layout}, overhead included)",
-               ["device", "count", "price", "GB", f"IOPS@{read_fraction:.0%}r", "MB/s r/w", "latency µs r/w"])
+               ["device", "count", "price", "TCO", "GB", f"IOPS@{read_fraction:.0%}r", "MB/s r/w", "latency µs r/w"])
     for o in options:
         e = o.evaluation
         if e is None:
-            t.add_row(lit(o.device.id), "0", f"(smallest {_usd(o.smallest_price_usd)})", "-", "-", "-", "-")
+            t.add_row(lit(o.device.id), "0", f"(smallest {_usd(o.smallest_price_usd)})", "-", "-", "-", "-", "-")
             continue
-        t.add_row(lit(o.device.id), _n(o.count), _usd(e.price_usd), _n(e.capacity_gb.value), _n(e.iops.value),
+        t.add_row(lit(o.device.id), _n(o.count), _usd(e.price_usd), _tco_text(o.tco), _n(e.capacity_gb.value),
+                  _n(e.iops.value),
                   f"{_n(e.read_mbps.value)}/{_n(e.write_mbps.value)}",
                   f"{_n(e.read_latency_us.value)}/{_n(e.write_latency_us.value)}")
     con.print(t)
+    _tco_note(con, next((o.tco for o in options if o.tco), None))
     for o in options:
         if o.evaluation is not None:
             con.print(f"[dim]{esc(o.device.id)}: MB/s limited by {esc(o.evaluation.read_mbps.limit)} "
@@ -118,26 +125,81 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
     con.print(esc(f"requirement: {', '.join(parts)}; headroom {req.headroom:.0%}; from {req.source}"))
     # the figures the requirement is about (all of them go to --json)
     cats = req.categories()
-    cols = ["#", "configuration", "price", "GB"]
+    years = sz.terms.service_years
+    cols = ["#", "configuration", "price", f"TCO {years:g}y", "life"]
+    cols += ["GB"] if "capacity" in cats else []
     cols += ["IOPS r/w"] if "iops" in cats else []
     cols += ["MB/s r/w"] if "throughput" in cats else []
     cols += ["read µs"] if "latency" in cats else []
     t = _table(f"cheapest of {sz.found:,} designs that meet it ({sz.considered:,} tried, redundancy "
-               f"{redundancy})", cols + ["binding"], left=2)
+               f"{redundancy})", cols, left=2)
     t.columns[1].no_wrap = False
     t.columns[1].overflow = "fold"
+    t.columns[1].min_width = 16
     for i, c in enumerate(sz.candidates, 1):
         e = c.evaluation
-        row = [str(i), lit(_short(e)), _usd(e.price_usd), _si(e.capacity_gb.value)]
+        life = c.life or {}
+        row = [str(i), lit(_short(e)), "$" + _si(e.price_usd), "$" + _si(life["tco"]["total_usd"]) if life else "-",
+               _life(life)]
+        row += [_si(e.capacity_gb.value)] if "capacity" in cats else []
         row += [f"{_si(e.read_iops.value)}/{_si(e.write_iops.value)}"] if "iops" in cats else []
         row += [f"{_si(e.read_mbps.value)}/{_si(e.write_mbps.value)}"] if "throughput" in cats else []
+        # (each candidate's binding is in --json; the cheapest's is printed below)
         row += [_si(e.read_latency_us.value)] if "latency" in cats else []
-        t.add_row(*row, lit(c.binding))
+        t.add_row(*row)
     con.print(t)
     con.print(f"binding: [bold]{esc(sz.binding)}[/bold] — {esc(sz.binding_detail)}", soft_wrap=True)
+    _life_notes(con, sz)
     con.print(f"[dim]pricing: {esc(pricing_text)}[/dim]", soft_wrap=True)
     con.print(f"[dim]`--json` gives each requirement's margin (offered / required - 1; met at "
               f"{req.headroom:.0%} or more). Run: {esc(run_dir)}[/dim]")
+
+
+def _tco_text(tco: dict | None) -> str:
+    return "-" if not tco else _usd(tco["total_usd"]) + ("*" if tco.get("unchecked") else "")
+
+
+def _tco_note(con: Console, tco: dict | None) -> None:
+    if tco:
+        con.print(esc(f"TCO: {tco['service_years']:g} years of purchase, energy at ${tco['usd_per_kwh']:g}/kWh and "
+                      f"cloud months; {tco['basis']}; * energy unpriced (watts missing)"), style="dim",
+                  soft_wrap=True)
+
+
+def _life(life: dict) -> str:
+    """The life column: years the limiting device lasts (∞: no wear), 'ok' within an HDD rating, '?' unchecked."""
+    e = life.get("endurance")
+    if not e:
+        return "-"
+    if not e.get("checked"):
+        return "?"
+    if e.get("lifetime_years") is not None:
+        return _n(e["lifetime_years"], 1)
+    return "∞" if e.get("used_fraction") in (0, None) else "ok"
+
+
+def _life_notes(con: Console, sz: Sizing) -> None:
+    """What the service-life terms did: the day's writes, durable writes, what was dropped and why."""
+    life = sz.life
+    if life is None:
+        return
+    t = sz.terms
+    con.print(esc(f"service life {t.service_years:g} years, ranked by "
+                  f"{'cost over it (TCO)' if t.cost == 'tco' else 'purchase price'}; writes: {life.host.detail}"),
+              soft_wrap=True, style="dim")
+    con.print(esc(f"durable writes {'required' if life.durable_required else 'not required'}: "
+                  f"{life.durable_reason}"), soft_wrap=True, style="dim")
+    if sz.dropped:
+        kinds = sorted({d["reason"] for d in sz.dropped})
+        con.print(esc(f"{len(sz.dropped)} device(s) left out ({', '.join(kinds)}): "
+                      + "; ".join(d["detail"] for d in sz.dropped[:3])), soft_wrap=True, style="dim")
+    best = sz.candidates[0]
+    un = (best.life or {}).get("sized_on", {}).get("unchecked") or []
+    if un:
+        con.print(esc(f"the cheapest is unchecked for: {', '.join(un)}"), soft_wrap=True, style="yellow")
+    cbp = sz.cheaper_by_purchase
+    if cbp:
+        con.print(esc(f"not the answer: {cbp['detail']}"), soft_wrap=True)
 
 
 _VALUE_LABELS = [("tpm_per_usd", "TPM per $", 3), ("nopm_per_usd", "NOPM per $", 3), ("tps_per_usd", "TPS per $", 4),
@@ -148,13 +210,16 @@ _VALUE_LABELS = [("tpm_per_usd", "TPM per $", 3), ("nopm_per_usd", "NOPM per $",
 
 def value(con: Console, v: Value, result_dir: str, config_text: str, run_dir: Path) -> None:
     con.print(esc(f"price/performance of {result_dir} ({v.kind} run) as {config_text}"), soft_wrap=True)
-    t = Table(show_header=False, box=box.SIMPLE_HEAD)
+    years = v.tco["service_years"] if v.tco else None
+    t = Table(box=box.SIMPLE_HEAD)
     t.add_column("figure", style="bold")
-    t.add_column("value", justify="right")
+    t.add_column("on the purchase price", justify="right")
+    t.add_column(f"on the {years:g}-year TCO" if years else "on the TCO", justify="right")
     for key, label, digits in _VALUE_LABELS:
         x = v.figures.get(key)
         if x is not None:
-            t.add_row(label, f"{x:,.{digits}f}")
+            y = (v.figures_tco or {}).get(key)
+            t.add_row(label, f"{x:,.{digits}f}", "-" if y is None else f"{y:,.{digits}f}")
     con.print(t)
     for line in v.figures_used:
         con.print(f"[dim]· {esc(line)}[/dim]", soft_wrap=True)

@@ -8,6 +8,7 @@ import math
 from typing import Any, Callable, Sequence
 
 from dbtier.report import svg
+from dbtier.report.plan_life import dropped_sentence, life_section
 from dbtier.report.base import (
     errors_html,
     esc,
@@ -194,6 +195,7 @@ def _plan_size(doc: dict[str, Any]) -> str:
     if binding:
         out.append(f'<p class="note"><b>Binding requirement: {esc(binding)}</b> — '
                    f'{esc(doc.get("binding_detail") or "")}</p>')
+    out.append(dropped_sentence(doc))
     keys = list(dict.fromkeys(k for c in cands for k in (c.get("meets") or {}) if isinstance(c.get("meets"), dict)))
     heads = ["#", "configuration", "price", "GB", "IOPS read / write", "MB/s read / write", "read µs", "binding",
              *(f"{esc(REQ_LABELS.get(k, k))}<br>margin" for k in keys)]
@@ -212,7 +214,8 @@ def _plan_size(doc: dict[str, Any]) -> str:
     if rows:
         out.append('<div class="wide">' + html_table(heads, rows, num_cols=(2, 3, 4, 5, 6, *range(8, 8 + len(keys))),
                                                      cls="cands") + "</div>")
-        out.append('<p class="reason">Ranked by price. Margin = offered / required − 1 (read and write rates '
+        out.append(life_section(doc, cands, [c.get("description") or _array_name(c) for c in cands]))
+        out.append('<p class="reason">Ranked as the terms say (cost over the service life, or price). Margin = offered / required − 1 (read and write rates '
                    'offered while the other is also served), shown as a multiple from 2× up; a requirement is met '
                    'when its margin is at least the headroom. The binding requirement is the one whose own smallest '
                    'configuration costs the most (or latency, when it ruled out a cheaper one).</p>')

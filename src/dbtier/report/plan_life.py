@@ -1,0 +1,94 @@
+"""The service-life part of a `plan size` report: per candidate its lifetime, durable writes, the figures
+it was sized on and its cost over the service life, and why the cheapest design to buy is not the answer.
+
+Reads only the document (`candidates[].endurance`, `durable_writes`, `sized_on`, `tco`; `terms`,
+`host_writes`, `dropped`, `cheaper_by_purchase`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from dbtier.report import svg
+from dbtier.report.base import esc, html_table, isnum, num
+from dbtier.report.svg import Series
+
+
+def _usd(x: Any) -> str:
+    return f"${num(x)}" if isnum(x) else "—"
+
+
+def _life(e: Any, reason: Any) -> str:
+    if not isinstance(e, dict):
+        return f'<span title="{esc(reason or "")}">—</span>'
+    if not e.get("checked"):
+        return '<span class="na">unchecked</span>'
+    life = e.get("lifetime_years")
+    text = f"{num(life, 1)} y" if isnum(life) else ("within rating" if e.get("passes") else "over rating")
+    return text if e.get("passes", True) else f'<b class="bad">{text}</b>'
+
+
+def _protected(d: Any) -> str:
+    if not isinstance(d, dict):
+        return "—"
+    p = d.get("protected")
+    if not d.get("required"):
+        return "not required"
+    return {True: "protected", False: "flush-bound", None: '<span class="na">unchecked</span>'}[p]
+
+
+def dropped_sentence(doc: dict[str, Any]) -> str:
+    """A sentence when the cheapest design to buy was dropped or grown for wear or unprotected writes."""
+    c = doc.get("cheaper_by_purchase")
+    if not isinstance(c, dict) or not c.get("detail"):
+        return ""
+    what = {"durability": "unprotected writes", "endurance": "wear", "sustained": "sustained writes",
+            "tco": "cost over the service life"}.get(str(c.get("reason")), str(c.get("reason")))
+    return (f'<p class="note"><b>The cheapest design to buy is not the answer ({esc(what)})</b>: '
+            f'{esc(c["detail"])}.</p>')
+
+
+def life_section(doc: dict[str, Any], cands: Sequence[dict[str, Any]], names: Sequence[str]) -> str:
+    terms = doc.get("terms") if isinstance(doc.get("terms"), dict) else {}
+    if not any(isinstance(c.get("tco"), dict) for c in cands):
+        return ""
+    years = terms.get("service_years")
+    out = [f"<h4>Over the service life ({num(years, 0) if isnum(years) else '?'} years)</h4>"]
+    host = doc.get("host_writes") if isinstance(doc.get("host_writes"), dict) else {}
+    if host.get("detail"):
+        out.append(f'<p class="reason">Writes a day: {esc(host["detail"])}.</p>')
+    dw = doc.get("durable_writes") if isinstance(doc.get("durable_writes"), dict) else {}
+    if dw.get("reason"):
+        out.append(f'<p class="reason">Durable writes {"required" if dw.get("required") else "not required"}: '
+                   f'{esc(dw["reason"])}.</p>')
+    heads = ["#", "configuration", "life", "device writes TB/day", "durable writes", "write IOPS sized on",
+             "purchase", "replacements", "energy", "cloud", "total", "per year"]
+    rows = []
+    for i, (c, name) in enumerate(zip(cands, names), 1):
+        e = c.get("endurance")
+        t = c.get("tco") if isinstance(c.get("tco"), dict) else {}
+        on = c.get("sized_on") if isinstance(c.get("sized_on"), dict) else {}
+        rows.append([str(i), esc(name), _life(e, c.get("endurance_reason")),
+                     num(e.get("device_writes_tb_per_day"), 3) if isinstance(e, dict) else "—",
+                     _protected(c.get("durable_writes")), esc(on.get("write_iops") or "—"),
+                     _usd(t.get("purchase_usd")), _usd(t.get("replacements_usd")),
+                     _usd(t.get("energy_usd")) if t.get("energy_usd") is not None else '<span class="na">unpriced</span>',
+                     _usd(t.get("cloud_usd")), f"<b>{_usd(t.get('total_usd'))}</b>", _usd(t.get("per_year_usd"))])
+    out.append(html_table(heads, rows, num_cols=(3, 6, 7, 8, 9, 10, 11), wide=True))
+    parts = [("purchase", "purchase_usd", 0), ("replacements", "replacements_usd", 1), ("energy", "energy_usd", 3),
+             ("cloud", "cloud_usd", 4)]
+    series = [Series(label, [(k, (c.get("tco") or {}).get(key)) for k, c in enumerate(cands)], svg.colour(col))
+              for label, key, col in parts]
+    out.append(svg.hbar_chart("Cost over the service life", list(names), series, unit="USD",
+                              x_label="US dollars over the service life", highlight=0))
+    kwh = terms.get("usd_per_kwh")
+    out.append(f'<p class="reason">Life: years until the limiting flash device reaches its rated endurance (device '
+               f'writes a day = host writes × the layout\'s write factor / devices × WAF), or an HDD\'s workload '
+               f'against its rating. Energy at ${num(kwh, 2) if isnum(kwh) else "?"}/kWh: idle + (active − idle) × '
+               f'utilisation watts, every overhead unit at its watts. Ranked by '
+               f'{"total cost" if terms.get("cost") == "tco" else "purchase price"}.</p>')
+    dropped = [d for d in (doc.get("dropped") or []) if isinstance(d, dict)]
+    if dropped:
+        out.append("<p class=\"reason\">Left out: " + "; ".join(esc(d.get("detail") or d.get("device"))
+                                                             for d in dropped) + ".</p>")
+    return "".join(out)
