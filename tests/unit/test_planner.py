@@ -12,12 +12,23 @@ import pytest
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import evaluate, parse_spec
 from dbtier.model.catalog import load_catalog
+from dbtier.model.service import Terms
 from dbtier.model.planner import (Requirement, budget, equivalent, meets, requirement_from_history, size,
                                   smallest_count, value)
 
 approx = pytest.approx
 CARD, DISK = "fusionio-iodrive-duo-1.2tb", "sas-15k-73gb"
 PROBE = Path(__file__).resolve().parent.parent / "data" / "probe" / "quick-ext4-virtio.json"
+
+
+# These tests check the array model and the search on the catalog's rated figures: durable writes not
+# required, worn devices replaced, ranked by purchase price. The service-life terms (sustained figures,
+# endurance, durable writes, TCO) are tested on hand-worked numbers in test_plan_life.py.
+DATASHEET = Terms(durable_writes="no", cost="purchase", worn="replace")
+
+
+def size_ds(*args, **kw):
+    return size(*args, terms=kw.pop("terms", DATASHEET), **kw)
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +183,7 @@ SMALL = dict(devices=[CARD, DISK], layouts=["raid10", "raid5", "preferred-read-m
 def test_size_hand_worked(cat):
     # read 2,000 + write 500 IOPS, 500 GB, 30% headroom: R' = 2,600, W' = 650, G' = 650 GB.
     req = Requirement(read_iops=2000, write_iops=500, capacity_gb=500, headroom=0.3)
-    sz = size(cat, req, **SMALL, top=20)
+    sz = size_ds(cat, req, **SMALL, top=20)
     got = [(c.evaluation.config.spec, c.evaluation.price_usd) for c in sz.candidates]
     # Prices: the server's own 8 drive ports take the first 8 disks; HBA units ($1,000 per 16) the rest.
     # The card needs no drive port, so in the mixed designs the disks get the server's ports.
@@ -217,7 +228,7 @@ def test_size_hand_worked(cat):
 def test_size_meets_exactly_at_the_headroom(cat):
     # 26,000 read + 6,500 write with 0 headroom on raid5 disks: 26,000/(250 n) + 6,500/(62.5 n) = 208/n -> 208
     req = Requirement(read_iops=26_000, write_iops=6500, headroom=0.0)
-    sz = size(cat, req, devices=[DISK], layouts=["raid5"])
+    sz = size_ds(cat, req, devices=[DISK], layouts=["raid5"])
     (c,) = sz.candidates
     assert c.evaluation.config.count == 208
     # exactly saturated: reads offered beside 6,500 writes = (1 - 6,500/13,000) x 52,000 = 26,000
@@ -230,7 +241,7 @@ def test_size_throughput_and_controller(cat):
     # headroom, raid0, on a server with no drive ports of its own: 10 drives give 5,500 MB/s but one unit
     # passes 3,200 -> 16 give 8,800 vs 3,200 -> 17 drives get a second unit: min(9,350, 6,400) = 6,400.
     req = Requirement(read_mbps=5000, headroom=0.0)
-    sz = size(cat, req, devices=["ocz-vertex3-120gb"], layouts=["raid0"], redundancy="none", server_ports=0)
+    sz = size_ds(cat, req, devices=["ocz-vertex3-120gb"], layouts=["raid0"], redundancy="none", server_ports=0)
     (c,) = sz.candidates
     assert c.evaluation.config.count == 17
     assert c.evaluation.read_mbps.value == approx(6400) and c.evaluation.read_mbps.limit == "controller/bus"
@@ -238,7 +249,7 @@ def test_size_throughput_and_controller(cat):
     # With the server's own 8 ports (a controller of the same class): 10 drives = 8 on the server's
     # controller + 2 on one HBA unit (ceil(2/16) = 1, $1,000), ceiling 2 x 3,200 = 6,400 > 5,500: the
     # devices limit; 10 x $220 + $1,000 = $3,200.
-    sz = size(cat, req, devices=["ocz-vertex3-120gb"], layouts=["raid0"], redundancy="none")
+    sz = size_ds(cat, req, devices=["ocz-vertex3-120gb"], layouts=["raid0"], redundancy="none")
     (c,) = sz.candidates
     e = c.evaluation
     assert (e.config.count, e.price_usd, e.overhead_price_usd) == (10, 3200, 1000)
@@ -250,7 +261,7 @@ def test_latency_binding(cat):
     # 500 GB under a 100 µs read ceiling: disks would do it for $4,000 (raid5 of 10: 9 x 73 = 657 >= 650)
     # but read in 5,000 µs; the cheapest that reads fast enough is the card in raid5 of 3, $60,000.
     req = Requirement(capacity_gb=500, max_read_latency_us=100)
-    sz = size(cat, req, devices=[CARD, DISK], layouts=["raid10", "raid5"])
+    sz = size_ds(cat, req, devices=[CARD, DISK], layouts=["raid10", "raid5"])
     assert sz.candidates[0].evaluation.config.spec == f"{CARD}:3:raid5"
     assert sz.binding == "latency"
     assert "10 x sas-15k-73gb raid5 would meet the rest for $4,000" in sz.binding_detail
@@ -260,31 +271,31 @@ def test_latency_binding(cat):
 
 def test_redundancy_filter(cat):
     req = Requirement(capacity_gb=100, headroom=0)
-    none = size(cat, req, devices=[DISK], layouts=["raid0", "raid10"], redundancy="none")
+    none = size_ds(cat, req, devices=[DISK], layouts=["raid0", "raid10"], redundancy="none")
     # raid0: 2 disks (146 GB) for $1,600 beats raid10 of 4
     assert none.candidates[0].evaluation.config.spec == f"{DISK}:2:raid0"
-    req_ = size(cat, req, devices=[DISK], layouts=["raid0", "raid10"])
+    req_ = size_ds(cat, req, devices=[DISK], layouts=["raid0", "raid10"])
     assert [c.evaluation.config.layout for c in req_.candidates] == ["raid10"]
     # a stripe of cloud volumes counts as redundant (the provider replicates each volume)
-    cloud = size(cat, Requirement(capacity_gb=2000, headroom=0), devices=["aws-gp3-1tb"], layouts=["raid0"])
+    cloud = size_ds(cat, Requirement(capacity_gb=2000, headroom=0), devices=["aws-gp3-1tb"], layouts=["raid0"])
     assert cloud.candidates[0].evaluation.config.spec == "aws-gp3-1tb:2:raid0"
     with pytest.raises(DbtierError, match="give no redundancy"):
-        size(cat, req, devices=[DISK], layouts=["raid0", "jbod"])
+        size_ds(cat, req, devices=[DISK], layouts=["raid0", "jbod"])
 
 
 def test_unmeetable_requirements_name_the_requirement_and_the_best_figure(cat):
     with pytest.raises(DbtierError) as exc:
-        size(cat, Requirement(capacity_gb=100, max_read_latency_us=10), devices=[CARD, DISK])
+        size_ds(cat, Requirement(capacity_gb=100, max_read_latency_us=10), devices=[CARD, DISK])
     assert "read latency ceiling of 10 µs" in exc.value.message
     assert "best reachable is 30 µs (fusionio-iodrive-duo-1.2tb" in exc.value.message
     with pytest.raises(DbtierError) as exc:
-        size(cat, Requirement(read_iops=1e9, headroom=0), devices=[CARD, DISK], max_devices=16)
+        size_ds(cat, Requirement(read_iops=1e9, headroom=0), devices=[CARD, DISK], max_devices=16)
     # the best: 16 cards striped or mirrored read 16 x 185,000 = 2,960,000 IOPS
     msg = exc.value.message
     assert "the read IOPS requirement of 1,000,000,000" in msg and "within 16 devices per set" in msg
     assert "best reachable is 2,960,000 read IOPS" in msg
     with pytest.raises(DbtierError) as exc:
-        size(cat, Requirement(write_iops=1e7, capacity_gb=10, max_read_latency_us=100, headroom=0),
+        size_ds(cat, Requirement(write_iops=1e7, capacity_gb=10, max_read_latency_us=100, headroom=0),
              devices=[CARD, DISK], max_devices=8)
     # among designs reading in 100 µs (the cards): 8 in raid10 write 8 x 278,000 / 2 = 1,112,000
     assert "write IOPS requirement" in exc.value.message
@@ -330,7 +341,7 @@ def test_requirement_from_history(cat):
     req2 = requirement_from_history(HISTORY, "runs/h", {"capacity_gb": 1000, "read_iops": None}, headroom=0.5)
     assert (req2.read_iops, req2.capacity_gb, req2.headroom) == (2000, 1000, 0.5)
     # headroom 0.2: R' = 2,400, W' = 600 -> raid10 disks: 9.6/n + 4.8/n -> 15 -> 16; capacity 600/36.5 -> 18
-    sz = size(cat, req, devices=[DISK], layouts=["raid10"])
+    sz = size_ds(cat, req, devices=[DISK], layouts=["raid10"])
     assert sz.candidates[0].evaluation.config.count == 18
 
 

@@ -269,9 +269,22 @@ def _requirement(doc: dict[str, Any]) -> str:
             for k, label, d in (("read_iops", "read IOPS", 0), ("write_iops", "write IOPS", 0),
                                 ("read_mbps", "read MB/s", 1), ("write_mbps", "write MB/s", 1),
                                 ("capacity_gb", "capacity GB", 1))]
+    for m in ("write", "read"):
+        if f"{m}_tb_per_day" in req:
+            n, p = req.get(f"{m}_days_counted"), req.get(f"{m}_days_percentile")
+            what = "mean day" if p is None else "max" if p >= 100 else f"p{p:g}"
+            rows.append([f"{m} TB/day ({what} of {n if n is not None else '?'} days)",
+                         _n(req.get(f"{m}_tb_per_day"), 3), _n(wh.get(f"{m}_tb_per_day"), 3)])
     pct = req.get("percentile")
+    inst = ""
+    if "instances" in req:
+        n = req.get("instances")
+        inst = (f" Instances: {esc(n if n is not None else 'not said by the source')}"
+                + (" (clustered: only storage every node reaches)." if req.get("clustered") else "."))
+    days = f" TB/day: {esc(src.get('days_method'))}." if src.get("days_method") else ""
     return (f"<p>p{esc(pct if pct != 100 else 'max')} of {esc(src.get('of'))} (from {esc(src.get('run_dir'))}), with "
-            f"{_n((req.get('headroom') or 0) * 100)}% headroom; capacity from {esc(src.get('capacity_from'))}.</p>"
+            f"{_n((req.get('headroom') or 0) * 100)}% headroom; capacity from {esc(src.get('capacity_from'))}."
+            f"{inst}{days}</p>"
             + html_table(["", "measured", "with headroom"], rows, num_from=1, wide=True))
 
 

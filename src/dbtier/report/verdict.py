@@ -13,18 +13,25 @@ The rules of thumb are the constants below; each sentence names the figure it re
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.model.placement import ALL_READ_STEPS, engine_steps
-from dbtier.report.figures import (NOT_DURABLE, backup_methods, busiest_device, device_of, dicts, dss_stats,
-                                   durability, durability_clash, engine_of, engine_words, expand,
+from dbtier.report.figures import (NOT_DURABLE, backup_methods, busiest_device, device_of, dss_stats,
+                                   durability, engine_of, engine_words, expand,
                                    fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
                                    matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_spread,
                                    probe_targets,
-                                   run_name, workload_name)
+                                   workload_name)
+from dbtier.report.verdict_caveats import cap as _cap
+from dbtier.report.verdict_caveats import caveats as _caveats
+from dbtier.report.verdict_caveats import pair as _pair
+from dbtier.report.verdict_caveats import same_device as _same_device
+from dbtier.report.verdict_plan import cheapest as _cheapest
+from dbtier.report.verdict_plan import join_words as _join
+from dbtier.report.verdict_plan import value_sentence as _value
+from dbtier.report.verdict_plan import whole as _n
 from dbtier.results.probe import READ_4K, WRITE_4K
 
 # A 4 KiB random read at queue depth 1 (p50) at or under this: flash-class, fit for latency-bound OLTP.
@@ -65,8 +72,6 @@ _BOTTLENECKS = {"cpu": "the CPU, not the storage", "storage": "the storage (back
 _BACKUP_LIMITS = {"source": "the source (reading the database)", "target": "the target directory (writing)",
                   "cpu": "the CPU (compression)"}
 _ENGINES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
-_REQ = (("read_iops", "read IOPS"), ("write_iops", "write IOPS"), ("read_mbps", "read MB/s"),
-        ("write_mbps", "write MB/s"), ("capacity_gb", "GB"))
 
 
 def thresholds() -> list[tuple[str, str]]:
@@ -120,19 +125,7 @@ def _short_of(spread: dict[str, Any] | None, seconds: Any, min_s: float, unit: s
     return ", ".join(whys) or None
 
 
-def _join(items: Sequence[str]) -> str:
-    items = [i for i in items if i]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
 
-
-def _cap(s: str) -> str:
-    return s[:1].upper() + s[1:] if s and not s[:3].isupper() else s
-
-
-def _n(x: Any) -> str:
-    return fmt(x, 0)
 
 
 def _where(doc: dict[str, Any], t: dict[str, Any]) -> str:
@@ -512,11 +505,6 @@ def _backup_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # -- placement ----------------------------------------------------------------------------------------------
 
-def _same_device(doc: dict[str, Any], a: Any, b: Any) -> str | None:
-    da, db = device_of(doc, a), device_of(doc, b)
-    return da if da and da == db else None
-
-
 def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any]]:
     dirs = matrix_dirs(doc)
     moves = matrix_moves(doc)
@@ -622,11 +610,6 @@ def _matrix_cached(doc: dict[str, Any], moves: list[dict[str, Any]], fast: str, 
     return {"text": text, "source": "placement matrix", "reads_measured": False,
             "not_measured": [m["role"] for m in read_moves],
             "recommended": {"fast": fast_roles, "slow": slow_roles} if other else None}
-
-
-def _pair(a: Any, b: Any) -> tuple[str, str]:
-    x, y = (os.path.normpath(str(a)), os.path.normpath(str(b)))
-    return (x, y) if x <= y else (y, x)
 
 
 def _dss_placement(docs: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
@@ -740,107 +723,6 @@ def _probe_placement_tiers(items: list[tuple[dict[str, Any], dict[str, Any]]]) -
     if not parts:
         return []
     return [{"text": "From the probe: " + "; ".join(parts) + ".", "source": "probe", "recommended": rec}]
-
-
-# -- the cheapest configuration ------------------------------------------------------------------------------
-
-def _cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
-    cands = dicts(doc.get("candidates"))
-    if not cands:
-        return None
-    c = cands[0]
-    req = doc.get("requirement") if isinstance(doc.get("requirement"), dict) else {}
-    parts = [f"{fmt_auto(req[k])} {label}" for k, label in _REQ if isnum(req.get(k)) and req[k] > 0]
-    absent = [label for k, label in _REQ if k in (req.get("absent") or [])]
-    h = req.get("headroom")
-    what = "the measured load" if from_lab else "the requirement"
-    if parts:
-        what += f" ({_join(parts)}" + (f", +{h * 100:.0f}% headroom" if isnum(h) else "") + ")"
-    if absent:   # figures nobody gave (not measured, or measured 0) are said, not sized for as 0
-        what += f" (none given for {_join(absent)}: not sized for)"
-    name = c.get("description") or f"{_n(c.get('count'))} x {c.get('device')} {c.get('layout') or ''}".strip()
-    figs = []
-    if isnum(c.get("capacity_gb")):
-        figs.append(f"{_n(c['capacity_gb'])} GB usable")
-    if isnum(c.get("read_iops")) and isnum(c.get("write_iops")):
-        figs.append(f"{_n(c['read_iops'])} read / {_n(c['write_iops'])} write IOPS")
-    text = (f"The cheapest configuration for {what} is {name}"
-            + (f" at ${_n(c['price_usd'])}" if isnum(c.get("price_usd")) else "")
-            + (f" ({', '.join(figs)})" if figs else ""))
-    binding = doc.get("binding")
-    text += (f"; the binding requirement is {binding}." if isinstance(binding, str) else ".")
-    return {"text": text, "configuration": name, "price_usd": c.get("price_usd"), "binding": binding}
-
-
-def _value(doc: dict[str, Any]) -> dict[str, Any] | None:
-    v = doc.get("value") if isinstance(doc.get("value"), dict) else {}
-    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
-    parts = [f"{fmt(v[k], d)} {label}" for k, label, d in (("tpm_per_usd", "TPM per $", 1),
-                                                           ("iops_per_usd", "IOPS per $", 1),
-                                                           ("mbps_per_usd", "MB/s per $", 3)) if isnum(v.get(k))]
-    if not parts:
-        return None
-    name = cfg.get("description") or "the configuration"
-    price = f" (${_n(cfg['price_usd'])})" if isnum(cfg.get("price_usd")) else ""
-    run = get(doc, "result", "run_dir")
-    return {"text": "Measured price/performance" + (f" of {run}" if run else "") + f" on {name}{price}: "
-                    + _join(parts) + ".", "value": v}
-
-
-# -- caveats ---------------------------------------------------------------------------------------------------
-
-def _caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
-    out = []
-    seen = set()
-    for d in flat:   # the cache guard first: it says what every other figure of the run means
-        for g in doc_guards(d):
-            if g.get("kind") == "reads-from-memory":
-                out.append({"text": f"{run_name(d)} ({kind(d)}): {_cap(str(g.get('message')))}",
-                            "kind": "reads-from-memory", "guard": g})
-    for d in flat:   # a non-durable OLTP run: its figures skipped flushes a durable one pays for
-        dur = durability(d) if kind(d) == "bench oltp" else None
-        if dur is not None and dur["durable"] is False:
-            out.append({"text": f"{run_name(d)} ({kind(d)}) is {NOT_DURABLE}"
-                                + (f" ({dur['reason']})" if dur["reason"] else "") + ".",
-                        "kind": "not-durable", "reason": dur["reason"]})
-    clash = durability_clash([d for d in flat if kind(d) == "bench oltp"])
-    if clash:
-        out.append({"text": _cap(clash) + ".", "kind": "not-comparable"})
-    for d in flat:
-        emu = d.get("emulated")
-        if isinstance(emu, dict) and emu.get("note"):
-            out.append({"text": f"{run_name(d)} ({kind(d)}): {_cap(str(emu['note']))}.", "kind": "emulated"})
-    for d in flat:
-        for t in probe_targets(d):
-            bd = get(machine_target(d, t.get("path")), "block_device")
-            if isinstance(bd, dict) and bd.get("virtual") is True:
-                dev = bd.get("name") or t.get("path")
-                if dev in seen:
-                    continue
-                seen.add(dev)
-                out.append({"text": f"{t.get('path')} is on a virtual disk ({bd.get('driver') or dev}): its figures "
-                                    "are what the hypervisor gives this machine, not the physical media's.",
-                            "kind": "virtual"})
-    for d in flat:
-        if d.get("command") == "lab":
-            p = d.get("params") if isinstance(d.get("params"), dict) else {}
-            a, b = p.get("fast_dir"), p.get("slow_dir")
-            if isinstance(a, str) and isinstance(b, str) and a != b and _pair(a, b) not in explained:
-                dev = _same_device(d, a, b)
-                if dev:
-                    explained.add(_pair(a, b))
-                    out.append({"text": f"{a} and {b} are on the same device ({dev}): the differences between them "
-                                        "in this report are run-to-run variation, not the storage.",
-                                "kind": "same_device"})
-            for s in dicts(d.get("steps")):
-                if s.get("status") in ("failed", "interrupted"):
-                    out.append({"text": f"Lab step {s.get('name')} {s.get('status')}"
-                                        + (f": {s.get('error')}" if s.get("error") else "")
-                                        + "; the verdict uses only the steps that finished.", "kind": "step"})
-        elif d.get("status") in ("failed", "interrupted"):
-            out.append({"text": f"{run_name(d)} ({kind(d)}) is {d.get('status')}: only what it finished counts "
-                                "here.", "kind": "status"})
-    return out
 
 
 # -- the verdict ------------------------------------------------------------------------------------------------

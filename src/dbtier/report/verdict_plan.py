@@ -1,0 +1,107 @@
+"""The verdict's plan sentences: the cheapest configuration for the requirement (with what it was checked
+for over the service life: wear and durable writes) and the measured price/performance of a run."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from dbtier.report.figures import dicts, fmt, fmt_auto, get, isnum
+
+_REQ = (("read_iops", "read IOPS"), ("write_iops", "write IOPS"), ("read_mbps", "read MB/s"),
+        ("write_mbps", "write MB/s"), ("capacity_gb", "GB"))
+
+
+def join_words(items: Sequence[str]) -> str:
+    items = [i for i in items if i]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def whole(x: Any) -> str:
+    return fmt(x, 0)
+
+
+def _checks(c: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(what the cheapest passed, what it could not be checked for) over the service life."""
+    passed, unchecked = [], []
+    e = c.get("endurance")
+    if isinstance(e, dict):
+        if not e.get("checked"):
+            unchecked.append("endurance (its catalog entry has no rating)")
+        elif isnum(e.get("lifetime_years")):
+            host = e.get("host") if isinstance(e.get("host"), dict) else {}
+            basis = " (the peak writes held all day)" if str(host.get("basis", "")).startswith("peak") else ""
+            passed.append(f"lasts {fmt(e['lifetime_years'], 1)} years at the load's writes{basis}")
+        elif e.get("passes"):
+            passed.append("stays within its workload rating")
+    elif c.get("endurance_reason"):
+        passed.append(str(c["endurance_reason"]).split(":")[0])
+    dw = c.get("durable_writes")
+    if isinstance(dw, dict):
+        if not dw.get("required"):
+            passed.append("durable writes were not required")
+        elif dw.get("protected") is True:
+            passed.append("its writes survive a power loss")
+        elif dw.get("protected") is False:
+            passed.append("its writes wait for cache flushes (sized on the flush-bound rate)")
+        else:
+            unchecked.append("durable writes (its catalog entry does not say)")
+    for k in (get(c, "sized_on", "unchecked") or []):
+        unchecked.append(f"{str(k).replace('_', ' ')}")
+    return passed, unchecked
+
+
+def cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
+    cands = dicts(doc.get("candidates"))
+    if not cands:
+        return None
+    c = cands[0]
+    req = doc.get("requirement") if isinstance(doc.get("requirement"), dict) else {}
+    parts = [f"{fmt_auto(req[k])} {label}" for k, label in _REQ if isnum(req.get(k)) and req[k] > 0]
+    absent = [label for k, label in _REQ if k in (req.get("absent") or [])]
+    h = req.get("headroom")
+    what = "the measured load" if from_lab else "the requirement"
+    if parts:
+        what += f" ({join_words(parts)}" + (f", +{h * 100:.0f}% headroom" if isnum(h) else "") + ")"
+    if absent:   # figures nobody gave (not measured, or measured 0) are said, not sized for as 0
+        what += f" (none given for {join_words(absent)}: not sized for)"
+    name = c.get("description") or f"{whole(c.get('count'))} x {c.get('device')} {c.get('layout') or ''}".strip()
+    figs = []
+    if isnum(c.get("capacity_gb")):
+        figs.append(f"{whole(c['capacity_gb'])} GB usable")
+    if isnum(c.get("read_iops")) and isnum(c.get("write_iops")):
+        figs.append(f"{whole(c['read_iops'])} read / {whole(c['write_iops'])} write IOPS")
+    tco = c.get("tco") if isinstance(c.get("tco"), dict) else {}
+    years = tco.get("service_years")
+    cost = (f" at ${whole(c['price_usd'])}" if isnum(c.get("price_usd")) else "")
+    if isnum(tco.get("total_usd")) and isnum(years):
+        cost += f" (${whole(tco['total_usd'])} over {fmt(years, 0)} years)"
+    text = f"The cheapest configuration for {what} is {name}{cost}" + (f" ({', '.join(figs)})" if figs else "")
+    passed, unchecked = _checks(c)
+    if passed:
+        text += "; it " + join_words(passed)
+    if unchecked:
+        text += "; not checked for " + join_words(unchecked)
+    binding = doc.get("binding")
+    text += (f"; the binding requirement is {binding}" if isinstance(binding, str) else "")
+    other = doc.get("cheaper_by_purchase")
+    if isinstance(other, dict) and other.get("reason") in ("durability", "endurance", "sustained"):
+        text += f" ({other.get('detail')})"
+    return {"text": text + ".", "configuration": name, "price_usd": c.get("price_usd"), "binding": binding,
+            "tco_usd": tco.get("total_usd"), "checked": passed, "unchecked": unchecked}
+
+
+def value_sentence(doc: dict[str, Any]) -> dict[str, Any] | None:
+    v = doc.get("value") if isinstance(doc.get("value"), dict) else {}
+    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    parts = [f"{fmt(v[k], d)} {label}" for k, label, d in (("tpm_per_usd", "TPM per $", 1),
+                                                           ("iops_per_usd", "IOPS per $", 1),
+                                                           ("mbps_per_usd", "MB/s per $", 3)) if isnum(v.get(k))]
+    if not parts:
+        return None
+    name = cfg.get("description") or "the configuration"
+    price = f" (${whole(cfg['price_usd'])})" if isnum(cfg.get("price_usd")) else ""
+    run = get(doc, "result", "run_dir")
+    return {"text": "Measured price/performance" + (f" of {run}" if run else "") + f" on {name}{price}: "
+                    + join_words(parts) + ".", "value": v}
