@@ -43,7 +43,7 @@ study's $190 with --catalog).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from dbtier.core.errors import DbtierError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import (EPS, MIXED_LAYOUTS, REDUNDANT_LAYOUTS, SELF_REDUNDANT_KINDS, Config, DeviceSet,
