@@ -198,7 +198,7 @@ def _life_notes(con: Console, sz: Sizing) -> None:
     if un:
         con.print(esc(f"the cheapest is unchecked for: {', '.join(un)}"), soft_wrap=True, style="yellow")
     cbp = sz.cheaper_by_purchase
-    if cbp:
+    if cbp and cbp["detail"] != sz.binding_detail:
         con.print(esc(f"not the answer: {cbp['detail']}"), soft_wrap=True)
 
 

@@ -47,8 +47,14 @@ def requirement_from_oltp(oltp: dict[str, Any]) -> dict[str, Any] | None:
     return req
 
 
-def plan_size_argv(req: dict[str, Any]) -> list[str] | None:
-    """`dbtier plan size` options for the figures above 0 (None when there is nothing to size for)."""
+def plan_size_argv(req: dict[str, Any], oltp: dict[str, Any] | None = None,
+                   probe: dict[str, Any] | None = None, probe_dir: str | None = None) -> list[str] | None:
+    """`dbtier plan size` options for the figures above 0 (None when there is nothing to size for).
+
+    The OLTP run's durability sets `--durable-writes`: a durable run (or one that does not say) needs
+    writes that survive a power loss; a run that was not durable (fsync off, synchronous_commit off,
+    innodb_flush_log_at_trx_commit=2) asked for none. A probe that measured a commit rate is passed as
+    `--probe`, so devices without power-loss protection are priced at a measured flush-bound rate."""
     opts = [("--read-iops", "read_iops", ".0f"), ("--write-iops", "write_iops", ".0f"),
             ("--read-mbps", "read_mbps", ".1f"), ("--write-mbps", "write_mbps", ".1f"),
             ("--capacity-gb", "capacity_gb", ".0f")]
@@ -57,7 +63,17 @@ def plan_size_argv(req: dict[str, Any]) -> list[str] | None:
         v = req.get(key)
         if isinstance(v, (int, float)) and float(format(v, fmt)) > 0:
             argv += [opt, format(v, fmt)]
-    return ["plan", "size", *argv, "--headroom", "0.3", "--top", "5"] if argv else None
+    if not argv:
+        return None
+    dur = (oltp or {}).get("durability")
+    durable = dur.get("durable") if isinstance(dur, dict) else None
+    argv += ["--durable-writes", "no" if durable is False else "required"]
+    rate = (((probe or {}).get("targets") or [{}])[0].get("summary") or {}).get("commits_per_s") \
+        if isinstance(probe, dict) and isinstance(probe.get("targets"), list) and probe["targets"] \
+        and isinstance(probe["targets"][0], dict) else None
+    if probe_dir and isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate > 0:
+        argv += ["--probe", probe_dir]
+    return ["plan", "size", *argv, "--headroom", "0.3", "--top", "5"]
 
 
 def tiers(dirs: list[str], probe: dict[str, Any] | None) -> tuple[str, str]:

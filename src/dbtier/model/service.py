@@ -194,7 +194,7 @@ class Life:
         per_set = [set_endurance(s.device, s.layout, s.count, _role_load(s.role, w, self.host, cfg.hit_ratio),
                                  self.terms.waf, self.terms.service_years)
                    for s, w in zip(cfg.sets(), cfg.weights())]
-        repl = [replacements(s.device, e.get("lifetime_years"), self.terms.service_years)
+        repl = [replacements(e.get("lifetime_years"), self.terms.service_years)
                 if self.terms.worn == "replace" else 0 for s, e in zip(cfg.sets(), per_set)]
         if all(s.device.kind == "cloud-volume" for s in cfg.sets()):
             return None, per_set[0]["reason"], repl
