@@ -19,7 +19,10 @@ SHARED = Path(__file__).resolve().parent.parent / "data" / "history" / "dma"   #
 
 PEAK_KEYS = {"read_iops", "write_iops", "read_mbps", "write_mbps"}
 STAT_KEYS = {"p50", "p95", "p99", "max"}
-REQ_KEYS = {"read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom"}
+REQ_KEYS = {"read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom",
+            "read_tb_per_day", "read_days_percentile", "read_days_counted",
+            "write_tb_per_day", "write_days_percentile", "write_days_counted", "instances", "clustered"}
+RAC = H / "awr" / "awr_sysstat_PRODRAC.csv"
 
 
 def dbtier_json(tmp_path, *args):
@@ -97,6 +100,64 @@ def test_requirement_of_one_database_with_capacity_and_max(tmp_path):
     assert r["requirement"]["percentile"] == 100 and r["requirement"]["capacity_gb"] == 750.0
 
 
+def test_requirement_bytes_a_day_and_instances_from_a_saved_sample(tmp_path):
+    """PROD: 48 hourly AWR snapshots from 2024-03-04 00:00 UTC (a restart on 03-05): two UTC days, both
+    covered for more than half; one instance. The keys are in `requirement` and at the top level."""
+    imp = dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--out", str(tmp_path / "a"))
+    assert imp["databases"][0]["instances"] == 1 and imp["databases"][0]["clustered"] is False
+    r = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "a"), "--out", str(tmp_path / "r"))
+    req = r["requirement"]
+    assert set(req) == REQ_KEYS and all(r[k] == req[k] for k in REQ_KEYS)
+    assert req["write_days_percentile"] == 95 and req["write_days_counted"] == 2 and req["read_days_counted"] == 2
+    assert req["write_tb_per_day"] > 0 and req["read_tb_per_day"] > req["write_tb_per_day"]
+    assert req["instances"] == 1 and req["clustered"] is False
+    assert r["from"]["days_tz"] == "UTC" and r["from"]["write_days_partial_dropped"] == 0
+    assert r["with_headroom"]["write_tb_per_day"] == pytest.approx(req["write_tb_per_day"] * 1.3)
+    assert "write_tb_per_day" not in r["absent"] and "instances" not in r["absent"]
+    # the bytes of a day from the series itself: day 2024-03-04 (UTC) is covered whole, by intervals whose
+    # bytes are write MB/s x seconds (clipped to the day), so the max of two days is at least that day's
+    con = duckdb.connect()
+    day1 = con.execute(f"""SELECT sum(write_mbps * 1e6 * (epoch(least("end", TIMESTAMP '2024-03-05'))
+                                                            - epoch(greatest(start, TIMESTAMP '2024-03-04'))))
+                           FROM read_parquet('{tmp_path / 'a' / 'totals.parquet'}')
+                           WHERE start < TIMESTAMP '2024-03-05' AND "end" > TIMESTAMP '2024-03-04'""").fetchone()[0]
+    mx = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "a"), "--percentile", "max",
+                     "--out", str(tmp_path / "rm"))
+    assert mx["write_days_percentile"] == 100 and mx["write_tb_per_day"] >= day1 / 1e12 - 1e-9
+    shown = call_main("history", "requirement", str(tmp_path / "a"), "--out", str(tmp_path / "rt"), cwd=tmp_path)
+    assert shown.returncode == 0 and "write TB/day (p95 of 2 days)" in shown.stdout
+    assert "instances: 1" in shown.stdout
+
+
+def test_rac_database_is_clustered_through_consolidation(tmp_path):
+    """PRODRAC (two instances, hand-made: README in tests/data/history): each instance series and the
+    consolidation of both say 2 instances, clustered; the consolidation has bytes a day on its grid."""
+    imp = dbtier_json(tmp_path, "history", "import", "--source", "awr", str(RAC), "--out", str(tmp_path / "a"))
+    assert {(d["name"], d["instances"], d["clustered"]) for d in imp["databases"]} == \
+        {("PRODRAC/1", 2, True), ("PRODRAC/2", 2, True)}
+    one = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "a"), "--database", "PRODRAC/2",
+                      "--out", str(tmp_path / "r1"))
+    assert one["instances"] == 2 and one["clustered"] is True
+    c = dbtier_json(tmp_path, "history", "consolidate", str(tmp_path / "a"), "--out", str(tmp_path / "c"))
+    assert c["instances"] == 2 and c["clustered"] is True and {d["instances"] for d in c["databases"]} == {2}
+    r = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "c"), "--out", str(tmp_path / "r"))
+    assert set(r["requirement"]) == REQ_KEYS
+    assert r["requirement"]["instances"] == 2 and r["requirement"]["clustered"] is True
+    assert r["write_days_counted"] == 2 and r["write_tb_per_day"] > 0 and r["from"]["days_tz"] == "UTC"
+    assert "sum on the common grid" in r["from"]["days_method"]
+
+
+def test_requirement_of_a_short_history_has_no_bytes_a_day(tmp_path):
+    """FIN: six 30-minute snapshots (2.5 h): no whole day, so null with the reason in `absent`."""
+    dbtier_json(tmp_path, "history", "import", "--source", "awr", str(H / "awr" / "dba_hist_sysstat_FIN.csv"),
+                str(H / "awr" / "dba_hist_snapshot_FIN.csv"), "--out", str(tmp_path / "a"))
+    r = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "a"), "--database", "DBID 1177042553/1",
+                    "--out", str(tmp_path / "r"))
+    assert r["write_tb_per_day"] is None and r["read_tb_per_day"] is None
+    assert "less than a whole day" in r["absent"]["write_tb_per_day"]
+    assert r["instances"] == 2 and r["clustered"] is True
+
+
 def test_terminal_output_is_a_table(tmp_path):
     r = call_main("history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "x"), cwd=tmp_path)
     assert r.returncode == 0 and "SQL01/sales" in r.stdout and "read IOPS" in r.stdout
@@ -110,6 +171,9 @@ def test_dma_import_then_requirement_p95_but_not_p99(tmp_path):
     r = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "d"), "--percentile", "95",
                     "--out", str(tmp_path / "r"))
     assert r["requirement"]["capacity_gb"] == 8.0
+    # the mean day from the hour-of-day averages: no percentile, the days the snapshots span
+    assert r["write_tb_per_day"] > 0 and r["write_days_percentile"] is None and r["write_days_counted"] == 7
+    assert r["instances"] == 1 and r["clustered"] is False
     bad = call_main("history", "requirement", str(tmp_path / "d"), "--percentile", "99", cwd=tmp_path)
     assert_clean_error(bad, "no p99")
     cons = call_main("history", "consolidate", str(tmp_path / "d"), cwd=tmp_path)

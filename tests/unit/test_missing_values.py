@@ -60,10 +60,14 @@ def test_history_requirement_keeps_a_missing_rate_missing():
     and capacity became 0 and the requirement silently lost them; now they are null and listed."""
     doc = _history_import({"read_iops": {"p95": 400.0}, "write_iops": {"p95": 100.0}})
     req, source = requirement(doc, "95", 0.3)
-    assert req == {"read_iops": 400.0, "write_iops": 100.0, "read_mbps": None, "write_mbps": None,
-                   "capacity_gb": None, "percentile": 95, "headroom": 0.3}
-    assert set(source["absent"]) == {"read_mbps", "write_mbps", "capacity_gb"}
-    r = Requirement(**{k: v for k, v in req.items() if k != "percentile"})
+    rates = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom")
+    assert {k: req[k] for k in rates} == {"read_iops": 400.0, "write_iops": 100.0, "read_mbps": None,
+                                          "write_mbps": None, "capacity_gb": None, "percentile": 95, "headroom": 0.3}
+    # no series to read (runs/h is not there), no instance count in the document: missing too, and said
+    assert req["write_tb_per_day"] is None and req["read_tb_per_day"] is None and req["instances"] is None
+    assert set(source["absent"]) == {"read_mbps", "write_mbps", "capacity_gb", "read_tb_per_day", "write_tb_per_day",
+                                     "instances"}
+    r = Requirement(**{k: req[k] for k in rates if k != "percentile"})
     assert r.given() == ["read_iops", "write_iops"] and r.absent() == ["read_mbps", "write_mbps", "capacity_gb"]
     # with headroom 30%: 400 x 1.3 = 520; an absent figure has no target
     assert r.target("read_iops") == pytest.approx(520.0) and r.target("read_mbps") == 0.0

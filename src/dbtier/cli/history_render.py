@@ -76,11 +76,41 @@ def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_
                              ("read_mbps", "read MB/s", 1), ("write_mbps", "write MB/s", 1),
                              ("capacity_gb", "capacity GB", 1)):
         t.add_row(label, _n(req[k], digits), _n(with_headroom[k], digits))
+    for m in ("write", "read"):
+        k = f"{m}_tb_per_day"
+        if k in req:
+            t.add_row(f"{m} TB/day ({_days(req, m)})", _tb(req[k]), _tb(with_headroom.get(k)))
     out.print(t)
+    if "instances" in req:
+        n = req.get("instances")
+        out.print(f"instances: {_n(n)}" + (" (clustered: only storage every node reaches)" if req.get("clustered")
+                                            else "" if n is not None else " (the source does not say)"),
+                  highlight=False)
+    if source.get("days_method"):
+        dropped = [f"{source.get(f'{m}_days_partial_dropped') or 0} {m}" for m in ("write", "read")]
+        out.print(f"[dim]TB/day: {esc(source['days_method'])}"
+                  + (f"; {esc(source['days_rule'])} (days left out: {', '.join(dropped)})" if source.get("days_rule")
+                     else "") + "[/dim]", highlight=False)
     for k, why in source["absent"].items():
-        out.print(f"[yellow]{esc(k)}: missing[/yellow] — {esc(why)}; plan size will not size for it", highlight=False)
+        what = "plan size will not restrict to shared storage" if k == "instances" else \
+            "plan size will not size for it"
+        out.print(f"[yellow]{esc(k)}: missing[/yellow] — {esc(why)}; {what}", highlight=False)
     out.print(f"[dim]capacity from {esc(source['capacity_from'])}. Run: {esc(run_dir)}[/dim]")
     out.print(f"[dim]next: dbtier plan size --from-history {esc(run_dir)}[/dim]")
+
+
+def _days(req: dict[str, Any], m: str) -> str:
+    """`p95 of 12 days`, `max of 3 days`, `mean day of 7 days` (dma), `no whole day`."""
+    n, p = req.get(f"{m}_days_counted"), req.get(f"{m}_days_percentile")
+    what = "mean day" if p is None else "max" if p >= 100 else f"p{p:g}"
+    if req.get(f"{m}_tb_per_day") is None:
+        return "no whole day"
+    return f"{what} of {n} day{'s' if n != 1 else ''}" if n is not None else what
+
+
+def _tb(x: Any) -> str:
+    """TB a day: three decimals, or three significant digits below 0.1 (a small database's 0.00412)."""
+    return "–" if x is None else f"{x:,.3f}" if abs(x) >= 0.1 or x == 0 else f"{x:.3g}"
 
 
 def _n(x: Any, digits: int = 0) -> str:

@@ -6,6 +6,7 @@ readers (pure parsing into a tidy DuckDB table, see tables.py):
   iostat.py (`iostat -x` and `sar -d`);
 series.py: counters -> intervals -> rates, peaks, profiles (exact, tested on hand-worked tables);
 consolidate.py: many databases on one UTC grid, peak of the sum vs sum of the peaks;
+days.py: read and written bytes per calendar day (the requirement's TB/day);
 store.py: the run directory's Parquet files and the DuckDB connection.
 """
 

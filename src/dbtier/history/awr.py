@@ -256,7 +256,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                              for k in keys)
     res = ReadResult(SOURCE, "counters", "awr_counters", [str(p) for p in paths], notes=notes, one_unit=True,
                      cleanup=raw + keys, absent=absent, series_by=series_by, constant=constant,
-                     unit_names=len(units) > 1, keys=f"({key_sql})" if keys else None)
+                     unit_names=len(units) > 1, keys=f"({key_sql})" if keys else None, instance_units=True)
     if not any("snap_timezone" in l.names for ls in layouts.values() for l in ls):
         res.notes.append(f"AWR times are the database's local time; read as {opts.tz} (--tz)")
     return res

@@ -45,7 +45,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.core.files import is_regular, regular_file
 from dbtier.history import detect, limits
 from dbtier.history.series import finite_or_none, iso
-from dbtier.history.tables import MB, ReadOptions, ReadResult
+from dbtier.history.tables import MB, ReadOptions, ReadResult, instance_fields
 from dbtier.history.times import utc_sql
 
 # What the result's `limitations` says about this source (see the module docstring).
@@ -397,10 +397,26 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
             caps[db] = gb
     res = ReadResult(SOURCE, "hourly", "hourly", [str(p) for p in paths], capacity_gb=caps,
                      limitations=[DMA_LIMITATION])
+    res.instances = _instances(per_db, summary, opts)
     res.notes.append(f"dma: snapshot times are the database's local time, read as {opts.tz} (--tz)")
     res.notes += summary_problems
     res.extra["spans"] = _spans(con, snaps, summary, per_db, opts)
     return res
+
+
+def _instances(per_db: dict[str, set], summary: dict[str, dict[str, str]], opts: ReadOptions) -> dict[str, int]:
+    """{database as named in `hourly`: instances}: the instance numbers the extracts hold for its PKEY, or
+    dbsummary's RAC_DBINSTACES (sic) when that says more (an instance without snapshots in the period)."""
+    out = {}
+    for pkey, insts in per_db.items():
+        n = len(insts)
+        said = (summary.get(pkey) or {}).get("rac_dbinstaces", "").strip()
+        if said.isascii() and said.isdigit() and 0 < int(said) < 1000:
+            n = max(n, int(said))
+        db = opts.database or (summary.get(pkey, {}).get("db_name") or pkey)
+        for inst in insts:
+            out[f"{db}/{inst}" if len(insts) > 1 else db] = n
+    return out
 
 
 def _check_rates(key: tuple, label: str, rates: dict[str, float | None], sn: dict, st: dict) -> None:
@@ -461,6 +477,7 @@ def summarise(con: duckdb.DuckDBPyConnection, res: ReadResult) -> dict[str, Any]
         start, end = spans.get(db, (None, None))
         out.append({"name": db, "intervals": int(n or 0), "start": start, "end": end, "peaks": peaks,
                     "peaks_method": "hour-of-day upper bound (p50, p95); max exact; no p99",
-                    "capacity_gb": res.capacity_gb.get(db.split("/")[0]), "hour_of_day": hours})
+                    "capacity_gb": res.capacity_gb.get(db.split("/")[0]),
+                    **instance_fields(res.instances.get(db)), "hour_of_day": hours})
     return {"source": res.source, "kind": "hourly", "files": res.files, "notes": list(res.notes),
             "limitations": list(res.limitations), "databases": out}

@@ -15,11 +15,13 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import consolidate as cons
-from dbtier.history import dma, limits, series, store
-from dbtier.history.tables import INTERVAL_COLUMNS, ReadResult
+from dbtier.history import days, dma, limits, series, store
+from dbtier.history.tables import INTERVAL_COLUMNS, ReadResult, instance_fields
 
 PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}
-REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom")
+REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "percentile", "headroom",
+                    "read_tb_per_day", "read_days_percentile", "read_days_counted",
+                    "write_tb_per_day", "write_days_percentile", "write_days_counted", "instances", "clustered")
 
 
 def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int = 10, profile_tz: str = "UTC",
@@ -29,7 +31,7 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     step = step or (lambda _: None)
     if res.kind == "hourly":
         return dma.summarise(con, res)
-    name_units(con, res)
+    inst = name_units(con, res)
     if res.kind == "counters":
         step("intervals from counters")
         series.intervals_from_counters(con, res.table, "intervals", res.wrap_bits, res.one_unit, res.absent,
@@ -65,6 +67,7 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
                 "segments": 1 + e["restarts"], "restarts": e["restarts"], "wraps": e["wraps"],
                 "duplicates_dropped": e["duplicates"],
                 "capacity_gb": res.capacity_gb.get(name),
+                **instance_fields(instances_of(name, inst)),
                 "top_intervals": p["top"],
                 "series_shape": p["shape"],
                 "file_types": fts.get(name, [])}
@@ -80,22 +83,37 @@ def no_intervals(files: Sequence[str]) -> DbtierError:
                        "no interval to measure", "collect at least two snapshots, some minutes apart")
 
 
-def name_units(con: duckdb.DuckDBPyConnection, res: ReadResult) -> None:
+def name_units(con: duckdb.DuckDBPyConnection, res: ReadResult) -> dict[str, int]:
     """AWR RAC: a database whose rows carry several units (instances) is one series per instance,
     NAME/INSTANCE; the others keep their name. Done here, over every file the import reads together, so
-    a batch that holds one instance of a database does not name it otherwise than the whole would."""
-    if not res.unit_names:
-        return
-    multi = [r[0] for r in con.execute(f"SELECT database FROM {res.table} GROUP BY database "
-                                       "HAVING count(DISTINCT unit) > 1").fetchall()]
+    a batch that holds one instance of a database does not name it otherwise than the whole would.
+
+    Returns the instances of each database as the reader names it (NAME, not NAME/INSTANCE) when the
+    source's units are instances (res.instance_units), else {}: see instances_of()."""
+    if not (res.unit_names or res.instance_units):
+        return {}
+    counts = {db: int(n) for db, n in con.execute(f"SELECT database, count(DISTINCT unit) FROM {res.keys or res.table} "
+                                                  "GROUP BY database").fetchall()}
+    multi = [db for db, n in counts.items() if n > 1] if res.unit_names else []
     if not multi:
-        return
+        return counts if res.instance_units else {}
     inlist = ", ".join(sql_str(m) for m in multi)
     con.execute(f"""CREATE OR REPLACE VIEW {res.table}_named AS SELECT * REPLACE (
                         CASE WHEN database IN ({inlist}) THEN database || '/' || unit ELSE database END AS database)
                     FROM {res.table}""")
     res.cleanup.append(res.table)
     res.table = f"{res.table}_named"
+    return counts if res.instance_units else {}
+
+
+def instances_of(name: str, counts: dict[str, int]) -> int | None:
+    """The instances of the database a series belongs to: `name` itself, or NAME of a RAC instance's
+    NAME/INSTANCE (each instance of a 2-instance database says 2). None when the source does not say."""
+    if name in counts:
+        return counts[name]
+    base = name.rsplit("/", 1)[0] if "/" in name else None
+    n = counts.get(base) if base is not None else None
+    return n if n is not None and n > 1 else None
 
 
 FIRST_YEAR, LAST_YEAR = limits.FIRST_YEAR, limits.LAST_YEAR
@@ -215,10 +233,24 @@ def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[
     if known and len(known) != len(caps):
         r["capacity_note"] = (f"capacity known for {len(known)} of {len(caps)} databases "
                               f"({sum(known):.1f} GB); give --capacity-gb to `history requirement`")
+    r.update(consolidated_instances(docs, r.get("databases") or []))
     r["runs"] = [d["_run_dir"] for d in docs]
     con.execute("CREATE OR REPLACE VIEW sum_named AS SELECT 'sum' AS database, * FROM sum_series")
     series.profiles(con, "sum_named", "sum_profiles")
     return r
+
+
+def consolidated_instances(docs: Sequence[dict[str, Any]], grid_dbs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A consolidation's `instances` (the largest of its databases': the storage must serve the most
+    clustered of them; None when no database's import says) and `clustered`; each of `grid_dbs` (the
+    consolidation document's databases[]) gets its own `instances` from its import."""
+    own = {db.get("name"): db.get("instances") for d in docs for db in d.get("databases") or []}
+    for g in grid_dbs:
+        g["instances"] = own.get(g.get("name"))
+    known = [n for n in own.values() if isinstance(n, int) and not isinstance(n, bool)]
+    out = instance_fields(max(known) if known else None)
+    out["instances_unknown"] = len(own) - len(known)
+    return out
 
 
 def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_gb: float | None = None,
@@ -241,6 +273,8 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
     if action == "consolidate":
         peaks, cap, what = doc.get("peaks") or {}, doc.get("capacity_gb"), f"sum of {len(doc.get('databases') or [])} databases"
         kind = "consolidate"
+        db = None
+        inst, has_inst = doc.get("instances"), "instances" in doc
     else:
         dbs = doc.get("databases") or []
         if database:
@@ -256,6 +290,7 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
         db = dbs[0]
         peaks, cap, what = db.get("peaks") or {}, db.get("capacity_gb"), db.get("name")
         kind = doc.get("kind")
+        inst, has_inst = db.get("instances"), "instances" in db
     out: dict[str, Any] = {}
     absent: dict[str, str] = {}
     for m in ("read_iops", "write_iops", "read_mbps", "write_mbps"):
@@ -277,9 +312,34 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
         absent["capacity_gb"] = "the source does not say the allocated size; give --capacity-gb"
     out["percentile"] = pnum
     out["headroom"] = float(headroom)
+    figs, tz = days.of_run(doc, db, pnum)
+    for m in days.METRICS:
+        f = figs[m]
+        out[f"{m}_tb_per_day"] = f["tb_per_day"]
+        out[f"{m}_days_percentile"] = f["percentile"]
+        out[f"{m}_days_counted"] = f["days_counted"]
+        if f["tb_per_day"] is None:
+            absent[f"{m}_tb_per_day"] = f["reason"] or f"no {m} bytes a day"
+    ok = isinstance(inst, int) and not isinstance(inst, bool) and inst > 0
+    out.update(instance_fields(inst if ok else None))
+    if not ok:
+        absent["instances"] = (
+            "the import run predates `instances` (import it again to have them)" if not has_inst else
+            "none of the consolidated databases' imports says how many instances run it" if kind == "consolidate" else
+            f"the {doc.get('source') or 'history'} data does not say how many instances run the database "
+            "(a cluster sharing its storage cannot be told)")
+    hourly = kind == "hourly"
     source = {"run_dir": run_dir, "action": action, "source": doc.get("source"), "of": what,
               "statistic": key, "capacity_from": "--capacity-gb" if capacity_gb is not None else
               ("the source" if out["capacity_gb"] is not None else "unknown (no capacity requirement)"),
+              "days_method": ("mean day from hour-of-day averages (the sum of the 24 hours' mean rates x 3,600 s)"
+                              if hourly else f"{key} of the per-day bytes, over calendar days in {tz}"
+                              + (" (the sum on the common grid)" if kind == "consolidate" else "")),
+              "days_tz": None if hourly else tz,
+              "days_rule": None if hourly else (f"a day covered for at least {days.DAY_MIN_COVER:.0%} is scaled to "
+                                                "24 h (bytes x 86,400 / seconds covered); less is left out"),
+              "read_days_partial_dropped": figs["read"]["partial_dropped"],
+              "write_days_partial_dropped": figs["write"]["partial_dropped"],
               "absent": absent}
     return {k: out[k] for k in REQUIREMENT_KEYS}, source
 
@@ -287,5 +347,6 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
 def with_headroom(req: dict[str, Any]) -> dict[str, float | None]:
     """Each figure of a `requirement` with its headroom on top (what the planner will size for);
     a missing figure stays missing."""
-    return {k: None if req[k] is None else req[k] * (1 + req["headroom"]) for k in
-            ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb")}
+    return {k: None if req.get(k) is None else req[k] * (1 + req["headroom"]) for k in
+            ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb", "read_tb_per_day", "write_tb_per_day")
+            if k in req}

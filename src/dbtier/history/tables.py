@@ -69,6 +69,14 @@ class ReadResult:
     cleanup: list[str] = field(default_factory=list)   # tables behind `table` (a view), dropped after use
     unit_names: bool = False        # a database with several units is one series per unit, NAME/UNIT (AWR RAC)
     keys: str | None = None         # SQL of the distinct (database, _file, unit) of `table`, when cheaper than it
+    instance_units: bool = False    # a unit is a database instance (AWR's INSTANCE_NUMBER): instances are counted
+    instances: dict[str, int] = field(default_factory=dict)   # database -> instances, when the reader knows (dma)
+
+
+def instance_fields(n: int | None) -> dict[str, object]:
+    """A database's `instances` (how many the history shows: an Oracle RAC database has 2 or more; None when
+    the source does not say) and `clustered` (several instances share its storage; None when unknown)."""
+    return {"instances": n, "clustered": None if n is None else n > 1}
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.:@/#+-]+")
