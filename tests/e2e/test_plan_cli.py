@@ -127,7 +127,9 @@ def test_budget_terminal_and_a_device_out_of_reach(tmp_path):
 
 def test_size_json(tmp_path):
     doc = ok_json(tmp_path, "plan", "size", "--read-iops", "2000", "--write-iops", "500", "--capacity-gb", "500",
-                  "--devices", CARD, DISK, "--layouts", "raid10,raid5", "preferred-read-mirror", "read-cache")
+                  "--devices", CARD, DISK, "--layouts", "raid10,raid5", "preferred-read-mirror", "read-cache",
+                  # the array model on the catalog's rated figures, ranked by purchase (the life terms: below)
+                  "--durable-writes", "no", "--worn", "replace", "--cost", "purchase")
     assert doc["plan"] == "size"
     assert doc["binding"] in ("iops", "throughput", "capacity", "latency")
     assert doc["binding"] == "capacity"
@@ -217,7 +219,8 @@ def test_report_renders_plan_runs(tmp_path):
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "could not be drawn" not in html
-    assert html.count("<svg") == 10            # five side-by-side charts for equivalent and for budget
+    # five side-by-side charts for equivalent and for budget, and size's cost over the service life
+    assert html.count("<svg") == 11
     for text in ("Equal performance", "Equal budget: what $20,000 buys", "Binding requirement: capacity",
                  "Price/performance of", "$322,700", "16.14×", "IOPS per $"):
         assert text in html, text

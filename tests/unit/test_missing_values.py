@@ -26,7 +26,8 @@ def test_lab_requirement_keeps_measured_zero_and_passes_only_positive_figures():
     assert req == {"read_iops": 0.0, "write_iops": 150.0, "read_mbps": 0.0, "write_mbps": 5.0,
                    "capacity_gb": 10.0, "absent": []}
     assert plan_size_argv(req) == ["plan", "size", "--write-iops", "150", "--write-mbps", "5.0",
-                                   "--capacity-gb", "10", "--headroom", "0.3", "--top", "5"]
+                                   "--capacity-gb", "10", "--durable-writes", "required",
+                                   "--headroom", "0.3", "--top", "5"]
 
 
 def test_lab_requirement_marks_unmeasured_figures_absent():
@@ -37,8 +38,23 @@ def test_lab_requirement_marks_unmeasured_figures_absent():
     assert req["read_iops"] is None and req["write_iops"] == 50.0
     assert req["read_mbps"] is None and req["write_mbps"] is None and req["capacity_gb"] is None
     assert req["absent"] == ["read_iops", "read_mbps", "write_mbps", "capacity_gb"]
-    assert plan_size_argv(req) == ["plan", "size", "--write-iops", "50", "--headroom", "0.3", "--top", "5"]
+    assert plan_size_argv(req) == ["plan", "size", "--write-iops", "50", "--durable-writes", "required",
+                                   "--headroom", "0.3", "--top", "5"]
     assert plan_size_argv({"read_iops": 0.0, "write_iops": None, "capacity_gb": None}) is None
+
+
+def test_lab_plan_step_passes_the_runs_durability_and_the_probes_commit_rate():
+    """A durable OLTP run (or one that does not say) needs durable writes; one that was not durable asked for
+    none. A probe with a commit rate is passed as --probe; one without it is not."""
+    req = {"write_iops": 50.0}
+    probe = {"targets": [{"summary": {"commits_per_s": 900.0}}]}
+    loose = {"durability": {"durable": False, "reason": "fsync=off"}}
+    assert plan_size_argv(req, loose, probe, "lab/probe") == [
+        "plan", "size", "--write-iops", "50", "--durable-writes", "no", "--probe", "lab/probe",
+        "--headroom", "0.3", "--top", "5"]
+    durable = {"durability": {"durable": True, "reason": "fsync on"}}
+    assert plan_size_argv(req, durable, {"targets": [{"summary": {}}]}, "lab/probe") == [
+        "plan", "size", "--write-iops", "50", "--durable-writes", "required", "--headroom", "0.3", "--top", "5"]
 
 
 def test_lab_requirement_divides_bytes_by_the_samplers_window():

@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         elif plan_size_argv(req) is None:
             step("plan-size", None, "the OLTP step measured no device load to size for")
         else:
-            step("plan-size", plan_size_argv(req))
+            step("plan-size", plan_size_argv(req, oltp, probe, str(lab / "probe")))
         if probe:
             doc["standing"] = standing(probe)
         # The lab's own status and time are final before the report reads them (it shows them).
