@@ -138,3 +138,20 @@ def test_bad_catalog_endurance_names_the_file_and_entry(tmp_path):
 def test_a_probe_that_is_not_one(tmp_path):
     run = history_run(tmp_path, None)
     fails(tmp_path, "plan", "size", *OLTP, "--probe", str(run), needles=("--probe", "not a `dbtier probe` run"))
+
+
+def test_a_rac_history_plans_shared_storage(tmp_path):
+    """From a real import to the plan: PRODRAC's two instances (the AWR export with a second instance, README in
+    tests/data/history) consolidated, its requirement, then plan size: only storage every node reaches."""
+    from test_history_cli import RAC, dbtier_json
+    dbtier_json(tmp_path, "history", "import", "--source", "awr", str(RAC), "--out", str(tmp_path / "a"))
+    dbtier_json(tmp_path, "history", "consolidate", str(tmp_path / "a"), "--out", str(tmp_path / "c"))
+    dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "c"), "--capacity-gb", "2000",
+                "--out", str(tmp_path / "r"))
+    doc = ok_json(tmp_path, "plan", "size", "--from-history", str(tmp_path / "r"), out="p")
+    assert doc["requirement"]["instances"] == 2 and doc["topology"]["clustered"] is True
+    from dbtier.model.catalog import load_catalog
+    shared = {d.id for d in load_catalog().devices.values() if d.shared_access}
+    assert {c["device"] for c in doc["candidates"]} <= shared
+    # the bytes a day came from the history (its days), not the peak held 24 h
+    assert doc["host_writes"]["basis"].startswith("history run") and doc["host_writes"]["write_tb_per_day"] > 0
