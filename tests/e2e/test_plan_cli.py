@@ -87,7 +87,7 @@ def test_equivalent_json_is_the_design_example(tmp_path):
     assert (doc["by_metric"]["throughput"]["count"], doc["by_metric"]["throughput"]["price_usd"]) == (15, 5500)
     assert (doc["by_metric"]["capacity"]["count"], doc["by_metric"]["capacity"]["price_usd"]) == (17, 7100)
     assert doc["params"] == {"action": "equivalent", "catalog_files": [], "server_ports": 0, "devices_only": False,
-                             "cost": "tco", "service_years": 5.0, "usd_per_kwh": 0.13, "reference": CARD, "using": DISK, "layout": "jbod", "read_fraction": 0.5}
+                             "service_years": 5.0, "usd_per_kwh": 0.13, "reference": CARD, "using": DISK, "layout": "jbod", "read_fraction": 0.5}
     assert doc["pricing"]["basis"] == "devices and overheads" and doc["pricing"]["server_ports"] == 0
     assert doc["arrays"]["iops"]["overheads"][0]["units"] == 56
     assert doc["arrays"]["iops"]["limits"]["read_mbps"]["limit"] == "devices"

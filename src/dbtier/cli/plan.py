@@ -49,13 +49,14 @@ def add_pricing_options(p: argparse.ArgumentParser) -> None:
                         "I/O system by its drives do; the controllers' MB/s ceilings still apply")
 
 
-def add_cost_options(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
-    """`--cost`, `--service-years`, `--usd-per-kwh`: shared by every plan action."""
+def add_cost_options(p: argparse.ArgumentParser, ranks: bool = False) -> argparse._ArgumentGroup:
+    """`--service-years`, `--usd-per-kwh` (every plan action) and, where designs are ranked, `--cost`."""
     g = p.add_argument_group("cost over the service life")
-    g.add_argument("--cost", choices=("tco", "purchase"), default="tco",
-                   help="what ranks and prices the designs: tco (default), the cost over the service life "
-                        "(purchase, replacements, energy, cloud months), or purchase, the price paid today (what "
-                        "the 2009-2011 studies compared)")
+    if ranks:
+        g.add_argument("--cost", choices=("tco", "purchase"), default="tco",
+                       help="what ranks the designs: tco (default), the cost over the service life (purchase, "
+                            "replacements, energy, cloud months), or purchase, the price paid today (what the "
+                            "2009-2011 studies compared)")
     g.add_argument("--service-years", type=argtypes.positive_float(50), default=DEFAULT_SERVICE_YEARS, metavar="N",
                    help=f"years the storage must serve (default {DEFAULT_SERVICE_YEARS:g})")
     g.add_argument("--usd-per-kwh", type=argtypes.positive_float(100), default=DEFAULT_USD_PER_KWH, metavar="USD",
@@ -65,7 +66,8 @@ def add_cost_options(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
 
 
 def _terms(args: argparse.Namespace, **extra: Any) -> Terms:
-    return Terms(service_years=args.service_years, usd_per_kwh=args.usd_per_kwh, cost=args.cost, **extra)
+    return Terms(service_years=args.service_years, usd_per_kwh=args.usd_per_kwh, cost=getattr(args, "cost", "tco"),
+                 **extra)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -148,14 +150,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--top", type=argtypes.positive_int(1_000_000), default=10, metavar="N",
                     help="how many candidates to list (default 10)")
     add_pricing_options(sp)
-    g = add_cost_options(sp)
+    g = add_cost_options(sp, ranks=True)
     g.add_argument("--worn", choices=("fail", "replace"), default="fail",
                    help="a design whose flash wears out (or whose HDDs pass their workload rating) before the "
                         "service life ends: fail (default; the count grows to spread the writes, else the design "
                         "is dropped) or replace (priced with its replacements)")
     g.add_argument("--waf", type=argtypes.positive_float(100), metavar="X",
                    help="device write amplification beyond the endurance rating (default by class: 1.0 for "
-                        "enterprise flash rated on JESD219's enterprise workload, 2.5 for client flash)")
+                        "enterprise flash rated on JESD219's enterprise workload, 3.0 for client flash)")
     g.add_argument("--durable-writes", choices=("required", "no"),
                    help="required (the default when the requirement writes): devices without power-loss "
                         "protection are sized on their flush-bound write rate, or dropped; no: a temp or scratch "
@@ -208,8 +210,8 @@ def _server_ports(args: argparse.Namespace) -> int | None:
 
 def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, Any]:
     return {"action": action, "catalog_files": list(args.catalog), "server_ports": args.server_ports,
-            "devices_only": args.devices_only, "cost": args.cost, "service_years": args.service_years,
-            "usd_per_kwh": args.usd_per_kwh, **extra}
+            "devices_only": args.devices_only, **({"cost": args.cost} if hasattr(args, "cost") else {}),
+            "service_years": args.service_years, "usd_per_kwh": args.usd_per_kwh, **extra}
 
 
 def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:

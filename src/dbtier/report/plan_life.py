@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dbtier.report import svg
-from dbtier.report.base import esc, html_table, isnum, num
+from dbtier.report.base import esc, figure_frame, html_table, isnum, num
 from dbtier.report.svg import Series
 
 
@@ -24,7 +24,7 @@ def _life(e: Any, reason: Any) -> str:
     if not e.get("checked"):
         return '<span class="na">unchecked</span>'
     life = e.get("lifetime_years")
-    text = f"{num(life, 1)} y" if isnum(life) else ("within rating" if e.get("passes") else "over rating")
+    text = f"{num(life, 1)}&nbsp;y" if isnum(life) else ("within rating" if e.get("passes") else "over rating")
     return text if e.get("passes", True) else f'<b class="bad">{text}</b>'
 
 
@@ -38,9 +38,10 @@ def _protected(d: Any) -> str:
 
 
 def dropped_sentence(doc: dict[str, Any]) -> str:
-    """A sentence when the cheapest design to buy was dropped or grown for wear or unprotected writes."""
+    """A sentence when the cheapest design to buy was dropped or grown for wear or unprotected writes
+    (none when the binding requirement already says it)."""
     c = doc.get("cheaper_by_purchase")
-    if not isinstance(c, dict) or not c.get("detail"):
+    if not isinstance(c, dict) or not c.get("detail") or c.get("detail") == doc.get("binding_detail"):
         return ""
     what = {"durability": "unprotected writes", "endurance": "wear", "sustained": "sustained writes",
             "tco": "cost over the service life"}.get(str(c.get("reason")), str(c.get("reason")))
@@ -79,8 +80,12 @@ def life_section(doc: dict[str, Any], cands: Sequence[dict[str, Any]], names: Se
              ("cloud", "cloud_usd", 4)]
     series = [Series(label, [(k, (c.get("tco") or {}).get(key)) for k, c in enumerate(cands)], svg.colour(col))
               for label, key, col in parts]
-    out.append(svg.hbar_chart("Cost over the service life", list(names), series, unit="USD",
-                              x_label="US dollars over the service life", highlight=0))
+    # a part no candidate pays (cloud months for bought devices) would only draw zeros
+    series = [s for s in series if any(isnum(v) and v > 0 for _, v in s.points)]
+    chart = svg.hbar_chart("Cost over the service life", list(names), series, unit="USD",
+                           x_label="US dollars over the service life", highlight=0)
+    out.append('<div class="charts">' + figure_frame(chart, "Each candidate's cost over the service life, by "
+                                                            "part: the first is the answer.") + "</div>")
     kwh = terms.get("usd_per_kwh")
     out.append(f'<p class="reason">Life: years until the limiting flash device reaches its rated endurance (device '
                f'writes a day = host writes × the layout\'s write factor / devices × WAF), or an HDD\'s workload '
