@@ -33,12 +33,23 @@ def test_lab_on_one_directory_runs_every_step(pg_dir):
     assert all(req[k] >= 0 for k in ("read_iops", "write_iops", "read_mbps", "write_mbps"))
     plan = load_doc(pg_dir / "lab" / "plan-size")
     assert plan["candidates"] and plan["binding"]
+    # the plan step got the OLTP run's durability and the probe's commit rate; its cheapest design passes
+    # durable writes and the service life (or the document says which it could not check)
+    oltp = load_doc(pg_dir / "lab" / "oltp")
+    terms = plan["params"]["terms"]
+    assert terms["durable_writes"] == ("no" if oltp["durability"]["durable"] is False else "required")
+    assert terms["probe"]["run_dir"].endswith("probe") and terms["probe"]["commits_per_s"] > 0
+    best = plan["candidates"][0]
+    if terms["durable_writes"] == "required":
+        assert best["durable_writes"]["protected"] is not False
+    assert best["endurance"] is None or best["endurance"]["passes"] is True
     assert doc["standing"][0]["closest"]
     assert doc["report"]["status"] == "ok" and Path(doc["report"]["html"]).stat().st_size > 10_000
     # the report is written once the lab's status and time are final: its own section shows them
     html = Path(doc["report"]["html"]).read_text()
     assert "badge running" not in html and load_doc(pg_dir / "lab")["finished_at"]
     assert "Against the catalog" in html and "above 1 better" in html
+    assert "The cheapest configuration for the measured load" in html and "over 5 years" in html
     # given ".", every step names the directory absolutely (the report showed "paths: ." and "to .")
     where = str(Path(pg_dir).resolve())
     assert load_doc(pg_dir / "lab" / "probe")["params"]["paths"] == [where]

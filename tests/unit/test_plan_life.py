@@ -280,3 +280,27 @@ def test_an_old_catalog_still_loads_and_its_designs_say_unchecked(cat):
     assert d["durable_writes"]["protected"] is None and "unchecked" in d["durable_writes"]["reason"]
     assert set(d["sized_on"]["unchecked"]) == {"sustained_write_iops", "sustained_write_mbps"}
     assert d["tco"]["energy_usd"] is None and d["tco"]["unchecked"]
+
+
+def test_the_shipped_catalog_has_the_service_life_figures():
+    """Every shipped physical device says its warranty, protection and watts; flash its endurance and
+    sustained writes, an unprotected one its flush-bound rate; a cloud volume its month (36 of which are
+    its price_usd, the catalog's convention); every source says where the new figures come from."""
+    cat = load_catalog()
+    for d in cat.devices.values():
+        if d.kind == "cloud-volume":
+            assert d.usd_per_month == approx(d.price_usd / 36, rel=0.02), d.id
+            assert d.durability_pct is not None, d.id
+            continue
+        assert d.power_loss_protection is not None and d.active_watts and d.idle_watts, d.id
+        if d.flash:
+            assert d.rated_tbw and d.warranty_years, d.id
+            assert d.sustained_write_iops and d.sustained_write_mbps, d.id
+        if d.kind == "hdd":
+            assert d.workload_tb_per_year and d.warranty_years, d.id
+        if d.power_loss_protection is False:
+            assert d.flush_write_iops and d.flush_write_iops < d.write_iops, d.id
+    shared = [d for d in cat.devices.values() if d.shared_access]
+    assert {d.kind for d in shared} >= {"shared-array", "cloud-volume"}
+    for o in cat.overheads.values():
+        assert o.watts, o.id

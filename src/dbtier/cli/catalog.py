@@ -162,6 +162,40 @@ def _devices_table(devices: list[Device], width: int) -> Table:
     return t
 
 
+def _life_rows(d: Device) -> list[tuple[str, str]]:
+    """The service-life figures the entry has (plan size uses them; a missing one is said)."""
+    rows: list[tuple[str, str]] = []
+    if d.flash or d.kind == "hdd":
+        tbw = d.rated_tbw
+        if d.flash:
+            rows.append(("endurance", "absent: unchecked for wear" if tbw is None else
+                         f"{_n(tbw)} TBW = {_n(d.rated_dwpd or 0, 2)} DWPD over {_n(d.warranty_years or 0)} years"))
+            if d.sustained_write_iops is not None or d.sustained_write_mbps is not None:
+                rows.append(("sustained writes IOPS / MB/s", f"{_n(d.sustained_write_iops or 0)} / "
+                                                             f"{_n(d.sustained_write_mbps or 0)}  (the figures "
+                                                             "above are bursts)"))
+            if d.write_cache_gb is not None:
+                rows.append(("write cache", f"{_n(d.write_cache_gb)} GB at the burst rate"))
+        elif d.workload_tb_per_year is not None:
+            rows.append(("workload rating", f"{_n(d.workload_tb_per_year)} TB a year"))
+    if d.kind != "cloud-volume":
+        plp = {True: "yes", False: "no: durable writes wait for a cache flush", None: "absent: unchecked"}[
+            d.power_loss_protection]
+        rows.append(("power-loss protection", plp))
+        if d.flush_write_iops is not None:
+            rows.append(("flush-bound write IOPS", _n(d.flush_write_iops)))
+        if d.active_watts is not None:
+            rows.append(("watts active / idle", f"{_n(d.active_watts, 1)} / {_n(d.idle_watts or 0, 2)}"))
+    else:
+        if d.usd_per_month is not None:
+            rows.append(("price a month", f"${_n(d.usd_per_month, 2)}"))
+        if d.durability_pct is not None:
+            rows.append(("durability", f"{d.durability_pct:g}% a year (the provider's)"))
+    if d.shared_access:
+        rows.append(("shared access", "every node of a cluster reaches it"))
+    return rows
+
+
 def _device_table(d: Device) -> Table:
     t = Table(title=esc(f"{d.id}: {d.name}"), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
@@ -173,6 +207,7 @@ def _device_table(d: Device) -> Table:
         ("random IOPS read / write", f"{_n(d.read_iops)} / {_n(d.write_iops)}"),
         ("sequential MB/s read / write", f"{_n(d.read_mbps)} / {_n(d.write_mbps)}"),
         ("latency µs read / write", f"{_n(d.read_latency_us)} / {_n(d.write_latency_us)}"),
+        *_life_rows(d),
         ("source", d.source),
     ]
     if d.notes:
