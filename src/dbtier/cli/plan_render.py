@@ -98,17 +98,19 @@ def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path) 
 
 def budget(con: Console, options: Sequence[BudgetOption], usd: float, layout: str, read_fraction: float,
            pricing_text: str, run_dir: Path) -> None:
-    t = _table(f"what {_usd(usd)} buys ({layout}, overhead included)",
-               ["device", "count", "price", "TCO", "GB", f"IOPS@{read_fraction:.0%}r", "MB/s r/w", "latency µs r/w"])
+    t = _table(f"what {_usd(usd)} buys ({layout}, overhead included; IOPS at {read_fraction:.0%} reads)",
+               ["device", "n", "price", "TCO", "GB", "IOPS", "MB/s r/w", "µs r/w"])
+    t.columns[0].no_wrap = False
+    t.columns[0].overflow = "fold"
+    t.columns[0].min_width = 12
     for o in options:
         e = o.evaluation
         if e is None:
             t.add_row(lit(o.device.id), "0", f"(smallest {_usd(o.smallest_price_usd)})", "-", "-", "-", "-", "-")
             continue
-        t.add_row(lit(o.device.id), _n(o.count), _usd(e.price_usd), _tco_text(o.tco), _n(e.capacity_gb.value),
-                  _n(e.iops.value),
-                  f"{_n(e.read_mbps.value)}/{_n(e.write_mbps.value)}",
-                  f"{_n(e.read_latency_us.value)}/{_n(e.write_latency_us.value)}")
+        t.add_row(lit(o.device.id), _n(o.count), _usd(e.price_usd), _tco_text(o.tco), _si(e.capacity_gb.value),
+                  _si(e.iops.value), f"{_si(e.read_mbps.value)}/{_si(e.write_mbps.value)}",
+                  f"{_si(e.read_latency_us.value)}/{_si(e.write_latency_us.value)}")
     con.print(t)
     _tco_note(con, next((o.tco for o in options if o.tco), None))
     for o in options:

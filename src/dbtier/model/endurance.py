@@ -179,6 +179,7 @@ def set_endurance(d: Device, layout: str, n: int, load: SetLoad, waf: float | No
     f = layout_write_factor(layout, n, load.random)
     base = {"role": load.role or None, "device": d.id, "count": n, "layout": layout,
             "host_write_tb_per_day": load.write_tb_per_day, "layout_write_factor": f, "waf": amp,
+            "waf_source": device_waf(d, waf)[1] if d.flash else None,
             "device_writes_tb_per_day": w, "service_years": service_years}
     if d.kind == "cloud-volume":
         return {**base, "device_writes_tb_per_day": None, "lifetime_years": None, "used_fraction": None,

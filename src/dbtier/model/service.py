@@ -213,8 +213,8 @@ class Life:
         if len(per_set) > 1:
             out["sets"] = per_set
         else:
-            out.update({k: limiting[k] for k in ("layout_write_factor", "waf", "rated_tbw", "workload_tb_per_year")
-                        if k in limiting})
+            out.update({k: limiting[k] for k in ("layout_write_factor", "waf", "waf_source", "rated_tbw",
+                                                 "workload_tb_per_year") if k in limiting})
         return out, None, repl
 
     # -- one candidate -------------------------------------------------------------------------------------
@@ -229,6 +229,9 @@ class Life:
         protected = False if False in prot else (None if None in prot else True)
         durable = {"required": self.durable_required, "protected": protected,
                    "reason": self.durable_reason + ": " + "; ".join(dict.fromkeys(j.reason for j in judged))}
+        stated = [s.device.durability_pct for s in sets if s.device.durability_pct is not None]
+        if stated:   # a cloud volume's provider states how rarely it loses one
+            durable["durability_pct"] = min(stated)
         on = {s.role or "devices": sized[s.device].sized_on for s in sets}
         sized_on = dict(next(iter(on.values()))) if len(on) == 1 else {
             "write_iops": _worst_basis(v["write_iops"] for v in on.values()),
