@@ -21,6 +21,13 @@ DATA = ROOT / "tests" / "data"
 ENGINE_FIXTURES = frozenset({"pg_dir", "loop_device", "mount_point"})
 
 
+@pytest.fixture(autouse=True)
+def own_registry(tmp_path_factory, monkeypatch):
+    """Each test its own registry of what dbtier makes (dbtier.core.debris): a test's commands never reap
+    (nor list) another's, or the machine's own."""
+    monkeypatch.setenv("DBTIER_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())):

@@ -197,8 +197,9 @@ def test_compare_a_fleet_with_a_single_host_probe(tmp_path):
 
 # The single-host probe's report, Markdown and show summary as rendered before fleet probes existed (commit
 # 28356aa), then deliberately changed: spreads on the headline figures and the verdict's evidence guards
-# (issue 18). A deliberate change to the single-host report updates these; a fleet change must not.
-SINGLE_HTML = "cc8ffd61ad3c09a0bed7e861fcfefe6da495b018067ab96e4c6b0ee25e700dbe"
+# (issue 18), and the style of the `abandoned` status badge (issue 34). A deliberate change to the single-host
+# report updates these; a fleet change must not.
+SINGLE_HTML = "1a0fe4aaf788d333d76d9684184a167cff0ae2c15c50bce1b2210da48188a556"
 SINGLE_MD = "3928c9c4bd270578c171dbbde3536e827e96d1cc1f041cfddf73cd2c4491eff9"
 SINGLE_SUMMARY = "4d1211f7f9b7c8096d52403261055f25982f955f3e4fc37f40e6c47039b7bcf5"
 

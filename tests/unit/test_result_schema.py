@@ -51,6 +51,7 @@ def _in_process(root: Path) -> dict[str, dict]:
         "compare": ["compare", str(oltp), str(matrix)],
         "catalog-list": ["catalog", "list"],
         "catalog-show": ["catalog", "show", DISK],
+        "cleanup": ["cleanup", "--dry-run"],
     }
     docs = {}
     for name, argv in argvs.items():      # in order: consolidate reads the import, requirement the consolidation

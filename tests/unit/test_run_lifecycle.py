@@ -141,7 +141,8 @@ def test_force_on_a_run_directory_replaces_it_and_refuses_foreign_ones(tmp_path)
     with pytest.raises(DbtierError, match="already a run directory"):
         RunDir.create("probe", out=rd.path)
     again = RunDir.create("probe", out=rd.path, force=True)
-    assert list(again.path.iterdir()) == []
+    # the old files gone; only the room kept for the final status (released when the run ends)
+    assert [p.name for p in again.path.iterdir()] == [".dbtier-reserve"]
     (again.path / "x").write_text("not a run")
     with pytest.raises(DbtierError, match="not a dbtier run directory"):
         RunDir.create("probe", out=again.path, force=True)

@@ -27,7 +27,10 @@ from typing import Any, Callable, Iterable, Iterator
 
 from rich.console import Console
 
+from dbtier.core.debris import Claim
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import full_error, full_path, is_full
+from dbtier.core.owner import me
 from dbtier.results.document import finish, new_document
 from dbtier.results.store import RunDir, check_out, dumps
 
@@ -81,8 +84,12 @@ class Run:
             from dbtier.measure.machine import light_machine_info
             machine = light_machine_info()
         self.doc = new_document(command, params, machine)
+        self.claim: Claim | None = None
         if self.persist:
             self.dir = RunDir.create(command, out, runs_dir or "runs", force=force, inputs=inputs)
+            # who runs it: a reader told it `running` sees `abandoned` once this process is gone
+            self.doc["owner"] = me(self.dir.path.name).to_dict()
+            self.claim = Claim("run", {"run": str(self.dir.path.resolve())})
         if _FRAMES:
             _FRAMES[-1].append(self)
         self.save()
@@ -114,7 +121,11 @@ class Run:
                 self.finish("failed" if failed else "ok")
             if self.dir is not None:
                 self.dir.sweep_temp_files()
+                self.dir.release_reserve()
+            self._release()
             return
+        if self.dir is not None:
+            self.dir.release_reserve()      # the room kept for this final write (a full filesystem)
         with _signals_held():
             status, error = _classify(exc)
             if status is None:          # the output pipe closed: the run itself stands as it is
@@ -135,6 +146,11 @@ class Run:
                 pass
             if self.dir is not None:
                 self.dir.sweep_temp_files()
+            self._release()
+
+    def _release(self) -> None:
+        if self.claim is not None:
+            self.claim.release()
 
     def _save_traceback(self, exc: BaseException, error: dict[str, Any]) -> None:
         if self.dir is None:
@@ -160,6 +176,9 @@ def _classify(exc: BaseException) -> tuple[str | None, dict[str, Any] | None]:
         return "interrupted", {"message": f"interrupted by {how}"}
     if isinstance(exc, DbtierError):
         return ("interrupted" if exc.exit_code == 130 else "failed"), {"message": exc.message, "hint": exc.hint}
+    if is_full(exc):
+        e = full_error(full_path(exc), None, "its results")
+        return "failed", {"message": e.message, "hint": e.hint}
     if isinstance(exc, SystemExit):
         return "failed", {"message": f"exited with status {exc.code}"}
     if isinstance(exc, Exception):

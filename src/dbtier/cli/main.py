@@ -10,13 +10,15 @@ import threading
 import sys
 import tempfile
 import traceback
+from typing import Any
 
 from dbtier import __version__
 from dbtier.cli.options import Parser
 from dbtier.core.errors import DbtierError
 
 # Module name under dbtier.cli for each subcommand, in help order.
-SUBCOMMANDS = ["lab", "probe", "bench", "report", "show", "compare", "catalog", "plan", "history", "simulate"]
+SUBCOMMANDS = ["lab", "probe", "bench", "report", "show", "compare", "catalog", "plan", "history", "simulate",
+               "cleanup"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,6 +136,26 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(sig, handler)
 
 
+def _reap_before(args: Any) -> None:
+    """What an earlier dbtier left when it died (a SIGKILL, the OOM killer) is removed before this command
+    makes anything, and said; `dbtier cleanup` does it on its own. The watchdog is wired in here."""
+    from dbtier.core import debris
+    from dbtier.measure import watchdog
+    debris.on_claim = watchdog.ensure
+    if getattr(args, "command", None) == "cleanup":
+        return
+    from dbtier.measure.reap import reap
+    try:
+        done = reap()
+    except OSError:
+        return
+    lines = [x for e in done["removed"] for x in e["removed"] + e["left"]]
+    if lines:
+        pids = sorted({e["owner"]["pid"] for e in done["removed"]})
+        print(f"dbtier: removed what an earlier dbtier left when it died (pid {', '.join(map(str, pids))}): "
+              + "; ".join(lines), file=sys.stderr)
+
+
 def _main(argv: list[str] | None) -> int:
     from dbtier.cli.common import check_out_early, lifecycle
     parser = build_parser()
@@ -146,6 +168,7 @@ def _main(argv: list[str] | None) -> int:
         try:
             with lifecycle() as runs:
                 check_out_early(args)
+                _reap_before(args)
                 _received.clear()
                 code = int(args.func(args) or 0)
                 if code == 0:
@@ -165,5 +188,10 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:
         return 141
     except Exception as exc:  # noqa: BLE001 - anything else is a bug: one line, the traceback saved
+        from dbtier.core.files import full_error, full_path, is_full
+        if is_full(exc):           # a full filesystem is the machine's state, not a bug
+            err = full_error(full_path(exc), None, "its results")
+            print(f"dbtier: error: {err.message}\n  next: {err.hint}", file=sys.stderr)
+            return err.exit_code
         _report_bug(exc)
         return EXIT_BUG

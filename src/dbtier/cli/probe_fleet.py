@@ -105,6 +105,10 @@ def run(args: argparse.Namespace, profile: Profile, tests: tuple[str, ...], size
     import tempfile
     with tempfile.TemporaryDirectory(prefix="dbtier-fleet-") as scratch:
         reachable(hosts, scratch)
+    swept = fleet.remove_dead_remote(hosts)       # what a dbtier that died left on these hosts
+    if swept:
+        print(f"dbtier: removed the test files an earlier fleet probe left (its dbtier died): {', '.join(swept)}",
+              file=sys.stderr)
     members = fleet.make_members(hosts, paths, profile, args.margin_pct, size, args.buffered, args.destroy_data,
                                  args.hosts_remote)
     params = {"hosts": [h.name for h in hosts], "paths": paths, "profile": profile.name, "tests": list(tests),

@@ -14,6 +14,7 @@ from typing import Any
 
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
+from dbtier.core.files import full_error, is_full
 from dbtier.results.store import RESULT_FILE
 
 REPORT_FILE = "report.html"
@@ -48,6 +49,8 @@ def write_text_atomic(path: Path, text: str) -> None:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
+        if is_full(exc):
+            raise full_error(path, len(text.encode()), "the report") from None
         if isinstance(exc, OSError):
             raise DbtierError(f"cannot write {path}: {exc.strerror or exc}",
                               "choose another place with --output FILE") from exc

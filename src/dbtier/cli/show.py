@@ -72,6 +72,9 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     info = F.run_info(doc)
     out.print(f"{indent}[bold]{esc(info['kind'])}[/bold] · {esc(F.run_name(doc))} · {esc(info['status'] or 'unknown')}"
               + (f" · started {esc(info['started_at'])}" if info["started_at"] else ""), highlight=False)
+    ab = doc.get("abandoned")
+    if isinstance(ab, dict) and ab.get("message"):    # its dbtier died: what is shown is what it finished
+        out.print(f"{indent}[bold yellow]{esc(str(ab['message']))}[/bold yellow]", highlight=False)
     for g in doc_guards(doc):   # the cache guard first, in colour: it says what the figures measured
         colour = "bold red" if g.get("kind") == "reads-from-memory" else "bold yellow"
         out.print(f"{indent}[{colour}]guard {esc(str(g.get('kind')))}[/{colour}]: {esc(str(g.get('message')))}",

@@ -62,3 +62,64 @@ def duck_path(path: str | os.PathLike) -> str:
 def sql_str(s: str) -> str:
     """A SQL string literal (a quote in a directory name must not end it)."""
     return "'" + s.replace("'", "''") + "'"
+
+
+# -- a full filesystem ---------------------------------------------------------------------------------
+
+FULL_ERRNOS = (28, 122)     # ENOSPC, EDQUOT
+
+
+def is_full(exc: BaseException) -> bool:
+    """A write refused for want of space (or quota)."""
+    return isinstance(exc, OSError) and exc.errno in FULL_ERRNOS
+
+
+def full_path(exc: OSError) -> str:
+    """Of the paths a failed write names (a copy names its source and its destination), the one on the
+    fullest filesystem."""
+    best, least = ".", None
+    for p in (getattr(exc, "filename2", None), getattr(exc, "filename", None)):
+        if not p:
+            continue
+        p = os.fspath(p)
+        q = p if os.path.exists(p) else os.path.dirname(p) or "."
+        try:
+            st = os.statvfs(q)
+        except OSError:
+            continue
+        free = st.f_bavail * st.f_frsize
+        if least is None or free < least:
+            best, least = p, free
+    return best
+
+
+def mount_point(path: str | os.PathLike) -> str:
+    p = os.path.abspath(path)
+    while not os.path.ismount(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    return p
+
+
+def full_error(path: str | os.PathLike, need_bytes: int | None = None, what: str = "the run") -> DbtierError:
+    """One message for a full filesystem: which one, how much is free, and (when known) how much more the
+    write needed."""
+    from dbtier.core.units import human_bytes
+    where = Path(path)
+    probe = where if where.exists() else where.parent
+    try:
+        st = os.statvfs(probe)
+        free = st.f_bavail * st.f_frsize
+        fs = f"the filesystem at {mount_point(probe)}"
+    except OSError:
+        free, fs = None, "its filesystem"
+    more = ""
+    if need_bytes is not None:
+        more = f"; writing it needs {human_bytes(need_bytes)}" + (
+            f", {human_bytes(max(0, need_bytes - free))} more than is free" if free is not None else "")
+    return DbtierError(f"{path}: {fs} is full" + (f" ({human_bytes(free)} free)" if free is not None else "")
+                       + f" while writing {what}{more}",
+                       "free space there, or write the run directory elsewhere with --out DIR "
+                       "(what was measured before is in the document)")

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from dbtier.core.debris import claim_dir
 from dbtier.core.errors import DbtierError
 
 # free space kept beyond what the work needs
@@ -38,10 +39,14 @@ def workdir(need_bytes: int = 0, what: str = "the history work", prefix: str = "
         raise DbtierError(f"{parent}: {free / 1e9:.1f} GB free, and {what} needs about "
                           f"{(need_bytes + WORK_MARGIN_BYTES) / 1e9:.1f} GB there (about the inputs' size)", _HINT)
     work = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    claim = None
     try:
+        claim = claim_dir(work, what)        # the watchdog removes it if dbtier is killed
         yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if claim is not None and not work.exists():
+            claim.release()
 
 
 def room(work: Path, need_bytes: int, what: str) -> None:

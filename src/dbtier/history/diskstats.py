@@ -22,12 +22,12 @@ import csv
 import datetime as _dt
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import duckdb
 
+from dbtier.core.debris import temp_file
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import csvio, detect, limits
@@ -111,8 +111,7 @@ def roles(names: Iterable[str], devices: str | None) -> dict[str, str]:
 
 
 def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: ReadOptions) -> ReadResult:
-    fd, tmp = tempfile.mkstemp(prefix="dbtier-diskstats-", suffix=".csv")
-    os.close(fd)
+    tmp, claim = temp_file("dbtier-diskstats-", ".csv", "diskstats parse file")
     try:
         names: set[str] = set()
         with open(tmp, "w", newline="") as out:
@@ -134,6 +133,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                            '_file': 'VARCHAR'}}) c JOIN ds_roles r ON c.unit = r.unit""")
     finally:
         os.unlink(tmp)
+        claim.release()
     counted = sorted(n for n, r in role.items() if r == "part")
     if not counted:
         raise DbtierError(f"{paths[0]}: no whole disk among the devices ({', '.join(sorted(names))})",

@@ -25,13 +25,13 @@ import csv
 import datetime as _dt
 import os
 import re
-import tempfile
 import zoneinfo
 from pathlib import Path
 from typing import Sequence
 
 import duckdb
 
+from dbtier.core.debris import temp_file
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import csvio, detect, limits
@@ -173,8 +173,7 @@ def _dupes(con: duckdb.DuckDBPyConnection, table: str, paths: Sequence[str | Pat
 # -- iostat -----------------------------------------------------------------------------------------
 
 def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: ReadOptions) -> ReadResult:
-    fd, tmp = tempfile.mkstemp(prefix="dbtier-iostat-", suffix=".csv")
-    os.close(fd)
+    tmp, claim = temp_file("dbtier-iostat-", ".csv", "iostat parse file")
     devices: set[str] = set()
     try:
         with open(tmp, "w", newline="") as out:
@@ -185,6 +184,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         _load(con, "io_intervals", tmp, devices, opts, paths)
     finally:
         os.unlink(tmp)
+        claim.release()
     dropped = _dupes(con, "io_intervals", paths)
     notes = ["iostat: the first report of each file is dropped (the average since boot, or an interval whose start "
              "is not printed)"]
@@ -286,8 +286,7 @@ def _parse_iostat(path: str, w, opts: ReadOptions) -> set[str]:
 # -- sar -d -------------------------------------------------------------------------------------------
 
 def read_sar(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: ReadOptions) -> ReadResult:
-    fd, tmp = tempfile.mkstemp(prefix="dbtier-sar-", suffix=".csv")
-    os.close(fd)
+    tmp, claim = temp_file("dbtier-sar-", ".csv", "sar parse file")
     devices: set[str] = set()
     restarts = 0
     try:
@@ -301,6 +300,7 @@ def read_sar(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: 
         _load(con, "sar_intervals", tmp, devices, opts, paths)
     finally:
         os.unlink(tmp)
+        claim.release()
     dropped = _dupes(con, "sar_intervals", paths)
     notes = ["sar: `LINUX RESTART` records begin new segments" + (f" ({restarts} seen)" if restarts else "")]
     if dropped:

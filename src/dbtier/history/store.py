@@ -26,7 +26,7 @@ from typing import Callable, Iterator, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.files import duck_path, is_regular, regular_file, sql_str
+from dbtier.core.files import duck_path, full_error, is_full, is_regular, regular_file, sql_str
 from dbtier.core.workdir import workdir  # noqa: F401 (the history commands call it store.workdir)
 
 INTERVALS_FILE = "intervals.parquet"
@@ -121,6 +121,8 @@ def write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> Non
         con.execute(f"COPY ({query}) TO {sql_str(os.path.abspath(tmp))} (FORMAT parquet, COMPRESSION snappy)")
         os.replace(tmp, path)
     except OSError as exc:
+        if is_full(exc):
+            raise full_error(path.parent, None, f"the series {path.name}") from None
         raise DbtierError(f"cannot write {path}: {exc.strerror or exc}", "choose another run directory with --out") \
             from exc
 
@@ -237,11 +239,25 @@ def copy_inputs(files: Sequence[str], raw_path: Callable[[str], Path]) -> str | 
     if sum(sizes.values()) > RAW_COPY_MAX_BYTES:
         return "inputs over 50 MB in all are not copied into raw/; params.files names them"
     used: set[str] = set()
-    for f in sizes:
-        name, k = Path(f).name, 1
-        while name in used:
-            k += 1
-            name = f"{Path(f).name}.{k}"
-        used.add(name)
-        shutil.copyfile(f, raw_path(name))
+    copied: list[Path] = []
+    try:
+        for f in sizes:
+            name, k = Path(f).name, 1
+            while name in used:
+                k += 1
+                name = f"{Path(f).name}.{k}"
+            used.add(name)
+            dest = raw_path(name)
+            copied.append(dest)
+            shutil.copyfile(f, dest)
+    except OSError as exc:
+        if not is_full(exc):
+            raise
+        for c in copied:            # the copies filled it: they go, the run's own files stay
+            try:
+                c.unlink()
+            except OSError:
+                pass
+        raise full_error(copied[-1].parent, sum(sizes.values()),
+                         "copies of the inputs into raw/ (removed again)") from None
     return None

@@ -19,6 +19,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dbtier.core.debris import Claim
+
 MIB = 1024 * 1024
 FLOOR_BYTES = 128 * MIB       # the cache part's floor: shared_buffers of 32 MiB and some page cache
 DATA_PER_BUDGET = 4           # the default keeps the loaded data set at least 4x larger than the cache part
@@ -236,6 +238,8 @@ class MemoryCgroup:
     """A `dbtier-<random>` memory cgroup with a limit. `open()` makes it (or says why not, in `reason`);
     `close()` removes it (idempotent). Use as a context manager."""
 
+    claim: Claim | None = None
+
     def __init__(self, limit_bytes: int, proc_cgroup: str | None = None, mountinfo: str | None = None):
         self.limit_bytes = int(limit_bytes)
         self._texts = (proc_cgroup, mountinfo)
@@ -273,6 +277,8 @@ class MemoryCgroup:
                 why.append(f"cannot create {plan.dir} ({exc.strerror})")
                 continue
             self.plan, self.created = plan, True
+            # a cgroup directory holds no marker file: the registry entry is its mark
+            self.claim = Claim("memory cgroup", {"cgroups": [plan.dir]})
             try:
                 for f, v in plan.writes:
                     Path(plan.dir, f).write_text(v)
@@ -322,14 +328,21 @@ class MemoryCgroup:
             try:
                 os.rmdir(self.plan.dir)
                 self.created = False
+                self._release()
                 return
             except FileNotFoundError:
                 self.created = False
+                self._release()
                 return
             except OSError:
                 if time.monotonic() > deadline:
                     return   # the caller reports the leftover directory
                 time.sleep(0.2)
+
+    def _release(self) -> None:
+        if self.claim is not None:
+            self.claim.release()
+            self.claim = None
 
     def __enter__(self) -> "MemoryCgroup":
         return self.open()

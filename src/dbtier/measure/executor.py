@@ -13,7 +13,16 @@ These calls cover every use:
 - `start(argv)`: start a long-running process (a tracer, a server) in its own
   process group and return a `Background` handle;
 - `stop_group(process)`: stop a process group, politely first: SIGINT (a tool
-  flushes and exits), then SIGTERM, then SIGKILL.
+  flushes and exits), then SIGTERM, then SIGKILL;
+- `spawn_detached(argv)`: start the watchdog, the one process meant to outlive dbtier.
+
+Children die with dbtier: every child gets a parent-death signal (SIGTERM, set with
+prctl(PR_SET_PDEATHSIG) between fork and exec), so a SIGKILL of dbtier (the OOM killer,
+a CI timeout) takes fio, pgbench and sysbench with it. The kernel sends it when the
+*thread* that started the child exits: `run` and `pipeline` block that thread until
+the child ends, and `start` sets it only from the main thread (which lives as long as
+dbtier). Servers that daemonise (pg_ctl, mariadbd) leave the signal behind with their
+parent; their registry entry and the watchdog stop them instead (dbtier.core.debris).
 
 Nothing else in dbtier imports subprocess.
 """
@@ -30,6 +39,35 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from dbtier.core.errors import DbtierError
+
+_PR_SET_PDEATHSIG = 1
+try:
+    import ctypes
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):      # not Linux: no parent-death signal
+    _prctl = None
+
+
+def _die_with(parent: int):
+    """A preexec_fn: the child gets SIGTERM when dbtier dies (and exits now if it already has). SIGTERM,
+    not SIGKILL: runuser passes it on to the program it runs as another user, and fio flushes its output."""
+    def set_signal() -> None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)     # type: ignore[misc]
+        if os.getppid() != parent:      # dbtier died between fork and prctl
+            os._exit(1)
+    return set_signal if _prctl is not None else None
+
+
+def _blocking_preexec():
+    """For a child its starting thread waits for (run, pipeline): safe from any thread."""
+    return _die_with(os.getpid())
+
+
+def _background_preexec():
+    """For a child that outlives the call (start): only from the main thread, which lives as long as
+    dbtier (a worker thread's exit would kill the child)."""
+    import threading
+    return _die_with(os.getpid()) if threading.current_thread() is threading.main_thread() else None
 
 INSTALL_HINTS = {
     "fio": "install fio: `apt-get install fio` (Debian/Ubuntu), `dnf install fio` (Fedora/RHEL); or run `make lab`, which installs it",
@@ -136,8 +174,21 @@ def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str
     pipe for `Background.exchange` (a client session), else it reads nothing."""
     proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.PIPE if stdin else None,
-                            env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True)
+                            env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True,
+                            preexec_fn=_background_preexec())
     return Background(proc)
+
+
+def spawn_detached(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
+    """Start argv in its own session with no pipes and no parent-death signal (it is meant to outlive
+    dbtier: the watchdog); returns its pid. It is not waited for: it reaps itself when dbtier exits."""
+    proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
+                            env=dict(env) if env is not None else None)
+    # never waited for: mark it done so that Popen's __del__ does not warn; the kernel reaps it once
+    # dbtier exits (its parent is then init)
+    proc.returncode = 0
+    return proc.pid
 
 
 def stop_group(process: Background | subprocess.Popen, grace_s: float = 10.0) -> None:
@@ -170,7 +221,8 @@ def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str |
     start_s = time.monotonic()
     proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL if discard_stdout else subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
-                            env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True)
+                            env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True,
+                            preexec_fn=_blocking_preexec())
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -214,7 +266,8 @@ def pipeline(argvs: Sequence[Sequence[str]], *, stdout_path: str | os.PathLike |
                     p = subprocess.Popen(list(argv), stdin=procs[-1].stdout if procs else None,
                                          stdout=out if last else subprocess.PIPE, stderr=errs[i],
                                          env=dict(env) if env is not None else None, cwd=cwd,
-                                         process_group=procs[0].pid if procs else 0)
+                                         process_group=procs[0].pid if procs else 0,
+                                         preexec_fn=_blocking_preexec())
                     if procs:
                         # the next stage owns the read end: a writer whose reader exits gets SIGPIPE
                         procs[-1].stdout.close()   # type: ignore[union-attr]

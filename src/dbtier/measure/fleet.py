@@ -17,6 +17,7 @@ end (and on Ctrl-C) by an fio job with unlink=1 on each host still answering.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import socket
 import uuid
@@ -24,7 +25,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from dbtier.core import debris
+from dbtier.core.debris import Claim
 from dbtier.core.errors import DbtierError
+from dbtier.core.owner import Owner, alive
 from dbtier.core.units import MIB
 from dbtier.measure import executor, fio
 from dbtier.measure.fio import FioJob
@@ -133,6 +137,19 @@ class Member:
     entry: dict[str, Any]                   # its document entry: {host, targets: [target entry]}
     files: set[str] = field(default_factory=set)
     dropped: str | None = None              # why it stopped answering
+    claim: Claim | None = None              # the registry entry of `files` on another host
+
+    def claim_files(self) -> None:
+        """Name the files made on another host in the registry: if dbtier dies, the next fleet probe of the
+        host removes them (`remove_dead_remote`)."""
+        if self.local:
+            return
+        what = [{"host": self.host.name, "address": self.host.address, "port": self.host.port,
+                 "paths": sorted(self.files)}]
+        if self.claim is None:
+            self.claim = Claim("remote probe files", {"remote": what})
+        else:
+            self.claim.update(remote=what)
 
     @property
     def tentry(self) -> dict[str, Any]:
@@ -276,7 +293,9 @@ class FleetProber(Prober):
         argv = ["fio", "--output-format=json+", f"--output={raw_path}"]
         for m in live:
             hj = self._for(m, job)
-            m.files |= _files(hj)
+            if not _files(hj) <= m.files:
+                m.files |= _files(hj)
+                m.claim_files()
             jf = self.run_dir.raw_path(f"{raw_name[:-5]}.{m.host.address}-{m.host.port}.fio")
             jf.write_text(fio.job_file(hj))
             argv += [f"--client={m.host.client()}", str(jf)]
@@ -341,6 +360,28 @@ def _why(host: Host, text: str, res: dict[str, Any] | None) -> str:
     return "it gave no result"
 
 
+def _unlink_on(host: Host, files: set[str], run_dir: RunDir | None, tag: str = "cleanup") -> bool:
+    """An fio job with unlink=1 over `files` on `host` (fio's protocol carries no other file operation)."""
+    job = FioJob(name="dbtier-cleanup", rw="read", bs_bytes=4096, size_bytes=4096,
+                 filename=":".join(sorted(files)), time_based=False, ramp_s=0, direct=False,
+                 ioengine="psync", extra=(("unlink", "1"),))
+    jf = (run_dir.raw_path(f"{tag}.{host.address}-{host.port}.fio") if run_dir is not None
+          else Path(os.devnull))
+    try:
+        if run_dir is not None:
+            jf.write_text(fio.job_file(job))
+            done = executor.run(["fio", f"--client={host.client()}", str(jf)], timeout_s=120)
+        else:
+            import tempfile
+            with tempfile.NamedTemporaryFile("w", prefix="dbtier-cleanup-", suffix=".fio") as f:
+                f.write(fio.job_file(job))
+                f.flush()
+                done = executor.run(["fio", f"--client={host.client()}", f.name], timeout_s=120)
+        return done.returncode == 0
+    except (OSError, executor.TimedOut):
+        return False
+
+
 def cleanup(members: list[Member], run_dir: RunDir | None) -> list[str]:
     """Remove what dbtier made: local targets' work directories; on other hosts an fio job with unlink=1 over
     the files made there. Returns what could not be removed (named in the document)."""
@@ -354,17 +395,41 @@ def cleanup(members: list[Member], run_dir: RunDir | None) -> list[str]:
         if m.dropped is not None:
             left += [f"{m.host.name}:{f}" for f in sorted(m.files)]
             continue
-        job = FioJob(name="dbtier-cleanup", rw="read", bs_bytes=4096, size_bytes=4096,
-                     filename=":".join(sorted(m.files)), time_based=False, ramp_s=0, direct=False,
-                     ioengine="psync", extra=(("unlink", "1"),))
-        jf = (run_dir.raw_path(f"cleanup.{m.host.address}-{m.host.port}.fio") if run_dir is not None
-              else Path(os.devnull))
-        try:
-            if run_dir is not None:
-                jf.write_text(fio.job_file(job))
-            done = executor.run(["fio", f"--client={m.host.client()}", str(jf)], timeout_s=120)
-            if done.returncode != 0:
-                left += [f"{m.host.name}:{f}" for f in sorted(m.files)]
-        except (OSError, executor.TimedOut):
+        if _unlink_on(m.host, m.files, run_dir):
+            if m.claim is not None:
+                m.claim.release()
+        else:
             left += [f"{m.host.name}:{f}" for f in sorted(m.files)]
     return left
+
+
+def remove_dead_remote(hosts: list[Host]) -> list[str]:
+    """The test files an earlier fleet probe made on these hosts and did not remove because its dbtier died
+    (the registry names them): removed now, each host's at once. Returns what was removed."""
+    done: list[str] = []
+    wanted = {(h.address, h.port): h for h in hosts}
+    for path, doc in debris.entries():
+        owner = Owner.from_dict(doc.get("owner"))
+        what = doc.get("what") if isinstance(doc.get("what"), dict) else {}
+        remote = [r for r in what.get("remote") or [] if isinstance(r, dict)]
+        if owner is None or not remote or alive(owner) is not False:
+            continue
+        rest = []
+        for r in remote:
+            h = wanted.get((r.get("address"), r.get("port")))
+            files = {str(f) for f in r.get("paths") or []}
+            if h is None or not files:
+                rest.append(r)
+            elif _unlink_on(h, files, None):
+                done += [f"{h.name}:{f}" for f in sorted(files)]
+            else:
+                rest.append(r)
+        try:
+            if rest:
+                doc["what"]["remote"] = rest
+                path.write_text(json.dumps(doc))
+            else:
+                path.unlink()
+        except OSError:
+            pass
+    return done

@@ -50,6 +50,8 @@ from dbtier.results.probe import (
     sweep_done,
     under_measured,
 )
+from dbtier.core.debris import Claim, claim_dir
+from dbtier.measure.reap import sweep_dir
 from dbtier.results.store import RunDir
 
 MEMORY_FILESYSTEMS = ("tmpfs", "ramfs", "devtmpfs", "hugetlbfs")
@@ -137,10 +139,13 @@ class Target:
     commit_dir: str | None = None  # per-writer files (directory targets)
     commit_format: str = "$jobname.$jobnum"     # their names in commit_dir (fio's filename_format)
     info: dict[str, Any] = field(default_factory=dict)
+    claim: Claim | None = None     # the registry entry of workdir (removed by the watchdog if dbtier dies)
 
     def cleanup(self) -> None:
         if self.workdir is not None and self.workdir.exists():
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.claim is not None and (self.workdir is None or not self.workdir.exists()):
+            self.claim.release()
 
 
 # ---------------------------------------------------------------- checks
@@ -157,13 +162,18 @@ def check_directory(path: str, profile: Profile, margin_pct: float, size: int | 
         raise DbtierError(f"{path}: not a directory", hint)
     info = path_info(path)
     fs = info.get("filesystem")
+    swept = sweep_dir(p)        # an earlier probe's files whose dbtier died go first (their space counts)
+    if swept:
+        info = {**info, "debris_removed": swept}
     workdir = p / f"{WORKDIR_PREFIX}{uuid.uuid4().hex[:8]}"
     try:
         workdir.mkdir()
     except OSError as exc:
         raise DbtierError(f"{path} is not writable ({exc.strerror}): dbtier must create its test files there",
                           "pass a directory you can write to") from exc
+    claim = None
     try:
+        claim = claim_dir(workdir, "probe files")
         if not buffered and not supports_direct_io(workdir):
             raise DbtierError(
                 f"{path} ({fs}) does not support direct I/O: every figure would include the page cache, "
@@ -190,12 +200,14 @@ def check_directory(path: str, profile: Profile, margin_pct: float, size: int | 
                                     total, wanted, margin_pct)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
+        if claim is not None:
+            claim.release()
         raise
     commit_dir = workdir / "commit"
     commit_dir.mkdir()
     return Target(path=str(p.resolve()), kind="directory", filesystem=fs,
                   mount_options=info.get("mount_options"), file_bytes=file_bytes, workdir=workdir,
-                  data_file=str(workdir / "data.fio"), commit_dir=str(commit_dir), info=info)
+                  data_file=str(workdir / "data.fio"), commit_dir=str(commit_dir), info=info, claim=claim)
 
 
 def supports_direct_io(directory: Path) -> bool:

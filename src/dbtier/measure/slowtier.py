@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from dbtier.core.debris import Claim, claim_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 
@@ -116,6 +117,7 @@ class SlowTier:
         self.size_bytes = 0
         self._mounted = False
         self._throttle: list[tuple[str, str]] = []
+        self.claim: Claim | None = None
 
     def describe(self) -> dict:
         return {"dir": self.emu.dir, "mount": self.mount, "device": os.path.basename(self.loop or "") or None,
@@ -146,13 +148,17 @@ class SlowTier:
                               "free some space, or emulate on another directory")
         self.base = Path(self.emu.dir, f"dbtier-slow-{uuid.uuid4().hex[:12]}")
         self.base.mkdir(mode=0o755)
+        # every step is claimed as it is done: the watchdog undoes them all if dbtier is killed
+        self.claim = claim_dir(self.base, "emulated slow tier")
         backing = self.base / "backing.img"
         with open(backing, "wb") as f:
             f.truncate(self.size_bytes)      # sparse: blocks are used as the tier fills
         self.loop = _run(["losetup", "--find", "--show", "--direct-io=on", str(backing)]).strip()
+        self.claim.update(loops=[{"device": self.loop, "backing": str(backing.resolve())}])
         _run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.loop])
         mnt = self.base / "mnt"
         mnt.mkdir(mode=0o755)
+        self.claim.update(mounts=[str(mnt.resolve())])
         _run(["mount", "-o", "discard", self.loop, str(mnt)])   # discard: a removed cluster frees the file's blocks
         self._mounted = True
         self.mount = str(mnt)
@@ -162,6 +168,7 @@ class SlowTier:
         writes = throttle_writes(root, *self.majmin, self.emu.read_iops, self.emu.write_iops)
         for f, v in writes:
             self._throttle.append((f, v.split()[0] + " 0"))
+            self.claim.update(throttle=[list(t) for t in self._throttle])
             Path(f).write_text(v)
         return self
 
@@ -194,6 +201,9 @@ class SlowTier:
                 left.append(f"{self.base} could not be removed")
             else:
                 self.base = None
+        if not left and self.claim is not None:
+            self.claim.release()
+            self.claim = None
         return left
 
     def __enter__(self) -> "SlowTier":

@@ -71,7 +71,7 @@ def duration_text(start: Any, end: Any) -> str:
 
 def badge(status: Any) -> str:
     s = str(status or "unknown")
-    cls = s if s in ("ok", "failed", "interrupted", "running", "suspect") else "unknown"
+    cls = s if s in ("ok", "failed", "interrupted", "running", "abandoned", "suspect") else "unknown"
     return f'<span class="badge {cls}">{esc(s)}</span>'
 
 

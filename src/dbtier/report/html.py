@@ -78,7 +78,7 @@ table.cands td:nth-child(2) { min-width: 15em; }
 .badge { display: inline-block; padding: 0 9px; border-radius: 10px; font-size: 12px; font-weight: 600;
          color: #fff; vertical-align: middle; line-height: 20px; }
 .badge.ok { background: var(--ok); } .badge.failed, .badge.suspect { background: var(--bad); }
-.badge.interrupted, .badge.running, .badge.unknown { background: var(--warn); }
+.badge.interrupted, .badge.running, .badge.abandoned, .badge.unknown { background: var(--warn); }
 .verdict-ok { color: var(--ok); font-weight: 700; }
 .verdict-suspect { color: var(--bad); font-weight: 700; }
 .verdict-unknown { color: var(--warn); font-weight: 700; }

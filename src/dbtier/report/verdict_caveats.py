@@ -69,11 +69,11 @@ def caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
                                         "in this report are run-to-run variation, not the storage.",
                                 "kind": "same_device"})
             for s in dicts(d.get("steps")):
-                if s.get("status") in ("failed", "interrupted"):
+                if s.get("status") in ("failed", "interrupted", "abandoned"):
                     out.append({"text": f"Lab step {s.get('name')} {s.get('status')}"
                                         + (f": {s.get('error')}" if s.get("error") else "")
                                         + "; the verdict uses only the steps that finished.", "kind": "step"})
-        elif d.get("status") in ("failed", "interrupted"):
+        elif d.get("status") in ("failed", "interrupted", "abandoned"):
             out.append({"text": f"{run_name(d)} ({kind(d)}) is {d.get('status')}: only what it finished counts "
                                 "here.", "kind": "status"})
     return out

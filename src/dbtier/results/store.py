@@ -23,7 +23,8 @@ from typing import Any, Iterable
 import orjson
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.files import kind_of, regular_file
+from dbtier.core.owner import Owner, abandoned_note, alive
+from dbtier.core.files import full_error, is_full, kind_of, regular_file
 from dbtier.results.document import upgrade
 from dbtier.results.shape import check_document
 
@@ -109,6 +110,14 @@ def _replace(path: Path, inputs: Iterable[str | os.PathLike]) -> None:
                           "remove it yourself or choose another with --out DIR") from exc
 
 
+# Kept free in every run directory until the run ends (released first when the filesystem fills).
+RESERVE_FILE = ".dbtier-reserve"
+RESERVE_BYTES = 64 * 1024
+# What a document on a full filesystem keeps when even the whole document does not fit the reserve.
+_ENVELOPE = ("schema_version", "command", "dbtier_version", "started_at", "finished_at", "status", "machine",
+             "params", "errors", "owner")
+
+
 class RunDir:
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -138,9 +147,13 @@ class RunDir:
             probe.write_text("")
             probe.unlink()
         except OSError as exc:
+            if is_full(exc):
+                raise full_error(path, None, "the run directory") from None
             raise DbtierError(f"cannot write the run directory {path}: {exc.strerror}",
                               "choose another with --out DIR") from exc
-        return cls(path)
+        rd = cls(path)
+        rd.reserve()
+        return rd
 
     @property
     def result_path(self) -> Path:
@@ -153,7 +166,44 @@ class RunDir:
         return raw / name
 
     def write(self, doc: dict[str, Any]) -> None:
-        write_json_atomic(self.result_path, doc)
+        try:
+            write_json_atomic(self.result_path, doc)
+        except OSError as exc:
+            if not is_full(exc):
+                raise
+            need = len(dumps(doc))
+            self.release_reserve()
+            err = full_error(self.path, need, "the run's document")
+            # the room the reserve kept takes the failure: the document on disk says why the run ended
+            done = {**doc, "status": "failed", "finished_at": doc.get("finished_at"),
+                    "errors": [*doc.get("errors", []), {"message": err.message, "hint": err.hint}]}
+            for attempt in (done, {k: done[k] for k in _ENVELOPE if k in done}):
+                try:
+                    write_json_atomic(self.result_path, attempt)
+                    break
+                except OSError:
+                    continue
+            raise err from None
+
+    def reserve(self) -> None:
+        """Keep RESERVE_BYTES of the filesystem for the final status: a run that fills its filesystem can
+        still say, on disk, that it failed and why."""
+        try:
+            with open(self.path / RESERVE_FILE, "wb") as f:
+                f.write(b"\0" * RESERVE_BYTES)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            self.release_reserve()
+            if is_full(exc):
+                raise full_error(self.path, RESERVE_BYTES, "the run directory") from None
+            raise
+
+    def release_reserve(self) -> None:
+        try:
+            os.unlink(self.path / RESERVE_FILE)
+        except OSError:
+            pass
 
     def sweep_temp_files(self) -> None:
         """Remove the `.NAME.tmp` files an interrupted atomic write can leave (this run's only)."""
@@ -267,5 +317,23 @@ def load_run(path: str | os.PathLike) -> dict[str, Any]:
     for k in [k for k in doc if isinstance(k, str) and k.startswith(PRIVATE_PREFIX)]:
         del doc[k]
     check_document(doc, str(file))
+    _abandoned(doc, file)
     doc["_run_dir"] = str(file.parent)
     return doc
+
+
+def _abandoned(doc: dict[str, Any], file: Path) -> None:
+    """A run still `running` whose dbtier process is gone reads as `abandoned`, with when it was last written
+    (the file is left as it is: `dbtier cleanup` rewrites it)."""
+    if doc.get("status") != "running":
+        return
+    owner = Owner.from_dict(doc.get("owner"))
+    if owner is None or alive(owner) is not False:
+        return
+    try:
+        mtime = file.stat().st_mtime
+    except OSError:
+        return
+    doc["status"] = "abandoned"
+    doc["abandoned"] = abandoned_note(owner, mtime)
+    doc["errors"] = [*doc.get("errors", []), {"message": doc["abandoned"]["message"]}]

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+from dbtier.core.debris import Claim, claim_dir
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import duck_path, sql_str
 from dbtier.workloads.engine import Engine, ServerSpec
@@ -33,6 +34,7 @@ class DuckDBEngine(Engine):
         # answers, made with dbgen, only apply to dbgen data.
         self.id = uuid.uuid4().hex[:8]
         self.created: list[Path] = []
+        self.claims: list[Claim] = []     # registry entries of `created` (the watchdog's, if dbtier dies)
         self.conn = None
         self.db_path: Path | None = None
         self.temp_path: Path | None = None
@@ -49,6 +51,7 @@ class DuckDBEngine(Engine):
         except OSError as exc:
             raise DbtierError(f"{parent} is not writable ({exc.strerror})", "pass a directory you can write to") from exc
         self.created.append(d)
+        self.claims.append(claim_dir(d, "DuckDB database"))
         return d
 
     def open(self) -> None:
@@ -114,4 +117,8 @@ class DuckDBEngine(Engine):
         self.close_conn()
         for d in reversed(self.created):
             shutil.rmtree(d, ignore_errors=True)
+        for c, d in zip(self.claims, self.created):
+            if not d.exists():
+                c.release()
         self.created.clear()
+        self.claims.clear()

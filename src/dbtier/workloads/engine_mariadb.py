@@ -23,12 +23,12 @@ import contextlib
 import os
 import re
 import shutil
-import tempfile
 from collections import Counter
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from dbtier.core.debris import Claim, temp_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.model.innodb import (bypasses_page_cache, counters_delta, innodb_bottleneck, innodb_figures, innodb_read_path,
@@ -263,6 +263,7 @@ class MariaDBEngine(Engine):
         self.attached: Attached | None = None
         self.target: MysqlTarget | None = None
         self.work: Path | None = None         # prepare's output and the --dsn password file, until close
+        self._work_claim: Claim | None = None
         self.loaded: dict[str, Any] = {}
         self.copied: set[Path] = set()
         # --dsn --place data=DIR: the tables' directory, the DIR/<database> InnoDB makes (a local server's,
@@ -358,7 +359,7 @@ class MariaDBEngine(Engine):
         if self.spec.dsn:
             self.attached = Attached(self.spec.dsn)
             self.attached.open()
-            self.work = Path(tempfile.mkdtemp(prefix="dbtier-mariadb-"))
+            self.work, self._work_claim = temp_dir("dbtier-mariadb-", "sysbench working directory")
             pw = dsn_password(os.environ, Path.home())
             from dbtier.workloads.sysbench import password_config
             d = self.attached.dsn
@@ -373,7 +374,7 @@ class MariaDBEngine(Engine):
         self.server = Server(self.spec.dir, self.spec.placement, settings_of(self.spec.settings),
                              port=self.spec.port, os_user=self.spec.os_user)
         self.server.__enter__()
-        self.work = Path(tempfile.mkdtemp(prefix="dbtier-mariadb-"))
+        self.work, self._work_claim = temp_dir("dbtier-mariadb-", "sysbench working directory")
         self.server.query(f"CREATE DATABASE `{DATABASE}`")
         self.target = MysqlTarget(user=USER, db=DATABASE, socket=str(self.server.socket))
 
@@ -414,6 +415,7 @@ class MariaDBEngine(Engine):
             if self.work is not None:
                 shutil.rmtree(self.work, ignore_errors=True)
                 self.work = None
+                self._work_claim.release()
 
     def query(self, sql: str) -> list[list[str]]:
         """SQL in the benchmark database; a dead managed server is said in words."""

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import tempfile
 import time
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
+from dbtier.core.debris import temp_dir
 from dbtier.cli import settings_options as pgopt
 from dbtier.model.oltp import WORKLOADS, pgbench_seconds
 from dbtier.model.placement import MATRIX
@@ -182,7 +182,7 @@ class PostgresEngine(Engine):
         t0 = time.monotonic()
         generator = self.spec.options.get("generator") or "dbgen"
         self.texts = queries_text()
-        staging = Path(tempfile.mkdtemp(prefix="dbtier-tpch-", dir=self.cluster.default_dir))
+        staging, claim = temp_dir("dbtier-tpch-", "TPC-H staging", self.cluster.default_dir)
         try:
             if generator == "tpchgen":
                 generate(scale, staging, "csv")
@@ -199,6 +199,7 @@ class PostgresEngine(Engine):
                 rows[t] = self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+            claim.release()
         for t, key in (("region", "r_regionkey"), ("nation", "n_nationkey"), ("part", "p_partkey"),
                        ("supplier", "s_suppkey"), ("partsupp", "ps_partkey, ps_suppkey"),
                        ("customer", "c_custkey"), ("orders", "o_orderkey"), ("lineitem", "l_orderkey, l_linenumber")):

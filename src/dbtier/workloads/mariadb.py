@@ -342,7 +342,7 @@ class Server(ThrowAway):
         base = f"dbtier-mariadb-{self.id}"
         # Socket, my.cnf, log and pid: a short private path (sockets have a ~100-byte path limit).
         home = Path(tempfile.mkdtemp(prefix=f"{base}-", dir=self.home_parent))
-        self.created.append(home)
+        self._created(home)
         os.chmod(home, 0o755)
         self._give(home)
         self.dirs["home"] = home
@@ -390,6 +390,9 @@ class Server(ThrowAway):
                 raise DbtierError(f"MariaDB would not start; the error log ends:\n{self.log_tail()}",
                                   f"fix the cause above (full log: {self.log_path})")
             if self.server_pids() and self.query_ok():
+                # the launcher's group (runuser and mariadbd) and the server itself
+                self._claim_processes([(self.proc.pid, True, "mariadb launcher")]
+                                      + [(p, False, "mariadbd") for p in self.server_pids()])
                 break
             if time.monotonic() > deadline:
                 self.stop()

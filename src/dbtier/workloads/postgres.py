@@ -127,7 +127,7 @@ class Cluster(ThrowAway):
         base = f"dbtier-pg-{self.id}"
         # Socket and log: a short private path (sockets have a ~100-byte path limit).
         home = Path(tempfile.mkdtemp(prefix=f"{base}-", dir=self.home_parent))
-        self.created.append(home)
+        self._created(home)
         os.chmod(home, 0o755)
         self._give(home)
         self.dirs["home"] = home
@@ -143,7 +143,8 @@ class Cluster(ThrowAway):
             argv += ["-X", str(self.dirs["wal"])]
         for role in ("index", "temp"):
             if role in self.placement_in:
-                self.dirs[role] = self._make_dir(Path(self.placement_in[role]), f"{base}-{role}")
+                # a tablespace's directory must be empty: no marker (its dbtier- name and the registry mark it)
+                self.dirs[role] = self._make_dir(Path(self.placement_in[role]), f"{base}-{role}", marker=False)
         done = executor.run(self._as_user(argv), timeout_s=300)
         if done.returncode != 0:
             raise DbtierError(f"initdb failed: {_tail(done.stderr or done.stdout)}",
@@ -169,6 +170,8 @@ class Cluster(ThrowAway):
             raise DbtierError(f"PostgreSQL would not start; the server log ends:\n{self.log_tail()}",
                               f"fix the cause above (full log: {self.log_path})")
         self.running = True
+        # pg_ctl starts the postmaster in a session of its own: its process group holds every backend
+        self._claim_processes([(p, True, "postgres") for p in self.server_pids()])
 
     def restart(self, conf: dict[str, str] | None = None, before_start=None) -> None:
         """Stop, append `conf` to postgresql.auto.conf (the last setting wins), call `before_start()`

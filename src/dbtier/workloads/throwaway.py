@@ -1,6 +1,10 @@
 """What a managed throw-away server (PostgreSQL's Cluster, MariaDB's Server) shares: it runs as an
 unprivileged OS user, creates every directory it uses (and records it), and `close()` stops it and
-removes exactly those -- on exit, on Ctrl-C and on failure (the context manager)."""
+removes exactly those -- on exit, on Ctrl-C and on failure (the context manager).
+
+Each server is also one registry entry (dbtier.core.debris) listing its directories (each with an owner
+marker, but for a tablespace's, which must stay empty) and, once it runs, its processes: if dbtier is
+killed, the watchdog stops the server and removes the directories within seconds."""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ import shutil
 from pathlib import Path
 
 from dbtier.core.closing import ClosedOnFailure
+from dbtier.core.debris import Claim, claim_dir, mark_dir
 from dbtier.core.errors import DbtierError
+from dbtier.core.owner import start_ticks
 from dbtier.measure import executor
 
 
@@ -22,6 +28,7 @@ class ThrowAway(ClosedOnFailure, ABC):
     noun = "server"
     os_user = ""
     created: list[Path]
+    _claim: Claim | None = None
 
     @abstractmethod
     def init(self) -> None:
@@ -40,6 +47,24 @@ class ThrowAway(ClosedOnFailure, ABC):
         self.start()
 
     # -------------------------------------------------------------- setup
+    def _created(self, d: Path, marker: bool = True) -> None:
+        """Record a directory this server made (removed by close), and claim it in the registry."""
+        self.created.append(d)
+        what = f"{self.product} {self.noun}"
+        if self._claim is None:
+            self._claim = claim_dir(d, what, marker)
+            self._claim.update(product=self.product)
+            return
+        if marker:
+            mark_dir(d, what, self._claim.owner)
+        self._claim.update(dirs=[*self._claim.what.get("dirs", []), str(d.resolve())])
+
+    def _claim_processes(self, procs: list[tuple[int, bool, str]]) -> None:
+        """The running server's processes, (pid, whether it leads its process group, name), for the watchdog."""
+        if self._claim is not None:
+            self._claim.update(pids=[{"pid": p, "start_ticks": start_ticks(p), "group": g, "name": n}
+                                     for p, g, n in procs if start_ticks(p) is not None])
+
     def _as_user(self, argv: list[str]) -> list[str]:
         if os.geteuid() == 0:
             if shutil.which("runuser") is None:
@@ -57,7 +82,7 @@ class ThrowAway(ClosedOnFailure, ABC):
                                   f"create one (useradd --system {self.os_user}) or pass --os-user NAME") from exc
             os.chown(d, pw.pw_uid, pw.pw_gid)
 
-    def _make_dir(self, parent: Path, name: str) -> Path:
+    def _make_dir(self, parent: Path, name: str, marker: bool = True) -> Path:
         if not parent.exists():
             raise DbtierError(f"{parent}: no such directory", f"create it, or place the {self.noun} elsewhere")
         if not parent.is_dir():
@@ -68,7 +93,7 @@ class ThrowAway(ClosedOnFailure, ABC):
         except OSError as exc:
             raise DbtierError(f"{parent} is not writable ({exc.strerror}): dbtier must create a directory there",
                               "pass a directory you can write to") from exc
-        self.created.append(d)
+        self._created(d, marker)
         self._give(d)
         if os.geteuid() == 0:
             check = executor.run(self._as_user(["test", "-w", str(d), "-a", "-x", str(d)]))
@@ -92,5 +117,7 @@ class ThrowAway(ClosedOnFailure, ABC):
         finally:
             for d in reversed(self.created):
                 shutil.rmtree(d, ignore_errors=True)
+            if self._claim is not None and not any(d.exists() for d in self.created):
+                self._claim.release()
             self.created.clear()
 
