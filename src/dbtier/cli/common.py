@@ -30,6 +30,7 @@ from rich.console import Console
 from dbtier.core.debris import Claim
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import full_error, full_path, is_full
+from dbtier.core import owner
 from dbtier.core.owner import me
 from dbtier.results.document import finish, new_document
 from dbtier.results.store import RunDir, check_out, dumps
@@ -88,8 +89,9 @@ class Run:
         if self.persist:
             self.dir = RunDir.create(command, out, runs_dir or "runs", force=force, inputs=inputs)
             # who runs it: a reader told it `running` sees `abandoned` once this process is gone
-            self.doc["owner"] = me(self.dir.path.name).to_dict()
-            self.claim = Claim("run", {"run": str(self.dir.path.resolve())})
+            owner.current_run = self.dir.path.name
+            self.doc["owner"] = me().to_dict()
+            self.claim = Claim("run", {"run": str(self.dir.path.resolve())}, watch=False)
         if _FRAMES:
             _FRAMES[-1].append(self)
         self.save()
@@ -149,6 +151,8 @@ class Run:
             self._release()
 
     def _release(self) -> None:
+        if self.dir is not None and owner.current_run == self.dir.path.name:
+            owner.current_run = None
         if self.claim is not None:
             self.claim.release()
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from dbtier.core.files import write_bytes_atomic
 from dbtier.core.owner import Owner, me
 
 STATE_ENV = "DBTIER_STATE_DIR"
@@ -37,19 +38,14 @@ def registry_dir() -> Path:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_bytes_atomic(path, data, path.with_name(f".{path.name}.{os.getpid()}.tmp"))
 
 
 class Claim:
     """One registry entry: what was made, by whom. `update` adds to what (a server's pids once it runs);
     `release` forgets it once the thing is gone (idempotent)."""
 
-    def __init__(self, kind: str, what: dict[str, Any], owner: Owner | None = None):
+    def __init__(self, kind: str, what: dict[str, Any], owner: Owner | None = None, watch: bool = True):
         self.kind = kind
         self.owner = owner or me()
         self.id = f"{kind.replace(' ', '_').replace('/', '_')}-{self.owner.pid}-{secrets.token_hex(4)}"
@@ -63,7 +59,8 @@ class Claim:
             # no room for a registry entry: the thing is still cleaned up by its own code on every
             # path out; only a SIGKILL would leave it, unseen
             self.path = None            # type: ignore[assignment]
-        _ensure_watchdog()
+        if watch:                       # a run directory alone needs none: its readers see the owner is gone
+            _ensure_watchdog()
 
     def _save(self) -> None:
         doc = {"id": self.id, "kind": self.kind, "owner": self.owner.to_dict(), "what": self.what,

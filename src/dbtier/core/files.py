@@ -64,6 +64,24 @@ def sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+def write_bytes_atomic(path: Path, data: bytes, tmp: Path | None = None) -> None:
+    """`data` to `path` through a temp file (synced, then renamed over it): a reader sees the old file or the
+    new, never part of one. An interrupt or a full disk on the way leaves the old file and no temp file."""
+    tmp = tmp if tmp is not None else path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
 # -- a full filesystem ---------------------------------------------------------------------------------
 
 FULL_ERRNOS = (28, 122)     # ENOSPC, EDQUOT

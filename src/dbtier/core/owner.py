@@ -84,15 +84,18 @@ class Owner:
 
 
 _ME: Owner | None = None
+# the run this process is making (its run directory's name): every marker it writes names it
+current_run: str | None = None
 
 
 def me(run_id: str | None = None) -> Owner:
-    """This process as an owner (its start time read once)."""
+    """This process as an owner (its start time read once), naming `run_id` or else the current run."""
     global _ME
     pid = os.getpid()
     if _ME is None or _ME.pid != pid:       # a forked child is another owner
         _ME = Owner(pid, boot_id(), start_ticks(pid) or 0, socket.gethostname())
-    return Owner(_ME.pid, _ME.boot_id, _ME.start_ticks, _ME.host, run_id) if run_id else _ME
+    rid = run_id or current_run
+    return Owner(_ME.pid, _ME.boot_id, _ME.start_ticks, _ME.host, rid) if rid else _ME
 
 
 def alive(o: Owner) -> bool | None:

@@ -182,8 +182,9 @@ def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str
 def spawn_detached(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
     """Start argv in its own session with no pipes and no parent-death signal (it is meant to outlive
     dbtier: the watchdog); returns its pid. It is not waited for: it reaps itself when dbtier exits."""
+    # cwd /: it must not hold busy a directory it is to remove or a mount it is to undo
     proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
+                            stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True, cwd="/",
                             env=dict(env) if env is not None else None)
     # never waited for: mark it done so that Popen's __del__ does not warn; the kernel reaps it once
     # dbtier exits (its parent is then init)

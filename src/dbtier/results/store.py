@@ -24,7 +24,7 @@ import orjson
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.owner import Owner, abandoned_note, alive
-from dbtier.core.files import full_error, is_full, kind_of, regular_file
+from dbtier.core.files import full_error, is_full, kind_of, regular_file, write_bytes_atomic
 from dbtier.results.document import upgrade
 from dbtier.results.shape import check_document
 
@@ -223,21 +223,7 @@ def dumps(doc: Any) -> bytes:
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    data = dumps(doc)
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        # An interrupt or a full disk between open and rename: the old document stays, no temp file does.
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
+    write_bytes_atomic(path, dumps(doc))
 
 
 # -- reading documents from elsewhere ------------------------------------------------------------------
