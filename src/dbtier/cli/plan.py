@@ -149,6 +149,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help=f"most devices in one set (default {DEFAULT_MAX_DEVICES})")
     sp.add_argument("--top", type=argtypes.positive_int(1_000_000), default=10, metavar="N",
                     help="how many candidates to list (default 10)")
+    cg = sp.add_argument_group("cloud volumes as the providers sell them")
+    cg.add_argument("--cloud", choices=("aws", "azure", "gcp"),
+                    help="size provisioned cloud volumes of this provider instead of catalog devices: for each "
+                         "volume type the cheapest stripe (count, size, provisioned IOPS and throughput within the "
+                         "provider's rules), priced by its formula a month")
+    cg.add_argument("--instance", metavar="NAME|auto",
+                    help="with --cloud: the instance or VM whose volume caps bind (e.g. r6i.4xlarge); auto: the "
+                         "smallest in the data that carries the load sustained")
     add_pricing_options(sp)
     g = add_cost_options(sp, ranks=True)
     g.add_argument("--worn", choices=("fail", "replace"), default="fail",
@@ -272,6 +280,10 @@ def _requirement(args: argparse.Namespace) -> tuple[Requirement, dict[str, Any] 
 
 def run_size(args: argparse.Namespace) -> int:
     req, history = _requirement(args)
+    if args.cloud:
+        return _run_cloud(args, req, history)
+    if args.instance:
+        raise DbtierError("--instance goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
     _fraction("--hit-ratio", args.hit_ratio)
     if args.top < 1:
         raise DbtierError(f"--top must be at least 1, got {args.top}", "e.g. --top 10")
@@ -296,6 +308,26 @@ def run_size(args: argparse.Namespace) -> int:
     doc = _doc(run, "size", catalog, plandoc.size_body(sz, history), args)
     emit(doc, args, lambda: render.size(console(args), req, sz, args.redundancy, doc["pricing"]["text"],
                                         run.dir.path))
+    return 0
+
+
+def _run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None) -> int:
+    from dbtier.model import cloud, cloud_plan
+    types, instances = cloud.load_volume_types(), cloud.load_instances()
+    clustered = args.instances is not None and args.instances > 1 or bool(req.instances and req.instances > 1)
+    found, missed = cloud_plan.size_cloud(types, instances, args.cloud, req, args.instance, args.service_years,
+                                          clustered)
+    run = Run("plan", args, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
+                                    instance=args.instance, from_history=args.from_history),
+              inputs=[p for p in (args.from_history,) if p])
+    cands = [c.contract() for c in found[:args.top]]
+    run.doc.update({"plan": "size", "requirement": req.to_dict(), "candidates": cands,
+                    "binding": cands[0]["cloud"]["binding"], "binding_detail": None,
+                    "designs_tried": len(found) + len(missed), "designs_meeting": len(found),
+                    "cloud_missed": missed, "limits_as_of": cloud_plan.limits_as_of(types, instances, args.cloud),
+                    "ranked_by": "cloud.monthly_usd.total", "history": history})
+    run.finish()
+    emit(run.doc, args, lambda: render.cloud(console(args), req, run.doc, run.dir.path))
     return 0
 
 

@@ -226,3 +226,26 @@ def value(con: Console, v: Value, result_dir: str, config_text: str, run_dir: Pa
     for line in v.figures_used:
         con.print(f"[dim]· {esc(line)}[/dim]", soft_wrap=True)
     con.print(f"[dim]Run: {esc(run_dir)}[/dim]")
+
+
+def cloud(con: Console, req: Requirement, doc: dict, run_dir: Path) -> None:
+    """`plan size --cloud`: each volume type's cheapest stripe, its provisioned settings and monthly price."""
+    parts = [f"{LABELS[k]} {_n(getattr(req, k))}" for k in req.given()]
+    con.print(esc(f"requirement: {', '.join(parts)}; headroom {req.headroom:.0%}; from {req.source}"))
+    first = doc["candidates"][0]["cloud"]
+    where = f" on {first['instance']}" if first.get("instance") else " (no instance cap given)"
+    t = _table(f"{first['provider']} volumes{where}, cheapest first", ["#", "volumes", "GiB each", "IOPS each",
+                                                                       "throughput each", "$ a month", "binds"], left=2)
+    t.columns[1].no_wrap = False
+    t.columns[6].no_wrap = False
+    for i, c in enumerate(doc["candidates"], 1):
+        cl = c["cloud"]
+        v = cl["volumes"][0]
+        tp_key = next(k for k in v if k.startswith("throughput_") and k != "throughput_unit")
+        t.add_row(str(i), lit(f"{len(cl['volumes'])} x {v['type']}"), _n(v["size_gib"]), _n(v["iops"]),
+                  f"{_n(v[tp_key])} {v['throughput_unit']}", _usd(cl["monthly_usd"]["total"]), lit(cl["binding"] or ""))
+    con.print(t)
+    for m in doc.get("cloud_missed") or []:
+        con.print(f"[dim]{esc(m['type'])}: {esc(m['reason'])}[/dim]", soft_wrap=True)
+    con.print(f"[dim]prices and limits as of {esc(', '.join(doc['limits_as_of']['volumes_and_instances']))}; "
+              f"Run: {esc(run_dir)}[/dim]", soft_wrap=True)

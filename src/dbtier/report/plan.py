@@ -8,6 +8,7 @@ import math
 from typing import Any, Callable, Sequence
 
 from dbtier.report import svg
+from dbtier.report.plan_cloud import cloud_section
 from dbtier.report.plan_life import dropped_sentence, life_section
 from dbtier.report.base import (
     errors_html,
@@ -181,6 +182,8 @@ REQ_LABELS = {"read_iops": "read IOPS", "write_iops": "write IOPS", "read_mbps":
 def _plan_size(doc: dict[str, Any]) -> str:
     req = doc.get("requirement") if isinstance(doc.get("requirement"), dict) else {}
     cands = [c for c in (doc.get("candidates") or []) if isinstance(c, dict)]
+    if cands and isinstance(cands[0].get("cloud"), dict):
+        return cloud_section(doc)
     headroom = req.get("headroom")
     out = ["<h3>Cheapest configurations that meet the requirement</h3>"]
     kv = [(REQ_LABELS.get(k, k), num(req.get(k))) for k in ("read_iops", "write_iops", "read_mbps", "write_mbps",

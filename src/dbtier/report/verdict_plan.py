@@ -75,7 +75,10 @@ def cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
     tco = c.get("tco") if isinstance(c.get("tco"), dict) else {}
     years = tco.get("service_years")
     cost = (f" at ${whole(c['price_usd'])}" if isnum(c.get("price_usd")) else "")
-    if isnum(tco.get("total_usd")) and isnum(years):
+    month = get(c, "cloud", "monthly_usd", "total")
+    if isnum(month):                      # a cloud stripe is priced a month, not bought
+        cost = f" at ${fmt(month, 2)} a month"
+    elif isnum(tco.get("total_usd")) and isnum(years):
         cost += f" (${whole(tco['total_usd'])} over {fmt(years, 0)} years)"
     text = f"The cheapest configuration for {what} is {name}{cost}" + (f" ({', '.join(figs)})" if figs else "")
     passed, unchecked = _checks(c)
