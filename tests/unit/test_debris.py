@@ -170,3 +170,23 @@ def test_a_damaged_entry_is_named_and_removed(registry):
     (registry / "junk.json").write_text("{not json")
     assert reap(dry_run=True)["damaged"] == [str(registry / "junk.json")]
     assert reap()["damaged"] and not (registry / "junk.json").exists()
+
+
+@pytest.mark.parametrize("owner_lives_s", [0.0, 1.0])
+def test_the_watchdog_reaps_its_owner_whether_it_dies_before_or_after_the_watchdog_starts(registry, tmp_path,
+                                                                                            owner_lives_s):
+    """The owner killed right after its first claim (before its watchdog is up), or later: reaped either way."""
+    p = subprocess.Popen(["sleep", str(owner_lives_s)])
+    ticks = start_ticks(p.pid)
+    o = Owner(p.pid, boot_id(), ticks, me().host)
+    d = tmp_path / "dbtier-w"
+    d.mkdir()
+    debris.mark_dir(d, "test", o)
+    debris.Claim("test", {"dirs": [str(d)]}, owner=o)
+    if not owner_lives_s:
+        p.wait()
+    w = subprocess.run([sys.executable, "-m", "dbtier.measure.watchdog", str(p.pid), str(registry), str(ticks)],
+                       env={**os.environ, "DBTIER_NO_WATCHDOG": "1"}, capture_output=True, text=True, timeout=30)
+    p.wait()
+    assert w.returncode == 0, w.stderr
+    assert not d.exists() and list(debris.entries()) == []

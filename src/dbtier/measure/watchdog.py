@@ -1,7 +1,7 @@
 """The watchdog: a small process that outlives a SIGKILL of dbtier only to remove what it had made.
 
 dbtier starts one (`ensure`) on its first registry claim (dbtier.core.debris): `python -m
-dbtier.measure.watchdog PID REGISTRY`, in a session of its own (a Ctrl-C or a closed terminal does
+dbtier.measure.watchdog PID REGISTRY START_TICKS`, in a session of its own (a Ctrl-C or a closed terminal does
 not reach it), with no parent-death signal. It waits for PID to exit (a pidfd, else polling /proc
 every 0.2 s); then it undoes every entry PID still has in REGISTRY (dbtier.measure.reap) and exits.
 When dbtier ends normally it has released its entries and the watchdog finds nothing to do.
@@ -33,7 +33,7 @@ def ensure() -> None:
     env = dict(os.environ, DBTIER_NO_WATCHDOG="1")
     try:
         spawn_detached([sys.executable, "-m", "dbtier.measure.watchdog", str(os.getpid()),
-                        str(debris.registry_dir())], env)
+                        str(debris.registry_dir()), str(start_ticks(os.getpid()))], env)
     except OSError:
         pass    # no watchdog: what a SIGKILL leaves waits for the next dbtier command or `dbtier cleanup`
 
@@ -45,7 +45,8 @@ def wait_for_exit(pid: int, ticks: int | None) -> None:
         fd = None
     if fd is not None:
         try:
-            select.select([fd], [], [])
+            if ticks is not None and running(pid, ticks):    # still that process (not a reused pid)
+                select.select([fd], [], [])
         finally:
             os.close(fd)
         return
@@ -58,10 +59,10 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, signal.SIG_IGN)
     pid = int(argv[1])
     os.environ[debris.STATE_ENV] = argv[2]
-    ticks = start_ticks(pid)
-    if ticks is None:
-        return 0
-    wait_for_exit(pid, ticks)
+    ticks = int(argv[3]) if len(argv) > 3 and argv[3].isdigit() else start_ticks(pid)
+    if ticks is not None and running(pid, ticks):
+        wait_for_exit(pid, ticks)
+    # else dbtier died before its watchdog was up (a SIGKILL right after its first claim): reap at once
     from dbtier.measure.reap import reap
     reap(owner_pid=pid)
     return 0
