@@ -197,3 +197,51 @@ def test_plan_size_cloud_on_an_instance_that_cannot_carry_it_says_so(tmp_path):
     assert r.returncode == 2 and "unknown aws instance 'r9z.huge' (known:" in r.stderr
     r = call_main("plan", "size", "--capacity-gb", "10", "--instance", "r6i.large", "--out", "d", cwd=tmp_path)
     assert r.returncode == 2 and "--instance goes with --cloud" in r.stderr
+
+
+def test_the_history_replayed_a_gp2_500_gib_volume_runs_dry_after_one_hour():
+    from dbtier.model.cloud_plan import CloudCandidate, replay_history
+    from dbtier.model.cloud import Volume, VolumeSet
+    vt = TYPES["aws:gp2"]
+    c = CloudCandidate("aws", None, vt, VolumeSet((Volume(vt, 500, 1500, 250),), "capacity"), None, 5.0)
+    # four hourly intervals at 3,000 IOPS of 8 KiB (24.576 MB/s): 1,500 credits a second over the baseline
+    r = replay_history(c, [(3600, 3000, 24.576)] * 4)
+    assert r["bucket"] == "gp2 I/O credits" and r["dry_after_s"] == approx(3600)
+    assert r["throttled_intervals"] == 3 and r["worst_shortfall"] == approx(1500)
+    assert "3,600 s long" in r["interval_note"]
+
+
+def _diskstats_history(tmp_path, iops: int, hours: int) -> str:
+    """A real diskstats capture (the format `collectors/` writes): `vda` reading `iops` 8 KiB reads a second
+    for `hours` hours, one snapshot an hour."""
+    t0, lines = 1_795_300_000, []
+    for h in range(hours + 1):
+        n = iops * 3600 * h
+        lines.append(f"# dbtier-diskstats time={t0 + 3600 * h}.000000000 btime=1795200000 host=vm")
+        lines.append(f" 254       0 vda {n} 0 {n * 16} 0 0 0 0 0 0 {3600 * 1000 * h} 0 0 0 0 0 0 0")
+    p = tmp_path / "diskstats.txt"
+    p.write_text("\n".join(lines) + "\n")
+    return str(p)
+
+
+def test_an_instance_burst_drained_by_the_history_drops_the_design_unless_allowed(tmp_path):
+    """30,000 IOPS for four hours on an r6i.4xlarge (20,000 sustained, 40,000 for 30 minutes): the instance's
+    bucket, (40,000 - 20,000) x 1,800 s = 36 M I/Os, drains at 10,000 a second: dry after one hour."""
+    import json
+    from conftest import call_main
+    hist = _diskstats_history(tmp_path, 30000, 4)
+    r = call_main("history", "import", "--source", "diskstats", hist, "--out", "imp", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = call_main("history", "requirement", "imp", "--capacity-gb", "500", "--percentile", "max", "--out", "req",
+                  cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    args = ["plan", "size", "--from-history", "req", "--cloud", "aws", "--instance", "r6i.4xlarge"]
+    r = call_main(*args, "--out", "p1", cwd=tmp_path)
+    assert r.returncode == 2 and "would be throttled by the history's demand" in r.stderr, r.stderr
+    assert "instance IOPS burst runs dry after 3,600 s" in r.stderr
+    r = call_main(*args, "--allow-throttling", "--json", "--out", "p2", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    burst = json.loads(r.stdout)["candidates"][0]["cloud"]["burst"]
+    assert burst["bucket"] == "instance IOPS burst" and burst["dry_after_s"] == approx(3600)
+    assert burst["throttled_intervals"] == 3 and burst["worst_shortfall"] == approx(10000)
+    assert "not published" in burst["assumption"]

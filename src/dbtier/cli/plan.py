@@ -154,6 +154,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="size provisioned cloud volumes of this provider instead of catalog devices: for each "
                          "volume type the cheapest stripe (count, size, provisioned IOPS and throughput within the "
                          "provider's rules), priced by its formula a month")
+    cg.add_argument("--allow-throttling", action="store_true",
+                    help="with --cloud --from-history: list a design whose burst credits the history's demand "
+                         "would drain (said), instead of dropping it")
     cg.add_argument("--instance", metavar="NAME|auto",
                     help="with --cloud: the instance or VM whose volume caps bind (e.g. r6i.4xlarge); auto: the "
                          "smallest in the data that carries the load sustained")
@@ -317,6 +320,15 @@ def _run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | Non
     clustered = args.instances is not None and args.instances > 1 or bool(req.instances and req.instances > 1)
     found, missed = cloud_plan.size_cloud(types, instances, args.cloud, req, args.instance, args.service_years,
                                           clustered)
+    if args.from_history:         # replay the history's intervals through every credit bucket of each design
+        from dbtier.history.intervals import rates
+        found, throttled = cloud_plan.with_history(found, rates(load_run(args.from_history).get("from") or {}),
+                                                   args.allow_throttling)
+        missed += throttled
+        if not found:
+            raise DbtierError("every design meeting the requirement would be throttled by the history's demand: "
+                              + "; ".join(f"{m['type']}: {m['reason']}" for m in throttled),
+                              "choose a larger --instance or provisioned types, or --allow-throttling to list them")
     run = Run("plan", args, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
                                     instance=args.instance, from_history=args.from_history),
               inputs=[p for p in (args.from_history,) if p])
