@@ -206,17 +206,24 @@ def _load(name: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+def _build(cls: type, kw: dict[str, Any], where: str, needs: str) -> Any:
+    """One entry as `cls`: an unknown field or a missing one named with the entry."""
+    unknown = sorted(set(kw) - set(cls.__dataclass_fields__))
+    if unknown:
+        raise DbtierError(f"{where}: unknown field '{unknown[0]}'", "fix the field name")
+    try:
+        return cls(**kw)
+    except TypeError as exc:
+        raise DbtierError(f"{where}: {exc}", f"every entry needs {needs}") from None
+
+
 def load_volume_types(data: dict[str, Any] | None = None, origin: str = "shipped:cloud_volumes.toml"
                       ) -> dict[str, VolumeType]:
     """Every volume type by `provider:type`, checked (an entry that breaks a rule is named)."""
     data = _load("cloud_volumes.toml") if data is None else data
     out: dict[str, VolumeType] = {}
-    known = {f for f in VolumeType.__dataclass_fields__}
     for i, e in enumerate(data.get("volume", []), 1):
         where = f"{origin}: volume #{i} ({e.get('provider')}:{e.get('type')})"
-        unknown = sorted(set(e) - known)
-        if unknown:
-            raise DbtierError(f"{where}: unknown field '{unknown[0]}'", "fix the field name")
         if e.get("provider") not in PROVIDERS or e.get("model") not in MODELS:
             raise DbtierError(f"{where}: provider must be one of {', '.join(PROVIDERS)} and model one of "
                               f"{', '.join(MODELS)}", "fix the entry")
@@ -227,11 +234,8 @@ def load_volume_types(data: dict[str, Any] | None = None, origin: str = "shipped
                     and not price_unknown:
                 raise DbtierError(f"{where}: field '{k}' must be a finite number of at least 0, got {v}",
                                   "give the figure from the provider's page")
-        try:
-            vt = VolumeType(**kw)
-        except TypeError as exc:
-            raise DbtierError(f"{where}: {exc}", "every volume needs provider, type, name, model, size_min, "
-                                                 "size_max, throughput_unit, io_size_kib, source and as_of") from None
+        vt = _build(VolumeType, kw, where, "provider, type, name, model, size_min, size_max, throughput_unit, "
+                                           "io_size_kib, source and as_of")
         if vt.size_min > vt.size_max or vt.iops_min > vt.iops_max or vt.throughput_min > vt.throughput_max:
             raise DbtierError(f"{where}: a minimum is above its maximum", "check the size, IOPS and throughput ranges")
         if vt.model == "tiered" and not vt.tiers:
@@ -243,17 +247,10 @@ def load_volume_types(data: dict[str, Any] | None = None, origin: str = "shipped
 def load_instances(data: dict[str, Any] | None = None, origin: str = "shipped:instances.toml") -> dict[str, Instance]:
     data = _load("instances.toml") if data is None else data
     out: dict[str, Instance] = {}
-    known = {f for f in Instance.__dataclass_fields__}
     for i, e in enumerate(data.get("instance", []), 1):
         where = f"{origin}: instance #{i} ({e.get('name')})"
-        unknown = sorted(set(e) - known)
-        if unknown:
-            raise DbtierError(f"{where}: unknown field '{unknown[0]}'", "fix the field name")
-        try:
-            inst = Instance(**e)
-        except TypeError as exc:
-            raise DbtierError(f"{where}: {exc}", "every instance needs provider, name, baseline_iops, "
-                              "baseline_throughput, max_iops, max_throughput, throughput_unit, source, as_of") from None
+        inst = _build(Instance, e, where, "provider, name, baseline_iops, baseline_throughput, max_iops, "
+                                          "max_throughput, throughput_unit, source and as_of")
         for k in ("baseline_iops", "baseline_throughput", "max_iops", "max_throughput"):
             if not _finite(getattr(inst, k)) or getattr(inst, k) <= 0:
                 raise DbtierError(f"{where}: field '{k}' must be a finite positive number", "give the provider's figure")
