@@ -284,7 +284,9 @@ def _requirement(args: argparse.Namespace) -> tuple[Requirement, dict[str, Any] 
 def run_size(args: argparse.Namespace) -> int:
     req, history = _requirement(args)
     if args.cloud:
-        return _run_cloud(args, req, history)
+        from dbtier.cli.plan_cloud import run_cloud
+        return run_cloud(args, req, history, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
+                                                     instance=args.instance, from_history=args.from_history))
     if args.instance:
         raise DbtierError("--instance goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
     _fraction("--hit-ratio", args.hit_ratio)
@@ -311,35 +313,6 @@ def run_size(args: argparse.Namespace) -> int:
     doc = _doc(run, "size", catalog, plandoc.size_body(sz, history), args)
     emit(doc, args, lambda: render.size(console(args), req, sz, args.redundancy, doc["pricing"]["text"],
                                         run.dir.path))
-    return 0
-
-
-def _run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None) -> int:
-    from dbtier.model import cloud, cloud_plan
-    types, instances = cloud.load_volume_types(), cloud.load_instances()
-    clustered = args.instances is not None and args.instances > 1 or bool(req.instances and req.instances > 1)
-    found, missed = cloud_plan.size_cloud(types, instances, args.cloud, req, args.instance, args.service_years,
-                                          clustered)
-    if args.from_history:         # replay the history's intervals through every credit bucket of each design
-        from dbtier.history.intervals import rates
-        found, throttled = cloud_plan.with_history(found, rates(load_run(args.from_history).get("from") or {}),
-                                                   args.allow_throttling)
-        missed += throttled
-        if not found:
-            raise DbtierError("every design meeting the requirement would be throttled by the history's demand: "
-                              + "; ".join(f"{m['type']}: {m['reason']}" for m in throttled),
-                              "choose a larger --instance or provisioned types, or --allow-throttling to list them")
-    run = Run("plan", args, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
-                                    instance=args.instance, from_history=args.from_history),
-              inputs=[p for p in (args.from_history,) if p])
-    cands = [c.contract() for c in found[:args.top]]
-    run.doc.update({"plan": "size", "requirement": req.to_dict(), "candidates": cands,
-                    "binding": cands[0]["cloud"]["binding"], "binding_detail": None,
-                    "designs_tried": len(found) + len(missed), "designs_meeting": len(found),
-                    "cloud_missed": missed, "limits_as_of": cloud_plan.limits_as_of(types, instances, args.cloud),
-                    "ranked_by": "cloud.monthly_usd.total", "history": history})
-    run.finish()
-    emit(run.doc, args, lambda: render.cloud(console(args), req, run.doc, run.dir.path))
     return 0
 
 
