@@ -200,15 +200,18 @@ def test_plan_size_cloud_on_an_instance_that_cannot_carry_it_says_so(tmp_path):
 
 
 def test_the_history_replayed_a_gp2_500_gib_volume_runs_dry_after_one_hour():
-    from dbtier.model.cloud_plan import CloudCandidate, replay_history
+    from dbtier.model.cloud_plan import CloudCandidate, Part, replay_history
     from dbtier.model.cloud import Volume, VolumeSet
     vt = TYPES["aws:gp2"]
-    c = CloudCandidate("aws", None, vt, VolumeSet((Volume(vt, 500, 1500, 250),), "capacity"), None, 5.0)
+    part = Part(None, vt, VolumeSet((Volume(vt, 500, 1500, 250),), "capacity"))
+    c = CloudCandidate("aws", None, (part,), None, 5.0)
     # four hourly intervals at 3,000 IOPS of 8 KiB (24.576 MB/s): 1,500 credits a second over the baseline
     r = replay_history(c, [(3600, 3000, 24.576)] * 4)
     assert r["bucket"] == "gp2 I/O credits" and r["dry_after_s"] == approx(3600)
     assert r["throttled_intervals"] == 3 and r["worst_shortfall"] == approx(1500)
     assert "3,600 s long" in r["interval_note"]
+    # the balance over time: 5.4 M - 1,500 x 3,600 = 0 after the first hour, and it stays empty
+    assert r["balance_over_time"] == {"t_s": [3600, 7200, 10800, 14400], "balance": [0, 0, 0, 0]}
 
 
 def _diskstats_history(tmp_path, iops: int, hours: int) -> str:
@@ -245,3 +248,11 @@ def test_an_instance_burst_drained_by_the_history_drops_the_design_unless_allowe
     assert burst["bucket"] == "instance IOPS burst" and burst["dry_after_s"] == approx(3600)
     assert burst["throttled_intervals"] == 3 and burst["worst_shortfall"] == approx(10000)
     assert "not published" in burst["assumption"]
+    # the balance over time: 36 M I/Os, 10,000 a second over the baseline: empty after the first hour
+    assert burst["balance_over_time"] == {"t_s": [3600, 7200, 10800, 14400], "balance": [0, 0, 0, 0]}
+    # the report draws it, and the design's volumes and monthly price
+    r = call_main("report", "p2", "--format", "html", "--out", "rep", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    html = next((tmp_path / "rep").glob("*.html")).read_text()
+    assert "Burst credit balance over the history" in html and "#1 instance IOPS burst" in html
+    assert "gp3" in html and "Monthly price by component" in html

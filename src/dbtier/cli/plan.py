@@ -14,6 +14,8 @@ from typing import Any, Sequence
 
 from dbtier.cli import options as argtypes
 from dbtier.cli import plan_render as render
+from dbtier.cli.plan_cloud import add_cloud_options
+from dbtier.cli.plan_options import add_cost_options, add_pricing_options
 from dbtier.cli.catalog import add_catalog_option
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -24,9 +26,7 @@ from dbtier.model.catalog import load_catalog
 from dbtier.model.planner import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, Requirement, budget, equivalent, size,
                                   value)
 from dbtier.model.durable import probe_flush
-from dbtier.model.endurance import DEFAULT_SERVICE_YEARS
 from dbtier.model.service import Terms
-from dbtier.model.tco import DEFAULT_USD_PER_KWH
 from dbtier.results.store import load_run
 
 _LAYOUT_LIST = "; ".join(f"{k}: {v}" for k, v in LAYOUT_HELP.items())
@@ -35,34 +35,6 @@ _LAYOUT_LIST = "; ".join(f"{k}: {v}" for k, v in LAYOUT_HELP.items())
 def _list(values: Sequence[str] | None) -> list[str]:
     """`--devices a,b c` -> [a, b, c]: commas and spaces both separate."""
     return [v.strip() for item in (values or []) for v in item.split(",") if v.strip()]
-
-
-def add_pricing_options(p: argparse.ArgumentParser) -> None:
-    """`--server-ports N` and `--devices-only`, shared by every plan action."""
-    g = p.add_argument_group("pricing")
-    g.add_argument("--server-ports", type=int, default=None, metavar="N",
-                   help="SAS/SATA drive ports the server already has (default: the catalog's [server] drive_ports, "
-                        "8): the first N drives use them and HBA/enclosure units are bought only past them; "
-                        "0 buys one per 16 drives from the first. PCIe cards and NVMe drives use no drive port")
-    g.add_argument("--devices-only", action="store_true",
-                   help="price the devices alone (no controller, enclosure or slot), as studies that price the "
-                        "I/O system by its drives do; the controllers' MB/s ceilings still apply")
-
-
-def add_cost_options(p: argparse.ArgumentParser, ranks: bool = False) -> argparse._ArgumentGroup:
-    """`--service-years`, `--usd-per-kwh` (every plan action) and, where designs are ranked, `--cost`."""
-    g = p.add_argument_group("cost over the service life")
-    if ranks:
-        g.add_argument("--cost", choices=("tco", "purchase"), default="tco",
-                       help="what ranks the designs: tco (default), the cost over the service life (purchase, "
-                            "replacements, energy, cloud months), or purchase, the price paid today (what the "
-                            "2009-2011 studies compared)")
-    g.add_argument("--service-years", type=argtypes.positive_float(50), default=DEFAULT_SERVICE_YEARS, metavar="N",
-                   help=f"years the storage must serve (default {DEFAULT_SERVICE_YEARS:g})")
-    g.add_argument("--usd-per-kwh", type=argtypes.positive_float(100), default=DEFAULT_USD_PER_KWH, metavar="USD",
-                   help=f"electricity price (default {DEFAULT_USD_PER_KWH}: the US EIA's 2024 average commercial "
-                        "price, about 13 cents/kWh)")
-    return g
 
 
 def _terms(args: argparse.Namespace, **extra: Any) -> Terms:
@@ -149,17 +121,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help=f"most devices in one set (default {DEFAULT_MAX_DEVICES})")
     sp.add_argument("--top", type=argtypes.positive_int(1_000_000), default=10, metavar="N",
                     help="how many candidates to list (default 10)")
-    cg = sp.add_argument_group("cloud volumes as the providers sell them")
-    cg.add_argument("--cloud", choices=("aws", "azure", "gcp"),
-                    help="size provisioned cloud volumes of this provider instead of catalog devices: for each "
-                         "volume type the cheapest stripe (count, size, provisioned IOPS and throughput within the "
-                         "provider's rules), priced by its formula a month")
-    cg.add_argument("--allow-throttling", action="store_true",
-                    help="with --cloud --from-history: list a design whose burst credits the history's demand "
-                         "would drain (said), instead of dropping it")
-    cg.add_argument("--instance", metavar="NAME|auto",
-                    help="with --cloud: the instance or VM whose volume caps bind (e.g. r6i.4xlarge); auto: the "
-                         "smallest in the data that carries the load sustained")
+    add_cloud_options(sp)
     add_pricing_options(sp)
     g = add_cost_options(sp, ranks=True)
     g.add_argument("--worn", choices=("fail", "replace"), default="fail",
@@ -286,9 +248,13 @@ def run_size(args: argparse.Namespace) -> int:
     if args.cloud:
         from dbtier.cli.plan_cloud import run_cloud
         return run_cloud(args, req, history, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
-                                                     instance=args.instance, from_history=args.from_history))
-    if args.instance:
-        raise DbtierError("--instance goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
+                                                     instance=args.instance, from_history=args.from_history,
+                                                     roles=args.roles, mirror_zones=args.mirror_zones,
+                                                     instance_store=args.instance_store,
+                                                     instances_file=args.instances_file))
+    for opt in ("instance", "instances_file", "instance_store", "mirror_zones", "roles"):
+        if getattr(args, opt):
+            raise DbtierError(f"--{opt.replace('_', '-')} goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
     _fraction("--hit-ratio", args.hit_ratio)
     if args.top < 1:
         raise DbtierError(f"--top must be at least 1, got {args.top}", "e.g. --top 10")

@@ -6,38 +6,98 @@ history through its credit buckets (--from-history), writes the document and pri
 from __future__ import annotations
 
 import argparse
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
-from dbtier.cli import plan_render as render
+from dbtier.cli import plan_cloud_render as render
 from dbtier.cli.common import Run, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.results.store import load_run
+
+
+def add_cloud_options(sp: argparse.ArgumentParser) -> None:
+    """`plan size`'s cloud options."""
+    cg = sp.add_argument_group("cloud volumes as the providers sell them")
+    cg.add_argument("--cloud", choices=("aws", "azure", "gcp"),
+                    help="size provisioned cloud volumes of this provider instead of catalog devices: for each "
+                         "volume type the cheapest stripe (count, size, provisioned IOPS and throughput within the "
+                         "provider's rules), priced by its formula a month")
+    cg.add_argument("--allow-throttling", action="store_true",
+                    help="with --cloud --from-history: list a design whose burst credits the history's demand "
+                         "would drain (said), instead of dropping it")
+    cg.add_argument("--instance", metavar="NAME|auto",
+                    help="with --cloud: the instance or VM whose volume caps bind (e.g. r6i.4xlarge); auto: the "
+                         "smallest in the data that carries the load sustained")
+    cg.add_argument("--instances-file", metavar="FILE",
+                    help="with --cloud aws: current instance caps from `aws ec2 describe-instance-types --output "
+                         "json` (they replace the shipped figures of the same instance types)")
+    cg.add_argument("--instance-store", action="store_true",
+                    help="with --cloud: also offer an instance's own NVMe (i4i, Lsv3), priced as the instance's "
+                         "premium over the same shape without it; its data does not survive a stop (said)")
+    cg.add_argument("--mirror-zones", action="store_true",
+                    help="with --cloud: every volume twice, in two zones (a standby's or a second node's copy)")
+    cg.add_argument("--roles", nargs="?", const="auto", metavar="ROLE=TYPE[:GB],...",
+                    help="with --cloud --from-history: one volume set per role the history separates (data, log, "
+                         "temp, archive) under one instance's caps; pin a type and capacity per role, e.g. "
+                         "--roles log=io2:200,data=gp3 (default: each role its cheapest type)")
 
 
 def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None, params: dict[str, Any]) -> int:
     """`params`: the run's params as `dbtier.cli.plan` builds them for every plan action."""
     from dbtier.model import cloud, cloud_plan
     types, instances = cloud.load_volume_types(), cloud.load_instances()
+    notes: list[str] = []
+    if args.instances_file:
+        if args.cloud != "aws":
+            raise DbtierError("--instances-file reads `aws ec2 describe-instance-types` output: it goes with --cloud aws",
+                              "drop it, or use --cloud aws")
+        from dbtier.model.cloud_instances import parse_describe_instance_types
+        path = Path(args.instances_file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DbtierError(f"{path}: cannot be read ({exc.__class__.__name__})",
+                              "give the file `aws ec2 describe-instance-types --output json > FILE` wrote") from None
+        as_of = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date().isoformat()
+        loaded, notes = parse_describe_instance_types(text, str(path), as_of)
+        instances = {**instances, **loaded}
     clustered = args.instances is not None and args.instances > 1 or bool(req.instances and req.instances > 1)
-    found, missed = cloud_plan.size_cloud(types, instances, args.cloud, req, args.instance, args.service_years,
-                                          clustered)
+    copies = 2 if args.mirror_zones else 1
+    source = (load_run(args.from_history).get("from") or {}) if args.from_history else {}
+    if args.roles and not args.from_history:
+        raise DbtierError("--roles sizes one volume set per role from the history's file types: it needs "
+                          "--from-history", "e.g. --from-history REQ_RUN --roles, or size without --roles")
+    by_role, separated = None, None
+    if args.roles:
+        from dbtier.history.intervals import by_file_type
+        from dbtier.model import cloud_roles
+        spec = cloud_roles.parse_spec(args.roles)
+        reqs, by_role, separated = cloud_roles.role_requirements(by_file_type(source), req,
+                                                                 str(source.get("statistic")), spec)
+        found, missed = cloud_roles.size_roles(types, instances, args.cloud, reqs, spec, args.instance,
+                                               args.service_years, clustered, copies)
+        separated["requirements"] = {r: q.to_dict() for r, q in reqs.items()}
+    else:
+        found, missed = cloud_plan.size_cloud(types, instances, args.cloud, req, args.instance, args.service_years,
+                                              clustered, copies=copies, instance_store=args.instance_store)
     if args.from_history:         # replay the history's intervals through every credit bucket of each design
         from dbtier.history.intervals import rates
-        found, throttled = cloud_plan.with_history(found, rates(load_run(args.from_history).get("from") or {}),
-                                                   args.allow_throttling)
+        found, throttled = cloud_plan.with_history(found, rates(source), args.allow_throttling, by_role)
         missed += throttled
         if not found:
             raise DbtierError("every design meeting the requirement would be throttled by the history's demand: "
                               + "; ".join(f"{m['type']}: {m['reason']}" for m in throttled),
                               "choose a larger --instance or provisioned types, or --allow-throttling to list them")
     run = Run("plan", args, params,
-              inputs=[p for p in (args.from_history,) if p])
+              inputs=[p for p in (args.from_history, args.instances_file) if p])
     cands = [c.contract() for c in found[:args.top]]
     run.doc.update({"plan": "size", "requirement": req.to_dict(), "candidates": cands,
                     "binding": cands[0]["cloud"]["binding"], "binding_detail": None,
                     "designs_tried": len(found) + len(missed), "designs_meeting": len(found),
                     "cloud_missed": missed, "limits_as_of": cloud_plan.limits_as_of(types, instances, args.cloud),
-                    "ranked_by": "cloud.monthly_usd.total", "history": history})
+                    "ranked_by": "cloud.monthly_usd.total", "history": history, "roles": separated,
+                    "cloud_notes": notes})
     run.finish()
     emit(run.doc, args, lambda: render.cloud(console(args), req, run.doc, run.dir.path))
     return 0

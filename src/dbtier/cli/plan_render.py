@@ -42,7 +42,7 @@ def _short(e: Evaluation) -> str:
     return f"{c.count}×{c.device.id} {c.layout}"
 
 
-def _table(title: str, cols: Sequence[str], left: int = 1) -> Table:
+def plain_table(title: str, cols: Sequence[str], left: int = 1) -> Table:
     # titles and headers carry device ids from catalog files: never markup
     t = Table(title=esc(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for i, c in enumerate(cols):
@@ -52,7 +52,7 @@ def _table(title: str, cols: Sequence[str], left: int = 1) -> Table:
 
 def _figures_table(title: str, evs: Sequence[tuple[str, Evaluation]]) -> Table:
     """Rows of figures, one column per configuration; the limit of each figure in the last column of a row."""
-    t = _table(title, ["", *(name for name, _ in evs)])
+    t = plain_table(title, ["", *(name for name, _ in evs)])
     rows = [("price", lambda e: _usd(e.price_usd)),
             ("usable capacity GB", lambda e: _n(e.capacity_gb.value)),
             ("read / write IOPS", lambda e: f"{_n(e.read_iops.value)} / {_n(e.write_iops.value)}"),
@@ -74,7 +74,7 @@ def _tail(con: Console, pricing_text: str, run_dir: Path) -> None:
 
 def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path) -> None:
     ref = eq.reference
-    t = _table(f"{eq.using.id} ({eq.layout}) to match one {ref.config.device.id} "
+    t = plain_table(f"{eq.using.id} ({eq.layout}) to match one {ref.config.device.id} "
                f"({_usd(ref.price_usd)})", ["metric", "to match", "count", "price", "× reference", "TCO",
                                             "TCO ×"], left=2)
     t.columns[1].no_wrap = False
@@ -98,7 +98,7 @@ def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path) 
 
 def budget(con: Console, options: Sequence[BudgetOption], usd: float, layout: str, read_fraction: float,
            pricing_text: str, run_dir: Path) -> None:
-    t = _table(f"what {_usd(usd)} buys ({layout}, overhead included; IOPS at {read_fraction:.0%} reads)",
+    t = plain_table(f"what {_usd(usd)} buys ({layout}, overhead included; IOPS at {read_fraction:.0%} reads)",
                ["device", "n", "price", "TCO", "GB", "IOPS", "MB/s r/w", "µs r/w"])
     t.columns[0].no_wrap = False
     t.columns[0].overflow = "fold"
@@ -133,7 +133,7 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
     cols += ["IOPS r/w"] if "iops" in cats else []
     cols += ["MB/s r/w"] if "throughput" in cats else []
     cols += ["read µs"] if "latency" in cats else []
-    t = _table(f"cheapest of {sz.found:,} designs that meet it ({sz.considered:,} tried, redundancy "
+    t = plain_table(f"cheapest of {sz.found:,} designs that meet it ({sz.considered:,} tried, redundancy "
                f"{redundancy})", cols, left=2)
     t.columns[1].no_wrap = False
     t.columns[1].overflow = "fold"
@@ -226,26 +226,3 @@ def value(con: Console, v: Value, result_dir: str, config_text: str, run_dir: Pa
     for line in v.figures_used:
         con.print(f"[dim]· {esc(line)}[/dim]", soft_wrap=True)
     con.print(f"[dim]Run: {esc(run_dir)}[/dim]")
-
-
-def cloud(con: Console, req: Requirement, doc: dict, run_dir: Path) -> None:
-    """`plan size --cloud`: each volume type's cheapest stripe, its provisioned settings and monthly price."""
-    parts = [f"{LABELS[k]} {_n(getattr(req, k))}" for k in req.given()]
-    con.print(esc(f"requirement: {', '.join(parts)}; headroom {req.headroom:.0%}; from {req.source}"))
-    first = doc["candidates"][0]["cloud"]
-    where = f" on {first['instance']}" if first.get("instance") else " (no instance cap given)"
-    t = _table(f"{first['provider']} volumes{where}, cheapest first", ["#", "volumes", "GiB each", "IOPS each",
-                                                                       "throughput each", "$ a month", "binds"], left=2)
-    t.columns[1].no_wrap = False
-    t.columns[6].no_wrap = False
-    for i, c in enumerate(doc["candidates"], 1):
-        cl = c["cloud"]
-        v = cl["volumes"][0]
-        tp_key = next(k for k in v if k.startswith("throughput_") and k != "throughput_unit")
-        t.add_row(str(i), lit(f"{len(cl['volumes'])} x {v['type']}"), _n(v["size_gib"]), _n(v["iops"]),
-                  f"{_n(v[tp_key])} {v['throughput_unit']}", _usd(cl["monthly_usd"]["total"]), lit(cl["binding"] or ""))
-    con.print(t)
-    for m in doc.get("cloud_missed") or []:
-        con.print(f"[dim]{esc(m['type'])}: {esc(m['reason'])}[/dim]", soft_wrap=True)
-    con.print(f"[dim]prices and limits as of {esc(', '.join(doc['limits_as_of']['volumes_and_instances']))}; "
-              f"Run: {esc(run_dir)}[/dim]", soft_wrap=True)

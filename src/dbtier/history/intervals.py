@@ -13,6 +13,38 @@ from dbtier.core.files import sql_str
 from dbtier.history import store
 
 
+def _read(source: dict[str, Any], name: str, cols: list[str], sql: str) -> list[tuple]:
+    run_dir = source.get("run_dir")
+    con = store.connect()
+    try:
+        store.check_parquet(con, run_dir, name, cols)
+        return con.execute(sql.format(src=store.parquet(run_dir, name))).fetchall()
+    except duckdb.Error as exc:
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise DbtierError(f"{run_dir}: its series cannot be read: {why[:200]}",
+                          "re-run the `dbtier history` command that wrote it") from None
+    finally:
+        con.close()
+
+
+def by_file_type(source: dict[str, Any]) -> list[tuple[str, float, float, float, float, float, float]]:
+    """The import's additive parts per file type and interval, in time order: (file_type, start epoch s,
+    seconds, read IOPS, write IOPS, read MB/s, write MB/s), for sizing one volume set per role
+    (`plan size --cloud --roles`). Empty when the source gives only database totals."""
+    run_dir, action = source.get("run_dir"), source.get("action")
+    if not run_dir or action != "import":
+        raise DbtierError("--roles needs the history of one database (a `history requirement` taken from an import "
+                          "run): a consolidation sums databases and keeps no file types",
+                          "take the requirement from the import run of the database")
+    cols = ["database", "file_type", "role", "start", "end", "read_iops", "write_iops", "read_mbps", "write_mbps"]
+    rows = _read(source, store.INTERVALS_FILE, cols, f"""
+        SELECT file_type, epoch(start), epoch("end") - epoch(start), coalesce(read_iops, 0), coalesce(write_iops, 0),
+               coalesce(read_mbps, 0), coalesce(write_mbps, 0)
+        FROM {{src}} WHERE database = {sql_str(str(source.get('of')))} AND role = 'part' AND "end" > start
+        ORDER BY start, file_type""")
+    return [(str(f), float(t), float(s), float(ri), float(wi), float(rm), float(wm)) for f, t, s, ri, wi, rm, wm in rows]
+
+
 def rates(source: dict[str, Any]) -> list[tuple[float, float, float]]:
     """`source` is a requirement run's `from` ({run_dir, action, of}): the run whose series it was taken from."""
     run_dir, action = source.get("run_dir"), source.get("action")
@@ -22,17 +54,8 @@ def rates(source: dict[str, Any]) -> list[tuple[float, float, float]]:
     name = store.SUM_FILE if action == "consolidate" else store.TOTALS_FILE
     cols = ["start", "end", "iops", "mbps"] + ([] if action == "consolidate" else ["database"])
     where = "" if action == "consolidate" else f"WHERE database = {sql_str(str(source.get('of')))}"
-    con = store.connect()
-    try:
-        store.check_parquet(con, run_dir, name, cols)
-        rows = con.execute(f"""SELECT epoch("end") - epoch(start), coalesce(iops, 0), coalesce(mbps, 0)
-                               FROM {store.parquet(run_dir, name)} {where} ORDER BY start""").fetchall()
-    except duckdb.Error as exc:
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise DbtierError(f"{run_dir}: its series cannot be read: {why[:200]}",
-                          "re-run the `dbtier history` command that wrote it") from None
-    finally:
-        con.close()
+    rows = _read(source, name, cols, f"""SELECT epoch("end") - epoch(start), coalesce(iops, 0), coalesce(mbps, 0)
+                                        FROM {{src}} {where} ORDER BY start""")
     out = [(float(s), float(i), float(m)) for s, i, m in rows if s and s > 0]
     if not out:
         raise DbtierError(f"{run_dir}: no intervals with rates for {source.get('of') or 'the sum'}",

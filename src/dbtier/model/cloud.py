@@ -428,9 +428,13 @@ def cheapest_set(vt: VolumeType, need: Need, max_volumes: int = 16) -> VolumeSet
 # -- an instance's caps ------------------------------------------------------------------------------------
 
 def under_caps(s: VolumeSet, inst: Instance, need: Need, vt: VolumeType) -> dict[str, Any]:
-    """Whether the instance carries the need sustained (its baseline), or only in bursts (its maximum)."""
-    b_tp, m_tp = inst.throughput_in(vt.throughput_unit)
-    need_io, need_tp = need.iops, need.throughput
+    """Whether the instance carries one set's need sustained (its baseline), or only in bursts (its maximum)."""
+    return under_caps_of(need.iops, need.throughput, inst, vt.throughput_unit)
+
+
+def under_caps_of(need_io: float, need_tp: float, inst: Instance, unit: str) -> dict[str, Any]:
+    """`need_tp` in `unit`: the instance's caps converted to it."""
+    b_tp, m_tp = inst.throughput_in(unit)
     binding = None
     if need_io > inst.max_iops + 1e-9:
         binding = "the instance's IOPS maximum"
@@ -441,7 +445,7 @@ def under_caps(s: VolumeSet, inst: Instance, need: Need, vt: VolumeType) -> dict
     elif need_tp > b_tp + 1e-9:
         binding = "the instance's throughput baseline (burst only)"
     return {"instance_iops": inst.baseline_iops, "instance_max_iops": inst.max_iops,
-            "instance_throughput": b_tp, "instance_max_throughput": m_tp, "throughput_unit": vt.throughput_unit,
+            "instance_throughput": b_tp, "instance_max_throughput": m_tp, "throughput_unit": unit,
             "sustained": binding is None, "binding": binding}
 
 
@@ -484,6 +488,7 @@ def replay(bucket: Bucket, intervals: Sequence[tuple[float, float]]) -> dict[str
     bal = bucket.capacity if bucket.start is None else bucket.start
     low, t, throttled, worst = bal, 0.0, 0, 0.0
     dry_at: float | None = None
+    points: list[tuple[float, float]] = []
     for secs, demand in intervals:
         if secs <= 0:
             continue
@@ -506,6 +511,7 @@ def replay(bucket: Bucket, intervals: Sequence[tuple[float, float]]) -> dict[str
             worst = max(worst, short)
         low = min(low, bal)
         t += secs
+        points.append((t, bal))
     return {"bucket": bucket.name, "capacity": bucket.capacity, "min_balance": low,
             "throttled_intervals": throttled, "worst_shortfall": worst, "dry_after_s": dry_at,
-            "assumption": bucket.assumption}
+            "assumption": bucket.assumption, "balance_points": points}

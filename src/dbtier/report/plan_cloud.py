@@ -1,10 +1,12 @@
-"""The report of a `plan size --cloud` document: each volume type's cheapest stripe with its provisioned
-settings, the monthly price by component, what binds and the instance's caps. Reads only the document."""
+"""The report of a `plan size --cloud` document: each design's volume sets (per role) with their provisioned
+settings, the monthly price by component, what binds, the instance's caps and each replayed design's credit
+balance over the history's time line. Reads only the document."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from dbtier.model.cloud_plan import group_volumes
 from dbtier.report import svg
 from dbtier.report.base import esc, figure_frame, html_table, isnum, num
 from dbtier.report.svg import Series
@@ -25,21 +27,24 @@ def cloud_section(doc: dict[str, Any]) -> str:
     rows, names = [], []
     for i, c in enumerate(cands, 1):
         cl = c["cloud"]
-        vols = cl.get("volumes") or []
-        v = vols[0] if vols else {}
-        tp_key = next((k for k in v if k.startswith("throughput_") and k != "throughput_unit"), None)
         m = cl.get("monthly_usd") or {}
-        name = f"{len(vols)} x {v.get('type')}"
-        names.append(name)
-        rows.append([str(i), esc(name), num(v.get("size_gib")), num(v.get("iops")),
-                     f"{num(v.get(tp_key)) if tp_key else '—'} {esc(v.get('throughput_unit') or '')}",
-                     _usd(m.get("capacity")), _usd(m.get("iops")), _usd(m.get("throughput")),
-                     f"<b>{_usd(m.get('total'))}</b>", esc(cl.get("binding") or "")])
-    out.append(html_table(["#", "volumes", "GiB each", "IOPS each", "throughput each", "capacity", "IOPS",
-                           "throughput", "a month", "binds"], rows, num_cols=(2, 3, 5, 6, 7, 8), wide=True))
+        groups = group_volumes(cl.get("volumes") or [])
+        names.append(" + ".join(f"{n} x {v.get('type')}" for n, v in groups) + (" x 2 zones" if cl.get("copies") == 2
+                                                                                 else ""))
+        for j, (n, v) in enumerate(groups):
+            last = j == len(groups) - 1
+            rows.append([str(i) if j == 0 else "", esc(v.get("role") or "all"), esc(f"{n} x {v.get('type')}"),
+                         num(v.get("size_gib")), num(v.get("iops")), f"{_tp(v)}",
+                         _usd(m.get("capacity")) if last else "", _usd(m.get("iops")) if last else "",
+                         _usd(m.get("throughput")) if last else "", _usd(m.get("instance_premium")) if last else "",
+                         f"<b>{_usd(m.get('total'))}</b>" if last else "", esc(cl.get("binding") or "") if last else ""])
+    out.append(html_table(["#", "role", "volumes", "GiB each", "IOPS each", "throughput each", "capacity", "IOPS",
+                           "throughput", "instance store", "a month", "binds"], rows, num_cols=(3, 4, 6, 7, 8, 9, 10),
+                          wide=True))
     series = [Series(label, [(k, (c["cloud"].get("monthly_usd") or {}).get(key)) for k, c in enumerate(cands)],
                      svg.colour(col)) for label, key, col in (("capacity", "capacity", 0), ("IOPS", "iops", 1),
-                                                              ("throughput", "throughput", 3))]
+                                                              ("throughput", "throughput", 3),
+                                                              ("instance store", "instance_premium", 4))]
     series = [s for s in series if any(isnum(v) and v > 0 for _, v in s.points)]
     chart = svg.hbar_chart("Monthly price by component", names, series, unit="USD", x_label="US dollars a month",
                            highlight=0)
@@ -51,7 +56,41 @@ def cloud_section(doc: dict[str, Any]) -> str:
                    f'{num(caps.get("instance_throughput"))} {esc(caps.get("throughput_unit"))} sustained (bursting to '
                    f'{num(caps.get("instance_max_iops"))} and {num(caps.get("instance_max_throughput"))})'
                    + (f": {esc(caps.get('binding'))}" if caps.get("binding") else "") + ".</p>")
+    out.append(balance_chart(cands))
+    said: dict[str, list[str]] = {}
+    for i, c in enumerate(cands, 1):
+        for note in c["cloud"].get("notes") or []:
+            said.setdefault(note, []).append(f"#{i}")
+    for note, which in said.items():
+        out.append(f'<p class="reason">{esc(", ".join(which))}: {esc(note)}</p>')
     for m in doc.get("cloud_missed") or []:
         if isinstance(m, dict):
             out.append(f'<p class="reason">{esc(m.get("type"))}: {esc(m.get("reason"))}</p>')
     return "".join(out)
+
+
+def _tp(v: dict[str, Any]) -> str:
+    key = next((k for k in v if k.startswith("throughput_") and k != "throughput_unit"), None)
+    return f"{num(v.get(key))} {esc(v.get('throughput_unit') or '')}" if key else "—"
+
+
+def balance_chart(cands: list[dict[str, Any]]) -> str:
+    """Each replayed design's worst credit bucket over the history's time line, as a share of the full bucket:
+    where a line reaches 0 the design is throttled."""
+    series = []
+    for i, c in enumerate(cands, 1):
+        b = c["cloud"].get("burst") or {}
+        bot = b.get("balance_over_time") or {}
+        cap = b.get("capacity")
+        if not (isnum(cap) and cap > 0 and bot.get("t_s")):
+            continue
+        pts = [(t / 3600, 100 * v / cap) for t, v in zip(bot["t_s"], bot["balance"]) if isnum(t) and isnum(v)]
+        series.append(Series(f"#{i} {b.get('bucket')}", pts, svg.colour(i - 1)))
+    if not series:
+        return ""
+    chart = svg.line_chart("Burst credit balance over the history", series, x_label="hours from the history's start",
+                           y_label="% of the bucket", y_max=100)
+    return '<div class="charts">' + figure_frame(chart, "The worst bucket of each design replayed through the "
+                                                        "history's intervals; at 0% the design is throttled (a bucket "
+                                                        "whose size is not published is an assumption, said in the "
+                                                        "result).") + "</div>"

@@ -1,0 +1,38 @@
+"""Options every `plan` action shares: pricing (drive ports, devices only) and the cost over the service
+life (years, electricity, what ranks the designs)."""
+
+from __future__ import annotations
+
+import argparse
+
+from dbtier.cli import options as argtypes
+from dbtier.model.endurance import DEFAULT_SERVICE_YEARS
+from dbtier.model.tco import DEFAULT_USD_PER_KWH
+
+
+def add_pricing_options(p: argparse.ArgumentParser) -> None:
+    """`--server-ports N` and `--devices-only`, shared by every plan action."""
+    g = p.add_argument_group("pricing")
+    g.add_argument("--server-ports", type=int, default=None, metavar="N",
+                   help="SAS/SATA drive ports the server already has (default: the catalog's [server] drive_ports, "
+                        "8): the first N drives use them and HBA/enclosure units are bought only past them; "
+                        "0 buys one per 16 drives from the first. PCIe cards and NVMe drives use no drive port")
+    g.add_argument("--devices-only", action="store_true",
+                   help="price the devices alone (no controller, enclosure or slot), as studies that price the "
+                        "I/O system by its drives do; the controllers' MB/s ceilings still apply")
+
+
+def add_cost_options(p: argparse.ArgumentParser, ranks: bool = False) -> argparse._ArgumentGroup:
+    """`--service-years`, `--usd-per-kwh` (every plan action) and, where designs are ranked, `--cost`."""
+    g = p.add_argument_group("cost over the service life")
+    if ranks:
+        g.add_argument("--cost", choices=("tco", "purchase"), default="tco",
+                       help="what ranks the designs: tco (default), the cost over the service life (purchase, "
+                            "replacements, energy, cloud months), or purchase, the price paid today (what the "
+                            "2009-2011 studies compared)")
+    g.add_argument("--service-years", type=argtypes.positive_float(50), default=DEFAULT_SERVICE_YEARS, metavar="N",
+                   help=f"years the storage must serve (default {DEFAULT_SERVICE_YEARS:g})")
+    g.add_argument("--usd-per-kwh", type=argtypes.positive_float(100), default=DEFAULT_USD_PER_KWH, metavar="USD",
+                   help=f"electricity price (default {DEFAULT_USD_PER_KWH}: the US EIA's 2024 average commercial "
+                        "price, about 13 cents/kWh)")
+    return g
