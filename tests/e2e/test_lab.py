@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pytest import approx
 
 from conftest import assert_clean_error, have, load_doc, postgres_processes, run_dbtier
 
@@ -22,7 +23,7 @@ def test_lab_on_one_directory_runs_every_step(pg_dir):
     doc = json.loads(r.stdout)
     assert doc["command"] == "lab" and doc["status"] == "ok"
     names = [s["name"] for s in doc["steps"]]
-    assert names == ["probe", "oltp", "dss-1", "backup-1", "plan-size"]
+    assert names == ["probe", "oltp", "dss-1", "backup-1", "plan-size", "plan-cloud"]
     for s in doc["steps"]:
         assert s["status"] == "ok", s
         child = load_doc(pg_dir / "lab" / s["run_dir"])
@@ -43,6 +44,12 @@ def test_lab_on_one_directory_runs_every_step(pg_dir):
     if terms["durable_writes"] == "required":
         assert best["durable_writes"]["protected"] is not False
     assert best["endurance"] is None or best["endurance"]["passes"] is True
+    # the same measured load on AWS volumes, on the cheapest instance that carries it sustained
+    cloud = load_doc(pg_dir / "lab" / "plan-cloud")
+    c = cloud["candidates"][0]["cloud"]
+    assert cloud["params"]["cloud"] == "aws" and c["instance"] and c["caps"]["sustained"]
+    assert c["volumes"] and c["monthly_usd"]["total"] > 0 and cloud["requirement"]["read_iops"] == approx(
+        req["read_iops"], rel=0.01, abs=1)
     assert doc["standing"][0]["closest"]
     assert doc["report"]["status"] == "ok" and Path(doc["report"]["html"]).stat().st_size > 10_000
     # the report is written once the lab's status and time are final: its own section shows them
@@ -50,6 +57,7 @@ def test_lab_on_one_directory_runs_every_step(pg_dir):
     assert "badge running" not in html and load_doc(pg_dir / "lab")["finished_at"]
     assert "Against the catalog" in html and "above 1 better" in html
     assert "The cheapest configuration for the measured load" in html and "over 5 years" in html
+    assert "aws volumes as the provider sells them" in html
     # given ".", every step names the directory absolutely (the report showed "paths: ." and "to .")
     where = str(Path(pg_dir).resolve())
     assert load_doc(pg_dir / "lab" / "probe")["params"]["paths"] == [where]

@@ -21,7 +21,7 @@ from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.model.lab import (oltp_steps, parse_engines, plan_engine, plan_size_argv,
+from dbtier.model.lab import (oltp_steps, parse_engines, plan_cloud_argv, plan_engine, plan_size_argv,
                               requirement_from_oltp, standing, tiers)
 from dbtier.workloads.engine import names as engine_names
 
@@ -61,7 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    f"{', '.join(engine_names('oltp'))}; default postgres. With two or more the steps are oltp-ENGINE, "
                    "the plan sizes for PostgreSQL's run (else the first engine's) and the report shows them side by "
                    "side")
-    p.add_argument("--skip", default="", help="comma-separated steps to leave out: probe,oltp,dss,backup,plan")
+    p.add_argument("--skip", default="", help="comma-separated steps to leave out: probe,oltp,dss,backup,plan,cloud")
+    p.add_argument("--cloud", choices=("aws", "azure", "gcp"), default="aws",
+                   help="the provider whose volumes the cloud step sizes for the measured load (default aws)")
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -97,12 +99,13 @@ def run(args: argparse.Namespace) -> int:
         raise DbtierError("a directory is given twice", "give each tier once")
     dirs = [os.path.realpath(d) for d in dirs]      # the steps' documents and the report name them absolutely
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    bad = skip - {"probe", "oltp", "dss", "backup", "plan"}
+    bad = skip - {"probe", "oltp", "dss", "backup", "plan", "cloud"}
     if bad:
-        raise DbtierError(f"--skip: unknown step {', '.join(sorted(bad))}", "steps are probe,oltp,dss,backup,plan")
+        raise DbtierError(f"--skip: unknown step {', '.join(sorted(bad))}",
+                          "steps are probe,oltp,dss,backup,plan,cloud")
     engines = parse_engines(args.engines, engine_names("oltp"))
     prof = PROFILES[args.profile]
-    run_ = Run("lab", args, {"dirs": dirs, "profile": args.profile, "skip": sorted(skip),
+    run_ = Run("lab", args, {"dirs": dirs, "profile": args.profile, "skip": sorted(skip), "cloud": args.cloud,
                              "engines": engines, "settings": prof}, paths=dirs)
     doc = run_.doc
     doc["steps"] = []
@@ -163,6 +166,13 @@ def run(args: argparse.Namespace) -> int:
             step("plan-size", None, "the OLTP step measured no device load to size for")
         else:
             step("plan-size", plan_size_argv(req, oltp, probe, str(lab / "probe")))
+        cloud_argv = plan_cloud_argv(req, args.cloud) if req else None
+        if "cloud" in skip or "plan" in skip:
+            step("plan-cloud", None, "skipped by --skip")
+        elif cloud_argv is None:
+            step("plan-cloud", None, "no measured load to size for")
+        else:
+            step("plan-cloud", cloud_argv)
         if probe:
             doc["standing"] = standing(probe)
         # The lab's own status and time are final before the report reads them (it shows them).

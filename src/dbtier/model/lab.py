@@ -55,14 +55,7 @@ def plan_size_argv(req: dict[str, Any], oltp: dict[str, Any] | None = None,
     writes that survive a power loss; a run that was not durable (fsync off, synchronous_commit off,
     innodb_flush_log_at_trx_commit=2) asked for none. A probe that measured a commit rate is passed as
     `--probe`, so devices without power-loss protection are priced at a measured flush-bound rate."""
-    opts = [("--read-iops", "read_iops", ".0f"), ("--write-iops", "write_iops", ".0f"),
-            ("--read-mbps", "read_mbps", ".1f"), ("--write-mbps", "write_mbps", ".1f"),
-            ("--capacity-gb", "capacity_gb", ".0f")]
-    argv = []
-    for opt, key, fmt in opts:
-        v = req.get(key)
-        if isinstance(v, (int, float)) and float(format(v, fmt)) > 0:
-            argv += [opt, format(v, fmt)]
+    argv = _rates_argv(req)
     if not argv:
         return None
     dur = (oltp or {}).get("durability")
@@ -74,6 +67,28 @@ def plan_size_argv(req: dict[str, Any], oltp: dict[str, Any] | None = None,
     if probe_dir and isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate > 0:
         argv += ["--probe", probe_dir]
     return ["plan", "size", *argv, "--headroom", "0.3", "--top", "5"]
+
+
+def _rates_argv(req: dict[str, Any]) -> list[str]:
+    """The requirement's figures above 0 as `plan size` options."""
+    opts = [("--read-iops", "read_iops", ".0f"), ("--write-iops", "write_iops", ".0f"),
+            ("--read-mbps", "read_mbps", ".1f"), ("--write-mbps", "write_mbps", ".1f"),
+            ("--capacity-gb", "capacity_gb", ".0f")]
+    argv = []
+    for opt, key, fmt in opts:
+        v = req.get(key)
+        if isinstance(v, (int, float)) and float(format(v, fmt)) > 0:
+            argv += [opt, format(v, fmt)]
+    return argv
+
+
+def plan_cloud_argv(req: dict[str, Any], provider: str) -> list[str] | None:
+    """`dbtier plan size --cloud PROVIDER --instance auto` for the same measured load: the provider's volumes
+    as it sells them, on the cheapest instance whose caps carry the load sustained (None: nothing to size)."""
+    argv = _rates_argv(req)
+    if not argv:
+        return None
+    return ["plan", "size", *argv, "--cloud", provider, "--instance", "auto", "--headroom", "0.3", "--top", "5"]
 
 
 def tiers(dirs: list[str], probe: dict[str, Any] | None) -> tuple[str, str]:

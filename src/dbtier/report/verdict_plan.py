@@ -67,6 +67,8 @@ def cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
     if absent:   # figures nobody gave (not measured, or measured 0) are said, not sized for as 0
         what += f" (none given for {join_words(absent)}: not sized for)"
     name = c.get("description") or f"{whole(c.get('count'))} x {c.get('device')} {c.get('layout') or ''}".strip()
+    if isinstance(c.get("cloud"), dict):
+        return _cloud_sentence(doc, c, what, name)
     figs = []
     if isnum(c.get("capacity_gb")):
         figs.append(f"{whole(c['capacity_gb'])} GB usable")
@@ -93,6 +95,22 @@ def cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
         text += f" ({other.get('detail')})"
     return {"text": text + ".", "configuration": name, "price_usd": c.get("price_usd"), "binding": binding,
             "tco_usd": tco.get("total_usd"), "checked": passed, "unchecked": unchecked}
+
+
+def _cloud_sentence(doc: dict[str, Any], c: dict[str, Any], what: str, name: str) -> dict[str, Any]:
+    """A cloud design is rented: its price a month and over the service life, and what binds it."""
+    cl = c["cloud"]
+    month, life = get(cl, "monthly_usd", "total"), cl.get("service_life_usd")
+    text = (f"On {cl.get('provider')}, the cheapest volumes for {what} are {name}"
+            + (f" at ${fmt(month, 2)} a month" if isnum(month) else "")
+            + (f" (${whole(life)} over the service life)" if isnum(life) else ""))
+    if isinstance(cl.get("binding"), str):
+        text += f"; sized by {cl['binding']}"
+    caps = cl.get("caps") if isinstance(cl.get("caps"), dict) else {}
+    if caps.get("sustained") is True:
+        text += f", within {cl.get('instance')}'s sustained caps"
+    return {"text": text + ".", "configuration": name, "price_usd": c.get("price_usd"), "binding": cl.get("binding"),
+            "tco_usd": life, "checked": [], "unchecked": []}
 
 
 def value_sentence(doc: dict[str, Any]) -> dict[str, Any] | None:
