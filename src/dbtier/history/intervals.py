@@ -15,6 +15,11 @@ from dbtier.history import store
 
 def _read(source: dict[str, Any], name: str, cols: list[str], sql: str) -> list[tuple]:
     run_dir = source.get("run_dir")
+    if source.get("source") == "dma":
+        raise DbtierError(f"{run_dir}: a DMA collection holds hour-of-day statistics, not a time series: the burst "
+                          "replay and the roles need the history's per-interval rates",
+                          "import a time series (AWR, PostgreSQL, diskstats, iostat, sar), or give the rates on the "
+                          "command line (plan size --read-iops ... --cloud aws)")
     con = store.connect()
     try:
         store.check_parquet(con, run_dir, name, cols)
