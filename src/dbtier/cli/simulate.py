@@ -5,15 +5,17 @@
     dbtier simulate run TRACE --design preferred-read-mirror --fast ID --slow ID [--fail fast@T --return fast@T]
     dbtier simulate capture DEVICE|DIR [--duration S] [--run 'COMMAND ...']
 
-A device ID is a catalog id (`dbtier catalog list`) or a probe run directory
-(`runs/<stamp>-probe`, `#N` for its N-th target); `--probe RUN_DIR` fills the
-one device role the command line leaves open with the measured device.
+A device ID is a catalog id (`dbtier catalog list`), a probe run directory
+(`runs/<stamp>-probe`, `#N` for its N-th target), or a cloud volume
+(`cloud:aws:gp3:size=1000,iops=6000,mibps=250`, sim/cloudvolume.py); `--probe RUN_DIR`
+fills the one device role the command line leaves open with the measured device.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,12 +74,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="keep requests that share a coarse (>= 1 ms) timestamp as one burst in the queueing "
                         "model (default: spread evenly across the tick)")
 
-    d = rp.add_argument_group("design and devices")
+    # the description is printed as is (RawDescriptionHelpFormatter): wrapped here
+    d = rp.add_argument_group("design and devices", textwrap.fill(
+        names.DEVICE_IDS_HELP, 78, break_long_words=False, break_on_hyphens=False))
     d.add_argument("--design", required=True, choices=names.DESIGNS, help="the tier design")
     for role, text in (("device", "the device of --design single"), ("cache", "the cache device"),
                        ("backing", "the device behind the cache"), ("fast", "the mirror side that serves reads"),
                        ("slow", "the other mirror side")):
-        d.add_argument(f"--{role}", metavar="ID", help=f"{text}: catalog id or probe run directory")
+        d.add_argument(f"--{role}", metavar="ID", help=f"{text}: catalog id, probe run directory or "
+                       f"{names.CLOUD_PREFIX}... cloud volume (above)")
     d.add_argument("--probe", metavar="RUN_DIR", help="a probe run: the measured device takes the one role "
                    "not named otherwise")
     add_catalog_option(d)
@@ -184,7 +189,8 @@ def _params_doc(args: argparse.Namespace, p: sim.Params, trace_path: Path) -> di
 def _inputs(args: argparse.Namespace, trace: Path) -> list[str]:
     """What this simulation reads (the trace, probe runs as devices): --force never removes them."""
     named = [getattr(args, r) for r in ("device", "cache", "backing", "fast", "slow", "probe") if getattr(args, r)]
-    return [str(trace), *(v.partition("#")[0] for v in named), *args.catalog]
+    return [str(trace), *(v.partition("#")[0] for v in named if not v.startswith(names.CLOUD_PREFIX)),
+            *args.catalog]
 
 
 def run_sim(args: argparse.Namespace) -> int:

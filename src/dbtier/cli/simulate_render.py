@@ -63,6 +63,13 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
                  f"read hit ratio {human_pct(doc['read_hit_ratio'])} of blocks, {human_pct(doc['request_hit_ratio'])} "
                  "of requests")
     con.print(head, highlight=False)
+    for r, d in det["devices"].items():
+        lim = d.get("limits")
+        if lim:         # a cloud volume: the limits that apply and which binds (its `source` has the rest)
+            u = lim["throughput_unit"]
+            con.print(esc(f"  {r}: at most {lim['iops']:,.0f} IOPS ({lim['iops_binds']}) and {lim['throughput']:,.2f} "
+                          f"{u} ({lim['throughput_binds']}), an I/O counted per {lim['io_size_kib']:,.0f} KiB; base "
+                          f"latency {lim['latency_us']:,.0f} µs"), highlight=False)
 
     t = Table(box=box.SIMPLE_HEAD, title="latency (queueing model)", title_justify="left")
     t.add_column("")

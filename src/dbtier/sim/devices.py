@@ -1,8 +1,9 @@
 """The devices of a simulation: each role of a design (the device, the cache and its backing, the
-mirror's sides) resolved to a device model from a catalog id or a probe run directory.
+mirror's sides) resolved to a device model from a catalog id, a probe run directory or a cloud volume.
 
-A device ID is a catalog id (`dbtier catalog list`) or a probe run directory (`RUN_DIR`, `RUN_DIR#N`
-for its N-th target). numpy and numba load only when a model is built (`latency` is imported inside).
+A device ID is a catalog id (`dbtier catalog list`), a probe run directory (`RUN_DIR`, `RUN_DIR#N`
+for its N-th target), or a cloud volume (`cloud:aws:gp3:size=1000,iops=6000`: its grammar and model in
+sim/cloudvolume.py). numpy and numba load only when a model is built (`latency` is imported inside).
 """
 
 from __future__ import annotations
@@ -21,8 +22,14 @@ if TYPE_CHECKING:
 
 
 def device(value: str, catalog_files: Sequence[str], catalog_cache: dict[str, Any]) -> latency.DeviceModel:
-    """A catalog id or a probe run directory (RUN_DIR or RUN_DIR#N)."""
+    """A catalog id, a probe run directory (RUN_DIR or RUN_DIR#N) or a cloud volume (cloud:...)."""
     from dbtier.sim import latency
+    if value.startswith(names.CLOUD_PREFIX):
+        from dbtier.model import cloud
+        from dbtier.sim import cloudvolume
+        if "cloud_types" not in catalog_cache:          # the data file is read once for all roles
+            catalog_cache["cloud_types"] = cloud.load_volume_types()
+        return cloudvolume.device(value, catalog_cache["cloud_types"])
     path, _, num = value.partition("#")
     if os.sep in value or Path(path).is_dir() or Path(path).name == "result.json":
         target = None
@@ -56,6 +63,7 @@ def resolve(design: str, named: dict[str, str], probe: str | None,
     missing = [r for r in roles if r not in named]
     if missing:
         raise DbtierError(f"--design {design} needs " + " and ".join(f"--{r} ID" for r in missing),
-                          "ID is a catalog device id (`dbtier catalog list`) or a probe run directory")
+                          "ID is a catalog device id (`dbtier catalog list`), a probe run directory or a "
+                          f"cloud volume ({names.CLOUD_EXAMPLE})")
     catalog_cache: dict[str, Any] = {}
     return {r: device(named[r], catalog_files, catalog_cache) for r in roles}

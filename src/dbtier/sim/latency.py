@@ -56,6 +56,13 @@ shortest-access-first disk's); the uniform saveable time is an assumption,
 not a measured curve; a flash unit is busy for the whole latency (no
 pipelining inside a unit); there is no write-cache model beyond the figures.
 
+A rate-limited device (a cloud volume, `io_size_bytes` set; built in sim/cloudvolume.py) is a fluid
+limiter in front of a fixed latency: reads and writes share its one IOPS and one bandwidth limit, an
+I/O of b bytes counts as max(1, ceil(b / io_size_bytes)) I/Os (the provider's I/O size accounting), its
+gate is max(counted / IOPS, b / bandwidth) whether sequential or not (merging of adjacent small I/Os is
+not modelled: conservative), and it completes its QD1 latency after it starts, whatever its size (the
+transfer is in the gate). Its units (one spare above IOPS x latency) never bind before the gate does.
+
 A request served by several devices (a write to both mirror sides, a read
 partly from cache and partly from the backing device) completes when its last
 part does. Background I/O (cache fills, write-back destaging) occupies the
@@ -96,6 +103,8 @@ class DeviceModel:
     read_latency_us: float
     write_latency_us: float
     single_actuator: bool = False    # a hard disk: one I/O at a time, command queueing shortens positioning
+    io_size_bytes: float | None = None  # a rate-limited device's I/O size accounting (see the module docstring)
+    limits: Any = None               # a rate-limited device's limits and which binds (cloudvolume.CloudLimits)
 
     def __post_init__(self) -> None:
         for k in ("read_iops", "write_iops", "read_mbps", "write_mbps", "read_latency_us", "write_latency_us"):
@@ -111,7 +120,16 @@ class DeviceModel:
         if self.single_actuator:
             return 1
         n = max(self.read_iops * self.read_latency_us, self.write_iops * self.write_latency_us) * 1e-6
-        return int(min(max(1, math.ceil(n - 1e-9)), MAX_UNITS))
+        spare = 1 if self.io_size_bytes else 0      # a limiter: rounding must never let the units bind first
+        return int(min(max(1, math.ceil(n - 1e-9)) + spare, MAX_UNITS))
+
+    def counted(self, nbytes: np.ndarray | float) -> np.ndarray:
+        """I/Os each request counts as against the IOPS limit: 1, or ceil(b / io_size_bytes) on a rate-limited
+        device."""
+        nb = np.asarray(nbytes, dtype=np.float64)
+        if not self.io_size_bytes:
+            return np.ones_like(nb)
+        return np.maximum(1.0, np.ceil(nb / self.io_size_bytes))
 
     def service_s(self, op: np.ndarray | int, nbytes: np.ndarray | float,
                   outstanding: np.ndarray | int = 1) -> np.ndarray:
@@ -119,14 +137,14 @@ class DeviceModel:
         flash, its QD1 latency; a disk, s(n) = 1/IOPS + (QD1 - 1/IOPS) x 2/(n+1); both plus transfer past 4 KiB."""
         op_a, nb = np.broadcast_arrays(np.asarray(op, dtype=np.intp), np.asarray(nbytes, dtype=np.float64))
         tab = np.array(self.table())[op_a]          # the kernel's own inputs (_inputs), per I/O
-        base = tab[..., 2] + np.maximum(nb - SMALL_IO, 0.0) * tab[..., 1]
+        base = tab[..., 2] + np.where(tab[..., 4] > 0, 0.0, np.maximum(nb - SMALL_IO, 0.0) * tab[..., 1])
         return base + tab[..., 3] * 2.0 / (np.asarray(outstanding, dtype=np.float64) + 1.0)
 
     def occupancy_s(self, op: np.ndarray | int, nbytes: np.ndarray | float) -> np.ndarray:
         """Seconds the device's rate server is busy with each I/O."""
         iops = np.where(np.asarray(op) == 0, self.read_iops, self.write_iops)
         bw = np.where(np.asarray(op) == 0, self.read_mbps, self.write_mbps) * 1e6
-        return np.maximum(1.0 / iops, np.asarray(nbytes, dtype=np.float64) / bw)
+        return np.maximum(self.counted(nbytes) / iops, np.asarray(nbytes, dtype=np.float64) / bw)
 
     def transfer_s(self, op: np.ndarray | int, nbytes: np.ndarray | float) -> np.ndarray:
         """Seconds of bandwidth each I/O needs (a sequential I/O occupies the device this long)."""
@@ -137,22 +155,31 @@ class DeviceModel:
         """Seconds from start to completion of a random I/O started alone (QD1 latency plus transfer past 4 KiB)."""
         lat = np.where(np.asarray(op) == 0, self.read_latency_us, self.write_latency_us) * 1e-6
         bw = np.where(np.asarray(op) == 0, self.read_mbps, self.write_mbps) * 1e6
+        if self.io_size_bytes:          # a limiter: the transfer is in its gate
+            return lat + np.zeros_like(np.asarray(nbytes, dtype=np.float64))
         return lat + np.maximum(np.asarray(nbytes, dtype=np.float64) - SMALL_IO, 0.0) / bw
 
     def table(self) -> list[list[float]]:
-        """Per op (read, write): [1/IOPS, seconds per byte, base, saveable], what the queueing kernel takes:
-        the gate is max(1/IOPS, b x seconds per byte) (sequential: the transfer alone); a random I/O started
-        with n outstanding is served in base + transfer past 4 KiB + saveable x 2/(n+1) (base: the QD1
-        latency, on a disk at most 1/IOPS; saveable: a disk's QD1 latency past 1/IOPS, else 0)."""
+        """Per op (read, write): [1/IOPS, seconds per byte, base, saveable, accounting bytes], what the queueing
+        kernel takes: the gate is max(1/IOPS, b x seconds per byte) (sequential: the transfer alone); a random
+        I/O started with n outstanding is served in base + transfer past 4 KiB + saveable x 2/(n+1) (base: the
+        QD1 latency, on a disk at most 1/IOPS; saveable: a disk's QD1 latency past 1/IOPS, else 0). Accounting
+        bytes > 0 (a rate-limited device): the gate is max(counted / IOPS, b x seconds per byte) for every I/O
+        and the service the base alone."""
         bw = np.array([self.read_mbps, self.write_mbps]) * 1e6
         inv_iops = 1.0 / np.array([self.read_iops, self.write_iops])
         lat = np.array([self.read_latency_us, self.write_latency_us]) * 1e-6
         base = np.minimum(lat, inv_iops) if self.single_actuator else lat
         save = np.maximum(lat - inv_iops, 0.0) if self.single_actuator else np.zeros(2)
-        return [[float(inv_iops[o]), float((1.0 / bw)[o]), float(base[o]), float(save[o])] for o in (0, 1)]
+        acct = float(self.io_size_bytes or 0.0)
+        return [[float(inv_iops[o]), float((1.0 / bw)[o]), float(base[o]), float(save[o]), acct] for o in (0, 1)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "units": self.units}
+        d = asdict(self)
+        if not self.io_size_bytes:          # the figures of a device that is not a limiter, as before
+            d.pop("io_size_bytes")
+            d.pop("limits")
+        return {**d, "units": self.units}
 
 
 def from_catalog(device: Any) -> DeviceModel:
@@ -223,9 +250,14 @@ def _inputs(dev, op, nbytes, offset, table, occ, occ_seq, base, save, end):
         row = table[dev[k], op[k]]
         nb = nbytes[k]
         seq = nb * row[1]
-        occ_seq[k] = seq
-        occ[k] = max(row[0], seq)
-        base[k] = row[2] + max(nb - SMALL_IO, 0.0) * row[1]
+        if row[4] > 0.0:        # a rate-limited device: each I/O counts its accounting units, sequential or not
+            occ[k] = max(max(1.0, math.ceil(nb / row[4])) * row[0], seq)
+            occ_seq[k] = occ[k]
+            base[k] = row[2]
+        else:
+            occ_seq[k] = seq
+            occ[k] = max(row[0], seq)
+            base[k] = row[2] + max(nb - SMALL_IO, 0.0) * row[1]
         save[k] = row[3]
         end[k] = offset[k] + np.int64(nb) if offset[k] >= 0 else -3
 
@@ -352,7 +384,7 @@ class Server:
         self.timed = bool(timed)
         self.t0, self.bucket_s, self.nbuckets = float(t0), float(bucket_s), int(nbuckets)
         self.units = np.array([m.units for m in self.devices], dtype=np.int64)
-        self.table = np.array([m.table() for m in self.devices], dtype=np.float64).reshape(nd, 2, 4)
+        self.table = np.array([m.table() for m in self.devices], dtype=np.float64).reshape(nd, 2, 5)
         self.single = np.array([m.single_actuator for m in self.devices], dtype=np.bool_)
         self.gate_free = np.full(nd, -1e300)
         self.unit_free = np.full((nd, int(self.units.max())), -1e300)    # sorted rings of free times

@@ -49,6 +49,20 @@ FORMATS: dict[str, TraceFormat] = {f.name: f for f in (
                 "time=Timestamp,op=Type,offset=Offset,length=Size,time_unit=us"),
 )}
 
+CLOUD_PREFIX = "cloud:"
+CLOUD_GRAMMAR = "cloud:PROVIDER:TYPE:size=GIB[,iops=N][,mibps=X|mbps=X][,count=N][,instance=NAME][,latency_us=US]"
+CLOUD_EXAMPLE = "cloud:aws:gp3:size=1000,iops=6000,mibps=250"
+DEVICE_IDS_HELP = (
+    "A device ID is a catalog id (`dbtier catalog list`), a probe run directory (RUN_DIR, RUN_DIR#N for its "
+    f"N-th target), or a cloud volume: {CLOUD_GRAMMAR}, e.g. {CLOUD_EXAMPLE}. A cloud volume is its "
+    "provider's rate limit (reads and writes share one IOPS and one MB/s limit; an I/O larger than the type's "
+    "accounting size, 256 KiB for SSD types, counts as several) in front of a base latency (the type's "
+    "typical figure, or latency_us=). size in GiB; a size-scaled or tiered type (gp2, st1, sc1, pd-ssd, "
+    "Premium SSD) takes its IOPS and throughput from the size; a provisioned one (gp3, io1, io2, Premium SSD "
+    "v2, Ultra, Hyperdisk) takes iops= and mibps= (2^20 B/s) or mbps= (10^6 B/s) within its rules, by default "
+    "its free baseline; count=N stripes N volumes (N times the limits); instance=NAME applies the instance's "
+    "sustained caps too (the lower binds).")
+
 COLUMNS_HELP = ("map another CSV: --columns time=COL,op=COL,offset=COL,length=COL[,volume=COL] where COL is a "
                 "1-based column number or a header name, plus optional time_unit=s|ms|us|ns|filetime, "
                 "offset_unit=bytes|sectors|N, length_unit=bytes|sectors|N, read=TOKEN|TOKEN, write=TOKEN|TOKEN, "

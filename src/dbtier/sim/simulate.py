@@ -61,7 +61,11 @@ LATENCY_MODEL = (
     "reordering curve is an assumption calibrated only at depth 1 and at depth; no write-cache model beyond "
     "the figures. A request served by several devices completes with its last part; cache fills and "
     "write-back destaging occupy devices in the background. Utilisation: a disk's actuator busy time, a "
-    "parallel device's share of its capacity, over the replay's span.")
+    "parallel device's share of its capacity, over the replay's span. A cloud volume named cloud:... is a "
+    "fluid rate limiter instead: reads and writes share its IOPS and throughput limits (the lower of the "
+    "stripe's and the instance's), an I/O of b bytes counts as max(1, ceil(b / the type's accounting size)) "
+    "I/Os, its gate is max(counted / IOPS, b / bandwidth) sequential or not, and it completes the base latency "
+    "after passing the gate; utilisation is the limiter's busy share.")
 
 RESYNC_MODEL = (
     "The copy reads each dirty region whole from the survivor and writes it to the returning side "
