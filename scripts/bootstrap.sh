@@ -2,7 +2,8 @@
 # Installs what dbtier needs and is missing: uv and the Python packages (uv.lock),
 # and the engines from the system package manager: fio, eatmydata, PostgreSQL 15,
 # MariaDB (mariadb-server, mariadb-backup), sysbench, blkid; with --test also
-# chromium (the report's browser test). Safe to run again; does nothing when all
+# chromium (the report's browser test) and prometheus, prometheus-pushgateway,
+# prometheus-node-exporter (the export/import tests). Safe to run again; does nothing when all
 # is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,9 +40,13 @@ command -v mariadb-backup >/dev/null 2>&1 || missing+=(mariadb-backup)
 command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
 command -v blktrace >/dev/null 2>&1 || missing+=(blktrace)   # simulate capture
-# The test suite also renders the report in a real browser.
+# The test suite also renders the report in a real browser, and runs a real Prometheus stack
+# (tests/promstack.py: the tests start the binaries themselves, never the packages' services).
 if [ "${1:-}" = "--test" ]; then
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    { command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || missing+=(prometheus)
+    command -v prometheus-pushgateway >/dev/null 2>&1 || missing+=(prometheus-pushgateway)
+    command -v prometheus-node-exporter >/dev/null 2>&1 || missing+=(prometheus-node-exporter)
 fi
 
 if ((${#missing[@]})); then

@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from promstack import prom_stack  # noqa: F401 - the real Prometheus stack (tests/promstack.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 
 
 # Fixtures that only engine tests use: a test asking for one is marked `engine` whatever its module says
 # (tests/unit/test_markers.py checks the rest: every test that runs an engine is marked).
-ENGINE_FIXTURES = frozenset({"pg_dir", "loop_device", "mount_point"})
+ENGINE_FIXTURES = frozenset({"pg_dir", "loop_device", "mount_point", "prom_stack"})
 
 
 @pytest.fixture(autouse=True)
