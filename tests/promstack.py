@@ -4,7 +4,8 @@
 Fixture (session scope; a test that asks for it is marked `engine` by conftest.ENGINE_FIXTURES):
 
 - `prom_stack` -> `PromStack`, skipped with the reason when a binary (`prometheus`, `promtool`,
-  `prometheus-pushgateway`, `prometheus-node-exporter`) is not on PATH. It holds:
+  `prometheus-pushgateway`, `prometheus-node-exporter`) is not on PATH; yielded once Prometheus has
+  scraped both targets (its target discovery takes about 5 s, once a session). It holds:
   - `prometheus_url`, `pushgateway_url`, `node_exporter_url`: base URLs (`http://127.0.0.1:PORT`);
   - `scrape_interval_s` (1): Prometheus scrapes node_exporter (`job="node"`) and the Pushgateway
     (`job="pushgateway"`, `honor_labels: true`, so a pushed group's `job` label is kept) every second;
@@ -18,7 +19,8 @@ Fixture (session scope; a test that asks for it is marked `engine` by conftest.E
   - `backfill(openmetrics_file)`: `promtool tsdb create-blocks-from openmetrics FILE DATA_DIR` run as
     the stack's user, then `restart_prometheus()` — Prometheus 2.42 loads new blocks on startup (or at its
     next one-minute reload, too slow for a test); the restart keeps the data dir, the ports and the WAL;
-  - `restart_prometheus()`: stop it (SIGTERM) and start it again on the same port and data dir.
+  - `restart_prometheus()`: stop it (SIGTERM) and start it again on the same port and data dir; it returns
+    once both targets are scraped again (about 5 s: the scrape after a restart has a gap that long).
 
 The processes run as the `prometheus` OS user the Debian package creates (else `nobody`) when the tests run
 as root, each in a session of its own with a parent-death signal (a SIGKILL of pytest takes them with it).
@@ -202,6 +204,14 @@ class PromStack:
         }
         for p in self.procs.values():
             self._start(p)
+        self._wait_scraped()
+
+    def _wait_scraped(self) -> None:
+        # Prometheus hands new targets to its scrapers every 5 s: ready once both have been scraped since
+        # now (after a restart the last scrapes before it still answer `up` for 5 minutes)
+        since = time.time()
+        self.wait_for(f'count(up{{job=~"node|pushgateway"}} == 1 and timestamp(up) > {since:.3f}) == 2',
+                      timeout_s=30)
 
     def stop(self) -> None:
         for p in reversed(list(self.procs.values())):
@@ -211,6 +221,7 @@ class PromStack:
         p = self.procs["prometheus"]
         self._stop(p)
         self._start(p)
+        self._wait_scraped()
 
     # -- queries --------------------------------------------------------------------------------------
 

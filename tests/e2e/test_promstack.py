@@ -1,10 +1,10 @@
 """The shared Prometheus stack itself (tests/promstack.py): the three servers answer, Prometheus scrapes
-node_exporter, the Pushgateway and the textfile collector every second, and a backfill is queryable."""
+node_exporter, the Pushgateway and the textfile collector every second, as an unprivileged user. (A backfill
+and its restart: tests/e2e/test_export_prometheus.py.)"""
 
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -34,13 +34,3 @@ def test_textfile_collector_is_read(prom_stack, tmp_path):
         assert float(r[0]["value"][1]) == 42
     finally:
         f.unlink()
-
-
-def test_backfill_is_queryable_after_restart(prom_stack, tmp_path):
-    t0 = int(time.time()) - 6 * 3600     # older than the head block: a block of its own
-    om = tmp_path / "b.om"
-    om.write_text("# TYPE promstack_backfill gauge\n"
-                  + "".join(f"promstack_backfill {i} {t0 + 10 * i}\n" for i in range(30)) + "# EOF\n")
-    prom_stack.backfill(om)
-    r = prom_stack.wait_for("promstack_backfill", timeout_s=20, range_=(t0, t0 + 300, 10))
-    assert [float(v) for _, v in r[0]["values"]][:3] == [0.0, 1.0, 2.0]

@@ -76,24 +76,32 @@ def _run_id(arg: str) -> str:
     return p.stem
 
 
+def _doc_file(path: str) -> str:
+    return os.path.realpath(os.path.join(path, RESULT_FILE) if os.path.isdir(path) else path)
+
+
 def load_pairs(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """(run_id, document) of each run named and of a lab's step runs; a run named twice counts once; two
-    different runs with one id are refused (their series would be one)."""
+    """(run_id, document) of each run named and of a lab's step runs (LAB/STEP: two labs both have a probe
+    step); a document named twice (a lab's step named on its own too) counts once; two different runs with
+    one id are refused (their series would be one)."""
     docs = load_runs(paths)
     pairs: list[tuple[str, dict[str, Any], str]] = []
     for arg, doc in zip(paths, docs):
-        pairs.append((_run_id(arg), doc, os.path.realpath(arg)))
+        rid = _run_id(arg)
+        pairs.append((rid, doc, _doc_file(arg)))
         for _, child, _ in F.children(doc):
             if child is not None:
-                pairs.append((Path(child["_run_dir"]).resolve().name, child, os.path.realpath(child["_run_dir"])))
+                pairs.append((f"{rid}/{Path(child['_run_dir']).resolve().name}", child, _doc_file(child["_run_dir"])))
     out: dict[str, tuple[dict[str, Any], str]] = {}
-    for rid, doc, where in pairs:
+    files: set[str] = set()
+    for rid, doc, file in pairs:
+        if file in files:
+            continue
         if rid in out:
-            if out[rid][1] == where or os.path.realpath(out[rid][0]["_run_dir"]) == os.path.realpath(doc["_run_dir"]):
-                continue
-            raise DbtierError(f"two runs have the id {rid!r} ({out[rid][1]} and {where}): their series would be one",
+            raise DbtierError(f"two runs have the id {rid!r} ({out[rid][1]} and {file}): their series would be one",
                               "export them one at a time, or copy one to a directory of another name")
-        out[rid] = (doc, where)
+        out[rid] = (doc, file)
+        files.add(file)
     return [(rid, d) for rid, (d, _) in out.items()]
 
 
@@ -135,7 +143,8 @@ def run_metrics(args: argparse.Namespace) -> int:
         _write(run, exposition.file_name("prometheus"), prom)
     run.save()
     if url is not None:
-        exposition.push(url, key, fams)      # type: ignore[arg-type]
+        kept = str(run.dir.path / exposition.file_name("prometheus")) if run.dir is not None else None
+        exposition.push(url, key, fams, kept)      # type: ignore[arg-type]
         doc["push"] = {"url": url, "grouping_key": key, "method": "PUT"}
         run.save()
     if textfile is not None:

@@ -116,23 +116,25 @@ def grouping_key(groups: list[str], used_labels: set[str]) -> dict[str, str]:
     return key
 
 
-def push(url: str, key: dict[str, str], fams: list) -> None:
-    """PUT the families to the group `key` (job plus the other labels): the group's earlier metrics go."""
+def push(url: str, key: dict[str, str], fams: list, kept: str | None = None) -> None:
+    """PUT the families to the group `key` (job plus the other labels): the group's earlier metrics go.
+    `kept`: where the same text is saved, for the hint (push it again by hand)."""
     rest = {k: v for k, v in key.items() if k != "job"}
     where = url + "/metrics/job/" + key["job"] + "".join(f"/{k}/{v}" for k, v in rest.items())
+    again = f"; it is kept in {kept}: `curl -X PUT --data-binary @{kept} {where}` sends it again" if kept else ""
     try:
         push_to_gateway(url, job=key["job"], registry=registry(fams), grouping_key=rest, timeout=PUSH_TIMEOUT_S)
     except urllib.error.HTTPError as exc:
         body = _body(exc)
         raise DbtierError(f"the Pushgateway at {url} refused the push to {where}: HTTP {exc.code} {exc.reason}"
                           + (f": {body}" if body else ""),
-                          "check the URL is a Pushgateway's and read its log; the metrics are in this run's "
-                          "directory (metrics.prom) to push again") from None
+                          "check that the URL is a Pushgateway's (and its log)" + again) from None
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
+        if isinstance(reason, OSError) and reason.strerror:
+            reason = reason.strerror
         raise DbtierError(f"cannot push to the Pushgateway at {url}: {reason}",
-                          "check that it runs and listens there (curl URL/-/ready); the metrics are in this "
-                          "run's directory (metrics.prom) to push again") from None
+                          f"check that it runs and listens there (curl {url}/-/ready)" + again) from None
 
 
 def _body(exc: Any) -> str:
