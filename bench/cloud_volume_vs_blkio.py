@@ -266,8 +266,9 @@ def main() -> int:
             fs = figures["runs"][-1]["fio"]["issued"]
             print(f"{'':>16} fio issued {fs['reads']:,} reads at {fs['rate_per_s']:,.0f}/s (gaps: cv "
                   f"{fs['gap_cv']:.2f}, longest {fs['gap_max_ms']:,.1f} ms), the throttle served "
-                  f"{job['read']['iops']:,.0f}/s; the open loop {ol_stream['reads']:,} at {ol_stream['rate_per_s']:,.0f}/s (cv {ol_stream['gap_cv']:.2f}, "
-                  f"p99 {ol_stream['late_ms_p99']:.2f} ms late)\n")
+                  f"{job['read']['iops']:,.0f}/s; the open loop {ol_stream['reads']:,} at "
+                  f"{ol_stream['rate_per_s']:,.0f}/s (cv {ol_stream['gap_cv']:.2f}, p99 {ol_stream['late_ms_p99']:.2f} "
+                  "ms late)\n")
     finally:
         if cg.exists():
             try:
