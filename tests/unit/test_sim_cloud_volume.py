@@ -203,7 +203,6 @@ def test_a_cloud_id_works_in_any_role():
     ("cloud:aws:gp3:size=100,count=1000", "at most 128 volumes"),
     ("cloud:aws:gp3:size=100,instance=r9.huge", "unknown aws instance 'r9.huge' (known: "),
     ("cloud:aws:gp3:size=100,instance=Standard_E4s_v5", "unknown aws instance 'Standard_E4s_v5'"),
-    ("cloud:gcp:pd-ssd:size=100,instance=n2-standard-8", "no gcp instances in the data"),
     ("cloud:aws:gp3:size=100,latency_us=abc", "latency_us=abc is not a positive number"),
     ("cloud:aws:gp3:size=1000,iops=80000,count=128,latency_us=1000000", "more than the model's"),
 ])
@@ -213,3 +212,9 @@ def test_bad_ids_are_refused_with_one_clear_message(bad, says):
     assert says in e.value.message
     assert e.value.message.startswith(f"device ID '{bad}': ") and e.value.hint
     assert "\n" not in e.value.message
+
+
+def test_a_provider_without_instances_in_the_data_is_named():
+    bad = "cloud:aws:gp3:size=100,instance=r6i.large"
+    with pytest.raises(DbtierError, match=r"^device ID '.*': no aws instances in the data"):
+        device(bad, instances={})
