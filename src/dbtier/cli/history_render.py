@@ -20,6 +20,15 @@ def import_run(out: Console, doc: dict[str, Any], run_dir: Path) -> None:
     out.print(_import_table(doc))
     for line in _periods(doc):
         out.print(f"[dim]{esc(line)}[/dim]")
+    prov = doc.get("provenance") or {}
+    if prov.get("basis"):
+        extra = "".join(f", {prov[k]} {k}" for k in ("resets", "gaps") if prov.get(k))
+        out.print(f"[dim]series ({esc(prov.get('semantics') or '')}): {esc(prov['basis'])}{esc(extra)}[/dim]",
+                  highlight=False)
+    for db in (doc.get("databases") or [])[:5]:
+        if db.get("busy"):
+            busy = ", ".join(f"{d} {v['p95']:.0%} / {v['max']:.0%}" for d, v in db["busy"].items())
+            out.print(f"[dim]{esc(db['name'])}: device busy p95 / max: {esc(busy)}[/dim]", highlight=False)
     for note in doc.get("notes") or []:
         out.print(f"[dim]note: {esc(note)}[/dim]")
     for lim in doc.get("limitations") or []:
@@ -66,7 +75,7 @@ def consolidation(out: Console, d: dict[str, Any], run_dir: Path) -> None:
 
 
 def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_headroom: dict[str, Any],
-                from_run: str, run_dir: Path) -> None:
+                from_run: str, run_dir: Path, by_file_type: dict[str, Any] | None = None) -> None:
     """`history requirement`: each figure measured and with headroom, what is missing, and the next step."""
     t = Table(title=esc(f"requirement: {source['statistic']} of {source['of']} (from {from_run})"),
               title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
@@ -81,6 +90,17 @@ def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_
         if k in req:
             t.add_row(f"{m} TB/day ({_days(req, m)})", _tb(req[k]), _tb(with_headroom.get(k)))
     out.print(t)
+    if source.get("basis"):
+        out.print(f"[dim]each figure is the {esc(source['basis'])}[/dim]", highlight=False)
+    if by_file_type:
+        ft = Table(title="by file type (each its own " + esc(source["statistic"]) + "; they need not add up)",
+                   title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+        for c in ("file type", "read IOPS", "write IOPS", "read MB/s", "write MB/s"):
+            ft.add_column(c, justify="left" if c == "file type" else "right")
+        for name, v in by_file_type.items():
+            ft.add_row(lit(name), _n(v.get("read_iops")), _n(v.get("write_iops")), _n(v.get("read_mbps"), 1),
+                       _n(v.get("write_mbps"), 1))
+        out.print(ft)
     if "instances" in req:
         n = req.get("instances")
         out.print(f"instances: {_n(n)}" + (" (clustered: only storage every node reaches)" if req.get("clustered")

@@ -3,7 +3,9 @@
 readers (pure parsing into a tidy DuckDB table, see tables.py):
   awr.py (Oracle AWR CSV), dma.py (Google DMA collections), sqlserver.py
   (sys.dm_io_virtual_file_stats), postgres.py (pg_stat_* views), diskstats.py (/proc/diskstats),
-  iostat.py (`iostat -x` and `sar -d`);
+  iostat.py (`iostat -x` and `sar -d`), prometheus.py (query_range answers, `promtool tsdb dump`,
+  VictoriaMetrics exports: promfiles.py), cloudwatch.py (EBS get-metric-data), azure.py (az monitor metrics);
+provenance.py: what each source's numbers are (counters, deltas or the source's averages), its step, gaps;
 series.py: counters -> intervals -> rates, peaks, profiles (exact, tested on hand-worked tables);
 consolidate.py: many databases on one UTC grid, peak of the sum vs sum of the peaks;
 days.py: read and written bytes per calendar day (the requirement's TB/day);
@@ -30,6 +32,9 @@ SOURCES = {
     "diskstats": "diskstats",
     "iostat": "iostat",
     "sar": "iostat",
+    "prometheus": "prometheus",
+    "cloudwatch": "cloudwatch",
+    "azure": "azure",
 }
 
 

@@ -17,6 +17,9 @@ NAMES = {
     "diskstats": "diskstats (/proc/diskstats snapshots)",
     "iostat": "iostat (`iostat -x` output)",
     "sar": "sar (`sar -d` output)",
+    "prometheus": "prometheus (a query_range answer, `promtool tsdb dump` or a VictoriaMetrics export)",
+    "cloudwatch": "cloudwatch (`aws cloudwatch get-metric-data` output)",
+    "azure": "azure (`az monitor metrics list` output)",
 }
 
 _DISKSTATS_LINE = re.compile(r"^\s*\d+\s+\d+\s+\S+(\s+\d+){10,}\s*$")
@@ -29,6 +32,9 @@ def guess(path: str | Path) -> str | None:
     name = p.name.lower()
     if name.endswith((".zip", ".tgz", ".tar.gz", ".tar")) or name.startswith("opdb__"):
         return "dma"
+    json_kind = _json_source(p)
+    if json_kind:
+        return json_kind
     try:
         lines = csvio.head_lines(p, 60)
     except OSError:
@@ -53,6 +59,25 @@ def guess(path: str | Path) -> str | None:
     if fields & {"blks_read", "wal_bytes", "heap_blks_read", "buffers_clean"} or \
             {"backend_type", "object", "context"} <= fields:
         return "postgres"
+    return None
+
+
+def _json_source(p: Path) -> str | None:
+    """prometheus, cloudwatch or azure, from the first 8 KiB (JSON answers are often one long line)."""
+    from dbtier.history import promfiles
+    if promfiles.sniff(p):
+        return "prometheus"
+    try:
+        with open(p, "rb") as f:
+            head = f.read(8192).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+    except OSError:
+        return None
+    if not head.startswith("{"):
+        return None
+    if '"MetricDataResults"' in head or ('"Datapoints"' in head and '"Label"' in head):
+        return "cloudwatch"
+    if '"timeseries"' in head or ('"value"' in head and ('"timespan"' in head or '"resourceregion"' in head)):
+        return "azure"
     return None
 
 

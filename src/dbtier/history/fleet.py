@@ -29,7 +29,7 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import read as read_history
-from dbtier.history import store, summary
+from dbtier.history import provenance, store, summary
 from dbtier.history.tables import ReadOptions, ReadResult
 
 # sources whose files are read as one batch (a DMA collection is a few small files per database)
@@ -88,6 +88,10 @@ def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[
     doc = _merge([b.doc for b in batches])
     if not doc["databases"]:
         raise summary.no_intervals([f for b in batches for f in b.files])
+    if doc.get("kind") != "hourly" and doc.get("provenance"):   # every batch's resets and gaps, once
+        doc["provenance"] = provenance.run_level({k: doc["provenance"].get(k) for k in
+                                                  ("source", "semantics", "native_step_s", "averaging_s")},
+                                                 doc["databases"])
     parts: dict[str, list[Path]] = {}
     for b in batches:
         for name, path in b.parts.items():

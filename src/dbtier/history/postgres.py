@@ -6,11 +6,19 @@ view's own column names after; the view is recognised by its columns:
 | view | what dbtier takes | file type (role) |
 |---|---|---|
 | pg_stat_io (16+) | reads, writes + extends (x op_bytes; 18: the byte columns), read/write time | `data` for object relation, `temp relation`, `wal` (18) (part) |
+| pg_stat_io (16+) | fsyncs and fsync_time | `data fsync`, `wal fsync` (18) (detail) |
 | pg_stat_database | blks_read x block_size, blk_read_time, per database | `data` (part; detail when pg_stat_io is there) |
 | pg_stat_database | temp_bytes (temporary files written) | `temp files` (part) |
 | pg_stat_bgwriter (<= 16) | buffers_checkpoint + buffers_clean + buffers_backend, pages written | `data` (part; detail with pg_stat_io) |
 | pg_stat_wal (14+) | wal_write, wal_bytes, wal_write_time | `wal` (part; detail when pg_stat_io has wal) |
 | pg_statio_*_tables | heap+toast and index blocks read | `table reads`, `index reads` (detail) |
+
+pg_stat_io's columns differ by version, and the file's column set says which it is (IO_COLUMNS): 16 and
+17 have `op_bytes` (each read, write or extend is one block of that size); 18 has `read_bytes`,
+`write_bytes` and `extend_bytes` instead (a read may combine several blocks: the bytes are counted, the
+operations too) and WAL rows (object `wal`, contexts `normal` and `init`), so its requirement splits WAL
+from relation I/O (16 and 17: with pg_stat_wal). A column set of neither (a newer version, or a hand-made
+file) is refused with the columns named, not guessed at.
 
 So on PostgreSQL 15 the data reads come from pg_stat_database, the data writes from the
 background writer, checkpointer and backends, the WAL from pg_stat_wal; on 16+ from pg_stat_io.
@@ -45,7 +53,7 @@ VIEWS = {
 }
 COLUMNS = {
     "io": ("reads", "writes", "extends", "op_bytes", "read_time", "write_time", "extend_time", "read_bytes",
-           "write_bytes", "extend_bytes", "stats_reset"),
+           "write_bytes", "extend_bytes", "fsyncs", "fsync_time", "stats_reset"),
     "database": ("datid", "blk_read_time", "temp_bytes", "stats_reset", "size_bytes"),
     "bgwriter": ("buffers_checkpoint", "stats_reset"),
     "wal": ("wal_write", "wal_write_time", "stats_reset"),
@@ -53,12 +61,19 @@ COLUMNS = {
 }
 NUMERIC = {
     "io": ("reads", "writes", "extends", "op_bytes", "read_time", "write_time", "extend_time", "read_bytes",
-           "write_bytes", "extend_bytes", "block_size"),
+           "write_bytes", "extend_bytes", "fsyncs", "fsync_time", "block_size"),
     "database": ("blks_read", "blk_read_time", "temp_bytes", "size_bytes", "block_size"),
     "bgwriter": ("buffers_checkpoint", "buffers_clean", "buffers_backend", "block_size"),
     "wal": ("wal_bytes", "wal_write", "wal_write_time", "block_size"),
     "statio": ("heap_blks_read", "idx_blks_read", "toast_blks_read", "tidx_blks_read", "block_size"),
 }
+# pg_stat_io's columns (system_views.sql of each release): 16 and 17 alike; 18 has byte columns, no op_bytes.
+_IO_COMMON = ("backend_type", "object", "context", "reads", "read_time", "writes", "write_time", "writebacks",
+              "writeback_time", "extends", "extend_time", "hits", "evictions", "reuses", "fsyncs", "fsync_time",
+              "stats_reset")
+IO_COLUMNS = {"16/17": frozenset(_IO_COMMON + ("op_bytes",)),
+              "18": frozenset(_IO_COMMON + ("read_bytes", "write_bytes", "extend_bytes"))}
+COLLECTOR_COLUMNS = frozenset({"sample_time", "cluster", "block_size", "server_version_num"})
 REQUIRED_NUMERIC = {"io": (), "database": ("blks_read",), "bgwriter": ("buffers_clean", "buffers_backend"),
                     "wal": ("wal_bytes",), "statio": ("heap_blks_read", "idx_blks_read")}
 
@@ -80,11 +95,30 @@ def _view(path: str) -> tuple[str, Layout]:
                       "export with collectors/postgres_stats.sql (see README, `dbtier history`)")
 
 
+def io_version(lay: Layout) -> str:
+    """Which PostgreSQL's pg_stat_io the file's columns are (IO_COLUMNS), or a clear refusal."""
+    cols = frozenset(lay.names) - COLLECTOR_COLUMNS
+    for version, known in IO_COLUMNS.items():
+        if cols == known:
+            return version
+    near = min(IO_COLUMNS.items(), key=lambda kv: len(kv[1] ^ cols))
+    extra, missing = sorted(cols - near[1]), sorted(near[1] - cols)
+    raise DbtierError(f"{lay.path}: line {lay.header_line}: pg_stat_io of an unknown PostgreSQL version: its columns "
+                      f"are neither 16/17's nor 18's (against {near[0]}'s: "
+                      + "; ".join(x for x in (f"not there: {', '.join(missing)}" if missing else "",
+                                              f"unknown: {', '.join(extra)}" if extra else "") if x) + ")",
+                      "export pg_stat_io whole (SELECT *) with collectors/postgres_stats.sql from PostgreSQL 16, 17 "
+                      "or 18; another version's column set is not read until dbtier knows it")
+
+
 def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: ReadOptions) -> ReadResult:
     by_view: dict[str, list[Layout]] = {}
+    io_versions: dict[str, str] = {}
     for p in paths:
         csvio.check_file(p)
         view, lay = _view(str(p))
+        if view == "io":
+            io_versions.setdefault(io_version(lay), lay.path)
         by_view.setdefault(view, []).append(lay)
     con.execute(f"CREATE OR REPLACE TABLE pg_counters ({COUNTER_TABLE_COLUMNS})")
     notes: list[str] = []
@@ -126,7 +160,21 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                 CASE WHEN {n('write_time')} IS NULL AND {n('extend_time')} IS NULL THEN NULL
                      ELSE coalesce({n('write_time')}, 0) + coalesce({n('extend_time')}, 0) END, NULL, _file, NULL
             FROM pg_io_raw""")
-        notes.append("PostgreSQL: data and WAL I/O from pg_stat_io (writes include relation extends)")
+        con.execute(f"""{ins} {name},
+                CASE lower(trim(object)) WHEN 'wal' THEN 'wal fsync' ELSE 'data fsync' END,
+                trim(backend_type) || '/' || trim(object) || '/' || trim(context), 'detail', {t},
+                nullif(trim(stats_reset), ''), NULL, NULL, {n('fsyncs')}, NULL, NULL, {n('fsync_time')}, NULL,
+                _file, NULL
+            FROM pg_io_raw WHERE {n('fsyncs')} IS NOT NULL""")
+        versions = " and ".join(sorted(io_versions))
+        notes.append(f"PostgreSQL: data and WAL I/O from pg_stat_io of PostgreSQL {versions} (writes include relation "
+                     "extends; fsyncs kept as detail: `data fsync`, `wal fsync`)")
+        if "16/17" in io_versions:
+            notes.append("pg_stat_io 16/17: each read, write and extend is one op_bytes block; no WAL rows there "
+                         "(WAL from pg_stat_wal)")
+        if "18" in io_versions:
+            notes.append("pg_stat_io 18: bytes from read_bytes, write_bytes and extend_bytes (a read may combine "
+                         "several blocks); WAL from its own rows")
     if "database" in tables:
         role = "'detail'" if has_io else "'part'"
         unit = "coalesce(nullif(trim(datname), ''), '(shared objects)')"

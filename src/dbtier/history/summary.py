@@ -15,7 +15,7 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import consolidate as cons
-from dbtier.history import days, dma, limits, series, store
+from dbtier.history import days, dma, limits, provenance, series, store
 from dbtier.history.tables import INTERVAL_COLUMNS, ReadResult, instance_fields
 
 PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}
@@ -30,7 +30,10 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     `require_intervals`: no interval at all is an error (a batch of a fleet may have none; the fleet not)."""
     step = step or (lambda _: None)
     if res.kind == "hourly":
-        return dma.summarise(con, res)
+        doc = dma.summarise(con, res)
+        doc["provenance"] = {**provenance.base(res), "basis": "hour-of-day statistics of the per-snapshot rates "
+                             "(the collection's own)"}
+        return doc
     inst = name_units(con, res)
     if res.kind == "counters":
         step("intervals from counters")
@@ -58,6 +61,8 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
         fts = series.file_type_summary(con, "intervals")
     _check_names_and_times(res, pk, fts, list(ev))
     series.profiles(con, "totals", "profiles", profile_tz)
+    holes = provenance.gaps(con, "totals", res.native_step_s)
+    busy = res.extra.get("busy") or {}
     databases = []
     for name, p in pk.items():
         e = ev.get(name, {"restarts": 0, "wraps": 0, "duplicates": 0})
@@ -65,15 +70,19 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
                 "peaks": {m: p["peaks"][m] for m in series.PEAK_METRICS},
                 "total": {"iops": p["peaks"]["iops"], "mbps": p["peaks"]["mbps"]},
                 "segments": 1 + e["restarts"], "restarts": e["restarts"], "wraps": e["wraps"],
+                "gaps": holes.get(name, 0),
                 "duplicates_dropped": e["duplicates"],
                 "capacity_gb": res.capacity_gb.get(name),
                 **instance_fields(instances_of(name, inst)),
                 "top_intervals": p["top"],
                 "series_shape": p["shape"],
                 "file_types": fts.get(name, [])}
+        if name in busy:
+            item["busy"] = busy[name]      # device utilisation (busy time / elapsed), p95 and max
         databases.append(item)
     out: dict[str, Any] = {"source": res.source, "kind": res.kind, "files": res.files, "notes": list(res.notes),
                            "limitations": list(res.limitations), "profile_tz": profile_tz, "databases": databases}
+    out["provenance"] = provenance.run_level(provenance.base(res), databases)
     return out
 
 
@@ -329,8 +338,15 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
             f"the {doc.get('source') or 'history'} data does not say how many instances run the database "
             "(a cluster sharing its storage cannot be told)")
     hourly = kind == "hourly"
+    if action == "consolidate":
+        step = (doc.get("grid") or {}).get("step_seconds")
+        basis = f"{key} of the sum on the common {provenance.duration(step)} grid" if step else None
+    else:
+        basis = provenance.statistic(doc.get("provenance"), key) if not hourly else \
+            f"{key} of the hour-of-day statistics (the collection's own)"
     source = {"run_dir": run_dir, "action": action, "source": doc.get("source"), "of": what,
-              "statistic": key, "capacity_from": "--capacity-gb" if capacity_gb is not None else
+              "statistic": key, "basis": basis,
+              "semantics": (doc.get("provenance") or {}).get("semantics") if action == "import" else None, "capacity_from": "--capacity-gb" if capacity_gb is not None else
               ("the source" if out["capacity_gb"] is not None else "unknown (no capacity requirement)"),
               "days_method": ("mean day from hour-of-day averages (the sum of the 24 hours' mean rates x 3,600 s)"
                               if hourly else f"{key} of the per-day bytes, over calendar days in {tz}"

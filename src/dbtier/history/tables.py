@@ -71,6 +71,11 @@ class ReadResult:
     keys: str | None = None         # SQL of the distinct (database, _file, unit) of `table`, when cheaper than it
     instance_units: bool = False    # a unit is a database instance (AWR's INSTANCE_NUMBER): instances are counted
     instances: dict[str, int] = field(default_factory=dict)   # database -> instances, when the reader knows (dma)
+    # provenance (provenance.py): what the source's numbers are. `counter`: cumulative, differenced by dbtier;
+    # `delta`: a sum per period (CloudWatch); `rate`: the source's own averages (Azure Monitor, rate()).
+    semantics: str = "counter"
+    native_step_s: float | None = None   # the source's own step or period, when it says (else the median interval)
+    averaging_s: float | None = None     # rate: the window each average is over, when it says
 
 
 def instance_fields(n: int | None) -> dict[str, object]:

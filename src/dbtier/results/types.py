@@ -195,6 +195,9 @@ class HistoryDatabase(TypedDict, total=False):
     peaks: Peaks
     total: Peaks
     capacity_gb: float | None
+    gaps: Annotated[int, doc("places the series is not continuous at its step (history/provenance.py)")]
+    busy: Annotated[dict[str, dict[str, float | None]], doc("Prometheus: each device's utilisation (busy time / "
+                                                            "elapsed, 0-1), p95 and max over the intervals")]
 
 
 class Named(TypedDict, total=False):
@@ -229,6 +232,8 @@ class HistoryImport(TypedDict, total=False):
     appended_to: Annotated[str, doc("--into: the import run this one extends (its series and databases are kept)")]
     database_files: Annotated[dict[str, Obj], doc("per database as the source names it: {files, names} (what --into "
                                                   "reads again when new files add to it)")]
+    provenance: Annotated[Obj, doc("source, semantics (counter, delta or rate), native_step_s, averaging_s, resets, "
+                                   "wraps, gaps, basis: what the numbers are (history/provenance.py)")]
 
 
 class HistoryConsolidate(TypedDict, total=False):
@@ -259,6 +264,8 @@ HistoryRequirement = TypedDict("HistoryRequirement", {
     "headroom": float | None,
     "absent": Obj,
     "from": Obj,
+    "by_file_type": Annotated[dict[str, Obj], doc("an import's file types (WAL apart from data where the source "
+                                                  "tells them apart), each at its own percentile (history/split.py)")],
 }, total=False)
 
 
