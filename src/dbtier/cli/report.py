@@ -28,8 +28,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "cleanly) for the given run directories; several runs are shown side by side, a lab with "
                        "every step's run. --format md writes a Markdown summary (the verdict and the key tables) "
                        "to paste into a ticket.")
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+    p.add_argument("runs", nargs="*", metavar="RUN_DIR",
                    help="run directories written by dbtier (or their result.json files)")
+    p.add_argument("--runs", dest="runs_query", metavar="QUERY",
+                   help="instead of RUN_DIRs: the runs in --runs-dir (default ./runs) that a SQL boolean over "
+                        "the `dbtier runs` columns selects, e.g. \"kind = 'probe' AND host = 'db1'\", with the "
+                        "trends of their headline figures")
+    p.add_argument("--trend", action="append", metavar="FIGURE",
+                   help="with --runs: draw this figure's trend (VIEW.COLUMN, e.g. probe.read_iops_4k; repeat for "
+                        "several) instead of each kind's headline figures")
     p.add_argument("--format", choices=sorted(FORMATS), default="html",
                    help="html (report.html, the default), md (report.md) or both")
     p.add_argument("--output", "-o", metavar="FILE",
@@ -93,19 +100,37 @@ def run(args: argparse.Namespace) -> int:
     from dbtier.report.html import render_html
     from dbtier.report.inputs import load_runs
     from dbtier.report.markdown import render_markdown
+    query = getattr(args, "runs_query", None)
+    if (query is None) == (not args.runs):
+        raise DbtierError("give run directories or --runs QUERY" + (", not both" if args.runs else ""),
+                          "e.g. dbtier report runs/RUN_DIR, or dbtier report --runs \"kind = 'probe'\"")
+    if args.trend and query is None:
+        raise DbtierError("--trend draws a trend of the runs --runs selects", "add --runs QUERY")
     # Load everything first: a bad input fails before anything is written.
-    docs = load_runs(args.runs)
+    sel = None
+    if query is not None:
+        from dbtier.cli.runs_report import select
+        sel = select(args)
+        docs = sel.docs
+    else:
+        docs = load_runs(args.runs)
     inputs = [os.path.abspath(d["_run_dir"]) for d in docs]
     output = Path(args.output) if args.output is not None else None
     fmt = getattr(args, "format", "html") or "html"
     if output is not None:
         _check_output(output, fmt, docs)
-    run_ = Run("report", args, {"runs": list(args.runs), "format": fmt}, inputs=_input_dirs(docs))
+    run_ = Run("report", args, {"runs": list(args.runs), "format": fmt, "runs_query": query, "trend": args.trend},
+               inputs=_input_dirs(docs) + (sel.paths if sel else []))
     doc = run_.doc
-    doc["inputs"] = inputs
+    doc["inputs"] = inputs + ([p for p in sel.paths if p not in inputs] if sel else [])
     written: list[tuple[str, Path]] = []
     for name in FORMATS[fmt]:
-        text = render_html(docs) if name == REPORT_FILE else render_markdown(docs)
+        if sel is not None:
+            from dbtier.report.runs import markdown, page
+            text = page(sel.query, sel.rows, sel.trends, docs) if name == REPORT_FILE else markdown(
+                sel.query, sel.rows, sel.trends)
+        else:
+            text = render_html(docs) if name == REPORT_FILE else render_markdown(docs)
         path = run_.dir.path / name
         write_text_atomic(path, text)
         kind = "html" if name == REPORT_FILE else "md"

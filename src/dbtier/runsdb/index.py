@@ -1,0 +1,92 @@
+"""The cached index of one runs directory: `RUNS_DIR/.dbtier-runs-index.parquet`, one row per run with its
+figures nested, so one file replaced atomically is always a whole index (two concurrent refreshes: the
+last one wins, both are valid).
+
+A run's row is reused while its result.json keeps its mtime and size (and the run is not `running`: a
+running run may be abandoned without its file changing). The file records the index version and a
+fingerprint of the code that extracts figures; a mismatch, or a file that cannot be read, is rebuilt.
+A runs directory that cannot be written is indexed in memory only (said in the command's document).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from dbtier import __version__
+
+INDEX_FILE = ".dbtier-runs-index.parquet"
+INDEX_VERSION = "1"
+
+FIGURE = pa.struct([
+    ("item", pa.string()), ("key", pa.string()), ("figure_key", pa.string()), ("label", pa.string()),
+    ("value", pa.float64()), ("text", pa.string()), ("unit", pa.string()), ("digits", pa.int32()),
+    ("better", pa.string()), ("detail", pa.bool_()), ("median", pa.float64()), ("min", pa.float64()),
+    ("max", pa.float64()), ("n", pa.int64()), ("spread_pct", pa.float64()), ("device", pa.string()),
+    ("model", pa.string()),
+])
+SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("mtime_ns", pa.int64()), ("size", pa.int64()), ("command", pa.string()),
+    ("kind", pa.string()), ("action", pa.string()), ("status", pa.string()), ("reason", pa.string()),
+    ("started_at", pa.timestamp("us")), ("finished_at", pa.timestamp("us")), ("seconds", pa.float64()),
+    ("host", pa.string()), ("dbtier_version", pa.string()), ("target", pa.string()), ("device", pa.string()),
+    ("model", pa.string()), ("filesystem", pa.string()), ("lab", pa.string()), ("summary", pa.string()),
+    ("figures", pa.list_(FIGURE)),
+])
+
+
+def fingerprint() -> str:
+    """The index version, dbtier's and a hash of the modules whose code decides what a row holds: an index
+    made by other code is rebuilt rather than trusted."""
+    from dbtier.report import figures, mrc_figures
+    from dbtier.results import probe
+    from dbtier.runsdb import extract
+    h = hashlib.sha256(f"{INDEX_VERSION}|{__version__}".encode())
+    for m in (figures, mrc_figures, probe, extract):
+        try:
+            h.update(Path(m.__file__).read_bytes())
+        except (OSError, TypeError):
+            h.update(m.__name__.encode())
+    return h.hexdigest()[:24]
+
+
+def path_of(root: str | os.PathLike) -> Path:
+    return Path(root) / INDEX_FILE
+
+
+def load(root: str | os.PathLike, fp: str) -> pa.Table | None:
+    """The stored index when it is whole and made by this code; None otherwise (it is rebuilt)."""
+    p = path_of(root)
+    try:
+        meta = pq.read_schema(p).metadata or {}
+        if meta.get(b"dbtier_index") != fp.encode():
+            return None
+        t = pq.read_table(p)
+    except (OSError, pa.ArrowException):
+        return None
+    return t if t.schema.remove_metadata().equals(SCHEMA) else None
+
+
+def table(rows: list[dict[str, Any]]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def save(root: str | os.PathLike, t: pa.Table, fp: str) -> str | None:
+    """Write the index atomically; None when written, else why not (a read-only runs directory)."""
+    p = path_of(root)
+    tmp = p.with_name(f".{INDEX_FILE}.{os.getpid()}.tmp")
+    try:
+        pq.write_table(t.replace_schema_metadata({"dbtier_index": fp}), tmp, compression="zstd")
+        os.replace(tmp, p)
+    except (OSError, pa.ArrowException) as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return f"{p}: {getattr(exc, 'strerror', None) or exc}"
+    return None
