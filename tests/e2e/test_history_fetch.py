@@ -1,7 +1,8 @@
 """The Prometheus history end to end on real parts: node_exporter and Prometheus (tests/promstack.py,
 scraping every second) while fio reads at a fixed rate (direct I/O, a file in a temp dir on the real disk)
 for 30 s; `dbtier history fetch` from that Prometheus, then `history requirement`: its read IOPS is fio's
-own rate, within 5%.
+own rate, within 5%; and the same as `history import` of collectors/diskstats.sh run beside it (the same
+disk, the same seconds: "the requirement dbtier computes from diskstats of the same period").
 
 The disk is the one node_exporter sees for the temp dir's file system (from findmnt: a partition's whole
 disk; the test machine's is a virtio `vda`). Other processes' reads on that disk would add to fio's: the
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import call_main
+from conftest import ROOT, call_main
 
 pytestmark = pytest.mark.engine
 
@@ -67,6 +68,14 @@ class _Sampler(threading.Thread):
         return rates[min(len(rates) - 1, int(round(0.95 * (len(rates) - 1))))] if rates else float("inf")
 
 
+def _window(capture: Path, out: Path, a: float, b: float) -> Path:
+    """collectors/diskstats.sh's snapshots taken between a and b."""
+    blocks = capture.read_text().split("# dbtier-diskstats ")
+    keep = [blk for blk in blocks[1:] if a <= float(blk.split("time=")[1].split()[0]) <= b]
+    out.write_text("".join("# dbtier-diskstats " + blk for blk in keep))
+    return out
+
+
 def test_fetch_requirement_is_fios_rate(prom_stack, tmp_path):
     if shutil.which("fio") is None:
         pytest.skip("fio not installed")
@@ -83,6 +92,9 @@ def test_fetch_requirement_is_fios_rate(prom_stack, tmp_path):
     timings = {}
     sampler = _Sampler(dev)
     sampler.start()
+    capture = tmp_path / "diskstats.txt"
+    with open(capture, "w") as out:
+        collector = subprocess.Popen(["sh", str(ROOT / "collectors" / "diskstats.sh"), "1"], stdout=out)
     t0 = time.time()
     fio = subprocess.run(["fio", "--name=hist", f"--filename={data}", "--size=256M", "--rw=randread", "--bs=4k",
                           "--direct=1", "--ioengine=psync", f"--rate_iops={RATE}", "--time_based",
@@ -91,6 +103,8 @@ def test_fetch_requirement_is_fios_rate(prom_stack, tmp_path):
     t1 = time.time()
     sampler.stop.set()
     sampler.join()
+    collector.terminate()
+    collector.wait(10)
     fio_iops = json.loads(fio.stdout)["jobs"][0]["read"]["iops"]
     timings["fio_s"] = t1 - t0
     time.sleep(2.5)                         # the last second's scrape is in
@@ -109,11 +123,20 @@ def test_fetch_requirement_is_fios_rate(prom_stack, tmp_path):
     got = doc["read_iops"]
     assert doc["from"]["basis"] == "p95 of 1-s intervals between counter samples (dbtier's differences)"
     assert list((run / "raw").glob("prometheus-q1-*.json"))            # re-importable offline
+    # diskstats of the same seconds: the same disk's counters, read by the collector
+    ds = call_main("history", "import", "--source", "diskstats", str(_window(capture, tmp_path / "w.txt", int(t0) + 3,
+                   int(t1) - 2)), "--devices", dev, "--json", "--out", str(tmp_path / "ds"), cwd=tmp_path, timeout=60)
+    assert ds.returncode == 0, ds.stderr
+    ds_read = json.loads(ds.stdout)["databases"][0]["peaks"]["read_iops"]
+    prom_read = json.loads((run / "result.json").read_text())["databases"][0]["peaks"]["read_iops"]
+    assert prom_read["p50"] == pytest.approx(ds_read["p50"], rel=0.05)
     disk_p95 = sampler.p95_between(int(t0) + 3, int(t1) - 2)
-    print(f"\nfio {fio_iops:.1f} IOPS; dbtier p95 {got:.1f} ({got / fio_iops - 1:+.2%}); {dev}'s own p95 second "
-          f"{disk_p95:.1f}; timings {timings}")
+    print(f"\nfio {fio_iops:.1f} IOPS; dbtier p95 {got:.1f} ({got / fio_iops - 1:+.2%}); diskstats.sh p95 "
+          f"{ds_read['p95']:.1f}, p50 {ds_read['p50']:.1f} (Prometheus p50 {prom_read['p50']:.1f}); {dev}'s own p95 "
+          f"second {disk_p95:.1f}; timings {timings}")
     assert got >= fio_iops * 0.95, (got, fio_iops)
     if disk_p95 > 1.03 * fio_iops:
         pytest.skip(f"{dev}'s p95 second was {disk_p95:.0f} reads/s with fio at {fio_iops:.0f} (another process read "
                     f"too): dbtier saw {got:.0f}, at least fio's rate; the 5% comparison needs the disk to itself")
     assert got == pytest.approx(fio_iops, rel=0.05)
+    assert ds_read["p95"] == pytest.approx(got, rel=0.05)

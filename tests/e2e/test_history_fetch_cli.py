@@ -163,3 +163,25 @@ def test_import_tells_the_source_from_the_files(tmp_path):
     odd.write_text("hello\n")
     r = call_main("history", "import", str(odd), "--out", str(tmp_path / "odd"), cwd=tmp_path)
     assert_clean_error(r, "notes.txt: cannot tell which source", "give --source")
+
+
+def test_requirement_says_what_its_figures_are_and_splits_wal(tmp_path):
+    """An Azure import's requirement is "p99 of 1-minute averages"; PostgreSQL 18's pg_stat_io gives WAL apart
+    from relation I/O, each file type at its own percentile."""
+    h = DATA / "history"
+    assert call_main("history", "import", str(h / "azure" / "az-metrics-list-disk.json"), "--out",
+                     str(tmp_path / "az"), cwd=tmp_path).returncode == 0
+    r = call_main("history", "requirement", str(tmp_path / "az"), "--percentile", "99", "--out", str(tmp_path / "azr"),
+                  cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "p99 of 1-minute averages (the source's own" in " ".join(r.stdout.split())
+    assert load_doc(tmp_path / "azr")["from"]["basis"].startswith("p99 of 1-minute averages")
+    assert call_main("history", "import", str(h / "pg_stat_io" / "pg_stat_io-18.csv"), "--out",
+                     str(tmp_path / "pg"), cwd=tmp_path).returncode == 0
+    r = call_main("history", "requirement", str(tmp_path / "pg"), "--percentile", "max", "--json", "--out",
+                  str(tmp_path / "pgr"), cwd=tmp_path)
+    doc = json.loads(r.stdout)
+    assert set(doc["by_file_type"]) == {"data", "wal"}
+    assert doc["by_file_type"]["wal"]["write_iops"] == pytest.approx(101)
+    assert doc["by_file_type"]["data"]["write_iops"] == pytest.approx(111)
+    assert doc["write_iops"] == pytest.approx(212)

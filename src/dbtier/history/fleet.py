@@ -88,8 +88,9 @@ def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[
     doc = _merge([b.doc for b in batches])
     if not doc["databases"]:
         raise summary.no_intervals([f for b in batches for f in b.files])
-    if doc.get("kind") != "hourly" and doc.get("provenance"):   # every batch's resets and gaps, once
-        doc["provenance"] = provenance.run_level({k: doc["provenance"].get(k) for k in
+    prov = next((b.doc["provenance"] for b in batches if b.doc.get("provenance")), None)   # (an --into run may
+    if doc.get("kind") != "hourly" and prov:                    # predate it) every batch's resets and gaps, once
+        doc["provenance"] = provenance.run_level({k: prov.get(k) for k in
                                                   ("source", "semantics", "native_step_s", "averaging_s")},
                                                  doc["databases"])
     parts: dict[str, list[Path]] = {}
