@@ -35,6 +35,7 @@ MS_THRESHOLD = 1e11          # unix seconds past this are year 5138: millisecond
 _DUMP_LINE = re.compile(r"^\{(.*)\}\s+(\S+)\s+(-?\d+)\s*$")
 _LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(?:,|$)')
 _METRIC_KEY = re.compile(r'"metric"\s*:')
+_ESC = re.compile(r"\\(.)")      # a label value's escapes: \" \\ \n
 
 
 @dataclass
@@ -216,7 +217,7 @@ def _labels(path: str, lineno: int, body: str) -> dict[str, str]:
         if not m:
             raise _bad(path, lineno, f"labels {{{body[:120]}}} are not name=\"value\" pairs",
                        "pass `promtool tsdb dump` output as it printed it")
-        out[m.group(1)] = bytes(m.group(2), "utf-8").decode("unicode_escape") if "\\" in m.group(2) else m.group(2)
+        out[m.group(1)] = _ESC.sub(lambda e: {"n": "\n"}.get(e.group(1), e.group(1)), m.group(2))
         pos = m.end()
     return out
 
