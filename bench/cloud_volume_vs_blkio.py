@@ -3,6 +3,7 @@ throttled by the cgroup v1 blkio controller (as `bench oltp --emulate` makes an 
 
     sudo uv run python bench/cloud_volume_vs_blkio.py                   # 3,000 IOPS, 20 s a rate
     sudo uv run python bench/cloud_volume_vs_blkio.py --iops 1000 --seconds 30 --dir /srv/scratch
+    sudo uv run python bench/cloud_volume_vs_blkio.py --json fig.json    # the figures also as JSON (default runs/bench/)
 
 What it does, once:
 1. a file of --file-mib MiB in a new directory under --dir, filled with data (reads of a hole or of
