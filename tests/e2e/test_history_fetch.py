@@ -26,7 +26,7 @@ from conftest import ROOT, call_main
 
 pytestmark = pytest.mark.engine
 
-RATE = 2000          # read IOPS fio holds: far above a quiet disk's background, far below vda's ~20,000
+RATE = 5000          # read IOPS fio holds: far above a disk's background reads, well below vda's ~20,000 at QD1
 RUNTIME_S = 30
 
 
@@ -135,7 +135,7 @@ def test_fetch_requirement_is_fios_rate(prom_stack, tmp_path):
           f"{ds_read['p95']:.1f}, p50 {ds_read['p50']:.1f} (Prometheus p50 {prom_read['p50']:.1f}); {dev}'s own p95 "
           f"second {disk_p95:.1f}; timings {timings}")
     assert got >= fio_iops * 0.95, (got, fio_iops)
-    if disk_p95 > 1.03 * fio_iops:
+    if abs(got / fio_iops - 1) > 0.05 and disk_p95 > 1.03 * fio_iops:
         pytest.skip(f"{dev}'s p95 second was {disk_p95:.0f} reads/s with fio at {fio_iops:.0f} (another process read "
                     f"too): dbtier saw {got:.0f}, at least fio's rate; the 5% comparison needs the disk to itself")
     assert got == pytest.approx(fio_iops, rel=0.05)
