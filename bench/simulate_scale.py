@@ -18,6 +18,16 @@ the maximum RSS is over all children so far, so each run gets its own short-live
 wall second. The same for reading alone (a Python child calling `traces.read_trace`, and iterating
 `traces.read_chunks` with 2^20-request chunks: the streaming reader's memory).
 
+Large footprint (--footprint-requests, default 10 million; 0 skips): an MSR CSV of that many requests at
+uniformly random 4 KiB-aligned offsets over --footprint-gb (800 GB), 4 to 64 KiB (about 34 million distinct
+8 KiB blocks for 10 million: memory that followed the trace's distinct blocks, not the cache, shows here),
+generated with numpy into a temporary directory (about 535 MB) and removed afterwards; then, in the same run,
+DuckDB counting its lines (`SELECT count(*) FROM read_csv(...)` in a Python child: process start, import and
+the read, as a user would measure it) and `dbtier simulate run` (read-cache, streamed, an enterprise NVMe over
+a 15k disk) at each --footprint-cache-gb (64 and 2 GB), with the ratio of each run's wall time to DuckDB's
+and, for each cache, its blocks and the peak RSS above `--design single`'s on the same file (what the cache
+state costs per cached block).
+
 Larger than memory (--cap-mb, default 1024 MiB; 0 skips): a trace --cap-factor (4) times the cap is
 generated the same way and replayed (read-cache, streamed) inside a memory cgroup of that cap (v1's memory
 controller or v2's, page cache counted, no swap), then with --in-memory under the same cap, which cannot
@@ -62,6 +72,15 @@ print(json.dumps({"rc": r.returncode, "wall_s": wall, "cpu_s": u.ru_utime + u.ru
 """
 
 
+# DuckDB counting the trace's lines, in a child of its own (as the issue's figure was taken).
+_DUCKDB = r"""
+import sys, duckdb
+n = duckdb.sql(f"SELECT count(*) FROM read_csv('{sys.argv[1]}', header = false)").fetchone()[0]
+assert n > 0
+print(n)
+"""
+
+
 # Reading alone, in a child of its own: the whole trace in memory (read_trace) or as chunks (read_chunks).
 _READ = r"""
 import sys
@@ -74,17 +93,20 @@ assert n > 0
 """
 
 
-def generate(path: Path, n: int, blocks: int, alpha: float, read_pct: float, seed: int) -> None:
+def generate(path: Path, n: int, blocks: int, alpha: float, read_pct: float, seed: int,
+             span_bytes: int | None = None) -> None:
+    """The MSR CSV: Zipf-like over `blocks` 8 KiB blocks, or (span_bytes) uniform 4 KiB-aligned offsets."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
     rng = np.random.default_rng(seed)
     tmp = path.with_suffix(".part")
     step = 1_000_000
     t = FILETIME0
-    weights = 1.0 / np.arange(1, blocks + 1, dtype=np.float64) ** alpha
-    cdf = np.cumsum(weights)
-    cdf /= cdf[-1]
-    scatter = rng.permutation(blocks).astype(np.int64)
+    if span_bytes is None:
+        weights = 1.0 / np.arange(1, blocks + 1, dtype=np.float64) ** alpha
+        cdf = np.cumsum(weights)
+        cdf /= cdf[-1]
+        scatter = rng.permutation(blocks).astype(np.int64)
     opts = pcsv.WriteOptions(include_header=False, quoting_style="none")
     writer = None
     try:
@@ -93,9 +115,12 @@ def generate(path: Path, n: int, blocks: int, alpha: float, read_pct: float, see
             gaps = rng.integers(1, 2000, m)                 # ticks of 100 ns: 100 µs on average
             ts = t + np.cumsum(gaps)
             t = int(ts[-1])
-            rank = np.minimum(np.searchsorted(cdf, rng.random(m), side="right"), blocks - 1)
-            off = scatter[rank] * 8192
             size = 4096 * (1 << rng.integers(0, 5, m))      # 4 to 64 KiB
+            if span_bytes is None:
+                rank = np.minimum(np.searchsorted(cdf, rng.random(m), side="right"), blocks - 1)
+                off = scatter[rank] * 8192
+            else:
+                off = rng.integers(0, (span_bytes - size) // 4096, m) * 4096
             rd = rng.random(m) < read_pct / 100
             resp = rng.integers(100, 50000, m)
             const = pa.DictionaryArray.from_arrays(pa.array(np.zeros(m, dtype=np.int8)), pa.array(["hm"]))
@@ -168,6 +193,13 @@ def main() -> None:
     ap.add_argument("--inputs", nargs="+", default=["plain", "gzip", "converted"],
                     choices=["plain", "gzip", "converted"],
                     help="converted: the plain trace's `simulate convert` copy (the conversion timed too)")
+    ap.add_argument("--sections", nargs="+", default=["zipf", "footprint", "capped"],
+                    choices=["zipf", "footprint", "capped"],
+                    help="zipf: the Zipf trace's reading, designs and inputs; footprint: the large-footprint "
+                    "trace; capped: the larger-than-memory run")
+    ap.add_argument("--footprint-requests", type=float, default=10e6)
+    ap.add_argument("--footprint-gb", type=float, default=800.0, help="the large-footprint trace's offset range")
+    ap.add_argument("--footprint-cache-gb", type=float, nargs="+", default=[64.0, 2.0])
     ap.add_argument("--cap-mb", type=int, default=1024, help="memory cap (MiB) of the larger-than-memory run; "
                     "0 skips it")
     ap.add_argument("--cap-factor", type=float, default=4.0, help="its trace file is this many times the cap")
@@ -176,6 +208,26 @@ def main() -> None:
     n = int(args.requests)
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
+    dbtier = [sys.executable, "-m", "dbtier"]
+    figures: dict = {"requests": n}
+    if "zipf" in args.sections:
+        figures.update(zipf(args, d, n, dbtier))
+    if "footprint" in args.sections and args.footprint_requests:
+        figures["large_footprint"] = large_footprint(args, d, dbtier)
+    if "capped" in args.sections and args.cap_mb:
+        figures["larger_than_memory"] = larger_than_memory(args, d, _bytes_per_line(d, n, args), dbtier)
+    _figures.write("simulate_scale", args, figures)
+
+
+def _bytes_per_line(d: Path, n: int, args: argparse.Namespace) -> float:
+    plain = d / f"msr-{n}-s{args.seed}.csv"
+    if not plain.exists():
+        generate(plain, n, int(args.blocks), args.alpha, args.read_pct, args.seed)
+    return plain.stat().st_size / n
+
+
+def zipf(args: argparse.Namespace, d: Path, n: int, dbtier: list[str]) -> dict:
+    """The Zipf trace: reading alone, each design on each input."""
     plain = d / f"msr-{n}-s{args.seed}.csv"
     gz = plain.with_name(plain.name + ".gz")
     t0 = time.perf_counter()
@@ -203,8 +255,7 @@ def main() -> None:
             print(f"{how:<11} {kind:<6} {res['wall_s']:>7.1f} {res['cpu_s']:>7.1f} {res['peak_rss_mb']:>12,.0f} "
                   f"{res['requests_per_s']:>12,.0f}")
 
-    dbtier = [sys.executable, "-m", "dbtier"]
-    figures: dict = {"requests": n, "csv_bytes": plain.stat().st_size, "read": figures_read, "runs": {}}
+    figures: dict = {"csv_bytes": plain.stat().st_size, "read": figures_read, "runs": {}}
     files = {"plain": plain, "gzip": gz}
     conv_dir = None
     if "converted" in args.inputs:
@@ -239,9 +290,66 @@ def main() -> None:
                   f"{res['requests_per_s']:>12,.0f}")
     if conv_dir is not None:
         shutil.rmtree(conv_dir, ignore_errors=True)
-    if args.cap_mb:
-        figures["larger_than_memory"] = larger_than_memory(args, d, plain.stat().st_size / n, dbtier)
-    _figures.write("simulate_scale", args, figures)
+    return figures
+
+
+def large_footprint(args: argparse.Namespace, d: Path, dbtier: list[str]) -> dict:
+    """The large-footprint trace (random offsets over --footprint-gb), generated into a temporary directory:
+    DuckDB's count of it, then `simulate run` at each --footprint-cache-gb and `--design single`."""
+    n = int(args.footprint_requests)
+    span = int(args.footprint_gb * 1e9)
+    out: dict = {"requests": n, "span_bytes": span, "block_size": 8192, "runs": {}}
+    with tempfile.TemporaryDirectory(dir=d, prefix="footprint-") as tmp:
+        path = Path(tmp) / f"msr-random-{n}.csv"
+        t0 = time.perf_counter()
+        generate(path, n, 0, 0.0, args.read_pct, args.seed, span_bytes=span)
+        out["csv_bytes"] = path.stat().st_size
+        out["generate_s"] = time.perf_counter() - t0
+        print(f"large footprint: {n:,} requests at random offsets over {args.footprint_gb:g} GB, 4-64 KiB, MSR CSV "
+              f"{out['csv_bytes'] / 1e6:,.0f} MB (generated in {out['generate_s']:.1f} s)")
+        duck = run_one([sys.executable, "-c", _DUCKDB, str(path)])
+        if duck["rc"] != 0:
+            print(f"duckdb count: failed: {duck['stderr']}", file=sys.stderr)
+            sys.exit(1)
+        duck.pop("stderr")
+        out["duckdb_count"] = duck
+        print(f"  {'run':<22} {'wall s':>7} {'cpu s':>7} {'peak RSS MB':>12} {'x DuckDB':>9}")
+        print(f"  {'duckdb count(*)':<22} {duck['wall_s']:>7.1f} {duck['cpu_s']:>7.1f} {duck['peak_rss_mb']:>12,.0f}")
+        runs = [(f"read-cache {gb:g} GB", [*DESIGNS["read-cache"], "--cache-gb", f"{gb:g}"]) for gb in
+                args.footprint_cache_gb] + [("single", DESIGNS["single"])]
+        for name, design in runs:
+            with tempfile.TemporaryDirectory(dir=d) as o:
+                res = run_one([*dbtier, "simulate", "run", str(path), *design, "--json", "--out", str(Path(o) / "run")])
+                if res["rc"] == 0:
+                    doc = json.loads((Path(o) / "run" / "result.json").read_text())
+                    cache = (doc.get("simulation") or {}).get("cache") or {}
+                    res["read_hit_ratio"] = doc.get("read_hit_ratio")
+                    res["working_set_blocks"] = cache.get("working_set_blocks")
+                    res["working_set_estimate"] = cache.get("working_set_estimate")
+                    res["capacity_blocks"] = cache.get("capacity_blocks")
+            if res["rc"] != 0:
+                print(f"{name}: failed (exit {res['rc']}): {res['stderr']}", file=sys.stderr)
+                sys.exit(1)
+            res.pop("stderr")
+            res["wall_vs_duckdb"] = res["wall_s"] / duck["wall_s"]
+            out["runs"][name] = res
+            print(f"  {name:<22} {res['wall_s']:>7.1f} {res['cpu_s']:>7.1f} {res['peak_rss_mb']:>12,.0f} "
+                  f"{res['wall_vs_duckdb']:>9.1f}")
+    from dbtier.sim import cache
+    base = out["runs"]["single"]["peak_rss_mb"]
+    for name, res in out["runs"].items():
+        if res.get("capacity_blocks"):
+            cap = res["capacity_blocks"]
+            res["state_bytes"] = cache.state_bytes(cap, "lru", 8192)      # the replay's rows and table at most
+            res["state_bytes_per_cached_block"] = res["state_bytes"] / cap
+            res["rss_above_single_mb"] = res["peak_rss_mb"] - base
+            res["rss_above_single_per_cached_block"] = (res["peak_rss_mb"] - base) * 2**20 / cap
+            print(f"  {name}: {cap:,} blocks, hit ratio {res['read_hit_ratio']:.4f}, working set "
+                  f"{res['working_set_blocks']:,} blocks{' (estimate)' if res['working_set_estimate'] else ''}; "
+                  f"cache state {res['state_bytes'] / 2**20:,.0f} MiB ({res['state_bytes_per_cached_block']:.1f} "
+                  f"bytes a cached block); peak RSS {res['rss_above_single_mb']:,.0f} MB above --design single "
+                  f"({res['rss_above_single_per_cached_block']:.1f} bytes a cached block)")
+    return out
 
 
 def larger_than_memory(args: argparse.Namespace, d: Path, bytes_per_line: float, dbtier: list[str]) -> dict:

@@ -8,15 +8,16 @@ The trace is generated: single-block (8 KiB) requests over `--blocks` distinct b
 popularity (P(rank k) ~ 1/k^alpha, popular blocks scattered over the address space), `--write-pct`
 writes, one request per 10 µs. What is timed:
 
-- load: generating the arrays, then `cache.prepare` (cutting into blocks and numbering the distinct
-  blocks densely): its time and its peak memory above the process's resident set before it (Linux's
-  VmHWM, reset through /proc/self/clear_refs), reported, not part of the replay figure;
+- load: generating the arrays, then `cache.prepare` (cutting into blocks, every block's key, and counting
+  the distinct blocks exactly): its time and its peak memory above the process's resident set before it
+  (Linux's VmHWM, reset through /proc/self/clear_refs), reported, not part of the replay figure (which
+  includes finding each block's row from its key: the kernels hash, sim/slots.py);
 - JIT: the kernels are compiled (or loaded from numba's cache) on a small prefix first: excluded;
 - replay: one `cache.run_cache` call per policy (LRU, S3-FIFO, FIFO), write-around, on one core (the kernel is single-threaded),
   counters only (`record=False`), and again with the per-request outputs the latency model needs; the
   figure is requests per CPU-second of the replaying thread (robust to other processes on the machine),
   with the wall-clock rate beside it;
-- streaming: the same replays through `cache.Replay` fed chunks of 2^20 requests (numbering each chunk's
+- streaming: the same replays through `cache.Replay` fed chunks of 2^20 requests (cutting each chunk into
   blocks included), counters compared with the whole-trace replay's;
 - sweep: `cache.sweep` over 8 sizes with 1 thread, then with one thread per core (the kernels release
   the GIL): aggregate requests replayed per second;
@@ -85,11 +86,11 @@ def main() -> None:
     print(f"trace: {n:,} requests ({args.write_pct:g}% writes), Zipf alpha {args.alpha:g} over {blocks:,} blocks; "
           f"{prep.nids:,} touched ({prep.working_set_bytes / 1e9:.1f} GB of 8 KiB blocks)")
     peak = f", peak {prep_peak / 1e6:,.0f} MB above the trace" if prep_peak is not None else ""
-    print(f"load (not timed below): generate {t_gen:.1f} s, prepare (blocks, dense ids) {t_prep:.2f} s{peak}")
+    print(f"load (not timed below): generate {t_gen:.1f} s, prepare (block keys, exact count) {t_prep:.2f} s{peak}")
     figures: dict = {"requests": n, "blocks_touched": prep.nids, "cache_blocks": cap, "generate_s": t_gen,
                      "prepare_s": t_prep, "prepare_peak_bytes": prep_peak, "replay": [], "sweep": []}
 
-    small = cache.Prepared(BS, prep.nblk[:10_000], prep.ids[:10_000], prep.nids, 0, prep.op[:10_000])
+    small = cache.cut(tr.offset_bytes[:10_000], tr.length_bytes[:10_000], tr.volume[:10_000], tr.op[:10_000], BS)
     t0 = time.perf_counter()
     for policy in cache.POLICIES:
         cache.run_cache(small, 100, policy, record=True)
@@ -123,7 +124,7 @@ def main() -> None:
                 whole[policy] = res.counters
 
     chunk = 1 << 20
-    print(f"\nstreaming replay (cache.Replay fed chunks of {chunk:,} requests: block numbering and the kernel, "
+    print(f"\nstreaming replay (cache.Replay fed chunks of {chunk:,} requests: cutting, counting the working set and the kernel, "
           "counters only, one core, best of 2):")
     figures["streaming"] = []
     for policy in ("lru", "s3fifo", "fifo"):

@@ -360,3 +360,45 @@ def test_streamed_run_equals_the_whole_read(tmp_path):
     assert whole["params"]["in_memory"] is True and streamed["params"]["in_memory"] is False
     assert [p["requests"] for p in a["timeline"]["series"]] == [p["requests"] for p in b["timeline"]["series"]]
     assert len(a["curve_detail"]) >= 5            # the automatic sweep: halvings of the working set
+
+
+def _on_a_terminal(args: list[str], cwd: Path, columns: int = 120) -> str:
+    """`dbtier ARGS` with stdout and stderr on a pseudo-terminal of `columns` columns: everything it wrote."""
+    import pty
+    import subprocess
+    import sys
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": str(columns), "LINES": "40", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    p = subprocess.Popen([sys.executable, "-m", "dbtier", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=slave,
+                         stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    out = b""
+    try:
+        while True:
+            try:
+                got = os.read(master, 65536)
+            except OSError:              # EIO: the child closed the terminal
+                break
+            if not got:
+                break
+            out += got
+    finally:
+        os.close(master)
+        assert p.wait(timeout=300) == 0, out.decode(errors="replace")[-2000:]
+    return out.decode(errors="replace")
+
+
+def test_the_progress_bar_ends_before_the_summary(tmp_path):
+    """On a terminal the replay's progress bar is erased before the summary prints: the summary's first line
+    starts a line of its own (it used to follow the bar's elapsed time, `... 0:00:08/path/x.csv (msr): ...`)."""
+    import re
+    trace = TRACES / "msr-hm1.csv"
+    for extra in ([], ["--in-memory"]):           # streamed (the default) and read whole
+        out = _on_a_terminal(["simulate", "run", str(trace), *CACHE, "--cache-gb", "0.001", *extra,
+                              "--out", str(tmp_path / f"run{len(extra)}")], tmp_path)
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", out)   # colours, cursor moves, links
+        at = text.index(f"{trace} (msr):")
+        line_start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+        assert text[line_start:at] == "", repr(text[max(0, at - 200):at + 40])
+        assert "replaying" in text or "reading" in text      # the bar was shown

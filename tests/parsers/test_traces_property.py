@@ -432,7 +432,7 @@ def check_invariants(t: Trace) -> None:
     s = t.summary()
     assert s["requests"] == n and s["bytes"] == int(t.length_bytes.sum())
     prep = cache.prepare(t, 8192)           # the default block size takes every address a trace may use
-    assert int(prep.nblk.sum()) == prep.ids.shape[0]
+    assert int(prep.nblk.sum()) == prep.keys.shape[0]
 
 
 def mutate(text: str, data: st.DataObject) -> bytes:

@@ -256,7 +256,7 @@ def _reference(prep: cache.Prepared, capacity: int, policy: str, mode: str) -> d
     if policy in ("lru", "fifo"):
         od: OrderedDict[int, None] = OrderedDict()
         for k, op in zip(prep.nblk, prep.op):
-            for x in prep.ids[pos:pos + k]:
+            for x in prep.keys[pos:pos + k]:
                 x = int(x)
                 if op == 0 or mode != "write-around":
                     if x in od:
@@ -326,7 +326,7 @@ def _reference(prep: cache.Prepared, capacity: int, policy: str, mode: str) -> d
             return
 
     for k, op in zip(prep.nblk, prep.op):
-        for x in prep.ids[pos:pos + k]:
+        for x in prep.keys[pos:pos + k]:
             x = int(x)
             w = where.get(x)
             if w in ("S", "M"):
@@ -378,7 +378,7 @@ def test_cloudphysics_pinned_counts():
     """Whole trace, 8 KiB blocks, 20,000-block cache (163.84 MB), write-around: counts pinned after the
     reference check above; S3-FIFO keeps more of the read working set than LRU or FIFO."""
     prep = cache.prepare(read_trace(CLOUDPHYSICS), BS)
-    assert (prep.nids, prep.read_nids, int(prep.ids.size)) == (136271, 106100, 627350)
+    assert (prep.nids, prep.read_nids, int(prep.keys.size)) == (136271, 106100, 627350)
     got = {p: cache.run_cache(prep, 20000, p).counters for p in cache.POLICIES}
     assert {p: (c["read_block_hits"], c["read_blocks"], c["read_req_hits"], c["read_reqs"])
             for p, c in got.items()} == {

@@ -1,6 +1,7 @@
 """Streaming replay: a trace fed as chunks of any size gives exactly the counters and per-request outputs of
-the whole-trace replay (and of today's prepare + run_cache path), for every policy and write mode, with
-writes, restarts and the sequential cutoff on. The block map numbers blocks the same whatever the chunking."""
+the whole-trace replay (and of the prepare + run_cache path), for every policy and write mode, with
+writes, restarts and the sequential cutoff on. Cutting into blocks and counting the working set give the same
+whatever the chunking."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from dbtier.sim import cache
 from dbtier.sim.chunks import chunks_of
 from dbtier.sim.traces import from_arrays, read_trace
+from dbtier.sim.workingset import WorkingSet
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "traces"
 BS = 8192
@@ -69,7 +71,7 @@ def test_generated_trace_any_chunking_same_counters(policy, mode):
             for size in (None, 1, 7, 1000):
                 rp, parts, got = _chunked(tr, size, cap, policy, mode, cutoff, restarts)
                 _same(got, want)
-                assert (rp.blocks.nids, rp.blocks.read_nids) == (prep.nids, prep.read_nids)
+                assert (rp.working_set.nids, rp.working_set.read_nids) == (prep.nids, prep.read_nids)
                 assert np.array_equal(np.concatenate([p[0] for p in parts]), want.hits)
 
 
@@ -94,34 +96,36 @@ def test_committed_traces_any_chunking_same_counters(name):
                                    [float(tr_small.time_s[-1]) / 2])[2], want_small)
 
 
-def test_block_map_ids_do_not_depend_on_chunking():
+def test_cutting_and_counting_do_not_depend_on_chunking():
     tr = _generated(2000, seed=3)
     whole = cache.prepare(tr, BS)
-    assert whole.ids.max() == whole.nids - 1
-    # first-touch order: each id's first occurrence comes after the first occurrence of every smaller id
-    _, first = np.unique(whole.ids, return_index=True)
-    assert np.all(np.diff(first) > 0)
     for size in (1, 13, 999):
-        bm = cache.BlockMap(BS, bits=4)          # a tiny table: it grows many times on the way
-        parts = [bm.feed_chunk(ch) for ch in chunks_of(tr, size)]
-        assert np.array_equal(np.concatenate([p.ids for p in parts]), whole.ids)
+        parts = [cache.cut_chunk(ch, BS) for ch in chunks_of(tr, size)]
+        assert np.array_equal(np.concatenate([p.keys for p in parts]), whole.keys)
         assert np.array_equal(np.concatenate([p.nblk for p in parts]), whole.nblk)
-        assert (bm.nids, bm.read_nids) == (whole.nids, whole.read_nids)
         assert [p.first_request for p in parts] == list(range(0, len(tr), size))
+        ws = WorkingSet(BS)
+        ws.keys = np.full(4, -1, dtype=np.int64)      # a tiny set: it grows many times on the way
+        ws.st[2] = 2
+        for ch in chunks_of(tr, size):
+            ws.feed_chunk(ch)
+        assert (ws.nids, ws.read_nids, ws.exact) == (whole.nids, whole.read_nids, True)
 
 
-def test_block_map_counts_distinct_blocks_like_a_set():
+def test_blocks_and_working_set_like_a_set():
     tr = _generated(1500, seed=11)
     prep = cache.prepare(tr, BS)
     first = tr.offset_bytes // BS
     last = (tr.offset_bytes + tr.length_bytes - 1) // BS
-    seen, read = set(), set()
+    seen, read, keys = set(), set(), []
     for f, la, v, o in zip(first, last, tr.volume, tr.op):
         for b in range(int(f), int(la) + 1):
             seen.add((int(v), b))
+            keys.append((int(v) << 42) | b)
             if o == 0:
                 read.add((int(v), b))
-    assert (prep.nids, prep.read_nids, int(prep.nblk.sum())) == (len(seen), len(read), prep.ids.size)
+    assert (prep.nids, prep.read_nids, int(prep.nblk.sum())) == (len(seen), len(read), prep.keys.size)
+    assert prep.keys.tolist() == keys
 
 
 def test_replay_refuses_requests_out_of_order():
@@ -129,13 +133,12 @@ def test_replay_refuses_requests_out_of_order():
     rp = cache.Replay(10)
     ch = list(chunks_of(tr, 40))
     rp.feed(ch[0])
-    bm = cache.BlockMap(BS)
     with pytest.raises(ValueError, match="out of order"):
-        rp.feed_prepared(bm.feed_chunk(ch[0]))
+        rp.feed_prepared(cache.cut_chunk(ch[0], BS))
 
 
 def test_a_chunk_beyond_memory_is_refused_before_allocating():
-    """The block map's check holds chunk by chunk: 200,000 requests of 1 GiB in 8 KiB blocks."""
+    """Cutting into blocks is checked chunk by chunk: 200,000 requests of 1 GiB in 8 KiB blocks."""
     from dbtier.core.errors import DbtierError
     n = 200_000
     t = from_arrays(np.arange(n, dtype=float), np.zeros(n), np.arange(n) * 2**30, np.full(n, 2**30))
@@ -154,10 +157,10 @@ def test_sweep_over_chunks_matches_the_sweep(policy):
     caps = [1, 20, 150, 900]
     want = cache.sweep(prep, caps, policy, "write-back", byp, rr, jobs=2)
     for size, jobs in ((1, 1), (333, 2), (len(tr), 2)):
-        got, blocks = cache.sweep_chunks(chunks_of(tr, size), caps, policy, "write-back", BS,
+        got, ws = cache.sweep_chunks(chunks_of(tr, size), caps, policy, "write-back", BS,
                                          seq_cutoff_bytes=6 * BS, restart_at_s=restarts, jobs=jobs)
         assert [g.counters for g in got] == [w.counters for w in want]
-        assert blocks.nids == prep.nids
+        assert (ws.nids, ws.exact) == (prep.nids, True)
 
 
 def test_restarts_resolve_chunk_by_chunk_as_on_the_whole_trace():

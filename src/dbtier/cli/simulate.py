@@ -196,9 +196,7 @@ def _inputs(args: argparse.Namespace, trace: Path) -> list[str]:
 def run_sim(args: argparse.Namespace) -> int:
     from dbtier.core.malloc import fixed_mmap_threshold
     fixed_mmap_threshold()          # chunk after chunk of arrays: their memory goes back (see core/malloc.py)
-    from dbtier.sim import simulate as sim
     from dbtier.sim import volumes
-    from dbtier.sim.traces import read_trace
     # Everything that can be refused is refused before the run directory exists.
     if args.cluster and args.volume != "all":
         raise DbtierError("--cluster replays volumes on a Dask cluster: it needs --volume all",
@@ -208,28 +206,40 @@ def run_sim(args: argparse.Namespace) -> int:
         volumes.check(params)
     devices = resolve_devices(args)
     path = cap.trace_path(args.trace)
+    # the summary prints once the progress bar has stopped (and erased its line), never onto it
     with render.Progress(console(args), args.json) as prog:
         if path.is_dir() and args.volume == volumes.ALL:    # each worker reads its own volume's file
             from dbtier.sim import columnar
             _converted_flags(args, path)
-            return _run_volumes(args, params, devices, path, columnar.volume_source(path), prog)
-        if _streams(args, params, path):
-            return _run_stream(args, params, devices, path, prog)
-        if path.is_dir():               # a convert run: its columnar copy, one volume's file when one is asked
-            trace = _converted(args, path)
+            run, warnings = _run_volumes(args, params, devices, path, columnar.volume_source(path), prog)
+        elif _streams(args, params, path):
+            run, warnings = _run_stream(args, params, devices, path, prog)
         else:
-            trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
-                               progress=prog.reading)
-        if args.volume == volumes.ALL:
-            return _run_volumes(args, params, devices, path, volumes.from_trace(trace), prog)
-        if args.volume and trace.volumes != (args.volume,):
-            trace = trace.only_volume(args.volume)
-        sim.check_params(params, trace, devices)
-        run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
-        out = sim.simulate(trace, params, devices, progress=prog)
+            run, warnings = _run_whole(args, params, devices, path, prog)
+    return _finish(args, run, warnings)
+
+
+def _run_whole(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel], path: Path,
+               prog: render.Progress) -> tuple[Run, list[str]]:
+    """The trace read whole (--in-memory, --sort, --fail, --volume NAME, a converted copy), then replayed."""
+    from dbtier.sim import simulate as sim
+    from dbtier.sim import volumes
+    from dbtier.sim.traces import read_trace
+    if path.is_dir():               # a convert run: its columnar copy, one volume's file when one is asked
+        trace = _converted(args, path)
+    else:
+        trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
+                           progress=prog.reading)
+    if args.volume == volumes.ALL:
+        return _run_volumes(args, params, devices, path, volumes.from_trace(trace), prog)
+    if args.volume and trace.volumes != (args.volume,):
+        trace = trace.only_volume(args.volume)
+    sim.check_params(params, trace, devices)
+    run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
+    out = sim.simulate(trace, params, devices, progress=prog)
     run.doc.update(out.contract)
     run.doc["simulation"] = out.details
-    return _finish(args, run, out.warnings)
+    return run, out.warnings
 
 
 def _streams(args: argparse.Namespace, params: sim.Params, path: Path) -> bool:
@@ -245,7 +255,7 @@ def _streams(args: argparse.Namespace, params: sim.Params, path: Path) -> bool:
 
 
 def _run_stream(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel], path: Path,
-                prog: render.Progress) -> int:
+                prog: render.Progress) -> tuple[Run, list[str]]:
     """The trace streamed through the design; the run directory is made once the replay has read it all
     (a malformed line stops the replay with nothing written)."""
     from dbtier.sim import simulate as sim
@@ -261,7 +271,7 @@ def _run_stream(args: argparse.Namespace, params: sim.Params, devices: dict[str,
     run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
     run.doc.update(out.contract)
     run.doc["simulation"] = out.details
-    return _finish(args, run, out.warnings)
+    return run, out.warnings
 
 
 def _converted(args: argparse.Namespace, run_dir: Path) -> Any:
@@ -279,7 +289,7 @@ def _converted_flags(args: argparse.Namespace, run_dir: Path) -> None:
 
 
 def _run_volumes(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel],
-                 path: Path, src: Any, prog: render.Progress) -> int:
+                 path: Path, src: Any, prog: render.Progress) -> tuple[Run, list[str]]:
     """--volume all: each volume through the design on its own (sim/volumes.py), then the total."""
     from dbtier.sim import simulate as sim
     from dbtier.sim import volumes
@@ -291,7 +301,7 @@ def _run_volumes(args: argparse.Namespace, params: sim.Params, devices: dict[str
     run.doc.update(volumes.combine(results, params.design, params.policy if params.design == "read-cache" else None,
                                    src.summary))
     run.doc["simulation"] = volumes.details(results, src, params, devices, args.cluster)
-    return _finish(args, run, [f"volume {r.volume}: {w}" for r in results for w in r.warnings])
+    return run, [f"volume {r.volume}: {w}" for r in results for w in r.warnings]
 
 
 def _finish(args: argparse.Namespace, run: Run, warnings: list[str]) -> int:

@@ -39,8 +39,8 @@ import numpy as np
 
 from dbtier.core.errors import DbtierError
 from dbtier.sim import cache as cache_mod
-from dbtier.sim import latency, mirror, routing, tally
-from dbtier.sim.blocks import BlockMap
+from dbtier.sim import latency, mirror, routing, tally, workingset
+from dbtier.sim.blocks import cut_chunk
 from dbtier.sim.chunks import Chunk, chunks_of, prefetched, whole_ticks
 from dbtier.sim.latency import DeviceModel, SubIOs
 from dbtier.sim.names import DESIGNS, ROLES
@@ -368,51 +368,53 @@ def _take(done: dict[str, Any], lat: tally.Latencies, timeline: tally.Timeline) 
 
 class _CachePass:
     """The read-cache design's replay chunk by chunk: the cache (and, for --sweep, one cache per size fed
-    the same blocks), and each chunk's device I/Os."""
+    the same blocks), each chunk's device I/Os, and the working set (exact while small, else an estimate:
+    workingset.py)."""
 
     def __init__(self, p: Params, chunks: Callable[[], Iterable[Chunk]], path: str, progress: Progress,
                  timings: dict[str, float]):
         self.p = p
         self.path = path
-        self.blocks = BlockMap(p.block_size)
+        self.ws = workingset.WorkingSet(p.block_size, workingset.EXACT_BLOCKS)
+        self.counted = False            # the working set known before the replay (an automatic sweep's pass)
         sizes = None
         if p.sweep_gb is not None:
             sizes = list(p.sweep_gb)
-            if not sizes:       # halvings of the working set: a first read finds it (the ids it numbers stay)
+            if not sizes:       # halvings of the working set: a first read counts it
                 progress("finding the working set", 0.0)
                 t0 = time.perf_counter()
                 for c in chunks():
-                    self.blocks.feed_chunk(c, path)
-                self.blocks.requests = 0
+                    self.ws.feed_chunk(c, path)
+                self.counted = True
                 timings["working_set"] = time.perf_counter() - t0
-                sizes = cache_mod.default_sweep_gb(self.blocks.nids * p.block_size, p.block_size)
+                sizes = cache_mod.default_sweep_gb(self.ws.bytes, p.block_size)
             if p.cache_gb is not None and p.cache_gb not in sizes:
                 sizes.append(p.cache_gb)
             sizes = sorted(set(sizes))
         self.sizes = sizes
         self.cache_gb = p.cache_gb if p.cache_gb is not None else (sizes[-1] if sizes else 0)
         self.cap = cache_mod.capacity_blocks(self.cache_gb, p.block_size)
-        self.main = cache_mod.Replay(self.cap, p.policy, p.write_mode, p.block_size, keep_records=False,
-                                     blocks=self.blocks)
+        self.main = cache_mod.Replay(self.cap, p.policy, p.write_mode, p.block_size, keep_records=False)
         self.sweeps = [cache_mod.Replay(cache_mod.capacity_blocks(g, p.block_size), p.policy, p.write_mode,
-                                        p.block_size, record=False, blocks=self.blocks) for g in sizes or []]
+                                        p.block_size, record=False) for g in sizes or []]
         self.cutoff = cache_mod.SequentialCutoff(p.seq_cutoff_bytes) if p.seq_cutoff_bytes else None
         self.restarts = cache_mod.Restarts(p.restart_at_s)
-        jobs = max(1, min(p.jobs or os.cpu_count() or 1, len(self.sweeps) + 1))
-        self.pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 and self.sweeps else None
+        jobs = max(1, min(p.jobs or os.cpu_count() or 1, len(self.sweeps) + 2))
+        self.pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
 
     def feed(self, c: Chunk, idx: np.ndarray, is_read: np.ndarray, subs: SubIOs) -> tuple[np.ndarray, np.ndarray]:
         """Replay the chunk through the caches; add its device I/Os (sim/routing.py) to `subs`; (hits, blocks)
         per request."""
         p = self.p
-        prep = self.blocks.feed_chunk(c, self.path)
+        prep = cut_chunk(c, p.block_size, self.path)
         byp = self.cutoff.feed(c.offset_bytes, c.length_bytes, c.volume) if self.cutoff else None
         rr = self.restarts.feed(c.time_s, prep.first_request)
-        reps = [self.main, *self.sweeps]
+        counting = [] if self.counted else [lambda: self.ws.feed_chunk(c, self.path)]
+        tasks = [lambda rp=rp: rp.feed_prepared(prep, byp, rr) for rp in (self.main, *self.sweeps)] + counting
         if self.pool is None:
-            out = [rp.feed_prepared(prep, byp, rr, exact=False) for rp in reps]
+            out = [t() for t in tasks]
         else:
-            out = list(self.pool.map(lambda rp: rp.feed_prepared(prep, byp, rr, exact=False), reps))
+            out = list(self.pool.map(lambda t: t(), tasks))
         hits, adm, dst, fm = out[0]
         ios = routing.cache_ios(c.first_request, c.op, c.offset_bytes, c.length_bytes, c.volume, prep.nblk, hits,
                                 adm, dst, fm, byp, p.block_size, p.write_mode)
@@ -427,35 +429,43 @@ class _CachePass:
     def finish(self, contract: dict[str, Any], details: dict[str, Any], notes: list[str], warnings: list[str],
                events: list[dict[str, Any]], end_s: float, timed: bool) -> None:
         p = self.p
-        nids = self.blocks.nids
-        ws = nids * p.block_size
+        ws = self.ws
+        nids = ws.nids
         cr = self.main.result()
         cap, cache_gb = self.cap, self.cache_gb
+        # whether a cache holds the whole working set is exact even where its size is an estimate (Replay)
         if self.sizes is not None:
-            curve_detail = [{"cache_gb": g, "capacity_blocks": r.capacity_blocks,
-                             "read_hit_ratio": r.read_hit_ratio, "request_hit_ratio": r.request_hit_ratio,
-                             "larger_than_working_set": r.capacity_blocks >= nids}
-                            for g, r in zip(self.sizes, (rp.result() for rp in self.sweeps))]
+            curve_detail = [{"cache_gb": g, "capacity_blocks": rp.capacity, "read_hit_ratio": r.read_hit_ratio,
+                             "request_hit_ratio": r.request_hit_ratio,
+                             "larger_than_working_set": rp.covers_working_set}
+                            for g, rp, r in zip(self.sizes, self.sweeps, (rp.result() for rp in self.sweeps))]
         else:
             curve_detail = [{"cache_gb": cache_gb, "capacity_blocks": cap, "read_hit_ratio": cr.read_hit_ratio,
-                             "request_hit_ratio": cr.request_hit_ratio, "larger_than_working_set": cap >= nids}]
+                             "request_hit_ratio": cr.request_hit_ratio,
+                             "larger_than_working_set": self.main.covers_working_set}]
         contract["read_hit_ratio"] = cr.read_hit_ratio
         contract["request_hit_ratio"] = cr.request_hit_ratio
         contract["curve"] = [{"cache_gb": c["cache_gb"], "read_hit_ratio": c["read_hit_ratio"]} for c in curve_detail]
-        if cap >= nids:
+        about = "" if ws.exact else "about "
+        if self.main.covers_working_set:
             msg = (f"the cache ({cache_gb:g} GB, {cap:,} blocks) is larger than the trace's working set "
-                   f"({ws / 1e9:.3g} GB, {nids:,} distinct {p.block_size}-byte blocks): once a block is "
-                   "cached it stays, only first-touch misses remain")
+                   f"({about}{ws.bytes / 1e9:.3g} GB, {about}{nids:,} distinct {p.block_size}-byte blocks): once a "
+                   "block is cached it stays, only first-touch misses remain")
             warnings.append(msg)
             notes.append(msg)
         over = [c["cache_gb"] for c in curve_detail if c["larger_than_working_set"] and c["cache_gb"] != cache_gb]
         if over:
             notes.append("sweep sizes larger than the working set: " + ", ".join(f"{g:g} GB" for g in over))
+        if not ws.exact:
+            notes.append(f"the working set ({nids:,} distinct {p.block_size}-byte blocks, {ws.read_nids:,} of them "
+                         f"read) is an estimate: past {ws.exact_max:,} blocks it is counted by "
+                         f"{ws.describe()['working_set_method']}"
+                         + ("; the sweep's sizes are halvings of it" if self.counted else ""))
         details["cache"] = {
             **cr.to_dict(), "cache_gb": cache_gb, "capacity_bytes": cap * p.block_size,
             "seq_cutoff_bytes": p.seq_cutoff_bytes, "restart_at_s": list(p.restart_at_s),
-            "working_set_bytes": ws, "read_working_set_bytes": self.blocks.read_nids * p.block_size,
-            "working_set_blocks": nids,
+            "working_set_bytes": ws.bytes, "read_working_set_bytes": ws.read_bytes,
+            "working_set_blocks": nids, **ws.describe(),
         }
         details["curve_detail"] = curve_detail
         for t in p.restart_at_s:

@@ -162,6 +162,11 @@ def details(results: Sequence[VolumeResult], src: Source, p: Any, devices: dict[
                  **{k: sum(c.get(k) or 0 for c in caches) for k in dict.fromkeys([*counters, *_SUMMED])
                     if k in caches[0]},
                  "per_volume": True}
+        # a sum with an estimated part is an estimate; its relative error is at most the largest part's
+        est = [c for c in caches if c.get("working_set_estimate")]
+        if "working_set_method" in caches[0]:
+            cache.update(working_set_estimate=bool(est), working_set_method=(est or caches)[0]["working_set_method"],
+                         working_set_relative_std_error=max(c["working_set_relative_std_error"] for c in caches))
         cache["read_hit_ratio"] = _ratio(cache.get("read_block_hits", 0), cache.get("read_blocks", 0))
         cache["request_hit_ratio"] = _ratio(cache.get("read_req_hits", 0), cache.get("read_reqs", 0))
     notes = [f"--volume all: {len(results):,} volumes, each through the design on its own (its own devices"

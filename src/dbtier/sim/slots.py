@@ -1,0 +1,253 @@
+"""Rows for the blocks a cache holds (or remembers), not for every block a trace touches.
+
+The cache kernels (cache.py) keep each block's list links and state in one row of a plain array. A
+`Rows` maps a block's key (volume << 42 | block number) to its row through an open-addressing hash table
+(linear probing, Fibonacci hashing), and holds at most `rows_max` rows: the most blocks the policy can
+hold at once (LRU and FIFO: the cache's blocks; S3-FIFO: its blocks and its ghost's) plus spare rows.
+A row whose block has left the cache (its live column 0: evicted, invalidated, trimmed from the ghost,
+emptied at a restart) keeps its key until a row is needed and none is free: then one sweep over the rows
+unmaps every such row (its table entry deleted) and chains it into a free list. A sweep frees at least the
+spare rows (live rows never exceed the policy's bound), so with spares a quarter of the bound it runs at
+most once per that many new blocks and costs about five row reads per row it frees.
+
+Exactness: a row that is not live is exactly what a block never seen has (links -1, state 0: the shared
+policy rules leave an evicted row so), so a block gets the same treatment from a recycled row, a fresh one
+or the dense numbering the kernels used before; no answer depends on which row a block gets.
+
+Until the first sweep every block the replay has seen has its own row (rows are taken fresh in first-touch
+order), so `distinct` is the exact number of distinct blocks seen; after one, more blocks were seen than
+`rows_max` (more than the cache holds).
+
+Memory: per row the policy's 16 bytes and the key's 8; the table 12 bytes a slot, at most 70% full.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from dbtier.core.errors import DbtierError
+from dbtier.sim.blocks import memory_bytes, prefetch
+
+EMPTY = np.int64(-1)                      # keys are >= 0
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)   # Fibonacci hashing: the key times 2^64/phi, top bits
+MAX_LOAD = 0.7
+ROW_COLS = 4                              # int32 per row (the kernels' prev, next, state/where, freq)
+KEY_BYTES = 8
+SLOT_BYTES = 12                           # a table slot: key (int64) and row (int32)
+SWEEP_AHEAD = 16                          # rows ahead whose table slots a sweep fetches
+# st: the rows' state, carried from call to call
+S_HIWATER, S_FREE, S_TSHIFT, S_SWEEPS, S_FREED = range(5)
+_NST = 5
+
+
+@numba.njit(inline="always")
+def home(key, tshift):
+    return np.intp((np.uint64(key) * _HASH_MUL) >> np.uint64(tshift))
+
+
+@numba.njit(inline="always")
+def prefetch_slot(key, tkeys, trows, tshift):
+    """Hint: the table slot where `key`'s probe starts (a few blocks ahead)."""
+    h = home(key, tshift)
+    prefetch(tkeys, h)
+    prefetch(trows, h)
+
+
+@numba.njit(inline="always")
+def peek(key, tkeys, trows, tshift):
+    """The row mapped to `key`, or -1 (for prefetch hints: a row may be recycled before it is used)."""
+    mask = tkeys.shape[0] - 1
+    h = home(key, tshift)
+    while True:
+        k = tkeys[h]
+        if k == key:
+            return np.intp(trows[h])
+        if k == EMPTY:
+            return np.intp(-1)
+        h = (h + 1) & mask
+
+
+@numba.njit(inline="always")
+def _delete(key, tkeys, trows, tshift):
+    """Remove `key` (present) from the table, shifting later entries of its run back (no tombstones)."""
+    mask = tkeys.shape[0] - 1
+    h = home(key, tshift)
+    while tkeys[h] != key:
+        h = (h + 1) & mask
+    j = h
+    while True:
+        j = (j + 1) & mask
+        k = tkeys[j]
+        if k == EMPTY:
+            break
+        i = home(k, tshift)
+        # k stays unless its home lies cyclically outside (h, j]: then the hole at h is on its probe path
+        if (h < j and (i <= h or i > j)) or (h > j and i <= h and i > j):
+            tkeys[h] = k
+            trows[h] = trows[j]
+            h = j
+    tkeys[h] = EMPTY
+
+
+@numba.njit(inline="always")
+def _sweep(tkeys, trows, rowkey, nxt, live, st):
+    """Unmap every row whose block is neither cached nor a ghost, and chain those rows as the free list
+    (lowest first)."""
+    head = -1
+    freed = 0
+    for s in range(st[S_HIWATER] - 1, -1, -1):
+        if live[s] == 0 and rowkey[s] != EMPTY:
+            nxt[s] = head
+            head = s
+            freed += 1
+    # then their table entries, each one's slot fetched SWEEP_AHEAD rows early (the chain is in row order)
+    tshift = st[S_TSHIFT]
+    lead = head
+    for _ in range(SWEEP_AHEAD):
+        if lead >= 0:
+            prefetch_slot(rowkey[lead], tkeys, trows, tshift)
+            lead = nxt[lead]
+    s = head
+    while s >= 0:
+        if lead >= 0:
+            prefetch_slot(rowkey[lead], tkeys, trows, tshift)
+            lead = nxt[lead]
+        _delete(rowkey[s], tkeys, trows, tshift)
+        rowkey[s] = EMPTY
+        s = nxt[s]
+    st[S_FREE] = head
+    st[S_SWEEPS] += 1
+    st[S_FREED] += freed
+
+
+@numba.njit(inline="always")
+def row_of(key, tkeys, trows, rowkey, prev, nxt, live, st):
+    """The row of block `key`: its own when mapped, else a free one (links -1, not live) mapped to it."""
+    mask = tkeys.shape[0] - 1
+    tshift = st[S_TSHIFT]
+    h = home(key, tshift)
+    while True:
+        k = tkeys[h]
+        if k == key:
+            return np.intp(trows[h])
+        if k == EMPTY:
+            break
+        h = (h + 1) & mask
+    x = st[S_FREE]
+    if x < 0 and st[S_HIWATER] < rowkey.shape[0]:
+        x = st[S_HIWATER]                    # a fresh row (zeroed by the allocation: not live)
+        st[S_HIWATER] = x + 1
+        prev[x] = -1
+        nxt[x] = -1
+    else:
+        if x < 0:                             # every row taken: recycle (Rows.reserve made this the bound)
+            _sweep(tkeys, trows, rowkey, nxt, live, st)
+            x = st[S_FREE]
+            h = home(key, tshift)             # deletions moved entries: find the key's empty slot again
+            while tkeys[h] != EMPTY:
+                h = (h + 1) & mask
+        st[S_FREE] = nxt[x]
+        nxt[x] = -1
+    tkeys[h] = key
+    trows[h] = x
+    rowkey[x] = key
+    return np.intp(x)
+
+
+@numba.njit(inline="always")
+def row_if_kept(key, tkeys, trows, rowkey, prev, nxt, live, st):
+    """For a block the cache will not take in (a write around it, a bypassing read): its row if it has one,
+    else -1. Until rows are first recycled it gets one all the same, so that every block seen has one and
+    `distinct` is exact; after that the replay has seen more blocks than it has rows, and a row for a block
+    that cannot stay would only be swept again."""
+    if st[S_SWEEPS] == 0:
+        return row_of(key, tkeys, trows, rowkey, prev, nxt, live, st)
+    return peek(key, tkeys, trows, st[S_TSHIFT])
+
+
+@numba.njit(nogil=True, cache=True)
+def _rehash(tkeys, trows, new_keys, new_rows, tshift):
+    mask = new_keys.shape[0] - 1
+    for s in range(tkeys.shape[0]):
+        k = tkeys[s]
+        if k != EMPTY:
+            h = home(k, tshift)
+            while new_keys[h] != EMPTY:
+                h = (h + 1) & mask
+            new_keys[h] = k
+            new_rows[h] = trows[s]
+
+
+def table_slots(rows: int) -> int:
+    """The table's slots for `rows` entries: a power of two, at most MAX_LOAD full."""
+    bits = 6
+    while (1 << bits) * MAX_LOAD < rows:
+        bits += 1
+    return 1 << bits
+
+
+def bytes_per_row() -> float:
+    return ROW_COLS * 4 + KEY_BYTES
+
+
+class Rows:
+    """Up to `rows_max` rows of ROW_COLS int32 (`node`) for the blocks a replay holds, and the table from
+    block key to row. `reserve(n)` before a call that may see n new blocks: the rows grow (doubling, up to
+    rows_max) so that a kernel only recycles once all rows_max exist."""
+
+    def __init__(self, rows_max: int, what: str = "the cache"):
+        self.rows_max = max(1, int(rows_max))
+        self.what = what
+        self.node = np.zeros((0, ROW_COLS), dtype=np.int32)
+        self.rowkey = np.zeros(0, dtype=np.int64)
+        self.tkeys = np.full(64, EMPTY, dtype=np.int64)
+        self.trows = np.zeros(64, dtype=np.int32)
+        self.st = np.zeros(_NST, dtype=np.int64)
+        self.st[S_FREE] = -1
+        self.st[S_TSHIFT] = 64 - 6
+
+    @property
+    def hiwater(self) -> int:
+        """Rows ever taken: the distinct blocks seen, while no sweep has run."""
+        return int(self.st[S_HIWATER])
+
+    @property
+    def sweeps(self) -> int:
+        return int(self.st[S_SWEEPS])
+
+    @property
+    def recycled(self) -> bool:
+        """Rows have been recycled: the replay has seen more distinct blocks than rows_max."""
+        return self.sweeps > 0
+
+    def allocated_bytes(self) -> int:
+        return int(self.node.nbytes + self.rowkey.nbytes + self.tkeys.nbytes + self.trows.nbytes)
+
+    def reserve(self, new_blocks: int) -> None:
+        have = self.node.shape[0]
+        if have >= self.rows_max:
+            return
+        hw = self.hiwater
+        need = min(self.rows_max, hw + int(new_blocks))
+        if need <= have:
+            return
+        rows = min(self.rows_max, max(need, 2 * have, 1024))
+        slots = table_slots(rows)
+        want = rows * bytes_per_row() + max(slots, self.tkeys.shape[0]) * SLOT_BYTES
+        if want > memory_bytes() // 2:
+            raise DbtierError(
+                f"{self.what} needs state for {rows:,} blocks, about {want / 1e9:,.1f} GB; this machine has "
+                f"{memory_bytes() / 1e9:,.1f} GB", "use a larger --block-size or a smaller cache")
+        node = np.zeros((rows, ROW_COLS), dtype=np.int32)      # calloc'd: pages not touched stay unmapped
+        node[:hw] = self.node[:hw]
+        rowkey = np.zeros(rows, dtype=np.int64)
+        rowkey[:hw] = self.rowkey[:hw]
+        self.node, self.rowkey = node, rowkey
+        if slots > self.tkeys.shape[0]:
+            keys = np.full(slots, EMPTY, dtype=np.int64)
+            trows = np.zeros(slots, dtype=np.int32)
+            tshift = 64 - (slots.bit_length() - 1)
+            _rehash(self.tkeys, self.trows, keys, trows, tshift)
+            self.tkeys, self.trows = keys, trows
+            self.st[S_TSHIFT] = tshift
