@@ -19,12 +19,14 @@ from dbtier.sim import mrc, mrc_spill, objects
 TRACE = Path(__file__).parent.parent / "data" / "objects" / "cloudPhysicsIO.oracleGeneral.bin"
 MIB = 1 << 20
 
-# libCacheSim's test suite, byte-sized objects, 128 MiB to 1024 MiB in steps of 128 MiB
+# libCacheSim's test suite (test/test_evictionAlgo.c), byte-sized objects, 128 MiB to 1024 MiB in steps of
+# 128 MiB; its S3-FIFO figures are the original S3-FIFO's (dbtier's s3fifo-2023: libcachesim 0.3.5's S3FIFO.c
+# gives test_mrc_libcachesim's)
 LIBCACHESIM = {
     "lru": [93374, 89783, 83572, 81722, 72494, 72104, 71972, 71704],
     "fifo": [93403, 89386, 84387, 84025, 72498, 72228, 72182, 72140],
     "clock": [93313, 89775, 83411, 81328, 74815, 72283, 71927, 64456],
-    "s3fifo": [89307, 82387, 77041, 76791, 71300, 70343, 70455, 70355],
+    "s3fifo-2023": [89307, 82387, 77041, 76791, 71300, 70343, 70455, 70355],
     "arc": [90252, 85861, 78168, 74297, 67381, 65685, 64439, 64772],
     "belady": [79256, 70724, 65481, 61594, 59645, 57599, 50873, 48974],
 }
@@ -70,7 +72,7 @@ def test_hand_worked_clock_and_belady():
     o = _objs(ids, np.full(len(ids), 100))
     for c in (2000, 8000, 20000):
         best = mrc.curve("belady", o, [c])[0].misses
-        assert all(mrc.curve(p, o, [c])[0].misses >= best for p in ("lru", "fifo", "clock", "s3fifo", "arc"))
+        assert all(mrc.curve(p, o, [c])[0].misses >= best for p in mrc.POLICIES)
 
 
 def test_hand_worked_arc():
@@ -250,10 +252,13 @@ def test_a_block_trace_at_block_granularity_agrees_with_the_block_cache(tmp_path
     assert (blocks.requests, spill.requests, spill.n_objects) == (len(prep.nblk), int(prep.nblk.sum()), prep.nids)
     assert spill.footprint_bytes == prep.nids * 8192 and spill.constant_sizes
     caps = [19, 20, 500, 5_000, 20_000]
-    got = mrc.curves(["lru", "fifo", "s3fifo"], spill, [c * 8192 for c in caps])
-    for pol in ("lru", "fifo", "s3fifo"):
+    # (the block cache's s3fifo is still the original S3-FIFO, s3fifo-2023 here, until it takes libcachesim
+    # 0.3.5's rule too)
+    pairs = (("lru", "lru"), ("fifo", "fifo"), ("s3fifo-2023", "s3fifo"))
+    got = mrc.curves([p for p, _ in pairs], spill, [c * 8192 for c in caps])
+    for pol, block_pol in pairs:
         for cap, pt in zip(caps, got[pol]):
-            c = cache.run_cache(prep, cap, pol, "write-through").counters
+            c = cache.run_cache(prep, cap, block_pol, "write-through").counters
             assert pt.misses == spill.requests - c["read_block_hits"] - c["write_block_hits"], (pol, cap)
     reads = mrc_spill.BlockObjects(read_chunks(src), 8192, "t", reads_only=True)
     rs = mrc_spill.scan(reads, tmp_path, "t")

@@ -55,7 +55,14 @@ def register_mrc(ssub: argparse._SubParsersAction) -> None:
                     "document); COL a header name or a 1-based number; also time_unit=s|ms|us|ns|filetime, "
                     "delimiter=comma|tab|space|semicolon|pipe, header=auto|yes|no")
     mp.add_argument("--policy", default="lru", metavar="LIST",
-                    help="comma-separated: lru, fifo, clock, s3fifo, arc, belady (the optimal bound) (default lru)")
+                    help="comma-separated, or all: lru, fifo, clock, s3fifo, s3fifo-2023, sieve, twoq (2q), slru, "
+                    "lfu, arc, lirs, wtinylfu, belady (the optimal bound) (default lru). Each runs as libCacheSim "
+                    "0.3.5 (the libcachesim package) runs it, with its default parameters, miss for miss: s3fifo is "
+                    "its current S3FIFO.c (since December 2024: before the first eviction a miss that finds the "
+                    "small queue full goes to main), dbtier's s3fifo since it followed libcachesim 0.3.5; "
+                    "s3fifo-2023 is the original S3-FIFO (SOSP '23, libCacheSim's S3FIFOv0.c and its test "
+                    "suite's figures), dbtier's s3fifo before that; slru is S4LRU (four segments of 25%%), twoq "
+                    "Ain 25%% and Aout 50%%, wtinylfu a 1%% window and an SLRU main cache of 1:4")
     mp.add_argument("--sizes", metavar="LIST", help="cache sizes: 128MiB (binary), 1GB (decimal), 5%% of the "
                     "footprint, comma-separated (default: 1%% to 100%% of the footprint)")
     mp.add_argument("--sample", type=float, metavar="RATE",
@@ -102,7 +109,7 @@ def run_mrc(args: argparse.Namespace) -> int:
             got = mrc.curves(policies, spill, caches, progress=step)      # on every core
         else:          # SHARDS: estimates (Belady's next requests are the sample's own)
             got = mrc.sampled_curves(policies, src, caches, progress=step)
-        curves = [{"policy": pol, "sample_rate": 1.0 if rate is None else rate,
+        curves = [{"policy": pol, **mrc.about(pol), "sample_rate": 1.0 if rate is None else rate,
                    "points": [p.doc() for p in got[pol]]} for pol in policies]
     run.doc["mrc"] = {"trace": {"format": fmt, "mode": mode, "requests": spill.total_requests,
                                 "objects": src.n_objects, "footprint_bytes": src.footprint_bytes},
@@ -148,16 +155,23 @@ def _render(args: argparse.Namespace, m: dict, path: Path) -> None:
         what = f"{tr['requests']:,} requests, {tr['objects']:,} objects"
     con.print(f"{esc(str(path))} ({tr['format']}, {tr['mode']}s): {what}, footprint "
               f"{human_bytes(tr['footprint_bytes'])}", highlight=False)
+    from dbtier.report.mrc_figures import policy_name
     rate = m["curves"][0]["sample_rate"]
-    title = "miss ratio (misses)" + (f": estimates from a {rate:g} SHARDS sample" if rate < 1 else "")
-    table = Table(box=box.SIMPLE_HEAD, title=title)
-    table.add_column("cache", justify="right")
-    for c in m["curves"]:
-        table.add_column(c["policy"].upper(), justify="right")
-    for i, pt in enumerate(m["curves"][0]["points"]):
-        row = [human_bytes(pt["cache_bytes"])]
+    est = f": estimates from a {rate:g} SHARDS sample" if rate < 1 else ""
+    points = m["curves"][0]["points"]
+    if len(m["curves"]) <= 5:            # a column per policy, with its misses
+        table = Table(box=box.SIMPLE_HEAD, title="miss ratio (misses)" + est)
+        table.add_column("cache", justify="right")
         for c in m["curves"]:
-            p = c["points"][i]
-            row.append(f"{p['miss_ratio']:.4f} ({p['misses']:,})")
-        table.add_row(*row)
+            table.add_column(policy_name(c["policy"]), justify="right")
+        for i, pt in enumerate(points):
+            table.add_row(human_bytes(pt["cache_bytes"]),
+                          *(f"{c['points'][i]['miss_ratio']:.4f} ({c['points'][i]['misses']:,})" for c in m["curves"]))
+    else:                                # more policies than fit across: a row per policy, a column per size
+        table = Table(box=box.SIMPLE_HEAD, title="miss ratio (%)" + est, pad_edge=False, collapse_padding=True)
+        table.add_column("policy", no_wrap=True, min_width=14)
+        for pt in points:
+            table.add_column(human_bytes(pt["cache_bytes"]), justify="right")
+        for c in m["curves"]:
+            table.add_row(policy_name(c["policy"]), *(f"{p['miss_ratio'] * 100:.1f}" for p in c["points"]))
     con.print(table)

@@ -12,14 +12,20 @@ it is asked for). A cache's size is in bytes.
   size; otherwise (an object larger than a size on the curve, an object whose size changes) that size is
   replayed request by request instead, as are the other policies.
 - **FIFO**: evicts the object admitted first; a hit changes nothing.
-- **CLOCK**, **S3-FIFO**, **ARC**: as libCacheSim's Clock.c, S3FIFO.c and ARC.c run them (see each kernel).
+- **CLOCK**, **S3-FIFO**, **SIEVE**, **2Q**, **SLRU**, **LFU**, **ARC**, **LIRS**, **W-TinyLFU**: as
+  libCacheSim's Clock.c, S3FIFO.c, Sieve.c, TwoQ.c, SLRU.c, LFU.c, ARC.c, LIRS.c and WTinyLFU.c run them in
+  libcachesim 0.3.5, with its default parameters (mrc_policies.ABOUT; the kernels say each rule), miss for
+  miss (tested against that package); `s3fifo-2023` is the original S3-FIFO (libCacheSim's S3FIFOv0.c, the
+  figures its test suite asserts), which `s3fifo` was until it followed libcachesim 0.3.5.
 - **Belady** (MIN): evicts the object asked for again farthest ahead (never again first): the bound no
   policy beats when objects share one size, every curve read against it.
 
 The replay kernels are also the independent reference the one-pass curve is tested against. The kernels
-(mrc_kernels.py) read a trace a chunk at a time, from memory (`Objects`) or from the codes mrc_spill.py wrote
-(`Spill`): memory is the running replays' state and a chunk. Block traces come as objects of one block each
-(mrc_spill.BlockObjects); the block cache (cache.py) runs the same LRU, FIFO and S3-FIFO rules.
+(mrc_kernels.py, mrc_queues.py, mrc_lirs.py, mrc_tinylfu.py; mrc_policies.py names them) read a trace a
+chunk at a time, from memory (`Objects`) or from the codes mrc_spill.py wrote (`Spill`): memory is the
+running replays' state and a chunk. Block traces come as objects of one block each
+(mrc_spill.BlockObjects); the block cache (cache.py) runs the same LRU and FIFO rules, and S3-FIFO's
+original ones (`s3fifo-2023` here).
 """
 
 from __future__ import annotations
@@ -36,8 +42,9 @@ import numpy as np
 
 from dbtier.core.errors import DbtierError
 from dbtier.sim import mrc_kernels as K
+from dbtier.sim import mrc_policies as P
 
-POLICIES = ("lru", "fifo", "clock", "s3fifo", "arc", "belady")
+POLICIES = P.POLICIES
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z%]*)\s*")
 # binary units for KiB/MiB/... and the bare letters (as fio and dd take them), decimal for KB/MB/...
@@ -67,13 +74,18 @@ def parse_sizes(text: str | None, footprint_bytes: int) -> list[int]:
     return sorted(out)
 
 
+_ALIASES = {"2q": "twoq", "w-tinylfu": "wtinylfu", "s3-fifo": "s3fifo"}
+
+
 def parse_policies(text: str) -> list[str]:
-    """`lru,fifo` -> ['lru', 'fifo'] (any case, repeats once); an unknown name or none is refused."""
-    names = [p.strip().lower() for p in text.split(",") if p.strip()]
+    """`lru,fifo` -> ['lru', 'fifo'] (any case, repeats once; `all`: every policy; 2q, w-tinylfu, s3-fifo
+    taken for twoq, wtinylfu, s3fifo); an unknown name or none is refused."""
+    names = [_ALIASES.get(p.strip().lower(), p.strip().lower()) for p in text.split(",") if p.strip()]
+    names = [q for p in names for q in (POLICIES if p == "all" else (p,))]
     bad = [p for p in names if p not in POLICIES]
     if not names or bad:
         raise DbtierError(f"--policy {text}: {', '.join(bad) or 'no policy'} not among {', '.join(POLICIES)}",
-                          "e.g. --policy lru,fifo,clock,s3fifo,arc,belady")
+                          "e.g. --policy lru,s3fifo,sieve,twoq,arc,wtinylfu,belady")
     return list(dict.fromkeys(names))
 
 
@@ -97,6 +109,10 @@ class Coded(abc.ABC):
     def ensure_next(self) -> None:
         """Next accesses for Belady: the trace's own, else from a backward pass (mrc_kernels.next_back)."""
 
+    @abc.abstractmethod
+    def object_ids(self) -> np.ndarray:
+        """Each code's object id (uint64): W-TinyLFU's filter hashes the ids, as libCacheSim does."""
+
 
 @dataclass
 class Objects(Coded):
@@ -105,6 +121,11 @@ class Objects(Coded):
     size: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     next_access: np.ndarray | None = None     # 1-based index of the object's next request, -1 never
     chunk: int = CHUNK
+    ids: np.ndarray | None = None             # each code's id
+
+    def object_ids(self) -> np.ndarray:
+        assert self.ids is not None
+        return self.ids
 
     def chunks(self, with_next: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
         for i in range(0, self.requests, self.chunk):
@@ -126,7 +147,8 @@ def objects_of(obj_id: np.ndarray, size: np.ndarray, next_access: np.ndarray | N
     smallest = np.full(len(uniq), np.iinfo(np.int64).max)
     np.minimum.at(smallest, code, size)
     return Objects(len(code), int(size.sum()), len(uniq), int(size.max(initial=0)),
-                   bool((largest == smallest).all()), int(largest.sum()), code, size, next_access, chunk)
+                   bool((largest == smallest).all()), int(largest.sum()), code, size, next_access, chunk,
+                   uniq.astype(np.uint64))
 
 
 @dataclass
@@ -152,13 +174,16 @@ def next_requests(objs: Objects) -> np.ndarray:
     return out
 
 
+def about(policy: str) -> dict:
+    """What the document says of a policy: {"follows": ...[, "params": {...}]} (its libCacheSim defaults)."""
+    return dict(P.ABOUT[policy])
+
+
 def curve(policy: str, objs: Coded, caches: Sequence[int]) -> list[Point]:
     """`policy`'s misses at each cache size (bytes)."""
     return curves([policy], objs, caches, workers=1)[policy]
 
 
-_REPLAY = {"lru": K.lru_replay, "fifo": K.fifo_replay, "clock": K.clock_replay, "s3fifo": K.s3fifo_replay,
-           "arc": K.arc_replay, "belady": K.belady_replay}
 _NO_NEXT = np.zeros(0, np.int64)
 
 
@@ -176,8 +201,8 @@ def _chunks(objs: Coded, with_next: bool, stop: threading.Event | None) -> Itera
 
 def replay(policy: str, objs: Coded, cap: int, stop: threading.Event | None = None) -> Point:
     """`policy` at `cap` bytes, request by request, the trace fed a chunk at a time (until `stop` is set)."""
-    sc, state = K.new_state(policy, objs.n_objects)
-    kernel = _REPLAY[policy]
+    sc, state = P.new_state(policy, objs.n_objects, cap, objs.object_ids() if policy in P.NEEDS_IDS else None)
+    kernel = P.REPLAY[policy]
     for code, size, na in _chunks(objs, policy == "belady", stop):
         kernel(code, size, _NO_NEXT if na is None else na, cap, sc, *state)
     return Point(cap, objs.requests, int(sc[0]), objs.bytes, int(sc[1]))

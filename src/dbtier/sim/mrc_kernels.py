@@ -3,8 +3,11 @@ time, its state (arrays by object code, scalars in `sc`) kept between chunks, so
 and one chunk, whatever the trace's length.
 
 The policies' rules (what a hit does, what a miss admits and evicts) are the `lru_*` and `s3_*` functions
-below, which the block cache's kernels (sim/cache.py) inline too: one implementation per policy. CLOCK, ARC
-and Belady are this module's only. The replays and the LRU pass are `@hot` (sim/jit.py: no numba runtime,
+below, which the block cache's kernels (sim/cache.py) inline too: one implementation per policy. S3-FIFO has
+two admission rules: `s3_admit`, the original (`s3fifo-2023`, the one the block cache takes today), and
+`s3_admit_current`, libCacheSim's since December 2024 (`s3fifo`; it needs a fourth slot in `qb`). CLOCK, ARC
+and Belady are this module's only; SIEVE, 2Q, SLRU and LFU are in mrc_queues, LIRS in mrc_lirs, W-TinyLFU
+in mrc_tinylfu. The replays and the LRU pass are `@hot` (sim/jit.py: no numba runtime,
 so handing arrays to these helpers costs no reference counts): they allocate nothing, their arrays come from
 `new_state` and `new_lru_pass`.
 
@@ -39,9 +42,10 @@ def new_state(policy: str, n_objects: int) -> tuple[np.ndarray, tuple]:
     if policy == "belady":
         sc[3] = 1
         return sc, (np.zeros(n + 1, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64))
-    if policy == "s3fifo":     # nxt, prv, where, fd, held, the lists' heads and tails, their bytes, counters
+    if policy in ("s3fifo", "s3fifo-2023"):   # nxt, prv, where, fd, held, the lists' heads and tails, their
+        # bytes (and whether the cache has evicted yet), counters
         return sc, (*links(), np.zeros(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int64),
-                    np.full(6, -1, np.int64), np.zeros(3, np.int64), np.zeros(16, np.int64))
+                    np.full(6, -1, np.int64), np.zeros(4, np.int64), np.zeros(16, np.int64))
     if policy == "arc":        # T1, T2, B1, B2: heads and tails at 0, 2, 4, 6
         return sc, (*links(), np.full(n, -1, np.int8), np.zeros(n, np.int64), np.full(8, -1, np.int64),
                     np.zeros(4, np.int64), np.zeros(1, np.float64))
@@ -370,16 +374,39 @@ def s3_caps(cap_bytes):
 @numba.njit(inline="always")
 def s3_admit(x, s, ghost_hit, dirty, where, fd, prev, nxt, ht, qb, held, unit, cap, small_cap, main_cap, ghost_cap,
              c):
-    """A miss of s bytes (after s3_unghost for a ghost hit): nothing larger than S's share is admitted;
-    evict until it fits; then into M (a ghost hit) or S, unless as large as S's share. (admitted, destaged)."""
+    """The original S3-FIFO (SOSP '23; libCacheSim's S3FIFOv0.c, its test suite's figures; dbtier's
+    `s3fifo-2023`). A miss of s bytes (after s3_unghost for a ghost hit): nothing larger than S's share is
+    admitted; evict until it fits; then into M (a ghost hit) or S, unless as large as S's share.
+    (admitted, destaged)."""
+    return _s3_admit(x, s, ghost_hit, dirty, where, fd, prev, nxt, ht, qb, held, unit, cap, small_cap, main_cap,
+                     ghost_cap, c, False)
+
+
+@numba.njit(inline="always")
+def s3_admit_current(x, s, ghost_hit, dirty, where, fd, prev, nxt, ht, qb, held, unit, cap, small_cap, main_cap,
+                     ghost_cap, c):
+    """S3-FIFO as libCacheSim's S3FIFO.c runs it since December 2024 (libcachesim 0.3.5; dbtier's `s3fifo`):
+    s3_admit, except that until the cache has first had to evict, a miss that finds S full (S's bytes at its
+    share or over) goes to M instead. qb[3] remembers whether it has evicted (qb: four slots, not three)."""
+    return _s3_admit(x, s, ghost_hit, dirty, where, fd, prev, nxt, ht, qb, held, unit, cap, small_cap, main_cap,
+                     ghost_cap, c, True)
+
+
+@numba.njit(inline="always")
+def _s3_admit(x, s, ghost_hit, dirty, where, fd, prev, nxt, ht, qb, held, unit, cap, small_cap, main_cap, ghost_cap,
+              c, current):
     if s > small_cap:
         return False, 0
     d = 0
     while qb[0] + qb[1] + s > cap:
+        if current:
+            qb[3] = 1
         d += _s3_evict(where, fd, prev, nxt, ht, qb, held, unit, main_cap, ghost_cap, c)
     if not ghost_hit and s >= small_cap:
         return False, d
     q = 2 if ghost_hit else 1
+    if current and not ghost_hit and qb[3] == 0 and qb[0] >= small_cap:
+        q = 2             # S full before the first eviction: straight to M
     push_head(x, prev, nxt, ht, 2 * q - 2)
     if unit == 0:
         held[x] = s
@@ -520,14 +547,27 @@ def belady_replay(code, size, na, cap, sc, heap, pos, pri, held):
 
 @hot
 def s3fifo_replay(code, size, na, cap, sc, nxt, prv, where, fd, held, ht, qb, c):
-    """S3-FIFO as libCacheSim's S3FIFO.c runs it (the version its test suite's figures come from), on the
-    rules shared with the block cache (s3_hit, s3_unghost, s3_admit above): a small FIFO of 10% of the bytes,
-    a main FIFO of the rest, a ghost FIFO of ids over 90%. A miss goes to the small queue, or to main when its
-    id was in the ghost. A hit adds one to the object's count. Evicting (from main when it holds more than
-    its share or small is empty, else from small): small's oldest moves to main with its count reset to 0
-    when it was hit twice or more, else leaves for the ghost; main's oldest goes back to main's head with
-    min(count, 3) - 1 while its count is 1 or more, else leaves. An object over the small queue's size is not
-    admitted."""
+    """S3-FIFO as libCacheSim's current S3FIFO.c runs it (since December 2024; libcachesim 0.3.5): the
+    original below, except that until the cache first has to evict, a miss that finds the small queue full
+    goes to main (s3_admit_current)."""
+    _s3fifo(code, size, cap, sc, nxt, prv, where, fd, held, ht, qb, c, True)
+
+
+@hot
+def s3fifo2023_replay(code, size, na, cap, sc, nxt, prv, where, fd, held, ht, qb, c):
+    """The original S3-FIFO (Yang et al., SOSP '23) as libCacheSim ran it until December 2024 (its
+    S3FIFOv0.c; the figures its test suite asserts), on the rules shared with the block cache (s3_hit,
+    s3_unghost, s3_admit above): a small FIFO of 10% of the bytes, a main FIFO of the rest, a ghost FIFO of
+    ids over 90%. A miss goes to the small queue, or to main when its id was in the ghost. A hit adds one to
+    the object's count. Evicting (from main when it holds more than its share or small is empty, else from
+    small): small's oldest moves to main with its count reset to 0 when it was hit twice or more, else leaves
+    for the ghost; main's oldest goes back to main's head with min(count, 3) - 1 while its count is 1 or
+    more, else leaves. An object over the small queue's size is not admitted."""
+    _s3fifo(code, size, cap, sc, nxt, prv, where, fd, held, ht, qb, c, False)
+
+
+@numba.njit(inline="always")
+def _s3fifo(code, size, cap, sc, nxt, prv, where, fd, held, ht, qb, c, current):
     small_cap, main_cap, ghost_cap = s3_caps(cap)
     misses, byte_misses = sc[0], sc[1]
     for i in range(code.shape[0]):
@@ -541,8 +581,8 @@ def s3fifo_replay(code, size, na, cap, sc, nxt, prv, where, fd, held, ht, qb, c)
             s3_unghost(x, where, prv, nxt, ht, qb, held, 0)
         misses += 1
         byte_misses += s
-        s3_admit(x, s, ghost_hit, False, where, fd, prv, nxt, ht, qb, held, 0, cap, small_cap, main_cap, ghost_cap,
-                 c)
+        _s3_admit(x, s, ghost_hit, False, where, fd, prv, nxt, ht, qb, held, 0, cap, small_cap, main_cap, ghost_cap,
+                  c, current)          # (s3_admit_current or s3_admit: one copy inlined, not both)
     sc[0], sc[1] = misses, byte_misses
 
 

@@ -34,6 +34,11 @@ class Spill(Coded):
     total_requests: int = 0      # of the whole trace (with a sample: more than `requests`)
     total_bytes: int = 0
     chunk: int = CHUNK
+    ids: np.ndarray | None = None     # each code's id (8 bytes an object, from the id table)
+
+    def object_ids(self) -> np.ndarray:
+        assert self.ids is not None
+        return self.ids
 
     def chunks(self, with_next: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
         names = _FILES if with_next else _FILES[:2]
@@ -79,6 +84,13 @@ class _Coder:
     @property
     def n(self) -> int:
         return int(self.sc[0])
+
+    def ids(self) -> np.ndarray:
+        """Each code's id."""
+        out = np.zeros(self.n, np.uint64)
+        used = self.vals >= 0
+        out[self.vals[used]] = self.keys[used]
+        return out
 
     def code(self, ids: np.ndarray, size: np.ndarray) -> np.ndarray:
         need = self.n + len(ids)
@@ -133,7 +145,7 @@ def scan(chunks: Iterable[ObjectChunk], work: Path, source: str, rate: float | N
     largest, smallest = coder.largest[:k], coder.smallest[:k]
     return Spill(n, n_bytes, k,
                  int(largest.max()), bool((largest == smallest).all()), int(largest.sum()), work, has_next,
-                 total, total_bytes)
+                 total, total_bytes, ids=coder.ids())
 
 
 class BlockObjects:
