@@ -139,3 +139,27 @@ def test_the_cli_run_and_its_report(tmp_path: Path):
             assert f"| {size} | {name} | {pts[pol][i]['miss_ratio'] * 100:.2f} | {gap:.2f} |" in md
             assert f"{gap:+.2f} pp" in html
     assert "| 1 GiB | Belady | 43.01 | the bound | 48,974 |" in md     # compulsory misses only: one per object
+
+
+def test_every_policy_on_one_chart_with_its_own_colour_and_what_it_follows(tmp_path: Path):
+    # a run of every policy (issue 38's set): one chart, twelve real curves of twelve colours and Belady's,
+    # each policy's name in the table, and the method naming what each follows with its parameters
+    trace = DATA / "objects" / "cloudPhysicsIO.oracleGeneral.bin"
+    r = call_main("simulate", "mrc", str(trace), "--policy", "all", "--sizes", "128MiB,512MiB", "--out",
+                  str(tmp_path / "run"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(tmp_path / "run")
+    html = render_html([doc])
+    check_structure(html)
+    names = ["LRU", "FIFO", "CLOCK", "S3-FIFO", "S3-FIFO (2023)", "SIEVE", "2Q", "SLRU", "LFU", "ARC", "LIRS",
+             "W-TinyLFU"]
+    assert html.count("<svg") == 1 and _series(html) == names + ["Belady (optimal bound)"]
+    strokes = re.findall(r'<g class="series"><title>[^<]*</title><polyline [^>]*stroke="([^"]+)"', html)
+    assert len(strokes) == 13 and len(set(strokes[:12])) == 12
+    rows = _table(doc, "Miss ratio and headroom to Belady").rows
+    assert {r[1] for r in rows} == set(names) | {"Belady"}
+    misses = {(r[0], r[1]): r[4] for r in rows}
+    assert misses[("128 MiB", "W-TinyLFU")] == 90456 and misses[("512 MiB", "LIRS")] == 70363   # libCacheSim's
+    md = render_markdown([doc])
+    assert "S3FIFO.c, its rule since December 2024" in md and "small_size_ratio=0.1" in md
+    assert "2Q: libCacheSim (libcachesim 0.3.5) TwoQ.c" in html and "a_in_size_ratio=0.25" in html

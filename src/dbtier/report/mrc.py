@@ -14,6 +14,9 @@ from dbtier.report.figures import isnum
 from dbtier.report.svg import Series
 
 BOUND_LABEL = "Belady (optimal bound)"
+# one colour per policy, whichever others share the chart (svg's palette, then two more for twelve)
+_COLOURS = dict(zip(("lru", "fifo", "clock", "s3fifo", "s3fifo-2023", "sieve", "twoq", "slru", "lfu", "arc", "lirs",
+                     "wtinylfu"), svg.PALETTE + ("#17becf", "#bcbd22")))
 
 
 def _est_words(m: dict[str, Any]) -> str:
@@ -35,7 +38,8 @@ def curve_chart(m: dict[str, Any]) -> str | None:
         if c.get("policy") == M.BOUND:
             series.append(Series(BOUND_LABEL, pts, colour=svg.INK, dashed=True))
         else:
-            series.append(Series(M.policy_name(c.get("policy")), pts, colour=svg.colour(real)))
+            series.append(Series(M.policy_name(c.get("policy")), pts,
+                                 colour=_COLOURS.get(str(c.get("policy")), svg.colour(real))))
             real += 1
     est = _est_words(m)
     chart = svg.line_chart("Miss ratio by cache size" + (f" ({est})" if est else ""), series,

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 BOUND = "belady"
-POLICY_NAMES = {"lru": "LRU", "fifo": "FIFO", "clock": "CLOCK", "s3fifo": "S3-FIFO", "arc": "ARC",
-                "belady": "Belady"}
+POLICY_NAMES = {"lru": "LRU", "fifo": "FIFO", "clock": "CLOCK", "s3fifo": "S3-FIFO", "s3fifo-2023": "S3-FIFO (2023)",
+                "sieve": "SIEVE", "twoq": "2Q", "slru": "SLRU", "lfu": "LFU", "arc": "ARC", "lirs": "LIRS",
+                "wtinylfu": "W-TinyLFU", "belady": "Belady"}
 BOUND_NOTE = ("MIN (evict the object requested again furthest in the future): the optimal bound when every "
               "object has one size; with objects of varied sizes it is the classic MIN heuristic, not a "
               "bound, and a real policy can occasionally miss less (a negative headroom, shown as it is)")
@@ -202,11 +203,20 @@ def tables(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _params_text(params: Any) -> str:
+    if not isinstance(params, dict) or not params:
+        return ""
+    return "; parameters " + ", ".join(f"{k}={v}" for k, v in params.items())
+
+
 def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
     m = doc["mrc"]
     out = [("replay", "whole objects at their byte sizes: a miss admits the object, whole objects are evicted "
                       "until it fits, an object larger than the cache is never admitted; miss ratio = misses / "
                       "requests, byte miss ratio = bytes missed / bytes requested")]
+    for c in curves(m):          # what each policy follows, and its parameters (documents since issue 38)
+        if c.get("policy") != BOUND and isinstance(c.get("follows"), str):
+            out.append((policy_name(c.get("policy")), c["follows"] + _params_text(c.get("params"))))
     out.append(("Belady", BOUND_NOTE if bound_ran(m) else not_computed(m)))
     if bound_ran(m):
         out.append(("headroom", HEADROOM_NOTE))
