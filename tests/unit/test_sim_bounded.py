@@ -350,7 +350,7 @@ def test_the_document_says_when_the_working_set_is_an_estimate(monkeypatch):
     assert a["working_set_estimate"] is False and b["working_set_estimate"] is True
     assert b["working_set_method"] == workingset.METHOD_HLL
     assert abs(b["working_set_blocks"] / a["working_set_blocks"] - 1) < 3 * workingset.HLL_RSE
-    assert any("is an estimate" in n for n in est.details["notes"])
+    assert any("is an estimate" in n and "the sweep's sizes are halvings of it" in n for n in est.details["notes"])
     # the hit ratios do not depend on how the working set was counted, nor does which cache holds it all
     # which sizes hold the whole working set is exact either way (the sweep's sizes are halvings of the count)
     for out in (exact, est):

@@ -9,8 +9,11 @@ the sequential-cutoff streams and the next restart carry over, so any chunking g
 answers. Memory per replay (`Replay.state_bytes`): rows for the most blocks the policy holds at once (LRU,
 FIFO: the cache's blocks; S3-FIFO: its blocks and its ghost's, 1.9 times) and a quarter more as spares, 24
 bytes each (the policy's 16, the key's 8), and the table from key to row (12 bytes a slot, a power of two
-at most 70% full); plus the chunk's keys (8 bytes a block). The working set (how many distinct blocks the
-trace touches) is counted apart, in bounded memory (workingset.py).
+at most 70% full): `state_bytes`, 56 bytes per cached block for LRU and FIFO and 109 for S3-FIFO from 2 to
+256 GB of 8 KiB blocks (51 to 73 and 98 to 138 as the table's power of two falls); the rows grow with the
+blocks seen, so a cache larger than the trace's footprint costs what the footprint does. Plus the chunk's
+keys (8 bytes a block). The working set (how many distinct blocks the trace touches) is counted apart, in
+bounded memory (workingset.py).
 
 Counts are per block unless named `_reqs`. A read request is a request hit when all its blocks hit.
 """

@@ -31,7 +31,7 @@ import itertools
 import math
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -293,13 +293,38 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
             base_role: str | None, cache: "_CachePass | None", phases: np.ndarray | None, res: float | None,
             lat: tally.Latencies, blat: tally.Latencies, timeline: tally.Timeline, side: ThreadPoolExecutor | None,
             progress: Progress) -> tuple[Any, ...]:
-    """Each chunk through the design (and its baseline, on `side`), then the models' last requests."""
+    """Each chunk through the design (and its baseline, on `side`), then the models' last requests. One chunk
+    ahead: a chunk's cache replay (and its baseline) start before the previous chunk's queueing model runs,
+    so they overlap; every model still takes the chunks in order."""
     srv: latency.Server | None = None
     bsrv: latency.Server | None = None
     n_req = n_reads = n_bytes = 0
     last_t = last_spread = 0.0
     timed = True
     finer = None
+
+    def finish(c: Chunk, times: np.ndarray, idx: np.ndarray, is_read: np.ndarray, bdone: Any, started: Any) -> None:
+        nonlocal n_req, n_reads, n_bytes, last_t, last_spread
+        n = len(c)
+        extra: dict[str, np.ndarray] = {"t": c.time_s, "read": is_read}
+        subs = SubIOs.empty()
+        if p.design == "single":
+            subs.add(idx, 0, c.op, c.length_bytes, offset=c.offset_bytes, volume=c.volume)
+        elif cache is not None:
+            extra["hits"], extra["nblk"] = cache.finish_chunk(started, c, subs)
+        else:
+            ph = np.zeros(n, dtype=np.int8) if phases is None else phases[c.first_request:c.first_request + n]
+            subs = _mirror_subs(c, idx, ph, p.failure)
+        _take(srv.feed(subs, c.first_request, times, extra, consume=True), lat, timeline)
+        if bdone is not None:
+            blat.add(*bdone.result())
+        n_req += n
+        n_reads += int(np.count_nonzero(is_read))
+        n_bytes += int(c.length_bytes.sum())
+        last_t, last_spread = float(c.time_s[-1]), float(times[-1])
+        progress(f"replaying ({n_req:,} requests)", c.read_fraction or 0.0)
+
+    pending = None
     for c in stream:
         n = len(c)
         if n == 0:
@@ -319,26 +344,15 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
         times = latency.spread_ties(c.time_s, res)
         idx = np.arange(c.first_request, c.first_request + n, dtype=np.int64)
         is_read = c.op == READ
-        # the baseline on `side` while the design replays here
+        # the baseline on `side` and the cache on its pool while the previous chunk's model runs here
         bdone = side.submit(_feed, bsrv, [(idx, c.op, c.length_bytes, c.offset_bytes, c.volume)], c.first_request,
                             times, is_read) if bsrv is not None and side is not None else None
-        extra: dict[str, np.ndarray] = {"t": c.time_s, "read": is_read}
-        subs = SubIOs.empty()
-        if p.design == "single":
-            subs.add(idx, 0, c.op, c.length_bytes, offset=c.offset_bytes, volume=c.volume)
-        elif cache is not None:
-            extra["hits"], extra["nblk"] = cache.feed(c, idx, is_read, subs)
-        else:
-            ph = np.zeros(n, dtype=np.int8) if phases is None else phases[c.first_request:c.first_request + n]
-            subs = _mirror_subs(c, idx, ph, p.failure)
-        _take(srv.feed(subs, c.first_request, times, extra, consume=True), lat, timeline)
-        if bdone is not None:
-            blat.add(*bdone.result())
-        n_req += n
-        n_reads += int(np.count_nonzero(is_read))
-        n_bytes += int(c.length_bytes.sum())
-        last_t, last_spread = float(c.time_s[-1]), float(times[-1])
-        progress(f"replaying ({n_req:,} requests)", c.read_fraction or 0.0)
+        job = (c, times, idx, is_read, bdone, cache.start(c) if cache is not None else None)
+        if pending is not None:
+            finish(*pending)
+        pending = job
+    if pending is not None:
+        finish(*pending)
     if srv is None:
         return n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer
     ends = {"t": np.zeros(0), "read": np.zeros(0, dtype=bool)}
@@ -401,30 +415,43 @@ class _CachePass:
         self.restarts = cache_mod.Restarts(p.restart_at_s)
         jobs = max(1, min(p.jobs or os.cpu_count() or 1, len(self.sweeps) + 2))
         self.pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
+        self.last: dict[int, Future] = {}       # each cache's (and the count's) latest task
 
-    def feed(self, c: Chunk, idx: np.ndarray, is_read: np.ndarray, subs: SubIOs) -> tuple[np.ndarray, np.ndarray]:
-        """Replay the chunk through the caches; add its device I/Os (sim/routing.py) to `subs`; (hits, blocks)
-        per request."""
+    def start(self, c: Chunk) -> tuple[Any, ...]:
+        """Start the chunk's replay through the caches (and its working-set count) on the pool. Each cache takes
+        the chunks in order: a chunk's task waits for its previous chunk's, which the pool (first in, first
+        out) has already started."""
         p = self.p
         prep = cut_chunk(c, p.block_size, self.path)
         byp = self.cutoff.feed(c.offset_bytes, c.length_bytes, c.volume) if self.cutoff else None
         rr = self.restarts.feed(c.time_s, prep.first_request)
-        counting = [] if self.counted else [lambda: self.ws.feed_chunk(c, self.path)]
-        tasks = [lambda rp=rp: rp.feed_prepared(prep, byp, rr) for rp in (self.main, *self.sweeps)] + counting
-        if self.pool is None:
-            out = [t() for t in tasks]
-        else:
-            out = list(self.pool.map(lambda t: t(), tasks))
-        hits, adm, dst, fm = out[0]
+        work: list[tuple[Any, Callable[[], Any]]] = [
+            (rp, lambda rp=rp: rp.feed_prepared(prep, byp, rr)) for rp in (self.main, *self.sweeps)]
+        if not self.counted:
+            work.append((self.ws, lambda: self.ws.feed_chunk(c, self.path)))
+        futures = []
+        for owner, task in work:
+            before = self.last.get(id(owner))
+            fut = self.pool.submit(_after, before, task) if self.pool is not None else _done(task())
+            self.last[id(owner)] = fut
+            futures.append(fut)
+        return prep, byp, futures
+
+    def finish_chunk(self, started: tuple[Any, ...], c: Chunk, subs: SubIOs) -> tuple[np.ndarray, np.ndarray]:
+        """The chunk's replay done: add its device I/Os (sim/routing.py) to `subs`; (hits, blocks) per request."""
+        prep, byp, futures = started
+        hits, adm, dst, fm = futures[0].result()
+        for f in futures[1:]:
+            f.result()
         ios = routing.cache_ios(c.first_request, c.op, c.offset_bytes, c.length_bytes, c.volume, prep.nblk, hits,
-                                adm, dst, fm, byp, p.block_size, p.write_mode)
+                                adm, dst, fm, byp, self.p.block_size, self.p.write_mode)
         for name in ("req", "dev", "fg", "op", "nbytes", "offset", "volume"):
             getattr(subs, name).extend(getattr(ios, name))
         return hits, prep.nblk
 
     def close(self) -> None:
         if self.pool is not None:
-            self.pool.shutdown()
+            self.pool.shutdown(cancel_futures=True)      # after a failure: the chunks not started are dropped
 
     def finish(self, contract: dict[str, Any], details: dict[str, Any], notes: list[str], warnings: list[str],
                events: list[dict[str, Any]], end_s: float, timed: bool) -> None:
@@ -476,6 +503,18 @@ class _CachePass:
         if p.write_mode == "write-back":
             notes.append(f"write-back: {cr.counters['destaged_blocks']:,} dirty blocks destaged on eviction or "
                          f"restart; {cr.counters['dirty_blocks_at_end']:,} still dirty at the end of the trace")
+
+
+def _after(before: Future | None, task: Callable[[], Any]) -> Any:
+    if before is not None:
+        before.result()
+    return task()
+
+
+def _done(value: Any) -> Future:
+    f: Future = Future()
+    f.set_result(value)
+    return f
 
 
 def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel], roles: Sequence[str],

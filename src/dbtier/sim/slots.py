@@ -1,6 +1,6 @@
 """Rows for the blocks a cache holds (or remembers), not for every block a trace touches.
 
-The cache kernels (cache.py) keep each block's list links and state in one row of a plain array. A
+The cache kernels (cache_kernels.py) keep each block's list links and state in one row of a plain array. A
 `Rows` maps a block's key (volume << 42 | block number) to its row through an open-addressing hash table
 (linear probing, Fibonacci hashing), and holds at most `rows_max` rows: the most blocks the policy can
 hold at once (LRU and FIFO: the cache's blocks; S3-FIFO: its blocks and its ghost's) plus spare rows.
@@ -15,8 +15,9 @@ policy rules leave an evicted row so), so a block gets the same treatment from a
 or the dense numbering the kernels used before; no answer depends on which row a block gets.
 
 Until the first sweep every block the replay has seen has its own row (rows are taken fresh in first-touch
-order), so `distinct` is the exact number of distinct blocks seen; after one, more blocks were seen than
-`rows_max` (more than the cache holds).
+order), so `hiwater` is the exact number of distinct blocks seen; after one, more blocks were seen than
+`rows_max` (more than the cache holds), and a block the cache will not take in (a write around it, a
+bypassing read) is only looked up (`row_if_kept`).
 
 Memory: per row the policy's 16 bytes and the key's 8; the table 12 bytes a slot, at most 70% full.
 """
@@ -56,7 +57,8 @@ def prefetch_slot(key, tkeys, trows, tshift):
 
 @numba.njit(inline="always")
 def peek(key, tkeys, trows, tshift):
-    """The row mapped to `key`, or -1 (for prefetch hints: a row may be recycled before it is used)."""
+    """The row mapped to `key`, or -1. Read ahead of a block's turn it is a hint (its row may be recycled
+    first); at its turn, the answer."""
     mask = tkeys.shape[0] - 1
     h = home(key, tshift)
     while True:
@@ -159,7 +161,7 @@ def row_of(key, tkeys, trows, rowkey, prev, nxt, live, st):
 def row_if_kept(key, tkeys, trows, rowkey, prev, nxt, live, st):
     """For a block the cache will not take in (a write around it, a bypassing read): its row if it has one,
     else -1. Until rows are first recycled it gets one all the same, so that every block seen has one and
-    `distinct` is exact; after that the replay has seen more blocks than it has rows, and a row for a block
+    `hiwater` stays exact; after that the replay has seen more blocks than it has rows, and a row for a block
     that cannot stay would only be swept again."""
     if st[S_SWEEPS] == 0:
         return row_of(key, tkeys, trows, rowkey, prev, nxt, live, st)
