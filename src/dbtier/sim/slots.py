@@ -235,6 +235,9 @@ class Rows:
         if need <= have:
             return
         rows = min(self.rows_max, max(need, 2 * have, 1024))
+        if rows >= 1 << 31:                          # rows are int32 in the lists and the table
+            raise DbtierError(f"{self.what} needs state for more than {(1 << 31) - 1:,} blocks",
+                              "use a larger --block-size or a smaller cache")
         slots = table_slots(rows)
         want = rows * bytes_per_row() + max(slots, self.tkeys.shape[0]) * SLOT_BYTES
         if want > memory_bytes() // 2:
