@@ -24,9 +24,9 @@ uniformly random 4 KiB-aligned offsets over --footprint-gb (800 GB), 4 to 64 KiB
 generated with numpy into a temporary directory (about 535 MB) and removed afterwards; then, in the same run,
 DuckDB counting its lines (`SELECT count(*) FROM read_csv(...)` in a Python child: process start, import and
 the read, as a user would measure it) and `dbtier simulate run` (read-cache, streamed, an enterprise NVMe over
-a 15k disk) at each --footprint-cache-gb (64 and 2 GB), with the ratio of each run's wall time to DuckDB's
-and, for each cache, its blocks and the peak RSS above `--design single`'s on the same file (what the cache
-state costs per cached block).
+a 15k disk) at each --footprint-cache-gb (64 and 2 GB) and `--design single`, with the ratio of each run's
+wall time to DuckDB's and, for each cache, its blocks, its state's bytes (rows and table, `cache.state_bytes`:
+what it costs per cached block) and the peak RSS above `--design single`'s on the same file.
 
 Larger than memory (--cap-mb, default 1024 MiB; 0 skips): a trace --cap-factor (4) times the cap is
 generated the same way and replayed (read-cache, streamed) inside a memory cgroup of that cap (v1's memory
@@ -347,8 +347,9 @@ def large_footprint(args: argparse.Namespace, d: Path, dbtier: list[str]) -> dic
             print(f"  {name}: {cap:,} blocks, hit ratio {res['read_hit_ratio']:.4f}, working set "
                   f"{res['working_set_blocks']:,} blocks{' (estimate)' if res['working_set_estimate'] else ''}; "
                   f"cache state {res['state_bytes'] / 2**20:,.0f} MiB ({res['state_bytes_per_cached_block']:.1f} "
-                  f"bytes a cached block); peak RSS {res['rss_above_single_mb']:,.0f} MB above --design single "
-                  f"({res['rss_above_single_per_cached_block']:.1f} bytes a cached block)")
+                  f"bytes a cached block: rows and table); peak RSS {res['rss_above_single_mb']:,.0f} MB above "
+                  "--design single (that, the working-set count, the baseline's queueing model and latencies, the "
+                  "cache's device I/Os)")
     return out
 
 
