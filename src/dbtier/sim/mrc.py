@@ -187,6 +187,17 @@ def curve(policy: str, objs: Coded, caches: Sequence[int]) -> list[Point]:
 _NO_NEXT = np.zeros(0, np.int64)
 
 
+_MEMO_LOCK = threading.Lock()
+
+
+def _memo(objs: Coded) -> dict:
+    """A trace's memo for the policies' states (mrc_policies.new_state), made once."""
+    with _MEMO_LOCK:
+        if not hasattr(objs, "_policy_memo"):
+            objs._policy_memo = {}           # type: ignore[attr-defined]
+        return objs._policy_memo             # type: ignore[attr-defined]
+
+
 class Abandoned(Exception):
     """A replay stopped between chunks: the curve it belonged to was given up (an interrupt, or another
     replay's failure)."""
@@ -201,7 +212,8 @@ def _chunks(objs: Coded, with_next: bool, stop: threading.Event | None) -> Itera
 
 def replay(policy: str, objs: Coded, cap: int, stop: threading.Event | None = None) -> Point:
     """`policy` at `cap` bytes, request by request, the trace fed a chunk at a time (until `stop` is set)."""
-    sc, state = P.new_state(policy, objs.n_objects, cap, objs.object_ids() if policy in P.NEEDS_IDS else None)
+    sc, state = P.new_state(policy, objs.n_objects, cap, objs.object_ids() if policy in P.NEEDS_IDS else None,
+                            _memo(objs))
     kernel = P.REPLAY[policy]
     for code, size, na in _chunks(objs, policy == "belady", stop):
         kernel(code, size, _NO_NEXT if na is None else na, cap, sc, *state)

@@ -54,13 +54,15 @@ REPLAY: dict[str, Callable] = {
 NEEDS_IDS = ("wtinylfu",)      # hashes the objects' own ids (its filter), not their codes
 
 
-def new_state(policy: str, n_objects: int, cap_bytes: int, ids: np.ndarray | None = None) -> tuple[np.ndarray, tuple]:
-    """(sc, arrays) of an empty `policy` cache of `cap_bytes` over `n_objects` codes (`ids`: each code's id)."""
+def new_state(policy: str, n_objects: int, cap_bytes: int, ids: np.ndarray | None = None,
+              memo: dict | None = None) -> tuple[np.ndarray, tuple]:
+    """(sc, arrays) of an empty `policy` cache of `cap_bytes` over `n_objects` codes (`ids`: each code's id;
+    `memo`: what a policy may keep from one size to the next of the same trace)."""
     if policy in ("sieve", "twoq", "slru", "lfu"):
         return Q.new_state(policy, n_objects)
     if policy == "lirs":
         return mrc_lirs.new_state(n_objects)
     if policy == "wtinylfu":
         assert ids is not None and len(ids) == n_objects
-        return mrc_tinylfu.new_state(ids, cap_bytes)
+        return mrc_tinylfu.new_state(ids, cap_bytes, memo)
     return K.new_state(policy, n_objects)

@@ -7,13 +7,14 @@ The filter is libCacheSim's minimalIncrementCBF: sized for as many entries as th
 counters, each index (a + i b) mod 2^32 mod counters from the two 32-bit halves of XXH64 of the object's
 8-byte id under two seeds; adding increments all ten counters, the estimate is their least; all counters
 halve after 32 x the main cache's bytes of main-cache hits. libCacheSim allocates the counters whole
-(lazily, by calloc); here only the counters some object of the trace hashes to exist, numbered densely once
-per size (`new_state`), each object's ten kept by its code, so a replay's memory is 80 bytes an object.
+(lazily, by calloc); here only the counters some object of the trace hashes to exist (unsigned 32-bit, as
+there), numbered densely (`new_state`), each object's ten kept by its code: 80 bytes an object at most.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 
 import numba
 import numpy as np
@@ -87,19 +88,35 @@ def _indices(ids, hashes, counters):
     return out
 
 
-def new_state(ids: np.ndarray, cap_bytes: int) -> tuple[np.ndarray, tuple]:
+_LOCK = threading.Lock()
+
+
+def _counters_of(ids: np.ndarray, hashes: int, counters: int) -> tuple[np.ndarray, int]:
+    """(each object's counters, densely numbered; how many there are)."""
+    raw = _indices(np.ascontiguousarray(ids, np.uint64), hashes, counters)
+    if counters <= 2 * raw.size:                 # few counters: kept whole, as libCacheSim does
+        return raw.astype(np.int32), counters
+    uniq, inv = np.unique(raw.ravel(), return_inverse=True)
+    return inv.astype(np.int32).reshape(raw.shape), len(uniq)
+
+
+def new_state(ids: np.ndarray, cap_bytes: int, memo: dict | None = None) -> tuple[np.ndarray, tuple]:
     """An empty W-TinyLFU of `cap_bytes` over objects whose ids (by code) are `ids`: the filter's counters
-    each object hashes to, numbered densely (every counter none hashes to stays 0 in libCacheSim too)."""
+    each object hashes to, numbered densely (every counter none hashes to stays 0 in libCacheSim too).
+    `memo` (one per trace) keeps the last numbering: sizes whose main caches pass about 150 MB all have
+    INT_MAX counters, so one numbering serves them all."""
     n = len(ids)
     _, main = window_main_bytes(cap_bytes)
     hashes, counters = cbf_shape(main)
-    raw = _indices(np.ascontiguousarray(ids, np.uint64), hashes, counters)
-    if counters <= 2 * raw.size:                 # few counters: kept whole, as libCacheSim does
-        idx, k = raw.astype(np.int32), counters
-    else:
-        uniq, inv = np.unique(raw.ravel(), return_inverse=True)
-        idx, k = inv.astype(np.int32).reshape(raw.shape), len(uniq)
-    del raw
+    with _LOCK:                                  # (replays run on threads: one numbering at a time)
+        key = ("wtinylfu", hashes, counters)
+        got = memo.get(key) if memo is not None else None
+        if got is None:
+            got = _counters_of(ids, hashes, counters)
+            if memo is not None:
+                memo.clear()
+                memo[key] = got
+    idx, k = got
 
     def links() -> tuple:
         return np.full(n, -1, np.int64), np.full(n, -1, np.int64)
@@ -109,7 +126,7 @@ def new_state(ids: np.ndarray, cap_bytes: int) -> tuple[np.ndarray, tuple]:
     # segment; the filter: each object's counters, the counters; the window's head and tail
     return np.zeros(4, np.int64), (*links(), np.zeros(n, np.int8), np.zeros(n, np.int64), *links(),
                                    np.full(n, -1, np.int8), np.zeros(n, np.int64), np.full(4, -1, np.int64),
-                                   np.zeros(2, np.int64), np.zeros(2, np.int64), idx, np.zeros(k, np.int64),
+                                   np.zeros(2, np.int64), np.zeros(2, np.int64), idx, np.zeros(k, np.uint32),
                                    np.full(2, -1, np.int64))
 
 
