@@ -50,6 +50,16 @@ def test_gp3_priced_as_aws_prices_it():
     assert vt.monthly(1000, 3000, 125)["total"] == approx(80)          # the free baseline costs nothing
     # the limits: 500 IOPS per GiB (16 GiB: 8,000), throughput at most 0.25 MiB/s per IOPS
     assert vt.max_iops(16) == 8000 and vt.max_iops(1000) == 80000
+    # the free 3,000 IOPS hold at any size (AWS: "a baseline of 3,000 IOPS ... at any volume size"): 500 per GiB
+    # bounds only what is provisioned above them
+    assert vt.max_iops(1) == 3000 and vt.max_iops(6) == 3000 and vt.max_iops(7) == 3500
+    # so a small, busy database stripes tiny volumes: 8,150 IOPS and 12.1 GiB (the lab's measured load with
+    # headroom) are 13 x 1 GiB, each within its free 3,000 IOPS: 13 GiB x $0.08 = $1.04 a month (3 x 5 GiB:
+    # $1.20; one volume of 17 GiB would pay 5,150 IOPS: $26.11)
+    s = cheapest_set(vt, Need(8150, 70, 12.1))
+    assert (s.count, s.volumes[0].size, s.volumes[0].iops) == (13, 1, 3000) and s.monthly["total"] == approx(1.04)
+    assert cheapest_set(vt, Need(8150, 70, 12.1), max_volumes=3).monthly["total"] == approx(1.20)
+    assert cheapest_set(vt, Need(8150, 70, 12.1), max_volumes=1).monthly["total"] == approx(17 * 0.08 + 5150 * 0.005)
     assert vt.throughput_at(1000, 4000) == 1000 and vt.throughput_at(1000, 16000) == 2000
 
 

@@ -109,7 +109,9 @@ class VolumeType:
             return min(self.iops_max, max(self.iops_floor, self.iops_base + (self.iops_per_size or 0) * size))
         cap = self.iops_max
         if self.iops_per_size is not None:
-            cap = min(cap, self.iops_per_size * size)
+            # the free baseline holds at any size (gp3, Premium SSD v2: 3,000 IOPS even at 1 GiB); the ratio
+            # bounds what is provisioned above it
+            cap = min(cap, max(self.iops_per_size * size, self.iops_free))
         return max(cap, self.iops_min) if cap >= self.iops_min else cap
 
     def throughput_at(self, size: float, iops: float) -> float:
@@ -380,10 +382,10 @@ def _one(vt: VolumeType, need: Need, n: int) -> tuple[Volume, str] | None:
     io = max(iops, vt.iops_min)
     if io > vt.iops_max + 1e-9:
         return None
-    if vt.iops_per_size:
+    if vt.iops_per_size and io > vt.iops_free + 1e-9:
         need_size = io / vt.iops_per_size
         if need_size > size:
-            size, why = need_size, "IOPS (at most iops_per_size per GiB)"
+            size, why = need_size, f"IOPS (at most {vt.iops_per_size:,.0f} per GiB)"
     if vt.iops_min_per_size:
         io = max(io, vt.iops_min_per_size * size)
     size = float(max(math.ceil(size - 1e-9), vt.size_min))
@@ -397,7 +399,7 @@ def _one(vt: VolumeType, need: Need, n: int) -> tuple[Volume, str] | None:
             io2 = tp / vt.throughput_per_iops
             if io2 <= vt.iops_max + 1e-9:
                 io = max(io, io2)
-                if vt.iops_per_size and io / vt.iops_per_size > size:
+                if vt.iops_per_size and io > vt.iops_free + 1e-9 and io / vt.iops_per_size > size:
                     size = float(math.ceil(io / vt.iops_per_size))
                 t = max(tp, vt.throughput_free) if vt.throughput_provisioned else vt.throughput_at(size, io)
                 why = "throughput (IOPS raised to allow it)"
@@ -406,7 +408,10 @@ def _one(vt: VolumeType, need: Need, n: int) -> tuple[Volume, str] | None:
         else:
             return None
     if io > iops + 1e-9 and why == "capacity":
-        why = "the type's minimum IOPS" if io <= vt.iops_min + 1e-9 else why
+        if n > 1 and vt.iops_free and iops <= vt.iops_free + 1e-9:
+            why = f"IOPS within each volume's free {vt.iops_free:,.0f}"      # more volumes, not paid IOPS
+        elif io <= vt.iops_min + 1e-9:
+            why = "the type's minimum IOPS"
     return Volume(vt, size, io, t), why
 
 
