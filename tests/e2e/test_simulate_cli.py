@@ -74,6 +74,20 @@ def test_s3fifo_policy_on_the_committed_trace(tmp_path):
                             {"cache_gb": 0.000131072, "read_hit_ratio": pytest.approx(9 / 17)}]
 
 
+@pytest.mark.parametrize("policy, hits", [("sieve", 7), ("twoq", 5)])
+def test_sieve_and_twoq_policies_on_the_committed_trace(tmp_path, policy, hits):
+    # A A A B B B C D E F G A B D A E H with 4 blocks.
+    # sieve: A and B are visited by their repeats; E: the hand clears A's and B's marks and evicts C, resting on
+    #   D; F evicts D, G evicts E, the hand on F; A and B hit (12, 13); D evicts F; A hits (15); E evicts G; H
+    #   evicts D: hits at 2, 3, 5, 6, 12, 13, 15.
+    # twoq (Ain's share 1 block, Aout's 2): A..D fill Ain; E, F, G, A, B each push Ain's oldest to Aout (of 2:
+    #   A and B are gone from it when they come back: misses); D is in Aout: into Am; A hits in Ain (15); E
+    #   from Aout into Am; H: hits at 2, 3, 5, 6, 15.
+    doc = ok(tmp_path, str(TRACES / "policy-17.csv"), *CACHE, "--cache-gb", "0.000032768", "--policy", policy)
+    assert doc["policy"] == policy and doc["read_hit_ratio"] == pytest.approx(hits / 17)
+    assert doc["simulation"]["cache"]["capacity_blocks"] == 4
+
+
 def test_single_design_has_null_cache_fields(tmp_path):
     doc = ok(tmp_path, str(TRACES / "msr-hm1.csv"), "--design", "single", "--device", "sas-15k-73gb")
     _check_contract(doc)

@@ -1,6 +1,6 @@
 """The block cache's state follows the cache, not the trace: rows only for the blocks a cache holds (and
-S3-FIFO's ghost), recycled once they leave (sim/slots.py), and the working set counted in bounded memory
-(sim/workingset.py).
+S3-FIFO's ghost, 2Q's Aout), recycled once they leave (sim/slots.py), and the working set counted in bounded
+memory (sim/workingset.py).
 
 Exactness: on generated traces (several seeds, writes, two volumes, unaligned multi-block requests,
 sequential runs), every policy and write mode, with restarts and the sequential cutoff, caches from a few
@@ -47,12 +47,27 @@ def _generated(n: int, seed: int, hot_blocks: int):
 # -- the reference: each policy from its rules, block by (volume, block) --------------------------------------
 
 class _Reference:
-    """LRU, FIFO and S3-FIFO (libCacheSim's S3FIFO.c: shares in bytes, the ghost 90%, the frequency counted to
-    3 and reset on the move to main) with the write modes, restarts and bypass of cache_kernels' docstring."""
+    """LRU, FIFO, S3-FIFO (libCacheSim's S3FIFOv0.c, `s3fifo-2023`: shares in bytes, the ghost 90%, the
+    frequency counted to 3 and reset on the move to main; `s3fifo`, its current S3FIFO.c: the same, except
+    that before the first eviction a miss that is not a ghost hit and finds S at or over its share enters M),
+    SIEVE (a FIFO and a hand) and 2Q (Ain 25%, Aout 50%, Am the rest) with the write modes, restarts and bypass
+    of cache_kernels' docstring."""
 
     def __init__(self, capacity: int, policy: str, mode: str):
         self.cap, self.policy, self.mode = capacity, policy, mode
         b = BS
+        self.current = policy == "s3fifo"
+        self.evicted_once = False                      # S3-FIFO (current): the cache has had to evict
+        self.order: list = []                          # SIEVE: oldest first
+        self.visited: dict = {}                        # SIEVE: key -> visited
+        self.sdirty: dict = {}                         # SIEVE: key -> dirty
+        self.hand = None                               # SIEVE: the key under the hand (None: the oldest)
+        self.ain_cap = int(capacity * b * 0.25)        # 2Q's shares, in bytes
+        self.aout_cap = int(capacity * b * 0.5)
+        self.am_cap = capacity * b - self.ain_cap
+        self.Ain: OrderedDict = OrderedDict()          # 2Q: oldest first; value: dirty
+        self.Am: OrderedDict = OrderedDict()
+        self.Aout: OrderedDict = OrderedDict()
         self.small_cap = int(capacity * b * 0.1)
         self.main_cap = capacity * b - self.small_cap
         self.ghost_cap = int(capacity * b * 0.9)
@@ -63,15 +78,78 @@ class _Reference:
         self.G: OrderedDict = OrderedDict()
 
     def restart(self) -> int:
-        d = sum(self.lru.values()) + sum(v[1] for q in (self.S, self.M) for v in q.values())
+        d = self.dirty()
         self.c["restart_destaged_blocks"] += d
         self.c["destaged_blocks"] += d                 # a restart's destaging counts as destaging too
-        for q in (self.lru, self.S, self.M, self.G):
+        for q in (self.lru, self.S, self.M, self.G, self.visited, self.sdirty, self.Ain, self.Am, self.Aout):
             q.clear()
+        self.order.clear()
+        self.hand = None
+        self.evicted_once = False
         return d
 
     def dirty(self) -> int:
-        return sum(self.lru.values()) + sum(v[1] for q in (self.S, self.M) for v in q.values())
+        return (sum(self.lru.values()) + sum(v[1] for q in (self.S, self.M) for v in q.values())
+                + sum(self.sdirty.values()) + sum(self.Ain.values()) + sum(self.Am.values()))
+
+    # SIEVE
+    def _newer(self, x):
+        i = self.order.index(x)
+        return self.order[i + 1] if i + 1 < len(self.order) else None
+
+    def _sieve_remove(self, x) -> int:
+        if self.hand == x:
+            self.hand = self._newer(x)
+        self.order.remove(x)
+        del self.visited[x]
+        return self.sdirty.pop(x)
+
+    def _sieve_admit(self, x, dirty) -> tuple[int, int]:
+        d = 0
+        while len(self.order) + 1 > self.cap:
+            o = self.hand if self.hand is not None else self.order[0]
+            while self.visited[o]:
+                self.visited[o] = False
+                o = self._newer(o)
+                if o is None:
+                    o = self.order[0]
+            self.hand = self._newer(o)
+            self.order.remove(o)
+            del self.visited[o]
+            d += self.sdirty.pop(o)
+            self.c["evicted_blocks"] += 1
+        self.order.append(x)
+        self.visited[x] = False
+        self.sdirty[x] = dirty
+        return 1, d
+
+    # 2Q
+    def _twoq_admit(self, x, dirty, ghost) -> tuple[int, int]:
+        b = BS
+        if b > self.ain_cap or b > self.cap * b:
+            return 0, 0
+        d = 0
+        while (len(self.Ain) + len(self.Am) + 1) * b > self.cap * b:
+            self.c["evicted_blocks"] += 1
+            if len(self.Ain) * b > self.ain_cap:
+                t, was = self.Ain.popitem(last=False)
+                d += was
+                if b <= self.aout_cap:
+                    while (len(self.Aout) + 1) * b > self.aout_cap:
+                        self.Aout.popitem(last=False)
+                    self.Aout[t] = None
+            else:
+                _, was = self.Am.popitem(last=False)
+                d += was
+        if ghost:
+            while (len(self.Am) + 1) * b > self.am_cap:
+                _, was = self.Am.popitem(last=False)
+                d += was
+                self.c["evicted_blocks"] += 1
+            self.Am[x] = dirty
+        else:
+            self.Ain[x] = dirty
+        return 1, d
 
     # LRU and FIFO
     def _lru_admit(self, x, dirty) -> tuple[int, int]:
@@ -114,10 +192,12 @@ class _Reference:
             return 0, 0
         d = 0
         while (len(self.S) + len(self.M) + 1) * b > self.cap * b:
+            self.evicted_once = True
             d += self._evict()
         if not ghost and b >= self.small_cap:
             return 0, d
-        (self.M if ghost else self.S)[x] = [0, dirty]
+        to_main = ghost or (self.current and not self.evicted_once and len(self.S) * b >= self.small_cap)
+        (self.M if to_main else self.S)[x] = [0, dirty]
         return 1, d
 
     def request(self, blocks: list, is_read: bool, byp: bool) -> tuple[int, int, int, int]:
@@ -147,6 +227,47 @@ class _Reference:
                     a, d = self._lru_admit(x, back)
                     admit += a
                     destage += d
+                continue
+            takes = not around and self.cap > 0 and not (is_read and byp)
+            if self.policy == "sieve":
+                if x in self.visited:
+                    hits += 1
+                    if around:
+                        self._sieve_remove(x)
+                        c["invalidated_blocks"] += 1
+                        continue
+                    self.visited[x] = True
+                    self.sdirty[x] = self.sdirty[x] or back
+                    continue
+                if first < 0:
+                    first = j
+                if takes:
+                    a, d = self._sieve_admit(x, back)
+                    admit += a
+                    destage += d
+                continue
+            if self.policy == "twoq":
+                q = self.Ain if x in self.Ain else self.Am if x in self.Am else None
+                if q is not None:
+                    hits += 1
+                    if around:
+                        del q[x]
+                        c["invalidated_blocks"] += 1
+                        continue
+                    if q is self.Am:
+                        self.Am.move_to_end(x)
+                    q[x] = q[x] or back
+                    continue
+                if first < 0:
+                    first = j
+                if takes:
+                    ghost = x in self.Aout
+                    if ghost:
+                        del self.Aout[x]
+                    a, d = self._twoq_admit(x, back, ghost)
+                    admit += a
+                    destage += d
+                    c["ghost_hits"] += a and ghost
                 continue
             q = self.S if x in self.S else self.M if x in self.M else None
             if q is not None:
@@ -277,9 +398,10 @@ def test_the_state_follows_the_cache_not_the_footprint(policy):
         assert rp.rows.recycled
         sizes[factor] = rp.state_bytes()
     assert sizes[10] == sizes[100]
-    # per cached block: 24-byte rows for the most the policy holds (S3-FIFO: with its ghost, 1.9 times) and a
-    # quarter more as spares; 12-byte table slots, a power of two at most 70% full (under 2 / 0.7 a row)
-    rows = 1.25 * (1.9 if policy == "s3fifo" else 1.0)
+    # per cached block: 24-byte rows for the most the policy holds (S3-FIFO: with its ghost, 1.9 times; 2Q: with
+    # Aout, 1.5) and a quarter more as spares; 12-byte table slots, a power of two at most 70% full (under
+    # 2 / 0.7 a row)
+    rows = 1.25 * {"s3fifo": 1.9, "s3fifo-2023": 1.9, "twoq": 1.5}.get(policy, 1.0)
     assert cache.state_bytes(100_000, policy, BS) / 100_000 <= rows * 24 + 2 * rows / 0.7 * 12 + 1
 
 

@@ -252,9 +252,9 @@ def test_a_block_trace_at_block_granularity_agrees_with_the_block_cache(tmp_path
     assert (blocks.requests, spill.requests, spill.n_objects) == (len(prep.nblk), int(prep.nblk.sum()), prep.nids)
     assert spill.footprint_bytes == prep.nids * 8192 and spill.constant_sizes
     caps = [19, 20, 500, 5_000, 20_000]
-    # (the block cache's s3fifo is still the original S3-FIFO, s3fifo-2023 here, until it takes libcachesim
-    # 0.3.5's rule too)
-    pairs = (("lru", "lru"), ("fifo", "fifo"), ("s3fifo-2023", "s3fifo"))
+    # (both S3-FIFOs by the same name: libcachesim 0.3.5's rule and the original; SIEVE and 2Q too)
+    pairs = (("lru", "lru"), ("fifo", "fifo"), ("s3fifo", "s3fifo"), ("s3fifo-2023", "s3fifo-2023"),
+             ("sieve", "sieve"), ("twoq", "twoq"))
     got = mrc.curves([p for p, _ in pairs], spill, [c * 8192 for c in caps])
     for pol, block_pol in pairs:
         for cap, pt in zip(caps, got[pol]):

@@ -90,8 +90,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = rp.add_argument_group("read-cache")
     c.add_argument("--cache-gb", type=argtypes.positive_float(MAX_CACHE_GB), metavar="GB",
                    help="cache size in GB (10^9 bytes)")
-    c.add_argument("--policy", default="lru", choices=names.POLICIES, help="eviction policy (default lru; "
-                   "s3fifo resists scans)")
+    c.add_argument("--policy", default="lru", choices=names.POLICIES, help="eviction policy (default lru), each "
+                   "as simulate mrc and libCacheSim 0.3.5 run it: lru, fifo; s3fifo (resists scans) is libCacheSim's "
+                   "current S3-FIFO, dbtier's s3fifo since November 2026 (issue 38); s3fifo-2023 the original "
+                   "(SOSP '23), dbtier's s3fifo until then; sieve (NSDI '24); twoq (2Q: Ain 25%%, Aout 50%%)")
     c.add_argument("--write-mode", default="write-around", choices=names.WRITE_MODES,
                    help="what writes do to the cache (default write-around)")
     c.add_argument("--seq-cutoff", type=argtypes.size(), metavar="SIZE",

@@ -7,10 +7,11 @@ each block the cache holds a row (slots.Rows): memory follows the cache, not the
 Streaming: `Replay` feeds a trace chunk after chunk (`chunks.Chunk`): the cache's rows, lists and counters,
 the sequential-cutoff streams and the next restart carry over, so any chunking gives the whole-trace
 answers. Memory per replay (`Replay.state_bytes`): rows for the most blocks the policy holds at once (LRU,
-FIFO: the cache's blocks; S3-FIFO: its blocks and its ghost's, 1.9 times) and a quarter more as spares, 24
-bytes each (the policy's 16, the key's 8), and the table from key to row (12 bytes a slot, a power of two
-at most 70% full): `state_bytes`, 56 bytes per cached block for LRU and FIFO and 109 for S3-FIFO from 2 to
-256 GB of 8 KiB blocks (51 to 73 and 98 to 138 as the table's power of two falls); the rows grow with the
+FIFO, SIEVE: the cache's blocks; S3-FIFO, both variants: its blocks and its ghost's, 1.9 times; 2Q: its
+blocks and Aout's, 1.5 times) and a quarter more as spares, 24 bytes each (the policy's 16, the key's 8),
+and the table from key to row (12 bytes a slot, a power of two at most 70% full): `state_bytes`, 56 bytes
+per cached block for LRU, FIFO and SIEVE, 97 for 2Q and 109 for S3-FIFO at 2, 4, ..., 256 GB of 8 KiB blocks
+(51 to 73, 77 to 109 and 98 to 138 between, as the table's power of two falls); the rows grow with the
 blocks seen, so a cache larger than the trace's footprint costs what the footprint does. Plus the chunk's
 keys (8 bytes a block). The working set (how many distinct blocks the trace touches) is counted apart, in
 bounded memory (workingset.py).
@@ -32,6 +33,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.sim.blocks import VOLUME_SHIFT, Prepared, cut, cut_chunk  # noqa: F401 (callers' names)
 from dbtier.sim.cache_kernels import (C_DIRTY_AT_END, COUNTER_NAMES, MODE_CODES, NCOUNT, RING,  # noqa: F401
                                       lru_kernel, s3fifo_kernel)
+from dbtier.sim.cache_queues import SIEVE_STATE, TWOQ_STATE, queue_kernel
 from dbtier.sim.chunks import Chunk
 from dbtier.sim.traces import Trace
 from dbtier.sim.names import POLICIES, WRITE_MODES  # noqa: F401 (callers' names)
@@ -40,7 +42,10 @@ from dbtier.sim.workingset import WorkingSet
 
 RECENT_STREAMS = 64          # bcache's RECENT_IO
 LRU_STATE = 4      # st: head (most recent), tail, size, next restart to apply
-S3_STATE = 10      # st: S head, tail, M head, tail, G head, tail, S, M, G bytes, next restart
+S3_STATE = 11      # st: S head, tail, M head, tail, G head, tail, S, M, G bytes, evicted yet, next restart
+S3_POLICIES = ("s3fifo", "s3fifo-2023")
+_STATE = {"lru": (LRU_STATE, 2), "fifo": (LRU_STATE, 2), "s3fifo": (S3_STATE, 6), "s3fifo-2023": (S3_STATE, 6),
+          "sieve": (SIEVE_STATE, 2), "twoq": (TWOQ_STATE, 6)}     # (st's length, its list ends: -1 when empty)
 SPARE_SHARE = 4    # spare rows: a quarter of the most the policy holds (a sweep per that many new blocks)
 SPARE_MIN = 64
 
@@ -178,11 +183,12 @@ class Restarts:
 
 
 def most_held(capacity: int, policy: str, block_size: int) -> int:
-    """The most blocks the policy holds a row for at once: the cache's, and S3-FIFO's ghost (its share
-    in bytes, as mrc_kernels.s3_caps takes it)."""
-    if policy != "s3fifo":
+    """The most blocks the policy holds a row for at once: the cache's, and S3-FIFO's ghost or 2Q's Aout
+    (its share in bytes, as mrc_kernels.s3_caps and mrc_queues.twoq_caps take it)."""
+    ghost = {"s3fifo": 0.9, "s3fifo-2023": 0.9, "twoq": 0.5}.get(policy)
+    if ghost is None:
         return capacity
-    return capacity + int(capacity * block_size * 0.9) // block_size + 1
+    return capacity + int(capacity * block_size * ghost) // block_size + 1
 
 
 def state_bytes(capacity: int, policy: str, block_size: int, spare_rows: int | None = None) -> int:
@@ -226,11 +232,13 @@ class Replay:
         self.working_set = WorkingSet(block_size)
         self.cutoff = SequentialCutoff(seq_cutoff_bytes) if seq_cutoff_bytes else None
         self._restarts = Restarts(restart_at_s)
-        s3 = policy == "s3fifo"
         self.rows = Rows(_rows_max(self.capacity, policy, block_size, spare_rows),
                          f"a {self.capacity:,}-block {policy} cache")
-        self.st = np.zeros(S3_STATE if s3 else LRU_STATE, dtype=np.int64)
-        self.st[:6 if s3 else 2] = -1                     # empty lists
+        nst, lists = _STATE[policy]
+        self.st = np.zeros(nst, dtype=np.int64)
+        self.st[:lists] = -1                              # empty lists
+        if policy == "sieve":
+            self.st[3] = -1                               # the hand: none yet
         self.c = np.zeros(NCOUNT, dtype=np.int64)
         self.ring = np.zeros(RING, dtype=np.int64)
         self.requests = 0
@@ -271,8 +279,12 @@ class Replay:
         mode = MODE_CODES[self.write_mode]
         args = (prep.nblk, prep.keys, prep.op, byp, rr, prep.first_request, rows.node, rows.rowkey, rows.tkeys,
                 rows.trows, rows.st, self.ring, self.st, self.c, self.capacity)
-        if self.policy == "s3fifo":
-            s3fifo_kernel(*args, self.block_size, mode, self.record, hits, adm, dst, fm, _EMPTY_I64)
+        if self.policy in S3_POLICIES:
+            s3fifo_kernel(*args, self.block_size, mode, self.record, hits, adm, dst, fm, _EMPTY_I64,
+                          self.policy == "s3fifo")
+        elif self.policy in ("sieve", "twoq"):
+            queue_kernel(*args, self.block_size, self.policy == "twoq", mode, self.record, hits, adm, dst, fm,
+                         _EMPTY_I64)
         else:
             lru_kernel(*args, self.policy == "lru", mode, self.record, hits, adm, dst, fm, _EMPTY_I64)
         self.requests += n
@@ -284,10 +296,13 @@ class Replay:
         return out
 
     def dirty_blocks(self) -> int:
-        """Dirty blocks in the cache now (every dirty block is in a list: S3-FIFO's ghost holds none)."""
+        """Dirty blocks in the cache now (every dirty block is in a list: S3-FIFO's ghost and 2Q's Aout hold
+        none)."""
         node = self.rows.node[:self.rows.hiwater]
-        if self.policy == "s3fifo":
+        if self.policy in S3_POLICIES:
             return int(np.count_nonzero(node[:, 3] & 4))
+        if self.policy == "twoq":
+            return int(np.count_nonzero(node[:, 2] & 4))
         return int(np.count_nonzero(node[:, 2] == 2))
 
     def result(self) -> CacheResult:

@@ -7,15 +7,20 @@ memory follows the cache, not the trace. No answer depends on which row a block 
 
 Policies (`POLICIES`): one implementation each, shared with `simulate mrc`: what
 a hit does, what a miss admits and what it evicts are sim/mrc_kernels' `lru_hit`,
-`lru_admit`, `s3_hit`, `s3_unghost` and `s3_admit` (inlined), each block an
-object of the block size; these kernels add what a block cache does around
-them (the write modes, restarts, the sequential cutoff, the counters and the
-per-request outputs).
+`lru_admit`, `s3_hit`, `s3_unghost`, `s3_admit` and `s3_admit_current` and
+sim/mrc_queues' `sieve_*` and `twoq_*` (inlined), each block an object of the
+block size; these kernels (SIEVE's and 2Q's in cache_queues.py) add what a
+block cache does around them (the write modes, restarts, the sequential
+cutoff, the counters and the per-request outputs).
 - `lru`: least recently used; a hit moves the block to the head.
 - `fifo`: first in, first out; a hit changes nothing.
-- `s3fifo`: S3-FIFO (Yang et al., SOSP 2023) exactly as libCacheSim's S3FIFO.c
-  runs it (checked against its test suite's figures through simulate mrc, and
-  against a slow reference here): a small FIFO S of 10% of the blocks, a
+- `s3fifo`: S3-FIFO exactly as libCacheSim's current S3FIFO.c runs it
+  (libcachesim 0.3.5; dbtier's `s3fifo` since November 2026, issue 38):
+  `s3fifo-2023`, except that until the cache first has to evict, a miss that
+  is not a ghost hit and finds S at or over its share enters M.
+- `s3fifo-2023`: the original S3-FIFO (Yang et al., SOSP 2023) as
+  libCacheSim's S3FIFOv0.c runs it (its test suite's figures; dbtier's
+  `s3fifo` until November 2026): a small FIFO S of 10% of the blocks, a
   main FIFO M of the rest, a ghost FIFO G of 90% (blocks that
   left S, by key). A miss found in G
   leaves it and enters M, any other enters S; a hit raises a frequency (counted
@@ -26,7 +31,16 @@ per-request outputs).
   leaves, remembered in G. The shares are in bytes as libCacheSim takes
   them (S's 10% of a 15-block cache is 1.5 blocks), and as there a block is
   admitted only when smaller than S's share: a cache of 10 blocks or fewer
-  admits nothing. One-hit wonders (a scan) pass through S without displacing M.
+  admits nothing (both variants). One-hit wonders (a scan) pass through S
+  without displacing M.
+- `sieve`: SIEVE (Zhang et al., NSDI '24) as libCacheSim's Sieve.c: a FIFO
+  and a hand; a hit marks the block visited; to evict, the hand walks from the
+  oldest toward the newest clearing marks and evicts the first unmarked block.
+- `twoq`: 2Q (Johnson and Shasha, VLDB '94) as libCacheSim's TwoQ.c: Ain, a
+  FIFO of 25% of the bytes, takes new blocks; Aout remembers the keys that
+  left Ain (50%); Am, an LRU of the rest, takes a miss found in Aout. Nothing
+  larger than Ain's share is admitted: with 8 KiB blocks a cache of 3 blocks
+  or fewer admits nothing.
 
 Write modes (`WRITE_MODES`), what a write does to the cache:
 - `write-around` (default): the blocks it touches are invalidated; the write
@@ -57,7 +71,8 @@ import numba
 
 from dbtier.sim.blocks import prefetch as _prefetch
 from dbtier.sim.jit import hot
-from dbtier.sim.mrc_kernels import S3_EVICTED, lru_admit, lru_hit, s3_admit, s3_caps, s3_hit, s3_unghost
+from dbtier.sim.mrc_kernels import (S3_EVICTED, lru_admit, lru_hit, s3_admit, s3_admit_current, s3_caps, s3_hit,
+                                    s3_unghost)
 from dbtier.sim.mrc_kernels import unlink as _unlink
 from dbtier.sim.slots import S_TSHIFT, peek, prefetch_slot, row_if_kept, row_of
 
@@ -85,7 +100,7 @@ _RING_MASK = RING - 1
 
 
 @numba.njit(inline="always")
-def _ahead(j, nb, keys, tkeys, trows, tshift, live, prev, nxt, ring, neighbours):
+def prefetch_ahead(j, nb, keys, tkeys, trows, tshift, live, prev, nxt, ring, neighbours):
     if j + PF_SLOT < nb:
         prefetch_slot(keys[j + PF_SLOT], tkeys, trows, tshift)
     if j + PREFETCH < nb:
@@ -174,7 +189,7 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
         if op[i] == 0:
             for j in range(pos, pos + k):
                 # a hit moves its block under LRU: its list neighbours' rows are needed then
-                _ahead(j, nb, keys, tkeys, trows, tshift, state, prev, nxt, ring, promote)
+                prefetch_ahead(j, nb, keys, tkeys, trows, tshift, state, prev, nxt, ring, promote)
                 if byp or capacity == 0:
                     x = row_if_kept(keys[j], tkeys, trows, rowkey, prev, nxt, state, rst)
                 else:
@@ -200,7 +215,7 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
             n_write_blocks += k
             if mode == 0 or byp:
                 for j in range(pos, pos + k):
-                    _ahead(j, nb, keys, tkeys, trows, tshift, state, prev, nxt, ring, True)
+                    prefetch_ahead(j, nb, keys, tkeys, trows, tshift, state, prev, nxt, ring, True)
                     x = row_if_kept(keys[j], tkeys, trows, rowkey, prev, nxt, state, rst)
                     if x >= 0 and state[x] != 0:
                         hits += 1
@@ -211,7 +226,7 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
             else:
                 new_state = 2 if mode == 2 else 1
                 for j in range(pos, pos + k):
-                    _ahead(j, nb, keys, tkeys, trows, tshift, state, prev, nxt, ring, promote)
+                    prefetch_ahead(j, nb, keys, tkeys, trows, tshift, state, prev, nxt, ring, promote)
                     if capacity > 0:
                         x = row_of(keys[j], tkeys, trows, rowkey, prev, nxt, state, rst)
                     else:
@@ -256,21 +271,23 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
 # -- S3-FIFO ------------------------------------------------------------------------------------------
 
 S3_ROW = 4         # int32 per block: prev, next, where, freq (bits 0-1) | dirty (bit 2): 16 bytes
-S3_STATE = 10      # st: S head, tail, M head, tail, G head, tail, S, M, G bytes, next restart
+S3_STATE = 11      # st: S head, tail, M head, tail, G head, tail, S, M, G bytes, evicted yet, next restart
 
 
 @hot
 def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey, tkeys, trows, rst, ring, st, c,
-                  capacity, block_bytes, mode, record, out_hits, out_admit, out_destage, out_first_miss, no_held):
+                  capacity, block_bytes, mode, record, out_hits, out_admit, out_destage, out_first_miss, no_held,
+                  current):
     """S3-FIFO over the next requests; the state (node, st) carries from call to call (see lru_kernel). The
     queues' shares are in bytes, as libCacheSim takes them for objects of `block_bytes` each (a block is one
-    row; S's and the ghost's shares are whole bytes, not whole blocks)."""
+    row; S's and the ghost's shares are whole bytes, not whole blocks). current: libCacheSim's current rule
+    (`s3fifo`, s3_admit_current), else the original (`s3fifo-2023`, s3_admit)."""
     prev = node[:, 0]
     nxt = node[:, 1]
     where = node[:, 2]                             # 0 none, 1 S, 2 M, 3 G (ghost)
     fd = node[:, 3]                                # freq (0..3) | dirty << 2: one row per block stays 16 bytes
     ht = st[0:6]                                   # S, M, G heads and tails (at 0, 2, 4)
-    qb = st[6:9]                                   # S, M, G bytes
+    qb = st[6:10]                                  # S, M, G bytes, whether the cache has evicted (current)
     cap_bytes = capacity * block_bytes
     small_cap, main_cap, ghost_cap = s3_caps(cap_bytes)   # libCacheSim's shares, in bytes
     nb = keys.shape[0]
@@ -279,7 +296,7 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
         ring[q] = -1
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
-    r = st[9]
+    r = st[10]
     # Counters in locals on the hot path (see lru_kernel); evictions and restarts count into c directly.
     n_read_reqs = c[C_READ_REQS]
     n_read_req_hits = c[C_READ_REQ_HITS]
@@ -333,7 +350,7 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
         takes = not around and capacity > 0 and not (is_read and byp)      # a miss may be admitted
         for j in range(pos, pos + k):
             # a ghost hit or an invalidation unlinks a block: its neighbours' rows are needed then
-            _ahead(j, nb, keys, tkeys, trows, tshift, where, prev, nxt, ring, True)
+            prefetch_ahead(j, nb, keys, tkeys, trows, tshift, where, prev, nxt, ring, True)
             if takes:
                 x = row_of(keys[j], tkeys, trows, rowkey, prev, nxt, where, rst)
             else:
@@ -356,8 +373,13 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
                 ghost_hit = w == 3
                 if ghost_hit:
                     s3_unghost(x, where, prev, nxt, ht, qb, no_held, block_bytes)
-                ok, d = s3_admit(x, block_bytes, ghost_hit, (not is_read) and mode == 2, where, fd, prev, nxt, ht, qb,
-                                 no_held, block_bytes, cap_bytes, small_cap, main_cap, ghost_cap, c)
+                if current:
+                    ok, d = s3_admit_current(x, block_bytes, ghost_hit, (not is_read) and mode == 2, where, fd, prev,
+                                             nxt, ht, qb, no_held, block_bytes, cap_bytes, small_cap, main_cap,
+                                             ghost_cap, c)
+                else:
+                    ok, d = s3_admit(x, block_bytes, ghost_hit, (not is_read) and mode == 2, where, fd, prev, nxt, ht,
+                                     qb, no_held, block_bytes, cap_bytes, small_cap, main_cap, ghost_cap, c)
                 destage += d
                 if ok:
                     admit += 1
@@ -376,7 +398,7 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
             out_destage[i] = destage
             out_first_miss[i] = first_miss
         pos += k
-    st[9] = r
+    st[10] = r
     c[C_READ_REQS] = n_read_reqs
     c[C_READ_REQ_HITS] = n_read_req_hits
     c[C_READ_BLOCKS] = n_read_blocks

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 DESIGNS = ("single", "read-cache", "preferred-read-mirror")
 ROLES = {"single": ("device",), "read-cache": ("cache", "backing"), "preferred-read-mirror": ("fast", "slow")}
-POLICIES = ("lru", "s3fifo", "fifo")
+POLICIES = ("lru", "s3fifo", "fifo", "s3fifo-2023", "sieve", "twoq")
 WRITE_MODES = ("write-around", "write-through", "write-back")
 SIDES = ("fast", "slow")
 

@@ -3,7 +3,8 @@
 The cache kernels (cache_kernels.py) keep each block's list links and state in one row of a plain array. A
 `Rows` maps a block's key (volume << 42 | block number) to its row through an open-addressing hash table
 (linear probing, Fibonacci hashing), and holds at most `rows_max` rows: the most blocks the policy can
-hold at once (LRU and FIFO: the cache's blocks; S3-FIFO: its blocks and its ghost's) plus spare rows.
+hold at once (LRU, FIFO, SIEVE: the cache's blocks; S3-FIFO, 2Q: its blocks and its ghost's) plus spare
+rows.
 A row whose block has left the cache (its live column 0: evicted, invalidated, trimmed from the ghost,
 emptied at a restart) keeps its key until a row is needed and none is free: then one sweep over the rows
 unmaps every such row (its table entry deleted) and chains it into a free list. A sweep frees at least the
