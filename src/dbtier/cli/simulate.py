@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from dbtier.cli import options as argtypes
 from dbtier.cli import simulate_render as render
 from dbtier.cli.catalog import add_catalog_option
-from dbtier.cli.simulate_capture import run_capture
+from dbtier.cli.simulate_capture import register_capture
 from dbtier.cli.simulate_convert import run_convert
 from dbtier.cli.simulate_mrc import register_mrc
 from dbtier.cli.common import Run, usage, add_output_options, check_out_early, console, emit
@@ -130,25 +130,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     register_mrc(ssub)
 
-    cp = ssub.add_parser("capture", help="record a block trace (blktrace) while a command or a timer runs",
-                         description="Record the block I/O of DEVICE (or of the disk under a directory) with "
-                         "blktrace while --run COMMAND runs, or for --duration seconds; blkparse turns it "
-                         "into text that `dbtier simulate run` reads. Where the kernel does not allow it, says "
-                         "exactly why.")
-    cp.add_argument("target", metavar="DEVICE|DIR", help="a block device, or a directory on the disk to trace")
-    cp.add_argument("--duration", type=argtypes.duration(0, argtypes.WEEK_S), metavar="S",
-                    help="trace for S seconds (default: while the --run "
-                    "command runs; 10 s without one)")
-    cp.add_argument("--mount-debugfs", action="store_true",
-                    help="mount debugfs at /sys/kernel/debug if it is not (and unmount it afterwards)")
-    cp.add_argument("--run", dest="run_cmd", metavar="COMMAND",
-                    help="the workload to trace while it runs, one quoted command line, "
-                         "e.g. --run 'dbtier bench oltp --clients 16'")
-    add_output_options(cp)
-    cp.set_defaults(func=run_capture)
+    register_capture(ssub)
 
     p.set_defaults(func=usage(p))
-
 
 
 def _add_reading_options(g: Any) -> None:
