@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,7 +35,6 @@ from dbtier.history import csvio, detect, limits
 from dbtier.history.tables import INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult, database_name_from_file
 
 SOURCE = "azure"
-MAX_BYTES = 256 * 2**20
 # lower-case metric name -> (scope, column): scope total (the VM's all disks), part (a disk)
 METRICS = {}
 for _scope, _prefix in (("total", "disk"), ("part", "os disk"), ("part", "data disk"), ("part", "composite disk")):
@@ -124,15 +122,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
 
 
 def _one_file(path: str, opts: ReadOptions, points: dict, grains: dict, ignored: set) -> None:
-    size = os.path.getsize(path)
-    if size > MAX_BYTES:
-        raise DbtierError(f"{path}: {size / 2**20:,.0f} MiB of JSON", "split the time range into several files")
-    text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DbtierError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})",
-                          "save the az CLI's -o json answer whole") from None
+    doc, text = csvio.load_json(path, "the az CLI's -o json answer")
     if not (isinstance(doc, dict) and isinstance(doc.get("value"), list)):
         raise DbtierError(f"{path}: line 1: not `az monitor metrics list` output (no \"value\" list of metrics)",
                           "save `az monitor metrics list ... -o json`")

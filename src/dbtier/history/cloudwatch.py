@@ -24,9 +24,7 @@ they are merged by Id (a time in two pages with different values is refused). A 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any, Sequence
@@ -38,7 +36,6 @@ from dbtier.history import csvio, detect, limits
 from dbtier.history.tables import INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult, database_name_from_file
 
 SOURCE = "cloudwatch"
-MAX_BYTES = 256 * 2**20
 METRICS = {"volumereadops": "read_ios", "volumewriteops": "write_ios", "volumereadbytes": "read_bytes",
            "volumewritebytes": "write_bytes", "volumetotalreadtime": "read_time_s", "volumetotalwritetime": "write_time_s",
            "ebsreadops": "read_ios", "ebswriteops": "write_ios", "ebsreadbytes": "read_bytes",
@@ -80,15 +77,7 @@ def _line(text: str, needle: str, start: int = 0) -> int:
 
 def _results(path: str) -> list[tuple[str, str, int, list[Any], list[Any]]]:
     """(id, label, line, timestamps, values) of each result of one file."""
-    size = os.path.getsize(path)
-    if size > MAX_BYTES:
-        raise DbtierError(f"{path}: {size / 2**20:,.0f} MiB of JSON", "split the time range into several files")
-    text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DbtierError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})",
-                          "save the CLI's --output json answer whole") from None
+    doc, text = csvio.load_json(path, "the CLI's --output json answer")
     out = []
     if isinstance(doc, dict) and "Datapoints" in doc:            # get-metric-statistics
         label = str(doc.get("Label") or "")

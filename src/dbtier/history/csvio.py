@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import duckdb
 
@@ -451,3 +452,19 @@ def bounded(f, path: str | os.PathLike, limit: int = MAX_LINE):
 
 def text_io(path: str | os.PathLike) -> io.TextIOWrapper:
     return open(path, "r", encoding="utf-8-sig", errors="replace", newline="")
+
+
+JSON_MAX_BYTES = 256 * 2**20     # a monitoring answer larger than this is a time range to split, not one file
+
+
+def load_json(path: str, whole: str) -> tuple[Any, str]:
+    """A monitoring system's saved JSON answer and its text (for line numbers); `whole` names what to save
+    again when it is not JSON (e.g. "the az CLI's -o json answer")."""
+    size = os.path.getsize(path)
+    if size > JSON_MAX_BYTES:
+        raise DbtierError(f"{path}: {size / 2**20:,.0f} MiB of JSON", "split the time range into several files")
+    text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    try:
+        return json.loads(text), text
+    except json.JSONDecodeError as exc:
+        raise DbtierError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})", f"save {whole} whole") from None
