@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -111,6 +112,9 @@ def test_bad_query_list(pg_dir):
 
 
 def test_interrupted_load_cleans_up(pg_dir):
+    """Ctrl-C during the dbgen load: exit 130, every time. Before, one run in four to eight printed
+    "interrupted" and then died of SIGSEGV (-11) at exit: DuckDB's worker went on generating after the
+    Python client had raised, and ran into what the interpreter's exit had freed."""
     proc = subprocess.Popen([sys.executable, "-m", "dbtier", "bench", "dss", "--scale", "1", "--out", "run"],
                             cwd=pg_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 30
@@ -119,9 +123,54 @@ def test_interrupted_load_cleans_up(pg_dir):
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert proc.returncode == 130, f"exit status {proc.returncode}; stderr:\n{err}"
+    assert "Traceback" not in err and "dbtier: interrupted" in err, err
     assert list(pg_dir.glob("dbtier-dss-*")) == []
-    assert json.loads((pg_dir / "run" / "result.json").read_text())["status"] == "interrupted"
+    doc = json.loads((pg_dir / "run" / "result.json").read_text())
+    assert doc["status"] == "interrupted" and doc["load"] is None
+
+
+def _native_threads(settle_s: float = 0.0) -> int:
+    """Threads of this process that Python did not start (DuckDB's workers among them); with settle_s,
+    the lowest count seen in that time (a Python thread that has just ended lingers a moment as a task)."""
+    import threading
+    deadline, low = time.monotonic() + settle_s, None
+    while True:
+        n = len(os.listdir(f"/proc/{os.getpid()}/task")) - threading.active_count()
+        low = n if low is None else min(low, n)
+        if time.monotonic() >= deadline:
+            return low
+        time.sleep(0.05)
+
+
+def test_interrupt_stops_duckdb_before_it_is_raised(pg_dir):
+    """Ctrl-C during dbgen reaches the caller only once DuckDB has stopped: close() then ends the database
+    and its worker threads. Before, the worker went on generating after close(), past the interpreter's
+    exit (the SIGSEGV above)."""
+    import _thread
+    import threading
+
+    import duckdb  # noqa: F401 - imported before counting: the module starts a thread of its own
+    from dbtier.workloads.engine import ServerSpec
+    from dbtier.workloads.engine_duckdb import DuckDBEngine
+    eng = DuckDBEngine(ServerSpec(pg_dir, {}, options={"generator": "dbgen"}))
+    before = _native_threads(0.5)
+    timer = None
+    try:
+        eng.open()
+        timer = threading.Timer(0.5, _thread.interrupt_main)    # as Ctrl-C: the SIGINT handler, in the main thread
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            eng.load_tpch(1)     # about 10 s of dbgen on two cores: interrupted well before its end
+        timer.join()
+        if eng.conn.execute("SELECT current_setting('threads')").fetchone()[0] > 1:
+            assert _native_threads() > before      # DuckDB's workers, idle now: the count sees them
+    finally:
+        if timer is not None:
+            timer.cancel()
+        eng.close()
+    assert _native_threads(0.5) == before
+    assert list(pg_dir.glob("dbtier-dss-*")) == []
 
 
 BACKUP_KEYS = {"target", "method", "bytes", "seconds", "mbps", "bottleneck"}

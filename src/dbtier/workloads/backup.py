@@ -155,9 +155,10 @@ def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str
     dest = to_dir / f"dbtier-export-{uuid.uuid4().hex[:8]}"
 
     def export() -> int:
+        from dbtier.workloads.engine_duckdb import run_sql    # Ctrl-C stops DuckDB before it goes on
         c = duckdb.connect(str(db_path), read_only=True)
         try:
-            c.execute(f"EXPORT DATABASE {sql_str(str(dest))} (FORMAT parquet)")
+            run_sql(c, f"EXPORT DATABASE {sql_str(str(dest))} (FORMAT parquet)")
         finally:
             c.close()
         return db_path.stat().st_size, dir_bytes(dest)

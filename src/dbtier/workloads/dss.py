@@ -85,13 +85,14 @@ def generate(scale: float, out: Path, fmt: str = "parquet") -> None:
 def dbgen_csv(scale: float, out: Path) -> None:
     """The tpch extension's dbgen in an in-memory DuckDB, each table written as CSV with a header."""
     import duckdb
+    from dbtier.workloads.engine_duckdb import run_sql    # Ctrl-C stops DuckDB before it goes on
     out.mkdir(parents=True, exist_ok=True)
     c = duckdb.connect()
     try:
         c.execute(f"LOAD {sql_str(str(tpch_extension()))}")
-        c.execute(f"CALL dbgen(sf = {scale})")
+        run_sql(c, f"CALL dbgen(sf = {scale})")
         for t in TPCH_TABLES:
-            c.execute(f"COPY {t} TO {sql_str(str(out / (t + '.csv')))} (HEADER, DELIMITER ',')")
+            run_sql(c, f"COPY {t} TO {sql_str(str(out / (t + '.csv')))} (HEADER, DELIMITER ',')")
     finally:
         c.close()
 
