@@ -155,7 +155,7 @@ def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str
     dest = to_dir / f"dbtier-export-{uuid.uuid4().hex[:8]}"
 
     def export() -> int:
-        from dbtier.workloads.engine_duckdb import run_sql    # Ctrl-C stops DuckDB before it goes on
+        from dbtier.workloads.duck_sql import run_sql    # Ctrl-C stops DuckDB before it goes on
         c = duckdb.connect(str(db_path), read_only=True)
         try:
             run_sql(c, f"EXPORT DATABASE {sql_str(str(dest))} (FORMAT parquet)")

@@ -85,7 +85,7 @@ def generate(scale: float, out: Path, fmt: str = "parquet") -> None:
 def dbgen_csv(scale: float, out: Path) -> None:
     """The tpch extension's dbgen in an in-memory DuckDB, each table written as CSV with a header."""
     import duckdb
-    from dbtier.workloads.engine_duckdb import run_sql    # Ctrl-C stops DuckDB before it goes on
+    from dbtier.workloads.duck_sql import run_sql    # Ctrl-C stops DuckDB before it goes on
     out.mkdir(parents=True, exist_ok=True)
     c = duckdb.connect()
     try:
