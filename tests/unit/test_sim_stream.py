@@ -218,3 +218,42 @@ def test_past_the_exact_limit_percentiles_come_from_the_histograms():
         for k, v in exact.contract["latency_us"][op].items():
             assert binned.contract["latency_us"][op][k] == pytest.approx(v, rel=0.006)   # half a 1.16% bin
     assert binned.details["cdf_us"]["read"] == tally.histogram_cdf(exact.latencies.hist["read"])
+
+
+def _numpy_bins(lat_s):
+    """The bins as numpy's searchsorted gives them (the rule the compiled pass follows)."""
+    e = latency.HIST_EDGES_US
+    us = np.clip(lat_s * 1e6, e[0], e[-1])
+    return np.clip(np.searchsorted(e, us, side="right") - 1, 0, e.size - 2)
+
+
+def test_the_tally_pass_bins_and_sums_as_numpy_does():
+    """The one-pass tally against numpy's bincounts: latencies on the bins' edges, under the first and over
+    the last, reads and writes, a cache's blocks and hits, over two calls and a widening."""
+    rng = np.random.default_rng(7)
+    e = latency.HIST_EDGES_US
+    lat = np.concatenate([e[rng.integers(0, e.size, 300)] / 1e6, rng.lognormal(-8, 3, 5000), [0.0, 1e-12, 5e3]])
+    n = lat.size
+    read = rng.random(n) < 0.7
+    t = np.sort(rng.uniform(0, 50, n))
+    hits, nblk = rng.integers(0, 4, n).astype(np.int32), np.full(n, 4, dtype=np.int32)
+    lat_t, tl = tally.Latencies(10), tally.Timeline(True)
+    ref_hist = {"read": np.zeros(tally.NBINS, np.int64), "write": np.zeros(tally.NBINS, np.int64)}
+    halves = [slice(0, n // 3), slice(n // 3, n)]
+    for h in halves:
+        b = lat_t.add(lat[h], read[h])
+        assert (b == _numpy_bins(lat[h])).all()
+        tl.add(t[h], read[h], lat[h], hits[h], nblk[h], b)
+        ref_hist["read"] += np.bincount(_numpy_bins(lat[h][read[h]]), minlength=tally.NBINS)
+        ref_hist["write"] += np.bincount(_numpy_bins(lat[h][~read[h]]), minlength=tally.NBINS)
+    assert (lat_t.hist["read"] == ref_hist["read"]).all() and (lat_t.hist["write"] == ref_hist["write"]).all()
+    # the timeline by hand: the final width, each request's bucket
+    k = np.minimum((t / tl.width_s).astype(np.int64), tl.MAX_BUCKETS - 1)
+    assert (tl.requests == np.bincount(k, minlength=tl.MAX_BUCKETS)).all()
+    assert (tl.reads == np.bincount(k[read], minlength=tl.MAX_BUCKETS)).all()
+    assert tl.read_lat_s == pytest.approx(np.bincount(k[read], weights=lat[read], minlength=tl.MAX_BUCKETS))
+    assert (tl.read_hits == np.bincount(k[read], weights=hits[read], minlength=tl.MAX_BUCKETS)).all()
+    assert (tl.read_blocks == np.bincount(k[read], weights=nblk[read], minlength=tl.MAX_BUCKETS)).all()
+    hist = np.zeros((tl.MAX_BUCKETS, tally.NBINS), np.int64)
+    np.add.at(hist, (k[read], _numpy_bins(lat[read])), 1)
+    assert (tl.hist == hist).all()

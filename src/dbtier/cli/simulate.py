@@ -192,6 +192,8 @@ def run_sim(args: argparse.Namespace) -> int:
         volumes.check(params)
     devices = resolve_devices(args)
     path = cap.trace_path(args.trace)
+    from dbtier.measure.machine import warm_tool_versions
+    warm_tool_versions()            # the run document's, asked while the process is small
     # the summary prints once the progress bar has stopped (and erased its line), never onto it
     with render.Progress(console(args), args.json) as prog:
         if path.is_dir() and args.volume == volumes.ALL:    # each worker reads its own volume's file

@@ -11,6 +11,8 @@ import platform
 import re
 import shutil
 import socket
+import threading
+from concurrent.futures import Future
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -165,7 +167,31 @@ def _pkg_version(name: str) -> str | None:
         return None
 
 
+_warmed: list[Future] = []
+
+
 def tool_versions() -> dict[str, str | None]:
+    """The tools' versions (those asked ahead by warm_tool_versions, once, else asked now)."""
+    if _warmed:
+        return _warmed.pop().result()
+    return _ask_versions()
+
+
+def warm_tool_versions() -> None:
+    """Ask the tools for their versions now, on a thread, for the next tool_versions(): starting programs
+    from a process that holds a replay's gigabyte takes a tenth of a second at the end of the command."""
+    fut: Future = Future()
+
+    def ask() -> None:
+        try:
+            fut.set_result(_ask_versions())
+        except BaseException as exc:          # noqa: BLE001 - handed to the caller of tool_versions
+            fut.set_exception(exc)
+    _warmed[:] = [fut]
+    threading.Thread(target=ask, name="dbtier-versions", daemon=True).start()
+
+
+def _ask_versions() -> dict[str, str | None]:
     return {
         "dbtier": __version__,
         "python": platform.python_version(),

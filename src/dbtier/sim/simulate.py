@@ -317,7 +317,7 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
             subs = _mirror_subs(c, idx, ph, p.failure)
         _take(srv.feed(subs, c.first_request, times, extra, consume=True), lat, timeline)
         if bdone is not None:
-            blat.add(*bdone.result())
+            bdone.result()
         n_req += n
         n_reads += int(np.count_nonzero(is_read))
         n_bytes += int(c.length_bytes.sum())
@@ -345,8 +345,8 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
         idx = np.arange(c.first_request, c.first_request + n, dtype=np.int64)
         is_read = c.op == READ
         # the baseline on `side` and the cache on its pool while the previous chunk's model runs here
-        bdone = side.submit(_feed, bsrv, [(idx, c.op, c.length_bytes, c.offset_bytes, c.volume)], c.first_request,
-                            times, is_read) if bsrv is not None and side is not None else None
+        bdone = side.submit(_feed_tally, blat, bsrv, [(idx, c.op, c.length_bytes, c.offset_bytes, c.volume)],
+                            c.first_request, times, is_read) if bsrv is not None and side is not None else None
         job = (c, times, idx, is_read, bdone, cache.start(c) if cache is not None else None)
         if pending is not None:
             finish(*pending)
@@ -374,10 +374,15 @@ def _feed(srv: latency.Server, ios: list[tuple[np.ndarray, ...]], first: int, ti
     return d["latency_s"], d["read"]
 
 
+def _feed_tally(blat: tally.Latencies, *args: Any) -> None:
+    """The baseline's chunk through its model and into its tally, on its own thread (chunks in order)."""
+    blat.add(*_feed(*args))
+
+
 def _take(done: dict[str, Any], lat: tally.Latencies, timeline: tally.Timeline) -> None:
     """Requests the model has completed: into the latency tally and the timeline."""
-    lat.add(done["latency_s"], done["read"])
-    timeline.add(done["t"], done["read"], done["latency_s"], done.get("hits"), done.get("nblk"))
+    bins = lat.add(done["latency_s"], done["read"])
+    timeline.add(done["t"], done["read"], done["latency_s"], done.get("hits"), done.get("nblk"), bins)
 
 
 class _CachePass:
