@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -231,6 +232,9 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
     blat = tally.Latencies(exact_limit)
     timeline = tally.Timeline(rc)
     t0 = time.perf_counter()
+    if phases is None and (p.sweep_gb is None or p.sweep_gb):
+        threading.Thread(target=_load_kernels, args=(p, devices, models, base_role), name="dbtier-kernels",
+                         daemon=True).start()
     it = prefetched(chunks())
     first = next(it, None)
     if first is not None and whole is None and p.spread_ties and first.timed:
@@ -372,6 +376,25 @@ def _feed(srv: latency.Server, ios: list[tuple[np.ndarray, ...]], first: int, ti
         subs.add(idx, 0, op, nbytes, offset=offset, volume=volume)
     d = srv.feed(subs, first, times, {"read": is_read}, final=final, consume=True)
     return d["latency_s"], d["read"]
+
+
+def _load_kernels(p: Params, devices: dict[str, DeviceModel], models: list[DeviceModel],
+                  base_role: str | None) -> None:
+    """Two requests through the same steps, thrown away: numba loads each kernel from its cache on first use
+    (0.1 s to set itself up, then tens of ms a kernel, one at a time), which here overlaps the reader's first
+    chunk instead of following it. Best effort: the replay itself reports any error."""
+    try:
+        c = Chunk(np.array([0.0, 1e-3]), np.array([READ, WRITE], dtype=np.uint8), np.array([0, 8192], dtype=np.int64),
+                  np.array([8192, 8192], dtype=np.int64), np.zeros(2, dtype=np.int32))
+        cache = _CachePass(p, lambda: [c], "warm-up", _noop, {}) if p.design == "read-cache" else None
+        try:
+            _chunks([c], p, devices, models, base_role, cache, None, None, tally.Latencies(0), tally.Latencies(0),
+                    tally.Timeline(cache is not None), None, _noop)
+        finally:
+            if cache is not None:
+                cache.close()
+    except Exception:       # noqa: BLE001 - a warm-up only
+        pass
 
 
 def _feed_tally(blat: tally.Latencies, *args: Any) -> None:
