@@ -1,3 +1,40 @@
 """dbtier: where should this database live, and what will that cost?"""
 
+import hashlib as _hashlib
+import os as _os
+
 __version__ = "0.1.0"
+
+# The modules holding numba kernels (`cache=True`), and the helpers those inline.
+_KERNEL_MODULES = ("history/dense.py", "sim/blocks.py", "sim/cache.py", "sim/cache_kernels.py", "sim/cache_queues.py",
+                   "sim/csvscan.py", "sim/jit.py", "sim/latency.py", "sim/mrc_kernels.py", "sim/mrc_lirs.py",
+                   "sim/mrc_queues.py", "sim/mrc_tinylfu.py", "sim/routing.py", "sim/slots.py", "sim/tally.py",
+                   "sim/workingset.py")
+
+
+def _numba_cache_dir() -> None:
+    """Numba checks a cached kernel against its own file only, while dbtier's kernels inline helpers from
+    other modules (sim/slots.py's table into sim/cache_kernels.py): after a change to a helper alone, numba
+    would load the old kernel (wrong answers, or writes past an array's end). So the kernels are cached per
+    content of every module that holds or lends them, under ~/.cache/dbtier/numba/ (NUMBA_CACHE_DIR, set
+    before numba is imported; one set by the user is kept)."""
+    if "NUMBA_CACHE_DIR" in _os.environ:
+        return
+    base = _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache")
+    _os.environ["NUMBA_CACHE_DIR"] = _os.path.join(base, "dbtier", "numba",
+                                                   kernel_stamp(_os.path.dirname(_os.path.abspath(__file__))))
+
+
+def kernel_stamp(here: str) -> str:
+    """A digest of the kernel modules' contents under the package directory `here`."""
+    digest = _hashlib.sha1()
+    for rel in _KERNEL_MODULES:
+        try:
+            with open(_os.path.join(here, rel), "rb") as f:
+                digest.update(rel.encode() + b"\0" + f.read())
+        except OSError:
+            digest.update(rel.encode() + b"\0missing")
+    return digest.hexdigest()[:16]
+
+
+_numba_cache_dir()
