@@ -11,10 +11,17 @@ of its own about a file.
 pyarrow rather than DuckDB's CSV reader: DuckDB reads '1.5' as the BIGINT 2 and takes '1e3', '1_000' and
 '0x10' (all malformed for the line reader), and its Python API fetches batches only through pyarrow or
 pandas anyway; pyarrow's int64 parse is strict and open_csv streams record batches in bounded memory.
+
+Ahead of pyarrow, csvscan.py's numba kernel parses the blocks it can vouch for (plain digits, the layout's
+op words, printable ASCII) at several times pyarrow's speed and hands every other block, the same bytes, to
+pyarrow: the same answer either way. KERNEL = False reads with pyarrow alone (the tests compare the two).
 """
 
 from __future__ import annotations
 
+import lzma
+import sys
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -31,6 +38,7 @@ FAST_FORMATS = ("msr", "cloudphysics", "alibaba", "tencent", "csv")
 # pyarrow's streaming reader reads up to 32 blocks ahead of the parse: 1 MiB blocks keep that to 32 MiB
 # (16 MiB blocks held most of a 520 MB file) at no measurable cost in speed.
 BLOCK_BYTES = 1 << 20
+KERNEL = True          # csvscan's kernel ahead of pyarrow where it covers the layout
 
 
 class Reject(Exception):
@@ -53,6 +61,9 @@ class State:
     header_lines: int = 0
     rows: int = 0
     max_volumes: int = MAX_VOLUMES        # tracelimits.MAX_VOLUMES at the call (tests lower it)
+    # blocks read by csvscan's kernel and handed to pyarrow (what the tests look at; not the file's answer)
+    kernel_blocks: int = field(default=0, compare=False)
+    arrow_blocks: int = field(default=0, compare=False)
 
 
 @dataclass
@@ -68,6 +79,11 @@ class _Layout:
     length_scale: int = 1
     float_time: bool = False
     delimiter: str = ","
+    tokens: tuple[str, ...] = ()          # op spellings csvscan's kernel matches byte for byte (via op_of)
+
+
+def _spellings(words: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(f(w) for w in sorted(words) for f in (str, str.upper, str.capitalize)))
 
 
 def _msr_op(v: str) -> int | None:
@@ -79,14 +95,16 @@ _CP_OPS = {"28": READ, "2a": WRITE, "88": READ, "a8": READ, "08": READ, "8a": WR
 
 def layout(fmt: str, cols: Any, index: dict[str, int] | None, first_data: str) -> _Layout:
     if fmt == "msr":
-        return _Layout(7, 0, 3, 4, 5, (1, 2), _msr_op)
+        return _Layout(7, 0, 3, 4, 5, (1, 2), _msr_op, tokens=_spellings(("read", "write")))
     if fmt == "cloudphysics":
-        return _Layout(5, 1, 2, 4, 3, (), lambda v: _CP_OPS.get(v.strip().lower()), offset_scale=SECTOR)
+        return _Layout(5, 1, 2, 4, 3, (), lambda v: _CP_OPS.get(v.strip().lower()), offset_scale=SECTOR,
+                       tokens=_spellings(_CP_OPS))
     if fmt == "alibaba":
-        return _Layout(5, 4, 1, 2, 3, (0,), lambda v: {"R": READ, "W": WRITE}.get(v.strip().upper()))
+        return _Layout(5, 4, 1, 2, 3, (0,), lambda v: {"R": READ, "W": WRITE}.get(v.strip().upper()),
+                       tokens=_spellings(("r", "w")))
     if fmt == "tencent":
         return _Layout(5, 0, 3, 1, 2, (4,), lambda v: {"0": READ, "1": WRITE}.get(v.strip()),
-                       offset_scale=SECTOR, length_scale=SECTOR)
+                       offset_scale=SECTOR, length_scale=SECTOR, tokens=("0", "1"))
     assert fmt == "csv" and cols is not None and index is not None
     if cols.delimiter is None or len(cols.delimiter) != 1:
         raise Reject("whitespace-separated")
@@ -98,7 +116,7 @@ def layout(fmt: str, cols: Any, index: dict[str, int] | None, first_data: str) -
     vi = index.get("volume")
     return _Layout(len(first_data.split(cols.delimiter)), index.get("time"), index["op"], index["offset"],
                    index["length"], () if vi is None else (vi,), op_of, cols.offset_scale, cols.length_scale,
-                   delimiter=cols.delimiter)
+                   delimiter=cols.delimiter, tokens=_spellings(rt | wt))
 
 
 class _Scan:
@@ -126,6 +144,32 @@ class _Scan:
 
 def batches(stream: Any, lay: _Layout, header_lines: int, state: State) -> Iterator[Batch]:
     """Validated batches of the file after its header; Reject on anything the line reader treats specially."""
+    state.header_lines = header_lines
+    try:
+        p = None
+        if KERNEL:
+            from dbtier.sim import csvscan
+            p = csvscan.plan(lay)
+        if p is not None:
+            yield from csvscan.batches(stream, lay, p, header_lines, state,
+                                       lambda src, skip: _arrow(src, lay, skip, state))
+        else:
+            import pyarrow as pa
+            yield from _arrow(pa.PythonFile(_Scan(stream), mode="r"), lay, header_lines, state)
+    except Reject:
+        raise
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError) as exc:
+        raise Reject(str(exc)) from None
+    except Exception as exc:
+        # pyarrow is imported only if a block needed it (the kernel reads most files alone)
+        pa = sys.modules.get("pyarrow")
+        if pa is not None and isinstance(exc, pa.ArrowException):
+            raise Reject(str(exc)) from None
+        raise
+
+
+def _arrow(source: Any, lay: _Layout, skip_rows: int, state: State) -> Iterator[Batch]:
+    """pyarrow's streaming reader over `source` (a pyarrow file), `skip_rows` lines skipped first."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -136,22 +180,18 @@ def batches(stream: Any, lay: _Layout, header_lines: int, state: State) -> Itera
         types[f"c{c}"] = pa.int64()
     if lay.time is not None:
         types[f"c{lay.time}"] = pa.float64() if lay.float_time else pa.int64()
-    state.header_lines = header_lines
-    try:
-        reader = pcsv.open_csv(
-            pa.PythonFile(_Scan(stream), mode="r"),
-            read_options=pcsv.ReadOptions(column_names=names, skip_rows=header_lines, block_size=BLOCK_BYTES,
-                                          use_threads=True),
-            parse_options=pcsv.ParseOptions(delimiter=lay.delimiter, quote_char=False, double_quote=False,
-                                            escape_char=False, newlines_in_values=False, ignore_empty_lines=False),
-            convert_options=pcsv.ConvertOptions(column_types=types, include_columns=[f"c{c}" for c in used],
-                                                null_values=[], strings_can_be_null=False,
-                                                quoted_strings_can_be_null=False, check_utf8=True))
-        for rb in reader:
-            if rb.num_rows:
-                yield _convert(rb, lay, state)
-    except (pa.ArrowException, OSError, EOFError, ValueError) as exc:
-        raise Reject(str(exc)) from None
+    reader = pcsv.open_csv(
+        source,
+        read_options=pcsv.ReadOptions(column_names=names, skip_rows=skip_rows, block_size=BLOCK_BYTES,
+                                      use_threads=True),
+        parse_options=pcsv.ParseOptions(delimiter=lay.delimiter, quote_char=False, double_quote=False,
+                                        escape_char=False, newlines_in_values=False, ignore_empty_lines=False),
+        convert_options=pcsv.ConvertOptions(column_types=types, include_columns=[f"c{c}" for c in used],
+                                            null_values=[], strings_can_be_null=False,
+                                            quoted_strings_can_be_null=False, check_utf8=True))
+    for rb in reader:
+        if rb.num_rows:
+            yield _convert(rb, lay, state)
 
 
 def _codes(col: Any, of: Callable[[str], Any]) -> tuple[np.ndarray, list[Any]]:
