@@ -215,7 +215,7 @@ def _field(buf, pos, r, last, delim, dl, tok_word, tok_len, tok_val):     # prag
 @numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _put(buf, s, row, f, tc, oc, fc, lc, v0, v1, nv, lim, out, keys, slots, pk, nkeys):  # pragma: no cover
     """Check and store the line parsed into f at `row`: (0 | ABSURD | FAIL, its volume key, keys so far)."""
-    max_off, max_len, oscale, lscale = lim
+    max_off, max_len, oscale, lscale, max_end = lim
     t, op, off, ln, vol = out
     tv = f[tc, 1] if tc >= 0 else 0
     opv = f[oc, 1]
@@ -226,7 +226,7 @@ def _put(buf, s, row, f, tc, oc, fc, lc, v0, v1, nv, lim, out, keys, slots, pk, 
         return ABSURD, pk, nkeys
     ov *= oscale
     lv *= lscale
-    if ov + lv > MAX_ADDRESS_BYTES:
+    if ov + lv > max_end:
         return ABSURD, pk, nkeys
     t[row] = tv
     op[row] = opv
@@ -282,11 +282,13 @@ def _kernel(buf, s, mid, e, roles, cols, delim, tok_word, tok_len, tok_val, lim,
             fa, fb):     # pragma: no cover (compiled)
     """Parse buf[s:e] (whole lines, buf[e - 1] is \\n, 8 readable bytes follow) into the arrays `out`
     (t, op, off, ln, vol): the lines of [s, mid) from row 0, those of [mid, e) from row b_row. A line of each
-    half is read field by field in step, so that the CPU overlaps their chains of dependent loads (one
-XX the columns of time (-1: none), op, offset, length and two
-    volume parts (-1: none). fa, fb: scratch, (start, value) by column. (rows of each half, volume keys) or
-    (FAIL | ABSURD | LONG, 0, 0). keys[k]: the (start, end) from s of each volume part on the first line of
-    key k in the file (keys are numbered as met, not in file order); slots: all -1."""
+    half is read field by field in step, so that the CPU overlaps their chains of dependent loads (a
+    field's is ~14 cycles). cols: the columns of time (-1: none), op, offset, length and two volume parts
+    (-1: none). lim: fastread's caps, as arguments (a global from another module would be frozen into the
+    cached kernel, which is stamped with this module's content only). fa, fb: scratch, (start, value) by
+    column. (rows of each half, volume keys) or (FAIL | ABSURD | LONG, 0, 0). keys[k]: the (start, end) from
+    s of each volume part on the first line of key k in the file (keys are numbered as met, not in file
+    order); slots: all -1."""
     dl = _U(delim) * _LO
     ncols = roles.shape[0]
     tc, oc, fc, lc, v0, v1 = cols
@@ -451,7 +453,8 @@ def _block(buf: bytearray, arr: np.ndarray, s: int, e: int, at0: bool, p: Plan, 
     b_row = (mid - s) // p.min_line + 1
     slots.fill(-1)
     ra, rb, nk = _kernel(arr, s, mid, s + n, p.roles, p.cols, p.delim, p.tok_word, p.tok_len, p.tok_val,
-                         (p.max_off, p.max_len, p.oscale, p.lscale), out, b_row, keys, slots, *scratch)
+                         (p.max_off, p.max_len, p.oscale, p.lscale, MAX_ADDRESS_BYTES), out, b_row, keys, slots,
+                         *scratch)
     if ra == ABSURD:
         raise Reject("an absurd or zero-length request")
     if ra == LONG:
