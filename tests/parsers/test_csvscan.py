@@ -16,17 +16,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbtier.sim import csvscan, fastread, tracereader, traces
+from dbtier.sim import csvscan, fastread, tracebatch, tracereader, traces
 from dbtier.sim.tracecolumns import csv_index
 
 TRACES = Path(__file__).resolve().parent.parent / "data" / "traces"
 FIELDS = ("t", "op", "offset", "length", "volume")
 MSR = fastread.layout("msr", None, None, "")
-MAX_ADDR = fastread.MAX_ADDRESS_BYTES
+MAX_ADDR = tracebatch.MAX_ADDRESS_BYTES
 HEADER = b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n"
 
 
-def _src(data, lay=MSR, header=0, max_volumes=fastread.MAX_VOLUMES):
+def _src(data, lay=MSR, header=0, max_volumes=tracebatch.MAX_VOLUMES):
     """A source for _run: fastread.batches over `data` (bytes, or a function opening a stream)."""
     def make():
         state = fastread.State(max_volumes=max_volumes)
@@ -494,7 +494,7 @@ def test_plan_leaves_to_pyarrow():
     for change in (dict(float_time=True), dict(delimiter="ab"), dict(delimiter="x"), dict(delimiter="5"),
                    dict(offset=3), dict(volume=(1, 2, 6)), dict(tokens=()), dict(tokens=("ReadWrite!",)),
                    dict(length=9)):
-        other = fastread._Layout(**{**lay.__dict__, **change})
+        other = fastread.Layout(**{**lay.__dict__, **change})
         assert csvscan.plan(other) is None, change
 
 

@@ -96,10 +96,10 @@ def test_chunks_concatenate_to_read_trace():
 
 
 def test_caps_agree():
-    from dbtier.sim import fastread
+    from dbtier.sim import tracebatch
     for k in ("READ", "WRITE", "SECTOR", "MAX_REQUEST_BYTES", "MAX_ADDRESS_BYTES", "MAX_VOLUMES"):
-        assert getattr(fastread, k) == getattr(traces, k), k
-    assert fastread.T_LIM_TICKS == tracelimits.T_LIM
+        assert getattr(tracebatch, k) == getattr(traces, k), k
+    assert tracebatch.T_LIM_TICKS == tracelimits.T_LIM
 
 
 def _big_msr(tmp_path, n: int, bad_at: int | None = None, back_at: int | None = None) -> Path:

@@ -6,10 +6,10 @@ first appearance under the `max_volumes` cap), the same State, a Reject wherever
 kernel accepts only what pyarrow (with fastread's options) reads one way: every line ends in \\n or \\r\\n
 and has exactly `ncols` fields; time, offset and length are plain ASCII digits, at most 18 (no sign, space,
 quote or point; so below 2^62 and inside the time bounds); the op field is one of the layout's spellings
-(`_Layout.tokens`, each kept only if the layout's own op_of maps it); every other field is printable ASCII.
+(`Layout.tokens`, each kept only if the layout's own op_of maps it); every other field is printable ASCII.
 Anything else goes to pyarrow a block at a time, cut after a newline, which pyarrow reads as it would
 inside the whole file (bytes from mid-file get a row to skip put first: pyarrow drops a UTF-8 BOM that
-starts its input). fastread._Scan's hex check runs on every byte read, and fastread._convert's checks
+starts its input). tracebatch.Scan's hex check runs on every byte read, and fastread._convert's checks
 (offset, length and address caps, zero length, scaling) run in the kernel: a violation rejects, as there.
 
 Covered: msr, cloudphysics, alibaba, tencent, and csv --columns with integer times. Left to pyarrow alone:
@@ -31,7 +31,7 @@ import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from dbtier.sim.fastread import MAX_ADDRESS_BYTES, MAX_REQUEST_BYTES, Batch, Reject, State, _Layout, _Scan
+from dbtier.sim.tracebatch import MAX_ADDRESS_BYTES, MAX_REQUEST_BYTES, Batch, Layout, Reject, Scan, State
 
 BLOCK = 4 << 20            # text per kernel call: a few MiB keeps the per-block overhead negligible
 LINE_CAP = 1 << 20         # fastread.BLOCK_BYTES and tracelimits.MAX_LINE_CHARS
@@ -60,7 +60,7 @@ class Plan:
     lscale: int
 
 
-def plan(lay: _Layout) -> Plan | None:
+def plan(lay: Layout) -> Plan | None:
     """How the kernel reads `lay`, or None: the layout stays on pyarrow alone."""
     d = lay.delimiter
     if lay.float_time or len(d) != 1 or not (d in "\t " or (d.isascii() and d.isprintable() and not d.isalnum())):
@@ -338,7 +338,7 @@ _MID = b"x\n"
 
 
 def _hexlike(buf: bytearray, s: int, e: int, tail: bytes) -> bool:
-    """fastread._Scan's test on buf[s:e], the stream's bytes after `tail` (its previous byte)."""
+    """tracebatch.Scan's test on buf[s:e], the stream's bytes after `tail` (its previous byte)."""
     if buf.find(b"x", s, e) < 0 and buf.find(b"X", s, e) < 0:
         return False
     return buf.find(b"0x", s, e) >= 0 or buf.find(b"0X", s, e) >= 0 or tail + bytes(buf[s:s + 1]) in (b"0x", b"0X")
@@ -383,7 +383,7 @@ def _too_long(piece: bytes) -> bool:
     return bool(np.diff(np.concatenate(([-1], ends, [len(a)]))).max() > LINE_CAP)
 
 
-def batches(stream: Any, lay: _Layout, p: Plan, header_lines: int, state: State,
+def batches(stream: Any, lay: Layout, p: Plan, header_lines: int, state: State,
             arrow: Callable[[Any, int], Iterator[Batch]]) -> Iterator[Batch]:
     """fastread.batches' answer through the kernel; `arrow(source, skip_rows)` is its pyarrow reader (a
     pyarrow source or a Python stream), which reads what the kernel does not vouch for."""
@@ -418,7 +418,7 @@ def batches(stream: Any, lay: _Layout, p: Plan, header_lines: int, state: State,
                 # no newline (an empty file, a 1 MiB line), or a header pyarrow may end elsewhere: pyarrow
                 # reads it all
                 import pyarrow as pa
-                yield from arrow(pa.PythonFile(_Scan(_Replay(bytes(buf[:end]), stream)), mode="r"), header_lines)
+                yield from arrow(pa.PythonFile(Scan(_Replay(bytes(buf[:end]), stream)), mode="r"), header_lines)
                 return
             start = nl + 1 if header_lines else 0
         cut = end if eof else max(buf.rfind(b"\n", start, end) + 1, start)
@@ -434,7 +434,7 @@ def batches(stream: Any, lay: _Layout, p: Plan, header_lines: int, state: State,
                 raise Reject("a line of 1 MiB or more")
             state.arrow_blocks += 1             # rows ended by a bare \r alone: pyarrow reads on
             import pyarrow as pa
-            yield from arrow(pa.PythonFile(_Scan(_Replay(_MID + rest, stream)), mode="r"), 1)
+            yield from arrow(pa.PythonFile(Scan(_Replay(_MID + rest, stream)), mode="r"), 1)
             return
         buf[:end - cut] = buf[cut:end]          # the line begun goes on in the next block
         have = end - cut

@@ -22,64 +22,18 @@ from __future__ import annotations
 import lzma
 import sys
 import zlib
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
-# tracelimits.py's values (tests/parsers/test_traces_fast.py checks they agree)
-READ, WRITE, SECTOR = 0, 1, 512
-MAX_REQUEST_BYTES = 1 << 30
-MAX_ADDRESS_BYTES = 1 << 55
-T_LIM_TICKS = 1 << 62
-MAX_VOLUMES = 1 << 16
+from dbtier.sim.tracebatch import (MAX_ADDRESS_BYTES, MAX_REQUEST_BYTES, READ, SECTOR, T_LIM_TICKS, WRITE, Batch,
+                                    Layout, Reject, Scan, State)
 
 FAST_FORMATS = ("msr", "cloudphysics", "alibaba", "tencent", "csv")
 # pyarrow's streaming reader reads up to 32 blocks ahead of the parse: 1 MiB blocks keep that to 32 MiB
 # (16 MiB blocks held most of a 520 MB file) at no measurable cost in speed.
 BLOCK_BYTES = 1 << 20
 KERNEL = True          # csvscan's kernel ahead of pyarrow where it covers the layout
-
-
-class Reject(Exception):
-    """The fast path cannot vouch for this file: read it line by line."""
-
-
-@dataclass
-class Batch:
-    t: np.ndarray          # raw time in the format's unit: int64 (float64 for a csv with fractional times)
-    op: np.ndarray         # uint8
-    offset: np.ndarray     # int64 bytes
-    length: np.ndarray     # int64 bytes
-    volume: np.ndarray     # int32 index into State.volumes
-
-
-@dataclass
-class State:
-    """What the whole file says besides its requests, complete once the batches are exhausted."""
-    volumes: dict[str, int] = field(default_factory=dict)
-    header_lines: int = 0
-    rows: int = 0
-    max_volumes: int = MAX_VOLUMES        # tracelimits.MAX_VOLUMES at the call (tests lower it)
-    # blocks read by csvscan's kernel and handed to pyarrow (what the tests look at; not the file's answer)
-    kernel_blocks: int = field(default=0, compare=False)
-    arrow_blocks: int = field(default=0, compare=False)
-
-
-@dataclass
-class _Layout:
-    ncols: int
-    time: int | None
-    op: int
-    offset: int
-    length: int
-    volume: tuple[int, ...]               # columns joined with '_' after strip() (msr: host, disk)
-    op_of: Callable[[str], int | None]    # a dictionary value -> READ, WRITE or None (not a request)
-    offset_scale: int = 1
-    length_scale: int = 1
-    float_time: bool = False
-    delimiter: str = ","
-    tokens: tuple[str, ...] = ()          # op spellings csvscan's kernel matches byte for byte (via op_of)
 
 
 def _spellings(words: Any) -> tuple[str, ...]:
@@ -93,17 +47,17 @@ def _msr_op(v: str) -> int | None:
 _CP_OPS = {"28": READ, "2a": WRITE, "88": READ, "a8": READ, "08": READ, "8a": WRITE, "aa": WRITE, "0a": WRITE}
 
 
-def layout(fmt: str, cols: Any, index: dict[str, int] | None, first_data: str) -> _Layout:
+def layout(fmt: str, cols: Any, index: dict[str, int] | None, first_data: str) -> Layout:
     if fmt == "msr":
-        return _Layout(7, 0, 3, 4, 5, (1, 2), _msr_op, tokens=_spellings(("read", "write")))
+        return Layout(7, 0, 3, 4, 5, (1, 2), _msr_op, tokens=_spellings(("read", "write")))
     if fmt == "cloudphysics":
-        return _Layout(5, 1, 2, 4, 3, (), lambda v: _CP_OPS.get(v.strip().lower()), offset_scale=SECTOR,
+        return Layout(5, 1, 2, 4, 3, (), lambda v: _CP_OPS.get(v.strip().lower()), offset_scale=SECTOR,
                        tokens=_spellings(_CP_OPS))
     if fmt == "alibaba":
-        return _Layout(5, 4, 1, 2, 3, (0,), lambda v: {"R": READ, "W": WRITE}.get(v.strip().upper()),
+        return Layout(5, 4, 1, 2, 3, (0,), lambda v: {"R": READ, "W": WRITE}.get(v.strip().upper()),
                        tokens=_spellings(("r", "w")))
     if fmt == "tencent":
-        return _Layout(5, 0, 3, 1, 2, (4,), lambda v: {"0": READ, "1": WRITE}.get(v.strip()),
+        return Layout(5, 0, 3, 1, 2, (4,), lambda v: {"0": READ, "1": WRITE}.get(v.strip()),
                        offset_scale=SECTOR, length_scale=SECTOR, tokens=("0", "1"))
     assert fmt == "csv" and cols is not None and index is not None
     if cols.delimiter is None or len(cols.delimiter) != 1:
@@ -114,35 +68,12 @@ def layout(fmt: str, cols: Any, index: dict[str, int] | None, first_data: str) -
         c = v.strip().lower()
         return READ if c in rt else WRITE if c in wt else None
     vi = index.get("volume")
-    return _Layout(len(first_data.split(cols.delimiter)), index.get("time"), index["op"], index["offset"],
+    return Layout(len(first_data.split(cols.delimiter)), index.get("time"), index["op"], index["offset"],
                    index["length"], () if vi is None else (vi,), op_of, cols.offset_scale, cols.length_scale,
                    delimiter=cols.delimiter, tokens=_spellings(rt | wt))
 
 
-class _Scan:
-    """The (decompressed) byte stream as pyarrow reads it, refused where Python's int() and pyarrow's int64
-    parse differ ('0x10' is 16 to pyarrow, malformed to the line reader)."""
-
-    def __init__(self, stream: Any):
-        self.stream = stream
-        self.tail = b""
-        self.closed = False
-
-    def read(self, n: int = -1) -> bytes:
-        data = self.stream.read(n)
-        # one byte first (memchr): most traces have no x at all; the two-byte search is slower
-        if (b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data
-                                               or self.tail + data[:1] in (b"0x", b"0X")):
-            raise Reject("hex-looking number")
-        if data:
-            self.tail = data[-1:]
-        return data
-
-    def close(self) -> None:
-        self.closed = True
-
-
-def batches(stream: Any, lay: _Layout, header_lines: int, state: State) -> Iterator[Batch]:
+def batches(stream: Any, lay: Layout, header_lines: int, state: State) -> Iterator[Batch]:
     """Validated batches of the file after its header; Reject on anything the line reader treats specially."""
     state.header_lines = header_lines
     try:
@@ -155,7 +86,7 @@ def batches(stream: Any, lay: _Layout, header_lines: int, state: State) -> Itera
                                        lambda src, skip: _arrow(src, lay, skip, state))
         else:
             import pyarrow as pa
-            yield from _arrow(pa.PythonFile(_Scan(stream), mode="r"), lay, header_lines, state)
+            yield from _arrow(pa.PythonFile(Scan(stream), mode="r"), lay, header_lines, state)
     except Reject:
         raise
     except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError) as exc:
@@ -168,7 +99,7 @@ def batches(stream: Any, lay: _Layout, header_lines: int, state: State) -> Itera
         raise
 
 
-def _arrow(source: Any, lay: _Layout, skip_rows: int, state: State) -> Iterator[Batch]:
+def _arrow(source: Any, lay: Layout, skip_rows: int, state: State) -> Iterator[Batch]:
     """pyarrow's streaming reader over `source` (a pyarrow file), `skip_rows` lines skipped first."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
@@ -200,7 +131,7 @@ def _codes(col: Any, of: Callable[[str], Any]) -> tuple[np.ndarray, list[Any]]:
     return idx, [of(v) for v in col.dictionary.to_pylist()]
 
 
-def _convert(rb: Any, lay: _Layout, state: State) -> Batch:
+def _convert(rb: Any, lay: Layout, state: State) -> Batch:
     import pyarrow as pa
 
     def col(c: int) -> Any:
@@ -237,7 +168,7 @@ def _convert(rb: Any, lay: _Layout, state: State) -> Batch:
     return Batch(t, op, off.astype(np.int64, copy=False), ln.astype(np.int64, copy=False), vol)
 
 
-def _volumes(rb: Any, lay: _Layout, state: State, n: int) -> np.ndarray:
+def _volumes(rb: Any, lay: Layout, state: State, n: int) -> np.ndarray:
     """Volume indices in the order of first appearance in the file, as the line reader numbers them."""
     if not lay.volume:
         names, key = ["0"], np.zeros(n, dtype=np.int64)
