@@ -480,12 +480,7 @@ def _block(buf: bytearray, arr: np.ndarray, s: int, e: int, at0: bool, p: Plan, 
                             for j in range(p.vcols))
         else:
             name = "0"
-        g = state.volumes.get(name)
-        if g is None:
-            if len(state.volumes) >= state.max_volumes:
-                raise Reject("too many volumes")
-            g = state.volumes[name] = len(state.volumes)
-        glob[k] = g
+        glob[k] = state.number(name)
     state.rows += rows
     t, op, off, ln, vol = (np.concatenate((a[:ra], a[b_row:b_row + rb])) for a in out)
     yield Batch(t, op, off, ln, glob[vol])

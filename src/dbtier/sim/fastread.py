@@ -189,11 +189,5 @@ def _volumes(rb: Any, lay: Layout, state: State, n: int) -> np.ndarray:
         uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
     glob = np.empty(len(uniq), dtype=np.int32)
     for j in np.argsort(first, kind="stable"):
-        name = names[int(uniq[j])]
-        g = state.volumes.get(name)
-        if g is None:
-            if len(state.volumes) >= state.max_volumes:
-                raise Reject("too many volumes")
-            g = state.volumes[name] = len(state.volumes)
-        glob[j] = g
+        glob[j] = state.number(names[int(uniq[j])])
     return np.full(n, glob[0], dtype=np.int32) if inv is None else glob[inv.reshape(-1)]

@@ -40,6 +40,15 @@ class State:
     kernel_blocks: int = field(default=0, compare=False)
     arrow_blocks: int = field(default=0, compare=False)
 
+    def number(self, name: str) -> int:
+        """The volume's index: in the order volumes first appear in the file, as the line reader numbers them."""
+        g = self.volumes.get(name)
+        if g is None:
+            if len(self.volumes) >= self.max_volumes:
+                raise Reject("too many volumes")
+            g = self.volumes[name] = len(self.volumes)
+        return g
+
 
 @dataclass
 class Layout:
