@@ -22,6 +22,9 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from conftest import DATA, assert_clean_error, call_main, have, load_doc
 from samples import BACKUP_DUCKDB, DSS_SPILL, MATRIX, PROBE, TPCC, make_lab, run_dir
 
+# every kind of run made and exported (the simulators' kernels compiled): the full suite's, not the fast tier's
+pytestmark = pytest.mark.slow
+
 MSS = DATA / "history" / "sqlserver" / "file_stats-sql01.csv"
 TRACE = DATA / "traces" / "msr-hm1.csv"
 

@@ -64,6 +64,7 @@ def test_read_cache_json_contract(tmp_path):
     assert stored["read_hit_ratio"] == doc["read_hit_ratio"]
 
 
+@pytest.mark.slow    # compiles kernels only it needs: the full suite's
 def test_s3fifo_policy_on_the_committed_trace(tmp_path):
     # 4 blocks: as in libCacheSim, S3-FIFO admits no block as large as S's share (0.4 blocks): no hit;
     # 16 blocks (S 1.6): A A A B B B C D E F G A B D A E H all fit: every repeat hits, 9 of 17
@@ -74,6 +75,7 @@ def test_s3fifo_policy_on_the_committed_trace(tmp_path):
                             {"cache_gb": 0.000131072, "read_hit_ratio": pytest.approx(9 / 17)}]
 
 
+@pytest.mark.slow    # compiles kernels only it needs: the full suite's
 @pytest.mark.parametrize("policy, hits", [("sieve", 7), ("twoq", 5)])
 def test_sieve_and_twoq_policies_on_the_committed_trace(tmp_path, policy, hits):
     # A A A B B B C D E F G A B D A E H with 4 blocks.

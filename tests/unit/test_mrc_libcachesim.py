@@ -15,6 +15,9 @@ import pytest
 import libcachesim_ref as R
 from dbtier.sim import mrc, objects
 
+# every policy against libCacheSim (each kernel compiled): the full suite's, not the fast tier's
+pytestmark = pytest.mark.slow
+
 TRACE = Path(__file__).parent.parent / "data" / "objects" / "cloudPhysicsIO.oracleGeneral.bin"
 MIB = 1 << 20
 LCS_POLICIES = list(R.CLASSES)       # every policy of dbtier's that libCacheSim has

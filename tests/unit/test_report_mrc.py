@@ -141,6 +141,7 @@ def test_the_cli_run_and_its_report(tmp_path: Path):
     assert "| 1 GiB | Belady | 43.01 | the bound | 48,974 |" in md     # compulsory misses only: one per object
 
 
+@pytest.mark.slow    # compiles kernels only it needs: the full suite's
 def test_every_policy_on_one_chart_with_its_own_colour_and_what_it_follows(tmp_path: Path):
     # a run of every policy (issue 38's set): one chart, twelve real curves of twelve colours and Belady's,
     # each policy's name in the table, and the method naming what each follows with its parameters

@@ -75,6 +75,7 @@ def test_generated_trace_any_chunking_same_counters(policy, mode):
                 assert np.array_equal(np.concatenate([p[0] for p in parts]), want.hits)
 
 
+@pytest.mark.slow    # compiles kernels only it needs: the full suite's
 @pytest.mark.parametrize("name", COMMITTED)
 def test_committed_traces_any_chunking_same_counters(name):
     tr = read_trace(DATA / name)
