@@ -440,7 +440,7 @@ class Server:
         n_new = int(time_s.shape[0])
         new = self._ios(subs, consume)
         io = new if self.io is None else {k: np.concatenate([self.io[k], new[k]]) for k in self._IO}
-        reqs = {"time_s": np.ascontiguousarray(time_s, dtype=np.float64), "arrival": np.zeros(n_new),
+        reqs = {"time_s": writable(time_s), "arrival": np.zeros(n_new),
                 "done": np.zeros(n_new), **(extra or {})}
         self.req = {k: np.concatenate([self.req[k], v]) if k in self.req and held else v for k, v in reqs.items()}
         local = io["req"] - self.first
@@ -466,6 +466,13 @@ class Server:
             self.cur[0] -= r
         self.first += r
         return out
+
+
+def writable(a: np.ndarray) -> np.ndarray:
+    """float64, contiguous and writable: numba compiles a kernel again for a read-only array (pyarrow's
+    zero-copy columns are), seconds for the queueing model's."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    return a if a.flags.writeable else a.copy()
 
 
 def fifo_units(arrival_s: np.ndarray, service_s: np.ndarray, units: int = 1,

@@ -170,7 +170,7 @@ class Timeline:
         cache = self.cache and hits is not None and nblk is not None
         none = np.zeros(0, dtype=np.int64)
         lat_sum = np.zeros(self.MAX_BUCKETS)
-        _timeline(np.ascontiguousarray(time_s, dtype=np.float64), is_read, lat_s, bins, self.width_s,
+        _timeline(latency.writable(time_s), is_read, lat_s, bins, self.width_s,
                   np.asarray(hits, dtype=np.int64) if cache else none, np.asarray(nblk, dtype=np.int64) if cache
                   else none, cache, self.requests, self.reads, lat_sum, self.hist, self.read_blocks, self.read_hits)
         self.read_lat_s += lat_sum
