@@ -93,7 +93,7 @@ def _delete(key, tkeys, trows, tshift):
     tkeys[h] = EMPTY
 
 
-@numba.njit(inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False)    # called, not inlined: once per many blocks
 def _sweep(tkeys, trows, rowkey, nxt, live, st):
     """Unmap every row whose block is neither cached nor a ghost, and chain those rows as the free list
     (lowest first)."""
