@@ -21,8 +21,31 @@ def _numba_cache_dir() -> None:
     if "NUMBA_CACHE_DIR" in _os.environ:
         return
     base = _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache")
-    _os.environ["NUMBA_CACHE_DIR"] = _os.path.join(base, "dbtier", "numba",
-                                                   kernel_stamp(_os.path.dirname(_os.path.abspath(__file__))))
+    stamp = kernel_stamp(_os.path.dirname(_os.path.abspath(__file__)))
+    _os.environ["NUMBA_CACHE_DIR"] = _os.path.join(base, "dbtier", "numba", stamp)
+    prune_kernel_caches(_os.path.join(base, "dbtier", "numba"), stamp)
+
+
+PRUNE_AFTER_S = 30 * 86400
+
+
+def prune_kernel_caches(root: str, keep: str, now: float | None = None) -> None:
+    """Remove the kernel caches of other versions that gained no kernel for PRUNE_AFTER_S (a few MB each; one
+    still in use is compiled again)."""
+    import shutil
+    import time
+    now = time.time() if now is None else now
+    try:
+        names = _os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        path = _os.path.join(root, name)
+        try:
+            if name != keep and now - _os.stat(path).st_mtime > PRUNE_AFTER_S:
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def kernel_stamp(here: str) -> str:

@@ -3,6 +3,7 @@ kernel inlining a helper from another module must not be loaded stale after a ch
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -44,3 +45,15 @@ def test_the_cache_directory_is_set_before_numba_and_a_users_is_kept(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env={**env, "NUMBA_CACHE_DIR": mine}, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == [mine, mine]
+
+
+def test_other_versions_caches_are_pruned_after_a_month_and_this_ones_kept(tmp_path):
+    root = tmp_path / "numba"
+    for name, age_days in (("current", 400), ("old", 31), ("recent", 29)):
+        (root / name / "sim").mkdir(parents=True)
+        (root / name / "sim" / "k.nbi").write_bytes(b"x")
+        t = 1e9 - age_days * 86400
+        os.utime(root / name, (t, t))
+    dbtier.prune_kernel_caches(str(root), "current", now=1e9)
+    assert sorted(p.name for p in root.iterdir()) == ["current", "recent"]
+    dbtier.prune_kernel_caches(str(tmp_path / "absent"), "current")       # nothing there: nothing to do
