@@ -22,29 +22,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _figures  # noqa: E402
+from _oracle import write_oracle_general  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def generate(path: Path, n: int, n_obj: int, alpha: float, seed: int = 1) -> None:
     import numpy as np
-    import pyarrow as pa
-    RECORD = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
     rng = np.random.default_rng(seed)
     ids = (rng.zipf(alpha, n) - 1) % n_obj
     sizes = np.exp(rng.uniform(np.log(1000), np.log(1_000_000), n_obj)).astype(np.uint32)
-    rec = np.empty(n, RECORD)
-    rec["time"] = np.arange(n, dtype=np.uint64) // 1000
-    rec["id"] = ids
-    rec["size"] = sizes[ids]
-    # next access (1-based), -1 never: the next position of the same id, from a stable sort by id
-    order = np.argsort(ids, kind="stable")
-    same = ids[order][1:] == ids[order][:-1]
-    nxt = np.full(n, -1, np.int64)
-    nxt[order[:-1][same]] = order[1:][same] + 1
-    rec["next"] = nxt
-    with pa.output_stream(str(path), compression="zstd") as f:
-        f.write(rec.tobytes())
+    write_oracle_general(path, ids, ids, sizes[ids])
 
 
 def timed(cmd: list[str]) -> tuple[float, float, float, dict]:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _figures  # noqa: E402
+from _oracle import write_oracle_general  # noqa: E402
 from mrc_speed import timed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,23 +45,12 @@ CLASSES = {"lru": "LRU", "fifo": "FIFO", "clock": "Clock", "s3fifo": "S3FIFO", "
 
 def generate(path: Path, n: int, n_obj: int, alpha: float, seed: int = 38) -> None:
     import numpy as np
-    import pyarrow as pa
-    record = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
     rng = np.random.default_rng(seed)
     cdf = np.cumsum(1.0 / np.arange(1, n_obj + 1) ** alpha)      # a Zipf law bounded to the objects
     ids = np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1]), n_obj - 1)
     sizes = np.exp(rng.uniform(np.log(512), np.log(256 * 1024), n_obj)).astype(np.uint32)
-    rec = np.empty(n, record)
-    rec["time"] = np.arange(n, dtype=np.uint64) // 1000
-    rec["id"] = ids.astype(np.uint64) * np.uint64(2654435761) + np.uint64(1)    # ids far apart
-    rec["size"] = sizes[ids]
-    order = np.argsort(ids, kind="stable")
-    same = ids[order][1:] == ids[order][:-1]
-    nxt = np.full(n, -1, np.int64)
-    nxt[order[:-1][same]] = order[1:][same] + 1
-    rec["next"] = nxt
-    with pa.output_stream(str(path), compression="zstd") as f:
-        f.write(rec.tobytes())
+    write_oracle_general(path, ids, ids.astype(np.uint64) * np.uint64(2654435761) + np.uint64(1),  # ids far apart
+                         sizes[ids])
 
 
 def _lcs_job(trace: str, policy: str, cap: int) -> tuple[str, int, float, float, float, float]:
