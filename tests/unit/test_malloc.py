@@ -1,4 +1,4 @@
-"""core/malloc: glibc takes the fixed mmap threshold (its effect on a replay's memory is measured in
+"""core/malloc: glibc takes the fixed mmap threshold, trim threshold and arena bound (their effect on a replay's memory is measured in
 bench/simulate_scale.py, not here)."""
 
 import platform
@@ -11,3 +11,4 @@ from dbtier.core.malloc import fixed_mmap_threshold
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
 def test_glibc_takes_the_threshold():
     assert fixed_mmap_threshold(16 << 20) is True
+

@@ -37,7 +37,7 @@ MAX_LOAD = 0.7
 ROW_COLS = 4                              # int32 per row (the kernels' prev, next, state/where, freq)
 KEY_BYTES = 8
 SLOT_BYTES = 12                           # a table slot: key (int64) and row (int32)
-SWEEP_AHEAD = 16                          # rows ahead whose table slots a sweep fetches
+SWEEP_AHEAD = 8     # rows ahead whose table slots a sweep fetches (61 ns a freed row at 9.8M rows; 16: 85)
 # st: the rows' state, carried from call to call
 S_HIWATER, S_FREE, S_TSHIFT, S_SWEEPS, S_FREED = range(5)
 _NST = 5
