@@ -410,6 +410,7 @@ class Server:
         return float(self.scal[1]) if self.fed else 0.0
 
     def _ios(self, subs: SubIOs, consume: bool) -> dict[str, np.ndarray]:
+        """The held I/Os, then subs's: each column written once (the held ones first, a few at most)."""
         def joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
             if len(parts) == 1:
                 return np.asarray(parts[0], dtype=dtype)
@@ -424,10 +425,20 @@ class Server:
         if req.size > 1 and not (req[1:] >= req[:-1]).all():
             order = np.argsort(req, kind="stable")
             req, dev, fg, op, nb, off, vol = (a[order] for a in (req, dev, fg, op, nb, off, vol))
-        occ, occ_seq, base, save = (np.empty(req.size) for _ in range(4))
-        end = np.empty(req.size, dtype=np.int64)
-        _inputs(dev, op, nb, off, self.table, occ, occ_seq, base, save, end)
-        return dict(zip(self._IO, (req, dev, fg, occ, occ_seq, base, save, off, end, vol)))
+        held = self.io
+        h = 0 if held is None else int(held["req"].shape[0])
+        n = req.size
+        occ, occ_seq, base, save = (np.empty(h + n) for _ in range(4))
+        end = np.empty(h + n, dtype=np.int64)
+        _inputs(dev, op, nb, off, self.table, occ[h:], occ_seq[h:], base[h:], save[h:], end[h:])
+        io = dict(zip(self._IO, (req, dev, fg, occ, occ_seq, base, save, off, end, vol)))
+        if held is not None:
+            for k, v in io.items():
+                if v.shape[0] == n:                 # a column of the new I/Os alone: the held ones before them
+                    io[k] = np.concatenate([held[k], v])
+                else:
+                    v[:h] = held[k]
+        return io
 
     def feed(self, subs: SubIOs, first: int, time_s: np.ndarray, extra: dict[str, np.ndarray] | None = None,
              final: bool = False, consume: bool = False) -> dict[str, Any]:
@@ -438,11 +449,13 @@ class Server:
         if first != self.first + held:
             raise ValueError(f"requests fed out of order: {first} after {self.first + held}")
         n_new = int(time_s.shape[0])
-        new = self._ios(subs, consume)
-        io = new if self.io is None else {k: np.concatenate([self.io[k], new[k]]) for k in self._IO}
-        reqs = {"time_s": writable(time_s), "arrival": np.zeros(n_new),
-                "done": np.zeros(n_new), **(extra or {})}
-        self.req = {k: np.concatenate([self.req[k], v]) if k in self.req and held else v for k, v in reqs.items()}
+        io = self._ios(subs, consume)
+        reqs = {"time_s": writable(time_s), **(extra or {})}
+        was = self.req
+        self.req = {k: np.concatenate([was[k], v]) if k in was and held else v for k, v in reqs.items()}
+        for k in ("arrival", "done"):       # the model's outputs: the held requests' so far, the new ones' zero
+            self.req[k] = np.zeros(held + n_new)
+            self.req[k][:held] = was[k]
         local = io["req"] - self.first
         n_io = int(local.shape[0])
         k = _serve(local, io["dev"], io["fg"], io["occ"], io["occ_seq"], io["base"], io["save"], io["off"],
