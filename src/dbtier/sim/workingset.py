@@ -23,7 +23,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim.blocks import VOLUME_SHIFT
+from dbtier.sim.blocks import VOLUME_SHIFT, prefetch
 from dbtier.sim.jit import hot
 
 EXACT_BLOCKS = 1 << 22
@@ -38,6 +38,8 @@ _READ = np.int64(1 << 62)
 _KEY = np.int64((1 << 62) - 1)
 _MAX_LOAD = 0.7
 _FIB = np.uint64(0x9E3779B97F4A7C15)
+_AHEAD = 6            # requests ahead whose blocks' slots the exact count fetches (the set outgrows the CPU caches)
+_AHEAD_BLOCKS = 8     # of each, at most its first 8 blocks
 
 
 @numba.njit(inline="always")
@@ -80,6 +82,11 @@ def _feed_exact(offset, length, volume, op, shift, i0, keys, st, limit):
             break
         if last > top:
             top = last
+        a = i + _AHEAD                  # a later request's first blocks: their slots fetched now
+        if a < n:
+            pbase = (np.int64(volume[a]) << VOLUME_SHIFT) | (offset[a] >> shift)
+            for b in range(min(_AHEAD_BLOCKS, ((offset[a] + length[a] - 1) >> shift) - (offset[a] >> shift) + 1)):
+                prefetch(keys, np.intp((np.uint64(pbase + b) * _FIB) >> hshift))
         base = np.int64(volume[i]) << VOLUME_SHIFT
         rd = op[i] == 0
         for b in range(f, last + 1):
