@@ -36,6 +36,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.engine)
 
 
+def pytest_collection_finish(session):
+    """The modules and tests collected are kept for the whole run: frozen, Python's collector no longer walks
+    them (nor numba's objects of every kernel loaded) at each full collection."""
+    import gc
+    gc.collect()
+    gc.freeze()
+
+
 def run_dbtier(*args: str, cwd: Path, env: dict | None = None, timeout: float = 600,
                prefix: list[str] | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "COLUMNS": "120", **(env or {})}

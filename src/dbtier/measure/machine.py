@@ -149,15 +149,29 @@ def device_info(dev: str) -> dict[str, Any]:
             "block_device": block_device_info(os.major(st.st_rdev), os.minor(st.st_rdev))}
 
 
+# Versions asked in this process, by the program file (path, mtime, size) and the question: a process that
+# runs several commands (lab, a test run's in-process commands) starts each program once, not per command.
+_asked: dict[tuple[Any, ...], str | None] = {}
+
+
 def _cmd_version(argv: list[str], pattern: str) -> str | None:
-    if shutil.which(argv[0]) is None:
+    exe = shutil.which(argv[0])
+    if exe is None:
         return None
+    try:
+        st = os.stat(exe)
+    except OSError:
+        return None
+    key = (exe, st.st_mtime_ns, st.st_size, tuple(argv), pattern)
+    if key in _asked:
+        return _asked[key]
     try:
         out = executor.run(argv, timeout_s=10).stdout
     except (OSError, executor.TimedOut):
         return None
     m = re.search(pattern, out)
-    return m.group(1) if m else out.strip() or None
+    _asked[key] = version = m.group(1) if m else out.strip() or None
+    return version
 
 
 def _pkg_version(name: str) -> str | None:
