@@ -42,6 +42,7 @@ def pytest_collection_finish(session):
     import gc
     gc.collect()
     gc.freeze()
+    gc.set_threshold(20_000, 50, 50)
 
 
 def run_dbtier(*args: str, cwd: Path, env: dict | None = None, timeout: float = 600,

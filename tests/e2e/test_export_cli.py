@@ -179,7 +179,7 @@ def refusing_gateway():
     def start(status: int = 500) -> str:
         handler = type("H", (_Refuser,), {"status": status})
         srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True).start()
         servers.append(srv)
         return f"http://127.0.0.1:{srv.server_address[1]}"
     yield start

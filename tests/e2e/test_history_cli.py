@@ -375,6 +375,7 @@ def test_help_mentions_every_source():
         assert s in r.stdout
 
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_report_section_draws_every_kind_of_run(tmp_path):
     from dbtier.report.history import section_html
     dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "m"))

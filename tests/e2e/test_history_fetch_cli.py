@@ -63,7 +63,7 @@ def fake_prom():
     _Handler.seen = []
     _Handler.mode = "ok"
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
     th.start()
     try:
         yield srv, f"http://127.0.0.1:{srv.server_address[1]}"

@@ -73,6 +73,7 @@ def _totals(run: Path) -> list[tuple]:
     return duckdb.connect().execute(f"SELECT * FROM {store.read_sql(paths)} ORDER BY database, start").fetchall()
 
 
+@pytest.mark.slow       # a few seconds: `make test` runs it, test-fast does not
 def test_batches_change_nothing_but_the_number_of_parts(tmp_path):
     files = _fleet(tmp_path)
     one = _import(tmp_path, files, "one", None)
@@ -119,6 +120,7 @@ def _close(a, b) -> bool:
     return a == b
 
 
+@pytest.mark.slow       # a few seconds: `make test` runs it, test-fast does not
 def test_a_bad_file_among_many_is_named_with_line_and_column_or_skipped(tmp_path):
     files = _fleet(tmp_path)
     bad = next(Path(f) for f in files if f.endswith("db04.csv"))

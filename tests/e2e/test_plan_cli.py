@@ -241,6 +241,7 @@ def study_run(tmp_path: Path, name: str, tpm: float) -> Path:
     return run
 
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_the_mysql_study_tpm_per_dollar(tmp_path):
     """7,439.85 TPM / (8 x $190 = $1,520) = 4.9; 10,681.05 / $390 = 27.4; 17,372.25 / $4,800 = 3.6 TPM/$.
     The disks at the study's $190 come from --catalog (the legacy catalog's note); the SSD and the card are

@@ -116,6 +116,7 @@ def test_report_output_elsewhere_still_works(tmp_path):
 
 # -- one lifecycle: SIGTERM on a real process ------------------------------------------------------------
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_sigterm_leaves_the_run_interrupted_and_no_temp_file(tmp_path):
     """A simulation of 300,000 requests over an eight-size sweep runs for seconds after its run
     directory appears; SIGTERM then must leave status `interrupted`, the reason in errors, exit 130.

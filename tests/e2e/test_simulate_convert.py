@@ -45,6 +45,7 @@ def test_the_copy_replays_like_the_committed_trace(tmp_path, name):
         assert info_a[k] == info_b[k], k
 
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_every_volume_and_one_volume_from_the_copy(tmp_path):
     src = msr_trace(tmp_path / "msr.csv", per_volume=800)
     ok(tmp_path, "simulate", "convert", str(src), "--out", "conv")

@@ -41,6 +41,7 @@ def run(tmp_path: Path, *args: str) -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_every_volume_on_its_own_adds_up_to_the_volumes_one_by_one(tmp_path):
     tr = msr_trace(tmp_path / "msr.csv")
     doc = run(tmp_path, str(tr), *CACHE, "--volume", "all", "--jobs", "2", "--out", "all")

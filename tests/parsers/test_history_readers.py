@@ -307,6 +307,7 @@ def test_dma_11g_sqlplus_concatenated_headers_from_a_directory(tmp_path):
     assert h0["snapshots"] == 9
 
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_dma_zip_is_read_like_the_tgz(tmp_path):
     import tarfile
     import zipfile

@@ -29,6 +29,12 @@ echo "8,0 0 1 0.000000000 1 Q R 0 + 8 [x]" > "$out"
 """
 
 
+@pytest.fixture(autouse=True)
+def short_startup_check(monkeypatch):
+    """The fake blktrace fails or runs at once: a fifth of a second tells which as well as the real second."""
+    monkeypatch.setattr(capture, "STARTUP_CHECK_S", 0.2)
+
+
 def _facts(tmp_path: Path) -> cap.Facts:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -42,6 +48,7 @@ def _facts(tmp_path: Path) -> cap.Facts:
                      trace_sysfs=True, debugfs_mounted=True)
 
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_timed_capture_lets_blktrace_stop_by_itself(tmp_path):
     facts = _facts(tmp_path)
     said: list[str] = []
@@ -73,6 +80,7 @@ def test_blktrace_failing_at_once_is_explained(tmp_path, monkeypatch):
     assert "Device or resource busy" in caught.value.message
 
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_blkparse_failure_names_the_raw_files(tmp_path):
     facts = _facts(tmp_path)
     (Path(facts.blkparse or "")).write_text("#!/bin/sh\necho 'no input' >&2\nexit 1\n")
@@ -82,6 +90,7 @@ def test_blkparse_failure_names_the_raw_files(tmp_path):
     assert caught.value.hint == f"the raw files are in {tmp_path / 'raw'}"
 
 
+@pytest.mark.slow       # a few seconds: `make test` runs it, test-fast does not
 def test_ctrl_c_during_the_command_stops_blktrace(tmp_path):
     facts = _facts(tmp_path)
 

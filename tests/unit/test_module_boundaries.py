@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -12,7 +13,9 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 KNOWN: set[tuple[str, str]] = set()
 
 
+@functools.lru_cache(maxsize=1)
 def _modules() -> dict[str, ast.Module]:
+    """Parsed when a test asks (2 s: not at collection, which every test worker does)."""
     out = {}
     for p in sorted((SRC / "dbtier").rglob("*.py")):
         name = ".".join(p.relative_to(SRC).with_suffix("").parts)
@@ -20,12 +23,9 @@ def _modules() -> dict[str, ast.Module]:
     return out
 
 
-MODULES = _modules()
-
-
 def _target(module: str, name: str) -> str:
     """`from module import name`: the module `name` is, when it is one, else `module`."""
-    return f"{module}.{name}" if f"{module}.{name}" in MODULES else module
+    return f"{module}.{name}" if f"{module}.{name}" in _modules() else module
 
 
 def _imports(tree: ast.Module) -> tuple[set[str], dict[str, str], list[tuple[str, str]]]:
@@ -57,7 +57,7 @@ def _imports(tree: ast.Module) -> tuple[set[str], dict[str, str], list[tuple[str
 
 def test_no_module_uses_another_modules_private_names():
     found = []
-    for name, tree in MODULES.items():
+    for name, tree in _modules().items():
         for owner, attr in _imports(tree)[2]:
             if owner != name and (name, owner) not in KNOWN:
                 found.append(f"{name} uses {owner}.{attr}")
@@ -65,10 +65,11 @@ def test_no_module_uses_another_modules_private_names():
 
 
 def test_no_import_cycles():
-    graph = {name: {d for d in _imports(tree)[0] if d in MODULES and d != name} for name, tree in MODULES.items()}
+    modules = _modules()
+    graph = {name: {d for d in _imports(tree)[0] if d in modules and d != name} for name, tree in modules.items()}
     # A package's __init__ runs before its modules; importing the package itself from inside is not a cycle
     # of modules, so edges to a package are left out.
-    packages = {name for name in MODULES if (SRC / Path(*name.split("."))).is_dir()}
+    packages = {name for name in modules if (SRC / Path(*name.split("."))).is_dir()}
     graph = {k: v - packages for k, v in graph.items()}
     state: dict[str, int] = {}
     cycles = []

@@ -176,6 +176,7 @@ def _skewed(n=2_000_000, n_obj=1_000_000, seed=1):
     return rank.astype(np.uint64) * np.uint64(2654435761), size_of[rank]      # ids far apart, sizes per object
 
 
+@pytest.mark.slow       # a few seconds: `make test` runs it, test-fast does not
 def test_shards_adj_against_the_exact_lru_curve():
     # 2 million requests, Zipf 1.1 over a million objects of 1 KB to 100 KB. Measured here (two seeds): the
     # largest miss-ratio error of SHARDS-adj over caches of 1% to 40% of the footprint is 0.018-0.023 at a 1%
@@ -206,6 +207,7 @@ def _cli(*args, cwd):
                           cwd=cwd)
 
 
+@pytest.mark.slow       # a few seconds: `make test` runs it, test-fast does not
 def test_cli_json_keys_and_refusals(tmp_path):
     r = _cli(str(TRACE), "--policy", "lru,fifo", "--sizes", "128MiB,256MiB", "--json", "--out", str(tmp_path / "run"),
              cwd=tmp_path)
@@ -238,6 +240,7 @@ def test_cli_json_keys_and_refusals(tmp_path):
     assert bad.returncode != 0 and "magic" in bad.stderr
 
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_a_block_trace_at_block_granularity_agrees_with_the_block_cache(tmp_path):
     # The real CloudPhysics block trace cut into 8 KiB blocks, every request a get. The block cache in
     # write-through mode does the same with a write (admitted, or refreshed/moved on a hit), so its hits,
@@ -266,6 +269,7 @@ def test_a_block_trace_at_block_granularity_agrees_with_the_block_cache(tmp_path
     assert rs.n_objects == prep.read_nids
 
 
+@pytest.mark.slow       # a few seconds: `make test` runs it, test-fast does not
 def test_cli_block_trace_mode(tmp_path):
     from dbtier.sim import cache
     from dbtier.sim.traces import read_trace
@@ -288,6 +292,7 @@ def test_cli_block_trace_mode(tmp_path):
     assert bad.returncode != 0 and "power of two" in bad.stderr
 
 
+@pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_an_interrupt_abandons_the_curves_between_chunks(monkeypatch):
     """Ctrl-C while the curves run: the queued replays are dropped and the running one stops at its next
     chunk, instead of every replay running to its end before the command can stop."""

@@ -22,6 +22,8 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.sim import capture as cap
 
+STARTUP_CHECK_S = 1.0       # blktrace still running this long after its start: it has set up its tracing
+
 
 def _lockdown() -> str | None:
     try:
@@ -105,7 +107,7 @@ def record(found: cap.Facts, raw: Path, trace_file: Path, cmd: list[str], durati
     proc = executor.start(argv)
     workload = None
     try:
-        time.sleep(1.0)
+        time.sleep(STARTUP_CHECK_S)
         if proc.poll() is not None and proc.returncode != 0:
             _, err = proc.communicate()
             raise cap.blktrace_failure(err, _dmesg(), found.block_device)
