@@ -196,8 +196,9 @@ def bytes_per_row() -> float:
 
 class Rows:
     """Up to `rows_max` rows of ROW_COLS int32 (`node`) for the blocks a replay holds, and the table from
-    block key to row. `reserve(n)` before a call that may see n new blocks: the rows grow (doubling, up to
-    rows_max) so that a kernel only recycles once all rows_max exist."""
+    block key to row. `reserve(n)` before a call that may see n new blocks: all rows_max rows exist from the
+    first call (untouched until taken), and the table grows (doubling) for the rows that may be mapped, so
+    that a kernel only recycles once all rows_max are taken."""
 
     def __init__(self, rows_max: int, what: str = "the cache"):
         self.rows_max = max(1, int(rows_max))
@@ -209,6 +210,7 @@ class Rows:
         self.st = np.zeros(_NST, dtype=np.int64)
         self.st[S_FREE] = -1
         self.st[S_TSHIFT] = 64 - 6
+        self.table_rows = 0                 # rows the table is sized for (reserve)
 
     @property
     def hiwater(self) -> int:
@@ -225,31 +227,32 @@ class Rows:
         return self.sweeps > 0
 
     def allocated_bytes(self) -> int:
-        return int(self.node.nbytes + self.rowkey.nbytes + self.tkeys.nbytes + self.trows.nbytes)
+        """The rows taken so far (the others are allocated but never touched: no memory) and the table."""
+        return int(min(self.hiwater, self.rows_max) * bytes_per_row() + self.tkeys.nbytes + self.trows.nbytes)
 
     def reserve(self, new_blocks: int) -> None:
-        have = self.node.shape[0]
-        if have >= self.rows_max:
+        if self.table_rows >= self.rows_max:
             return
-        hw = self.hiwater
-        need = min(self.rows_max, hw + int(new_blocks))
-        if need <= have:
+        need = min(self.rows_max, self.hiwater + int(new_blocks))
+        if need <= self.table_rows:
             return
-        rows = min(self.rows_max, max(need, 2 * have, 1024))
-        if rows >= 1 << 31:                          # rows are int32 in the lists and the table
-            raise DbtierError(f"{self.what} needs state for more than {(1 << 31) - 1:,} blocks",
-                              "use a larger --block-size or a smaller cache")
+        if self.node.shape[0] == 0:
+            # every row at once, refused now if they could not fit; calloc'd, a row's page is only touched when
+            # the row is first taken (in order), so memory follows the rows used and growing copies nothing
+            if self.rows_max >= 1 << 31:                 # rows are int32 in the lists and the table
+                raise DbtierError(f"{self.what} needs state for more than {(1 << 31) - 1:,} blocks",
+                                  "use a larger --block-size or a smaller cache")
+            want = self.rows_max * bytes_per_row() + table_slots(self.rows_max) * SLOT_BYTES
+            if want > memory_bytes() // 2:
+                raise DbtierError(
+                    f"{self.what} needs state for {self.rows_max:,} blocks, about {want / 1e9:,.1f} GB; this machine "
+                    f"has {memory_bytes() / 1e9:,.1f} GB", "use a larger --block-size or a smaller cache")
+            self.node = np.zeros((self.rows_max, ROW_COLS), dtype=np.int32)
+            self.rowkey = np.zeros(self.rows_max, dtype=np.int64)
+        # the table follows the rows in use (doubling): a large cache over a small trace keeps a small one
+        rows = min(self.rows_max, max(need, 2 * self.table_rows, 1024))
+        self.table_rows = rows
         slots = table_slots(rows)
-        want = rows * bytes_per_row() + max(slots, self.tkeys.shape[0]) * SLOT_BYTES
-        if want > memory_bytes() // 2:
-            raise DbtierError(
-                f"{self.what} needs state for {rows:,} blocks, about {want / 1e9:,.1f} GB; this machine has "
-                f"{memory_bytes() / 1e9:,.1f} GB", "use a larger --block-size or a smaller cache")
-        node = np.zeros((rows, ROW_COLS), dtype=np.int32)      # calloc'd: pages not touched stay unmapped
-        node[:hw] = self.node[:hw]
-        rowkey = np.zeros(rows, dtype=np.int64)
-        rowkey[:hw] = self.rowkey[:hw]
-        self.node, self.rowkey = node, rowkey
         if slots > self.tkeys.shape[0]:
             keys = np.full(slots, EMPTY, dtype=np.int64)
             trows = np.zeros(slots, dtype=np.int32)
