@@ -7,6 +7,9 @@ import copy
 import pytest
 
 from dbtier.report import figures as F
+from dbtier.report import figures_compare as FC
+from dbtier.report import figures_method as FM
+from dbtier.report import figures_tables as FT
 from dbtier.report.inputs import load_runs
 from dbtier.results.store import load_run
 from samples import BACKUP_DUCKDB, DSS_SPILL, LAB, MATRIX, PROBE, TPCC, make_lab
@@ -148,14 +151,14 @@ def test_lab_step_that_failed_or_cannot_be_read(tmp_path):
     assert kids["dss-2"][0]["status"] == "failed" and kids["dss-2"][1] is None
     assert kids["backup-1"][1] is None and "not valid JSON" in kids["backup-1"][2]
     assert values(lab)["steps_failed"] == 1
-    t = {x.title: x for x in F.tables(lab)}["Steps"]
+    t = {x.title: x for x in FT.tables(lab)}["Steps"]
     assert ["dss-2", "failed", pytest.approx(7.623968016999697), None, "dbtier: query 9 failed"] in \
         [list(r) for r in t.rows]
 
 
 def test_summary_of_a_lab_has_every_step(tmp_path):
     [lab] = load_runs([make_lab(tmp_path)])
-    s = F.summary(lab)
+    s = FC.summary(lab)
     assert s["run"]["kind"] == "lab" and s["figures"] == []
     assert [x["name"] for x in s["steps"]][:2] == ["probe", "oltp"]
     probe = s["steps"][0]["summary"]
@@ -164,24 +167,24 @@ def test_summary_of_a_lab_has_every_step(tmp_path):
         k: v for f in probe["figures"] if f["key"] == "read_knee_outstanding" for k, v in f.items()}.items()
     assert probe["tables"][0]["title"] == "Where IOPS stop growing: /tmp/pt"
     assert probe["tables"][0]["rows"][0][:3] == ["rand-read-4k", 64, 109270.486342]
-    assert ("I/O", "direct I/O (O_DIRECT), the page cache bypassed") in F.method(load_run(PROBE))
+    assert ("I/O", "direct I/O (O_DIRECT), the page cache bypassed") in FM.method(load_run(PROBE))
     assert {"what": "profile", "how": "quick"} in s["method"]
 
 
 def test_tables_per_command():
-    titles = {k: [t.title for t in F.tables(load_run(p))] for k, p in
+    titles = {k: [t.title for t in FT.tables(load_run(p))] for k, p in
               (("tpcc", TPCC), ("matrix", MATRIX), ("dss", DSS_SPILL), ("backup", BACKUP_DUCKDB),
                ("size", LAB / "plan-size.json"))}
     assert titles == {"tpcc": ["Sweep"],
                       "matrix": ["Placement matrix (best point of each step)", "Sweep (step all-fast)"],
                       "dss": ["Per query"], "backup": ["Backup throughput"], "size": ["Cheapest configurations"]}
-    sweep = F.tables(load_run(TPCC))[0]
+    sweep = FT.tables(load_run(TPCC))[0]
     assert sweep.rows[1][:4] == [2, 521.6, "n=1", 31296.0] and sweep.rows[1][-1] == "cpu"
 
 
 def test_compare_rows_diff_and_ratio():
     a, b = load_run(LAB / "dss-1.json"), load_run(LAB / "dss-2.json")
-    rows = {r["key"]: r for r in F.compare_rows(a, b)}
+    rows = {r["key"]: r for r in FC.compare_rows(a, b)}
     tot = rows["total_seconds"]
     assert tot["a"] == a["total_seconds"] and tot["b"] == b["total_seconds"]
     assert tot["diff"] == pytest.approx(b["total_seconds"] - a["total_seconds"])
@@ -192,7 +195,7 @@ def test_compare_rows_diff_and_ratio():
     # a figure only one side has still shows, with no difference
     c = copy.deepcopy(b)
     c["scan"] = {"achieved_mbps": 500.0}
-    assert {r["key"]: r for r in F.compare_rows(a, c)}["scan_mbps"]["a"] is None
+    assert {r["key"]: r for r in FC.compare_rows(a, c)}["scan_mbps"]["a"] is None
 
 
 def test_malformed_documents_give_figures_not_errors():
@@ -202,9 +205,9 @@ def test_malformed_documents_give_figures_not_errors():
                 {"command": "plan", "plan": "size", "candidates": "none"}, {"command": "lab", "steps": [1]},
                 {"command": "simulate", "resync": {"bytes": "x"}}, {"command": "history", "requirement": {"a": 1}}):
         F.figures(doc)
-        F.tables(doc)
-        F.method(doc)
-        F.summary(doc)
+        FT.tables(doc)
+        FM.method(doc)
+        FC.summary(doc)
 
 
 def test_fmt():
@@ -233,12 +236,12 @@ def test_repeated_points_carry_their_spread_into_figures_and_compare():
     assert F.spread_text(figs["best_tps"].spread, 1) == "600.0–678.0, n=2"
     assert F.spread_text(figs["best_tpm"].spread) == "36,000–40,680, n=2"
     assert F.spread_text(figs["knee_tps"].spread) == "n=1"
-    rows = {r["key"]: r for r in F.compare_rows(load_run(TPCC), doc)}
+    rows = {r["key"]: r for r in FC.compare_rows(load_run(TPCC), doc)}
     assert rows["best_tps"]["a_spread"]["n"] == 1 and rows["best_tps"]["b_spread"]["max"] == 678.0
-    sweep = F.tables(doc)[0]
+    sweep = FT.tables(doc)[0]
     assert sweep.rows[2][:3] == [4, 639.0, "600.0–678.0, n=2"]
     assert any("the widest TPS spread is 12.2% of the median at 4 clients (600.0–678.0, n=2)" in how
-               for what, how in F.method({**doc, "params": {**doc["params"], "repeat": 2}}))
+               for what, how in FM.method({**doc, "params": {**doc["params"], "repeat": 2}}))
 
 
 def test_an_older_document_spread_is_recomputed_with_the_true_median():
@@ -258,9 +261,9 @@ def test_dss_query_and_total_spreads():
     d2["warm_totals"] = {"median": 1.85, "min": 1.8, "max": 1.9, "n": 2, "spread_pct": 0.1 / 1.85 * 100,
                          "runs": [1.8, 1.9]}
     assert F.spread_text({f.key: f for f in F.figures(d2)}["total_seconds"].spread, 3) == "1.800–1.900, n=2"
-    runs = dict(F.method(d2))["runs"]
+    runs = dict(FM.method(d2))["runs"]
     assert "the 2 warm power runs' own totals took 1.800–1.900 s" in runs
-    assert "one warm run: n=1, no spread" in dict(F.method(doc))["runs"]       # --repeat 2: one warm run
+    assert "one warm run: n=1, no spread" in dict(FM.method(doc))["runs"]       # --repeat 2: one warm run
 
 
 def test_a_remote_run_shows_no_server_cpu_or_device():
@@ -271,13 +274,13 @@ def test_a_remote_run_shows_no_server_cpu_or_device():
     v = values(doc)
     assert v["knee_cpu_busy_pct"] is None and v["knee_device_busy_pct"] is None
     assert v["not_measured"] == "server cpu, server devices"
-    assert F.tables(doc)[0].rows[1][7] is None
+    assert FT.tables(doc)[0].rows[1][7] is None
 
 
 def test_duration_words_say_what_pgbench_ran():
     """--duration 0.4: pgbench -T takes whole seconds, so it ran 1 s; 30 stays 30."""
-    assert F.duration_words(30.0) == "30 s measured"
-    assert F.duration_words(0.4) == ("0.4 s asked for, run as 1 s (pgbench -T takes whole seconds; rates divide "
+    assert FM.duration_words(30.0) == "30 s measured"
+    assert FM.duration_words(0.4) == ("0.4 s asked for, run as 1 s (pgbench -T takes whole seconds; rates divide "
                                      "by the time pgbench measured)")
 
 

@@ -116,18 +116,19 @@ def test_show_summary_names_a_part_it_could_not_draw(monkeypatch, capsys):
 
     from dbtier.cli.show import print_summary
     from dbtier.report import figures as F
+    from dbtier.report import figures_compare as FC
 
     def broken(doc):
         raise ValueError("clients is not a number")
     monkeypatch.setattr(F, "_oltp_figures", broken)
     doc = {"schema_version": 1, "command": "bench", "bench": "oltp", "params": {"workload": "tpcc"},
            "status": "ok", "points": [{"clients": 1, "tps": 10.0}]}
-    s = F.summary(doc)
+    s = FC.summary(doc)
     assert s["problems"] == [{"section": "figures", "error": "ValueError: clients is not a number"}]
     assert s["method"]
     print_summary(Console(width=200), doc)
     assert "the figures of this run could not be drawn: ValueError: clients is not a number" in capsys.readouterr().out
-    good = F.summary({"schema_version": 1, "command": "catalog", "params": {}})
+    good = FC.summary({"schema_version": 1, "command": "catalog", "params": {}})
     assert good["problems"] == []
 
 

@@ -15,6 +15,9 @@ from samples import DATA, PROBE, run_dir
 from test_report_html import check_structure, external_references
 
 from dbtier.report import figures as F
+from dbtier.report import figures_compare as FC
+from dbtier.report import figures_fleet as FF
+from dbtier.report import figures_tables as FT
 from dbtier.report.html import render_html
 from dbtier.report.markdown import render_markdown
 
@@ -50,23 +53,23 @@ def _text(html: str) -> str:
 def test_fleet_helpers(fleet):
     single = json.loads(PROBE.read_text())
     assert F.is_fleet(fleet) and not F.is_fleet(single)
-    rows = F.fleet_hosts(fleet)
+    rows = FF.fleet_hosts(fleet)
     assert [h["host"] for h in rows] == list(HOSTS)
     assert [h["status"] for h in rows] == ["ok", "ok"] and rows[0]["checks"] == "local"
     assert rows[1]["summary"]["read_iops_4k"] == fleet["hosts"][1]["targets"][0]["summary"]["read_iops_4k"]
-    assert F.fleet_notice(fleet) is None and F.fleet_dropped(fleet) == []
-    lines = dict(F.fleet_lines(fleet))
+    assert FF.fleet_notice(fleet) is None and FF.fleet_dropped(fleet) == []
+    lines = dict(FF.fleet_lines(fleet))
     assert "outstanding × hosts" in lines["outstanding I/O"]
     assert lines["scaling"] == fleet["fleet"]["scaling"]["verdict"]
     assert lines["scaling rule"].startswith("degraded:")
-    assert F.fleet_lines(single) == []
+    assert FF.fleet_lines(single) == []
     bad = incomplete(fleet)
-    assert F.fleet_dropped(bad) == [("127.0.0.3", "127.0.0.3: connection refused (fio --server gone)")]
-    assert F.fleet_notice(bad).startswith("incomplete: host 127.0.0.3 dropped (127.0.0.3: connection refused")
+    assert FF.fleet_dropped(bad) == [("127.0.0.3", "127.0.0.3: connection refused (fio --server gone)")]
+    assert FF.fleet_notice(bad).startswith("incomplete: host 127.0.0.3 dropped (127.0.0.3: connection refused")
 
 
 def test_fleet_tables_and_figures(fleet):
-    tabs = {t.title: t for t in F.tables(fleet)}
+    tabs = {t.title: t for t in FT.tables(fleet)}
     per_host = tabs["Per host (all: the aggregate)"]
     assert [r[0] for r in per_host.rows] == [*HOSTS, "all 2"]
     # the aggregate's peak is the sum of the hosts' at the same point, not of their own peaks (here it is both)
@@ -214,7 +217,7 @@ def test_a_single_host_probe_is_rendered_as_before():
     assert "fleet" not in html and "per host" not in html
     assert _sha(html) == SINGLE_HTML
     assert _sha(render_markdown([doc])) == SINGLE_MD
-    assert _sha(json.dumps(F.summary(doc), sort_keys=True, default=str)) == SINGLE_SUMMARY
+    assert _sha(json.dumps(FC.summary(doc), sort_keys=True, default=str)) == SINGLE_SUMMARY
 
 
 def test_report_command_on_a_fleet_and_a_single_host_probe(tmp_path):

@@ -16,6 +16,7 @@ from dbtier.cli.main import main
 from dbtier.cli.show import print_summary, print_verdict
 from dbtier.model.guards import oltp_guards, page_counts, point_read_path, read_path
 from dbtier.report import figures as F
+from dbtier.report import figures_method as FM
 from dbtier.report.html import render_html
 from dbtier.report.markdown import render_markdown
 from dbtier.report.verdict import verdict
@@ -255,6 +256,6 @@ def test_lab_report_shows_the_engines_side_by_side():
 
 
 def test_show_method_names_the_driver():
-    how = dict(F.method(mariadb_doc()))
+    how = dict(FM.method(mariadb_doc()))
     assert "the time sysbench measured" in how["rates"]
-    assert "the time pgbench measured" in dict(F.method(load_run(TPCC)))["rates"]
+    assert "the time pgbench measured" in dict(FM.method(load_run(TPCC)))["rates"]

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import DATA, call_main, load_doc
 from dbtier.report import figures as F
+from dbtier.report import figures_tables as FT
 from dbtier.report.html import render_html
 from dbtier.report.markdown import render_markdown
 from test_report_html import check_structure, external_references
@@ -45,7 +46,7 @@ def _series(html: str) -> list[str]:
 
 
 def _table(doc: dict, title: str) -> F.Table:
-    return next(t for t in F.tables(doc) if t.title.startswith(title))
+    return next(t for t in FT.tables(doc) if t.title.startswith(title))
 
 
 def test_one_chart_with_every_policy_and_belady_dashed_as_the_bound():

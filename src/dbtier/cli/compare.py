@@ -11,6 +11,7 @@ from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.report import figures as F
+from dbtier.report import figures_compare as FC
 from dbtier.report.inputs import load_runs
 
 
@@ -47,14 +48,14 @@ def run(args: argparse.Namespace) -> int:
         raise DbtierError(f"{args.a} is a {ka} run and {args.b} a {kb} run: compare takes two runs of the same "
                           "command", f"compare two {ka} runs, or show both in one report: dbtier report "
                                      f"{args.a} {args.b}")
-    rows = F.compare_rows(a, b)
+    rows = FC.compare_rows(a, b)
     run_ = Run("compare", args, {"a": args.a, "b": args.b}, inputs=[a["_run_dir"], b["_run_dir"]], read_only=True)
     doc = run_.doc
     clash = F.durability_clash([a, b])
     if clash:                       # a durable and a non-durable run: no row is better or worse
         for r in rows:
             r["verdict"] = None
-    doc.update(a=F.run_info(a), b=F.run_info(b), rows=rows, not_comparable=clash)
+    doc.update(a=FC.run_info(a), b=FC.run_info(b), rows=rows, not_comparable=clash)
     run_.finish()
     out = console(args)
 

@@ -19,6 +19,7 @@ from dbtier.cli.markup import esc, lit
 from dbtier.cli.options import nonneg_float, positive_int
 from dbtier.core.errors import DbtierError
 from dbtier.report import figures as F
+from dbtier.report import figures_compare as FC
 
 _FIGURE_COLS = ("path", "figure_key", "item", "key", "label", "value", "text", "unit", "digits", "better", "detail",
                 "median", "min", "max", "n", "spread_pct")
@@ -131,7 +132,7 @@ def run_check(args: argparse.Namespace) -> int:
                                    "tolerance_pct": args.tolerance}, writes=True,
                    inputs=[run_path, *base_info["runs"]])
     out_doc = run.doc
-    out_doc.update(index=[r.as_dict() for r in done], run={**F.run_info(doc), "kind": kind, "action": action},
+    out_doc.update(index=[r.as_dict() for r in done], run={**FC.run_info(doc), "kind": kind, "action": action},
                    baseline=base_info, check=verdict)
     run.finish()
     out = console(args)

@@ -16,6 +16,8 @@ from dbtier.model.guards import doc_guards
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.report import figures as F
+from dbtier.report import figures_compare as FC
+from dbtier.report import figures_fleet as FF
 from dbtier.report.inputs import load_runs
 from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
 
@@ -69,7 +71,7 @@ def key_table(tab: dict[str, Any], digits: Any = ()) -> Table:
 
 def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     """The figures, tables and method lines of one document (a lab: then each step's)."""
-    info = F.run_info(doc)
+    info = FC.run_info(doc)
     out.print(f"{indent}[bold]{esc(info['kind'])}[/bold] · {esc(F.run_name(doc))} · {esc(info['status'] or 'unknown')}"
               + (f" · started {esc(info['started_at'])}" if info["started_at"] else ""), highlight=False)
     ab = doc.get("abandoned")
@@ -81,16 +83,16 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
                   highlight=False)
     if F.kind(doc) == "bench oltp" and (F.durability(doc) or {}).get("durable") is False:
         out.print(f"{indent}[bold red]{esc(F.durability_text(doc))}[/bold red]", highlight=False)
-    notice = F.fleet_notice(doc)   # a host dropped: the aggregate is not the whole fleet's
+    notice = FF.fleet_notice(doc)   # a host dropped: the aggregate is not the whole fleet's
     if notice:
         out.print(f"{indent}[bold red]{esc(notice)}[/bold red]", highlight=False)
-    figs, tabs, meth, problems = F.drawn(doc)
+    figs, tabs, meth, problems = FC.drawn(doc)
     t = figures_table([f.as_dict() for f in figs])
     if t is not None:
         out.print(t)
     for tab in tabs:
         out.print(key_table(tab.as_dict(), tab.digits))
-    for what, text in F.fleet_lines(doc):
+    for what, text in FF.fleet_lines(doc):
         out.print(f"{indent}[bold]{esc(what)}[/bold]: {esc(text)}", highlight=False)
     for what, how in meth:
         out.print(f"[dim]{esc(what)}: {esc(how)}[/dim]", highlight=False)
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     v = verdict([shown])
     run_ = Run("show", args, {"run": args.run}, inputs=[shown["_run_dir"]], read_only=True)
     doc = run_.doc
-    doc.update(F.summary(shown))
+    doc.update(FC.summary(shown))
     doc["verdict"] = {"sentences": v["sentences"], "caveats": [c["text"] for c in v["caveats"]]}
     run_.finish()
     out = console(args)

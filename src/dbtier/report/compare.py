@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dbtier.report import figures as F
+from dbtier.report import figures_compare as FC
 from dbtier.report import simulate as sim_report
 from dbtier.report import svg
 from dbtier.report.base import esc, figure_frame, get, isnum, num, run_label
@@ -83,7 +84,7 @@ def _run_hint(doc: dict[str, Any]) -> str:
 
 
 def _figures_comparison(kind: str, group: Sequence[Entry]) -> str:
-    table = F.side_by_side([d for d, _ in group])
+    table = FC.side_by_side([d for d, _ in group])
     if not table:
         return ""
     heads = ["measure"] + [f'<a href="#run-{i + 1}"><code>{esc(run_label(d, i))}</code></a><br>'

@@ -5,6 +5,9 @@ Documents in, plain values out; nothing here touches a file. A lab document's st
 read by `dbtier.report.inputs` and attached under `_children`; `children()` and `expand()`
 give them back. Every figure has a stable `key` (what `compare` matches two runs on), a
 label, a unit, how many digits to show, and whether higher or lower is better.
+
+Beside it, on these helpers: figures_tables.py (the tables beyond the figures), figures_method.py (how the
+numbers were obtained) and figures_compare.py (what `show` and `compare` print of one run or two).
 """
 
 from __future__ import annotations
@@ -12,13 +15,13 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from dbtier.model.guards import doc_guards, reads_from_memory
-from dbtier.model.placement import ALL_MATRIX_MOVES, ALL_READ_STEPS
+from dbtier.model.guards import doc_guards
+from dbtier.model.placement import ALL_MATRIX_MOVES
 from dbtier.report import mrc_figures
 from dbtier.report.tables import SUMMARY_LABELS
-from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, KNEE_TESTS, READ_4K, SUMMARY_KEYS, knee, spreads
+from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, READ_4K, SUMMARY_KEYS, knee, spreads
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
 
@@ -136,6 +139,31 @@ def kind(doc: dict[str, Any]) -> str:
     return f"{cmd} {sub}" if isinstance(sub, str) and sub else cmd
 
 
+MIN_DIFFERENCE_PCT = 5.0    # below this B and A are not called different, whatever the runs' spread
+
+
+def judge_difference(row: dict[str, Any]) -> dict[str, Any]:
+    """Whether B is better, worse or within noise of A (pure): {verdict, noise_pct}. The noise is the runs'
+    combined spread -- A's and B's own (max - min) / median, added -- and at least MIN_DIFFERENCE_PCT; a
+    difference within it is "within noise". A figure measured once has an unknown spread: only the 5% floor
+    applies, and the verdict says so ("better, single runs"). No order (a text, or a durability clash
+    decided by the caller): verdict None."""
+    ratio, better = row.get("ratio"), row.get("better")
+    if not isnum(ratio) or better not in ("higher", "lower"):
+        return {"verdict": None, "noise_pct": None}
+    sps = [spread_of(row.get(k)) for k in ("a_spread", "b_spread")]
+    known = [sp for sp in sps if sp is not None and sp["n"] >= 2 and isnum(sp.get("spread_pct"))]
+    noise = max(MIN_DIFFERENCE_PCT, sum(float(sp["spread_pct"]) for sp in known))
+    change = abs(ratio - 1.0) * 100.0
+    if change <= noise:
+        return {"verdict": "within noise", "noise_pct": noise}
+    good = (ratio > 1) == (better == "higher")
+    verdict = "better" if good else "worse"
+    if len(known) < 2:
+        verdict += ", single runs"      # at least one side's spread is unknown
+    return {"verdict": verdict, "noise_pct": noise}
+
+
 # -- lab documents --------------------------------------------------------------------------------------
 
 def children(doc: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any] | None, str | None]]:
@@ -237,100 +265,13 @@ def _probe_figures(doc: dict[str, Any]) -> list[Figure]:
     return out
 
 
-# -- fleet probe (probe --hosts) ------------------------------------------------------------------------------
-
-# The per-host figures show and the Markdown report put side by side: summary key, column, digits.
-FLEET_HOST_COLUMNS = (("read_iops_4k", "4K read peak IOPS", 0), ("read_mbps_seq", "seq read MB/s", 0),
-                      ("read_lat_us_qd1_p50", "QD1 read p50 µs", 1), ("commit_lat_us_p50", "commit p50 µs", 1))
-PER_HOST = ("outstanding I/O is per host: every host runs the same job at once, so the total outstanding at a "
-            "point is outstanding × hosts")
-
+# -- fleet probe (probe --hosts): the rest in figures_fleet.py -------------------------------------------
 
 def is_fleet(doc: dict[str, Any]) -> bool:
     """A `probe --hosts` document: its one target is the aggregate of the hosts in `hosts`."""
     return doc.get("command") == "probe" and isinstance(doc.get("aggregate"), dict) and isinstance(
         doc.get("hosts"), list)
 
-
-def fleet_hosts(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per host: {host, address, port, status, checks, path, target (its target entry or {}),
-    summary ({} when none)}."""
-    out = []
-    for h in dicts(doc.get("hosts")):
-        ts = dicts(h.get("targets"))
-        t = ts[0] if ts else {}
-        s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
-        out.append({"host": str(h.get("host") or h.get("address") or "?"), "address": h.get("address"),
-                    "port": h.get("port"), "status": h.get("status"), "checks": h.get("checks"),
-                    "path": t.get("path"), "target": t, "summary": s})
-    return out
-
-
-def fleet_dropped(doc: dict[str, Any]) -> list[tuple[str, str | None]]:
-    """The hosts that dropped, each with the error that names it (None when no error does)."""
-    errs = {str(e.get("host")): e.get("message") for e in dicts(doc.get("errors")) if e.get("host")}
-    return [(h["host"], errs.get(h["host"])) for h in fleet_hosts(doc) if h["status"] == "dropped"]
-
-
-def fleet_notice(doc: dict[str, Any]) -> str | None:
-    """'incomplete: host X dropped ...' when the aggregate is marked incomplete, else None."""
-    if not is_fleet(doc) or doc["aggregate"].get("complete") is not False:
-        return None
-    dropped = fleet_dropped(doc)
-    names = ", ".join(h for h, _ in dropped) or "a host"
-    why = "; ".join(str(m) for _, m in dropped if m)
-    return (f"incomplete: host{'s' if len(dropped) > 1 else ''} {names} dropped"
-            + (f" ({why})" if why else "")
-            + "; the other hosts' points are kept, and the aggregate from then on sums only the hosts that answered")
-
-
-def fleet_scaling(doc: dict[str, Any]) -> dict[str, Any] | None:
-    sc = get(doc, "fleet", "scaling")
-    return sc if isinstance(sc, dict) and dicts(sc.get("steps")) else None
-
-
-def _fleet_tables(doc: dict[str, Any]) -> list[Table]:
-    out = []
-    rows = []
-    for h in fleet_hosts(doc):
-        rows.append([h["host"], h["status"], *(h["summary"].get(k) for k, _, _ in FLEET_HOST_COLUMNS)])
-    agg = doc["aggregate"]
-    s = agg.get("summary") if isinstance(agg.get("summary"), dict) else {}
-    rows.append([f"all {agg.get('hosts') or len(rows)}", agg.get("status"),
-                 *(s.get(k) for k, _, _ in FLEET_HOST_COLUMNS)])
-    out.append(Table("Per host (all: the aggregate)", ["host", "status", *(c for _, c, _ in FLEET_HOST_COLUMNS)],
-                     rows, (0, 0, *(d for _, _, d in FLEET_HOST_COLUMNS))))
-    sc = fleet_scaling(doc)
-    if sc:
-        out.append(Table(f"Scaling: {sc.get('test')} at {sc.get('jobs')}×{sc.get('iodepth')} per host",
-                         ["hosts", "IOPS", "IOPS per host", "p99 µs", "worst host p99 µs"],
-                         [[st.get("hosts"), st.get("iops"), st.get("iops_per_host"), st.get("lat_us_p99"),
-                           st.get("worst_host_lat_us_p99")] for st in dicts(sc.get("steps"))], (0, 0, 0, 1, 1)))
-    return out
-
-
-def _fleet_method(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return [("hosts", f"{doc['aggregate'].get('hosts') or len(fleet_hosts(doc))} at once through fio's client/server "
-                      "mode; the aggregate sums IOPS and MB/s over the hosts at each point, its latencies come from "
-                      "the hosts' merged distributions")]
-
-
-def fleet_lines(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    """What a fleet probe adds beyond its tables, as (what, text): that outstanding I/O is per host, the
-    scaling verdict and its rule, the warnings and the test files left behind (show and Markdown)."""
-    if not is_fleet(doc):
-        return []
-    out = [("outstanding I/O", PER_HOST.split(": ", 1)[1])]
-    sc = fleet_scaling(doc)
-    if sc:
-        out.append(("scaling", str(sc.get("verdict") or "no verdict")))
-        if sc.get("rule"):
-            out.append(("scaling rule", str(sc["rule"])))
-    out += [("warning", str(w)) for w in (get(doc, "fleet", "warnings") or []) if w]
-    left = [str(x) for x in (get(doc, "fleet", "left_behind") or []) if x]
-    if left:
-        out.append(("left behind", "test files not removed: " + ", ".join(left)))
-    return out
 
 
 # -- bench oltp --------------------------------------------------------------------------------------------
@@ -783,287 +724,3 @@ def figures(doc: dict[str, Any]) -> list[Figure]:
     if k == "lab":
         return _lab_figures(doc)
     return _generic_figures(doc)
-
-
-# -- tables ---------------------------------------------------------------------------------------------------
-
-def tables(doc: dict[str, Any]) -> list[Table]:
-    """The key tables of one document beyond its figures (points, queries, methods, candidates, steps)."""
-    k = kind(doc)
-    out: list[Table] = []
-    if k == "probe":
-        for t in probe_targets(doc):
-            rows = []
-            for test in KNEE_TESTS:
-                kn = probe_knee(t, test)
-                if kn:
-                    rows.append([test, kn["outstanding"], kn["iops"], kn["p99_us"],
-                                 "still rising" if kn["still_rising"] else f"{fmt(kn['last_iops'])} at "
-                                 f"{fmt(kn['last_outstanding'])}"])
-            if rows:
-                out.append(Table(f"Where IOPS stop growing: {t.get('path')}",
-                                 ["test", "knee (outstanding I/O" + (" per host)" if is_fleet(doc) else ")"),
-                                  "IOPS", "p99 µs", "largest load"], rows, (0, 0, 0, 1, 0)))
-        if is_fleet(doc):
-            out += _fleet_tables(doc)
-    elif k == "bench oltp":
-        bests = matrix_bests(doc)
-        if bests:
-            steps = oltp_steps(doc)
-            memory = reads_from_memory(doc_guards(doc))
-            rows = []
-            for s, b in zip(steps, bests):
-                kn = s.get("knee") if isinstance(s.get("knee"), dict) else {}
-                unmeasured = s.get("reads_measured") is False or (memory and b["name"] in ALL_READ_STEPS)
-                rows.append([b["name"], b["tps"], b["clients"], kn.get("clients"), kn.get("tps"),
-                             "reads not measured" if unmeasured else None])
-            out.append(Table("Placement matrix (best point of each step)",
-                             ["step", "best TPS", "at clients", "knee clients", "knee TPS", "reads"], rows,
-                             (0, 1, 0, 0, 1, 0)))
-        v = oltp_view(doc)
-        remote = not_measured(doc)
-        rows = []
-        for p in v["points"]:
-            dev = busiest_device(p)
-            rows.append([p.get("clients"), p.get("tps"), spread_text(point_spread(p), 1) or None, p.get("tpm"),
-                         get(p, "lat_ms", "p50"), get(p, "lat_ms", "p95"), get(p, "lat_ms", "p99"),
-                         None if "server_cpu" in remote else get(p, "cpu_util", "busy_pct"),
-                         None if "server_devices" in remote else (dev or {}).get("busy_pct"), p.get("bottleneck")])
-        if rows:
-            out.append(Table("Sweep" + (f" (step {v['step']})" if v["step"] else ""),
-                             ["clients", "TPS (median)", "TPS runs", "TPM", "p50 ms", "p95 ms", "p99 ms", "CPU %",
-                              "device busy %", "bottleneck"], rows, (0, 1, 0, 0, 2, 2, 2, 0, 0, 0)))
-    elif k == "bench dss":
-        rows = [[f"Q{q['query']}", q.get("seconds"), spread_text(query_spread(q), 3) or None, q.get("cold_seconds"),
-                 q.get("rows"), q["temp_bytes"] / 1e6 if isnum(q.get("temp_bytes")) else None,
-                 q["read_bytes"] / 1e6 if isnum(q.get("read_bytes")) else None, q.get("cpu_util")]
-                for q in dss_queries(doc)]
-        if rows:
-            out.append(Table("Per query", ["query", "seconds (warm median)", "warm runs", "cold seconds", "rows",
-                                           "temp MB", "read MB", "CPU %"], rows, (0, 3, 0, 3, 0, 1, 1, 0)))
-    elif k == "bench backup":
-        rows = [[m["method"], m["dir_mbps"], m["null_mbps"],
-                 m["dir_mbps"] / m["null_mbps"] if isnum(m["dir_mbps"]) and isnum(m["null_mbps"]) and m["null_mbps"]
-                 else None, m["limit"], m["evidence"]] for m in backup_methods(doc)]
-        if rows:
-            out.append(Table("Backup throughput", ["method", "to directory MB/s", "to null MB/s", "dir / null",
-                                                   "limiting side", "evidence"], rows, (0, 0, 0, 2, 0, 0)))
-    elif k == "plan size":
-        rows = [[i, config_name(c), c.get("price_usd"), c.get("capacity_gb"), c.get("read_iops"),
-                 c.get("write_iops"), c.get("binding")] for i, c in enumerate(dicts(doc.get("candidates")), 1)]
-        if rows:
-            out.append(Table("Cheapest configurations", ["#", "configuration", "price $", "GB", "read IOPS",
-                                                         "write IOPS", "binding"], rows, (0, 0, 0, 0, 0, 0, 0)))
-    elif mrc_figures.is_mrc(doc):
-        out += [Table(**t) for t in mrc_figures.tables(doc)]
-    elif k == "lab":
-        rows = [[s.get("name"), s.get("status"), s.get("seconds"), s.get("run_dir"),
-                 s.get("error") or err] for s, _, err in children(doc)]
-        if rows:
-            out.append(Table("Steps", ["step", "status", "seconds", "run", "error"], rows, (0, 0, 0, 0, 0)))
-    return out
-
-
-# -- how the numbers were obtained ---------------------------------------------------------------------------
-
-def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    """How a document's numbers were obtained, as (what, how) lines."""
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
-    k = kind(doc)
-    out: list[tuple[str, str]] = []
-    if k == "probe":
-        out.append(("I/O", "direct I/O (O_DIRECT), the page cache bypassed" if p.get("direct_io") is not False
-                    else "buffered, through the page cache"))
-        if isnum(p.get("point_s")):
-            out.append(("each point", f"{fmt_auto(p['point_s'])} s measured after {fmt_auto(p.get('ramp_s'))} s of "
-                                      "warm-up (excluded)"))
-        if p.get("profile"):
-            out.append(("profile", str(p["profile"])))
-        if p.get("latency"):
-            out.append(("latency", str(p["latency"])))
-        out.append(("repeats", "one fio run per point; the sweep stops once IOPS stop growing (+3%) or p99 passes "
-                               f"{fmt(p.get('max_lat_ms'))} ms"))
-        if is_fleet(doc):
-            out += _fleet_method(doc)
-    elif k == "bench oltp":
-        if isnum(p.get("duration_s")):
-            out.append(("each point", f"{duration_words(p['duration_s'])} after {fmt_auto(p.get('warmup_s'))} s "
-                                      "of warm-up (excluded)"))
-        driver = engine_words(doc)[1]
-        out.append(("rates", f"TPS, TPM and NOPM divide by the time {driver} measured (its own window, without the "
-                             "initial connection time), not by the duration asked for"))
-        pts = oltp_view(doc)["points"] + [q for s in oltp_steps(doc)[:-1] for q in oltp_points(s.get("points"))]
-        out.append(("repeats", repeats_text(p.get("repeat"), pts)))
-        out.append(("load", f"open loop at {fmt(p['rate'])} transactions/s" if isnum(p.get("rate"))
-                    else "closed loop (each client sends its next transaction when the last returns)"))
-        if p.get("latency"):
-            out.append(("latency", str(p["latency"])))
-        if p.get("knee_rule"):
-            out.append(("knee", str(p["knee_rule"])))
-        nm = not_measured(doc)
-        if nm:
-            out.append(("not measured", ", ".join(x.replace("_", " ") for x in nm) + " (--dsn: CPU figures are "
-                        f"this machine's, where {driver} runs; no bottleneck is judged from them)"))
-    elif k == "bench dss":
-        rep = p.get("repeat")
-        wt = spread_of(doc.get("warm_totals"))
-        out.append(("runs", f"{fmt(rep)} power run{'s' if rep != 1 else ''}: the first cold, the rest warm; per "
-                            "query the median of the warm runs (an even count: the mean of the two middle ones), "
-                            "with their min–max and count; the total is the sum of the per-query medians"
-                    + (f"; the {wt['n']} warm power runs' own totals took {fmt(wt['min'], 3)}–{fmt(wt['max'], 3)} s"
-                       if wt and wt["n"] > 1 else "")
-                    + ("; one warm run: n=1, no spread" if rep == 2 else "")
-                    + ("; no warm run: each query's cold time" if rep == 1 else "")
-                    if isnum(rep) else "—"))
-        if p.get("method"):
-            out.append(("method", str(p["method"])))
-        out.append(("memory limit", str(p.get("memory_limit") or "engine default")))
-        if p.get("generator"):
-            out.append(("data", f"TPC-H generated with {p['generator']}"))
-    elif k == "bench backup":
-        if p.get("method"):
-            out.append(("method", str(p["method"])))
-        methods = p.get("methods")
-        if isinstance(methods, list):
-            out.append(("backups", ", ".join(map(str, methods))))
-    elif k.startswith("plan "):
-        files = get(doc, "catalog", "files")
-        if isinstance(files, list):
-            out.append(("catalog", ", ".join(map(str, files)) + " (datasheet figures, not measurements)"))
-    elif mrc_figures.is_mrc(doc):
-        out += mrc_figures.method(doc)
-    elif k == "lab":
-        if p.get("profile"):
-            out.append(("profile", str(p["profile"])))
-        if isinstance(p.get("dirs"), list):
-            out.append(("directories", ", ".join(map(str, p["dirs"]))))
-    return out
-
-
-def duration_words(asked: float, digits: int | None = None) -> str:
-    """'30 s measured' or, for a fractional --duration, '0.4 s asked for, run as 1 s (pgbench -T takes whole
-    seconds; rates divide by the time pgbench measured)'."""
-    run = max(1, math.ceil(asked))
-    shown = fmt_auto(asked) if digits is None else fmt(asked, digits)
-    if run == asked:
-        return f"{shown} s measured"
-    return (f"{shown} s asked for, run as {run} s (pgbench -T takes whole seconds; rates divide by the "
-            "time pgbench measured)")
-
-
-def repeats_text(rep: Any, points: list[dict[str, Any]]) -> str:
-    """The repeats line of an OLTP run: how a point's figures come from its runs, and the widest spread."""
-    if not (isnum(rep) and rep > 1):
-        return "one run per point (n=1: no spread measured; --repeat runs each point several times)"
-    spreads = [(point_spread(q), q) for q in points]
-    spreads = [(sp, q) for sp, q in spreads if sp and isnum(sp.get("spread_pct"))]
-    text = (f"{fmt(rep)} runs per point; TPS, TPM, NOPM and latency percentiles are the medians of the runs (an "
-            "even count: the mean of the two middle values), CPU, devices and the bottleneck those of the run "
-            "in the middle by TPS (the lower of the two middle ones for an even count)")
-    if spreads:
-        sp, q = max(spreads, key=lambda x: x[0]["spread_pct"])
-        text += (f"; the widest TPS spread is {fmt(sp['spread_pct'], 1)}% of the median at {fmt(q.get('clients'))} "
-                 f"clients ({spread_text(sp, 1)})")
-    return text
-
-
-# -- summaries (show) and comparisons (compare) --------------------------------------------------------------
-
-def run_info(doc: dict[str, Any]) -> dict[str, Any]:
-    return {"dir": doc.get("_run_dir"), "command": doc.get("command"), "kind": kind(doc),
-            "status": doc.get("status"), "started_at": doc.get("started_at"), "finished_at": doc.get("finished_at"),
-            "host": get(doc, "machine", "hostname")}
-
-
-def drawn(doc: dict[str, Any]) -> tuple[list[Figure], list[Table], list[tuple[str, str]], list[dict[str, str]]]:
-    """(figures, tables, method, problems) of one document. A part that cannot be drawn from a malformed
-    document is named in `problems` with the error (said in show and the report), never silently left out."""
-    problems: list[dict[str, str]] = []
-
-    def part(name: str, fn: Callable[[dict[str, Any]], list]) -> list:
-        try:
-            return fn(doc)
-        except Exception as exc:  # noqa: BLE001 - recorded and shown, not swallowed
-            problems.append({"section": name, "error": f"{type(exc).__name__}: {exc}"})
-            return []
-    figs = part("figures", figures) if doc.get("command") != "lab" else []
-    return figs, part("tables", tables), part("method", method), problems
-
-
-def summary(doc: dict[str, Any]) -> dict[str, Any]:
-    """What `dbtier show` prints: the run, its key figures and tables, how they were obtained, what could
-    not be drawn (`problems`), and for a lab every step's own summary."""
-    figs, tabs, meth, problems = drawn(doc)
-    out = {"run": run_info(doc), "figures": [f.as_dict() for f in figs],
-           "tables": [t.as_dict() for t in tabs],
-           "method": [{"what": a, "how": b} for a, b in meth], "problems": problems,
-           "guards": doc_guards(doc)}
-    if doc.get("command") == "lab":
-        out["steps"] = [{"name": s.get("name"), "status": s.get("status"), "seconds": s.get("seconds"),
-                         "run_dir": s.get("run_dir"), "error": s.get("error") or err,
-                         "summary": summary(c) if c is not None else None} for s, c, err in children(doc)]
-    return out
-
-
-def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
-    """Figures of two documents matched by key: {key, metric, unit, a, b, diff, ratio} (ratio = b / a)."""
-    fa = {f.key: f for f in figures(a)}
-    fb = {f.key: f for f in figures(b)}
-    keys = list(fa) + [k for k in fb if k not in fa]
-    fleet = is_fleet(a) or is_fleet(b)
-    rows = []
-    for k in keys:
-        f = fa.get(k) or fb[k]
-        if fleet and k in fa and k in fb and fa[k].group != fb[k].group:
-            # a fleet's aggregate against one host's target: both named, the fleet by its host count
-            f = Figure(f.key, f.label, f.value, f.unit, f.digits, f.better, f"{fa[k].group} vs {fb[k].group}")
-        va = fa[k].value if k in fa else None
-        vb = fb[k].value if k in fb else None
-        if va is None and vb is None:
-            continue
-        num = isnum(va) and isnum(vb)
-        row = {"key": k, "metric": f.label, "unit": f.unit, "digits": f.digits, "better": f.better,
-               "group": f.group, "a": va, "b": vb, "diff": vb - va if num else None,
-               "ratio": vb / va if num and va != 0 else None,
-               "a_spread": fa[k].spread if k in fa else None, "b_spread": fb[k].spread if k in fb else None}
-        row.update(judge_difference(row))
-        rows.append(row)
-    return rows
-
-
-MIN_DIFFERENCE_PCT = 5.0    # below this B and A are not called different, whatever the runs' spread
-
-
-def judge_difference(row: dict[str, Any]) -> dict[str, Any]:
-    """Whether B is better, worse or within noise of A (pure): {verdict, noise_pct}. The noise is the runs'
-    combined spread -- A's and B's own (max - min) / median, added -- and at least MIN_DIFFERENCE_PCT; a
-    difference within it is "within noise". A figure measured once has an unknown spread: only the 5% floor
-    applies, and the verdict says so ("better, single runs"). No order (a text, or a durability clash
-    decided by the caller): verdict None."""
-    ratio, better = row.get("ratio"), row.get("better")
-    if not isnum(ratio) or better not in ("higher", "lower"):
-        return {"verdict": None, "noise_pct": None}
-    sps = [spread_of(row.get(k)) for k in ("a_spread", "b_spread")]
-    known = [sp for sp in sps if sp is not None and sp["n"] >= 2 and isnum(sp.get("spread_pct"))]
-    noise = max(MIN_DIFFERENCE_PCT, sum(float(sp["spread_pct"]) for sp in known))
-    change = abs(ratio - 1.0) * 100.0
-    if change <= noise:
-        return {"verdict": "within noise", "noise_pct": noise}
-    good = (ratio > 1) == (better == "higher")
-    verdict = "better" if good else "worse"
-    if len(known) < 2:
-        verdict += ", single runs"      # at least one side's spread is unknown
-    return {"verdict": verdict, "noise_pct": noise}
-
-
-def side_by_side(docs: Sequence[dict[str, Any]]) -> list[tuple[Figure, list[Any]]]:
-    """The headline figures of runs of one kind, one row per figure key in first-seen order: the first
-    run's Figure (label, unit, digits) and each run's value (None where it has none); rows where no run
-    has a value are left out. The HTML and Markdown comparisons draw these."""
-    figs = [{f.key: f for f in figures(d) if not f.detail} for d in docs]
-    rows = []
-    for key in dict.fromkeys(k for fs in figs for k in fs):
-        vals = [fs[key].value if key in fs else None for fs in figs]
-        if any(v is not None for v in vals):
-            rows.append((next(fs[key] for fs in figs if key in fs), vals))
-    return rows

@@ -11,6 +11,10 @@ from typing import Any, Sequence
 
 from dbtier import __version__
 from dbtier.report import figures as F
+from dbtier.report import figures_compare as FC
+from dbtier.report import figures_fleet as FF
+from dbtier.report import figures_method as FM
+from dbtier.report import figures_tables as FT
 from dbtier.report.verdict import TOPIC_LABELS, TOPICS, thresholds, verdict
 
 
@@ -64,7 +68,7 @@ def _figures_rows(figs: Sequence[F.Figure]) -> list[str]:
 
 def _side_by_side(kind: str, docs: Sequence[dict[str, Any]]) -> list[str]:
     rows = []
-    for f0, vals in F.side_by_side(docs):
+    for f0, vals in FC.side_by_side(docs):
         label = (f"{f0.group}: " if f0.group and f0.group not in f0.label else "") + f0.label
         rows.append([label, *(F.fmt(v, f0.digits) if F.isnum(v) else v for v in vals), f0.unit])
     if not rows:
@@ -82,19 +86,19 @@ def _run(doc: dict[str, Any], i: int, level: str = "##") -> list[str]:
            + (f", {_code(doc.get('_run_dir'))}" if doc.get("_run_dir") else ""), ""]
     errs = [e.get("message") if isinstance(e, dict) else str(e) for e in doc.get("errors") or []]
     out += [f"> **Error:** {_md(e)}" for e in errs if e] + ([""] if any(errs) else [])
-    notice = F.fleet_notice(doc)
+    notice = FF.fleet_notice(doc)
     if notice:
         out += [f"> **{_md(notice[0].upper() + notice[1:])}**", ""]
     figs = [f for f in F.figures(doc) if not f.detail] if doc.get("command") != "lab" else []
     table = _figures_rows(figs) if any(f.value is not None for f in figs) else []
     if table:
         out += table + [""]
-    for t in F.tables(doc):
+    for t in FT.tables(doc):
         out += [f"**{_md(t.title)}**", "", *_table(t.columns, t.rows, t.digits), ""]
-    fleet = F.fleet_lines(doc)
+    fleet = FF.fleet_lines(doc)
     if fleet:
         out += [f"- {_md(a)}: {_md(b)}" for a, b in fleet] + [""]
-    m = F.method(doc)
+    m = FM.method(doc)
     if m:
         out += ["How the numbers were obtained:", ""] + [f"- {_md(a)}: {_md(b)}" for a, b in m] + [""]
     return out

@@ -11,6 +11,7 @@ from dbtier.model.placement import ALL_READ_STEPS, step_label
 from dbtier.core.units import human_bytes
 from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.report import figures as F
+from dbtier.report import figures_method as FM
 from dbtier.report import svg
 from dbtier.report.base import (
     block_device_of,
@@ -580,10 +581,10 @@ def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: di
                      "at the end"))
     rows.append(("clients", esc(", ".join(str(c) for c in p.get("clients") or []) or "—")))
     if isnum(p.get("duration_s")):
-        rows.append(("each point", f"{esc(F.duration_words(p['duration_s'], 1))} after {num(p.get('warmup_s'), 1)} s "
+        rows.append(("each point", f"{esc(FM.duration_words(p['duration_s'], 1))} after {num(p.get('warmup_s'), 1)} s "
                                    "of warm-up, which is excluded from every figure"))
     # one wording of how repeats make a point's figures, shared with show (figures.repeats_text)
-    rows.append(("repeats", esc(F.repeats_text(p.get("repeat"), all_points))))
+    rows.append(("repeats", esc(FM.repeats_text(p.get("repeat"), all_points))))
     nm = F.not_measured(doc)
     if nm:
         rows.append(("not measured", esc(", ".join(x.replace("_", " ") for x in nm)) + ": with <code>--dsn</code> "

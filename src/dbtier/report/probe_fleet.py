@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbtier.report import figures as F
+from dbtier.report import figures_fleet as FF
 from dbtier.report import svg
 from dbtier.report.base import badge, esc, figure_frame, get, html_table, isnum, num
 from dbtier.report.probe import OUTSTANDING_PER_HOST, probe_section, target_html, target_points, verdict_html
@@ -30,11 +31,11 @@ PER_HOST_NOTE = ("Outstanding I/O is per host: every host runs the same job at t
 def intro_html(doc: dict[str, Any]) -> str:
     """Above the aggregate: the incomplete notice when a host dropped, and that outstanding I/O is per host."""
     out = []
-    notice = F.fleet_notice(doc)
+    notice = FF.fleet_notice(doc)
     if notice:
         out.append(f'<p class="note bad fleet-incomplete"><b>{esc(notice[0].upper() + notice[1:])}.</b></p>')
     n = doc["aggregate"].get("hosts")
-    names = ", ".join(h["host"] for h in F.fleet_hosts(doc))
+    names = ", ".join(h["host"] for h in FF.fleet_hosts(doc))
     out.append(f'<p class="note fleet-per-host">A fleet probe of {esc(n)} hosts at once ({esc(names)}): the '
                f"target below is their aggregate. {PER_HOST_NOTE}</p>")
     return "".join(out)
@@ -50,7 +51,7 @@ def _hosts_table(doc: dict[str, Any]) -> str:
     heads += [f"{esc(SUMMARY_LABELS[k][0])} ({esc(SUMMARY_LABELS[k][1])})" for k in HOST_KEYS]
     heads += ["fsync honesty", "4 KiB read knee (outstanding per host)"]
     rows = []
-    for h in F.fleet_hosts(doc):
+    for h in FF.fleet_hosts(doc):
         s = h["summary"]
         kn = F.probe_knee(h["target"]) if h["target"] else None
         addr = f"{h.get('address') or h['host']}" + (f":{h['port']}" if h.get("port") is not None else "")
@@ -80,7 +81,7 @@ def _read_curve(target: dict[str, Any]) -> list[tuple[float, float]]:
 
 def _chart_hosts(doc: dict[str, Any]) -> str | None:
     series = []
-    for k, h in enumerate(F.fleet_hosts(doc)):
+    for k, h in enumerate(FF.fleet_hosts(doc)):
         pts = _read_curve(h["target"])
         if pts:
             series.append(Series(h["host"] + (" (dropped)" if h["status"] == "dropped" else ""), pts, svg.colour(k),
@@ -142,7 +143,7 @@ def hosts_html(doc: dict[str, Any], anchor: str) -> str:
     """Below the aggregate: the hosts side by side, the scaling, what went wrong, each host folded."""
     out = [f'<h3 id="{anchor}-hosts">Hosts</h3>', '<p class="sub">Each host\'s own figures, measured while all the '
            "hosts ran at once; the last row is the aggregate. Outstanding I/O is per host.</p>", _hosts_table(doc)]
-    sc = F.fleet_scaling(doc)
+    sc = FF.fleet_scaling(doc)
     if sc:
         out.append(_verdict_html(sc))
     figures = [f for f in [_chart_hosts(doc)] if f] + (_scaling_charts(sc) if sc else [])
@@ -157,7 +158,7 @@ def hosts_html(doc: dict[str, Any], anchor: str) -> str:
         out.append('<p class="note bad"><b>Test files left behind</b> (not removed; delete them by hand):</p>'
                    '<ul class="fleet-left-behind">' + "".join(f"<li><code>{esc(x)}</code></li>" for x in left)
                    + "</ul>")
-    for k, h in enumerate(F.fleet_hosts(doc)):
+    for k, h in enumerate(FF.fleet_hosts(doc)):
         if not h["target"]:
             continue
         body = target_html(doc, h["target"], 0, f"{anchor}-h{k + 1}", heading=f"Host {h['host']}:",

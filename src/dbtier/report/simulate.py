@@ -11,7 +11,8 @@ from dbtier.core.units import human_pct, human_us
 from dbtier.report import mrc_figures, svg
 from dbtier.report import mrc as mrc_report
 from dbtier.report.base import esc, figure_frame, html_table, kv_table
-from dbtier.report.svg import Event, Marker, Series, Window, cdf_chart, timeline_chart
+from dbtier.report.svg import Marker, Series
+from dbtier.report.svg_sim import Event, Window, cdf_chart, timeline_chart
 
 DESIGN_NAMES = {"single": "one device", "read-cache": "flash read cache",
                 "preferred-read-mirror": "preferred-read mirror"}

@@ -1,6 +1,6 @@
 """Charts: pure functions from numbers to self-contained SVG strings. Line, bar, horizontal bar, stacked
-bar and stacked area charts; a CDF on a log x axis and a timeline with shaded windows and event lines
-(the simulate report); a heat map (the history report).
+bar and stacked area charts; a heat map (the history report); the simulate report's CDF and timeline are in
+svg_sim.py, on the pieces here.
 
 No JavaScript, no external fonts or images: each chart is one <svg> element with
 a <title> (its accessible name), a white background so it prints as seen, and
@@ -24,8 +24,8 @@ MUTED = "#666"
 GRID = "#e3e3e3"
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 
-_CHAR_W = 6.6       # rough width of one 12px character, for layout only
-_LEGEND_ROW = 18
+CHAR_W = 6.6       # rough width of one 12px character, for layout only
+LEGEND_ROW = 18
 
 
 def colour(i: int) -> str:
@@ -203,18 +203,18 @@ class _Axis:
 
 # -- SVG pieces ----------------------------------------------------------------
 
-def _f(v: float) -> str:
+def coord(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
-def _text(x: float, y: float, s: str, anchor: str = "start", size: int = 12, fill: str = INK,
+def text_el(x: float, y: float, s: str, anchor: str = "start", size: int = 12, fill: str = INK,
           weight: str | None = None, extra: str = "") -> str:
     w = f' font-weight="{weight}"' if weight else ""
-    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}" fill="{fill}"{w}{extra}>'
+    return (f'<text x="{coord(x)}" y="{coord(y)}" text-anchor="{anchor}" font-size="{size}" fill="{fill}"{w}{extra}>'
             f"{esc(s)}</text>")
 
 
-def _open(width: int, height: int, title: str, desc: str | None) -> list[str]:
+def open_svg(width: int, height: int, title: str, desc: str | None) -> list[str]:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" viewBox="0 0 {width} {height}" '
              f'width="{width}" height="{height}" preserveAspectRatio="xMidYMid meet" '
              f'font-family="{esc(FONT)}" aria-label="{esc(title)}">',
@@ -222,7 +222,7 @@ def _open(width: int, height: int, title: str, desc: str | None) -> list[str]:
     if desc:
         parts.append(f"<desc>{esc(desc)}</desc>")
     parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>')
-    parts.append(_text(12, 20, title, size=14, weight="600"))
+    parts.append(text_el(12, 20, title, size=14, weight="600"))
     return parts
 
 
@@ -230,7 +230,7 @@ def _legend_layout(names: Sequence[str], width: int, x0: float) -> list[tuple[fl
     """(x offset, row) for each legend entry, wrapping at the chart width."""
     out, x, row = [], x0, 0
     for name in names:
-        w = 22 + len(name) * _CHAR_W + 16
+        w = 22 + len(name) * CHAR_W + 16
         if x + w > width - 8 and x > x0:
             x, row = x0, row + 1
         out.append((x, row))
@@ -245,15 +245,15 @@ def _legend(items: Sequence[tuple[str, str, bool, str]], width: int, y: float, x
     layout = _legend_layout([i[0] for i in items], width, x0)
     parts = ['<g class="legend">']
     for (name, col, dashed, kind), (x, row) in zip(items, layout):
-        cy = y + row * _LEGEND_ROW
+        cy = y + row * LEGEND_ROW
         if kind == "box":
-            parts.append(f'<rect x="{_f(x)}" y="{_f(cy - 5)}" width="14" height="10" fill="{col}"/>')
+            parts.append(f'<rect x="{coord(x)}" y="{coord(cy - 5)}" width="14" height="10" fill="{col}"/>')
         else:
             dash = ' stroke-dasharray="5 3"' if dashed else ""
-            parts.append(f'<line x1="{_f(x)}" y1="{_f(cy)}" x2="{_f(x + 16)}" y2="{_f(cy)}" stroke="{col}" '
+            parts.append(f'<line x1="{coord(x)}" y1="{coord(cy)}" x2="{coord(x + 16)}" y2="{coord(cy)}" stroke="{col}" '
                          f'stroke-width="2.5"{dash}/>')
-            parts.append(f'<circle cx="{_f(x + 8)}" cy="{_f(cy)}" r="2.5" fill="{col}"/>')
-        parts.append(_text(x + 22, cy + 4, name))
+            parts.append(f'<circle cx="{coord(x + 8)}" cy="{coord(cy)}" r="2.5" fill="{col}"/>')
+        parts.append(text_el(x + 22, cy + 4, name))
     parts.append("</g>")
     return parts, max(row for _, row in layout) + 1
 
@@ -265,25 +265,25 @@ def _axes(fr: _Frame, xa: _Axis | None, ya: _Axis, x_label: str, y_label: str,
     y0, y1 = fr.height - fr.bottom, fr.top
     for t in ya.ticks:
         y = ya(t)
-        p.append(f'<line x1="{_f(x0)}" y1="{_f(y)}" x2="{_f(x1)}" y2="{_f(y)}" stroke="{GRID}" stroke-width="1"/>')
-        p.append(_text(x0 - 6, y + 4, fmt_num(t), anchor="end", size=11, fill=MUTED))
+        p.append(f'<line x1="{coord(x0)}" y1="{coord(y)}" x2="{coord(x1)}" y2="{coord(y)}" stroke="{GRID}" stroke-width="1"/>')
+        p.append(text_el(x0 - 6, y + 4, fmt_num(t), anchor="end", size=11, fill=MUTED))
     ticks = x_tick_labels if x_tick_labels is not None else [(t, fmt_num(t)) for t in (xa.ticks if xa else [])]
     for t, label in ticks:
         x = xa(t) if xa else t
-        p.append(f'<line x1="{_f(x)}" y1="{_f(y0)}" x2="{_f(x)}" y2="{_f(y0 + 4)}" stroke="{MUTED}"/>')
-        p.append(_text(x, y0 + 17, label, anchor="middle", size=11, fill=MUTED))
-    p.append(f'<line x1="{_f(x0)}" y1="{_f(y0)}" x2="{_f(x1)}" y2="{_f(y0)}" stroke="{MUTED}" stroke-width="1"/>')
-    p.append(f'<line x1="{_f(x0)}" y1="{_f(y0)}" x2="{_f(x0)}" y2="{_f(y1)}" stroke="{MUTED}" stroke-width="1"/>')
+        p.append(f'<line x1="{coord(x)}" y1="{coord(y0)}" x2="{coord(x)}" y2="{coord(y0 + 4)}" stroke="{MUTED}"/>')
+        p.append(text_el(x, y0 + 17, label, anchor="middle", size=11, fill=MUTED))
+    p.append(f'<line x1="{coord(x0)}" y1="{coord(y0)}" x2="{coord(x1)}" y2="{coord(y0)}" stroke="{MUTED}" stroke-width="1"/>')
+    p.append(f'<line x1="{coord(x0)}" y1="{coord(y0)}" x2="{coord(x0)}" y2="{coord(y1)}" stroke="{MUTED}" stroke-width="1"/>')
     if x_label:
-        p.append(_text((x0 + x1) / 2, fr.height - 8, x_label, anchor="middle", size=12, fill=INK))
+        p.append(text_el((x0 + x1) / 2, fr.height - 8, x_label, anchor="middle", size=12, fill=INK))
     if y_label:
         cy = (y0 + y1) / 2
-        p.append(_text(14, cy, y_label, anchor="middle", size=12, fill=INK,
-                       extra=f' transform="rotate(-90 14 {_f(cy)})"'))
+        p.append(text_el(14, cy, y_label, anchor="middle", size=12, fill=INK,
+                       extra=f' transform="rotate(-90 14 {coord(cy)})"'))
 
 
 def _no_data(fr: _Frame, message: str) -> None:
-    fr.parts.append(_text(fr.width / 2, fr.top + fr.plot_h / 2, message, anchor="middle", size=13, fill=MUTED))
+    fr.parts.append(text_el(fr.width / 2, fr.top + fr.plot_h / 2, message, anchor="middle", size=13, fill=MUTED))
 
 
 def _note_lines(note: str | None) -> list[str]:
@@ -302,7 +302,7 @@ def _notes(fr: _Frame, centres: Sequence[tuple[float, str]], notes: Sequence[str
     y_axis = fr.height - fr.bottom
     for (x, _), note in zip(centres, notes):
         for j, line in enumerate(_note_lines(note)):
-            fr.parts.append(_text(x, y_axis + 31 + 14 * j, line, anchor="middle", size=11, fill=INK,
+            fr.parts.append(text_el(x, y_axis + 31 + 14 * j, line, anchor="middle", size=11, fill=INK,
                                   weight="600" if j == 0 else None))
 
 
@@ -320,9 +320,9 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
     items = [(s.name, s.colour or colour(i), s.dashed, "line") for i, s in enumerate(series)]
     show_legend = len(series) > 1 if legend is None else legend
     legend_parts, rows = _legend(items if show_legend else [], width, 40)
-    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0)
+    top = 40 + rows * LEGEND_ROW + (6 if rows else 0)
     fr = _Frame(width, height, left=62, right=18, top=top, bottom=44)
-    fr.parts = _open(width, height, title, desc) + legend_parts
+    fr.parts = open_svg(width, height, title, desc) + legend_parts
 
     xs = [x for s in series for x, _ in s.points] + [b.x0 for b in bands] + [b.x1 for b in bands]
     ys = [y for s in series for _, y in s.points] + [r.y for r in ref_lines] + [m.y for m in markers]
@@ -339,17 +339,17 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
     for b in bands:
         if xa.ok(b.x0) and xa.ok(b.x1):
             bx0, bx1 = xa(b.x0), xa(b.x1)
-            fr.parts.append(f'<rect x="{_f(min(bx0, bx1))}" y="{_f(fr.top)}" width="{_f(abs(bx1 - bx0))}" '
-                            f'height="{_f(fr.plot_h)}" fill="#f1f4f8"/>')
+            fr.parts.append(f'<rect x="{coord(min(bx0, bx1))}" y="{coord(fr.top)}" width="{coord(abs(bx1 - bx0))}" '
+                            f'height="{coord(fr.plot_h)}" fill="#f1f4f8"/>')
             if b.label:
-                fr.parts.append(_text((bx0 + bx1) / 2, fr.top + 14, b.label, anchor="middle", size=11, fill=MUTED))
+                fr.parts.append(text_el((bx0 + bx1) / 2, fr.top + 14, b.label, anchor="middle", size=11, fill=MUTED))
     _axes(fr, xa, ya, x_label, y_label)
     for r in ref_lines:
         if ya.ok(r.y):
             y = ya(r.y)
-            fr.parts.append(f'<line x1="{_f(fr.left)}" y1="{_f(y)}" x2="{_f(fr.width - fr.right)}" y2="{_f(y)}" '
+            fr.parts.append(f'<line x1="{coord(fr.left)}" y1="{coord(y)}" x2="{coord(fr.width - fr.right)}" y2="{coord(y)}" '
                             f'stroke="{r.colour}" stroke-width="1.2" stroke-dasharray="2 3"/>')
-            fr.parts.append(_text(fr.left + 6, y - 5, r.label, size=11, fill=r.colour))
+            fr.parts.append(text_el(fr.left + 6, y - 5, r.label, size=11, fill=r.colour))
     for (name, col, dashed, _), s in zip(items, series):
         ordered = sorted(s.points, key=lambda p: (p[0] is None, p[0] or 0))
         pts = [(xa(x), ya(y)) if xa.ok(x) and ya.ok(y) else None for x, y in ordered]
@@ -359,7 +359,7 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
         for pt in pts + [None]:
             if pt is None:
                 if len(run) > 1:
-                    path = " ".join(f"{_f(x)},{_f(y)}" for x, y in run)
+                    path = " ".join(f"{coord(x)},{coord(y)}" for x, y in run)
                     fr.parts.append(f'<polyline points="{path}" fill="none" stroke="{col}" stroke-width="2.2" '
                                     f'stroke-linejoin="round"{dash}/>')
                 run = []
@@ -368,18 +368,18 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
         for pt, (x, y) in zip(pts, ordered):
             if pt is not None:
                 tip = f"{name}: {fmt_num(x)} → {fmt_num(y)}"
-                fr.parts.append(f'<circle cx="{_f(pt[0])}" cy="{_f(pt[1])}" r="3" fill="{col}">'
+                fr.parts.append(f'<circle cx="{coord(pt[0])}" cy="{coord(pt[1])}" r="3" fill="{col}">'
                                 f"<title>{esc(tip)}</title></circle>")
         fr.parts.append("</g>")
     for m in markers:
         if xa.ok(m.x) and ya.ok(m.y):
             mx, my = xa(m.x), ya(m.y)
-            fr.parts.append(f'<circle cx="{_f(mx)}" cy="{_f(my)}" r="7" fill="none" stroke="{m.colour}" '
+            fr.parts.append(f'<circle cx="{coord(mx)}" cy="{coord(my)}" r="7" fill="none" stroke="{m.colour}" '
                             f'stroke-width="1.5"/>')
             anchor = "end" if mx > fr.left + fr.plot_w * 0.7 else "start"
             tx = mx - 10 if anchor == "end" else mx + 10
             ty = my - 10 if my - 10 > fr.top + 8 else my + 20
-            fr.parts.append(_text(tx, ty, m.label, anchor=anchor, size=11, fill=m.colour, weight="600"))
+            fr.parts.append(text_el(tx, ty, m.label, anchor=anchor, size=11, fill=m.colour, weight="600"))
     fr.parts.append("</svg>")
     return "".join(fr.parts)
 
@@ -394,9 +394,9 @@ def bar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *
     axis there (100 for a %) unless the data go higher."""
     items = [(s.name, s.colour or colour(i), False, "box") for i, s in enumerate(series)]
     legend_parts, rows = _legend(items if len(series) > 1 else [], width, 40)
-    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0) + (10 if value_labels else 0)
+    top = 40 + rows * LEGEND_ROW + (6 if rows else 0) + (10 if value_labels else 0)
     fr = _Frame(width, height, left=62, right=18, top=top, bottom=44 + _notes_height(notes))
-    fr.parts = _open(width, height, title, desc) + legend_parts
+    fr.parts = open_svg(width, height, title, desc) + legend_parts
     values = {(i, int(c)): v for i, s in enumerate(series) for c, v in s.points
               if v is not None and math.isfinite(v)}
     ya = _Axis(list(values.values()) + ([y_max] if y_max is not None else []), "linear", fr.height - fr.bottom,
@@ -423,10 +423,10 @@ def bar_chart(title: str, categories: Sequence[str], series: Sequence[Series], *
             x = fr.left + group_w * k + (group_w - inner) / 2 + bar_w * i
             y = ya(v)
             label = f"{s.name}, {categories[k]}: {fmt_num(v)}{(' ' + unit) if unit else ''}"
-            fr.parts.append(f'<rect x="{_f(x + 1)}" y="{_f(min(y, base))}" width="{_f(max(bar_w - 2, 1))}" '
-                            f'height="{_f(abs(base - y))}" fill="{col}"><title>{esc(label)}</title></rect>')
+            fr.parts.append(f'<rect x="{coord(x + 1)}" y="{coord(min(y, base))}" width="{coord(max(bar_w - 2, 1))}" '
+                            f'height="{coord(abs(base - y))}" fill="{col}"><title>{esc(label)}</title></rect>')
             if value_labels:
-                fr.parts.append(_text(x + bar_w / 2, min(y, base) - 4, fmt_num(v), anchor="middle", size=11,
+                fr.parts.append(text_el(x + bar_w / 2, min(y, base) - 4, fmt_num(v), anchor="middle", size=11,
                                       fill=INK))
         fr.parts.append("</g>")
     fr.parts.append("</svg>")
@@ -441,18 +441,18 @@ def hbar_chart(title: str, categories: Sequence[str], series: Sequence[Series], 
     value leaves a gap. The height grows with the rows; `highlight` draws one category's label in bold."""
     items = [(s.name, s.colour or colour(i), False, "box") for i, s in enumerate(series)]
     legend_parts, rows = _legend(items if len(series) > 1 else [], width, 40)
-    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0)
+    top = 40 + rows * LEGEND_ROW + (6 if rows else 0)
     values = {(i, int(c)): v for i, s in enumerate(series) for c, v in s.points
               if v is not None and math.isfinite(v)}
     n = len(categories)
     bar_h = 14 if len(series) > 1 else 18
     row_h = bar_h * max(len(series), 1) + 10
-    label_w = min(max((len(c) for c in categories), default=4) * _CHAR_W + 14, width * 0.45)
+    label_w = min(max((len(c) for c in categories), default=4) * CHAR_W + 14, width * 0.45)
     # room on the right for the value label of the longest bar
-    right = 18 + (max((len(fmt_num(v)) for v in values.values()), default=1) * _CHAR_W + 6 if value_labels else 0)
+    right = 18 + (max((len(fmt_num(v)) for v in values.values()), default=1) * CHAR_W + 6 if value_labels else 0)
     height = int(top + max(n, 1) * row_h + 44)
     fr = _Frame(width, height, left=label_w, right=right, top=top, bottom=44)
-    fr.parts = _open(width, height, title, desc) + legend_parts
+    fr.parts = open_svg(width, height, title, desc) + legend_parts
     xa = _Axis(list(values.values()), "linear", fr.left, fr.width - fr.right, include_zero=True, pad=0.0)
     if not values or n == 0:
         _no_data(fr, "no data")
@@ -461,19 +461,19 @@ def hbar_chart(title: str, categories: Sequence[str], series: Sequence[Series], 
     y_axis = fr.height - fr.bottom
     for t in xa.ticks:
         x = xa(t)
-        p.append(f'<line x1="{_f(x)}" y1="{_f(fr.top)}" x2="{_f(x)}" y2="{_f(y_axis)}" stroke="{GRID}" '
+        p.append(f'<line x1="{coord(x)}" y1="{coord(fr.top)}" x2="{coord(x)}" y2="{coord(y_axis)}" stroke="{GRID}" '
                  'stroke-width="1"/>')
-        p.append(_text(x, y_axis + 16, fmt_num(t), anchor="middle", size=11, fill=MUTED))
-    p.append(f'<line x1="{_f(fr.left)}" y1="{_f(fr.top)}" x2="{_f(fr.left)}" y2="{_f(y_axis)}" stroke="{MUTED}"/>')
-    p.append(f'<line x1="{_f(fr.left)}" y1="{_f(y_axis)}" x2="{_f(fr.width - fr.right)}" y2="{_f(y_axis)}" '
+        p.append(text_el(x, y_axis + 16, fmt_num(t), anchor="middle", size=11, fill=MUTED))
+    p.append(f'<line x1="{coord(fr.left)}" y1="{coord(fr.top)}" x2="{coord(fr.left)}" y2="{coord(y_axis)}" stroke="{MUTED}"/>')
+    p.append(f'<line x1="{coord(fr.left)}" y1="{coord(y_axis)}" x2="{coord(fr.width - fr.right)}" y2="{coord(y_axis)}" '
              f'stroke="{MUTED}"/>')
     if x_label:
-        p.append(_text((fr.left + fr.width - fr.right) / 2, fr.height - 8, x_label, anchor="middle", size=12))
+        p.append(text_el((fr.left + fr.width - fr.right) / 2, fr.height - 8, x_label, anchor="middle", size=12))
     base = xa(0.0)
     for k, cat in enumerate(categories):
         y0 = fr.top + k * row_h + 5
-        label = cat if len(cat) * _CHAR_W + 14 <= label_w else cat[:max(int((label_w - 14) / _CHAR_W) - 1, 1)] + "…"
-        text = _text(fr.left - 6, y0 + row_h / 2 + 3, label, anchor="end", size=12,
+        label = cat if len(cat) * CHAR_W + 14 <= label_w else cat[:max(int((label_w - 14) / CHAR_W) - 1, 1)] + "…"
+        text = text_el(fr.left - 6, y0 + row_h / 2 + 3, label, anchor="end", size=12,
                      weight="600" if highlight == k else None)
         # a shortened label keeps the full name as its tooltip
         p.append(text if label == cat else f"<g><title>{esc(cat)}</title>{text}</g>")
@@ -484,10 +484,10 @@ def hbar_chart(title: str, categories: Sequence[str], series: Sequence[Series], 
             y = y0 + i * bar_h
             x = xa(v)
             tip = f"{s.name + ', ' if len(series) > 1 else ''}{cat}: {fmt_num(v)}{(' ' + unit) if unit else ''}"
-            p.append(f'<rect x="{_f(min(x, base))}" y="{_f(y)}" width="{_f(max(abs(x - base), 0.5))}" '
-                     f'height="{_f(bar_h - 2)}" fill="{items[i][1]}"><title>{esc(tip)}</title></rect>')
+            p.append(f'<rect x="{coord(min(x, base))}" y="{coord(y)}" width="{coord(max(abs(x - base), 0.5))}" '
+                     f'height="{coord(bar_h - 2)}" fill="{items[i][1]}"><title>{esc(tip)}</title></rect>')
             if value_labels:
-                p.append(_text(max(x, base) + 4, y + bar_h - 5, fmt_num(v), size=11))
+                p.append(text_el(max(x, base) + 4, y + bar_h - 5, fmt_num(v), size=11))
     p.append("</svg>")
     return "".join(p)
 
@@ -502,9 +502,9 @@ def stacked_bar_chart(title: str, categories: Sequence[str], series: Sequence[Se
     above it; `notes` (one per category, lines split at newlines) go under the category labels."""
     items = [(s.name, s.colour or colour(i), False, "box") for i, s in enumerate(series)]
     legend_parts, rows = _legend(items if legend and series else [], width, 40)
-    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0) + (10 if totals else 0)
+    top = 40 + rows * LEGEND_ROW + (6 if rows else 0) + (10 if totals else 0)
     fr = _Frame(width, height, left=62, right=18, top=top, bottom=44 + _notes_height(notes))
-    fr.parts = _open(width, height, title, desc) + legend_parts
+    fr.parts = open_svg(width, height, title, desc) + legend_parts
     n = len(categories)
     values = {(i, int(c)): v for i, s in enumerate(series) for c, v in s.points
               if v is not None and math.isfinite(v) and v > 0 and 0 <= int(c) < n}
@@ -533,14 +533,14 @@ def stacked_bar_chart(title: str, categories: Sequence[str], series: Sequence[Se
             stacked[k] += v
             x = centres[k][0] - bar_w / 2
             tip = f"{s.name}, {categories[k]}: {fmt_num(v)}{suffix}"
-            fr.parts.append(f'<rect x="{_f(x)}" y="{_f(y_hi)}" width="{_f(bar_w)}" '
-                            f'height="{_f(max(y_lo - y_hi, 0.5))}" fill="{col}" stroke="#fff" stroke-width="0.6">'
+            fr.parts.append(f'<rect x="{coord(x)}" y="{coord(y_hi)}" width="{coord(bar_w)}" '
+                            f'height="{coord(max(y_lo - y_hi, 0.5))}" fill="{col}" stroke="#fff" stroke-width="0.6">'
                             f"<title>{esc(tip)}</title></rect>")
         fr.parts.append("</g>")
     if totals:
         for k, (x, _) in enumerate(centres):
             if sums[k] > 0:
-                fr.parts.append(_text(x, ya(sums[k]) - 4, fmt_num(sums[k]), anchor="middle", size=11))
+                fr.parts.append(text_el(x, ya(sums[k]) - 4, fmt_num(sums[k]), anchor="middle", size=11))
     fr.parts.append("</svg>")
     return "".join(fr.parts)
 
@@ -553,9 +553,9 @@ def stacked_area_chart(title: str, series: Sequence[Series], *, x_label: str = "
     series' x values; a series without a value at an x (or with None) adds nothing there."""
     items = [(s.name, s.colour or colour(i), False, "box") for i, s in enumerate(series)]
     legend_parts, rows = _legend(items if series else [], width, 40)
-    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0)
+    top = 40 + rows * LEGEND_ROW + (6 if rows else 0)
     fr = _Frame(width, height, left=62, right=18, top=top, bottom=44)
-    fr.parts = _open(width, height, title, desc) + legend_parts
+    fr.parts = open_svg(width, height, title, desc) + legend_parts
     xs = sorted({x for s in series for x, _ in s.points if x is not None and math.isfinite(x)})
     table = [{x: y for x, y in s.points if x is not None and y is not None and math.isfinite(y) and y > 0}
              for s in series]
@@ -578,7 +578,7 @@ def stacked_area_chart(title: str, series: Sequence[Series], *, x_label: str = "
         else:
             edge = [(xa(x), ya(v)) for x, v in zip(xs, above)] + \
                    [(xa(x), ya(v)) for x, v in reversed(list(zip(xs, below)))]
-        path = " ".join(f"{_f(px)},{_f(py)}" for px, py in edge)
+        path = " ".join(f"{coord(px)},{coord(py)}" for px, py in edge)
         peak = max(t.values(), default=0.0)
         fr.parts.append(f'<g class="series"><title>{esc(f"{name}: up to {fmt_num(peak)}{suffix}")}</title>'
                         f'<polygon points="{path}" fill="{col}" fill-opacity="0.85" stroke="{col}" '
@@ -586,189 +586,6 @@ def stacked_area_chart(title: str, series: Sequence[Series], *, x_label: str = "
         below = above
     fr.parts.append("</svg>")
     return "".join(fr.parts)
-
-
-# -- a CDF on a log x axis, and a timeline with windows and event lines (the simulate report) ----------
-
-@dataclass(frozen=True)
-class Window:
-    """A shaded time range with a label (e.g. 'fast side down')."""
-    x0: float
-    x1: float
-    label: str
-    fill: str = "#fbe3e4"
-
-
-@dataclass(frozen=True)
-class Event:
-    """A vertical line at x with a label (e.g. 'restart')."""
-    x: float
-    label: str
-    colour: str = INK
-
-
-def _series_legend(series: Sequence[Series], width: int, y: float) -> tuple[list[str], int]:
-    if len(series) < 2:
-        return [], 0
-    parts, x, row = ['<g class="legend">'], 12.0, 0
-    for i, s in enumerate(series):
-        w = 22 + len(s.name) * _CHAR_W + 16
-        if x + w > width - 8 and x > 12:
-            x, row = 12.0, row + 1
-        cy = y + row * _LEGEND_ROW
-        col = s.colour or colour(i)
-        dash = ' stroke-dasharray="5 3"' if s.dashed else ""
-        parts.append(f'<line x1="{_f(x)}" y1="{_f(cy)}" x2="{_f(x + 16)}" y2="{_f(cy)}" stroke="{col}" '
-                     f'stroke-width="2.5"{dash}/>')
-        parts.append(_text(x + 22, cy + 4, s.name))
-        x += w
-    parts.append("</g>")
-    return parts, row + 1
-
-
-class _Scale:
-    def __init__(self, lo: float, hi: float, p0: float, p1: float, log: bool):
-        self.lo, self.hi, self.p0, self.p1, self.log = lo, hi, p0, p1, log
-
-    def __call__(self, v: float) -> float:
-        t = (lambda z: math.log10(z)) if self.log else (lambda z: z)
-        a, b = t(self.lo), t(self.hi)
-        if b == a:
-            return (self.p0 + self.p1) / 2
-        return self.p0 + (t(v) - a) / (b - a) * (self.p1 - self.p0)
-
-    def ok(self, v: float | None) -> bool:
-        return v is not None and math.isfinite(v) and (not self.log or v > 0)
-
-
-def _ticks(values: list[float], log: bool, zero: bool) -> list[float]:
-    vals = [v for v in values if v is not None and math.isfinite(v) and (not log or v > 0)] or [1.0]
-    lo, hi = min(vals), max(vals)
-    if log:
-        return log10_ticks(lo, hi)
-    if zero:
-        lo = min(lo, 0.0)
-    return nice_ticks(lo, hi)
-
-
-def _polyline(points: list[tuple[float, float]], col: str, dashed: bool, step: bool = False) -> str:
-    if step:
-        stepped: list[tuple[float, float]] = []
-        for (x0, y0), (x1, y1) in zip(points, points[1:]):
-            stepped += [(x0, y0), (x1, y0)]
-        stepped.append(points[-1])
-        points = stepped
-    dash = ' stroke-dasharray="6 4"' if dashed else ""
-    path = " ".join(f"{_f(x)},{_f(y)}" for x, y in points)
-    return (f'<polyline points="{path}" fill="none" stroke="{col}" stroke-width="2.2" '
-            f'stroke-linejoin="round"{dash}/>')
-
-
-def _frame_axes(parts: list[str], xs: _Scale, ys: _Scale, xt: list[float], yt: list[float], left: float,
-                right: float, top: float, bottom: float, x_label: str, y_label: str, height: int,
-                y_fmt=fmt_num, x_fmt=fmt_num) -> None:
-    for t in yt:
-        y = ys(t)
-        parts.append(f'<line x1="{_f(left)}" y1="{_f(y)}" x2="{_f(right)}" y2="{_f(y)}" stroke="{GRID}"/>')
-        parts.append(_text(left - 6, y + 4, y_fmt(t), anchor="end", size=11, fill=MUTED))
-    for t in xt:
-        x = xs(t)
-        parts.append(f'<line x1="{_f(x)}" y1="{_f(bottom)}" x2="{_f(x)}" y2="{_f(bottom + 4)}" stroke="{MUTED}"/>')
-        parts.append(_text(x, bottom + 17, x_fmt(t), anchor="middle", size=11, fill=MUTED))
-    parts.append(f'<line x1="{_f(left)}" y1="{_f(bottom)}" x2="{_f(right)}" y2="{_f(bottom)}" stroke="{MUTED}"/>')
-    parts.append(f'<line x1="{_f(left)}" y1="{_f(bottom)}" x2="{_f(left)}" y2="{_f(top)}" stroke="{MUTED}"/>')
-    if x_label:
-        parts.append(_text((left + right) / 2, height - 8, x_label, anchor="middle"))
-    if y_label:
-        cy = (top + bottom) / 2
-        parts.append(_text(14, cy, y_label, anchor="middle", extra=f' transform="rotate(-90 14 {_f(cy)})"'))
-
-
-def cdf_chart(title: str, series: Sequence[Series], *, x_label: str = "latency (µs)",
-              y_label: str = "fraction of requests", width: int = 560, height: int = 330,
-              desc: str | None = None) -> str:
-    """Cumulative distributions on a log10 x axis: each series' points are (value, fraction ≤ value)."""
-    legend, rows = _series_legend(series, width, 40)
-    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0)
-    left, right, bottom = 62.0, width - 18.0, height - 44.0
-    parts = _open(width, height, title, desc) + legend
-    xs_all = [x for s in series for x, _ in s.points if x is not None and x > 0]
-    if not xs_all:
-        parts.append(_text(width / 2, (top + bottom) / 2, "no data", anchor="middle", size=13, fill=MUTED))
-        return "".join(parts + ["</svg>"])
-    xt = _ticks(xs_all, True, False)
-    yt = [0.0, 0.25, 0.5, 0.75, 1.0]
-    xs = _Scale(xt[0], xt[-1], left + 8, right - 8, True)
-    ys = _Scale(0.0, 1.0, bottom, top, False)
-    _frame_axes(parts, xs, ys, xt, yt, left, right, top, bottom, x_label, y_label, height,
-                y_fmt=lambda v: f"{v * 100:.0f}%")
-    for i, s in enumerate(series):
-        col = s.colour or colour(i)
-        pts = [(xs(x), ys(y)) for x, y in s.points if xs.ok(x) and y is not None]
-        parts.append(f'<g class="series"><title>{esc(s.name)}</title>')
-        if len(pts) > 1:
-            parts.append(_polyline(pts, col, s.dashed, step=True))
-        for q in (0.5, 0.99):
-            hit = next(((x, y) for x, y in s.points if y is not None and y >= q and xs.ok(x)), None)
-            if hit:
-                tip = f"{s.name}: p{q * 100:g} {fmt_num(hit[0])} µs"
-                parts.append(f'<circle cx="{_f(xs(hit[0]))}" cy="{_f(ys(q))}" r="3" fill="{col}">'
-                             f"<title>{esc(tip)}</title></circle>")
-        parts.append("</g>")
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def timeline_chart(title: str, series: Sequence[Series], *, windows: Sequence[Window] = (),
-                   events: Sequence[Event] = (), x_label: str = "time (s)", y_label: str = "",
-                   y_log: bool = False, y_max: float | None = None, y_fmt=fmt_num, width: int = 560,
-                   height: int = 330, desc: str | None = None) -> str:
-    """Series over time with shaded windows (failure, resync) and labelled event lines (restart)."""
-    legend, rows = _series_legend(series, width, 40)
-    top = 40 + rows * _LEGEND_ROW + (6 if rows else 0) + (14 if windows or events else 0)
-    left, right, bottom = 62.0, width - 18.0, height - 44.0
-    parts = _open(width, height, title, desc) + legend
-    xs_all = [x for s in series for x, _ in s.points] + [w.x0 for w in windows] + [w.x1 for w in windows] + \
-        [e.x for e in events]
-    ys_all = [y for s in series for _, y in s.points if y is not None] + ([y_max] if y_max is not None else [])
-    if not any(y is not None for s in series for _, y in s.points):
-        parts.append(_text(width / 2, (top + bottom) / 2, "no data", anchor="middle", size=13, fill=MUTED))
-        return "".join(parts + ["</svg>"])
-    x_lo, x_hi = min(xs_all), max(xs_all)
-    xt = [t for t in nice_ticks(x_lo, x_hi) if x_lo - 1e-9 <= t <= x_hi + 1e-9] or [x_lo, x_hi]
-    yt = _ticks(ys_all, y_log, True)
-    xs = _Scale(x_lo, x_hi, left + 8, right - 8, False)
-    ys = _Scale(yt[0], yt[-1], bottom, top, y_log)
-    for w in windows:
-        a, b = xs(max(w.x0, x_lo)), xs(min(w.x1, x_hi))
-        parts.append(f'<rect x="{_f(a)}" y="{_f(top)}" width="{_f(max(b - a, 1.5))}" height="{_f(bottom - top)}" '
-                     f'fill="{w.fill}"><title>{esc(w.label)}</title></rect>')
-        if b - a >= len(w.label) * _CHAR_W * 0.8:     # a narrow window keeps its label in the tooltip
-            parts.append(_text((a + b) / 2, top - 4, w.label, anchor="middle", size=11, fill=MUTED))
-    _frame_axes(parts, xs, ys, xt, yt, left, right, top, bottom, x_label, y_label, height, y_fmt=y_fmt)
-    for e in events:
-        x = xs(e.x)
-        parts.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{e.colour}" '
-                     f'stroke-width="1.5" stroke-dasharray="4 3"><title>{esc(e.label)}</title></line>')
-        anchor = "end" if x > left + (right - left) * 0.7 else "start"
-        parts.append(_text(x + (-4 if anchor == "end" else 4), top + 12, e.label, anchor=anchor, size=11,
-                           fill=e.colour))
-    for i, s in enumerate(series):
-        col = s.colour or colour(i)
-        parts.append(f'<g class="series"><title>{esc(s.name)}</title>')
-        run: list[tuple[float, float]] = []
-        for x, y in list(s.points) + [(None, None)]:
-            if x is None or not ys.ok(y):
-                if len(run) > 1:
-                    parts.append(_polyline(run, col, s.dashed))
-                elif len(run) == 1:
-                    parts.append(f'<circle cx="{_f(run[0][0])}" cy="{_f(run[0][1])}" r="2" fill="{col}"/>')
-                run = []
-            else:
-                run.append((xs(x), ys(y)))
-        parts.append("</g>")
-    parts.append("</svg>")
-    return "".join(parts)
 
 
 # -- a heat map: hour of day x day of week, or statistic x hour (the history report) ------------------

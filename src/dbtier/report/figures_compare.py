@@ -1,0 +1,87 @@
+"""What `dbtier show` prints of one run (its figures, tables and method, with what could not be drawn)
+and what `dbtier compare` and the side-by-side reports set against each other.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from dbtier.model.guards import doc_guards
+from dbtier.report.figures import Figure, Table, children, figures, get, is_fleet, isnum, judge_difference, kind
+from dbtier.report.figures_method import method
+from dbtier.report.figures_tables import tables
+
+
+def run_info(doc: dict[str, Any]) -> dict[str, Any]:
+    return {"dir": doc.get("_run_dir"), "command": doc.get("command"), "kind": kind(doc),
+            "status": doc.get("status"), "started_at": doc.get("started_at"), "finished_at": doc.get("finished_at"),
+            "host": get(doc, "machine", "hostname")}
+
+
+def drawn(doc: dict[str, Any]) -> tuple[list[Figure], list[Table], list[tuple[str, str]], list[dict[str, str]]]:
+    """(figures, tables, method, problems) of one document. A part that cannot be drawn from a malformed
+    document is named in `problems` with the error (said in show and the report), never silently left out."""
+    problems: list[dict[str, str]] = []
+
+    def part(name: str, fn: Callable[[dict[str, Any]], list]) -> list:
+        try:
+            return fn(doc)
+        except Exception as exc:  # noqa: BLE001 - recorded and shown, not swallowed
+            problems.append({"section": name, "error": f"{type(exc).__name__}: {exc}"})
+            return []
+    figs = part("figures", figures) if doc.get("command") != "lab" else []
+    return figs, part("tables", tables), part("method", method), problems
+
+
+def summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """What `dbtier show` prints: the run, its key figures and tables, how they were obtained, what could
+    not be drawn (`problems`), and for a lab every step's own summary."""
+    figs, tabs, meth, problems = drawn(doc)
+    out = {"run": run_info(doc), "figures": [f.as_dict() for f in figs],
+           "tables": [t.as_dict() for t in tabs],
+           "method": [{"what": a, "how": b} for a, b in meth], "problems": problems,
+           "guards": doc_guards(doc)}
+    if doc.get("command") == "lab":
+        out["steps"] = [{"name": s.get("name"), "status": s.get("status"), "seconds": s.get("seconds"),
+                         "run_dir": s.get("run_dir"), "error": s.get("error") or err,
+                         "summary": summary(c) if c is not None else None} for s, c, err in children(doc)]
+    return out
+
+
+def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """Figures of two documents matched by key: {key, metric, unit, a, b, diff, ratio} (ratio = b / a)."""
+    fa = {f.key: f for f in figures(a)}
+    fb = {f.key: f for f in figures(b)}
+    keys = list(fa) + [k for k in fb if k not in fa]
+    fleet = is_fleet(a) or is_fleet(b)
+    rows = []
+    for k in keys:
+        f = fa.get(k) or fb[k]
+        if fleet and k in fa and k in fb and fa[k].group != fb[k].group:
+            # a fleet's aggregate against one host's target: both named, the fleet by its host count
+            f = Figure(f.key, f.label, f.value, f.unit, f.digits, f.better, f"{fa[k].group} vs {fb[k].group}")
+        va = fa[k].value if k in fa else None
+        vb = fb[k].value if k in fb else None
+        if va is None and vb is None:
+            continue
+        num = isnum(va) and isnum(vb)
+        row = {"key": k, "metric": f.label, "unit": f.unit, "digits": f.digits, "better": f.better,
+               "group": f.group, "a": va, "b": vb, "diff": vb - va if num else None,
+               "ratio": vb / va if num and va != 0 else None,
+               "a_spread": fa[k].spread if k in fa else None, "b_spread": fb[k].spread if k in fb else None}
+        row.update(judge_difference(row))
+        rows.append(row)
+    return rows
+
+
+def side_by_side(docs: Sequence[dict[str, Any]]) -> list[tuple[Figure, list[Any]]]:
+    """The headline figures of runs of one kind, one row per figure key in first-seen order: the first
+    run's Figure (label, unit, digits) and each run's value (None where it has none); rows where no run
+    has a value are left out. The HTML and Markdown comparisons draw these."""
+    figs = [{f.key: f for f in figures(d) if not f.detail} for d in docs]
+    rows = []
+    for key in dict.fromkeys(k for fs in figs for k in fs):
+        vals = [fs[key].value if key in fs else None for fs in figs]
+        if any(v is not None for v in vals):
+            rows.append((next(fs[key] for fs in figs if key in fs), vals))
+    return rows
