@@ -5,10 +5,10 @@ import platform
 
 import pytest
 
-from dbtier.core.malloc import fixed_mmap_threshold
+from dbtier.core.malloc import tune_for_chunks
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
 def test_glibc_takes_the_threshold():
-    assert fixed_mmap_threshold(16 << 20) is True
+    assert tune_for_chunks(16 << 20) is True
 

@@ -180,8 +180,8 @@ def _inputs(args: argparse.Namespace, trace: Path) -> list[str]:
 
 
 def run_sim(args: argparse.Namespace) -> int:
-    from dbtier.core.malloc import fixed_mmap_threshold
-    fixed_mmap_threshold()          # chunk after chunk of arrays: their memory goes back (see core/malloc.py)
+    from dbtier.core.malloc import tune_for_chunks
+    tune_for_chunks()               # chunk after chunk of arrays: their memory goes back (see core/malloc.py)
     from dbtier.sim import volumes
     # Everything that can be refused is refused before the run directory exists.
     if args.cluster and args.volume != "all":

@@ -25,7 +25,7 @@ THRESHOLD_BYTES = 16 << 20
 TRIM_BYTES = 256 << 20
 
 
-def fixed_mmap_threshold(nbytes: int = THRESHOLD_BYTES, trim_bytes: int = TRIM_BYTES, arenas: int = 1) -> bool:
+def tune_for_chunks(nbytes: int = THRESHOLD_BYTES, trim_bytes: int = TRIM_BYTES, arenas: int = 1) -> bool:
     """Set glibc's mmap threshold to `nbytes`, its trim threshold to `trim_bytes` and its arenas to at most
     `arenas` for the rest of the process; False where that is not glibc (or it refused one)."""
     name = ctypes.util.find_library("c")

@@ -375,8 +375,6 @@ class Server:
     count looks ahead) are held, with their I/Os, until a later call: at most the arrivals within
     DISK_QUEUE I/Os of a disk."""
 
-    _IO = ("req", "dev", "fg", "occ", "occ_seq", "base", "save", "off", "end", "vol")
-
     def __init__(self, devices: Sequence[DeviceModel], timed: bool, t0: float = 0.0, bucket_s: float = 0.0,
                  nbuckets: int = 1):
         self.devices = list(devices)
@@ -427,17 +425,16 @@ class Server:
             req, dev, fg, op, nb, off, vol = (a[order] for a in (req, dev, fg, op, nb, off, vol))
         held = self.io
         h = 0 if held is None else int(held["req"].shape[0])
-        n = req.size
-        occ, occ_seq, base, save = (np.empty(h + n) for _ in range(4))
-        end = np.empty(h + n, dtype=np.int64)
+        occ, occ_seq, base, save = (np.empty(h + req.size) for _ in range(4))
+        end = np.empty(h + req.size, dtype=np.int64)
         _inputs(dev, op, nb, off, self.table, occ[h:], occ_seq[h:], base[h:], save[h:], end[h:])
-        io = dict(zip(self._IO, (req, dev, fg, occ, occ_seq, base, save, off, end, vol)))
+        given = {"req": req, "dev": dev, "fg": fg, "off": off, "vol": vol}
+        made = {"occ": occ, "occ_seq": occ_seq, "base": base, "save": save, "end": end}
         if held is not None:
-            for k, v in io.items():
-                if v.shape[0] == n:                 # a column of the new I/Os alone: the held ones before them
-                    io[k] = np.concatenate([held[k], v])
-                else:
-                    v[:h] = held[k]
+            given = {k: np.concatenate([held[k], v]) for k, v in given.items()}
+            for k, v in made.items():
+                v[:h] = held[k]
+        io = {**given, **made}
         return io
 
     def feed(self, subs: SubIOs, first: int, time_s: np.ndarray, extra: dict[str, np.ndarray] | None = None,
