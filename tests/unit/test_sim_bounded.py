@@ -393,19 +393,19 @@ def test_the_state_follows_the_cache_not_the_footprint(policy):
         held = cache.most_held(cap, policy, BS)
         assert rows_max == held + max(cache.SPARE_MIN, held // cache.SPARE_SHARE, min(held, cache.SPARE_FULL))
         assert rp.rows.node.shape[0] <= rows_max and rp.rows.rowkey.shape[0] <= rows_max
-        assert rp.rows.tkeys.shape[0] == slots.table_slots(rp.rows.node.shape[0])
+        assert rp.rows.table.shape[0] == slots.table_slots(rp.rows.node.shape[0])
         assert rp.state_bytes() <= cache.state_bytes(cap, policy, BS)
         assert rp.rows.recycled
         sizes[factor] = rp.state_bytes()
     assert sizes[10] == sizes[100]
     # per cached block: 24-byte rows for the most the policy holds (S3-FIFO: with its ghost, 1.9 times; 2Q: with
     # Aout, 1.5) and as many again as spares up to 2^18 rows (100,000 blocks), a quarter more past that (a
-    # million); 12-byte table slots, a power of two at most 70% full (under 2 / 0.7 a row)
+    # million); 8-byte table slots, a power of two at most 70% full (under 2 / 0.7 a row)
     held = {"s3fifo": 1.9, "s3fifo-2023": 1.9, "twoq": 1.5}.get(policy, 1.0)
     for blocks, spare in ((100_000, 2.0 if held * 100_000 <= 1 << 18 else 1.0 + (1 << 18) / (held * 100_000)),
                           (1_000_000, 1.25)):
         rows = held * spare
-        assert cache.state_bytes(blocks, policy, BS) / blocks <= rows * 24 + 2 * rows / 0.7 * 12 + 1
+        assert cache.state_bytes(blocks, policy, BS) / blocks <= rows * 24 + 2 * rows / 0.7 * 8 + 1
 
 
 def test_a_replay_over_a_footprint_100_times_the_cache_stays_small():
@@ -498,7 +498,7 @@ def test_rows_table_keeps_every_mapped_row_findable(rows_max, universe, seed):
     owner: dict[int, int] = {}                      # live key -> its row
     for _ in range(4000):
         key = int(rng.integers(0, universe)) * 7919 + (int(rng.integers(0, 2)) << 42)
-        x = int(slots.row_of(np.int64(key), r.tkeys, r.trows, r.rowkey, prev, nxt, live, r.st))
+        x = int(slots.row_of(np.int64(key), r.table, r.rowkey, prev, nxt, live, r.st))
         if key in owner:
             assert x == owner[key]
         assert r.rowkey[x] == key
@@ -510,9 +510,12 @@ def test_rows_table_keeps_every_mapped_row_findable(rows_max, universe, seed):
             del owner[key]
         for dead in [k for k, v in owner.items() if rng.random() < 0.02]:
             live[owner.pop(dead)] = 0
-        mapped = [s for s in range(r.hiwater) if r.rowkey[s] != slots.EMPTY]
-        assert sorted(r.tkeys[r.tkeys != slots.EMPTY]) == sorted(r.rowkey[mapped])
+        mapped = [s for s in range(r.hiwater) if r.rowkey[s] != slots.UNMAPPED]
+        # each mapped row in one slot: the top half of its key's hash (computed here apart) and the row plus one
+        full = r.table[r.table != slots.EMPTY]
+        hashes = [(int(r.rowkey[s]) * 0x9E3779B97F4A7C15) % (1 << 64) for s in mapped]
+        assert sorted(full.view(np.uint64).tolist()) == sorted((h >> 32 << 32) | (s + 1) for h, s in zip(hashes, mapped))
         tshift = int(r.st[slots.S_TSHIFT])
         for s in mapped:
-            assert slots.peek(r.rowkey[s], r.tkeys, r.trows, tshift) == s
+            assert slots.peek(r.rowkey[s], r.table, r.rowkey, tshift) == s
     assert r.sweeps > 10

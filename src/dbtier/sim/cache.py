@@ -282,8 +282,8 @@ class Replay:
         byp = _EMPTY_BOOL if bypass is None else np.ascontiguousarray(bypass, dtype=np.bool_)
         rr = _EMPTY_I64 if restart_req is None else np.ascontiguousarray(restart_req, dtype=np.int64)
         mode = MODE_CODES[self.write_mode]
-        args = (prep.nblk, prep.keys, prep.op, byp, rr, prep.first_request, rows.node, rows.rowkey, rows.tkeys,
-                rows.trows, rows.st, self.ring, self.st, self.c, self.capacity)
+        args = (prep.nblk, prep.keys, prep.op, byp, rr, prep.first_request, rows.node, rows.rowkey, rows.table,
+                rows.st, self.ring, self.st, self.c, self.capacity)
         if self.policy in S3_POLICIES:
             s3fifo_kernel(*args, self.block_size, mode, self.record, hits, adm, dst, fm, _EMPTY_I64,
                           self.policy == "s3fifo")

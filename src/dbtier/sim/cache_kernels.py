@@ -74,7 +74,7 @@ from dbtier.sim.jit import hot
 from dbtier.sim.mrc_kernels import (S3_EVICTED, lru_admit, lru_hit, s3_admit, s3_admit_current, s3_caps, s3_hit,
                                     s3_unghost)
 from dbtier.sim.mrc_kernels import unlink as _unlink
-from dbtier.sim.slots import S_TSHIFT, peek, prefetch_slot, row_if_kept, row_of
+from dbtier.sim.slots import S_TSHIFT, hint, prefetch_slot, row_if_kept, row_of
 
 MODE_CODES = {"write-around": 0, "write-through": 1, "write-back": 2}
 
@@ -100,14 +100,15 @@ _RING_MASK = RING - 1
 
 
 @numba.njit(inline="always")
-def prefetch_ahead(j, nb, keys, tkeys, trows, tshift, live, prev, nxt, ring, neighbours):
+def prefetch_ahead(j, nb, keys, table, rowkey, tshift, live, prev, nxt, ring, neighbours):
     if j + PF_SLOT < nb:
-        prefetch_slot(keys[j + PF_SLOT], tkeys, trows, tshift)
+        prefetch_slot(keys[j + PF_SLOT], table, tshift)
     if j + PREFETCH < nb:
-        y = peek(keys[j + PREFETCH], tkeys, trows, tshift)
+        y = hint(keys[j + PREFETCH], table, tshift)
         ring[(j + PREFETCH) & _RING_MASK] = y
         if y >= 0:
             _prefetch(live, y)
+            _prefetch(rowkey, y)              # the lookup confirms the row by its key
     if neighbours:
         y = ring[(j + PREFETCH_NEIGHBOURS) & _RING_MASK]
         if y >= 0 and live[y] != 0:
@@ -123,13 +124,13 @@ LRU_STATE = 4      # st: head (most recent), tail, size, next restart to apply
 
 
 @hot
-def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey, tkeys, trows, rst, ring, st, c,
+def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey, table, rst, ring, st, c,
                capacity, promote, mode, record, out_hits, out_admit, out_destage, out_first_miss, no_held):
     """LRU (promote=True) or FIFO (promote=False) over the next requests (the first is request
     `first_request` of the trace; restart_req holds whole-trace request indexes). The cache's state (node,
     st) carries from call to call and the counters are added to c; fills out_* when record. no_held: empty
     (the shared rules' object sizes; every block is one unit). Blocks by key: rows from slots.row_of
-(rowkey, tkeys, trows, rst: a slots.Rows); ring: RING int64 of scratch."""
+(rowkey, table, rst: a slots.Rows); ring: RING int64 of scratch."""
     # One 16-byte row per block (prev, next, state): a block's fields share a cache line, which is
     # what bounds the speed once the working set outgrows the CPU caches.
     prev = node[:, 0]
@@ -189,11 +190,11 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
         if op[i] == 0:
             for j in range(pos, pos + k):
                 # a hit moves its block under LRU: its list neighbours' rows are needed then
-                prefetch_ahead(j, nb, keys, tkeys, trows, tshift, state, prev, nxt, ring, promote)
+                prefetch_ahead(j, nb, keys, table, rowkey, tshift, state, prev, nxt, ring, promote)
                 if byp or capacity == 0:
-                    x = row_if_kept(keys[j], tkeys, trows, rowkey, prev, nxt, state, rst)
+                    x = row_if_kept(keys[j], table, rowkey, prev, nxt, state, rst)
                 else:
-                    x = row_of(keys[j], tkeys, trows, rowkey, prev, nxt, state, rst)
+                    x = row_of(keys[j], table, rowkey, prev, nxt, state, rst)
                 if x >= 0 and state[x] != 0:
                     hits += 1
                     lru_hit(x, promote, prev, nxt, ht)
@@ -215,8 +216,8 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
             n_write_blocks += k
             if mode == 0 or byp:
                 for j in range(pos, pos + k):
-                    prefetch_ahead(j, nb, keys, tkeys, trows, tshift, state, prev, nxt, ring, True)
-                    x = row_if_kept(keys[j], tkeys, trows, rowkey, prev, nxt, state, rst)
+                    prefetch_ahead(j, nb, keys, table, rowkey, tshift, state, prev, nxt, ring, True)
+                    x = row_if_kept(keys[j], table, rowkey, prev, nxt, state, rst)
                     if x >= 0 and state[x] != 0:
                         hits += 1
                         _unlink(x, prev, nxt, ht, 0)
@@ -226,11 +227,11 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
             else:
                 new_state = 2 if mode == 2 else 1
                 for j in range(pos, pos + k):
-                    prefetch_ahead(j, nb, keys, tkeys, trows, tshift, state, prev, nxt, ring, promote)
+                    prefetch_ahead(j, nb, keys, table, rowkey, tshift, state, prev, nxt, ring, promote)
                     if capacity > 0:
-                        x = row_of(keys[j], tkeys, trows, rowkey, prev, nxt, state, rst)
+                        x = row_of(keys[j], table, rowkey, prev, nxt, state, rst)
                     else:
-                        x = row_if_kept(keys[j], tkeys, trows, rowkey, prev, nxt, state, rst)
+                        x = row_if_kept(keys[j], table, rowkey, prev, nxt, state, rst)
                     if x >= 0 and state[x] != 0:
                         hits += 1
                         lru_hit(x, promote, prev, nxt, ht)
@@ -275,7 +276,7 @@ S3_STATE = 11      # st: S head, tail, M head, tail, G head, tail, S, M, G bytes
 
 
 @hot
-def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey, tkeys, trows, rst, ring, st, c,
+def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey, table, rst, ring, st, c,
                   capacity, block_bytes, mode, record, out_hits, out_admit, out_destage, out_first_miss, no_held,
                   current):
     """S3-FIFO over the next requests; the state (node, st) carries from call to call (see lru_kernel). The
@@ -350,11 +351,11 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
         takes = not around and capacity > 0 and not (is_read and byp)      # a miss may be admitted
         for j in range(pos, pos + k):
             # a ghost hit or an invalidation unlinks a block: its neighbours' rows are needed then
-            prefetch_ahead(j, nb, keys, tkeys, trows, tshift, where, prev, nxt, ring, True)
+            prefetch_ahead(j, nb, keys, table, rowkey, tshift, where, prev, nxt, ring, True)
             if takes:
-                x = row_of(keys[j], tkeys, trows, rowkey, prev, nxt, where, rst)
+                x = row_of(keys[j], table, rowkey, prev, nxt, where, rst)
             else:
-                x = row_if_kept(keys[j], tkeys, trows, rowkey, prev, nxt, where, rst)
+                x = row_if_kept(keys[j], table, rowkey, prev, nxt, where, rst)
             w = where[x] if x >= 0 else 0
             if w == 1 or w == 2:
                 hits += 1

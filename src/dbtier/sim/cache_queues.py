@@ -32,7 +32,7 @@ TWOQ_STATE = 10    # st: Ain head, tail, Am head, tail, Aout head, tail, Ain, Am
 
 
 @hot
-def queue_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey, tkeys, trows, rst, ring, st, c,
+def queue_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey, table, rst, ring, st, c,
                  capacity, block_bytes, twoq, mode, record, out_hits, out_admit, out_destage, out_first_miss,
                  no_held):
     """SIEVE (twoq=False) or 2Q (twoq=True) over the next requests; the state (node, st) carries from call to
@@ -117,11 +117,11 @@ def queue_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowke
         takes = not around and capacity > 0 and not (is_read and byp)      # a miss may be admitted
         dirty = (not is_read) and mode == 2
         for j in range(pos, pos + k):
-            prefetch_ahead(j, nb, keys, tkeys, trows, tshift, live, prev, nxt, ring, True)
+            prefetch_ahead(j, nb, keys, table, rowkey, tshift, live, prev, nxt, ring, True)
             if takes:
-                x = row_of(keys[j], tkeys, trows, rowkey, prev, nxt, live, rst)
+                x = row_of(keys[j], table, rowkey, prev, nxt, live, rst)
             else:
-                x = row_if_kept(keys[j], tkeys, trows, rowkey, prev, nxt, live, rst)
+                x = row_if_kept(keys[j], table, rowkey, prev, nxt, live, rst)
             w = live[x] if x >= 0 else 0
             if twoq:
                 w = w & 3

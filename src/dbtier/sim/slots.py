@@ -20,7 +20,7 @@ order), so `hiwater` is the exact number of distinct blocks seen; after one, mor
 `rows_max` (more than the cache holds), and a block the cache will not take in (a write around it, a
 bypassing read) is only looked up (`row_if_kept`).
 
-Memory: per row the policy's 16 bytes and the key's 8; the table 12 bytes a slot, at most 70% full.
+Memory: per row the policy's 16 bytes and the key's 8; the table 8 bytes a slot, at most 70% full.
 """
 
 from __future__ import annotations
@@ -31,76 +31,108 @@ import numpy as np
 from dbtier.core.errors import DbtierError
 from dbtier.sim.blocks import memory_bytes, prefetch
 
-EMPTY = np.int64(-1)                      # keys are >= 0
+EMPTY = np.int64(0)           # an empty table slot (a slot holds its row plus one): new tables are calloc'd
+UNMAPPED = np.int64(-1)       # the key of a row that holds no block (keys are >= 0)
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)   # Fibonacci hashing: the key times 2^64/phi, top bits
+_HI = np.int64(-(1 << 32))    # a slot's high half: the top 32 bits of its key's hash
+_LO = np.int64(0xFFFFFFFF)    # its low half: the row
+_ONE = np.uint64(1)
 MAX_LOAD = 0.7
 ROW_COLS = 4                              # int32 per row (the kernels' prev, next, state/where, freq)
 KEY_BYTES = 8
-SLOT_BYTES = 12                           # a table slot: key (int64) and row (int32)
+SLOT_BYTES = 8                            # a table slot: the hash's top half and the row, one int64
 SWEEP_AHEAD = 8     # rows ahead whose table slots a sweep fetches (61 ns a freed row at 9.8M rows; 16: 85)
 # st: the rows' state, carried from call to call
 S_HIWATER, S_FREE, S_TSHIFT, S_SWEEPS, S_FREED = range(5)
 _NST = 5
 
 
+# The table holds no keys: a slot is the top 32 bits of its key's hash and its row plus one, so that a probe reads one
+# cache line of slots, a miss (most lookups on a large footprint) reads nothing else, and moving or
+# deleting an entry needs no key (its home is the slot's top bits: tables have at most 2^32 slots). A slot
+# whose hash half matches is confirmed against the row's key (rowkey). Indexes are unsigned: no wraparound
+# code on the probe path.
+
 @numba.njit(inline="always")
-def home(key, tshift):
-    return np.intp((np.uint64(key) * _HASH_MUL) >> np.uint64(tshift))
+def hash_of(key):
+    return np.int64(np.uint64(key) * _HASH_MUL)
 
 
 @numba.njit(inline="always")
-def prefetch_slot(key, tkeys, trows, tshift):
+def home(hv, tshift):
+    """The slot where a probe for hash `hv` (or for the entry in slot value `hv`) starts."""
+    return np.uint64(hv) >> np.uint64(tshift)
+
+
+@numba.njit(inline="always")
+def prefetch_slot(key, table, tshift):
     """Hint: the table slot where `key`'s probe starts (a few blocks ahead)."""
-    h = home(key, tshift)
-    prefetch(tkeys, h)
-    prefetch(trows, h)
+    prefetch(table, home(hash_of(key), tshift))
 
 
 @numba.njit(inline="always")
-def peek(key, tkeys, trows, tshift):
-    """The row mapped to `key`, or -1. Read ahead of a block's turn it is a hint (its row may be recycled
-    first); at its turn, the answer."""
-    mask = tkeys.shape[0] - 1
-    h = home(key, tshift)
+def hint(key, table, tshift):
+    """The row of the first slot whose hash half is `key`'s, or -1: a hint read ahead of a block's turn (the
+    row is not confirmed, and may be recycled before the turn)."""
+    mask = np.uint64(table.shape[0] - 1)
+    hv = hash_of(key)
+    h = home(hv, tshift)
     while True:
-        k = tkeys[h]
-        if k == key:
-            return np.intp(trows[h])
-        if k == EMPTY:
+        s = table[h]
+        if s == EMPTY:
             return np.intp(-1)
-        h = (h + 1) & mask
+        if (s ^ hv) & _HI == 0:
+            return np.intp((s & _LO) - 1)
+        h = (h + _ONE) & mask
 
 
 @numba.njit(inline="always")
-def _delete(key, tkeys, trows, tshift):
-    """Remove `key` (present) from the table, shifting later entries of its run back (no tombstones)."""
-    mask = tkeys.shape[0] - 1
-    h = home(key, tshift)
-    while tkeys[h] != key:
-        h = (h + 1) & mask
+def peek(key, table, rowkey, tshift):
+    """The row mapped to `key`, or -1."""
+    mask = np.uint64(table.shape[0] - 1)
+    hv = hash_of(key)
+    h = home(hv, tshift)
+    while True:
+        s = table[h]
+        if s == EMPTY:
+            return np.intp(-1)
+        if (s ^ hv) & _HI == 0 and rowkey[(s & _LO) - 1] == key:
+            return np.intp((s & _LO) - 1)
+        h = (h + _ONE) & mask
+
+
+@numba.njit(inline="always")
+def _delete(key, row, table, tshift):
+    """Remove row `row` of `key` (mapped) from the table, shifting later entries of its run back (no
+    tombstones)."""
+    mask = np.uint64(table.shape[0] - 1)
+    hv = hash_of(key)
+    want = (hv & _HI) | (row + 1)
+    h = home(hv, tshift)
+    while table[h] != want:
+        h = (h + _ONE) & mask
     j = h
     while True:
-        j = (j + 1) & mask
-        k = tkeys[j]
-        if k == EMPTY:
+        j = (j + _ONE) & mask
+        s = table[j]
+        if s == EMPTY:
             break
-        i = home(k, tshift)
-        # k stays unless its home lies cyclically outside (h, j]: then the hole at h is on its probe path
+        i = home(s, tshift)
+        # s stays unless its home lies cyclically outside (h, j]: then the hole at h is on its probe path
         if (h < j and (i <= h or i > j)) or (h > j and i <= h and i > j):
-            tkeys[h] = k
-            trows[h] = trows[j]
+            table[h] = s
             h = j
-    tkeys[h] = EMPTY
+    table[h] = EMPTY
 
 
 @numba.njit(nogil=True, cache=True, _nrt=False)    # called, not inlined: once per many blocks
-def _sweep(tkeys, trows, rowkey, nxt, live, st):
+def _sweep(table, rowkey, nxt, live, st):
     """Unmap every row whose block is neither cached nor a ghost, and chain those rows as the free list
     (lowest first)."""
     head = -1
     freed = 0
     for s in range(st[S_HIWATER] - 1, -1, -1):
-        if live[s] == 0 and rowkey[s] != EMPTY:
+        if live[s] == 0 and rowkey[s] != UNMAPPED:
             nxt[s] = head
             head = s
             freed += 1
@@ -109,15 +141,15 @@ def _sweep(tkeys, trows, rowkey, nxt, live, st):
     lead = head
     for _ in range(SWEEP_AHEAD):
         if lead >= 0:
-            prefetch_slot(rowkey[lead], tkeys, trows, tshift)
+            prefetch_slot(rowkey[lead], table, tshift)
             lead = nxt[lead]
     s = head
     while s >= 0:
         if lead >= 0:
-            prefetch_slot(rowkey[lead], tkeys, trows, tshift)
+            prefetch_slot(rowkey[lead], table, tshift)
             lead = nxt[lead]
-        _delete(rowkey[s], tkeys, trows, tshift)
-        rowkey[s] = EMPTY
+        _delete(rowkey[s], np.int64(s), table, tshift)
+        rowkey[s] = UNMAPPED
         s = nxt[s]
     st[S_FREE] = head
     st[S_SWEEPS] += 1
@@ -125,18 +157,19 @@ def _sweep(tkeys, trows, rowkey, nxt, live, st):
 
 
 @numba.njit(inline="always")
-def row_of(key, tkeys, trows, rowkey, prev, nxt, live, st):
+def row_of(key, table, rowkey, prev, nxt, live, st):
     """The row of block `key`: its own when mapped, else a free one (links -1, not live) mapped to it."""
-    mask = tkeys.shape[0] - 1
+    mask = np.uint64(table.shape[0] - 1)
     tshift = st[S_TSHIFT]
-    h = home(key, tshift)
+    hv = hash_of(key)
+    h = home(hv, tshift)
     while True:
-        k = tkeys[h]
-        if k == key:
-            return np.intp(trows[h])
-        if k == EMPTY:
+        s = table[h]
+        if s == EMPTY:
             break
-        h = (h + 1) & mask
+        if (s ^ hv) & _HI == 0 and rowkey[(s & _LO) - 1] == key:
+            return np.intp((s & _LO) - 1)
+        h = (h + _ONE) & mask
     x = st[S_FREE]
     if x < 0 and st[S_HIWATER] < rowkey.shape[0]:
         x = st[S_HIWATER]                    # a fresh row (zeroed by the allocation: not live)
@@ -145,41 +178,42 @@ def row_of(key, tkeys, trows, rowkey, prev, nxt, live, st):
         nxt[x] = -1
     else:
         if x < 0:                             # every row taken: recycle (Rows.reserve made this the bound)
-            _sweep(tkeys, trows, rowkey, nxt, live, st)
+            _sweep(table, rowkey, nxt, live, st)
             x = st[S_FREE]
-            h = home(key, tshift)             # deletions moved entries: find the key's empty slot again
-            while tkeys[h] != EMPTY:
-                h = (h + 1) & mask
-        st[S_FREE] = nxt[x]
+            h = home(hv, tshift)              # deletions moved entries: find the key's empty slot again
+            while table[h] != EMPTY:
+                h = (h + _ONE) & mask
+        y = nxt[x]
+        st[S_FREE] = y
+        if y >= 0:
+            prefetch(nxt, y)                  # the next miss's row (free rows are chained in row order)
         nxt[x] = -1
-    tkeys[h] = key
-    trows[h] = x
+    table[h] = (hv & _HI) | (x + 1)
     rowkey[x] = key
     return np.intp(x)
 
 
 @numba.njit(inline="always")
-def row_if_kept(key, tkeys, trows, rowkey, prev, nxt, live, st):
+def row_if_kept(key, table, rowkey, prev, nxt, live, st):
     """For a block the cache will not take in (a write around it, a bypassing read): its row if it has one,
     else -1. Until rows are first recycled it gets one all the same, so that every block seen has one and
     `hiwater` stays exact; after that the replay has seen more blocks than it has rows, and a row for a block
     that cannot stay would only be swept again."""
     if st[S_SWEEPS] == 0:
-        return row_of(key, tkeys, trows, rowkey, prev, nxt, live, st)
-    return peek(key, tkeys, trows, st[S_TSHIFT])
+        return row_of(key, table, rowkey, prev, nxt, live, st)
+    return peek(key, table, rowkey, st[S_TSHIFT])
 
 
 @numba.njit(nogil=True, cache=True)
-def _rehash(tkeys, trows, new_keys, new_rows, tshift):
-    mask = new_keys.shape[0] - 1
-    for s in range(tkeys.shape[0]):
-        k = tkeys[s]
-        if k != EMPTY:
-            h = home(k, tshift)
-            while new_keys[h] != EMPTY:
-                h = (h + 1) & mask
-            new_keys[h] = k
-            new_rows[h] = trows[s]
+def _rehash(table, new_table, tshift):
+    mask = np.uint64(new_table.shape[0] - 1)
+    for j in range(table.shape[0]):
+        s = table[j]
+        if s != EMPTY:
+            h = home(s, tshift)
+            while new_table[h] != EMPTY:
+                h = (h + _ONE) & mask
+            new_table[h] = s
 
 
 def table_slots(rows: int) -> int:
@@ -205,8 +239,7 @@ class Rows:
         self.what = what
         self.node = np.zeros((0, ROW_COLS), dtype=np.int32)
         self.rowkey = np.zeros(0, dtype=np.int64)
-        self.tkeys = np.full(64, EMPTY, dtype=np.int64)
-        self.trows = np.zeros(64, dtype=np.int32)
+        self.table = np.zeros(64, dtype=np.int64)
         self.st = np.zeros(_NST, dtype=np.int64)
         self.st[S_FREE] = -1
         self.st[S_TSHIFT] = 64 - 6
@@ -228,7 +261,7 @@ class Rows:
 
     def allocated_bytes(self) -> int:
         """The rows taken so far (the others are allocated but never touched: no memory) and the table."""
-        return int(min(self.hiwater, self.rows_max) * bytes_per_row() + self.tkeys.nbytes + self.trows.nbytes)
+        return int(min(self.hiwater, self.rows_max) * bytes_per_row() + self.table.nbytes)
 
     def reserve(self, new_blocks: int) -> None:
         if self.table_rows >= self.rows_max:
@@ -249,14 +282,17 @@ class Rows:
                     f"has {memory_bytes() / 1e9:,.1f} GB", "use a larger --block-size or a smaller cache")
             self.node = np.zeros((self.rows_max, ROW_COLS), dtype=np.int32)
             self.rowkey = np.zeros(self.rows_max, dtype=np.int64)
-        # the table follows the rows in use (doubling): a large cache over a small trace keeps a small one
+        # the table follows the rows in use (doubling): a large cache over a small trace keeps a small one;
+        # within a quarter of its largest it takes that at once (calloc'd: fresh pages are touched as used, and
+        # tables made only to be rehashed cost their page faults: 0.2 s of a 64 GB cache's replay)
         rows = min(self.rows_max, max(need, 2 * self.table_rows, 1024))
+        if 4 * table_slots(rows) >= table_slots(self.rows_max):
+            rows = self.rows_max
         self.table_rows = rows
         slots = table_slots(rows)
-        if slots > self.tkeys.shape[0]:
-            keys = np.full(slots, EMPTY, dtype=np.int64)
-            trows = np.zeros(slots, dtype=np.int32)
+        if slots > self.table.shape[0]:
+            table = np.zeros(slots, dtype=np.int64)
             tshift = 64 - (slots.bit_length() - 1)
-            _rehash(self.tkeys, self.trows, keys, trows, tshift)
-            self.tkeys, self.trows = keys, trows
+            _rehash(self.table, table, tshift)
+            self.table = table
             self.st[S_TSHIFT] = tshift
