@@ -232,7 +232,10 @@ def test_the_tally_pass_bins_and_sums_as_numpy_does():
     the last, reads and writes, a cache's blocks and hits, over two calls and a widening."""
     rng = np.random.default_rng(7)
     e = latency.HIST_EDGES_US
-    lat = np.concatenate([e[rng.integers(0, e.size, 300)] / 1e6, rng.lognormal(-8, 3, 5000), [0.0, 1e-12, 5e3]])
+    on = e[rng.integers(0, e.size, 300)]
+    # on the edges, a hair either side of them (where a logarithm's guess could land one bin off), everywhere
+    lat = np.concatenate([on / 1e6, np.nextafter(on, 0) / 1e6, np.nextafter(on, np.inf) / 1e6,
+                          rng.lognormal(-8, 3, 5000), [0.0, 1e-12, 5e3, np.nan]])
     n = lat.size
     read = rng.random(n) < 0.7
     t = np.sort(rng.uniform(0, 50, n))
@@ -251,7 +254,8 @@ def test_the_tally_pass_bins_and_sums_as_numpy_does():
     k = np.minimum((t / tl.width_s).astype(np.int64), tl.MAX_BUCKETS - 1)
     assert (tl.requests == np.bincount(k, minlength=tl.MAX_BUCKETS)).all()
     assert (tl.reads == np.bincount(k[read], minlength=tl.MAX_BUCKETS)).all()
-    assert tl.read_lat_s == pytest.approx(np.bincount(k[read], weights=lat[read], minlength=tl.MAX_BUCKETS))
+    assert tl.read_lat_s == pytest.approx(np.bincount(k[read], weights=lat[read], minlength=tl.MAX_BUCKETS),
+                                          nan_ok=True)
     assert (tl.read_hits == np.bincount(k[read], weights=hits[read], minlength=tl.MAX_BUCKETS)).all()
     assert (tl.read_blocks == np.bincount(k[read], weights=nblk[read], minlength=tl.MAX_BUCKETS)).all()
     hist = np.zeros((tl.MAX_BUCKETS, tally.NBINS), np.int64)
