@@ -33,7 +33,7 @@ HLL_RSE = 1.04 / math.sqrt(HLL_REGISTERS)
 METHOD_EXACT = "exact (a hash set of the distinct blocks)"
 METHOD_HLL = f"HyperLogLog, {HLL_REGISTERS:,} registers (relative standard error {HLL_RSE:.2%})"
 
-_EMPTY = np.int64(-1)
+_EMPTY = np.int64(0)          # a slot holds its key plus one (new sets are calloc'd), bit 62 the read flag
 _READ = np.int64(1 << 62)
 _KEY = np.int64((1 << 62) - 1)
 _MAX_LOAD = 0.7
@@ -95,12 +95,12 @@ def _feed_exact(offset, length, volume, op, shift, i0, keys, st, limit):
             while True:
                 kk = keys[h]
                 if kk == _EMPTY:
-                    keys[h] = key | _READ if rd else key
+                    keys[h] = (key + 1) | _READ if rd else key + 1
                     count += 1
                     if rd:
                         nread += 1
                     break
-                if (kk & _KEY) == key:
+                if (kk & _KEY) == key + 1:
                     if rd and (kk & _READ) == 0:
                         keys[h] = kk | _READ
                         nread += 1
@@ -135,7 +135,7 @@ def _hll_from_set(keys, regs, reg_read):
     for s in range(keys.shape[0]):
         kk = keys[s]
         if kk != _EMPTY:
-            _hll_add(regs, reg_read, kk & _KEY, (kk & _READ) != 0)
+            _hll_add(regs, reg_read, (kk & _KEY) - 1, (kk & _READ) != 0)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -145,10 +145,17 @@ def _rehash(keys, new_keys, bits):
     for s in range(keys.shape[0]):
         kk = keys[s]
         if kk != _EMPTY:
-            h = np.intp((np.uint64(kk & _KEY) * _FIB) >> hshift)
+            h = np.intp((np.uint64((kk & _KEY) - 1) * _FIB) >> hshift)
             while new_keys[h] != _EMPTY:
                 h = (h + 1) & mask
             new_keys[h] = kk
+
+
+def _bits_for(entries: int, bits: int) -> int:
+    """log2 of the fewest slots (at least 2^bits) that hold `entries` at most _MAX_LOAD full."""
+    while int((1 << bits) * _MAX_LOAD) < entries:
+        bits += 1
+    return bits
 
 
 def hll_estimate(regs: np.ndarray) -> float:
@@ -173,7 +180,7 @@ class WorkingSet:
         self.exact = True
         self.regs = np.zeros(HLL_REGISTERS, dtype=np.uint8)
         self.reg_read = np.zeros(HLL_REGISTERS, dtype=np.uint8)
-        self.keys = np.full(1 << 10, _EMPTY, dtype=np.int64)
+        self.keys = np.zeros(1 << 10, dtype=np.int64)
         self.st = np.array([0, 0, 10, 0], dtype=np.int64)
 
     def feed(self, offset: np.ndarray, length: np.ndarray, volume: np.ndarray, op: np.ndarray,
@@ -204,12 +211,16 @@ class WorkingSet:
         if self.exact_max is not None and need > self.exact_max:
             self.exact = False                       # past the bound: the registers alone from now on
             _hll_from_set(self.keys, self.regs, self.reg_read)
-            self.keys = np.full(1, _EMPTY, dtype=np.int64)
+            self.keys = np.zeros(1, dtype=np.int64)
             return
-        bits = int(self.st[2])
-        while int((1 << bits) * _MAX_LOAD) < need:
-            bits += 1
-        keys = np.full(1 << bits, _EMPTY, dtype=np.int64)
+        bits = _bits_for(need, int(self.st[2]))
+        if self.exact_max is not None:
+            # within a quarter of the largest set it takes that at once (sets made only to be rehashed cost
+            # their pages: fresh memory is dear)
+            most = _bits_for(self.exact_max, bits)
+            if bits + 2 >= most:
+                bits = most
+        keys = np.zeros(1 << bits, dtype=np.int64)
         _rehash(self.keys, keys, bits)
         self.keys = keys
         self.st[2] = bits
