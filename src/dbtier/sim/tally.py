@@ -18,6 +18,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from dbtier.core.malloc import populate
 from dbtier.sim import latency
 
 NBINS = latency.HIST_EDGES_US.size - 1
@@ -114,6 +115,7 @@ class Latencies:
                 nread = int(np.count_nonzero(is_read))
                 for op, keep, k in (("read", is_read, nread), ("write", ~is_read, lat_s.size - nread)):
                     at = self.nkept[op]
+                    populate(self.kept[op], at, at + k)
                     np.compress(keep, lat_s, out=self.kept[op][at:at + k])
                     self.nkept[op] = at + k
         return b

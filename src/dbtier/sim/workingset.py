@@ -23,6 +23,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.malloc import populate
 from dbtier.sim.blocks import VOLUME_SHIFT, prefetch
 from dbtier.sim.jit import hot
 
@@ -221,6 +222,7 @@ class WorkingSet:
             if bits + 2 >= most:
                 bits = most
         keys = np.zeros(1 << bits, dtype=np.int64)
+        populate(keys)                               # written throughout: its pages at once
         _rehash(self.keys, keys, bits)
         self.keys = keys
         self.st[2] = bits
