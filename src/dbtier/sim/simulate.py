@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.priority import lower_priority
 from dbtier.sim import cache as cache_mod
 from dbtier.sim import latency, mirror, routing, tally, workingset
 from dbtier.sim.blocks import cut_chunk
@@ -244,7 +245,8 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
     if res is not None:
         stream = whole_ticks(stream)
     # the baseline's model runs in a thread beside the design's (the kernels release the GIL)
-    side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-baseline") if base_role else None
+    side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-baseline",
+                              initializer=lower_priority) if base_role else None
     try:
         n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer = _chunks(
             stream, p, devices, models, base_role, cache, phases, res, lat, blat, timeline, side, progress)
@@ -332,35 +334,41 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
         last_t, last_spread = float(c.time_s[-1]), float(times[-1])
         progress(f"replaying ({n_req:,} requests)", c.read_fraction or 0.0)
 
-    pending = None
-    for c in stream:
-        n = len(c)
-        if n == 0:
-            continue
-        if srv is None:
-            timed = c.timed
-            if p.restart_at_s and not timed:
-                raise DbtierError("--restart-at needs a timed trace; this one has no timestamps",
-                                  "leave --restart-at out")
-            srv = latency.Server(models, timed)
-            bsrv = latency.Server([devices[base_role]], timed) if base_role else None
-        if res is not None and finer is None:
-            steps = np.diff(c.time_s)
-            pos = steps[steps > 0]
-            if pos.size and pos.min() < res:
-                finer = float(pos.min())
-        times = latency.spread_ties(c.time_s, res)
-        idx = np.arange(c.first_request, c.first_request + n, dtype=np.int64)
-        is_read = c.op == READ
-        # the baseline on `side` and the cache on its pool while the previous chunk's model runs here
-        bdone = side.submit(_feed_tally, blat, bsrv, [(idx, c.op, c.length_bytes, c.offset_bytes, c.volume)],
-                            c.first_request, times, is_read) if bsrv is not None and side is not None else None
-        job = (c, times, idx, is_read, bdone, cache.start(c) if cache is not None else None)
+    # the previous chunk's model runs on a helper of lower priority while this thread waits for it (the same
+    # work in the same order; the cache replay, which the run waits on, keeps a core: core/priority.py)
+    model = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-model", initializer=lower_priority)
+    try:
+        pending = None
+        for c in stream:
+            n = len(c)
+            if n == 0:
+                continue
+            if srv is None:
+                timed = c.timed
+                if p.restart_at_s and not timed:
+                    raise DbtierError("--restart-at needs a timed trace; this one has no timestamps",
+                                      "leave --restart-at out")
+                srv = latency.Server(models, timed)
+                bsrv = latency.Server([devices[base_role]], timed) if base_role else None
+            if res is not None and finer is None:
+                steps = np.diff(c.time_s)
+                pos = steps[steps > 0]
+                if pos.size and pos.min() < res:
+                    finer = float(pos.min())
+            times = latency.spread_ties(c.time_s, res)
+            idx = np.arange(c.first_request, c.first_request + n, dtype=np.int64)
+            is_read = c.op == READ
+            # the baseline on `side` and the cache on its pool while the previous chunk's model runs on `model`
+            bdone = side.submit(_feed_tally, blat, bsrv, [(idx, c.op, c.length_bytes, c.offset_bytes, c.volume)],
+                                c.first_request, times, is_read) if bsrv is not None and side is not None else None
+            job = (c, times, idx, is_read, bdone, cache.start(c) if cache is not None else None)
+            if pending is not None:
+                model.submit(finish, *pending).result()
+            pending = job
         if pending is not None:
-            finish(*pending)
-        pending = job
-    if pending is not None:
-        finish(*pending)
+            model.submit(finish, *pending).result()
+    finally:
+        model.shutdown()
     if srv is None:
         return n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer
     ends = {"t": np.zeros(0), "read": np.zeros(0, dtype=bool)}
@@ -446,7 +454,10 @@ class _CachePass:
         self.cutoff = cache_mod.SequentialCutoff(p.seq_cutoff_bytes) if p.seq_cutoff_bytes else None
         self.restarts = cache_mod.Restarts(p.restart_at_s)
         jobs = max(1, min(p.jobs or os.cpu_count() or 1, len(self.sweeps) + 2))
-        self.pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
+        # the caches on one pool, the count on a helper of lower priority (it only has to keep up)
+        self.pool = ThreadPoolExecutor(max_workers=max(1, jobs - 1)) if jobs > 1 else None
+        self.ws_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-workingset",
+                                          initializer=lower_priority) if jobs > 1 and not self.counted else None
         self.last: dict[int, Future] = {}       # each cache's (and the count's) latest task
 
     def start(self, c: Chunk) -> tuple[Any, ...]:
@@ -464,7 +475,8 @@ class _CachePass:
         futures = []
         for owner, task in work:
             before = self.last.get(id(owner))
-            fut = self.pool.submit(_after, before, task) if self.pool is not None else _done(task())
+            pool = self.ws_pool if owner is self.ws else self.pool
+            fut = pool.submit(_after, before, task) if pool is not None else _done(task())
             self.last[id(owner)] = fut
             futures.append(fut)
         return prep, byp, futures
@@ -482,8 +494,9 @@ class _CachePass:
         return hits, prep.nblk
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)      # after a failure: the chunks not started are dropped
+        for pool in (self.pool, self.ws_pool):
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)      # after a failure: the chunks not started are dropped
 
     def finish(self, contract: dict[str, Any], details: dict[str, Any], notes: list[str], warnings: list[str],
                events: list[dict[str, Any]], end_s: float, timed: bool) -> None:
