@@ -517,5 +517,5 @@ def test_rows_table_keeps_every_mapped_row_findable(rows_max, universe, seed):
         assert sorted(full.view(np.uint64).tolist()) == sorted((h >> 32 << 32) | (s + 1) for h, s in zip(hashes, mapped))
         tshift = int(r.st[slots.S_TSHIFT])
         for s in mapped:
-            assert slots.peek(r.rowkey[s], r.table, r.rowkey, tshift) == s
+            assert slots.peek(r.rowkey[s], r.table, r.rowkey, tshift, True) == s
     assert r.sweeps > 10

@@ -74,7 +74,7 @@ from dbtier.sim.jit import hot
 from dbtier.sim.mrc_kernels import (S3_EVICTED, lru_admit, lru_hit, s3_admit, s3_admit_current, s3_caps, s3_hit,
                                     s3_unghost)
 from dbtier.sim.mrc_kernels import unlink as _unlink
-from dbtier.sim.slots import S_TSHIFT, hint, prefetch_slot, row_if_kept, row_of
+from dbtier.sim.slots import S_TSHIFT, peek, prefetch_slot, row_if_kept, row_of
 
 MODE_CODES = {"write-around": 0, "write-through": 1, "write-back": 2}
 
@@ -104,7 +104,7 @@ def prefetch_ahead(j, nb, keys, table, rowkey, tshift, live, prev, nxt, ring, ne
     if j + PF_SLOT < nb:
         prefetch_slot(keys[j + PF_SLOT], table, tshift)
     if j + PREFETCH < nb:
-        y = hint(keys[j + PREFETCH], table, tshift)
+        y = peek(keys[j + PREFETCH], table, rowkey, tshift, False)      # a hint
         ring[(j + PREFETCH) & _RING_MASK] = y
         if y >= 0:
             _prefetch(live, y)

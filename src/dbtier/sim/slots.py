@@ -72,9 +72,10 @@ def prefetch_slot(key, table, tshift):
 
 
 @numba.njit(inline="always")
-def hint(key, table, tshift):
-    """The row of the first slot whose hash half is `key`'s, or -1: a hint read ahead of a block's turn (the
-    row is not confirmed, and may be recycled before the turn)."""
+def peek(key, table, rowkey, tshift, confirm):
+    """The row mapped to `key`, or -1 (confirm: checked against the row's key). Unconfirmed, the row of the
+    first slot whose hash half is `key`'s: a hint read ahead of a block's turn (the row may be another block's
+    or be recycled before the turn)."""
     mask = np.uint64(table.shape[0] - 1)
     hv = hash_of(key)
     h = home(hv, tshift)
@@ -82,22 +83,7 @@ def hint(key, table, tshift):
         s = table[h]
         if s == EMPTY:
             return np.intp(-1)
-        if (s ^ hv) & _HI == 0:
-            return np.intp((s & _LO) - 1)
-        h = (h + _ONE) & mask
-
-
-@numba.njit(inline="always")
-def peek(key, table, rowkey, tshift):
-    """The row mapped to `key`, or -1."""
-    mask = np.uint64(table.shape[0] - 1)
-    hv = hash_of(key)
-    h = home(hv, tshift)
-    while True:
-        s = table[h]
-        if s == EMPTY:
-            return np.intp(-1)
-        if (s ^ hv) & _HI == 0 and rowkey[(s & _LO) - 1] == key:
+        if (s ^ hv) & _HI == 0 and (not confirm or rowkey[(s & _LO) - 1] == key):
             return np.intp((s & _LO) - 1)
         h = (h + _ONE) & mask
 
@@ -202,7 +188,7 @@ def row_if_kept(key, table, rowkey, prev, nxt, live, st):
     that cannot stay would only be swept again."""
     if st[S_SWEEPS] == 0:
         return row_of(key, table, rowkey, prev, nxt, live, st)
-    return peek(key, table, rowkey, st[S_TSHIFT])
+    return peek(key, table, rowkey, st[S_TSHIFT], True)
 
 
 @numba.njit(nogil=True, cache=True)
