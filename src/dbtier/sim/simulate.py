@@ -27,6 +27,7 @@ replays in one pass.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import os
@@ -173,6 +174,7 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
 
 
 CHUNK_REQUESTS = 1 << 19        # requests replayed at a time: their device I/Os are what the replay holds
+MODEL_LAG = 1      # chunks the queueing models may fall behind the replay (each one more chunk held)
 EXACT_LATENCIES = 1 << 24       # requests whose latencies are kept for exact percentiles (9 bytes each)
 
 
@@ -337,6 +339,7 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
     # the previous chunk's model runs on a helper of lower priority while this thread waits for it (the same
     # work in the same order; the cache replay, which the run waits on, keeps a core: core/priority.py)
     model = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-model", initializer=lower_priority)
+    modelled: collections.deque[Future] = collections.deque()
     try:
         pending = None
         for c in stream:
@@ -363,10 +366,14 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
                                 c.first_request, times, is_read) if bsrv is not None and side is not None else None
             job = (c, times, idx, is_read, bdone, cache.start(c) if cache is not None else None)
             if pending is not None:
-                model.submit(finish, *pending).result()
+                modelled.append(model.submit(finish, *pending))
+                if len(modelled) > MODEL_LAG:
+                    modelled.popleft().result()
             pending = job
         if pending is not None:
-            model.submit(finish, *pending).result()
+            modelled.append(model.submit(finish, *pending))
+        while modelled:
+            modelled.popleft().result()
     finally:
         model.shutdown()
     if srv is None:
