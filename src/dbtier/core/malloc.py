@@ -28,15 +28,20 @@ THRESHOLD_BYTES = 16 << 20
 TRIM_BYTES = 256 << 20
 
 
+@functools.cache
+def _libc() -> Any:
+    """The C library (OSError where there is none to load)."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        raise OSError("no C library found")
+    return ctypes.CDLL(name)
+
+
 def tune_for_chunks(nbytes: int = THRESHOLD_BYTES, trim_bytes: int = TRIM_BYTES, arenas: int = 1) -> bool:
     """Set glibc's mmap threshold to `nbytes`, its trim threshold to `trim_bytes` and its arenas to at most
     `arenas` for the rest of the process; False where that is not glibc (or it refused one)."""
-    name = ctypes.util.find_library("c")
-    if not name:
-        return False
     try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
+        mallopt = _libc().mallopt
     except (OSError, AttributeError):
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
@@ -54,14 +59,12 @@ POPULATE_FROM_BYTES = 1 << 20     # smaller ranges are left to fault in
 def _madvise() -> Any:
     if not sys.platform.startswith("linux"):
         return None
-    name = ctypes.util.find_library("c")
     try:
-        fn = ctypes.CDLL(name).madvise if name else None
+        fn = _libc().madvise
     except (OSError, AttributeError):
         return None
-    if fn is not None:
-        fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fn.restype = ctypes.c_int
     return fn
 
 

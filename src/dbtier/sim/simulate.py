@@ -269,6 +269,8 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
     # the baseline's exact percentiles (a selection over millions of latencies) beside the design's
     bsum = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-summary") if bsrv is not None else None
     bsummary = bsum.submit(blat.summary) if bsum is not None else None
+    if bsum is not None:
+        bsum.shutdown(wait=False)           # its one task still runs; its thread ends after it, whatever follows
     tr = meta()
     contract["trace"] = {"requests": n_req, "reads": n_reads, "writes": n_req - n_reads, "bytes": n_bytes,
                          "duration_s": last_t if timed else None}
@@ -292,7 +294,6 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
     if bsrv is not None:
         bspan = max(bsrv.last_s, last_spread if timed else 0.0)
         b_pct, b_cdf = bsummary.result()
-        bsum.shutdown()
         details["baseline"] = {
             "design": "single", "role": base_role, "device": devices[base_role].id, "latency_us": b_pct,
             "device_util": float(min(bsrv.busy[0] / bspan, 1.0)) if bspan > 0 else 0.0, "cdf_us": b_cdf,

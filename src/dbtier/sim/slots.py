@@ -170,10 +170,7 @@ def row_of(key, table, rowkey, prev, nxt, live, st):
             h = home(hv, tshift)              # deletions moved entries: find the key's empty slot again
             while table[h] != EMPTY:
                 h = (h + _ONE) & mask
-        y = nxt[x]
-        st[S_FREE] = y
-        if y >= 0:
-            prefetch(nxt, y)                  # the next miss's row (free rows are chained in row order)
+        st[S_FREE] = nxt[x]
         nxt[x] = -1
     table[h] = (hv & _HI) | (x + 1)
     rowkey[x] = key
