@@ -1,11 +1,13 @@
 """A helper thread's scheduling priority lowered, so that the thread a run waits on gets a core of its own.
 
 A streamed replay runs more threads than a small machine has cores: the cache replay, on which the run
-waits from its first chunk to its last, beside the reader, the working-set count and the queueing models,
-which only have to keep up. The kernel's scheduler shares a core evenly between runnable threads; a helper
-whose nice value is raised yields to the replay when both want the same core. Measured on 2 cores (the
-large-footprint bench, 64 GB cache, interleaved runs): median 4.99 -> 4.33 s. Linux only (there a thread's nice value is its
-own); elsewhere, or where refused, nothing changes. Only ever raised: an unprivileged process cannot lower
+waits from its first chunk to its last, beside the working-set count and the queueing models, which only
+have to keep up. The kernel's scheduler shares a core evenly between runnable threads; a helper whose nice
+value is raised yields to the replay when both want the same core. Measured on 2 cores (the large-footprint
+bench, 64 GB cache, interleaved runs): median 4.99 -> 4.33 s. Not the reader: the replay waits on it too
+(lowered, it starved while the helpers took their first chunks and the replay idled; at the default value
+median 4.35 -> 3.98 s, 8 interleaved pairs). Linux only (there a thread's nice value is its own); elsewhere,
+or where refused, nothing changes. Only ever raised: an unprivileged process cannot lower
 it again, so it is set on threads that end with the run, never on the main thread (a child process would
 inherit it).
 """

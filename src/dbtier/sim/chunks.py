@@ -14,7 +14,6 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from dbtier.core.priority import lower_priority
 
 
 @dataclass
@@ -96,7 +95,6 @@ def prefetched(chunks: Iterable[Chunk], depth: int = 1) -> Iterator[Chunk]:
         return False
 
     def run() -> None:
-        lower_priority()                    # it only has to stay ahead of the replay
         try:
             for c in chunks:
                 if not put(c):
