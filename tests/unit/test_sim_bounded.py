@@ -400,12 +400,12 @@ def test_the_state_follows_the_cache_not_the_footprint(policy):
     assert sizes[10] == sizes[100]
     # per cached block: 24-byte rows for the most the policy holds (S3-FIFO: with its ghost, 1.9 times; 2Q: with
     # Aout, 1.5) and as many again as spares up to 2^18 rows (100,000 blocks), a quarter more past that (a
-    # million); 8-byte table slots, a power of two at most 70% full (under 2 / 0.7 a row)
+    # million); 8-byte table slots, a power of two at most half full (under 2 / 0.5 a row)
     held = {"s3fifo": 1.9, "s3fifo-2023": 1.9, "twoq": 1.5}.get(policy, 1.0)
     for blocks, spare in ((100_000, 2.0 if held * 100_000 <= 1 << 18 else 1.0 + (1 << 18) / (held * 100_000)),
                           (1_000_000, 1.25)):
         rows = held * spare
-        assert cache.state_bytes(blocks, policy, BS) / blocks <= rows * 24 + 2 * rows / 0.7 * 8 + 1
+        assert cache.state_bytes(blocks, policy, BS) / blocks <= rows * 24 + 2 * rows / 0.5 * 8 + 1
 
 
 def test_a_replay_over_a_footprint_100_times_the_cache_stays_small():

@@ -9,9 +9,9 @@ the sequential-cutoff streams and the next restart carry over, so any chunking g
 answers. Memory per replay (`Replay.state_bytes`): rows for the most blocks the policy holds at once (LRU,
 FIFO, SIEVE: the cache's blocks; S3-FIFO, both variants: its blocks and its ghost's, 1.9 times; 2Q: its
 blocks and Aout's, 1.5 times) and a quarter more as spares, 24 bytes each (the policy's 16, the key's 8),
-and the table from key to row (8 bytes a slot, a power of two at most 70% full): `state_bytes`, 47 bytes
-per cached block for LRU, FIFO and SIEVE, 79 for 2Q and 91 for S3-FIFO at 8, 16, ..., 256 GB of 8 KiB blocks
-(82, 96 and 106 at 2 GB, where the spare rows are as many as the held ones; 44 to 82, 67 to 109 and 84 to 138
+and the table from key to row (8 bytes a slot, a power of two at most half full): `state_bytes`, 64 bytes
+per cached block for LRU, FIFO and SIEVE, 79 for 2Q and 126 for S3-FIFO at 16, 32, ..., 256 GB of 8 KiB blocks
+(82, 131 and 140 at 2 GB, where the spare rows are as many as the held ones; 50 to 108, 75 to 131 and 95 to 140
 between, as the table's power of two falls); the rows grow with the
 blocks seen, so a cache larger than the trace's footprint costs what the footprint does. Plus the chunk's
 keys (8 bytes a block). The working set (how many distinct blocks the trace touches) is counted apart, in
