@@ -1,3 +1,3 @@
-from dbtier.cli.main import main
+from dbtier.cli.entry import main
 
 raise SystemExit(main())

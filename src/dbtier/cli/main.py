@@ -166,6 +166,7 @@ def _main(argv: list[str] | None) -> int:
     args = parser.parse_args(argv)
     if argv is None:    # the process's own command: the modules' objects, frozen, are no longer walked by the
         gc.freeze()     # collector (0.3 s of a short run); a caller's objects in the same process are not frozen
+        gc.enable()     # off while they loaded (cli/entry.py)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -14,11 +14,13 @@ fills the one device role the command line leaves open with the measured device.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dbtier.cli import entry
 from dbtier.cli import options as argtypes
 from dbtier.cli import simulate_render as render
 from dbtier.cli.catalog import add_catalog_option
@@ -180,6 +182,20 @@ def _inputs(args: argparse.Namespace, trace: Path) -> list[str]:
 
 
 def run_sim(args: argparse.Namespace) -> int:
+    # no cyclic collection during a run: its passes over the objects numba makes as it loads the kernels held
+    # the GIL about 80 ms of the start, while the reader and the replay wait for it (a run makes few cycles)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_sim(args)
+    finally:
+        if entry.OWN_PROCESS:       # dbtier's own process, about to end: what the run made is frozen, not
+            gc.freeze()             # walked by a last pass (35 ms); a caller's process collects as before
+        if was:
+            gc.enable()
+
+
+def _run_sim(args: argparse.Namespace) -> int:
     from dbtier.core.malloc import tune_for_chunks
     tune_for_chunks()               # chunk after chunk of arrays: their memory goes back (see core/malloc.py)
     from dbtier.sim import volumes

@@ -1,0 +1,51 @@
+"""The dbtier process's entry: no cyclic collection while the modules load or a simulate run replays, and a
+caller that calls main itself keeps its collector as it was."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import call_main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
+RUN = ["simulate", "run", str(DATA / "msr-hm1.csv"), "--design", "read-cache", "--cache", "nvme-enterprise-3.84tb",
+       "--backing", "sas-15k-73gb", "--cache-gb", "1", "--json"]
+
+_CHILD = """
+import gc, sys
+seen = []
+gc.callbacks.append(lambda phase, info: phase == "start" and seen.append(info["generation"]))
+from dbtier.cli import entry
+sys.argv = ["dbtier", *sys.argv[1:]]
+seen.clear()            # the package's own imports, before main can turn the collector off, are not counted
+try:
+    rc = entry.main()
+finally:
+    print("collections", len(seen), "enabled", gc.isenabled(), file=sys.stderr)
+"""
+
+
+def test_the_own_process_collects_nothing_while_it_loads_and_replays(tmp_path):
+    r = subprocess.run([sys.executable, "-c", _CHILD, *RUN, "--out", str(tmp_path / "run")], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert '"read_hit_ratio"' in r.stdout
+    assert "collections 0 enabled True" in r.stderr
+
+
+def test_a_caller_keeps_its_collector(tmp_path):
+    enabled, frozen = gc.isenabled(), gc.get_freeze_count()
+    r = call_main(*RUN, "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert gc.isenabled() == enabled
+    assert gc.get_freeze_count() <= frozen          # nothing of the caller's was frozen (freed ones leave it)
+    gc.disable()
+    try:
+        assert call_main(*RUN, "--out", str(tmp_path / "run2"), cwd=tmp_path).returncode == 0
+        assert not gc.isenabled()           # left off, as the caller had it
+    finally:
+        if enabled:
+            gc.enable()
