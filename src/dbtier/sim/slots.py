@@ -117,11 +117,13 @@ def _delete(key, row, table, tshift):
 @numba.njit(nogil=True, cache=True, _nrt=False)    # called, not inlined: once per many blocks
 def _sweep(table, rowkey, nxt, live, st):
     """Unmap every row whose block is neither cached nor a ghost, and chain those rows as the free list
-    (lowest first)."""
+    (lowest first). Called only once the free list is empty, so every row below the high-water mark is mapped
+    (a row is unmapped only here, and then free until a block takes it): the pass reads the live column
+    alone, not the keys (a third less memory through the cache)."""
     head = -1
     freed = 0
     for s in range(st[S_HIWATER] - 1, -1, -1):
-        if live[s] == 0 and rowkey[s] != UNMAPPED:
+        if live[s] == 0:
             nxt[s] = head
             head = s
             freed += 1
