@@ -84,6 +84,7 @@ import numba
 import numpy as np
 
 from dbtier.core.errors import DbtierError
+from dbtier.sim import quantiles
 
 SMALL_IO = 4096
 STREAMS = 8                  # sequential streams remembered per device
@@ -605,11 +606,12 @@ _CDF_P = np.unique(np.concatenate([np.linspace(0.0, 0.99, 100), [0.995, 0.999, 0
 def percentiles_and_cdf_us(lat_s: np.ndarray, overwrite: bool = False) -> tuple[dict[str, float | None],
                                                                              list[list[float]]]:
     """PERCENTILES (µs) and the CDF, [[latency_us, fraction ≤], ...] at ~105 fractions (denser in the tail,
-    for charts), from one selection over the latencies (`overwrite`: reorder lat_s in place, no copy)."""
+    for charts): np.quantile's, found through the latencies' bits (sim/quantiles.py; `overwrite`: where
+    np.quantile answers, it may reorder lat_s in place, no copy)."""
     if lat_s.size == 0:
         return {k: None for k, _ in PERCENTILES}, []
     q = np.array([p / 100.0 for _, p in PERCENTILES])
-    vals = np.quantile(lat_s, np.concatenate([q, _CDF_P]), overwrite_input=overwrite) * 1e6
+    vals = quantiles.quantile(lat_s, np.concatenate([q, _CDF_P]), overwrite=overwrite) * 1e6
     pct = {k: float(v) for (k, _), v in zip(PERCENTILES, vals)}
     return pct, [[float(v), float(p)] for v, p in zip(vals[q.size:], _CDF_P)]
 

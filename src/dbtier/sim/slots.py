@@ -45,7 +45,7 @@ MAX_LOAD = 0.5       # the table's fill at most (see Memory above)
 ROW_COLS = 4                              # int32 per row (the kernels' prev, next, state/where, freq)
 KEY_BYTES = 8
 SLOT_BYTES = 8                            # a table slot: the hash's top half and the row, one int64
-SWEEP_AHEAD = 16    # freed rows between fetching a freed row's table slot and deleting its entry (8: 10% slower, 32: 40%)
+SWEEP_AHEAD = 16    # freed rows from fetching a freed row's table slot to deleting its entry (8: 10% slower, 32: 40%)
 # st: the rows' state, carried from call to call
 S_HIWATER, S_FREE, S_TSHIFT, S_SWEEPS, S_FREED = range(5)
 _NST = 5
