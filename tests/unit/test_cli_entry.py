@@ -1,9 +1,10 @@
-"""The dbtier process's entry: no cyclic collection while the modules load or a simulate run replays, and a
-caller that calls main itself keeps its collector as it was."""
+"""The dbtier process's entry: no cyclic collection while the modules load or a simulate run replays, no
+OpenBLAS thread pool, and a caller that calls main itself keeps its collector as it was."""
 
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,16 +25,20 @@ seen.clear()            # the package's own imports, before main can turn the co
 try:
     rc = entry.main()
 finally:
-    print("collections", len(seen), "enabled", gc.isenabled(), file=sys.stderr)
+    import os
+    print("collections", len(seen), "enabled", gc.isenabled(), "blas", os.environ.get("OPENBLAS_NUM_THREADS"),
+          file=sys.stderr)
 """
 
 
 def test_the_own_process_collects_nothing_while_it_loads_and_replays(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     r = subprocess.run([sys.executable, "-c", _CHILD, *RUN, "--out", str(tmp_path / "run")], capture_output=True,
-                       text=True, timeout=300)
+                       text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     assert '"read_hit_ratio"' in r.stdout
     assert "collections 0 enabled True" in r.stderr
+    assert "blas 1" in r.stderr                     # set before numpy loaded: no OpenBLAS pool spinning beside it
 
 
 def test_a_caller_keeps_its_collector(tmp_path):
