@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--block-size", type=argtypes.size(1, 2**30), default="8K", metavar="SIZE",
                    help="cache and bitmap block (default 8K)")
     g.add_argument("--in-memory", action="store_true",
-                   help="read the whole trace before replaying it (default: stream it, 2^19 requests at a time, "
+                   help="read the whole trace before replaying it (default: stream it, 2^18 requests at a time, "
                         "with the same answers; --sort, --fail and --volume NAME read it whole)")
     g.add_argument("--no-spread", action="store_true",
                    help="keep requests that share a coarse (>= 1 ms) timestamp as one burst in the queueing "
