@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import call_main
+from conftest import call_main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 RUN = ["simulate", "run", str(DATA / "msr-hm1.csv"), "--design", "read-cache", "--cache", "nvme-enterprise-3.84tb",
