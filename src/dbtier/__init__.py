@@ -8,8 +8,8 @@ __version__ = "0.1.0"
 # The modules holding numba kernels (`cache=True`), and the helpers those inline.
 _KERNEL_MODULES = ("history/dense.py", "sim/blocks.py", "sim/cache.py", "sim/cache_kernels.py", "sim/cache_queues.py",
                    "sim/csvscan.py", "sim/jit.py", "sim/latency.py", "sim/mrc_kernels.py", "sim/mrc_lirs.py",
-                   "sim/mrc_queues.py", "sim/mrc_tinylfu.py", "sim/routing.py", "sim/slots.py", "sim/tally.py",
-                   "sim/workingset.py")
+                   "sim/mrc_queues.py", "sim/mrc_tinylfu.py", "sim/quantiles.py", "sim/routing.py", "sim/slots.py",
+                   "sim/tally.py", "sim/workingset.py")
 
 
 def _numba_cache_dir() -> None:
