@@ -14,7 +14,6 @@ fills the one device role the command line leaves open with the measured device.
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import textwrap
 from pathlib import Path
@@ -25,7 +24,7 @@ from dbtier.cli import options as argtypes
 from dbtier.cli import simulate_render as render
 from dbtier.cli.catalog import add_catalog_option
 from dbtier.cli.simulate_capture import register_capture
-from dbtier.cli.simulate_convert import run_convert
+from dbtier.cli import simulate_convert as convert
 from dbtier.cli.simulate_mrc import register_mrc
 from dbtier.cli.common import Run, usage, add_output_options, check_out_early, console, emit
 from dbtier.core.errors import DbtierError
@@ -128,7 +127,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     vp.add_argument("trace", metavar="TRACE", help="trace file (gzip/bz2/xz read as is)")
     _add_reading_options(vp.add_argument_group("trace"))
     add_output_options(vp)
-    vp.set_defaults(func=run_convert)
+    vp.set_defaults(func=convert.run_convert)
 
     register_mrc(ssub)
 
@@ -182,17 +181,8 @@ def _inputs(args: argparse.Namespace, trace: Path) -> list[str]:
 
 
 def run_sim(args: argparse.Namespace) -> int:
-    # no cyclic collection during a run: its passes over the objects numba makes as it loads the kernels held
-    # the GIL about 80 ms of the start, while the reader and the replay wait for it (a run makes few cycles)
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with entry.collector_off():
         return _run_sim(args)
-    finally:
-        if entry.OWN_PROCESS:       # dbtier's own process, about to end: what the run made is frozen, not
-            gc.freeze()             # walked by a last pass (35 ms); a caller's process collects as before
-        if was:
-            gc.enable()
 
 
 def _run_sim(args: argparse.Namespace) -> int:
@@ -214,7 +204,7 @@ def _run_sim(args: argparse.Namespace) -> int:
     with render.Progress(console(args), args.json) as prog:
         if path.is_dir() and args.volume == volumes.ALL:    # each worker reads its own volume's file
             from dbtier.sim import columnar
-            _converted_flags(args, path)
+            convert.check_flags(args, path)
             run, warnings = _run_volumes(args, params, devices, path, columnar.volume_source(path), prog)
         elif _streams(args, params, path):
             run, warnings = _run_stream(args, params, devices, path, prog)
@@ -230,7 +220,7 @@ def _run_whole(args: argparse.Namespace, params: sim.Params, devices: dict[str, 
     from dbtier.sim import volumes
     from dbtier.sim.traces import read_trace
     if path.is_dir():               # a convert run: its columnar copy, one volume's file when one is asked
-        trace = _converted(args, path)
+        trace = convert.read_converted(args, path)
     else:
         trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
                            progress=prog.reading)
@@ -253,7 +243,7 @@ def _streams(args: argparse.Namespace, params: sim.Params, path: Path) -> bool:
     if args.in_memory or args.volume is not None or params.failure is not None:
         return False
     if path.is_dir():
-        _converted_flags(args, path)
+        convert.check_flags(args, path)
         return columnar.streamable(path)
     return not args.sort
 
@@ -276,20 +266,6 @@ def _run_stream(args: argparse.Namespace, params: sim.Params, devices: dict[str,
     run.doc.update(out.contract)
     run.doc["simulation"] = out.details
     return run, out.warnings
-
-
-def _converted(args: argparse.Namespace, run_dir: Path) -> Any:
-    from dbtier.sim import columnar
-    _converted_flags(args, run_dir)
-    return columnar.read(run_dir, None if args.volume in (None, "all") else args.volume)
-
-
-def _converted_flags(args: argparse.Namespace, run_dir: Path) -> None:
-    for flag, given in (("--format", args.format != "auto"), ("--columns", args.columns), ("--sort", args.sort),
-                        ("--skip-bad", args.skip_bad)):
-        if given:
-            raise DbtierError(f"{flag} reads a text trace; {run_dir} is a converted one (read with the options of "
-                              "its convert run)", f"leave {flag} out, or convert the trace again with it")
 
 
 def _run_volumes(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel],
