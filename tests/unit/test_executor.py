@@ -63,6 +63,17 @@ def test_run_in_its_own_session():
     assert int(done.stdout) != os.getsid(0)
 
 
+# `yes` writing into a pipe whose reader has gone, its exit status on stderr: 141 killed by SIGPIPE, 1 when the
+# signal is ignored (a failed write: "Broken pipe"). A shell cannot un-ignore a signal ignored on entry.
+BROKEN_PIPE = '(yes; echo "yes:$?" >&2) | head -c 1 >/dev/null'
+
+
+def test_run_restores_sigpipe_unless_told_to_keep_it_ignored():
+    assert executor.run(["sh", "-c", BROKEN_PIPE], timeout_s=10).stderr.strip() == "yes:141"
+    done = executor.run(["sh", "-c", BROKEN_PIPE], timeout_s=10, ignore_sigpipe=True)
+    assert done.stderr.strip().endswith("yes:1") and "Broken pipe" in done.stderr
+
+
 def test_run_timeout_stops_the_whole_group(tmp_path):
     pid_file = tmp_path / "grandchild"
     start = time.monotonic()

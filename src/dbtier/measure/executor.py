@@ -58,9 +58,19 @@ def _die_with(parent: int):
     return set_signal if _prctl is not None else None
 
 
-def _blocking_preexec():
-    """For a child its starting thread waits for (run, pipeline): safe from any thread."""
-    return _die_with(os.getpid())
+def _blocking_preexec(ignore_sigpipe: bool = False):
+    """For a child its starting thread waits for (run, pipeline): safe from any thread. ignore_sigpipe: the
+    child starts with SIGPIPE ignored (Python's own setting, which Popen otherwise restores to the default),
+    so a write to a socket its peer closed is an error it handles, not its death."""
+    die = _die_with(os.getpid())
+    if not ignore_sigpipe:
+        return die
+
+    def preexec() -> None:
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)      # an ignored signal stays ignored across exec
+        if die is not None:
+            die()
+    return preexec
 
 
 def _background_preexec():
@@ -212,18 +222,20 @@ def stop_group(process: Background | subprocess.Popen, grace_s: float = 10.0) ->
 
 
 def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-        timeout_s: float | None = None, discard_stdout: bool = False, grace_s: float = 10.0) -> Completed:
+        timeout_s: float | None = None, discard_stdout: bool = False, grace_s: float = 10.0,
+        ignore_sigpipe: bool = False) -> Completed:
     """Run argv to completion in its own session and capture stdout and stderr (text).
 
     Past timeout_s its process group is stopped (`stop_group`) and `TimedOut` is raised. On Ctrl-C or
     SIGTERM (any exception while waiting) the group is stopped with grace_s for SIGINT and the
     exception goes on. discard_stdout sends stdout to /dev/null (a null sink for large outputs).
-    A missing program raises OSError (FileNotFoundError), as subprocess does."""
+    A missing program raises OSError (FileNotFoundError), as subprocess does. ignore_sigpipe: see
+    _blocking_preexec."""
     start_s = time.monotonic()
     proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL if discard_stdout else subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True,
-                            preexec_fn=_blocking_preexec())
+                            preexec_fn=_blocking_preexec(ignore_sigpipe))
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:

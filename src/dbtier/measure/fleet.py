@@ -300,7 +300,9 @@ class FleetProber(Prober):
             jf.write_text(fio.job_file(hj))
             argv += [f"--client={m.host.client()}", str(jf)]
         executor.require("fio")
-        done = executor.run(argv, timeout_s=job.runtime_s + job.ramp_s + 600)
+        # fio's client dies of SIGPIPE, every host's result with it, when a server goes as the jobs are sent;
+        # with the signal ignored it names that host and the others' results stay
+        done = executor.run(argv, timeout_s=job.runtime_s + job.ramp_s + 600, ignore_sigpipe=True)
         text = raw_path.read_text() if raw_path.exists() else ""
         try:
             parts, raw = parse_client(text, [m.host for m in live], str(raw_path))
