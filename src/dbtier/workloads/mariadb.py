@@ -472,13 +472,17 @@ class Server(ThrowAway):
         return out
 
     # -------------------------------------------------------------- teardown
-    def stop(self) -> None:
-        """mariadb-admin shutdown; then SIGTERM, then SIGKILL of the mariadbd this server started."""
+    def stop(self, discard: bool = False) -> None:
+        """mariadb-admin shutdown; then SIGTERM, then SIGKILL of the mariadbd this server started (discard:
+        SIGKILL at once)."""
         pids = self.server_pids()
         if pids:
-            executor.run([self.bin["mariadb-admin"], *self.client_args(), "--connect-timeout=5",
-                          "--shutdown-timeout=60", "shutdown"], env=self.client_env(), timeout_s=90)
-            for sig, wait_s in ((None, 30.0), (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
+            if not discard:
+                executor.run([self.bin["mariadb-admin"], *self.client_args(), "--connect-timeout=5",
+                              "--shutdown-timeout=60", "shutdown"], env=self.client_env(), timeout_s=90)
+            steps = ((signal.SIGKILL, 10.0),) if discard else ((None, 30.0), (signal.SIGTERM, 30.0),
+                                                                (signal.SIGKILL, 10.0))
+            for sig, wait_s in steps:
                 pids = self.server_pids()
                 if not pids:
                     break

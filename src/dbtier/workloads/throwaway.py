@@ -39,8 +39,9 @@ class ThrowAway(ClosedOnFailure, ABC):
         """Start the server and wait until it answers."""
 
     @abstractmethod
-    def stop(self) -> None:
-        """Stop the server if it runs (idempotent)."""
+    def stop(self, discard: bool = False) -> None:
+        """Stop the server if it runs (idempotent). discard: its files are removed next, so no clean shutdown
+        is owed (a server whose disk filled cannot write one, and would be waited for a minute)."""
 
     def opening(self) -> None:
         self.init()
@@ -113,7 +114,7 @@ class ThrowAway(ClosedOnFailure, ABC):
     def close(self) -> None:
         """Stop the server and remove every directory it created (idempotent)."""
         try:
-            self.stop()
+            self.stop(discard=True)
         finally:
             for d in reversed(self.created):
                 shutil.rmtree(d, ignore_errors=True)
