@@ -57,9 +57,9 @@ def _gone(slow: Path, device: str | None) -> None:
 def test_tables_on_the_emulated_slow_tier_lose_most_of_the_tps(pg_dir):
     fast, slow = _tiers(pg_dir)
     # one warehouse (~120 MiB) against a 64 MiB budget: most reads reach the tier. Reads throttled to 150 I/Os
-    # per second, writes to 1500 so that loading each step's data takes seconds (six steps in about a minute;
+    # per second, writes to 1500 so that loading each step's data takes seconds (six steps in under a minute;
     # with writes at 150 too it took 2.4)
-    r = run_dbtier("bench", "oltp", "--workload", "tpcc", "--warehouses", "1", "--clients", "1", "--duration", "4",
+    r = run_dbtier("bench", "oltp", "--workload", "tpcc", "--warehouses", "1", "--clients", "1", "--duration", "2",
                    "--warmup", "0", "--memory", "64MiB", "--placement-matrix", f"{fast},{slow}",
                    "--emulate", f"{slow}=150riops,1500wiops", "--dir", str(fast), "--json", "--out", "run",
                    cwd=pg_dir, timeout=900)

@@ -47,7 +47,7 @@ def _read_iops(doc: dict) -> float:
 
 def test_a_budget_sends_reads_to_the_device_and_none_does_not(pg_dir):
     before = ours()
-    common = ["--workload", "tpcc", "--warehouses", "4", "--clients", "2", "--duration", "10", "--warmup", "0",
+    common = ["--workload", "tpcc", "--warehouses", "4", "--clients", "2", "--duration", "5", "--warmup", "0",
               "--json"]
     r = run_dbtier("bench", "oltp", *common, "--memory", "256MiB", "--out", "bounded", cwd=pg_dir, timeout=900)
     assert r.returncode == 0, r.stderr

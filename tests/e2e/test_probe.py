@@ -19,7 +19,7 @@ pytestmark = pytest.mark.engine  # real fio on this machine's disk
 from dbtier.results.probe import KNEE_TESTS, SUMMARY_KEYS, knee
 from dbtier.results.schema import result_schema
 
-FAST = ["--point-seconds", "0.3", "--size", "256M"]
+FAST = ["--point-seconds", "0.2", "--size", "256M"]
 
 
 def leftovers(d: Path) -> list[Path]:
@@ -208,7 +208,7 @@ def test_ctrl_c_keeps_finished_points_and_leaves_nothing(tmp_path):
 
 
 def test_full_profile_sweeps_every_test_and_reports_steady_state(tmp_path):
-    r = run_dbtier("probe", str(tmp_path), "--profile", "full", "--only", "random", "--point-seconds", "0.2",
+    r = run_dbtier("probe", str(tmp_path), "--profile", "full", "--only", "random", "--point-seconds", "0.1",
                    "--size", "256M", "--json", "--out", str(tmp_path / "run"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
