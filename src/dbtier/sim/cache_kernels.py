@@ -116,6 +116,31 @@ def prefetch_ahead(j, nb, keys, table, rowkey, tshift, live, prev, nxt, ring, ne
             _prefetch(live, nxt[y])
 
 
+
+@numba.njit(inline="always")
+def request_done(i, is_read, k, hits, admit, destage, first_miss, c, record, out_hits, out_admit, out_destage,
+                 out_first_miss):
+    """A request's counts into c (and its outcome into out_* when record): the same for every policy. Straight
+    into c, not kept in locals until the end: as quick (measured on the 10 M-request replay)."""
+    if is_read:
+        c[C_READ_REQS] += 1
+        c[C_READ_BLOCKS] += k
+        c[C_READ_HITS] += hits
+        if hits == k:
+            c[C_READ_REQ_HITS] += 1
+    else:
+        c[C_WRITE_REQS] += 1
+        c[C_WRITE_BLOCKS] += k
+        c[C_WRITE_HITS] += hits
+    c[C_ADMITTED] += admit
+    c[C_DESTAGED] += destage
+    if record:
+        out_hits[i] = hits
+        out_admit[i] = admit
+        out_destage[i] = destage
+        out_first_miss[i] = first_miss
+
+
 # -- LRU and FIFO ----------------------------------------------------------------------------------
 
 _NO_RESTART = 1 << 62
@@ -139,20 +164,6 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
     ht = st[0:2]
     size = st[2]                                   # blocks held (each one unit to the shared rules)
     r = st[3]
-    # Counters live in locals (registers) on the hot path and go back to `c` at the end.
-    n_read_reqs = c[C_READ_REQS]
-    n_read_req_hits = c[C_READ_REQ_HITS]
-    n_read_blocks = c[C_READ_BLOCKS]
-    n_read_hits = c[C_READ_HITS]
-    n_write_reqs = c[C_WRITE_REQS]
-    n_write_blocks = c[C_WRITE_BLOCKS]
-    n_write_hits = c[C_WRITE_HITS]
-    n_admitted = c[C_ADMITTED]
-    n_evicted = c[C_EVICTED]
-    n_destaged = c[C_DESTAGED]
-    n_invalidated = c[C_INVALIDATED]
-    n_bypassed = c[C_BYPASSED_REQS]
-    n_restart_destaged = c[C_RESTART_DESTAGED]
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
     next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
@@ -169,7 +180,7 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
                 while x >= 0:
                     if state[x] == 2:
                         destage += 1
-                        n_restart_destaged += 1
+                        c[C_RESTART_DESTAGED] += 1
                     state[x] = 0
                     y = nxt[x]
                     prev[x] = -1
@@ -183,7 +194,7 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
         k = nblk[i]
         byp = has_bypass and bypass[i]
         if byp:
-            n_bypassed += 1
+            c[C_BYPASSED_REQS] += 1
         hits = 0
         admit = 0
         first_miss = -1
@@ -204,16 +215,9 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
                 if not byp and capacity > 0:
                     ok, d, e, size = lru_admit(x, 1, False, state, prev, nxt, ht, size, no_held, 1, capacity)
                     destage += d
-                    n_evicted += e
+                    c[C_EVICTED] += e
                     admit += ok
-            n_read_reqs += 1
-            n_read_blocks += k
-            n_read_hits += hits
-            if hits == k:
-                n_read_req_hits += 1
         else:
-            n_write_reqs += 1
-            n_write_blocks += k
             if mode == 0 or byp:
                 for j in range(pos, pos + k):
                     prefetch_ahead(j, nb, keys, table, rowkey, tshift, state, prev, nxt, ring, True)
@@ -223,7 +227,7 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
                         _unlink(x, prev, nxt, ht, 0)
                         state[x] = 0
                         size -= 1
-                        n_invalidated += 1
+                        c[C_INVALIDATED] += 1
             else:
                 new_state = 2 if mode == 2 else 1
                 for j in range(pos, pos + k):
@@ -241,32 +245,13 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
                         ok, d, e, size = lru_admit(x, 1, new_state == 2, state, prev, nxt, ht, size, no_held, 1,
                                                    capacity)
                         destage += d
-                        n_evicted += e
+                        c[C_EVICTED] += e
                         admit += ok
-            n_write_hits += hits
-        n_admitted += admit
-        n_destaged += destage
-        if record:
-            out_hits[i] = hits
-            out_admit[i] = admit
-            out_destage[i] = destage
-            out_first_miss[i] = first_miss
+        request_done(i, op[i] == 0, k, hits, admit, destage, first_miss, c, record, out_hits, out_admit, out_destage,
+                     out_first_miss)
         pos += k
     st[2] = size
     st[3] = r
-    c[C_READ_REQS] = n_read_reqs
-    c[C_READ_REQ_HITS] = n_read_req_hits
-    c[C_READ_BLOCKS] = n_read_blocks
-    c[C_READ_HITS] = n_read_hits
-    c[C_WRITE_REQS] = n_write_reqs
-    c[C_WRITE_BLOCKS] = n_write_blocks
-    c[C_WRITE_HITS] = n_write_hits
-    c[C_ADMITTED] = n_admitted
-    c[C_EVICTED] = n_evicted
-    c[C_DESTAGED] = n_destaged
-    c[C_INVALIDATED] = n_invalidated
-    c[C_BYPASSED_REQS] = n_bypassed
-    c[C_RESTART_DESTAGED] = n_restart_destaged
 
 
 # -- S3-FIFO ------------------------------------------------------------------------------------------
@@ -298,19 +283,6 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
     r = st[10]
-    # Counters in locals on the hot path (see lru_kernel); evictions and restarts count into c directly.
-    n_read_reqs = c[C_READ_REQS]
-    n_read_req_hits = c[C_READ_REQ_HITS]
-    n_read_blocks = c[C_READ_BLOCKS]
-    n_read_hits = c[C_READ_HITS]
-    n_write_reqs = c[C_WRITE_REQS]
-    n_write_blocks = c[C_WRITE_BLOCKS]
-    n_write_hits = c[C_WRITE_HITS]
-    n_admitted = c[C_ADMITTED]
-    n_destaged = c[C_DESTAGED]
-    n_invalidated = c[C_INVALIDATED]
-    n_bypassed = c[C_BYPASSED_REQS]
-    n_ghost_hits = c[C_GHOST_HITS]
     next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
     pos = 0
     for i in range(nblk.shape[0]):
@@ -336,17 +308,11 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
         k = nblk[i]
         byp = has_bypass and bypass[i]
         if byp:
-            n_bypassed += 1
+            c[C_BYPASSED_REQS] += 1
         hits = 0
         admit = 0
         first_miss = -1
         is_read = op[i] == 0
-        if is_read:
-            n_read_reqs += 1
-            n_read_blocks += k
-        else:
-            n_write_reqs += 1
-            n_write_blocks += k
         around = (not is_read) and (mode == 0 or byp)
         takes = not around and capacity > 0 and not (is_read and byp)      # a miss may be admitted
         for j in range(pos, pos + k):
@@ -364,7 +330,7 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
                     qb[w - 1] -= block_bytes
                     where[x] = 0
                     fd[x] = 0
-                    n_invalidated += 1
+                    c[C_INVALIDATED] += 1
                 else:
                     s3_hit(fd, x, (not is_read) and mode == 2)
                 continue
@@ -384,31 +350,8 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
                 destage += d
                 if ok:
                     admit += 1
-                    n_ghost_hits += ghost_hit
-        if is_read:
-            n_read_hits += hits
-            if hits == k:
-                n_read_req_hits += 1
-        else:
-            n_write_hits += hits
-        n_admitted += admit
-        n_destaged += destage
-        if record:
-            out_hits[i] = hits
-            out_admit[i] = admit
-            out_destage[i] = destage
-            out_first_miss[i] = first_miss
+                    c[C_GHOST_HITS] += ghost_hit
+        request_done(i, is_read, k, hits, admit, destage, first_miss, c, record, out_hits, out_admit, out_destage,
+                     out_first_miss)
         pos += k
     st[10] = r
-    c[C_READ_REQS] = n_read_reqs
-    c[C_READ_REQ_HITS] = n_read_req_hits
-    c[C_READ_BLOCKS] = n_read_blocks
-    c[C_READ_HITS] = n_read_hits
-    c[C_WRITE_REQS] = n_write_reqs
-    c[C_WRITE_BLOCKS] = n_write_blocks
-    c[C_WRITE_HITS] = n_write_hits
-    c[C_ADMITTED] = n_admitted
-    c[C_DESTAGED] = n_destaged
-    c[C_INVALIDATED] = n_invalidated
-    c[C_BYPASSED_REQS] = n_bypassed
-    c[C_GHOST_HITS] = n_ghost_hits

@@ -17,10 +17,8 @@ admitted); ghost_hits counts the misses found in Aout that were admitted (2Q; 0 
 
 from __future__ import annotations
 
-from dbtier.sim.cache_kernels import (C_ADMITTED, C_BYPASSED_REQS, C_DESTAGED, C_EVICTED, C_GHOST_HITS,
-                                      C_INVALIDATED, C_READ_BLOCKS, C_READ_HITS, C_READ_REQ_HITS, C_READ_REQS,
-                                      C_RESTART_DESTAGED, C_WRITE_BLOCKS, C_WRITE_HITS, C_WRITE_REQS, RING,
-                                      prefetch_ahead)
+from dbtier.sim.cache_kernels import (C_BYPASSED_REQS, C_EVICTED, C_GHOST_HITS, C_INVALIDATED,
+                                      C_RESTART_DESTAGED, RING, prefetch_ahead, request_done)
 from dbtier.sim.jit import hot
 from dbtier.sim.mrc_kernels import unlink as _unlink
 from dbtier.sim.mrc_queues import sieve_admit, sieve_hit, twoq_admit, twoq_caps, twoq_hit, twoq_unghost
@@ -61,20 +59,6 @@ def queue_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowke
     has_bypass = bypass.shape[0] > 0
     nrestart = restart_req.shape[0]
     r = st[r_at]
-    n_read_reqs = c[C_READ_REQS]
-    n_read_req_hits = c[C_READ_REQ_HITS]
-    n_read_blocks = c[C_READ_BLOCKS]
-    n_read_hits = c[C_READ_HITS]
-    n_write_reqs = c[C_WRITE_REQS]
-    n_write_blocks = c[C_WRITE_BLOCKS]
-    n_write_hits = c[C_WRITE_HITS]
-    n_admitted = c[C_ADMITTED]
-    n_evicted = c[C_EVICTED]
-    n_destaged = c[C_DESTAGED]
-    n_invalidated = c[C_INVALIDATED]
-    n_bypassed = c[C_BYPASSED_REQS]
-    n_ghost_hits = c[C_GHOST_HITS]
-    n_restart_destaged = c[C_RESTART_DESTAGED]
     next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
     pos = 0
     for i in range(nblk.shape[0]):
@@ -85,7 +69,7 @@ def queue_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowke
                 while x >= 0:
                     if (twoq and (live[x] & 4) != 0) or (not twoq and live[x] == 2):
                         destage += 1
-                        n_restart_destaged += 1
+                        c[C_RESTART_DESTAGED] += 1
                     live[x] = 0
                     vis[x] = 0
                     y = nxt[x]
@@ -102,17 +86,11 @@ def queue_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowke
         k = nblk[i]
         byp = has_bypass and bypass[i]
         if byp:
-            n_bypassed += 1
+            c[C_BYPASSED_REQS] += 1
         hits = 0
         admit = 0
         first_miss = -1
         is_read = op[i] == 0
-        if is_read:
-            n_read_reqs += 1
-            n_read_blocks += k
-        else:
-            n_write_reqs += 1
-            n_write_blocks += k
         around = (not is_read) and (mode == 0 or byp)
         takes = not around and capacity > 0 and not (is_read and byp)      # a miss may be admitted
         dirty = (not is_read) and mode == 2
@@ -141,7 +119,7 @@ def queue_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowke
                         used -= 1
                         vis[x] = 0
                     live[x] = 0
-                    n_invalidated += 1
+                    c[C_INVALIDATED] += 1
                 elif twoq:
                     twoq_hit(x, live, prev, nxt, ht)
                     if dirty:
@@ -161,42 +139,17 @@ def queue_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowke
                     ok, d, e = twoq_admit(x, block_bytes, ghost_hit, dirty, live, prev, nxt, ht, qb, no_held,
                                           block_bytes, cap_bytes, ain_cap, aout_cap, am_cap)
                     if ok:
-                        n_ghost_hits += ghost_hit
+                        c[C_GHOST_HITS] += ghost_hit
                 else:
                     ok, d, e, used, hand = sieve_admit(x, 1, dirty, live, vis, prev, nxt, ht, hand, used, no_held,
                                                        1, capacity)
                 destage += d
-                n_evicted += e
+                c[C_EVICTED] += e
                 admit += ok
-        if is_read:
-            n_read_hits += hits
-            if hits == k:
-                n_read_req_hits += 1
-        else:
-            n_write_hits += hits
-        n_admitted += admit
-        n_destaged += destage
-        if record:
-            out_hits[i] = hits
-            out_admit[i] = admit
-            out_destage[i] = destage
-            out_first_miss[i] = first_miss
+        request_done(i, is_read, k, hits, admit, destage, first_miss, c, record, out_hits, out_admit, out_destage,
+                     out_first_miss)
         pos += k
     if not twoq:
         st[2] = used
         st[3] = hand
     st[r_at] = r
-    c[C_READ_REQS] = n_read_reqs
-    c[C_READ_REQ_HITS] = n_read_req_hits
-    c[C_READ_BLOCKS] = n_read_blocks
-    c[C_READ_HITS] = n_read_hits
-    c[C_WRITE_REQS] = n_write_reqs
-    c[C_WRITE_BLOCKS] = n_write_blocks
-    c[C_WRITE_HITS] = n_write_hits
-    c[C_ADMITTED] = n_admitted
-    c[C_EVICTED] = n_evicted
-    c[C_DESTAGED] = n_destaged
-    c[C_INVALIDATED] = n_invalidated
-    c[C_BYPASSED_REQS] = n_bypassed
-    c[C_GHOST_HITS] = n_ghost_hits
-    c[C_RESTART_DESTAGED] = n_restart_destaged
