@@ -260,13 +260,14 @@ def test_restart_empties_the_cache():
 
 
 def test_restart_destages_dirty_blocks_first():
-    tr = from_arrays([0, 1], [1, 0], [0, 0], [BS, BS])
+    # W A (dirty), R B (clean), restart, R A: only A is destaged, by the request after the restart
+    tr = from_arrays([0, 0.2, 1], [1, 0, 0], [0, BS, 0], [BS, BS, BS])
     prep = cache.prepare(tr, BS)
     for policy in cache.POLICIES:
         r = cache.run_cache(prep, 16, policy, "write-back", restart_req=cache.restart_requests(tr.time_s, [0.5]))
         c = r.counters
         assert (c["restart_destaged_blocks"], c["read_block_hits"], c["dirty_blocks_at_end"]) == (1, 0, 0), policy
-        assert list(r.destaged) == [0, 1]
+        assert list(r.destaged) == [0, 0, 1]
 
 
 # -- sequential cutoff ------------------------------------------------------------------------------

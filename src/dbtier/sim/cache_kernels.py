@@ -118,6 +118,27 @@ def prefetch_ahead(j, nb, keys, table, rowkey, tshift, live, prev, nxt, ring, ne
 
 
 @numba.njit(inline="always")
+def empty_lists(ht, a, b, dirty_bit, prev, nxt):
+    """A restart: every list whose head and tail ht holds (at 0, 2, ...) emptied, each row's links and columns
+    a and b cleared; returns how many blocks held dirty data (dirty_bit set in a), destaged as they go."""
+    dirty = 0
+    for q in range(0, ht.shape[0], 2):
+        x = ht[q]
+        while x >= 0:
+            if (a[x] & dirty_bit) != 0:
+                dirty += 1
+            a[x] = 0
+            b[x] = 0
+            y = nxt[x]
+            prev[x] = -1
+            nxt[x] = -1
+            x = y
+        ht[q] = -1
+        ht[q + 1] = -1
+    return dirty
+
+
+@numba.njit(inline="always")
 def request_done(i, is_read, k, hits, admit, destage, first_miss, c, record, out_hits, out_admit, out_destage,
                  out_first_miss):
     """A request's counts into c (and its outcome into out_* when record): the same for every policy. Straight
@@ -176,18 +197,9 @@ def lru_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowkey,
         destage = 0
         if i >= next_restart:
             while r < nrestart and restart_req[r] - first_request <= i:
-                x = ht[0]
-                while x >= 0:
-                    if state[x] == 2:
-                        destage += 1
-                        c[C_RESTART_DESTAGED] += 1
-                    state[x] = 0
-                    y = nxt[x]
-                    prev[x] = -1
-                    nxt[x] = -1
-                    x = y
-                ht[0] = -1
-                ht[1] = -1
+                d = empty_lists(ht, state, node[:, 3], 2, prev, nxt)       # state 2: dirty
+                destage += d
+                c[C_RESTART_DESTAGED] += d
                 size = 0
                 r += 1
             next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART
@@ -288,20 +300,9 @@ def s3fifo_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowk
     for i in range(nblk.shape[0]):
         destage = 0
         while i >= next_restart and r < nrestart and restart_req[r] - first_request <= i:
-            for q in range(0, 6, 2):
-                x = ht[q]
-                while x >= 0:
-                    if fd[x] >= 4:
-                        destage += 1
-                        c[C_RESTART_DESTAGED] += 1
-                    where[x] = 0
-                    fd[x] = 0
-                    y = nxt[x]
-                    prev[x] = -1
-                    nxt[x] = -1
-                    x = y
-                ht[q] = -1
-                ht[q + 1] = -1
+            d = empty_lists(ht, fd, where, 4, prev, nxt)
+            destage += d
+            c[C_RESTART_DESTAGED] += d
             qb[:] = 0
             r += 1
             next_restart = restart_req[r] - first_request if r < nrestart else _NO_RESTART

@@ -18,7 +18,8 @@ admitted); ghost_hits counts the misses found in Aout that were admitted (2Q; 0 
 from __future__ import annotations
 
 from dbtier.sim.cache_kernels import (C_BYPASSED_REQS, C_EVICTED, C_GHOST_HITS, C_INVALIDATED,
-                                      C_RESTART_DESTAGED, RING, prefetch_ahead, request_done)
+                                      C_RESTART_DESTAGED, RING, empty_lists, prefetch_ahead,
+                                      request_done)
 from dbtier.sim.jit import hot
 from dbtier.sim.mrc_kernels import unlink as _unlink
 from dbtier.sim.mrc_queues import sieve_admit, sieve_hit, twoq_admit, twoq_caps, twoq_hit, twoq_unghost
@@ -64,20 +65,9 @@ def queue_kernel(nblk, keys, op, bypass, restart_req, first_request, node, rowke
     for i in range(nblk.shape[0]):
         destage = 0
         while i >= next_restart and r < nrestart and restart_req[r] - first_request <= i:
-            for q in range(0, ht.shape[0], 2):
-                x = ht[q]
-                while x >= 0:
-                    if (twoq and (live[x] & 4) != 0) or (not twoq and live[x] == 2):
-                        destage += 1
-                        c[C_RESTART_DESTAGED] += 1
-                    live[x] = 0
-                    vis[x] = 0
-                    y = nxt[x]
-                    prev[x] = -1
-                    nxt[x] = -1
-                    x = y
-                ht[q] = -1
-                ht[q + 1] = -1
+            d = empty_lists(ht, live, vis, 4 if twoq else 2, prev, nxt)      # 2Q: dirty bit 4; SIEVE: state 2
+            destage += d
+            c[C_RESTART_DESTAGED] += d
             qb[:] = 0
             used = 0
             hand = -1
