@@ -9,23 +9,68 @@ def pt(clients, tps, p95):
     return {"clients": clients, "tps": tps, "lat_ms": {"p95": p95}}
 
 
-def test_knee_where_throughput_stops_rising_5pct():
-    # 1->2: +80%, 2->4: +50%, 4->8: +3% -> knee at 4
-    k = knee([pt(1, 100, 10), pt(2, 180, 11), pt(4, 270, 15), pt(8, 278, 30)])
-    assert (k["clients"], k["tps"]) == (4, 270)
-    assert "rose 3.0%" in k["reason"]
+def test_knee_where_throughput_stops_rising_10pct_per_doubling():
+    # 1->2: +80%, 2->4: +50%, 4->8: +3%, 4->16: 275/270 over 2 doublings = +0.9% per doubling -> knee at 4
+    k = knee([pt(1, 100, 10), pt(2, 180, 11), pt(4, 270, 15), pt(8, 278, 30), pt(16, 275, 60)])
+    assert (k["clients"], k["tps"], k["confirmed"], k["still_rising"]) == (4, 270, True, False)
+    assert "rose 3.0% from 4 to 8 clients (+3.0% per doubling)" in k["reason"]
 
 
-def test_knee_where_latency_outgrows_throughput():
-    # 2->4: tps x1.2 but p95 x2.0 -> knee at 2
+def test_latency_growing_faster_than_throughput_does_not_make_a_knee():
+    # 2->4: tps x1.2 (+20% per doubling) while p95 doubles: the curve is still rising at 4
     k = knee([pt(1, 100, 10), pt(2, 190, 10), pt(4, 228, 20)])
-    assert k["clients"] == 2 and "grew 2.00x" in k["reason"]
+    assert k["clients"] == 4 and k["still_rising"] and "still rising" in k["reason"]
 
 
 def test_knee_at_last_point_when_still_rising_and_order_free():
     k = knee([pt(4, 400, 10), pt(1, 100, 10), pt(2, 200, 10)])
     assert k["clients"] == 4 and "still rising" in k["reason"]
     assert knee([]) is None
+
+
+@pytest.mark.parametrize("clients", [(1, 2, 4, 8, 16), (1, 2, 4, 8, 32)])
+def test_the_emulated_tiers_rising_curve_is_still_rising(clients):
+    """pgbench on the emulated tier (1,000 read / 500 write IOPS): 1,176 -> 1,579 -> 2,376 -> 3,813 -> 5,148
+    TPS, p95 growing faster than TPS at every step. Per doubling (by hand): +34%, +50%, +60%, then +35%
+    (16 clients) or 5148/3813 = 1.350 over 2 doublings = +16.2% (32 clients): all over 10%, still rising."""
+    tps = (1176, 1579, 2376, 3813, 5148)
+    p95 = (1.0, 3.0, 9.0, 27.0, 81.0)
+    k = knee([pt(c, t, l) for c, t, l in zip(clients, tps, p95)])
+    assert (k["clients"], k["tps"], k["still_rising"], k["confirmed"]) == (clients[-1], 5148, True, False)
+    assert "still rising at the largest load measured" in k["reason"]
+
+
+def test_select_only_on_the_emulated_tier_is_still_rising():
+    k = knee([pt(1, 600, 2.0), pt(2, 1295, 5.0)])          # +116% for one doubling
+    assert (k["clients"], k["still_rising"]) == (2, True)
+
+
+def test_a_hard_ceiling_is_the_knee():
+    """TPS = 100 x min(c, 8): 100, 200, 400, 800, 800, 800 at 1..32 clients: every doubling to 8 doubles
+    throughput, 16 and 32 add 0%: the knee is 8 clients, confirmed."""
+    k = knee([pt(c, 100 * min(c, 8), 1.0) for c in (1, 2, 4, 8, 16, 32)])
+    assert (k["clients"], k["tps"], k["confirmed"], k["still_rising"]) == (8, 800, True, False)
+
+
+def test_michaelis_menten_knee_by_hand():
+    """TPS = 1000 c / (1 + c/2). From c to 2c the ratio is 2(1 + c/2)/(1 + c): under 1.10 once c/2 > 4.5,
+    i.e. c > 9. 8 -> 16: 1777.8/1600 = 1.111 (progress); 16 -> 32: 1882.4/1777.8 = 1.059, 16 -> 64:
+    1939.4/1777.8 = 1.0909 over 2 doublings = +4.4% each: two misses, so the knee is 16 clients."""
+    sweep = [pt(c, 1000 * c / (1 + c / 2), 1.0) for c in (1, 2, 4, 8, 16, 32, 64)]
+    k = knee(sweep)
+    assert (k["clients"], k["confirmed"]) == (16, True)
+    assert k["tps"] == pytest.approx(16000 / 9)
+    assert "+5.9% per doubling" in k["reason"] and "+4.4% per doubling" in k["reason"]
+
+
+def test_gain_per_doubling_normalises_uneven_steps():
+    from dbtier.model.oltp import gain_per_doubling
+    # 8 -> 12 clients at +10%: log2(1.5) = 0.585 doublings; 1.1 ** (1 / 0.585) = 1.177
+    assert gain_per_doubling(8, 100, 12, 110) == pytest.approx(0.1770, abs=1e-4)
+    assert gain_per_doubling(1, 100, 4, 200) == pytest.approx(2 ** 0.5 - 1)
+    # TPS = 100 x min(c, 6) at 1, 3, 6, 12, 24: 3 -> 6 doubles (+100%), 6 -> 12 and 6 -> 24 add nothing
+    k = knee([pt(c, 100 * min(c, 6), 1.0) for c in (1, 3, 6, 12, 24)])
+    assert (k["clients"], k["confirmed"]) == (6, True)
 
 
 @pytest.mark.parametrize("state,wtype,event,cls", [
@@ -188,22 +233,23 @@ def test_managed_storage_waits_without_any_device_sampled_are_not_reclassified()
 # -- issue 13 item 6f: the knee has the probe's patience -----------------------------------------------
 
 def test_knee_survives_one_noisy_step():
-    """TPS 100, 190, 170, 260, 265, 262 at 1, 2, 4, 8, 16, 32 clients (p95 flat), by hand with +5%:
-    2 progresses (190 >= 105), 4 dips (170 < 199.5), 8 progresses (260 >= 199.5), 16 and 32 stay under
-    273 (260 x 1.05): two in a row, so the knee is 8 clients at 260 TPS, confirmed. The old rule stopped
-    at the first dip: 2 clients, 190 TPS."""
+    """TPS 100, 190, 170, 260, 265, 262 at 1, 2, 4, 8, 16, 32 clients (p95 flat), by hand with +10% per doubling:
+    2 progresses (+90%), 4 dips (170/190: -10.5%), 8 progresses (260/190 = 1.368 over 2 doublings: +17.0%),
+    16 (265/260: +1.9%) and 32 (262/260 over 2 doublings: +0.4%) fall short: two in a row, so the knee is 8
+    clients at 260 TPS, confirmed."""
     sweep = [pt(c, t, 10) for c, t in zip((1, 2, 4, 8, 16, 32), (100, 190, 170, 260, 265, 262))]
     k = knee(sweep)
     assert (k["clients"], k["tps"], k["confirmed"]) == (8, 260, True)
-    assert "throughput rose 1.9% from 8 to 16 clients" in k["reason"]        # 265 / 260 = 1.0192
-    assert "throughput rose 0.8% from 8 to 32 clients" in k["reason"]        # 262 / 260 = 1.0077
+    assert "throughput rose 1.9% from 8 to 16 clients (+1.9% per doubling)" in k["reason"]   # 265 / 260 = 1.0192
+    assert "throughput rose 0.8% from 8 to 32 clients (+0.4% per doubling)" in k["reason"]   # sqrt(1.0077)
 
 
-def test_knee_latency_rule_with_patience():
-    """1: 100 TPS p95 10; 2: 200 p95 10; 4: 260 p95 30 (x1.3 TPS, x3 p95: no progress); 8: 270 p95 12
-    (+35% over 200, p95 x1.2: progress). The latency jump at 4 alone does not end the sweep: knee 8."""
+def test_one_short_point_at_the_end_is_an_unconfirmed_knee():
+    """1: 100, 2: 200, 4: 260 (+30%), 8: 270 (+3.8%): only the last point falls short, so the knee is 4,
+    unconfirmed (a large p95 jump at 4 changes nothing)."""
     k = knee([pt(1, 100, 10), pt(2, 200, 10), pt(4, 260, 30), pt(8, 270, 12)])
-    assert k["clients"] == 8 and k["still_rising"]
+    assert (k["clients"], k["confirmed"], k["still_rising"]) == (4, False, False)
+    assert k["reason"].startswith("only the last point gained under 10% per doubling")
 
 
 # -- issue 13 item 4: a point's figures are true medians of its runs ----------------------------------
@@ -246,6 +292,38 @@ def test_pgbench_args_run_the_rounded_up_seconds():
     from dbtier.workloads.pgbench import pgbench_args
     a = pgbench_args("/usr/bin", "tpcb", 2, 0.4, 1, None, None, 2)
     assert a[a.index("-T") + 1] == "1"
+
+
+def test_readmix_runs_at_the_loaded_scale():
+    """readmix's scripts use :scale, which pgbench takes from -s only: without it they run at scale 1."""
+    from dbtier.workloads.pgbench import pgbench_args
+    a = pgbench_args("/usr/bin", "readmix", 4, 3, 1, None, None, 2, scale=40)
+    assert a[a.index("-s") + 1] == "40"
+    assert sum(x.endswith("readmix_read.sql@80") for x in a) == 1
+    # the built-ins count pgbench_branches (pgbench ignores -s there); tpcc's scripts take no :scale
+    assert "-s" not in pgbench_args("/usr/bin", "select-only", 4, 3, 1, None, None, 2, scale=40)
+    assert "-s" not in pgbench_args("/usr/bin", "tpcc", 4, 3, 1, None, None, 2)
+    with pytest.raises(ValueError):
+        pgbench_args("/usr/bin", "readmix", 4, 3, 1, None, None, 2)
+
+
+def test_the_scaling_factor_line_is_checked_against_the_loaded_scale():
+    """A real pgbench 15 readmix run at -s 2 (tests/data/pgbench) says "scaling factor: 2"."""
+    from pathlib import Path
+
+    from dbtier.core.errors import DbtierError
+    from dbtier.model.oltp import check_scale, parse_pgbench_summary
+    text = (Path(__file__).resolve().parents[1] / "data" / "pgbench" / "readmix-s2-c2-stdout.txt").read_text()
+    got = parse_pgbench_summary(text)["scaling_factor"]
+    assert got == 2
+    check_scale(got, 2, "readmix", 2)                     # the same: no error
+    check_scale(1, None, "tpcc", 2)                       # nothing loaded by scale: nothing to check
+    with pytest.raises(DbtierError) as e:
+        check_scale(got, 40, "readmix", 2)
+    assert "scaling factor 2" in e.value.message and "loaded at scale 40" in e.value.message
+    with pytest.raises(DbtierError) as e:
+        check_scale(None, 40, "readmix", 2)
+    assert "no \"scaling factor\" line" in e.value.message
 
 
 def test_rates_over_the_measured_window():

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from dbtier.core.stats import median, percentile, plateau, representative, spread
+from dbtier.core.errors import DbtierError
+from dbtier.core.stats import median, percentile, representative, spread
 
 WORKLOADS = ("tpcc", "tpcb", "select-only", "readmix")
 
@@ -43,7 +44,27 @@ def parse_pgbench_summary(text: str) -> dict[str, Any]:
         "initial_connection_ms": num(r"^initial connection time = ([\d.]+) ms"),
         "clients": num(r"^number of clients: (\d+)"),
         "threads": num(r"^number of threads: (\d+)"),
+        # the scale pgbench ran at: a custom script's :scale (-s), a built-in's count of pgbench_branches
+        "scaling_factor": num(r"^scaling factor: (\d+)"),
     }
+
+
+def check_scale(scaling_factor: float | None, loaded_scale: int | None, workload: str, clients: int) -> None:
+    """pgbench's "scaling factor" line against the scale the database was loaded at: a DbtierError naming
+    both when they differ (the point would measure another data set: readmix at scale 1 over a scale-40
+    database reads 1/40 of it). Nothing to check without a loaded scale (tpcc)."""
+    if loaded_scale is None:
+        return
+    if scaling_factor is None:
+        raise DbtierError(f"pgbench printed no \"scaling factor\" line at {clients} clients ({workload}): the scale "
+                          f"it ran at cannot be checked against the loaded scale {loaded_scale}",
+                          "see the raw pgbench output in the run directory")
+    if int(scaling_factor) != int(loaded_scale):
+        raise DbtierError(f"pgbench ran {workload} at {clients} clients at scaling factor {int(scaling_factor)}, but "
+                          f"the database was loaded at scale {int(loaded_scale)}: the point would measure another "
+                          "data set than the one loaded",
+                          "see the raw pgbench output in the run directory; a custom script needs -s (the loaded "
+                          "scale)")
 
 
 def parse_pgbench_log(lines: Iterable[str], with_lag: bool = False) -> tuple[list[float], int]:
@@ -143,62 +164,73 @@ def latency_summary(lat_ms: Sequence[float]) -> dict[str, float | None]:
             "max": max(lat_ms), "mean": sum(lat_ms) / len(lat_ms)}
 
 
-KNEE_MIN_GAIN = 0.05
-KNEE_PATIENCE = 2
-KNEE_RULE = ("the last client count whose throughput beat the best so far by 5% or more without p95 latency "
-             "growing faster than throughput, once two counts in a row fail to (the probe's patience: one noisy "
-             "step does not end the sweep); with no such pair, the best so far, unconfirmed")
+KNEE_MIN_GAIN = 0.10      # throughput gained per doubling of clients, at least, for a point to count as progress
+KNEE_PATIENCE = 2         # points in a row short of it that end the sweep (one dip then recovery does not)
+KNEE_RULE = (f"saturation at the last client count whose throughput gained {100 * KNEE_MIN_GAIN:.0f}% or more per "
+             "doubling of clients over the best point before it, once "
+             f"{KNEE_PATIENCE} client counts in a row after it gain less (one dip then recovery does not end the "
+             "sweep); a step from c1 to c2 clients counts as log2(c2/c1) doublings, its gain per doubling "
+             "(TPS2/TPS1)^(1/log2(c2/c1)) - 1 (8 to 12 clients at +10% TPS: +17.7% per doubling); latency does "
+             "not decide it; no such pair: still rising at the largest load measured")
 
 
-def _p95(p: dict[str, Any]) -> float | None:
-    v = (p.get("lat_ms") or {}).get("p95")
-    return v if isinstance(v, (int, float)) and v > 0 else None
+def gain_per_doubling(c1: float, tps1: float, c2: float, tps2: float) -> float:
+    """Throughput gained from (c1, tps1) to (c2, tps2) clients, per doubling of clients (`KNEE_RULE`):
+    (tps2/tps1)^(1/log2(c2/c1)) - 1. 1 -> 4 clients at 2x TPS: +41.4% per doubling (sqrt 2 - 1)."""
+    if not (c2 > c1 > 0):
+        raise ValueError(f"client counts must rise: {c1} -> {c2}")
+    if tps1 <= 0:
+        return math.inf if tps2 > 0 else 0.0
+    if tps2 <= 0:
+        return -1.0
+    return (tps2 / tps1) ** (1.0 / math.log2(c2 / c1)) - 1.0
 
 
 def _step_words(a: dict[str, Any], b: dict[str, Any]) -> str:
     """Why point b is no progress over point a, in words."""
-    ta, tb = a["tps"], b["tps"]
-    tps_ratio = tb / ta if ta else float("inf")
-    la, lb = _p95(a), _p95(b)
-    lat_ratio = lb / la if la and lb else 1.0
-    if tps_ratio >= 1 + KNEE_MIN_GAIN and lat_ratio > tps_ratio:
-        return (f"p95 latency grew {lat_ratio:.2f}x while throughput grew {tps_ratio:.2f}x "
-                f"from {a['clients']} to {b['clients']} clients")
-    return f"throughput rose {100 * (tps_ratio - 1):.1f}% from {a['clients']} to {b['clients']} clients"
+    ratio = b["tps"] / a["tps"] if a["tps"] else math.inf
+    g = gain_per_doubling(a["clients"], a["tps"], b["clients"], b["tps"])
+    change = f"rose {100 * (ratio - 1):.1f}%" if ratio >= 1 else f"fell {100 * (1 - ratio):.1f}%"
+    return (f"throughput {change} from {a['clients']} to {b['clients']} clients "
+            f"({100 * g:+.1f}% per doubling)")
 
 
 def knee(points: Sequence[dict[str, Any]], min_gain: float = KNEE_MIN_GAIN,
          patience: int = KNEE_PATIENCE) -> dict[str, Any] | None:
-    """Where more clients stop paying (`KNEE_RULE`): the probe's stop rule read over the whole sweep.
+    """Where more clients stop paying (`KNEE_RULE`), over the whole sweep.
 
-    A point is progress when its TPS beats the knee so far by `min_gain` and its p95 latency grew no
-    faster than its TPS; `patience` points in a row that are not progress confirm the knee. A single
+    A point is progress when its throughput gained `min_gain` or more per doubling of clients over the
+    knee so far (`gain_per_doubling`); `patience` points in a row that are not confirm the knee. A single
     dip followed by a point that beats the knee does not end the sweep (TPS 100, 190, 170, 260, 265,
-    262 at 1..32 clients: the knee is 8 clients, 260 TPS, not 2). -> {clients, tps, reason,
-    confirmed, still_rising}; None for no points."""
+    262 at 1..32 clients: the knee is 8 clients, 260 TPS, not 2). A rising curve whose latency grows
+    faster than its throughput is still rising: latency does not decide the knee. -> {clients, tps,
+    reason, confirmed, still_rising}; None for no points."""
     pts = sorted((p for p in points if isinstance(p.get("tps"), (int, float))), key=lambda p: p["clients"])
     if not pts:
         return None
-
-    def lat_ok(best: int, i: int) -> bool:
+    best, misses = 0, 0
+    for i in range(1, len(pts)):
         a, b = pts[best], pts[i]
-        la, lb = _p95(a), _p95(b)
-        tps_ratio = b["tps"] / a["tps"] if a["tps"] else float("inf")
-        return not (la and lb and lb / la > tps_ratio)
-
-    k, misses, confirmed = plateau([p["tps"] for p in pts], min_gain, patience, lat_ok)
-    kp = pts[k]
+        if b["clients"] > a["clients"] and gain_per_doubling(a["clients"], a["tps"], b["clients"],
+                                                             b["tps"]) >= min_gain:
+            best, misses = i, 0
+        else:
+            misses += 1
+            if misses >= patience:
+                break
+    kp = pts[best]
     if misses == 0:
         return {"clients": kp["clients"], "tps": kp["tps"], "confirmed": False, "still_rising": True,
-                "reason": "throughput still rising at the last point"}
-    failed = pts[k + 1:k + 1 + misses]
-    words = "; ".join(_step_words(kp, b) for b in failed)
-    if confirmed:
-        reason = f"{misses} client counts in a row after it were no progress: {words}"
+                "reason": (f"throughput still rising at the largest load measured ({kp['clients']} clients): "
+                           f"no step gained under {100 * min_gain:.0f}% per doubling of clients")}
+    words = "; ".join(_step_words(kp, b) for b in pts[best + 1:best + 1 + misses])
+    if misses >= patience:
+        reason = (f"{misses} client counts in a row after it gained under {100 * min_gain:.0f}% per doubling of "
+                  f"clients: {words}")
     else:
-        reason = (f"only the last point was no progress ({words}); the sweep ended before a second point "
-                  "could confirm the knee")
-    return {"clients": kp["clients"], "tps": kp["tps"], "confirmed": confirmed, "still_rising": False,
+        reason = (f"only the last point gained under {100 * min_gain:.0f}% per doubling ({words}); the sweep ended "
+                  "before a second point could confirm the knee")
+    return {"clients": kp["clients"], "tps": kp["tps"], "confirmed": misses >= patience, "still_rising": False,
             "reason": reason}
 
 

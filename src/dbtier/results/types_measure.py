@@ -299,6 +299,8 @@ class OltpPoint(TypedDict):
     duration_source: NotRequired[Literal["pgbench", "sysbench", "sysbench total time", "wall clock", "none"]]
     requested_s: NotRequired[float]
     pgbench_T_s: NotRequired[Count1]
+    pgbench_scale: NotRequired[Annotated[Count1 | None, doc(
+        "pgbench's \"scaling factor\" line, checked against the loaded scale (null for tpcc)")]]
     not_measured: NotRequired[list[NotMeasured]]
     wait_samples: NotRequired[WaitSamples]
     read_path: NotRequired[ReadPath]

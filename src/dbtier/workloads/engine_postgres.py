@@ -47,6 +47,7 @@ class PostgresEngine(Engine):
         self.texts: dict[int, str] = {}
         self.db_path: Path | None = None
         self.temp_path: Path | None = None
+        self.scale: int | None = None    # the pgbench scale loaded (None for tpcc): each point checks it
 
     # ------------------------------------------------------------------ options
     @classmethod
@@ -158,7 +159,9 @@ class PostgresEngine(Engine):
     # ------------------------------------------------------------------ OLTP
     def load(self, workload: str, warehouses: int, scale: int, log: Callable[[str], None]) -> dict[str, Any]:
         from dbtier.workloads.pgbench import load
-        return load(self.db, workload, warehouses, scale, log)
+        done = load(self.db, workload, warehouses, scale, log)
+        self.scale = done["scale"]
+        return done
 
     def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], None]) -> None:
         self.cluster.cgroup_procs = procs
@@ -168,7 +171,8 @@ class PostgresEngine(Engine):
     def run_point(self, workload: str, clients: int, duration_s: float, warmup_s: float, warehouses: int,
                   rate: float | None, raw_dir: Path, devices: list[str], tag: str) -> dict[str, Any]:
         from dbtier.workloads.pgbench import run_point
-        return run_point(self.db, workload, clients, duration_s, warmup_s, warehouses, rate, raw_dir, devices, tag)
+        return run_point(self.db, workload, clients, duration_s, warmup_s, warehouses, rate, raw_dir, devices, tag,
+                         scale=self.scale, throttles=self.spec.options.get("throttles"))
 
     # ------------------------------------------------------------------ DSS: TPC-H in the managed cluster
     def connect(self) -> None:

@@ -25,7 +25,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
 from dbtier.model.guards import read_path
-from dbtier.model.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, classify_wait,
+from dbtier.model.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, check_scale, classify_wait,
                                latency_summary,
                                measured_window, parse_pgbench_log, parse_pgbench_summary, pgbench_seconds, rates,
                                redact, wait_shares)
@@ -188,8 +188,12 @@ def _load_tpcc(db: Database, warehouses: int, log: Callable[[str], None]) -> dic
 
 
 def pgbench_args(bindir: str, workload: str, clients: int, seconds: float, warehouses: int,
-                 log_prefix: str | None, rate: float | None, cpus: int) -> list[str]:
-    """The pgbench command line for one point (pure)."""
+                 log_prefix: str | None, rate: float | None, cpus: int, scale: int | None = None) -> list[str]:
+    """The pgbench command line for one point (pure).
+
+    A custom script's `:scale` is pgbench's -s (without it, 1: readmix at --scale 40 would touch the
+    first 100,000 of 4,000,000 accounts), so readmix gets the scale the database was loaded at. The
+    built-in scripts take theirs from pgbench_branches (pgbench ignores -s there, with a warning)."""
     threads = max(1, min(clients, cpus))
     a = [f"{bindir}/pgbench", "-n", "-c", str(clients), "-j", str(threads), "-T", str(pgbench_seconds(seconds)),
          "-M", "prepared"]
@@ -197,6 +201,9 @@ def pgbench_args(bindir: str, workload: str, clients: int, seconds: float, wareh
         a += ["-D", f"warehouses={warehouses}"]
         a += [f"--file={script_path(n)}@{w}" for n, w in TPCC_MIX]
     elif workload == "readmix":
+        if scale is None:
+            raise ValueError("readmix needs the scale the database was loaded at")
+        a += ["-s", str(scale)]
         a += [f"--file={script_path(n)}@{w}" for n, w in READMIX]
     else:
         a += ["-b", {"tpcb": "tpcb-like", "select-only": "select-only"}[workload]]
@@ -224,11 +231,15 @@ def counters(c: psycopg.Connection, workload: str) -> dict[str, float]:
 
 
 def run_point(db: Database, workload: str, clients: int, duration_s: float, warmup_s: float, warehouses: int,
-              rate: float | None, raw_dir: Path, devices: list[str], tag: str) -> dict[str, Any]:
+              rate: float | None, raw_dir: Path, devices: list[str], tag: str, scale: int | None = None,
+              throttles: dict[str, dict[str, int]] | None = None) -> dict[str, Any]:
+    """One point; `scale`: what the database was loaded at (pgbench's "scaling factor" must say it);
+    `throttles`: device -> {read_iops, write_iops} limits of an emulated tier (the bottleneck's evidence)."""
     cpus = os.cpu_count() or 1
     if warmup_s > 0:
-        _pgbench(db, pgbench_args(db.bindir, workload, clients, warmup_s, warehouses, None, rate, cpus),
-                 raw_dir / f"{tag}-warmup.txt", clients)
+        warm = _pgbench(db, pgbench_args(db.bindir, workload, clients, warmup_s, warehouses, None, rate, cpus, scale),
+                        raw_dir / f"{tag}-warmup.txt", clients)
+        check_scale(parse_pgbench_summary(warm)["scaling_factor"], scale, workload, clients)
     prefix = str(raw_dir / f"{tag}-log")
     wait_conn = db.connect()
     with db.connect() as c:
@@ -246,8 +257,8 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
     try:
         with Sampler(devices, interval_s=0.5, extra=waits) as sampler:
             t_run = time.monotonic()
-            out = _pgbench(db, pgbench_args(db.bindir, workload, clients, duration_s, warehouses, prefix, rate, cpus),
-                           raw_dir / f"{tag}.txt", clients)
+            out = _pgbench(db, pgbench_args(db.bindir, workload, clients, duration_s, warehouses, prefix, rate, cpus,
+                                            scale), raw_dir / f"{tag}.txt", clients)
             run_wall = time.monotonic() - t_run
     finally:
         wait_conn.close()
@@ -256,6 +267,7 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
     with db.connect() as c:
         after = counters(c, workload)
     summary = parse_pgbench_summary(out)
+    check_scale(summary["scaling_factor"], scale, workload, clients)
     lat: list[float] = []
     failed = 0
     for f in sorted(glob.glob(prefix + ".*")):
@@ -294,6 +306,8 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
         "not_measured": list(NOT_MEASURED_REMOTE) if remote else [],
         "rate": rate, "duration_s": measured_s, "duration_source": measured_by, "requested_s": duration_s,
         "pgbench_T_s": pgbench_seconds(duration_s), "sampled_s": overall["seconds"], "warmup_s": warmup_s,
+        # pgbench's "scaling factor", checked against the loaded scale (tpcc's scripts take none)
+        "pgbench_scale": None if workload == "tpcc" else int(summary["scaling_factor"]),
         # the cache guard's evidence: page reads asked of the OS against read I/Os that reached the devices
         "read_path": read_path(delta["blks_read"], sum(d["read_ios"] for d in dev_figs), remote=remote,
                                devices_measured=bool(dev_figs)),
