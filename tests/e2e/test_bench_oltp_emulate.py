@@ -95,6 +95,31 @@ def test_tables_on_the_emulated_slow_tier_lose_most_of_the_tps(pg_dir):
 
 
 @needs_tier
+def test_select_only_on_the_throttled_tier_is_judged_by_the_throttle(pg_dir):
+    """Select-only with the data on a tier throttled to 300 read IOPS, starting cold: the loop device reads at
+    the throttle's rate while its busy % and await show nothing (the throttle holds each I/O before the device
+    sees it). The bottleneck is the storage, said as the throttle, never the CPU."""
+    fast, slow = _tiers(pg_dir)
+    t0 = time.monotonic()
+    r = run_dbtier("bench", "oltp", "--workload", "select-only", "--scale", "2", "--clients", "1", "--duration", "2",
+                   "--warmup", "0", "--memory", "64MiB", "--place", f"data={slow}",
+                   "--emulate", f"{slow}=300riops,3000wiops", "--dir", str(fast), "--json", "--out", "run",
+                   cwd=pg_dir, timeout=600)
+    print(f"select-only on the throttled tier: {time.monotonic() - t0:.1f} s")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    p = doc["points"][0]
+    loop = [d for d in p["devices"] if d["device"] == doc["emulated"]["device"]]
+    assert loop and 0.9 * 300 <= loop[0]["read_iops"] <= 300 * 1.15, loop
+    assert p["bottleneck"] == "storage", p["bottleneck_evidence"]
+    assert p["bottleneck_evidence"].startswith("storage: reads at ")
+    assert f"against the emulated tier's 300 read IOPS throttle ({doc['emulated']['device']})" in \
+        p["bottleneck_evidence"]
+    _gone(slow, doc["emulated"]["device"])
+    assert postgres_processes("dbtier-pg-") == []
+
+
+@needs_tier
 def test_ctrl_c_removes_the_emulated_tier(pg_dir):
     fast, slow = _tiers(pg_dir)
     proc = subprocess.Popen([sys.executable, "-m", "dbtier", "bench", "oltp", "--workload", "tpcb", "--scale", "1",

@@ -172,6 +172,12 @@ def test_point_of_the_read_write_run_by_hand():
     assert p["devices"][0]["device"] == "vda" and p["not_measured"] == []
     assert p["overhead"]["sampler_cpu_pct_of_machine"] == pytest.approx(100 * 0.02 / 10.064 / 2)
     assert "pgbench" not in p["bottleneck_evidence"] and "backend" not in p["bottleneck_evidence"]
+    # the same point with vda an emulated tier throttled to 7,500 read IOPS: 7,000 is 93% of it (>= 90%)
+    p = innodb_point(driven, overall, [], counts, 12, None, _status("before"), _status("after"), cpus=2,
+                     remote=False, sampler_cpu_s=0.02, throttles={"vda": {"read_iops": 7500, "write_iops": 5000}})
+    assert p["bottleneck"] == "storage"
+    assert p["bottleneck_evidence"].startswith("storage: reads at 7,000 IOPS against the emulated tier's 7,500 "
+                                               "read IOPS throttle (vda)")
 
 
 def test_a_remote_point_says_what_it_did_not_measure():

@@ -131,9 +131,60 @@ def test_pegged_cpu_wins_over_a_busy_looking_device():
     assert kind == "cpu"
 
 
-def test_io_waits_without_a_queue_are_cpu_scheduling():
-    kind, _ = bottleneck(ev(device_await_ms=0.2, device_queue=0.1, device_busy_pct=100))
+def test_io_waits_without_a_queue_are_cpu_scheduling_when_the_cpu_is_near_busy():
+    # 80% busy on 2 cores with 2 clients: 80 >= 70% of 100
+    kind, _ = bottleneck(ev(device_await_ms=0.2, device_queue=0.1, device_busy_pct=100, cpu_busy_pct=80, cpus=2))
     assert kind == "cpu"
+
+
+def throttled(read_iops, write_iops, read_limit=1000, write_limit=500):
+    from dbtier.model.oltp import Throttle
+    return (Throttle("loop1", read_iops, write_iops, read_limit, write_limit),)
+
+
+def test_reads_at_the_emulated_throttle_are_storage_whatever_the_device_shows():
+    """Select-only on the emulated tier: reads at 998 IOPS against its 1,000 read IOPS throttle (998 >= 900),
+    CPU 5% busy, loop1 7% busy with 0.09 ms await and no queue. The throttle holds the I/O before the device
+    sees it: storage, said as the throttle (the rule without it said cpu: I/O waits without a device queue)."""
+    kind, why = bottleneck(ev(cpu_busy_pct=5, device_busy_pct=7, device_await_ms=0.0905, device_queue=0.0,
+                              cpus=2, client_threads=1, throttles=throttled(998, 3)))
+    assert kind == "storage"
+    assert why.startswith("storage: reads at 998 IOPS against the emulated tier's 1,000 read IOPS throttle (loop1)")
+    assert "emulated loop1: reads 998 of 1,000 IOPS, writes 3 of 500 IOPS" in why
+    # writes at 460 of 500 (92%) are at the throttle too; 440 (88%) are not, and 899 reads (89.9%) are not
+    assert bottleneck(ev(throttles=throttled(10, 460)))[1].startswith("storage: writes at 460 IOPS against the "
+                                                                       "emulated tier's 500 write IOPS throttle")
+    assert "throttle (loop1)" not in bottleneck(ev(throttles=throttled(899, 440)))[1]
+
+
+def test_mariadbs_sessions_on_cpu_with_an_idle_cpu_are_not_determined():
+    """MariaDB TPC-C at 4 clients on 2 cores: sessions 71% cpu, CPU 14% busy, iowait 31%, reads at 620 of
+    the throttle's 1,000. 14% is under 70% of the 100% four clients can use on two cores, no throttle is at
+    90% of its limit: not the CPU, not determined, with the figures."""
+    kind, why = bottleneck(ev(cpu_busy_pct=14, iowait_pct=31, client_threads=2, cpus=2,
+                              waits={"cpu": 0.71, "storage": 0.2, "client": 0.09},
+                              throttles=throttled(620, 140)))
+    assert kind == "unknown"
+    assert why.startswith("unknown: not determined, no resource measured is near its limit: most backend time is "
+                          "cpu (71%) (running, no wait event), but the CPU is 14% busy, not near busy;")
+    assert "CPU 14% busy, iowait 31%" in why and "reads 620 of 1,000 IOPS" in why
+    # one client on 2 cores can use half the machine: 40% busy is near busy (>= 35%), so cpu
+    assert bottleneck(ev(cpu_busy_pct=40, client_threads=1, cpus=2, waits={"cpu": 0.8, "client": 0.2}))[0] == "cpu"
+    assert bottleneck(ev(cpu_busy_pct=30, client_threads=1, cpus=2, waits={"cpu": 0.8, "client": 0.2}))[0] == "unknown"
+
+
+def test_io_waits_without_a_queue_or_a_busy_cpu_are_not_determined():
+    kind, why = bottleneck(ev(device_await_ms=0.09, device_queue=0.0, device_busy_pct=7, cpu_busy_pct=5, cpus=2))
+    assert kind == "unknown" and "not determined" in why and "the CPU is 5% busy" in why
+
+
+def test_throttles_of_matches_the_points_devices():
+    from dbtier.model.oltp import Throttle, throttles_of
+    devs = [{"device": "sda", "read_iops": 50.0, "write_iops": 9.0}, {"device": "loop1", "read_iops": 998.0,
+                                                                       "write_iops": 3.0}]
+    assert throttles_of(devs, {"loop1": {"read_iops": 1000, "write_iops": 500}}) == (
+        Throttle("loop1", 998.0, 3.0, 1000, 500),)
+    assert throttles_of(devs, None) == () and throttles_of(devs, {"loop7": {"read_iops": 1, "write_iops": 1}}) == ()
 
 
 def test_commit_bound():
@@ -165,7 +216,7 @@ def test_redact_never_shows_a_password(dsn, shown):
 def test_reclassified_storage_says_cpu_in_its_text():
     """(a) 60% of backend states wait on I/O but the device has no queue (0.1) and 0.2 ms await: the
     verdict is cpu, and the words say cpu and why, not 'most backend time is storage' as the verdict."""
-    kind, why = bottleneck(ev(device_await_ms=0.2, device_queue=0.1, device_busy_pct=100))
+    kind, why = bottleneck(ev(device_await_ms=0.2, device_queue=0.1, device_busy_pct=100, cpu_busy_pct=80))
     assert kind == "cpu"
     assert why.startswith("cpu: most backend time is storage (60%), but the devices show no queue (0.1)")
     assert "CPU scheduling, not the device" in why

@@ -286,12 +286,51 @@ def wait_shares(counts: dict[str, int]) -> dict[str, float]:
 NOT_MEASURED_REMOTE = ("server_cpu", "server_devices")
 
 
+# A throttled device whose measured rate is at least this share of its limit is at the throttle.
+THROTTLE_AT = 0.90
+# The CPU is near busy at this share of what the point's backends can use: min(clients, cores) of the cores
+# (1 client on 2 cores: 50% of the machine is all it can use, so 35% busy is near busy).
+CPU_NEAR_BUSY = 0.70
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """A device behind an I/O throttle (an emulated tier), its rates measured during the point against the limits."""
+    device: str
+    read_iops: float
+    write_iops: float
+    read_limit_iops: int
+    write_limit_iops: int
+
+    def at_limit(self) -> list[tuple[str, float, int]]:
+        """[(reads|writes, measured, limit)] for each direction at THROTTLE_AT of its limit or more."""
+        return [(d, got, lim) for d, got, lim in (("reads", self.read_iops, self.read_limit_iops),
+                                                  ("writes", self.write_iops, self.write_limit_iops))
+                if lim > 0 and got >= THROTTLE_AT * lim]
+
+    def words(self) -> str:
+        return (f"emulated {self.device}: reads {self.read_iops:,.0f} of {self.read_limit_iops:,} IOPS, writes "
+                f"{self.write_iops:,.0f} of {self.write_limit_iops:,} IOPS")
+
+
+def throttles_of(devices: Sequence[dict[str, Any]], limits: dict[str, dict[str, int]] | None) -> tuple[Throttle, ...]:
+    """The point's device figures (read_iops, write_iops per device) against the emulated tier's limits
+    ({device: {read_iops, write_iops}}): one Throttle per limited device that was sampled."""
+    if not limits:
+        return ()
+    by_name = {d.get("device"): d for d in devices}
+    return tuple(Throttle(name, float(by_name[name].get("read_iops") or 0.0),
+                          float(by_name[name].get("write_iops") or 0.0),
+                          int(lim.get("read_iops") or 0), int(lim.get("write_iops") or 0))
+                 for name, lim in sorted(limits.items()) if name in by_name)
+
+
 @dataclass(frozen=True)
 class Evidence:
     cpu_busy_pct: float            # this machine's CPU, user + system, % of all cores
     iowait_pct: float
     client_cpu_cores: float        # pgbench's own CPU use
-    client_threads: int
+    client_threads: int            # min(clients, cores): the cores the point's clients (and backends) can use
     waits: dict[str, float]        # share of sampled backend states per class
     device_await_ms: float         # the worst placement device
     device_busy_pct: float
@@ -300,6 +339,13 @@ class Evidence:
     wait_error: str | None = None  # the sampling query's error, if it failed
     remote: bool = False           # --dsn: this machine's CPU and devices are not the server's
     devices_measured: bool = True  # any placement device sampled
+    cpus: int = 0                  # this machine's cores (0: not said; the CPU is then near busy at 70%)
+    throttles: tuple[Throttle, ...] = ()   # placement devices behind an emulated tier's throttle
+
+    def cpu_near_busy(self) -> bool:
+        """This machine's CPU at CPU_NEAR_BUSY of what the point's clients can use (never for --dsn)."""
+        usable = 100.0 * min(1.0, self.client_threads / self.cpus) if self.cpus > 0 else 100.0
+        return not self.remote and self.cpu_busy_pct >= CPU_NEAR_BUSY * usable
 
 
 def bottleneck(ev: Evidence) -> tuple[str, str]:
@@ -307,10 +353,14 @@ def bottleneck(ev: Evidence) -> tuple[str, str]:
 
     Judged by where backends spend their time and by the CPU, not by device busy %
     alone: a pegged CPU stretches every I/O's completion and makes a fast device
-    look 100% busy while its queue and wait stay short. Without wait samples (none taken,
-    or the sampling query failed) the backends' time is unknown and so is the verdict, unless
-    this machine's CPU, measured, is saturated. A remote server (--dsn) is never judged by this
-    machine's CPU or devices.
+    look 100% busy while its queue and wait stay short. A device behind an I/O throttle (an emulated
+    tier) is judged by its rate against the throttle's limit: the throttle delays I/O before the device
+    sees it, so the device's busy % and await show nothing; reads or writes at THROTTLE_AT of the limit
+    are storage, said as the throttle. The CPU is named only when it is near busy (`cpu_near_busy`);
+    backends on CPU or on I/O with neither the CPU near busy nor a device queue is unknown (not
+    determined), with the figures. Without wait samples (none taken, or the sampling query failed) the
+    backends' time is unknown and so is the verdict, unless this machine's CPU, measured, is saturated.
+    A remote server (--dsn) is never judged by this machine's CPU or devices.
     """
     w = {k: v for k, v in ev.waits.items() if v >= 0.005}
     backends = ", ".join(f"{k} {100 * v:.0f}%" for k, v in sorted(w.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -323,11 +373,18 @@ def bottleneck(ev: Evidence) -> tuple[str, str]:
     if not ev.remote:
         parts.append(f"device await {ev.device_await_ms:.2f} ms, queue {ev.device_queue:.1f}, "
                      f"busy {ev.device_busy_pct:.0f}%" if ev.devices_measured else "no placement device sampled")
+        parts += [t.words() for t in ev.throttles]
     parts.append(f"pgbench {ev.client_cpu_cores:.2f} cores")
     said = "; ".join(parts)
 
     if ev.client_threads and ev.client_cpu_cores / ev.client_threads >= 0.9:
         return "client", "client: pgbench's threads are saturated; " + said
+    at = [(t, d, got, lim) for t in ev.throttles for d, got, lim in t.at_limit()] if not ev.remote else []
+    if at:
+        limits = " and ".join(f"{d} at {got:,.0f} IOPS against the emulated tier's {lim:,} "
+                              f"{d.removesuffix('s')} IOPS throttle ({t.device})" for t, d, got, lim in at)
+        return "storage", (f"storage: {limits}; a throttle delays I/O before the device sees it, so the device's "
+                           "busy % and await do not show it; " + said)
     if not ev.remote and ev.cpu_busy_pct >= 90:
         return "cpu", f"cpu: the CPU is saturated ({ev.cpu_busy_pct:.0f}% busy); " + said
     if ev.wait_error:
@@ -339,15 +396,23 @@ def bottleneck(ev: Evidence) -> tuple[str, str]:
     kind = ranked[0]
     share = ev.waits.get(kind, 0.0)
     top = f"most backend time is {kind} ({100 * share:.0f}%)"
+    idle_cpu = f"the CPU is {ev.cpu_busy_pct:.0f}% busy, not near busy"
+    undetermined = "unknown: not determined, no resource measured is near its limit: "
     if kind == "client" and not ev.remote and ev.cpu_busy_pct >= 70:
         return "cpu", (f"cpu: {top}, waiting for pgbench, but the machine's CPU is {ev.cpu_busy_pct:.0f}% busy: "
                        "server and pgbench share it; " + said)
     if (kind == "storage" and not ev.remote and ev.devices_measured and ev.device_queue < 0.5
             and ev.device_await_ms < 0.5):
-        # I/O waits without a device queue: the wait is CPU scheduling, not the device
-        return "cpu", (f"cpu: {top}, but the devices show no queue ({ev.device_queue:.1f}) and "
-                       f"{ev.device_await_ms:.2f} ms await: the I/O waits are CPU scheduling, not the device; "
-                       + said)
+        if ev.cpu_near_busy():
+            # I/O waits without a device queue, the CPU near busy: the wait is CPU scheduling, not the device
+            return "cpu", (f"cpu: {top}, but the devices show no queue ({ev.device_queue:.1f}) and "
+                           f"{ev.device_await_ms:.2f} ms await: the I/O waits are CPU scheduling, not the device; "
+                           + said)
+        throttle = ", no throttle at its limit" if ev.throttles else ""
+        return "unknown", (f"{undetermined}{top}, but no device shows a queue ({ev.device_queue:.1f}) or await "
+                           f"({ev.device_await_ms:.2f} ms){throttle} and {idle_cpu}; " + said)
+    if kind == "cpu" and not ev.remote and not ev.cpu_near_busy():
+        return "unknown", f"{undetermined}{top} (running, no wait event), but {idle_cpu}; " + said
     if kind == "cpu" and ev.remote:
         return "cpu", f"cpu: {top} (active, no wait event, on the server's CPU as the server reports it); " + said
     return kind, f"{kind}: {top}; " + said

@@ -33,7 +33,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.model.innodb import (bypasses_page_cache, counters_delta, innodb_bottleneck, innodb_figures, innodb_read_path,
                                  session_classes, status_values)
-from dbtier.model.oltp import NOT_MEASURED_REMOTE, Evidence, wait_shares
+from dbtier.model.oltp import NOT_MEASURED_REMOTE, Evidence, throttles_of, wait_shares
 from dbtier.model.placement import INNODB_MATRIX
 from dbtier.model.sysbench import WORKLOADS as SYSBENCH_WORKLOADS, MysqlTarget, layout, sysbench_seconds
 from dbtier.workloads.backup import MARIADB_METHODS
@@ -172,10 +172,12 @@ def parse_wait_rows(text: str) -> list[dict[str, str | None]]:
 def innodb_point(driven: dict[str, Any], overall: dict[str, Any], series: list[dict[str, Any]],
                  wait_counts: Mapping[str, int], wait_samples: int, wait_error: str | None,
                  before: Mapping[str, float], after: Mapping[str, float], cpus: int, remote: bool,
-                 sampler_cpu_s: float, driver: str = "sysbench") -> dict[str, Any]:
+                 sampler_cpu_s: float, driver: str = "sysbench",
+                 throttles: dict[str, dict[str, int]] | None = None) -> dict[str, Any]:
     """One MariaDB point (pure): the driver's figures (workloads/sysbench.run_point's point), the Sampler's
     overall() and series(), the sessions' wait classes counted over the samples, and SHOW GLOBAL STATUS
-    before and after -> the point with pgbench.run_point's keys, `innodb` where PostgreSQL has `pg`."""
+    before and after -> the point with pgbench.run_point's keys, `innodb` where PostgreSQL has `pg`.
+    `throttles`: an emulated tier's limits by device ({read_iops, write_iops}), for the bottleneck."""
     dev_figs = [{"device": d, "iops": v["iops"], "read_iops": v["read_iops"], "read_ios": v["read_ios"],
                  "write_iops": v["write_iops"], "mbps": v["mbps"], "await_ms": v["await_ms"],
                  "busy_pct": v["busy_pct"], "queue": v["queue"], "read_bytes": v["read_bytes"],
@@ -190,7 +192,8 @@ def innodb_point(driven: dict[str, Any], overall: dict[str, Any], series: list[d
     kind, why = innodb_bottleneck(Evidence(cpu["busy_pct"], cpu["iowait_pct"], client_cores, max(1, min(clients, cpus)),
                                            shares, worst["await_ms"], worst["busy_pct"], worst["queue"],
                                            wait_samples=states, wait_error=wait_error, remote=remote,
-                                           devices_measured=bool(dev_figs)), driver=driver)
+                                           devices_measured=bool(dev_figs), cpus=cpus,
+                                           throttles=throttles_of(dev_figs, throttles)), driver=driver)
     delta = counters_delta(before, after)
     seconds = driven.get("duration_s") or driven.get("wall_s") or overall.get("seconds") or 0.0
     figures = innodb_figures(delta, seconds, driven.get("transactions") or None) if seconds > 0 else {}
@@ -538,7 +541,8 @@ class MariaDBEngine(Engine):
         counts: Counter = sum((x.extra for x in s.samples if x.extra), Counter())
         return innodb_point(driven, s.overall(), s.series(), counts,
                             sum(1 for x in s.samples if x.extra is not None), s.extra_error, before, after,
-                            os.cpu_count() or 1, remote=self.server is None, sampler_cpu_s=s.cpu_s)
+                            os.cpu_count() or 1, remote=self.server is None, sampler_cpu_s=s.cpu_s,
+                            throttles=self.spec.options.get("throttles"))
 
     # ------------------------------------------------------------------ backup
     def backup_source(self, scale: float) -> dict[str, Any]:

@@ -78,6 +78,9 @@ def sync(doc: dict[str, Any], step: dict[str, Any], study: Study) -> None:
 def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, Any], run, hooks: Hooks,
              fallback: dict[str, str] | None) -> None:
     """Open, load, bound, sweep, close: one step, its figures saved in `run` as they come."""
+    emu = run.doc.get("emulated")
+    if emu and emu.get("device"):   # the emulated tier's limits: each point's bottleneck reads its rates against them
+        spec.options["throttles"] = {emu["device"]: {"read_iops": emu["read_iops"], "write_iops": emu["write_iops"]}}
     eng = cls(spec)
     cg: memcg.MemoryCgroup | None = None
     try:

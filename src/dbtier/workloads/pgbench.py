@@ -25,7 +25,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
 from dbtier.model.guards import read_path
-from dbtier.model.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, check_scale, classify_wait,
+from dbtier.model.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, check_scale, classify_wait, throttles_of,
                                latency_summary,
                                measured_window, parse_pgbench_log, parse_pgbench_summary, pgbench_seconds, rates,
                                redact, wait_shares)
@@ -295,7 +295,8 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
     kind, why = bottleneck(Evidence(cpu["busy_pct"], cpu["iowait_pct"], client_cores, max(1, min(clients, cpus)),
                                     shares, worst["await_ms"], worst["busy_pct"], worst["queue"],
                                     wait_samples=sum(wait_counts.values()), wait_error=sampler.extra_error,
-                                    remote=remote, devices_measured=bool(dev_figs)))
+                                    remote=remote, devices_measured=bool(dev_figs), cpus=cpus,
+                                    throttles=throttles_of(dev_figs, throttles)))
     return {
         "clients": clients, "tps": r["tps"] or 0.0, "tpm": r["tpm"] or 0.0, "nopm": r["nopm"],
         "lat_ms": latency_summary(lat), "transactions": len(lat), "failed": failed + int(summary["failed"]),
