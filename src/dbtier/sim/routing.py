@@ -3,9 +3,17 @@ order: the queueing model needs them so, and sorting millions of them per chunk 
 
 Per request, in this order (the order the model serves a request's parts in):
 - a read: its cached blocks from the cache device (its bytes shared pro rata, len x hits / blocks); its
-  missing blocks from the backing device -- whole blocks from the first missing one on (so a stream of
-  small reads stays sequential there), or, when it bypasses the cache (sequential cutoff), just the bytes
-  it asked for; then the fill of the blocks it admitted (background cache write);
+  missing blocks from the backing device as one read of the request's own bytes over that run (from its
+  first missing block to its last, clipped to the bytes asked: a read that misses every block issues
+  exactly the I/O the device alone would, so a miss never costs more than the device alone), or, when it
+  bypasses the cache (sequential cutoff), just the bytes it asked for (pro rata); then the fill of the
+  blocks it admitted (background cache write, which no request waits on);
+- a block the request covers only in part (it starts or ends inside it), cached and next to the missing
+  run, is read with the run from the backing device: the block model cannot tell which of that block's
+  bytes the cache holds, and a cache that holds the extents a miss read (bcache) holds only the bytes its
+  neighbour asked for -- not these. Served from the cache, the run would start or end mid-block, off
+  where the stream's previous read ended, and a stream of unaligned reads (64 KiB at 512-byte offsets, as
+  in the CloudPhysics trace) would pay a seek per read on a disk that the device alone reads sequentially;
 - a write: write-around to the backing device; write-through to the cache and the backing device;
   write-back to the cache, or to the backing device when it bypasses;
 - then the dirty blocks its admission evicted (write-back destaging, background backing write).
@@ -33,6 +41,21 @@ def _emit(first, op, offset, length, volume, nblk, hits, adm, dst, fm, byp, has_
         h = float(hits[i])
         ln = float(length[i])
         b = has_byp and byp[i]
+        # the missing run [lo, hi) in the request's blocks (taken as contiguous from the first miss: the cache
+        # counts a request's hits and its first miss, not each block's outcome), widened over a cached block
+        # the request covers only in part when it adjoins the run (module docstring)
+        lo = fm[i]
+        hi = lo + nblk[i] - hits[i]
+        start, end = offset[i], offset[i] + length[i]
+        if op[i] == 0 and not b and hits[i] < nblk[i]:
+            if lo == 1 and start % bs != 0:
+                lo = 0
+                h -= 1.0
+            if hi == nblk[i] - 1 and end % bs != 0:
+                hi = nblk[i]
+                h -= 1.0
+            start = max(start, (offset[i] // bs + lo) * bs)
+            end = min(end, (offset[i] // bs + hi) * bs)
         for part in range(6):
             # part: 0 cache read, 1 backing read, 2 fill, 3 write to the cache, 4 write to the backing, 5 destage
             if op[i] == 0:
@@ -64,8 +87,7 @@ def _emit(first, op, offset, length, volume, nblk, hits, adm, dst, fm, byp, has_
                     if b:
                         nb = ln * (k - h) / k
                     else:
-                        nb = (k - h) * bs
-                        o = (offset[i] // bs + fm[i]) * bs
+                        nb, o = float(end - start), start
                 elif part == 2:
                     d, f, w, nb, o, v = CACHE, False, 1, float(adm[i]) * bs, -2, 0
                 elif part == 3:
