@@ -106,7 +106,8 @@ def test_single_design_has_null_cache_fields(tmp_path):
 
 def test_mirror_with_failure_and_return(tmp_path):
     doc = ok(tmp_path, str(TRACES / "msr-hm1.csv"), "--design", "preferred-read-mirror",
-             "--fast", "nvme-enterprise-3.84tb", "--slow", "sas-15k-73gb", "--fail", "fast@1", "--return", "fast@2.5")
+             "--fast", "nvme-enterprise-3.84tb", "--slow", "sas-15k-73gb", "--fail", "fast@1", "--return", "fast@2.5",
+             "--tracking", "md-bitmap")
     _check_contract(doc)
     # writes between 1 s and 2.5 s: at 1.3321 s (offset 2567680000), 1.3343 s (2567684096), 1.3443 s
     # (1941307392), 2.3242 s (2567688192) -> 64 MiB regions 38, 38, 28, 38: 2 regions, 134,217,728 bytes,
@@ -214,6 +215,10 @@ def test_columns_map(tmp_path):
      "--fast does not apply to --design single"),
     (["--design", "single", "--device", "sas-15k-73gb", "--fail", "fast@1"],
      "--fail applies to --design preferred-read-mirror, not single"),
+    (["--design", "single", "--device", "sas-15k-73gb", "--tracking", "md-bitmap"],
+     "--tracking applies to --design preferred-read-mirror, not single"),
+    (CACHE + ["--cache-gb", "1", "--region-size", "4M"],
+     "--region-size applies to --design preferred-read-mirror, not read-cache"),
     (["--design", "preferred-read-mirror", "--fast", "nvme-enterprise-3.84tb", "--slow", "sas-15k-73gb",
       "--fail", "fast@1h"], "--fail at 3600 s is after the trace ends (16 s)"),
     (["--design", "preferred-read-mirror", "--fast", "nvme-enterprise-3.84tb", "--slow", "sas-15k-73gb",

@@ -12,7 +12,7 @@ from dbtier.sim.latency import DeviceModel
 from dbtier.sim.traces import from_arrays
 
 MIB = 1 << 20
-R = 64 * MIB
+R = 64 * MIB      # md's bitmap chunk: the hand-worked designs below name --tracking md-bitmap
 FAST = DeviceModel("fast", "test", 100_000, 50_000, 1000, 500, 100, 30)
 SLOW = DeviceModel("slow", "test", 1000, 500, 100, 50, 5000, 2000)
 
@@ -87,7 +87,8 @@ def _trace():
 
 def test_mirror_design_routes_by_phase():
     tr = _trace()
-    out = sim.simulate(tr, sim.Params("preferred-read-mirror", failure=mirror.Failure("fast", 2.0, 4.0)),
+    out = sim.simulate(tr, sim.Params("preferred-read-mirror", tracking="md-bitmap",
+                                      failure=mirror.Failure("fast", 2.0, 4.0)),
                        {"fast": FAST, "slow": SLOW})
     c = out.contract
     # one write (at 3 s, region 2) while down -> one 64 MiB region, read from the slow side (100 MB/s) and
@@ -110,7 +111,8 @@ def test_mirror_design_routes_by_phase():
 
 
 def test_slow_side_failure_keeps_reads_fast_and_writes_fast():
-    out = sim.simulate(_trace(), sim.Params("preferred-read-mirror", failure=mirror.Failure("slow", 2.0, 4.0)),
+    out = sim.simulate(_trace(), sim.Params("preferred-read-mirror", tracking="md-bitmap",
+                                            failure=mirror.Failure("slow", 2.0, 4.0)),
                        {"fast": FAST, "slow": SLOW})
     c = out.contract
     assert c["latency_us"]["read"]["p999"] == pytest.approx(100)
@@ -158,7 +160,8 @@ def test_nvme_side_returns_over_a_7200_rpm_survivor():
     op = [0] + [1] * 10 + [0] * 400 + [0]
     off = [0] + [k * R for k in range(10)] + [(1000 + 2 * j) * MIB for j in range(400)] + [5000 * MIB]
     tr = from_arrays(t, op, off, [4096] * len(t))
-    out = sim.simulate(tr, sim.Params("preferred-read-mirror", failure=mirror.Failure("fast", 10.0, 20.0)),
+    out = sim.simulate(tr, sim.Params("preferred-read-mirror", tracking="md-bitmap",
+                                      failure=mirror.Failure("fast", 10.0, 20.0)),
                        {"fast": NVME, "slow": HDD})
     rs = out.contract["resync"]
     dirty = 10 * 64 * MIB
@@ -211,3 +214,51 @@ def test_failure_from_options():
     with pytest.raises(DbtierError) as e:
         mirror.failure_from(None, ("fast", 120.0))
     assert e.value.message == "--return without --fail"
+
+
+def _tracking_trace():
+    """A write before the failure (not tracked), then while the fast side is down (2 s to 4 s) writes of 4 KiB at
+    0, 8 KiB at 1 MiB - 4 KiB (across the first 1 MiB boundary), 4 KiB at 5 MiB, 100 MiB and 200 MiB; a read at
+    4 s (its return) ends the trace."""
+    t = [0.0, 1.0, 2.1, 2.2, 2.3, 2.4, 2.5, 4.0]
+    op = [0, 1, 1, 1, 1, 1, 1, 0]
+    off = [0, 300 * MIB, 0, MIB - 4096, 5 * MIB, 100 * MIB, 200 * MIB, 0]
+    ln = [4096, 4096, 4096, 8192, 4096, 4096, 4096, 4096]
+    return from_arrays(t, op, off, ln)
+
+
+@pytest.mark.parametrize("tracking, region_size, regions, region", [
+    # 1 MiB AUs: {0, 1} (the first two writes), 5, 100, 200 -> 5 regions
+    (None, None, 5, MIB),
+    ("asm-au", None, 5, MIB),
+    # 64 MiB chunks: 0 (0 to 5 MiB), 1 (100 MiB), 3 (200 MiB) -> 3
+    ("md-bitmap", None, 3, 64 * MIB),
+    # ASM with AU_SIZE 4 MB: 0 (0 to 1 MiB + 4 KiB), 1 (5 MiB), 25 (100 MiB), 50 (200 MiB) -> 4
+    ("asm-au", 4 * MIB, 4, 4 * MIB),
+])
+def test_change_tracking_sets_the_resync_unit(tracking, region_size, regions, region):
+    """Regions counted by hand; the copy reads the slow survivor (100 MB/s) into the fast side (500 MB/s write)
+    with no foreground left after the return: resync seconds = bytes / 100 MB/s; without redundancy 2 s down
+    plus the resync. The default is ASM's allocation unit."""
+    out = sim.simulate(_tracking_trace(), sim.Params("preferred-read-mirror", tracking=tracking,
+                                                     region_size=region_size,
+                                                     failure=mirror.Failure("fast", 2.0, 4.0)),
+                       {"fast": FAST, "slow": SLOW})
+    nbytes = regions * region
+    assert out.contract["resync"] == {"regions": regions, "bytes": nbytes, "seconds": pytest.approx(nbytes / 100e6),
+                                      "unprotected_seconds": pytest.approx(2 + nbytes / 100e6)}
+    tr = out.details["mirror"]["tracking"]
+    assert tr["model"] == (tracking or "asm-au") and tr["region_size"] == region
+    assert out.details["mirror"]["region_size"] == region and out.details["params"]["region_size"] == region
+    assert out.details["params"]["tracking"] == (tracking or "asm-au")
+    assert tr["region_size_from"] == ("--region-size" if region_size else f"{tr['model']}'s unit")
+    assert ("Oracle ASM" in tr["basis"]) == (tr["model"] == "asm-au")
+    assert any(n.startswith(f"change tracking: {tr['model']}") for n in out.details["notes"])
+
+
+def test_unknown_tracking_and_tracking_on_another_design_are_refused():
+    with pytest.raises(DbtierError, match="--tracking: unknown model 'zfs'"):
+        sim.simulate(_tracking_trace(), sim.Params("preferred-read-mirror", tracking="zfs"),
+                     {"fast": FAST, "slow": SLOW})
+    with pytest.raises(DbtierError, match="--region-size applies to --design preferred-read-mirror, not single"):
+        sim.simulate(_tracking_trace(), sim.Params("single", region_size=MIB), {"device": SLOW})

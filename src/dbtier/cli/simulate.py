@@ -3,6 +3,7 @@
     dbtier simulate run TRACE --design single --device ID
     dbtier simulate run TRACE --design read-cache --cache ID --backing ID --cache-gb GB [--sweep]
     dbtier simulate run TRACE --design preferred-read-mirror --fast ID --slow ID [--fail fast@T --return fast@T]
+                              [--tracking asm-au|md-bitmap] [--region-size SIZE]
     dbtier simulate capture DEVICE|DIR [--duration S] [--run 'COMMAND ...']
 
 A device ID is a catalog id (`dbtier catalog list`), a probe run directory
@@ -115,8 +116,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the side (fast or slow) fails at time T")
     m.add_argument("--return", dest="return_", type=argtypes.side_time(names.SIDES, MAX_TIME_S), metavar="SIDE@T",
                    help="the failed side returns at time T")
-    m.add_argument("--region-size", type=argtypes.size(), default="64M", metavar="SIZE",
-                   help="write-intent bitmap region (default 64M, as md)")
+    m.add_argument("--tracking", choices=names.TRACKINGS, help="how the mirror tracks the writes a down side "
+                   "misses, which sets the resync's unit: asm-au (default: the study's mirror is Oracle ASM's; fast "
+                   "mirror resync copies the changed extents, one allocation unit each, AU_SIZE 1 MB by default) or "
+                   "md-bitmap (Linux md RAID1's write-intent bitmap, 64 MiB chunks by default)")
+    m.add_argument("--region-size", type=argtypes.size(), metavar="SIZE",
+                   help="the tracking unit, explicitly (e.g. 4M for ASM with AU_SIZE 4 MB; default: the --tracking "
+                        "model's, 1M for asm-au, 64M for md-bitmap)")
     add_output_options(rp)
     rp.set_defaults(func=run_sim)
 
@@ -154,7 +160,7 @@ def build_params(args: argparse.Namespace) -> sim.Params:
         design=args.design, block_size=args.block_size, policy=args.policy, write_mode=args.write_mode,
         cache_gb=args.cache_gb, seq_cutoff_bytes=args.seq_cutoff or None, restart_at_s=tuple(args.restart_at),
         sweep_gb=() if args.sweep == "auto" else args.sweep,      # auto: halvings of the working set
-        failure=mirror.failure_from(args.fail, args.return_), region_size=args.region_size,
+        failure=mirror.failure_from(args.fail, args.return_), region_size=args.region_size, tracking=args.tracking,
         spread_ties=not args.no_spread, jobs=args.jobs)
 
 

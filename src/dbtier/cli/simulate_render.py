@@ -109,7 +109,9 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
     if rs:
         f = det["mirror"]["failure"]
         secs = "never (the side does not return)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
-        con.print(esc(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions, "
+        tr = det["mirror"].get("tracking") or {}
+        unit = f" of {rs['bytes'] // max(rs['regions'], 1) / 2**20:g} MiB ({tr['model']})" if tr else ""
+        con.print(esc(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions{unit}, "
                       f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s"),
                   highlight=False)
     for n in det["notes"]:

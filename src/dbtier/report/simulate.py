@@ -176,7 +176,10 @@ def section_html(doc: dict[str, Any]) -> str:
                    f"{copy['survivor_read_mbps']:,.0f}, returning write {copy['returning_write_mbps']:,.0f}; "
                    f"the requests kept the survivor {_pct(fu.get('survivor'))} and the returning side "
                    f"{_pct(fu.get('returning'))} busy, mean {_mbps(copy.get('rate_mbps_mean'))})")
-        rows.append(("resync", f"{rs['regions']:,} regions, {rs['bytes'] / 1e9:,.3f} GB, {secs}{how}; without "
+        tr = (det.get("mirror") or {}).get("tracking")
+        unit = (f" of {tr['region_size'] / 2**20:g} MiB ({esc(tr['model'])}, {esc(tr['region_size_from'])})"
+                if tr else "")
+        rows.append(("resync", f"{rs['regions']:,} regions{unit}, {rs['bytes'] / 1e9:,.3f} GB, {secs}{how}; without "
                                f"redundancy {rs['unprotected_seconds']:,.1f} s"))
     out.append(kv_table(rows))
 

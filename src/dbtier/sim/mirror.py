@@ -1,15 +1,24 @@
-"""Preferred-read mirror: failure, write-intent bitmap, resync.
+"""Preferred-read mirror: failure, change tracking, resync.
 
 Two sides, fast and slow. Every read is served by the fast side and every
-write goes to both (it completes when both have it), as md RAID1 with the
-slow member `write-mostly`.
+write goes to both (it completes when both have it), as Oracle ASM normal
+redundancy with the fast failure group as the preferred read failure group,
+or md RAID1 with the slow member `write-mostly`.
 
 While a side is down, from `fail_at_s` until `return_at_s`, the other side
-serves everything, and each write marks the regions it touches in a bitmap
-of `region_size` bytes (md's write-intent bitmap: 64 MiB chunks by default).
+serves everything, and each write marks the regions it touches, regions of
+`region_size` bytes, the unit the design tracks changes in (TRACKING):
+- `asm-au`: Oracle ASM fast mirror resync tracks the extents written while a
+  disk is offline and resyncs only those when it returns; a file's first
+  20,000 extents are one allocation unit each (AU_SIZE: 1 MB by default, 1 to
+  64 MB). A 1 MiB region per AU; a file's later extents are 4 and 16 AUs (not
+  modelled: a block trace has no files), so past 20 GB of one file the real
+  resync copies more than this.
+- `md-bitmap`: md's write-intent bitmap marks chunks (mdadm's internal bitmap:
+  64 MiB by default) and the returning member gets every marked chunk whole.
 When the side returns, only the marked regions are copied to it, whole: the
 resync volume is regions x region size. The copy reads the survivor and writes
-the returning side, region by region (64 MiB runs: sequential on both), so
+the returning side, region by region (whole regions: sequential on both), so
 with no other load it runs at min(survivor's sequential read MB/s, returning
 side's sequential write MB/s). The trace keeps sending its requests meanwhile
 (reads stay on the survivor, writes go to both), and the copy gets the device
@@ -36,7 +45,39 @@ import numpy as np
 from dbtier.core.errors import DbtierError
 from dbtier.sim.names import SIDES
 
-DEFAULT_REGION = 64 * 1024 * 1024
+MIB = 1024 * 1024
+DEFAULT_REGION = 64 * MIB          # md's bitmap chunk
+DEFAULT_TRACKING = "asm-au"        # the study's mirror is ASM's (a preferred read failure group)
+
+# Each change-tracking model: its region (the unit a write dirties) and where that comes from.
+TRACKING: dict[str, dict[str, Any]] = {
+    "asm-au": {
+        "region_size": 1 * MIB, "unit": "ASM allocation unit (AU_SIZE default 1 MB)",
+        "basis": "Oracle ASM fast mirror resync keeps track of the extents changed while a disk is offline and "
+                 "resyncs only those when it is back online (Oracle ASM Administrator's Guide, 'Oracle ASM Fast "
+                 "Mirror Resync'); an extent is one allocation unit for a file's first 20,000 extents, then 4 and "
+                 "16 AUs ('Understanding Oracle ASM Extents'); AU_SIZE is 1, 2, 4, 8, 16, 32 or 64 MB, 1 MB by "
+                 "default (Grid Infrastructure Installation Guide 11.2). Modelled as one region per AU: later, "
+                 "larger extents of files over 20 GB are not (a block trace has no files)."},
+    "md-bitmap": {
+        "region_size": DEFAULT_REGION, "unit": "md write-intent bitmap chunk (64 MiB, mdadm's default)",
+        "basis": "Linux md RAID1 marks the chunks a write touches in its write-intent bitmap (mdadm --bitmap-chunk; "
+                 "64 MiB by default for an internal bitmap) and resyncs every marked chunk whole when the "
+                 "member returns."},
+}
+
+
+def tracking_of(model: str | None, region_size: int | None) -> dict[str, Any]:
+    """The change tracking a run uses: {model, unit, region_size, region_size_from, basis}; `region_size` (from
+    --region-size) overrides the model's own unit."""
+    name = model or DEFAULT_TRACKING
+    if name not in TRACKING:
+        raise DbtierError(f"--tracking: unknown model '{name}' (known: {', '.join(TRACKING)})",
+                          "asm-au for an Oracle ASM mirror, md-bitmap for Linux md RAID1")
+    t = TRACKING[name]
+    why = "--tracking" if model else "the default, as the study's mirror is Oracle ASM's"
+    return {"model": name, "model_from": why, "unit": t["unit"], "region_size": int(region_size or t["region_size"]),
+            "region_size_from": "--region-size" if region_size else f"{name}'s unit", "basis": t["basis"]}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ ROLES = {"single": ("device",), "read-cache": ("cache", "backing"), "preferred-r
 POLICIES = ("lru", "s3fifo", "fifo", "s3fifo-2023", "sieve", "twoq")
 WRITE_MODES = ("write-around", "write-through", "write-back")
 SIDES = ("fast", "slow")
+TRACKINGS = ("asm-au", "md-bitmap")      # the mirror's change tracking (sim/mirror.py TRACKING)
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,8 @@ class Params:
     restart_at_s: tuple[float, ...] = ()
     sweep_gb: tuple[float, ...] | None = None      # () = automatic sizes, None = no sweep
     failure: mirror.Failure | None = None
-    region_size: int = mirror.DEFAULT_REGION
+    region_size: int | None = None          # None: the tracking's unit (mirror.TRACKING)
+    tracking: str | None = None             # None: mirror.DEFAULT_TRACKING
     spread_ties: bool = True
     jobs: int | None = None
 
@@ -105,8 +106,18 @@ class Params:
                 "fail": None if self.failure is None else {"side": self.failure.side,
                                                             "at_s": self.failure.fail_at_s,
                                                             "return_at_s": self.failure.return_at_s},
-                "region_size": self.region_size if self.design == "preferred-read-mirror" else None,
+                "region_size": self.region_bytes if self.design == "preferred-read-mirror" else None,
+                "tracking": self.tracking_model if self.design == "preferred-read-mirror" else None,
                 "spread_ties": self.spread_ties}
+
+    @property
+    def tracking_model(self) -> str:
+        return self.tracking or mirror.DEFAULT_TRACKING
+
+    @property
+    def region_bytes(self) -> int:
+        """The mirror's change-tracking region: --region-size, else the tracking model's unit."""
+        return mirror.tracking_of(self.tracking, self.region_size)["region_size"]
 
 
 @dataclass
@@ -136,8 +147,9 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
     end = float(trace.time_s[-1]) if trace is not None and len(trace) else 0.0
     if p.block_size <= 0 or p.block_size & (p.block_size - 1):
         raise DbtierError(f"--block-size {p.block_size} must be a power of two bytes", "e.g. --block-size 8K")
-    if p.region_size <= 0:
-        raise DbtierError(f"--region-size {p.region_size} must be positive", "e.g. --region-size 64M")
+    if p.region_size is not None and p.region_size <= 0:
+        raise DbtierError(f"--region-size {p.region_size} must be positive", "e.g. --region-size 1M")
+    mirror.tracking_of(p.tracking, p.region_size)           # an unknown model is refused here
     if p.design == "read-cache":
         if p.cache_gb is None and p.sweep_gb is None:
             raise DbtierError("design read-cache needs --cache-gb GB (or --sweep)", "e.g. --cache-gb 16")
@@ -162,6 +174,10 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
                 raise DbtierError(f"{flag} applies to --design read-cache, not {p.design}", f"drop {flag}")
         if p.restart_at_s:
             raise DbtierError(f"--restart-at applies to --design read-cache, not {p.design}", "drop --restart-at")
+    if p.design != "preferred-read-mirror":
+        for flag, val in (("--tracking", p.tracking), ("--region-size", p.region_size)):
+            if val is not None:
+                raise DbtierError(f"{flag} applies to --design preferred-read-mirror, not {p.design}", f"drop {flag}")
     if p.failure is not None:
         if p.design != "preferred-read-mirror":
             raise DbtierError(f"--fail applies to --design preferred-read-mirror, not {p.design}", "drop --fail")
@@ -582,7 +598,9 @@ def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel]
     and notes."""
     notes = details["notes"]
     f = p.failure
-    details["mirror"] = {"region_size": p.region_size, "failure": None, "resync_rate_mbps": None,
+    track = mirror.tracking_of(p.tracking, p.region_size)
+    region = track["region_size"]
+    details["mirror"] = {"region_size": region, "tracking": track, "failure": None, "resync_rate_mbps": None,
                          "resync_copy": None, "resync_model": None, "requests_degraded": 0,
                          "requests_resyncing": 0}
     if f is None:
@@ -594,7 +612,7 @@ def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel]
     down_end = np.inf if f.return_at_s is None else f.return_at_s
     in_window = (~is_read) & (trace.time_s >= f.fail_at_s) & (trace.time_s < down_end)
     regions = mirror.dirty_regions(trace.offset_bytes[in_window], trace.length_bytes[in_window],
-                                   trace.volume[in_window], p.region_size)
+                                   trace.volume[in_window], region)
     returning, surviving = devices[f.side], devices[f.survivor]
     end = float(trace.time_s[-1])
     resync_s = None
@@ -610,7 +628,7 @@ def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel]
         fg_load = latency.serve(_mirror_subs(trace, idx, mirror.phases(trace.time_s, f, np.inf), f),
                                 models, times, True, bucket_s=bucket)
         surv_i, ret_i = roles.index(f.survivor), roles.index(f.side)
-        nbytes = regions * p.region_size
+        nbytes = regions * region
         resync_s = mirror.copy_seconds(nbytes, f.return_at_s, surviving.read_mbps, returning.write_mbps,
                                        fg_load.busy_by_bucket_s[surv_i], fg_load.busy_by_bucket_s[ret_i],
                                        float(times[0]), bucket)
@@ -623,8 +641,11 @@ def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel]
                 "foreground_util": _window_util(fg_load, bucket, float(times[0]), f.return_at_s,
                                                 f.return_at_s + resync_s, {"survivor": surv_i,
                                                                           "returning": ret_i})}
-    resync_block = mirror.resync(regions, p.region_size, f, end, resync_s)
+    resync_block = mirror.resync(regions, region, f, end, resync_s)
     contract["resync"] = resync_block
+    notes.append(f"change tracking: {track['model']} ({track['model_from']}), {_size(region)} regions "
+                 f"({track['region_size_from']}): the writes while the {f.side} side was down dirtied {regions:,} of "
+                 f"them, {resync_block['bytes'] / 1e9:.3g} GB to copy. {track['basis']}")
     events.append({"t_s": f.fail_at_s, "event": "fail", "label": f"{f.side} side fails"})
     if f.return_at_s is not None:
         events.append({"t_s": f.return_at_s, "event": "return", "label": f"{f.side} side returns"})
@@ -651,6 +672,14 @@ def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel]
             f"{_pct(fu['survivor'])} and the returning side {_pct(fu['returning'])} busy meanwhile, so it took "
             f"{resync_s:,.1f} s (mean {copy['rate_mbps_mean']:,.1f} MB/s). " + RESYNC_MODEL)
     return ph
+
+
+def _size(nbytes: int) -> str:
+    """A region size in the unit it was given in: 1 MiB, 64 MiB, 4 KiB, 1000 B."""
+    for unit, n in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= n and nbytes % n == 0:
+            return f"{nbytes // n:,} {unit}"
+    return f"{nbytes:,} B"
 
 
 def _pct(x: float | None) -> str:
