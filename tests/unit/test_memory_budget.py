@@ -17,12 +17,17 @@ def test_a_given_budget_is_all_cache():
     assert budget_parts(100 * MiB, 10 * 2**30, 32, 128 * MiB) == (100 * MiB, 100 * MiB, 25 * MiB)
 
 
-def test_a_pool_that_bypasses_the_page_cache_gets_the_whole_cache_part():
-    # InnoDB with O_DIRECT (share 1): 183 MiB of data, 2 clients -> cache part the 128 MiB floor; the pool is
-    # all of it (128 MiB asked), where PostgreSQL's shared_buffers gets a quarter (32 MiB) and reads the rest
-    # through the page cache: both cache 128 MiB of the data set
-    assert budget_parts(None, 183 * MiB, 2, 128 * MiB, share=1) == (140 * MiB, 128 * MiB, 128 * MiB)
+def test_a_pool_that_bypasses_the_page_cache_gets_the_whole_cache_part_of_a_quarter_of_the_data():
+    # InnoDB with O_DIRECT (share 1): the pool is all the cache, so its part is a quarter of the data with
+    # PostgreSQL's shared_buffers floor (32 MiB), not the 128 MiB floor, which held a small data set whole.
+    # 183 MiB of data, 2 clients: 183 / 4 = 45.75 MiB (5,856 pages of 8 kB), plus 2 x 6 MiB
+    assert budget_parts(None, 183 * MiB, 2, 128 * MiB, share=1) == (45.75 * MiB + 12 * MiB, 45.75 * MiB, 45.75 * MiB)
+    # 95 MiB (one TPC-C warehouse in MariaDB): a quarter is 23.75 MiB, under the 32 MiB floor
+    assert budget_parts(None, 95 * MiB, 4, 128 * MiB, share=1) == (56 * MiB, 32 * MiB, 32 * MiB)
+    # PostgreSQL's shared_buffers a quarter of the 128 MiB floor, the rest page cache
     assert budget_parts(None, 183 * MiB, 2, 128 * MiB) == (140 * MiB, 128 * MiB, 32 * MiB)
+    # 2 GiB: both cache a quarter of the data set (512 MiB), InnoDB in its pool (1 GiB asked, more than the part)
+    assert budget_parts(None, 2048 * MiB, 8, 1024 * MiB, share=1) == (560 * MiB, 512 * MiB, 512 * MiB)
     # the pool asked for stays the cap: 64 MiB asked of a 100 MiB budget
     assert budget_parts(100 * MiB, 10 * 2**30, 32, 64 * MiB, share=1) == (100 * MiB, 100 * MiB, 64 * MiB)
 
