@@ -251,7 +251,7 @@ def test_change_tracking_sets_the_resync_unit(tracking, region_size, regions, re
     assert tr["model"] == (tracking or "asm-au") and tr["region_size"] == region
     assert out.details["mirror"]["region_size"] == region and out.details["params"]["region_size"] == region
     assert out.details["params"]["tracking"] == (tracking or "asm-au")
-    assert tr["region_size_from"] == ("--region-size" if region_size else f"{tr['model']}'s unit")
+    assert tr["region_size_from"] == ("--region-size" if region_size else "the tracking's unit")
     assert ("Oracle ASM" in tr["basis"]) == (tr["model"] == "asm-au")
     assert any(n.startswith(f"change tracking: {tr['model']}") for n in out.details["notes"])
 

@@ -63,6 +63,8 @@ def test_mirror_section_shows_the_timeline():
     # the resync row says what the copy ran at and what the requests left it; devices say how they are served
     assert "copy at up to 100 MB/s: survivor read 100, returning write 500" in html
     assert "The copy reads each dirty region whole from the survivor" in html
+    # the resync row names the change tracking that sized it (ASM's 1 MiB allocation unit by default)
+    assert "regions of 1.0 MiB (asm-au tracking; region size: the tracking&#x27;s unit)" in html
     assert "parallel units" in html
 
 

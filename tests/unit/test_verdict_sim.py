@@ -79,7 +79,7 @@ def test_mirror_resync_and_time_without_redundancy():
     # reads from the flash: 26 us against 5.5 ms (-100%), 40 us against 40 ms
     assert lat["helps"] == "helps" and "read p50 26 µs against 5.50 ms for sas-15k-73gb alone (-100%)" in lat["text"]
     assert res["text"] == ("preferred-read mirror on trace.csv (simulated): with the slow side down from 1,800 s "
-                           "to 3,600 s (1,800 s), the writes dirtied 781 regions of 1 MiB (asm-au tracking): "
+                           "to 3,600 s (1,800 s), the writes dirtied 781 regions of 1.0 MiB (asm-au tracking): "
                            "the resync copies 0.819 GB in 8.3 s; without redundancy for 1,808 s (the failure's "
                            "1,800 s plus the resync).")
     assert res["resync_bytes"] == 781 * MIB and res["unprotected_seconds"] == 1808.3 and res["tracking"] == "asm-au"

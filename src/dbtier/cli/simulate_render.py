@@ -15,7 +15,7 @@ from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from dbtier.cli.markup import esc
-from dbtier.core.units import human_pct, human_us
+from dbtier.core.units import human_bytes, human_pct, human_us
 
 
 class Progress:
@@ -110,7 +110,7 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
         f = det["mirror"]["failure"]
         secs = "never (the side does not return)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
         tr = det["mirror"].get("tracking") or {}
-        unit = f" of {rs['bytes'] // max(rs['regions'], 1) / 2**20:g} MiB ({tr['model']})" if tr else ""
+        unit = f" of {human_bytes(tr['region_size'])} ({tr['model']})" if tr else ""
         con.print(esc(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions{unit}, "
                       f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s"),
                   highlight=False)

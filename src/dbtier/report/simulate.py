@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from dbtier.core.units import human_pct, human_us
+from dbtier.core.units import human_bytes, human_pct, human_us
 from dbtier.report import mrc_figures, svg
 from dbtier.report import mrc as mrc_report
 from dbtier.report.base import esc, figure_frame, html_table, kv_table
@@ -177,7 +177,8 @@ def section_html(doc: dict[str, Any]) -> str:
                    f"the requests kept the survivor {_pct(fu.get('survivor'))} and the returning side "
                    f"{_pct(fu.get('returning'))} busy, mean {_mbps(copy.get('rate_mbps_mean'))})")
         tr = (det.get("mirror") or {}).get("tracking")
-        unit = (f" of {tr['region_size'] / 2**20:g} MiB ({esc(tr['model'])}, {esc(tr['region_size_from'])})"
+        unit = (f" of {human_bytes(tr['region_size'])} ({esc(tr['model'])} tracking; region size: "
+                f"{esc(tr['region_size_from'])})"
                 if tr else "")
         rows.append(("resync", f"{rs['regions']:,} regions{unit}, {rs['bytes'] / 1e9:,.3f} GB, {secs}{how}; without "
                                f"redundancy {rs['unprotected_seconds']:,.1f} s"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from dbtier.core.units import human_us
+from dbtier.core.units import human_bytes, human_us
 from dbtier.report.figures import MIN_DIFFERENCE_PCT, fmt, get, isnum
 
 DESIGNS = {"read-cache": "read cache", "preferred-read-mirror": "preferred-read mirror"}
@@ -125,7 +125,7 @@ def _mirror(doc: dict[str, Any]) -> list[dict[str, Any]]:
     if not (isinstance(rs, dict) and isinstance(f, dict) and isnum(rs.get("unprotected_seconds"))):
         return out
     tr = get(doc, "simulation", "mirror", "tracking") or {}
-    unit = (f" of {tr['region_size'] / 2**20:g} MiB ({tr.get('model')} tracking)" if isnum(tr.get("region_size"))
+    unit = (f" of {human_bytes(tr['region_size'])} ({tr.get('model')} tracking)" if isnum(tr.get("region_size"))
             else "")
     fig: dict[str, Any] = {"design": doc["design"], "failed_side": f.get("side"), "fail_at_s": f.get("fail_at_s"),
                            "return_at_s": f.get("return_at_s"), "resync_regions": rs.get("regions"),

@@ -77,7 +77,7 @@ def tracking_of(model: str | None, region_size: int | None) -> dict[str, Any]:
     t = TRACKING[name]
     why = "--tracking" if model else "the default, as the study's mirror is Oracle ASM's"
     return {"model": name, "model_from": why, "unit": t["unit"], "region_size": int(region_size or t["region_size"]),
-            "region_size_from": "--region-size" if region_size else f"{name}'s unit", "basis": t["basis"]}
+            "region_size_from": "--region-size" if region_size else "the tracking's unit", "basis": t["basis"]}
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.units import human_bytes
 from dbtier.core.priority import lower_priority
 from dbtier.sim import cache as cache_mod
 from dbtier.sim import latency, mirror, routing, tally, workingset
@@ -643,7 +644,7 @@ def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel]
                                                                           "returning": ret_i})}
     resync_block = mirror.resync(regions, region, f, end, resync_s)
     contract["resync"] = resync_block
-    notes.append(f"change tracking: {track['model']} ({track['model_from']}), {_size(region)} regions "
+    notes.append(f"change tracking: {track['model']} ({track['model_from']}), {human_bytes(region)} regions "
                  f"({track['region_size_from']}): the writes while the {f.side} side was down dirtied {regions:,} of "
                  f"them, {resync_block['bytes'] / 1e9:.3g} GB to copy. {track['basis']}")
     events.append({"t_s": f.fail_at_s, "event": "fail", "label": f"{f.side} side fails"})
@@ -672,14 +673,6 @@ def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel]
             f"{_pct(fu['survivor'])} and the returning side {_pct(fu['returning'])} busy meanwhile, so it took "
             f"{resync_s:,.1f} s (mean {copy['rate_mbps_mean']:,.1f} MB/s). " + RESYNC_MODEL)
     return ph
-
-
-def _size(nbytes: int) -> str:
-    """A region size in the unit it was given in: 1 MiB, 64 MiB, 4 KiB, 1000 B."""
-    for unit, n in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if nbytes >= n and nbytes % n == 0:
-            return f"{nbytes // n:,} {unit}"
-    return f"{nbytes:,} B"
 
 
 def _pct(x: float | None) -> str:
