@@ -200,10 +200,11 @@ def test_compare_a_fleet_with_a_single_host_probe(tmp_path):
 
 # The single-host probe's report, Markdown and show summary as rendered before fleet probes existed (commit
 # 28356aa), then deliberately changed: spreads on the headline figures and the verdict's evidence guards
-# (issue 18), and the style of the `abandoned` status badge (issue 34). A deliberate change to the single-host
-# report updates these; a fleet change must not.
-SINGLE_HTML = "1a0fe4aaf788d333d76d9684184a167cff0ae2c15c50bce1b2210da48188a556"
-SINGLE_MD = "3928c9c4bd270578c171dbbde3536e827e96d1cc1f041cfddf73cd2c4491eff9"
+# (issue 18), the style of the `abandoned` status badge (issue 34), and the placement rule's wording in the
+# thresholds with the verdict's tiers chart style. A deliberate change to the single-host report updates these;
+# a fleet change must not.
+SINGLE_HTML = "a35ac0fad76e81b328a764dd59071084956c5e2aadc25e8cfc5f8079720e4cdd"
+SINGLE_MD = "e1af34381c05cfe74315289707cc62332164d2ecef0989a5dd53b7db3da63157"
 SINGLE_SUMMARY = "4d1211f7f9b7c8096d52403261055f25982f955f3e4fc37f40e6c47039b7bcf5"
 
 

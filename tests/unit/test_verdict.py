@@ -113,7 +113,8 @@ def test_a_matrix_where_no_move_helps(matrix):
         for p in s["points"]:
             p["tps"] = 1010.0 if s["name"] == "wal-fast" else 1000.0
     assert texts(verdict([m]), "placement") == [
-        "No move to the fast tier raised TPS by 5% or more beyond its runs' spread in the placement matrix (the best: WAL, +1%): for this "
+        "No move to the fast tier raised TPS beyond noise in the placement matrix (the best: WAL, +1%, within noise of "
+        "±5%): for this "
         "load data, indexes, WAL and temp can all stay on the slow tier (/var/tmp/m1/slow). Everything on the fast "
         "tier: +0% against everything on the slow one."]
 
@@ -154,7 +155,7 @@ def test_dss_temp_on_two_devices():
     v = verdict([a, b])
     assert texts(v, "placement") == [
         "Put temp on /mnt/nvme: the TPC-H SF 0.3 power run took 1.84 s with temp there against 5.51 s on /mnt/hdd "
-        "(200% longer)."]
+        "(200% longer, beyond the runs' noise of ±5%)."]      # single runs (guards lowered): compare's 5% floor
     assert v["placement"][0]["temp_on"] == "/mnt/nvme"
     assert texts(v, "bottleneck")[0].startswith("TPC-H SF 0.3 on DuckDB is CPU-bound: 1 of 22 queries spilled to "
                                                 "temp in each run (peak 1.41 MB)")
@@ -254,9 +255,17 @@ def test_the_sample_lab(tmp_path):
         "The TPC-H runs cannot tell the temp tiers apart (0.739 s with temp on /var/tmp/lab-sample/slow, 0.826 s on "
         "/var/tmp/lab-sample/fast): /var/tmp/lab-sample/slow and /var/tmp/lab-sample/fast are both on vda.",
         ONE_STORAGE,
-        "The cheapest configuration for the measured load (1 read IOPS, 1 write IOPS, 2.3 read MB/s, 8.7 write MB/s "
-        "and 10 GB, +30% headroom) is 2 x nvme-consumer-2tb mirror2 at $340 (2,000 GB usable, 2,800,000 read / 1,550,000 write IOPS); the "
-        "binding requirement is capacity."]
+        # the plan sized the load of an OLTP step whose reads came from memory: no cheapest sentence on it.
+        # 1,241 page reads of 700,667 accesses over the matrix's points (pg.blks_read, + blks_hit): 99.8% hits
+        "The cheapest configuration for the measured load is not judged: oltp's reads came from memory (cache "
+        "guard: PostgreSQL found 99.8% of 700,667 page accesses in shared_buffers and read only 1,241 pages: the "
+        "data set fit in memory), so its transactions are the write and commit path's, not the study's reads; give "
+        "the server less memory than its data (bench oltp --memory, or a larger --scale/--warehouses) and measure "
+        "again to judge."]
+    m = load_run(MATRIX)
+    pts = [p for s in m["steps"] for p in s["points"]]
+    reads = sum(p["pg"]["blks_read"] for p in pts)
+    assert reads == 1241 and reads + sum(p["pg"]["blks_hit"] for p in pts) == 700667
     # the lab's own tiers are explained by the TPC-H sentence; its OLTP step and warm TPC-H runs read from memory
     assert [c["kind"] for c in v["caveats"]] == ["reads-from-memory"] * 3 + ["virtual"]
     assert texts(v, "caveats")[-1] == VIRTUAL
@@ -370,5 +379,7 @@ def test_an_emulated_slow_tier_is_not_the_same_device_and_is_labelled():
     gain = tps["wal-fast"] / tps["tables-fast"] - 1
     assert text.startswith(f"WAL on the fast tier gave the biggest gain in the placement matrix: {gain * 100:+.0f}% "
                            f"({tps['tables-fast']:.1f} → {tps['wal-fast']:,.0f} TPS")
-    assert "temp can stay on the slow tier (/tmp/mx/slow (emulated: 150 read IOPS))" in text
+    assert "temp can stay on the slow tier (/tmp/mx/slow (emulated: 150 read / 150 write IOPS))" in text
+    # temp-fast against wal-fast: +4.8%, under the 5% floor of single runs
+    assert f"moving it changed TPS by {(tps['temp-fast'] / tps['wal-fast'] - 1) * 100:+.0f}%, within noise of ±5%" in text
     assert EMULATED_CAVEAT in [c["text"] for c in v["caveats"]]

@@ -125,8 +125,8 @@ def test_a_matrix_of_single_runs_is_not_judged():
         mp.setattr(V, "MAX_SPREAD_PCT", 1000.0)
         v = verdict([m])
     assert v["placement"][0]["recommended"]["fast"] == []          # no move beats 150% + 150% of noise
-    assert texts(v, "placement")[0].startswith("No move to the fast tier raised TPS by 5% or more beyond its runs' "
-                                               "spread")
+    assert texts(v, "placement")[0].startswith("No move to the fast tier raised TPS beyond noise in the placement "
+                                               "matrix (the best: temp, +137%, within noise of ±300%)")
 
 
 # -- TPC-H -------------------------------------------------------------------------------------------------------

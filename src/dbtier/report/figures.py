@@ -406,8 +406,9 @@ def matrix_bests(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def matrix_moves(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """What each move to the fast tier did to the best TPS: {step, role, before, after, gain}
-    (gain = after / before - 1, against the step run just before it)."""
+    """What each move to the fast tier did to the best TPS: {step, role, before, after, gain, verdict,
+    noise_pct} (gain = after / before - 1, against the step run just before it; verdict and noise_pct the
+    noise rule's, judge_difference)."""
     bests = matrix_bests(doc)
     out = []
     for a, b in zip(bests, bests[1:]):
@@ -415,8 +416,8 @@ def matrix_moves(doc: dict[str, Any]) -> list[dict[str, Any]]:
         if role and isnum(a["tps"]) and isnum(b["tps"]) and a["tps"] > 0:
             out.append({"step": b["name"], "role": role, "before": a["tps"], "after": b["tps"],
                         "gain": b["tps"] / a["tps"] - 1, "from_step": a["name"],
-                        "noise_pct": judge_difference({"ratio": b["tps"] / a["tps"], "better": "higher",
-                                                       "a_spread": a["spread"], "b_spread": b["spread"]})["noise_pct"]})
+                        **judge_difference({"ratio": b["tps"] / a["tps"], "better": "higher",
+                                            "a_spread": a["spread"], "b_spread": b["spread"]})})
     return out
 
 

@@ -25,6 +25,7 @@ from dbtier.report.base import (
     duration_text,
     errors_html,
     esc,
+    figure_frame,
     generic_section,
     get,
     html_table,
@@ -40,6 +41,7 @@ from dbtier.report.lab import lab_section
 from dbtier.report.oltp import oltp_section
 from dbtier.report.plan import plan_section
 from dbtier.report.probe_fleet import section as probe_section
+from dbtier.report import svg
 from dbtier.report.verdict import TOPIC_LABELS, TOPICS, thresholds, verdict
 
 CSS = """
@@ -132,11 +134,13 @@ table.verdict th { width: 7.5em; text-transform: uppercase; font-size: 12px; let
 table.verdict td p { margin: 4px 0; }
 table.verdict td p.unjudged { color: var(--muted); font-style: italic; }
 .charts.one { grid-template-columns: 1fr; }
+.verdict-top { display: grid; grid-template-columns: minmax(0, 1.3fr) minmax(0, 1fr); gap: 20px; align-items: start; }
+.verdict-top figure { margin-top: 8px; }
 table.steps td:last-child { font-size: 12px; }
 table.steps td:first-child, table.steps td:nth-child(4) { white-space: nowrap; }
 table.backup { font-size: 13px; } table.backup th { vertical-align: bottom; }
 table.backup td.num, table.backup th.num { padding-left: 8px; white-space: nowrap; }
-@media (max-width: 820px) { .top, .charts { grid-template-columns: minmax(0, 1fr); } }
+@media (max-width: 820px) { .top, .charts, .verdict-top { grid-template-columns: minmax(0, 1fr); } }
 /* a phone: a table wider than the screen scrolls inside itself, never the page */
 @media screen and (max-width: 600px) {
   body { padding: 16px 12px 32px; }
@@ -221,10 +225,34 @@ def _verdict_section(docs: Sequence[dict[str, Any]]) -> str:
                     "</p>" for c in v.get("caveats") or [])
     body = (f'<table class="verdict"><tbody>{"".join(rows)}</tbody></table>' if rows else
             '<p class="na">No verdict: these runs hold no probe, benchmark or plan figures to judge from.</p>')
+    charts = "".join(_tiers_chart(it) for it in v.get("tiers") or [])
+    if charts:   # the tiers' TPS against clients beside the sentences: the report's first screen
+        body = f'<div class="verdict-top"><div>{body}</div><div>{charts}</div></div>'
+
     return (f'<section class="verdict"><h2 id="verdict">Verdict</h2>{body}{notes}'
             '<p class="reason">Each sentence rests on the figures it cites, from the runs below; a question the runs '
             "do not answer gets no sentence, and one they answer on too little evidence says what would be needed."
             "</p>" + _thresholds_html() + "</section>")
+
+
+def _tiers_chart(item: dict[str, Any]) -> str:
+    """TPS against clients, one line per tier (named by what the tier is), each knee ringed and named."""
+    tiers = [t for t in item.get("tiers") or [] if isinstance(t, dict) and t.get("points")]
+    if len(tiers) < 2:
+        return ""
+    series = [svg.Series(f"{t['name']}: {t['label']}" if t.get("label") != t["name"] else str(t["name"]),
+                         [(x, y) for x, y in t["points"]], svg.colour(k)) for k, t in enumerate(tiers)]
+    markers = [svg.Marker(k["clients"], k["tps"], f"{t['name']}: " + ("still rising" if k.get("still_rising")
+                                                                        else f"knee, {F.fmt(k['clients'])} cl."),
+                          svg.colour(j))
+               for j, t in enumerate(tiers) for k in [t.get("knee")]
+               if isinstance(k, dict) and k.get("judged") and F.isnum(k.get("clients")) and F.isnum(k.get("tps"))]
+    chart = svg.line_chart("TPS vs clients, tier by tier", series, x_label="clients",
+                           y_label="transactions per second", x_log2=True, markers=markers, height=300,
+                           desc="One line per tier: transactions per second at each client count.")
+    return figure_frame(chart, "One line per tier, each point the median of its runs at that client count; a ring "
+                               "marks each tier's knee (or its largest load, still rising) where the verdict judges "
+                               "it.")
 
 
 def _thresholds_html() -> str:

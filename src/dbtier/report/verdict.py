@@ -1,33 +1,37 @@
 """The verdict: a few plain sentences, each derived from numbers in the documents and citing them.
 
 Pure: documents in (a lab document brings its step runs, see `dbtier.report.inputs`), a dict
-out. Five topics, in this order: what the storage is good for, where it saturates, the
+out. Six topics, in this order: the tiers set against each other (runs on two tiers of one workload:
+TPS per client count and the ratios), what the storage is good for, where it saturates, the
 bottleneck, where data/indexes/WAL/temp belong, and the cheapest configuration for the measured
 load; plus caveats (a suspect fsync, a virtual disk, two "tiers" on one device, a failed step, a run
 whose reads came from memory: the cache guard, dbtier.model.guards; an OLTP run that was not durable,
 and durable and non-durable runs side by side: not comparable, neither called better).
 A topic whose inputs are missing has no sentence: nothing is guessed.
 
-The rules of thumb are the constants below; each sentence names the figure it rests on.
+The rules of thumb are the constants below; each sentence names the figure it rests on. The OLTP
+sentences are in verdict_oltp.py, the plan ones in verdict_plan.py, the caveats in verdict_caveats.py.
+
+One evidence rule for every comparison a sentence judges by (a placement move, temp on one tier or
+another, one tier against another): each side rests on at least MIN_RUNS runs whose spread is at most
+MAX_SPREAD_PCT and that lasted long enough, else "not judged" with what would be needed; then the
+difference counts only when the noise rule `compare` applies (figures.judge_difference) calls it better:
+at least MIN_GAIN and more than the two sides' spreads added; else "within noise" with the figures.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
-from dbtier.model.guards import doc_guards, reads_from_memory
-from dbtier.model.placement import ALL_READ_STEPS, engine_steps
-from dbtier.report.figures import (NOT_DURABLE, backup_methods, busiest_device, device_of, dss_stats,
-                                   durability, engine_of, engine_words, expand,
-                                   fmt, fmt_auto, get, isnum, kind, machine_target, matrix_bests, matrix_dirs,
-                                   matrix_moves, not_measured, oltp_view, point_spread, probe_knee, probe_spread,
-                                   probe_targets,
-                                   workload_name)
-from dbtier.report.verdict_caveats import cap as _cap
+from dbtier.model.guards import doc_guards
+from dbtier.report import verdict_oltp as _oltp
+from dbtier.report.figures import (MIN_DIFFERENCE_PCT, backup_methods, device_of, dss_stats, expand, fmt, fmt_auto,
+                                   get, isnum, judge_difference, kind, machine_target, probe_knee, probe_spread,
+                                   probe_targets, run_name, spread_of)
 from dbtier.report.verdict_caveats import caveats as _caveats
 from dbtier.report.verdict_caveats import pair as _pair
-from dbtier.report.verdict_caveats import same_device as _same_device
 from dbtier.report.verdict_plan import cheapest as _cheapest
 from dbtier.report.verdict_plan import join_words as _join
 from dbtier.report.verdict_plan import value_sentence as _value
@@ -40,8 +44,8 @@ OLTP_READ_LAT_US = 500.0
 COMMIT_LAT_US = 1000.0
 # Sequential read at or over this: scans and backups run well.
 SEQ_MBPS = 500.0
-# A placement move counts when it changes TPS (or a DSS run's time) by this much.
-MIN_GAIN = 0.05
+# A placement move counts when it changes TPS (or a DSS run's time) by this much (compare's floor).
+MIN_GAIN = MIN_DIFFERENCE_PCT / 100
 # A DSS run is CPU-bound when its queries kept the CPU this busy (time-weighted) ...
 CPU_BOUND_PCT = 80.0
 # ... and temp-heavy when the queries that spilled took this share of its time.
@@ -62,13 +66,9 @@ MIN_OLTP_POINT_S = 5.0
 # tick every 10 ms and per-query overheads (starting the sampler, polling temp) weigh as much as the work.
 MIN_DSS_RUN_S = 5.0
 
-TOPICS = ("good_for", "saturates", "bottleneck", "placement", "cheapest")
-TOPIC_LABELS = {"good_for": "good for", "saturates": "saturates", "bottleneck": "bottleneck",
+TOPICS = ("tiers", "good_for", "saturates", "bottleneck", "placement", "cheapest")
+TOPIC_LABELS = {"tiers": "tiers", "good_for": "good for", "saturates": "saturates", "bottleneck": "bottleneck",
                 "placement": "placement", "cheapest": "cheapest", "caveats": "caveats"}
-_BOTTLENECKS = {"cpu": "the CPU, not the storage", "storage": "the storage (backends waiting on I/O)",
-                "commit": "commits (WAL writes and their fsync)", "lock": "lock contention",
-                "client": "the load generator ({driver}), not the server",
-                "other": "waits outside storage, commits, locks and CPU (IPC, timeouts, buffer pins, extensions)"}
 _BACKUP_LIMITS = {"source": "the source (reading the database)", "target": "the target directory (writing)",
                   "cpu": "the CPU (compression)"}
 _ENGINES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
@@ -81,8 +81,9 @@ def thresholds() -> list[tuple[str, str]]:
                                      "µs (p50): fit for latency-bound OLTP"),
         ("cheap commits", f"an 8 KiB write + fdatasync takes at most {fmt_auto(COMMIT_LAT_US)} µs (p50)"),
         ("good scans and backups", f"sequential read of at least {fmt_auto(SEQ_MBPS)} MB/s"),
-        ("a placement gain", f"a move changes TPS (or a TPC-H run's time) by at least {MIN_GAIN:.0%} and by more "
-                             "than the two runs' combined spread"),
+        ("a placement gain", f"each side rests on runs that pass the guards below, and a move changes TPS (or "
+                             f"a TPC-H run's time) by at least {MIN_GAIN:.0%} and by more than the two sides' "
+                             "spreads added ((max - min) / median each; compare's rule): else within noise"),
         ("CPU-bound TPC-H", f"the queries kept the CPU at least {fmt_auto(CPU_BOUND_PCT)}% busy (time-weighted)"),
         ("temp-heavy TPC-H", f"queries that spilled took at least {TEMP_HEAVY_SHARE:.0%} of the run's time"),
         ("enough runs", f"a figure judged by rests on at least {MIN_RUNS} runs of its point"),
@@ -257,116 +258,6 @@ def _probe_saturation(doc: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] 
     return {"text": text, "target": path, "read_knee": k, "write_knee": w}
 
 
-def _clients(n: Any) -> str:
-    return f"{_n(n)} client" + ("" if n == 1 else "s")
-
-
-def _runs(p: dict[str, Any] | None) -> str:
-    """' (the median of 3 runs, 100–140 TPS)' for a repeated point; '' for one run."""
-    sp = point_spread(p)
-    if not sp or sp["n"] < 2:
-        return ""
-    return f" (the median of {sp['n']} runs, {fmt_auto(sp['min'])}–{fmt_auto(sp['max'])} TPS)"
-
-
-def _oltp_short(doc: dict[str, Any]) -> str | None:
-    """Why an OLTP run's knee (and its bottleneck) cannot be judged (None: it can)."""
-    kp = oltp_view(doc)["knee_point"]
-    if not isinstance(kp, dict):
-        return None
-    why = _short_of(point_spread(kp), kp.get("duration_s"), MIN_OLTP_POINT_S, "TPS", 0)
-    return f"its knee point ({_clients(kp.get('clients'))}): {why}" if why else None
-
-
-def _oltp_needs(why: str) -> str:
-    does = " (lab --profile quick or full does)"
-    if BRIEF in why:
-        return f"run with --duration {fmt_auto(MIN_OLTP_POINT_S)} or more and --repeat {MIN_RUNS} to judge{does}"
-    if WIDE not in why:
-        return f"run with --repeat {MIN_RUNS} or more to judge{does}"
-    return "run longer (--duration) or with more repeats to judge"
-
-
-def _oltp_saturation(doc: dict[str, Any]) -> dict[str, Any] | None:
-    v = oltp_view(doc)
-    knee, kp, best = v["knee"], v["knee_point"], v["best"]
-    if not knee or not isnum(knee.get("clients")) or not isnum(knee.get("tps")):
-        return None
-    wl = workload_name(doc)
-    on = f"placement step {v['step']}" if v["step"] else ""
-    server = engine_words(doc)[0]
-    wl = ("OLTP" + (f" on {server}" if engine_of(doc) != "postgres" else "")
-          + (f" — {', '.join(x for x in (wl, on) if x)} —" if wl or on else ""))
-    short = _oltp_short(doc)
-    if short:
-        measured = (f"; the best measured was {fmt_auto(best['tps'])} TPS at {_clients(best['clients'])}"
-                    if best and isnum(best.get("tps")) else "")
-        return {"text": f"Where {wl} saturates, and its bottleneck, are not judged, too little evidence: {short}"
-                        f"{measured}; {_oltp_needs(short)}.{_durable_note(doc)}", "judged": False,
-                "short_of": [short], "best_tps": (best or {}).get("tps"), "best_clients": (best or {}).get("clients")}
-    last = v["points"][-1] if v["points"] else None
-    if last is not None and last.get("clients") == knee["clients"] and "still rising" in str(knee.get("reason")):
-        text = (f"{wl} was still scaling at {_clients(knee['clients'])}, the most measured: "
-                f"{fmt_auto(knee['tps'])} TPS{_runs(kp)}.")
-    else:
-        p95 = get(kp, "lat_ms", "p95")
-        text = (f"{wl} saturates at {_clients(knee['clients'])}: {fmt_auto(knee['tps'])} TPS{_runs(kp)}"
-                + (f", p95 {fmt_auto(p95)} ms" if isnum(p95) else ""))
-        if knee.get("confirmed") is False:
-            text += " (only the last point fell short of it: a larger client count would confirm the knee)"
-        if best and best is not kp and isnum(best.get("tps")):
-            text += f"; the best was {fmt_auto(best['tps'])} TPS at {_clients(best['clients'])}"
-        text += "."
-    text += _durable_note(doc)
-    return {"text": text, "knee_clients": knee["clients"], "knee_tps": knee["tps"],
-            "best_tps": (best or {}).get("tps"), "best_clients": (best or {}).get("clients"),
-            "durable": (durability(doc) or {}).get("durable")}
-
-
-def _durable_note(doc: dict[str, Any]) -> str:
-    """' Not durable: not comparable with a durable one (reason).' for a run that was not; '' otherwise
-    (durable, or an older document that does not say: unknown)."""
-    d = durability(doc)
-    if d is None or d["durable"]:
-        return ""
-    return f" {_cap(NOT_DURABLE)}" + (f" ({d['reason']})" if d["reason"] else "") + "."
-
-
-# -- the bottleneck -----------------------------------------------------------------------------------------
-
-def _oltp_bottleneck(doc: dict[str, Any]) -> dict[str, Any] | None:
-    kp = oltp_view(doc)["knee_point"]
-    bn = (kp or {}).get("bottleneck")
-    if not isinstance(bn, str) or not bn or _oltp_short(doc):   # not judged: _oltp_saturation says why
-        return None
-    nm = not_measured(doc, kp)
-    cpu = None if "server_cpu" in nm else get(kp, "cpu_util", "busy_pct")
-    dev = None if "server_devices" in nm else busiest_device(kp)
-    facts = []
-    if isnum(cpu):
-        facts.append(f"CPU {_n(cpu)}% busy")
-    if dev:
-        aw = dev.get("await_ms")
-        facts.append(f"{dev.get('device')} {_n(dev['busy_pct'])}% busy"
-                     + (f" with {fmt_auto(aw)} ms await" if isnum(aw) else ""))
-    at = f"At the OLTP knee ({_clients(kp.get('clients'))})"
-    if bn == "unknown":
-        why = str(kp.get("bottleneck_evidence") or "")
-        why = why.split(";", 1)[0].removeprefix("unknown: ") if why else "no wait samples"
-        text = f"{at} the bottleneck is unknown: {why}" + (f" ({_join(facts)})" if facts else "") + "."
-    else:
-        what = _BOTTLENECKS.get(bn, bn).format(driver=engine_words(doc)[1])
-        text = f"{at} the bottleneck is {what}" + (f": {_join(facts)}" if facts else "") + "."
-    if nm:
-        text += (" The server's CPU and devices were not measured (--dsn): the verdict rests on the server's wait "
-                 f"events and {engine_words(doc)[1]}'s own CPU.")
-    memory = reads_from_memory(doc_guards(doc))
-    if memory:
-        text += (" Its reads came from memory (cache guard): this bottleneck is that of the write and commit path; "
-                 "the data/index read path was not measured.")
-    return {"text": text, "bottleneck": bn, "cpu_busy_pct": cpu, "device": (dev or {}).get("device"),
-            "device_busy_pct": (dev or {}).get("busy_pct"), "not_measured": nm, "reads_measured": not memory}
-
 
 def _dss_class(s: dict[str, Any]) -> str:
     if s["spilled"] and isnum(s["spill_share"]) and s["spill_share"] >= TEMP_HEAVY_SHARE:
@@ -503,113 +394,31 @@ def _backup_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-# -- placement ----------------------------------------------------------------------------------------------
+# -- placement (the OLTP matrix: verdict_oltp.py) -------------------------------------------------------------
 
-def _matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any]]:
-    dirs = matrix_dirs(doc)
-    moves = matrix_moves(doc)
-    bests = [b for b in matrix_bests(doc) if isnum(b["tps"])]
-    if not bests:
-        return []
-    fast, slow = dirs.get("fast", "the fast directory"), dirs.get("slow", "the slow directory")
-    dev = _same_device(doc, dirs.get("fast"), dirs.get("slow")) if dirs else None
+def _dss_temp_label(doc: dict[str, Any], temp: str) -> str:
+    """A temp directory for a sentence: labelled emulated when it is the run's emulated tier."""
     emu = doc.get("emulated") if isinstance(doc.get("emulated"), dict) else None
-    if emu and emu.get("dir") in (fast, slow):
-        # the emulated tier is a throttled loop device, not the device its directory sits on
-        dev = None
-        label = f"{emu['dir']} (emulated: {_n(emu.get('read_iops'))} read IOPS)"
-        fast, slow = (label, slow) if emu["dir"] == fast else (fast, label)
-    if dev:
-        explained.add(_pair(fast, slow))
-        tps = [b["tps"] for b in bests]
-        return [{"text": f"The placement matrix cannot tell the tiers apart: {fast} and {slow} are both on {dev}, so "
-                         f"the spread of its steps' best TPS ({fmt_auto(min(tps))} to {fmt_auto(max(tps))}) is "
-                         "run-to-run variation, not placement.", "source": "placement matrix", "same_device": dev}]
-    if not moves:
-        return []
-    short = _matrix_short(bests)
-    if short:
-        top = max(moves, key=lambda m: abs(m["gain"]))
-        return [{"text": f"The placement matrix is not judged, too little evidence: {short}; its biggest change was "
-                         f"{top['role']} on the fast tier, {top['gain'] * 100:+.0f}% ({fmt_auto(top['before'])} → "
-                         f"{fmt_auto(top['after'])} TPS); run it with --repeat {MIN_RUNS} (and --duration "
-                         f"{fmt_auto(MIN_OLTP_POINT_S)} or more) to tell a move from run-to-run variation.",
-                 "source": "placement matrix", "judged": False, "short_of": [short]}]
-    if reads_from_memory(doc_guards(doc)):
-        return [_matrix_cached(doc, moves, fast, slow)]
-    top = max(moves, key=lambda m: m["gain"])
-    out = []
-    if _counts(top):
-        fast_roles = [m["role"] for m in moves if _counts(m)]
-        slow_moves = [m for m in moves if not _counts(m)]
-        text = (f"{_cap(top['role'])} on the fast tier gave the biggest gain in the placement matrix: "
-                f"{top['gain'] * 100:+.0f}% ({fmt_auto(top['before'])} → {fmt_auto(top['after'])} TPS, the best "
-                "point of each step).")
-        text += f" Recommended: {_join(fast_roles)} on the fast tier ({fast})"
-        if slow_moves:
-            text += (f"; {_join([m['role'] for m in slow_moves])} can stay on the slow tier ({slow}): moving "
-                     + ("it" if len(slow_moves) == 1 else "them") + " changed TPS by "
-                     + _join([f"{m['gain'] * 100:+.0f}%" + (f" ({m['role']})" if len(slow_moves) > 1 else "")
-                              for m in slow_moves]))
-        text += "."
-        rec = {"fast": fast_roles, "slow": [m["role"] for m in slow_moves]}
-    else:
-        text = (f"No move to the fast tier raised TPS by {MIN_GAIN:.0%} or more beyond its runs' spread in the "
-                f"placement matrix (the best: "
-                f"{top['role']}, {top['gain'] * 100:+.0f}%): for this load {_roles(doc)} can all stay "
-                f"on the slow tier ({slow}).")
-        rec = {"fast": [], "slow": [s.moves for s in engine_steps(engine_of(doc)) if s.moves]}
-    by = {b["name"]: b["tps"] for b in bests}
-    if "all-fast" in by and "all-slow" in by and by["all-slow"] > 0:
-        text += (f" Everything on the fast tier: {(by['all-fast'] / by['all-slow'] - 1) * 100:+.0f}% against "
-                 "everything on the slow one.")
-    out.append({"text": text, "source": "placement matrix", "biggest": top, "recommended": rec})
-    return out
+    return _oltp.tier_label(doc, temp) if emu and emu.get("dir") == temp else temp
 
 
-def _matrix_short(bests: list[dict[str, Any]]) -> str | None:
-    """Why the matrix's steps (their best points) cannot be compared (None: they can)."""
-    short = [(b["name"], why) for b in bests
-             for why in [_short_of(b["spread"], b["duration_s"], MIN_OLTP_POINT_S, "TPS", 0)] if why]
-    return "; ".join(_by_reason(short, "each step's best point", len(bests))) or None
-
-
-def _counts(m: dict[str, Any]) -> bool:
-    """A move counts when it raised TPS by MIN_GAIN and by more than the runs' combined spread."""
-    return m["gain"] >= MIN_GAIN and m["gain"] * 100 > (m.get("noise_pct") or 0)
-
-
-def _roles(doc: dict[str, Any]) -> str:
-    """The roles the engine's matrix places, in words: 'data, indexes, WAL and temp' (PostgreSQL),
-    'tables (with their indexes), redo, undo and temp' (InnoDB)."""
-    if engine_of(doc) == "mariadb":
-        return "tables (with their indexes), redo, undo and temp"
-    return "data, indexes, WAL and temp"
-
-
-def _matrix_cached(doc: dict[str, Any], moves: list[dict[str, Any]], fast: str, slow: str) -> dict[str, Any]:
-    """The matrix of a run whose reads came from memory: only the write and commit path was measured,
-    so the moves of tables and indexes say nothing (their TPS differences are not the read path)."""
-    read_moves = [m for m in moves if m["step"] in ALL_READ_STEPS]
-    other = [m for m in moves if m["step"] not in ALL_READ_STEPS]
-    text = ("The placement matrix measured the write and commit path only: its reads came from memory (cache "
-            "guard), so the steps that move tables and indexes (" + _join([m["step"] for m in read_moves] or
-                                                                        [s.name for s in engine_steps(engine_of(doc))
-                                                                         if s.reads])
-            + ") are marked reads not measured"
-            + (" (their TPS changed by " + _join([f"{m['gain'] * 100:+.0f}% ({m['role']})" for m in read_moves])
-               + ", which is not the read path)" if read_moves else "")
-            + ": the matrix cannot say where data and indexes belong.")
-    fast_roles = [m["role"] for m in other if _counts(m)]
-    slow_roles = [m["role"] for m in other if not _counts(m)]
-    if fast_roles:
-        text += f" Of the write path, {_join(fast_roles)} on the fast tier ({fast}) raised TPS by " + _join(
-            [f"{m['gain'] * 100:+.0f}%" for m in other if _counts(m)]) + "."
-    if slow_roles:
-        text += f" {_cap(_join(slow_roles))} can stay on the slow tier ({slow}) for this load."
-    return {"text": text, "source": "placement matrix", "reads_measured": False,
-            "not_measured": [m["role"] for m in read_moves],
-            "recommended": {"fast": fast_roles, "slow": slow_roles} if other else None}
+def _dss_place_short(runs: Sequence[dict[str, Any]]) -> tuple[str | None, str]:
+    """(why TPC-H runs on two temp tiers cannot be set against each other, what would let them) from each
+    side's warm power runs (their totals' spread) and length; (None, '') when they can."""
+    pairs = [(f"temp on {s['temp']}", why) for s in runs
+             for why in [_short_of(s["warm_totals"], s["total_s"], MIN_DSS_RUN_S, "s", 2)] if why]
+    if not pairs:
+        return None, ""
+    whys = [w for _, w in pairs]
+    needs = []
+    if any(ONCE in w or w.endswith(" runs") or " runs, " in w for w in whys):
+        needs.append(f"run bench dss with --repeat {MIN_RUNS + 1} or more (the first power run is cold: "
+                     f"{MIN_RUNS} warm ones give the spread)")
+    if any(BRIEF in w for w in whys):
+        needs.append(_DSS_NEEDS.removesuffix(" to judge"))
+    if any(WIDE in w for w in whys):
+        needs.append("run again on an idle machine, or with more --repeat")
+    return "; ".join(_by_reason(pairs)), " and ".join(needs) + " to judge"
 
 
 def _dss_placement(docs: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
@@ -624,34 +433,44 @@ def _dss_placement(docs: list[dict[str, Any]], explained: set) -> list[dict[str,
             continue
         runs = sorted(runs, key=lambda r: r[1]["total_s"])
         (fd, fs), (sd, ss) = runs[0], runs[-1]
-        times = f"{fmt_auto(fs['total_s'])} s with temp on {fs['temp']}, {fmt_auto(ss['total_s'])} s on {ss['temp']}"
+        tf, ts = _dss_temp_label(fd, fs["temp"]), _dss_temp_label(sd, ss["temp"])
+        times = f"{fmt_auto(fs['total_s'])} s with temp on {tf}, {fmt_auto(ss['total_s'])} s on {ts}"
         dev_f, dev_s = device_of(fd, fs["temp"]), device_of(sd, ss["temp"])
-        if dev_f and dev_f == dev_s:
+        if dev_f and dev_f == dev_s and tf == fs["temp"] and ts == ss["temp"]:
             explained.add(_pair(fs["temp"], ss["temp"]))
             text = (f"The TPC-H runs cannot tell the temp tiers apart ({times}): {fs['temp']} and {ss['temp']} are "
                     f"both on {dev_f}.")
             out.append({"text": text, "source": "dss", "same_device": dev_f})
             continue
         gain = ss["total_s"] / fs["total_s"] - 1 if fs["total_s"] > 0 else 0.0
-        short = _dss_short([s for _, s in runs])
         if not any(s["spilled"] for _, s in runs):   # a fact, whatever the runs' length
-            text = f"Temp placement did not matter for TPC-H SF {fmt_auto(scale)}: no query spilled ({times})."
-            rec = None
-        elif short:
+            out.append({"text": f"Temp placement did not matter for TPC-H SF {fmt_auto(scale)}: no query spilled "
+                                f"({times}).", "source": "dss", "temp_on": None, "gain": gain})
+            continue
+        short, needs = _dss_place_short([s for _, s in runs])
+        if short:
             out.append({"text": f"Where temp belongs for TPC-H SF {fmt_auto(scale)} is not judged ({times}), too little "
-                                f"evidence: {short}; {_DSS_NEEDS}.", "source": "dss", "judged": False,
+                                f"evidence: {short}; {needs}.", "source": "dss", "judged": False,
                         "short_of": [short]})
             continue
-        elif gain >= MIN_GAIN:
-            text = (f"Put temp on {fs['temp']}: the TPC-H SF {fmt_auto(scale)} power run took "
-                    f"{fmt_auto(fs['total_s'])} s with temp there against {fmt_auto(ss['total_s'])} s on {ss['temp']} "
-                    f"({gain * 100:.0f}% longer).")
-            rec = fs["temp"]
-        else:
-            text = (f"Temp placement changed the TPC-H SF {fmt_auto(scale)} power run by under {MIN_GAIN:.0%} "
-                    f"({times}).")
+        j = judge_difference({"ratio": ss["total_s"] / fs["total_s"] if fs["total_s"] > 0 else None,
+                              "better": "lower", "a_spread": fs["warm_totals"], "b_spread": ss["warm_totals"]})
+        spreads = [f"{s['temp']} {fmt(s['warm_totals']['min'], 2)}–{fmt(s['warm_totals']['max'], 2)} s over "
+                   f"{s['warm_totals']['n']} runs" for s in (fs, ss)
+                   if spread_of(s["warm_totals"]) and s["warm_totals"]["n"] >= 2]
+        noise = (f"the runs' noise of ±{fmt_auto(j['noise_pct'])}%" + (f" ({'; '.join(spreads)})" if spreads else "")
+                 if isnum(j["noise_pct"]) else "the runs' noise")
+        if j["verdict"] in (None, "within noise"):
+            text = (f"Temp placement is within noise for the TPC-H SF {fmt_auto(scale)} power run ({times}: "
+                    f"{gain * 100:.0f}% longer, inside {noise}): neither tier is recommended for temp.")
             rec = None
-        out.append({"text": text, "source": "dss", "temp_on": rec, "gain": gain})
+        else:
+            text = (f"Put temp on {tf}: the TPC-H SF {fmt_auto(scale)} power run took "
+                    f"{fmt_auto(fs['total_s'])} s with temp there against {fmt_auto(ss['total_s'])} s on {ts} "
+                    f"({gain * 100:.0f}% longer, beyond {noise}).")
+            rec = fs["temp"]
+        out.append({"text": text, "source": "dss", "temp_on": rec, "gain": gain, "verdict": j["verdict"],
+                    "noise_pct": j["noise_pct"]})
     return out
 
 
@@ -725,10 +544,48 @@ def _probe_placement_tiers(items: list[tuple[dict[str, Any], dict[str, Any]]]) -
     return [{"text": "From the probe: " + "; ".join(parts) + ".", "source": "probe", "recommended": rec}]
 
 
+# -- price/performance on the run it rests on ------------------------------------------------------------------
+
+def _same_run(a: Any, b: Any) -> bool:
+    """Two run directory names for one run: equal, or equal once normalised, or one's last part the other."""
+    if not (isinstance(a, str) and isinstance(b, str) and a and b):
+        return False
+    na, nb = os.path.normpath(a), os.path.normpath(b)
+    return na == nb or os.path.basename(na) == os.path.basename(nb)
+
+
+def _priced_on_memory(doc: dict[str, Any], flat: list[dict[str, Any]], lab_children: set) -> dict[str, Any] | None:
+    """A plan sentence that would rest on an OLTP run whose reads came from memory (cache guard): `plan value`
+    of that run, or a lab's `plan size` for the load its OLTP step measured. Such a run measured the write
+    and commit path, not the reads a study prices, so no price/performance or cheapest sentence is built on
+    it: this says why instead. None when the run is not given or passed the guard."""
+    if kind(doc) == "plan value":
+        src_dir = get(doc, "result", "run_dir")
+        srcs = [d for d in flat if kind(d) == "bench oltp" and _same_run(d.get("_run_dir"), src_dir)]
+        what = "Price/performance of " + (os.path.basename(os.path.normpath(src_dir)) if isinstance(src_dir, str)
+                                          else "the run")
+    elif id(doc) in lab_children:
+        labs = [d for d in flat if d.get("command") == "lab" and any(c is doc for c in expand([d])[1:])]
+        srcs = [c for lab in labs for c in expand([lab])[1:] if kind(c) == "bench oltp"]
+        what = "The cheapest configuration for the measured load"
+    else:
+        return None
+    for src in srcs:
+        g = next((g for g in doc_guards(src) if g.get("kind") == "reads-from-memory"), None)
+        if g is not None:
+            why = str(g.get("message") or "").split(": this run measured")[0]
+            return {"text": f"{what} is not judged: {run_name(src)}'s reads came from memory (cache guard"
+                            + (f": {why}" if why else "") + "), so its transactions are the write and commit "
+                            "path's, not the study's reads; give the server less memory than its data (bench oltp "
+                            "--memory, or a larger --scale/--warehouses) and measure again to judge.",
+                    "judged": False, "reads_measured": False, "source_run": run_name(src)}
+    return None
+
+
 # -- the verdict ------------------------------------------------------------------------------------------------
 
 def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """{good_for, saturates, bottleneck, placement, cheapest, caveats: [{text, ...figures}], sentences}"""
+    """{tiers, good_for, saturates, bottleneck, placement, cheapest, caveats: [{text, ...figures}], sentences}"""
     docs = [d for d in docs if isinstance(d, dict)]
     flat = expand(docs)
     lab_children = {id(c) for d in flat if d.get("command") == "lab" for c in expand([d])[1:]}
@@ -744,17 +601,24 @@ def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
         sat = _probe_saturation(d, t)
         if sat:
             out["saturates"].append(sat)
+    out["tiers"] += _oltp.two_tiers(oltps)
+    from dbtier.report.verdict_sim import sentences as _sim_sentences   # simulated designs: cache, mirror
+    out["tiers"] += _sim_sentences(flat)
+    sweeps = [d for d in oltps if not d.get("steps")]
     for d in oltps:
-        sat = _oltp_saturation(d)
+        # each sweep names its storage when several are set against each other, or when it is emulated
+        tier = (_oltp.tier_label(d) if not d.get("steps") and (len(sweeps) > 1 or isinstance(d.get("emulated"), dict))
+                else None)
+        sat = _oltp.saturation(d, tier)
         if sat:
             out["saturates"].append(sat)
-        bn = _oltp_bottleneck(d)
+        bn = _oltp.bottleneck(d, tier)
         if bn:
             out["bottleneck"].append(bn)
     out["bottleneck"] += _dss_bottleneck(dsss)
     out["bottleneck"] += _backup_bottleneck(backups)
 
-    matrix = [p for d in oltps if d.get("steps") for p in _matrix_placement(d, explained)]
+    matrix = [p for d in oltps if d.get("steps") for p in _oltp.matrix_placement(d, explained)]
     out["placement"] += matrix
     out["placement"] += _dss_placement(dsss, explained)
     if not any(p.get("recommended") for p in matrix):
@@ -762,14 +626,15 @@ def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
     for d in flat:
         k = kind(d)
-        if k == "plan size":
-            c = _cheapest(d, id(d) in lab_children)
-            if c:
-                out["cheapest"].append(c)
-        elif k == "plan value":
-            v = _value(d)
-            if v:
-                out["cheapest"].append(v)
+        if k not in ("plan size", "plan value"):
+            continue
+        unjudged = _priced_on_memory(d, flat, lab_children)
+        if unjudged:
+            out["cheapest"].append(unjudged)
+            continue
+        c = _cheapest(d, id(d) in lab_children) if k == "plan size" else _value(d)
+        if c:
+            out["cheapest"].append(c)
 
     result: dict[str, Any] = dict(out)
     result["caveats"] = _caveats(flat, explained)

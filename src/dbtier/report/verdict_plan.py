@@ -116,7 +116,11 @@ def _cloud_sentence(doc: dict[str, Any], c: dict[str, Any], what: str, name: str
 def value_sentence(doc: dict[str, Any]) -> dict[str, Any] | None:
     v = doc.get("value") if isinstance(doc.get("value"), dict) else {}
     cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
-    parts = [f"{fmt(v[k], d)} {label}" for k, label, d in (("tpm_per_usd", "TPM per $", 1),
+    # a tpcc run is priced in TPC-C's metric: NOPM (new orders a minute, tpmC) per $; TPM counts every transaction
+    tpm = "TPM per $ (every transaction)" if isnum(v.get("nopm_per_usd")) else "TPM per $"
+    parts = [f"{fmt(v[k], d)} {label}" for k, label, d in (("nopm_per_usd", "NOPM per $ (new orders a minute: "
+                                                                            "TPC-C's tpmC)", 1),
+                                                           ("tpm_per_usd", tpm, 1),
                                                            ("iops_per_usd", "IOPS per $", 1),
                                                            ("mbps_per_usd", "MB/s per $", 3)) if isnum(v.get(k))]
     if not parts:
