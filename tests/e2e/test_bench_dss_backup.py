@@ -41,15 +41,34 @@ def test_duckdb_power_run_checks_every_answer(pg_dir):
     assert list(pg_dir.glob("dbtier-dss-*")) == [] and list(temp.glob("*")) == []
 
 
-def test_memory_limit_forces_spills_to_the_temp_directory(pg_dir):
-    """--memory-limit below a query's need makes DuckDB spill; the peak spill size is recorded."""
+@needs_root
+def test_memory_limit_forces_spills_to_the_emulated_temp_tier(pg_dir):
+    """--memory-limit below a query's need makes DuckDB spill into temp on an emulated tier; the spill is the
+    engine's files only (Q6 spills nothing: dbtier's owner marker there is not counted), the temp device's
+    writes are recorded, and either they hold the spill or the run says it stayed in memory."""
+    temp = pg_dir / "slow"
+    temp.mkdir()
     # Q9's joins at SF 0.5 need more than 60 MB: DuckDB spills (at SF 0.1 it runs out of memory instead)
-    r = dss(pg_dir, "--scale", "0.5", "--repeat", "1", "--queries", "9", "--memory-limit", "60MB",
-            "--threads", "1", "--json", "--out", "run")
+    r = dss(pg_dir, "--scale", "0.5", "--repeat", "1", "--queries", "6,9", "--memory-limit", "60MB",
+            "--threads", "1", "--temp", str(temp), "--emulate", f"{temp}=150iops", "--json", "--out", "run")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc["queries"][0]["temp_bytes"] > 1e6
+    q6, q9 = doc["queries"]
+    assert q6["temp_bytes"] == 0 and q9["temp_bytes"] > 1e6
     assert doc["answers_ok"] is None and doc["answers_checked"] is False  # no reference answers at SF 0.5
+    assert doc["emulated"]["read_iops"] == 150 and doc["emulated_roles"] == ["temp"]
+    assert doc["memory"]["mechanism"] in ("cgroup1", "cgroup2") and doc["memory"]["oom_kills"] == 0
+    tt = doc["temp_tier"]
+    assert tt["device"] == doc["emulated"]["device"] and tt["device"].startswith("loop")
+    [run] = tt["runs"]
+    assert run["queries_spilled"] == [9] and run["spill_bytes"] == q9["temp_bytes"]
+    assert isinstance(run["device_write_bytes"], int)
+    in_memory = [g for g in doc["guards"] if g["kind"] == "temp-in-memory"]
+    if run["temp_tier_exercised"]:
+        assert run["device_write_bytes"] >= 0.5 * run["spill_bytes"] and not in_memory
+    else:
+        assert run["temp_tier_exercised"] is False and "stayed in memory" in in_memory[0]["message"]
+    assert list(temp.iterdir()) == []            # the emulated tier is gone
 
 
 def test_uncompressed_storage_is_bigger(pg_dir):
@@ -109,6 +128,15 @@ def test_missing_extension(pg_dir):
 
 def test_bad_query_list(pg_dir):
     assert_clean_error(dss(pg_dir, "--queries", "0,23"), "queries 1 to 22")
+
+
+def test_bad_emulate_and_temp_are_refused_before_anything_starts(pg_dir):
+    assert dss(pg_dir, "--emulate", f"{pg_dir}=fast").returncode == 2
+    assert_clean_error(dss(pg_dir, "--emulate", f"{pg_dir}=fast"), "cannot read the rate 'fast'", "next:")
+    assert_clean_error(dss(pg_dir, "--temp", str(pg_dir), "--emulate", "/elsewhere=150iops"),
+                       "neither the --temp nor the --data directory")
+    assert_clean_error(dss(pg_dir, "--temp", str(pg_dir), "--temp", str(pg_dir)), "--temp is given 2 times")
+    assert not (pg_dir / "runs").exists() and not list(pg_dir.glob("dbtier-*"))
 
 
 def test_interrupted_load_cleans_up(pg_dir):

@@ -17,6 +17,7 @@ from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import parse_int
 from dbtier.measure import cgroup as memcg
+from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
 from dbtier.measure.probe import spare_bytes
 from dbtier.model.dss import dss_scan, dss_totals
@@ -25,6 +26,11 @@ from dbtier.workloads.engine import ServerSpec, engine_class, names
 
 MAX_TPCH_SCALE = 100_000        # TPC-H's largest official scale factor
 MAX_THREADS = 4096
+MEMORY = argtypes.size_or(("none",), lo=64 * 1024 * 1024)
+# DuckDB's allocations outside memory_limit and the worker's interpreter took about 45 MiB at SF 1
+# (a 100 MiB budget around memory_limit=60MB was OOM-killed in Q9, 120 MiB ran); the rest is page cache.
+DSS_BUDGET_MARGIN_BYTES = 128 * 2**20
+DSS_BUDGET_RULE = f"memory_limit + {DSS_BUDGET_MARGIN_BYTES // 2**20} MiB"
 
 
 def register_dss(bsub: argparse._SubParsersAction) -> None:
@@ -36,9 +42,19 @@ def register_dss(bsub: argparse._SubParsersAction) -> None:
     d.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=1.0,
                    help="TPC-H scale factor (default 1, about 1 GB of data)")
     d.add_argument("--data", default=".", help="directory for the database files (default .)")
-    d.add_argument("--temp", help="directory for spills (DuckDB temp_directory, PostgreSQL temp_tablespaces)")
+    d.add_argument("--temp", action="append", metavar="DIR",
+                   help="directory for spills (DuckDB temp_directory, PostgreSQL temp_tablespaces); one per run: "
+                   "run once per tier and report the runs together (or `dbtier lab FAST SLOW`)")
     d.add_argument("--memory-limit", type=pgopt.pg_memory(64, 2**31 - 1, example="500MB"),
                    help="DuckDB memory_limit / PostgreSQL work_mem, small to force spills (e.g. 500MB)")
+    d.add_argument("--memory", type=MEMORY, metavar="SIZE|none",
+                   help="duckdb: the queries' memory budget, page cache included (a memory cgroup around a worker "
+                   "process), so spill reaches the temp directory's device; default with --memory-limit: "
+                   f"{DSS_BUDGET_RULE}; none: unbounded (spill may stay in the page cache)")
+    d.add_argument("--emulate", metavar="DIR=RATE",
+                   help="root, duckdb: make DIR (the --temp or --data directory) an emulated slow tier, a loop "
+                   "device there throttled to RATE (e.g. 150iops, or 150riops,300wiops), as bench oltp --emulate; "
+                   "its figures are labelled emulated")
     d.add_argument("--threads", type=argtypes.positive_int(MAX_THREADS), help="DuckDB threads (default: all cores)")
     d.add_argument("--compression", choices=("on", "off"), default="on",
                    help="off forces uncompressed DuckDB storage (PostgreSQL: not applicable)")
@@ -73,6 +89,44 @@ def _queries(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
+def _temp_arg(args: argparse.Namespace) -> None:
+    """--temp given once at most: one temp directory per run (the runs of two tiers are reported together)."""
+    temps = args.temp or []
+    if len(temps) > 1:
+        raise DbtierError(f"--temp is given {len(temps)} times ({', '.join(temps)}): a bench dss run places temp "
+                          "in one directory", "run bench dss once per --temp and `dbtier report RUN1 RUN2`, or "
+                          "`dbtier lab FAST SLOW --skip probe,oltp,backup,plan` (--emulate SLOW=150iops for a slow tier)")
+    args.temp = temps[0] if temps else None
+
+
+def _budget(args: argparse.Namespace) -> int | None:
+    """The queries' memory budget in bytes (None: unbounded), from --memory and --memory-limit."""
+    if args.memory == "none":
+        return None
+    if args.memory is not None and args.engine != "duckdb":
+        raise DbtierError("--memory applies to --engine duckdb only",
+                          "PostgreSQL's temp is bounded by --memory-limit (work_mem); leave --memory out")
+    if args.memory is not None:
+        return int(args.memory)
+    if args.engine == "duckdb" and args.memory_limit:
+        return pgopt.pg_memory_bytes(args.memory_limit) + DSS_BUDGET_MARGIN_BYTES
+    return None
+
+
+def _emulation(args: argparse.Namespace):
+    """The --emulate tier (not yet made), or None; refused unless it names the --temp or --data directory."""
+    if not args.emulate:
+        return None
+    emu = slowtier.parse(args.emulate)
+    if args.engine != "duckdb":
+        raise DbtierError("--emulate applies to --engine duckdb only", "use --engine duckdb, or place a real slow tier")
+    here = os.path.realpath(emu.dir)
+    if here not in {os.path.realpath(d) for d in (args.temp, args.data) if d}:
+        raise DbtierError(f"--emulate {args.emulate}: {emu.dir} is neither the --temp nor the --data directory",
+                          f"for example --temp {emu.dir} --emulate {emu.dir}=150iops")
+    return emu
+
+
 def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
     from dbtier.model.dss import estimate
     if not (args.scale > 0):
@@ -105,7 +159,10 @@ def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
 def run_dss(args: argparse.Namespace) -> int:
     from dbtier.workloads import dss
     queries = _queries(args.queries)
+    _temp_arg(args)
     est = _precheck_dss(args)
+    budget = _budget(args)
+    emulation = _emulation(args)
     probe_ref = _probe_reference(args.probe)
     dss.tpch_extension()  # the generator must be there before anything starts
     if args.generator == "tpchgen":
@@ -118,21 +175,30 @@ def run_dss(args: argparse.Namespace) -> int:
     params = {"engine": args.engine, "scale": args.scale, "data": args.data, "temp": args.temp,
               "memory_limit": args.memory_limit, "threads": args.threads, "compression": args.compression,
               "repeat": args.repeat, "queries": list(queries), "estimate": est, "generator": args.generator,
+              "memory": args.memory, "emulate": args.emulate,
               "method": "single stream (power run); run 1 cold (database reopened, OS page cache dropped when "
                         "root), later runs warm; every answer checked where reference answers exist"}
     run = Run("bench", args, params, paths=[p for p in (args.data, args.temp) if p],
               inputs=[p for p in (args.probe, args.data, args.temp) if p])
     doc = run.doc
     doc.update({"bench": "dss", "engine": args.engine, "scale": args.scale, "placement": None, "load": None,
-                "runs": [], "queries": [], "total_seconds": None, "geomean_seconds": None, "answers_ok": None})
+                "runs": [], "queries": [], "total_seconds": None, "geomean_seconds": None, "answers_ok": None,
+                "emulated": None, "emulated_roles": [], "memory": None, "temp_tier": None})
     out = console(args)
     cls = engine_class(args.engine, "dss")
-    spec = ServerSpec(Path(args.data), {"data": args.data, **({"temp": args.temp} if args.temp else {})},
-                      port=args.port, os_user=args.os_user, settings=cls.settings(args, [1]),
-                      options={"memory_limit": args.memory_limit, "threads": args.threads,
-                               "compression": args.compression, "generator": args.generator})
-    engine = None
+    placement = {"data": args.data, **({"temp": args.temp} if args.temp else {})}
+    engine = tier = None
     try:
+        if emulation:
+            tier = slowtier.SlowTier(emulation)
+            placement = dss.emulate(tier, placement, est, doc)
+            if not args.json:
+                out.print(f"note: {esc(doc['emulated']['note'])}", highlight=False)
+        spec = ServerSpec(Path(placement["data"]), placement,
+                          port=args.port, os_user=args.os_user, settings=cls.settings(args, [1]),
+                          options={"memory_limit": args.memory_limit, "threads": args.threads,
+                                   "compression": args.compression, "generator": args.generator,
+                                   "memory_budget_bytes": budget})
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=out,
                                    transient=True, disable=args.json) as progress:
@@ -142,6 +208,8 @@ def run_dss(args: argparse.Namespace) -> int:
             doc["placement"] = {"data": str(engine.db_path), "temp": str(engine.temp_path)}
             devices = devices_for([str(engine.db_path.parent), str(engine.temp_path)])
             doc["devices"] = devices
+            temp_dev = devices_for([str(engine.temp_path if engine.temp_path.exists() else engine.temp_path.parent)])
+            doc["temp_tier"] = {"device": temp_dev[0] if temp_dev else None}
             try:
                 doc["load"] = engine.load_tpch(args.scale)
             except Exception as exc:
@@ -160,10 +228,15 @@ def run_dss(args: argparse.Namespace) -> int:
                     if not args.json:
                         progress.console.print(f"run {r + 1} Q{rec['query']:>2}  {rec['seconds']:8.3f} s  "
                                                f"{rec['rows']:>6} rows  temp {rec['temp_bytes'] / 1e6:8.1f} MB  "
-                                               f"read {rec['read_bytes'] / 1e6:8.1f} MB  "
+                                               + (f"(dev {rec['temp_device_write_bytes'] / 1e6:.1f} MB)  "
+                                                  if rec["temp_bytes"] and rec.get("temp_device_write_bytes")
+                                                  is not None else "")
+                                               + f"read {rec['read_bytes'] / 1e6:8.1f} MB  "
                                                f"{'ok' if rec['answer_ok'] else ('unchecked' if rec['answer_ok'] is None else 'WRONG')}")
                 doc["runs"].append([])
-                dss.power_run(engine, r + 1, r == 0, devices, expected, on_query, queries)
+                dss.power_run(engine, r + 1, r == 0, devices, expected, on_query, queries,
+                              doc["temp_tier"]["device"])
+                doc["memory"] = dss.memory_record(engine, budget)
             dss_scan(doc, probe_ref, devices)
     finally:
         if engine is not None:
@@ -171,11 +244,18 @@ def run_dss(args: argparse.Namespace) -> int:
             if log is not None and log.exists():
                 shutil.copy(log, run.dir.raw_path("server-dss.log"))
             engine.close()
+            doc["memory"] = dss.memory_record(engine, budget)
+        if tier is not None:
+            for left in tier.close():
+                doc.setdefault("notes", []).append(f"the emulated tier could not be removed whole: {left}")
     run.finish("ok")
 
     def render() -> None:
         out.print(f"TPC-H SF {args.scale:g} on {args.engine}: total {doc['total_seconds']:.2f} s, geometric mean "
                   f"{doc['geomean_seconds']:.3f} s, answers {'ok' if doc['answers_ok'] else 'not checked'}")
+        for g in doc.get("guards") or []:
+            if g.get("kind") == "temp-in-memory":
+                out.print(f"[bold yellow]temp tier not exercised[/bold yellow]: {esc(g['message'])}", highlight=False)
         out.print(f"result: {esc(run.dir.result_path)}")
     emit(doc, args, render)
     return 0

@@ -62,6 +62,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "the plan sizes for PostgreSQL's run (else the first engine's) and the report shows them side by "
                    "side")
     p.add_argument("--skip", default="", help="comma-separated steps to leave out: probe,oltp,dss,backup,plan,cloud")
+    p.add_argument("--emulate", metavar="DIR=RATE",
+                   help="root: make DIR (one of the directories) an emulated slow tier, a loop device there throttled "
+                   "to RATE (e.g. 150iops, or 150riops,300wiops), in every step that places something there: the "
+                   "OLTP step (bench oltp --emulate), the TPC-H step with temp there (bench dss --emulate) and the "
+                   "backup to it (bench backup --emulate); DIR is the slow tier. The probe measures DIR's own device")
     p.add_argument("--cloud", choices=("aws", "azure", "gcp"), default="aws",
                    help="the provider whose volumes the cloud step sizes for the measured load (default aws)")
     add_output_options(p)
@@ -90,6 +95,22 @@ def _load(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
+def _emulation(text: str | None, dirs: list[str]) -> tuple[str | None, list[str]]:
+    """(the emulated directory, the --emulate argv the steps get), checked before any step runs."""
+    if not text:
+        return None, []
+    from dbtier.measure import slowtier
+    emu = slowtier.parse(text)
+    here = os.path.realpath(emu.dir)
+    if here not in dirs:
+        raise DbtierError(f"--emulate {text}: {emu.dir} is not one of the lab's directories ({', '.join(dirs)})",
+                          "name one of them, e.g. dbtier lab FAST SLOW --emulate SLOW=150iops")
+    if os.geteuid() != 0:
+        raise DbtierError("--emulate needs root: it makes a loop device, mounts it and sets an I/O throttle",
+                          "run as root, or give the lab two real tiers")
+    return here, ["--emulate", f"{here}={text.rpartition('=')[2]}"]
+
+
 def run(args: argparse.Namespace) -> int:
     dirs = args.dirs or ["."]
     for d in dirs:
@@ -105,8 +126,9 @@ def run(args: argparse.Namespace) -> int:
                           "steps are probe,oltp,dss,backup,plan,cloud")
     engines = parse_engines(args.engines, engine_names("oltp"))
     prof = PROFILES[args.profile]
+    emulated, emu_argv = _emulation(args.emulate, dirs)
     run_ = Run("lab", args, {"dirs": dirs, "profile": args.profile, "skip": sorted(skip), "cloud": args.cloud,
-                             "engines": engines, "settings": prof}, paths=dirs)
+                             "engines": engines, "settings": prof, "emulate": args.emulate}, paths=dirs)
     doc = run_.doc
     doc["steps"] = []
     lab = run_.dir.path.resolve()
@@ -134,12 +156,17 @@ def run(args: argparse.Namespace) -> int:
             if "probe" not in skip else \
             step("probe", None, "skipped by --skip")
         fast, slow = tiers(dirs, probe)
+        if emulated and len(dirs) >= 2:      # the emulated directory is the slow tier, whatever its own device
+            slow = emulated
+            fast = fast if fast != emulated else next(d for d in dirs if d != emulated)
         if len(dirs) >= 2:
             doc["params"].update(fast_dir=fast, slow_dir=slow)
         oltp = None
         # one OLTP step per engine, on the same storage; the plan sizes for PostgreSQL's (else the first's)
         planned = plan_engine(engines)
         for engine, name, argv in oltp_steps(engines, dirs, fast, slow, prof):
+            if emulated:   # one directory: its data placed there, so the emulated tier holds it
+                argv += (["--place", f"data={emulated}"] if len(dirs) == 1 else []) + emu_argv
             got = step(name, None, "skipped by --skip") if "oltp" in skip else step(name, argv)
             if engine == planned:
                 oltp = got
@@ -149,13 +176,14 @@ def run(args: argparse.Namespace) -> int:
                 continue
             step(f"dss-{i + 1}", ["bench", "dss", "--scale", prof["dss_scale"], "--repeat", prof["dss_repeat"],
                                   "--data", fast, "--temp", d] +
-                 (["--probe", str(lab / "probe")] if probe else []))
+                 (["--probe", str(lab / "probe")] if probe else []) + (emu_argv if d == emulated else []))
         for i, d in enumerate(dirs):
             if "backup" in skip:
                 step(f"backup-{i + 1}", None, "skipped by --skip")
                 continue
             step(f"backup-{i + 1}", ["bench", "backup", "--to", d, "--data", fast, "--scale", prof["backup_scale"],
-                                     "--methods", prof["backup_methods"], "--repeat", prof["backup_repeat"]])
+                                     "--methods", prof["backup_methods"], "--repeat", prof["backup_repeat"]]
+                 + (emu_argv if d == emulated else []))
         req = requirement_from_oltp(oltp) if oltp else None
         doc["requirement"] = req
         if "plan" in skip:

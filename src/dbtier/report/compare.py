@@ -108,6 +108,7 @@ def _figures_comparison(kind: str, group: Sequence[Entry]) -> str:
 
 
 def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
+    from dbtier.report.dss import dss_tiers_html
     names = [f"{run_label(d, i)}" + (f" ({_run_hint(d)})" if _run_hint(d) else "") for d, i in group]
     out = []
     if kind == "bench dss":
@@ -123,6 +124,9 @@ def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
                                                   value_labels=False,
                                                   desc="Grouped bars: each query, one bar per run."),
                                     "One group per query, one bar per run (the median of its warm runs)."))
+        tiers = dss_tiers_html([d for d, _ in group])
+        if tiers:
+            out.append(tiers)
     elif kind == "bench oltp":
         lines = [Series(names[k], [(p["clients"], p.get("tps")) for p in F.oltp_view(d)["points"]], svg.colour(k))
                  for k, (d, _) in enumerate(group)]

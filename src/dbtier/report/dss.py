@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from dbtier.core.units import human_bytes
@@ -205,3 +206,69 @@ def dss_section(doc: dict[str, Any], i: int) -> str:
     out.append(machine_section(doc))
     out.append(json_details(doc))
     return f'<section class="run bench dss">{"".join(out)}</section>'
+
+
+# -- temp on two (or more) tiers -------------------------------------------------------------------------------
+
+def temp_tier_name(doc: dict[str, Any]) -> str:
+    """What a run's temp tier is: 'emulated: 150 read / 150 write IOPS' when temp was on the emulated tier,
+    else the temp directory's device model (its name when the model says nothing), '?' when unknown."""
+    emu = doc.get("emulated") if isinstance(doc.get("emulated"), dict) else None
+    if emu and "temp" in (doc.get("emulated_roles") or []):
+        r, w = emu.get("read_iops"), emu.get("write_iops")
+        return (f"emulated: {num(r)} IOPS" if r == w else f"emulated: {num(r)} read / {num(w)} write IOPS")
+    bd = get(F.machine_target(doc, get(doc, "params", "temp")), "block_device") or {}
+    for what in (bd.get("model"), bd.get("name")) if isinstance(bd, dict) else ():
+        # a virtual disk's "model" can be its PCI vendor id (0x1af4: virtio), which names nothing
+        if isinstance(what, str) and what.strip() and not re.fullmatch(r"0x[0-9a-fA-F]+", what.strip()):
+            return what.strip()
+    return "?"
+
+
+def _exercised_text(doc: dict[str, Any]) -> str:
+    tt = doc.get("temp_tier") if isinstance(doc.get("temp_tier"), dict) else {}
+    ex = tt.get("temp_tier_exercised")
+    runs = [r for r in tt.get("runs") or [] if isinstance(r, dict) and r.get("spill_bytes")]
+    figs = "; ".join(f"run {r.get('run')}: {num(to_mb(r.get('spill_bytes')), 1)} MB spilled, "
+                     f"{num(to_mb(r.get('device_write_bytes')), 1)} MB written by {tt.get('device') or '?'}"
+                     for r in runs)
+    if ex is True:
+        return f"spill reached the temp device ({figs})"
+    if ex is False:
+        return f"<b>spill stayed in memory: the temp tier was not exercised</b> ({figs})"
+    return "nothing spilled" if not runs else "device writes not recorded"
+
+
+def dss_tiers_html(docs: list[dict[str, Any]]) -> str:
+    """TPC-H runs with temp on different directories (same engine, scale and queries), per query side by
+    side: each tier's time (the median of its warm runs) and spill, spilling queries marked; '' otherwise."""
+    runs = [d for d in docs if F.kind(d) == "bench dss" and F.dss_queries(d)
+            and isinstance(get(d, "params", "temp"), str)]
+    keys = {(F.dss_stats(d)["engine"], F.dss_stats(d)["scale"]) for d in runs}
+    if len(runs) < 2 or len(keys) != 1 or len({get(d, "params", "temp") for d in runs}) < 2:
+        return ""
+    by = [{q["query"]: q for q in F.dss_queries(d)} for d in runs]
+    qs = sorted(set().union(*by))
+    heads = ["query"] + [f"{esc(get(d, 'params', 'temp'))}<br><span class=reason>{esc(temp_tier_name(d))}</span> s"
+                         for d in runs] + [f"÷ {esc(get(runs[0], 'params', 'temp'))}"] * (len(runs) == 2) \
+        + [f"spill MB ({k + 1})" for k in range(len(runs))]
+    rows = []
+    for q in qs:
+        cells = [b.get(q) or {} for b in by]
+        spilled = any(isnum(c.get("temp_bytes")) and c["temp_bytes"] > 0 for c in cells)
+        secs = [c.get("seconds") for c in cells]
+        ratio = secs[1] / secs[0] if len(runs) == 2 and all(isnum(x) and x > 0 for x in secs) else None
+        rows.append([f"Q{q}" + (" <b>spilled</b>" if spilled else "")] + [num(x, 3) for x in secs]
+                    + ([num(ratio, 2) + "×" if ratio else "—"] if len(runs) == 2 else [])
+                    + [num(to_mb(c.get("temp_bytes")), 1) for c in cells])
+    totals = [F.dss_stats(d)["total_s"] for d in runs]
+    rows.append(["<b>total</b>"] + [f"<b>{num(t, 3)}</b>" for t in totals]
+                + ([num(totals[1] / totals[0], 2) + "×" if all(isnum(t) and t > 0 for t in totals) else "—"]
+                   if len(runs) == 2 else []) + [""] * len(runs))
+    t = html_table(heads, rows, num_from=1, cls="points", wide=True)
+    notes = "".join(f"<li><code>{esc(get(d, 'params', 'temp'))}</code> ({esc(temp_tier_name(d))}): "
+                    f"{_exercised_text(d)}</li>" for d in runs)
+    return ("<h3>TPC-H with temp on each tier</h3>"
+            '<p class="sub">Per query, each tier\'s time (the median of its warm runs) and spill from that same '
+            "run; <b>spilled</b> marks the queries that spilled on either tier: only they can differ by the temp "
+            "tier.</p>" + t + f"<ul>{notes}</ul>")

@@ -25,6 +25,7 @@ import os
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
+from dbtier.model.dss import dss_advice, dss_scale_advice
 from dbtier.model.guards import doc_guards
 from dbtier.report import verdict_oltp as _oltp
 from dbtier.report.figures import (MIN_DIFFERENCE_PCT, backup_methods, device_of, dss_stats, expand, fmt, fmt_auto,
@@ -308,7 +309,7 @@ def _dss_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         short = _dss_short(ss)
         if short:
             out.append({"text": f"Whether {head} is CPU-, storage- or temp-bound is not judged, too little evidence: "
-                                f"{short}; {_DSS_NEEDS}.", "judged": False, "short_of": [short],
+                                f"{short}; {dss_advice(ss, MIN_DSS_RUN_S)}.", "judged": False, "short_of": [short],
                         "total_s": [s["total_s"] for s in ss]})
             continue
         if len(ss) == 1:
@@ -415,7 +416,7 @@ def _dss_place_short(runs: Sequence[dict[str, Any]]) -> tuple[str | None, str]:
         needs.append(f"run bench dss with --repeat {MIN_RUNS + 1} or more (the first power run is cold: "
                      f"{MIN_RUNS} warm ones give the spread)")
     if any(BRIEF in w for w in whys):
-        needs.append(_DSS_NEEDS.removesuffix(" to judge"))
+        needs.append(dss_scale_advice(runs, MIN_DSS_RUN_S) or _DSS_NEEDS.removesuffix(" to judge"))
     if any(WIDE in w for w in whys):
         needs.append("run again on an idle machine, or with more --repeat")
     return "; ".join(_by_reason(pairs)), " and ".join(needs) + " to judge"

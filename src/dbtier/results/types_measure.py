@@ -393,6 +393,9 @@ class DssQuery(TypedDict, total=False):
     read_bytes: int | None
     write_bytes: int | None
     temp_bytes: int | None
+    temp_device_write_bytes: Annotated[int | None, doc(
+        "what the temp directory's device wrote while the query ran, in the run its figures come from")]
+    temp_bytes_runs: list[int]
     cold_read_bytes: int | None
     cpu_util: float | None
 
@@ -419,6 +422,14 @@ class DssResult(TypedDict, total=False):
     answers_checked: bool
     answers_ok: bool | None
     scan: DssScan | None
+    temp_tier: Annotated[Obj | None, doc(
+        "whether the spill reached the temp directory's device: {device, rule, temp_tier_exercised (null: nothing "
+        "spilled), runs: [{run, spill_bytes, device_write_bytes, temp_tier_exercised, queries_spilled}], guard}")]
+    memory: Annotated[Obj | None, doc(
+        "the queries' memory budget (bench dss --memory): {budget_bytes, mechanism (cgroup1, cgroup2, none), "
+        "reason, oom_kills}")]
+    emulated: Annotated[Emulated | None, doc("bench dss --emulate: the emulated slow tier; null when none")]
+    emulated_roles: Annotated[list[str], doc("bench dss --emulate: the roles (data, temp) on the emulated tier")]
 
 
 class BackupTarget(TypedDict, total=False):

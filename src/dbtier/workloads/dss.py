@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from dbtier.core.debris import MARKER
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.measure.sampler import Sampler
@@ -48,15 +49,27 @@ def drop_caches() -> bool:
         return False
 
 
-def dir_bytes(path: Path) -> int:
+def dir_bytes(path: Path, skip: frozenset[str] = frozenset()) -> int:
+    """The size of the files under path, those named in `skip` left out."""
     total = 0
     for root, _, files in os.walk(path):
         for f in files:
+            if f in skip:
+                continue
             try:
                 total += os.lstat(os.path.join(root, f)).st_size
             except OSError:
                 pass
     return total
+
+
+# dbtier's own files in a spill directory: the clean-up registry's owner marker (core/debris.py)
+OWN_FILES = frozenset({MARKER})
+
+
+def spill_bytes(path: Path) -> int:
+    """What the engine has spilled into its temp directory: every file there but dbtier's own."""
+    return dir_bytes(path, OWN_FILES)
 
 
 def tpchgen() -> str:
@@ -118,8 +131,8 @@ def queries_text() -> dict[int, str]:
 
 
 class TempWatch:
-    """The peak size of the spill directory during a query, polled every 10 ms: spill files
-    live only as long as the operator that needs them."""
+    """The peak size of the spill directory during a query (dbtier's own files left out), polled every
+    10 ms: spill files live only as long as the operator that needs them."""
 
     def __init__(self, path: Path, interval_s: float = 0.01):
         self.path, self.interval_s, self.peak_bytes = path, interval_s, 0
@@ -129,7 +142,7 @@ class TempWatch:
     def _loop(self) -> None:
         while True:
             if self.path.exists():
-                self.peak_bytes = max(self.peak_bytes, dir_bytes(self.path))
+                self.peak_bytes = max(self.peak_bytes, spill_bytes(self.path))
             if self._stop.wait(self.interval_s):
                 return
 
@@ -156,8 +169,10 @@ def engine_error(exc: BaseException, what: str, engine: str) -> BaseException:
 
 
 def power_run(engine, run_no: int, cold: bool, devices: list[str], expected: dict[int, str] | None,
-              on_query: Callable[[dict[str, Any]], None], queries: tuple[int, ...] = QUERIES) -> list[dict[str, Any]]:
-    """One single-stream run of the 22 queries; each timed, sampled and checked."""
+              on_query: Callable[[dict[str, Any]], None], queries: tuple[int, ...] = QUERIES,
+              temp_device: str | None = None) -> list[dict[str, Any]]:
+    """One single-stream run of the 22 queries; each timed, sampled and checked. temp_bytes is the peak
+    spill in the temp directory; temp_device_write_bytes what the temp directory's device wrote meanwhile."""
     dropped = drop_caches() if cold else False
     engine.connect()
     out = []
@@ -178,6 +193,8 @@ def power_run(engine, run_no: int, cold: bool, devices: list[str], expected: dic
                "cpu_util": overall["cpu"]["busy_pct"] if overall["cpu"] else None,
                "devices": {n: {"read_bytes": d["read_bytes"], "write_bytes": d["write_bytes"],
                                "busy_pct": d["busy_pct"]} for n, d in overall["devices"].items()},
+               "temp_device_write_bytes": overall["devices"][temp_device]["write_bytes"]
+               if temp_device in overall["devices"] else None,
                "answer_ok": None if not expected else wrong is None}
         out.append(rec)
         on_query(rec)
@@ -186,3 +203,28 @@ def power_run(engine, run_no: int, cold: bool, devices: list[str], expected: dic
                               "the result is not timed; check the engine, the data and the extension versions")
     engine.close_conn()
     return out
+
+
+def emulate(tier, placement: dict[str, str], est: dict[str, float], doc: dict[str, Any]) -> dict[str, str]:
+    """Make the emulated tier (measure/slowtier.py, as bench oltp --emulate) and put every role placed in
+    its directory on it instead; doc["emulated"] and doc["emulated_roles"] say so."""
+    from dbtier.measure import slowtier
+    from dbtier.measure.probe import spare_bytes
+    # the database and its spill, three times over, and a GiB: the backing file is sparse
+    tier.open(slowtier.backing_bytes(3 * est["disk_gb"] * 1e9 + slowtier.GIB, spare_bytes(tier.emu.dir, 10)))
+    doc["emulated"] = tier.describe()
+    here = os.path.realpath(tier.emu.dir)
+    out = {r: tier.mount if os.path.realpath(d) == here else d for r, d in placement.items()}
+    doc["emulated_roles"] = sorted(r for r, d in out.items() if d == tier.mount)
+    return out
+
+
+def memory_record(engine, budget_bytes: int | None) -> dict[str, Any]:
+    """How the queries' memory was bounded: {budget_bytes, mechanism (cgroup1, cgroup2, none), reason,
+    oom_kills}; an engine without a budgeted worker (PostgreSQL) runs unbounded here."""
+    mem = dict(getattr(engine, "memory", None) or {})
+    mem.setdefault("budget_bytes", budget_bytes)
+    if not budget_bytes:
+        mem.update(mechanism="none", reason=mem.get("reason") or "no budget (--memory none, or no --memory-limit): "
+                   "the queries' page cache is unbounded, so their spill may stay in memory")
+    return mem

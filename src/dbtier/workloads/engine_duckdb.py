@@ -2,11 +2,18 @@
 
 There is no server: open() makes `dbtier-dss-<id>/` under the data directory (and
 `dbtier-dss-temp-<id>/` under the temp directory when one is placed), close() removes them.
+
+With a memory budget (options["memory_budget_bytes"]) the TPC-H queries run in a worker process inside a
+memory cgroup of that size (measure/cgroup.py), so the page cache that holds DuckDB's spill files is
+bounded with DuckDB's own memory and the spill reaches the temp directory's device; the load and the
+backups run in this process. The OOM killer can then only end the worker, which is reported, not dbtier.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import shutil
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -39,6 +46,11 @@ class DuckDBEngine(Engine):
         self.conn = None
         self.db_path: Path | None = None
         self.temp_path: Path | None = None
+        self.budget_bytes = o.get("memory_budget_bytes")
+        self.cgroup = None                 # the queries' memory cgroup (measure/cgroup.py), made on first use
+        self.worker: QueryWorker | None = None
+        self.memory: dict[str, Any] = {"budget_bytes": self.budget_bytes,
+                                       "mechanism": None if self.budget_bytes else "none", "reason": None}
 
     @classmethod
     def check(cls) -> None:
@@ -65,18 +77,38 @@ class DuckDBEngine(Engine):
         return {"data": str(self.db_path), "temp": str(self.temp_path)}
 
     def connect(self, limited: bool = True) -> None:
-        """limited: apply --memory-limit (the query runs; the load uses DuckDB's default)."""
-        import duckdb
+        """limited: apply --memory-limit (the query runs; the load uses DuckDB's default), in the budgeted
+        worker when there is a memory budget and a cgroup can be made for it."""
         from dbtier.workloads.dss import tpch_extension
         self.close_conn()
-        self.conn = duckdb.connect(str(self.db_path))
-        self.conn.execute(f"LOAD {sql_str(str(tpch_extension()))}")
-        self.conn.execute(f"SET temp_directory = {sql_str(str(self.temp_path))}")
-        if self.memory_limit and limited:
-            self.conn.execute(f"SET memory_limit = '{self.memory_limit}'")
-        if self.threads:
-            self.conn.execute(f"SET threads = {int(self.threads)}")
-        self.conn.execute("SET preserve_insertion_order = false")
+        if limited and self.budget_bytes and self._cgroup() is not None:
+            self.worker = QueryWorker(self._settings(limited), self.cgroup)
+            return
+        self.conn = _connect(self._settings(limited), tpch_extension())
+
+    def _settings(self, limited: bool) -> dict[str, Any]:
+        return {"db": str(self.db_path), "temp": str(self.temp_path), "threads": self.threads,
+                "memory_limit": self.memory_limit if limited else None}
+
+    def _cgroup(self):
+        """The queries' memory cgroup, made once (None, with memory["reason"], where none can be)."""
+        from dbtier.measure.cgroup import MemoryCgroup
+        if self.cgroup is None and self.memory.get("reason") is None:
+            cg = MemoryCgroup(self.budget_bytes).open()
+            if cg.created:
+                self.cgroup = cg
+            else:
+                self.memory.update(mechanism="none", reason=f"no memory cgroup can be made ({cg.reason}): the "
+                                   "queries run unbounded, so their spill may stay in the page cache")
+        if self.cgroup is not None:
+            self.memory.update(mechanism=self.cgroup.mechanism, reason=None)
+        return self.cgroup
+
+    def close_conn(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+        super().close_conn()
 
     def load_tpch(self, scale: float) -> dict[str, Any]:
         from dbtier.workloads.dss import TPCH_TABLES, generate
@@ -101,6 +133,8 @@ class DuckDBEngine(Engine):
                 else "duckdb tpch extension dbgen"}
 
     def run_query(self, q: int) -> list[tuple]:
+        if self.worker is not None:
+            return self.worker.query(q)
         return run_sql(self.conn, f"PRAGMA tpch({q})", fetch=True)
 
     def backup_source(self, scale: float) -> dict[str, Any]:
@@ -116,6 +150,10 @@ class DuckDBEngine(Engine):
 
     def close(self) -> None:
         self.close_conn()
+        if self.cgroup is not None:
+            self.memory["oom_kills"] = self.cgroup.oom_count()
+            self.cgroup.close()
+            self.cgroup = None
         for d in reversed(self.created):
             shutil.rmtree(d, ignore_errors=True)
         for c, d in zip(self.claims, self.created):
@@ -123,3 +161,98 @@ class DuckDBEngine(Engine):
                 c.release()
         self.created.clear()
         self.claims.clear()
+
+
+def _connect(settings: dict[str, Any], extension: str):
+    import duckdb
+    conn = duckdb.connect(settings["db"])
+    conn.execute(f"LOAD {sql_str(extension)}")
+    conn.execute(f"SET temp_directory = {sql_str(settings['temp'])}")
+    if settings.get("memory_limit"):
+        conn.execute(f"SET memory_limit = '{settings['memory_limit']}'")
+    if settings.get("threads"):
+        conn.execute(f"SET threads = {int(settings['threads'])}")
+    conn.execute("SET preserve_insertion_order = false")
+    return conn
+
+
+def _worker_main(pipe, settings: dict[str, Any], extension: str) -> None:
+    """The worker: waits until it is inside the cgroup, connects, then runs each query number it is sent
+    and sends back ("ok", rows) or ("error", text). Ctrl-C is its parent's to handle: the parent kills it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    pipe.recv()
+    try:
+        conn = _connect(settings, extension)
+    except Exception as exc:  # noqa: BLE001 - reported by the parent
+        pipe.send(("error", str(exc)))
+        return
+    pipe.send(("ready", None))
+    while True:
+        q = pipe.recv()
+        if q is None:
+            break
+        try:
+            pipe.send(("ok", conn.execute(f"PRAGMA tpch({int(q)})").fetchall()))
+        except Exception as exc:  # noqa: BLE001 - reported by the parent
+            pipe.send(("error", str(exc)))
+    conn.close()
+
+
+class QueryWorker:
+    """A DuckDB connection in a child process inside a memory cgroup (a fresh interpreter: spawn)."""
+
+    def __init__(self, settings: dict[str, Any], cgroup):
+        from dbtier.workloads.dss import tpch_extension
+        ctx = multiprocessing.get_context("spawn")
+        self.cgroup = cgroup
+        self.busy = False          # a query was sent and its answer not received (interrupted): kill, not wait
+        self.pipe, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, settings, tpch_extension()),
+                                name="dbtier-duckdb-worker", daemon=True)
+        self.proc.start()
+        child.close()
+        try:
+            Path(cgroup.plan.procs).write_text(str(self.proc.pid))   # before it connects: all it uses is charged
+            self.pipe.send("go")
+            self._reply("connecting")
+        except BaseException:
+            self.close()
+            raise
+
+    def _reply(self, what: str) -> Any:
+        try:
+            kind, value = self.pipe.recv()
+        except (EOFError, OSError):
+            self.proc.join(timeout=5)
+            kills = self.cgroup.oom_count()
+            budget = self.cgroup.limit_bytes / 2**20
+            if kills:
+                raise DbtierError(f"{what}: the kernel killed DuckDB for want of memory in its {budget:,.0f} MiB "
+                                  f"budget (memory cgroup; exit {self.proc.exitcode})",
+                                  "raise --memory (the budget) or lower --memory-limit") from None
+            raise DbtierError(f"{what}: the DuckDB worker ended (exit {self.proc.exitcode})",
+                              "see the messages above") from None
+        if kind == "error" and what == "connecting":
+            raise DbtierError(f"DuckDB could not open the database in its worker: {value}", "see the message")
+        if kind == "error":
+            raise RuntimeError(value)      # worded by workloads.dss.engine_error, as an in-process error is
+        return value
+
+    def query(self, q: int) -> list[tuple]:
+        self.busy = True
+        self.pipe.send(int(q))
+        rows = self._reply(f"query {q}")
+        self.busy = False
+        return rows
+
+    def close(self) -> None:
+        if self.proc.is_alive() and not self.busy:
+            try:
+                self.pipe.send(None)
+            except OSError:
+                pass
+            self.proc.join(timeout=10)
+        if self.proc.is_alive():
+            self.proc.kill()      # an interrupted query: the database is only read, nothing to save
+            self.proc.join(timeout=10)
+        self.pipe.close()
