@@ -67,6 +67,40 @@ def test_spill_that_reached_the_device_exercised_the_tier():
     assert none["temp_tier_exercised"] is None and none["runs"][0]["spill_bytes"] == 0 and none["guard"] is None
 
 
+def test_another_writer_on_a_shared_device_does_not_count_as_spill():
+    """100 MB spilled; the shared device wrote 400 MB but the query's process only 10 MB (its writes not
+    cancelled): 10 MB reached the device, under 50 MB: stayed in memory, and the guard says whose."""
+    rec = {**_rec(9, 1.0, temp=100_000_000, dev=400_000_000), "query_written_bytes": 10_000_000}
+    got = temp_tier([[rec]], "vda")
+    run = got["runs"][0]
+    assert run["reached_bytes"] == 10_000_000 and run["temp_tier_exercised"] is False
+    assert "vda wrote 400.0 MB while those queries ran (10.0 MB of them the queries' own)" in got["guard"]["message"]
+    own = {**rec, "query_written_bytes": 90_000_000}
+    assert temp_tier([[own]], "vda")["runs"][0]["temp_tier_exercised"] is True
+
+
+def test_proc_io_counts_a_process_own_writes_and_cancels_deleted_ones(tmp_path):
+    """This process writes 4 MiB and fsyncs it (reaches the device: counted), then writes 4 MiB more and
+    deletes the file before writeback (cancelled): written_between is 4 MiB give or take other writes
+    of this process (none here), not 8."""
+    import os
+    from dbtier.workloads.dss import proc_io, written_between
+    a = proc_io(os.getpid())
+    if a is None:
+        pytest.skip("/proc/PID/io is not readable here")
+    kept = tmp_path / "kept"
+    with open(kept, "wb") as f:
+        f.write(b"k" * 4 * 2**20)
+        f.flush()
+        os.fsync(f.fileno())
+    gone = tmp_path / "gone"
+    gone.write_bytes(b"g" * 4 * 2**20)
+    gone.unlink()
+    got = written_between(a, proc_io(os.getpid()))
+    assert 4 * 2**20 <= got < 5 * 2**20
+    assert proc_io(2**31) is None and written_between(None, a) is None
+
+
 def test_a_querys_spill_and_time_come_from_the_same_run():
     """Cold run 5.0 s spilling 50 MB; warm runs 1.0 s / 10 MB, 3.0 s / 30 MB, 2.0 s / 20 MB: the median
     warm run is the 2.0 s one, so the query shows 2.0 s and 20 MB (not the 50 MB maximum of the cold run)."""

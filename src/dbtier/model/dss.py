@@ -68,17 +68,78 @@ def geomean(xs: Sequence[float]) -> float | None:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
+# The limiting side of a backup (backup_bottleneck). The null sink is the same backup with its output
+# discarded: what the source and the backup program deliver with no target in the way.
+# A target is the limit when the null sink is at least this many times faster than the directory: a gap
+# wider than two runs' spread may be (the verdict judges runs that agree within 20%) ...
+BACKUP_NULL_FACTOR = 1.25
+# ... or, at an emulated (throttled) tier, when the rate through it is within this share of the throttle's
+# limit: a throttle delays I/O before the device sees it, so device busy time says nothing there.
+BACKUP_THROTTLE_NEAR = 0.10
+# Compression is the limit when it keeps the backup process at this many cores or more ...
+BACKUP_CPU_CORES = 0.85
+# ... and, with nothing to compare with (no null sink, no throttle), a device this busy (and busier than
+# the other side by BACKUP_BUSY_LEAD points) is the limit: busy time alone, said as such.
+BACKUP_BUSY_PCT = 90.0
+BACKUP_BUSY_LEAD = 10.0
+BACKUP_RULE = (f"the target when the rate through a throttled tier is within {BACKUP_THROTTLE_NEAR:.0%} of the "
+               f"throttle's limit, or when the null sink is at least {BACKUP_NULL_FACTOR:g} times the directory's "
+               f"MB/s; the CPU when compression keeps the backup process at {BACKUP_CPU_CORES:g} cores or more; "
+               "the source when the null sink is not that much faster (or a throttled source runs at its limit); "
+               f"with neither a null sink nor a throttle, a device at least {BACKUP_BUSY_PCT:.0f}% busy and "
+               f"{BACKUP_BUSY_LEAD:.0f} points busier than the other side; otherwise not determined")
+
+Throttle = tuple[float, float, str]    # (measured rate, the throttle's limit, unit: "MB/s" or "IOPS")
+
+
+def _near(t: Throttle | None) -> bool:
+    return bool(t) and t[1] > 0 and t[0] >= (1 - BACKUP_THROTTLE_NEAR) * t[1]
+
+
+def _throttle_text(t: Throttle, what: str) -> str:
+    return f"{what} {t[0]:,.1f} {t[2]} through the emulated tier, {100 * t[0] / t[1]:.0f}% of its throttle's " \
+           f"{t[1]:,.1f} {t[2]}: the throttle"
+
+
 def backup_bottleneck(target: str, compressed: bool, proc_cpu_cores: float, src_busy_pct: float,
-                      dst_busy_pct: float, mbps: float, null_mbps: float | None) -> tuple[str, str]:
-    """-> (source | target | cpu, why). A compressing client pegging one core is the CPU;
-    a directory target much slower than the null sink is the target; else the source."""
-    if compressed and proc_cpu_cores >= 0.85:
-        return "cpu", f"compression kept the backup process at {proc_cpu_cores:.2f} cores"
-    if target == "dir" and null_mbps and mbps < 0.8 * null_mbps and dst_busy_pct >= src_busy_pct:
-        return "target", (f"{mbps:.0f} MB/s to the directory against {null_mbps:.0f} MB/s to null; "
-                          f"target busy {dst_busy_pct:.0f}%, source busy {src_busy_pct:.0f}%")
-    return "source", f"source busy {src_busy_pct:.0f}%, target busy {dst_busy_pct:.0f}%, " \
-                     f"backup process {proc_cpu_cores:.2f} cores"
+                      dst_busy_pct: float, mbps: float, null_mbps: float | None, *,
+                      dst_throttle: Throttle | None = None, src_throttle: Throttle | None = None,
+                      medians: bool = False, null_of: str | None = None) -> tuple[str, str]:
+    """-> (source | target | cpu | undetermined, why), by BACKUP_RULE, in its order.
+
+    mbps and null_mbps count source bytes per second (the same bytes to either sink); `medians`: they are the
+    medians of repeated runs (the evidence says so); `null_of`: the method whose null sink null_mbps is, when
+    it is another method's (one with no null sink of its own is judged against one that reads the same files).
+    dst_throttle /
+    src_throttle: (rate through an emulated tier, its limit, unit) when the target / source is one: the
+    written (read) MB/s or IOPS of that tier's device against the throttle's. Busy time only supports a
+    judgement, except where nothing else is there to judge by."""
+    busy = f"source busy {src_busy_pct:.0f}%, target busy {dst_busy_pct:.0f}%"
+    cores = f"backup process {proc_cpu_cores:.2f} cores"
+    ratio = (null_mbps / mbps) if (target == "dir" and null_mbps and mbps > 0) else None
+    med = "median " if medians else ""
+    vs_null = (f"{med}{mbps:,.0f} MB/s to the directory against {med}{null_mbps:,.0f} MB/s to the null sink"
+               + (f" of {null_of}, which reads the same files" if null_of else "")
+               + (f" ({ratio:.1f} times)" if ratio is not None and ratio >= 1.05 else "")) if ratio else ""
+    if target == "dir" and _near(dst_throttle):
+        return "target", _throttle_text(dst_throttle, "wrote") + (f"; {vs_null}" if vs_null else "")
+    if _near(src_throttle):
+        return "source", _throttle_text(src_throttle, "read")
+    if ratio is not None and ratio >= BACKUP_NULL_FACTOR:
+        return "target", (f"{vs_null}, at least {BACKUP_NULL_FACTOR:g} times: the source delivers more than the "
+                          f"directory takes; {busy}")
+    if compressed and proc_cpu_cores >= BACKUP_CPU_CORES:
+        return "cpu", f"compression kept the backup process at {proc_cpu_cores:.2f} cores" \
+                      + (f"; {vs_null}" if vs_null else "")
+    if ratio is not None or target == "null":
+        return "source", ((f"{vs_null}, under {BACKUP_NULL_FACTOR:g} times: the directory takes what the source "
+                           "delivers") if vs_null else "the null sink writes nothing") + f"; {busy}, {cores}"
+    # a directory with no null sink and no throttle at its limit: busy time is all there is
+    if dst_busy_pct >= BACKUP_BUSY_PCT and dst_busy_pct >= src_busy_pct + BACKUP_BUSY_LEAD:
+        return "target", f"no null sink to compare with; by busy time alone: {busy}"
+    if src_busy_pct >= BACKUP_BUSY_PCT and src_busy_pct >= dst_busy_pct + BACKUP_BUSY_LEAD:
+        return "source", f"no null sink to compare with; by busy time alone: {busy}"
+    return "undetermined", f"no null sink to compare with and no device near its limit: {busy}, {cores}"
 
 
 def combine_query_runs(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -167,32 +228,46 @@ def temp_tier(runs: Sequence[Sequence[dict[str, Any]]], device: str | None) -> d
     """Did the spill reach the temp directory's device? Per power run: spill_bytes, the sum of each query's
     peak spill (each query's files are gone when it ends); device_write_bytes, what the temp device wrote
     while those queries ran; temp_tier_exercised, device_write_bytes >= TEMP_REACHED_SHARE x spill_bytes
-    (None when nothing spilled). `guard` (a temp-in-memory guard) when a run spilled and the device saw less.
-    Run 1 spills 100 MB and the device writes 80 MB: exercised; 100 MB and 0.1 MB: stayed in memory."""
+    (None when nothing spilled). The device's counters count every writer on it; where the query's own
+    process is known (query_written_bytes: its writes not cancelled before writeback) the bytes that
+    reached the device are the smaller of the two, so another program writing to a shared disk does not
+    count. `guard` (a temp-in-memory guard) when a run spilled and the device saw less.
+    Run 1 spills 100 MB, the device writes 80 MB: exercised; 100 MB and 0.1 MB: stayed in memory; 100 MB,
+    the device 400 MB but the query's process 10 MB: stayed in memory (the 390 MB were another writer's)."""
     out = []
     for i, run in enumerate(runs):
         recs = [r for r in run if isinstance(r, dict)]
         spilled = [r for r in recs if (r.get("temp_bytes") or 0) > 0]
         spill = sum(r["temp_bytes"] for r in spilled)
-        known = [r.get("temp_device_write_bytes") for r in spilled]
-        dev = sum(known) if known and all(isinstance(x, (int, float)) for x in known) else None
-        ex = None if not spill else (None if dev is None else dev >= TEMP_REACHED_SHARE * spill)
-        out.append({"run": i + 1, "spill_bytes": spill, "device_write_bytes": dev, "temp_tier_exercised": ex,
+        dev, own = (_total([r.get(k) for r in spilled]) for k in ("temp_device_write_bytes", "query_written_bytes"))
+        reached = dev if own is None or dev is None else min(dev, own)
+        ex = None if not spill else (None if reached is None else reached >= TEMP_REACHED_SHARE * spill)
+        out.append({"run": i + 1, "spill_bytes": spill, "device_write_bytes": dev, "query_written_bytes": own,
+                    "reached_bytes": reached, "temp_tier_exercised": ex,
                     "queries_spilled": [r["query"] for r in spilled]})
     missed = [r for r in out if r["temp_tier_exercised"] is False]
     guard = None
     if missed:
         words = "; ".join(f"run {r['run']} spilled {r['spill_bytes'] / 1e6:,.1f} MB "
                           f"(Q{', Q'.join(str(q) for q in r['queries_spilled'])}) and {device or 'the temp device'} "
-                          f"wrote {r['device_write_bytes'] / 1e6:,.1f} MB while those queries ran" for r in missed)
+                          f"wrote {r['device_write_bytes'] / 1e6:,.1f} MB while those queries ran"
+                          + (f" ({r['query_written_bytes'] / 1e6:,.1f} MB of them the queries' own)"
+                             if r["query_written_bytes"] is not None and r["query_written_bytes"] < r["device_write_bytes"]
+                             else "") for r in missed)
         guard = {"kind": "temp-in-memory", "runs": [r["run"] for r in missed],
                  "message": f"{words}: the spill stayed in memory (the page cache) and the temp tier was not "
                             f"exercised (under {TEMP_REACHED_SHARE:.0%} of it reached the device); the times "
                             "measure memory, not the temp directory's storage"}
     seen = [r["temp_tier_exercised"] for r in out if r["temp_tier_exercised"] is not None]
     return {"device": device, "runs": out, "rule": f"exercised when the temp device wrote at least "
-            f"{TEMP_REACHED_SHARE:.0%} of the spill while the spilling queries ran",
+            f"{TEMP_REACHED_SHARE:.0%} of the spill while the spilling queries ran (at most what the queries' own "
+            "process wrote and did not cancel, /proc/PID/io, where it is known)",
             "temp_tier_exercised": (False if missed else True) if seen else None, "guard": guard}
+
+
+def _total(xs: Sequence[Any]) -> int | None:
+    """The sum of byte counts, None when one is missing (not measured)."""
+    return sum(xs) if xs and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs) else None
 
 
 def _round_up_1sig(x: float) -> float:

@@ -231,7 +231,8 @@ def _exercised_text(doc: dict[str, Any]) -> str:
     runs = [r for r in tt.get("runs") or [] if isinstance(r, dict) and r.get("spill_bytes")]
     figs = "; ".join(f"run {r.get('run')}: {num(to_mb(r.get('spill_bytes')), 1)} MB spilled, "
                      f"{num(to_mb(r.get('device_write_bytes')), 1)} MB written by {tt.get('device') or '?'}"
-                     for r in runs)
+                     + (f", {num(to_mb(r['query_written_bytes']), 1)} MB of it by the queries' process"
+                        if isnum(r.get("query_written_bytes")) else "") for r in runs)
     if ex is True:
         return f"spill reached the temp device ({figs})"
     if ex is False:

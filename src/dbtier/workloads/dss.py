@@ -168,22 +168,51 @@ def engine_error(exc: BaseException, what: str, engine: str) -> BaseException:
     return DbtierError(f"{what} failed on {engine}: {text}", "see the result's errors")
 
 
+def proc_io(pid: int | None) -> tuple[int, int] | None:
+    """(write_bytes, cancelled_write_bytes) of a process from /proc/PID/io: the bytes it dirtied for the
+    storage, and those removed (a deleted or truncated file) before writeback wrote them; None unreadable."""
+    if pid is None:
+        return None
+    try:
+        text = Path(f"/proc/{pid}/io").read_text()
+    except OSError:
+        return None
+    vals = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
+    try:
+        return int(vals["write_bytes"]), int(vals["cancelled_write_bytes"])
+    except (KeyError, ValueError):
+        return None
+
+
+def written_between(a: tuple[int, int] | None, b: tuple[int, int] | None) -> int | None:
+    """What a process's writes that were not cancelled came to between two proc_io readings: what it sent
+    on to the device (or will: still dirty at b), its own alone whatever else writes to that device."""
+    if a is None or b is None:
+        return None
+    return max(0, (b[0] - a[0]) - (b[1] - a[1]))
+
+
 def power_run(engine, run_no: int, cold: bool, devices: list[str], expected: dict[int, str] | None,
               on_query: Callable[[dict[str, Any]], None], queries: tuple[int, ...] = QUERIES,
               temp_device: str | None = None) -> list[dict[str, Any]]:
     """One single-stream run of the 22 queries; each timed, sampled and checked. temp_bytes is the peak
-    spill in the temp directory; temp_device_write_bytes what the temp directory's device wrote meanwhile."""
+    spill in the temp directory; temp_device_write_bytes what the temp directory's device wrote meanwhile;
+    query_written_bytes what the process running the query wrote and did not cancel (/proc/PID/io; None
+    where the engine's process is not known: PostgreSQL's backend)."""
     dropped = drop_caches() if cold else False
     engine.connect()
     out = []
     for q in queries:
+        pid = engine.query_pid() if hasattr(engine, "query_pid") else None
         with TempWatch(engine.temp_path) as temp, Sampler(devices, interval_s=0.2) as s:
+            io0 = proc_io(pid)
             t0 = time.perf_counter()
             try:
                 rows = engine.run_query(q)
             except Exception as exc:
                 raise engine_error(exc, f"query {q}", engine.name) from exc
             seconds = time.perf_counter() - t0
+            io1 = proc_io(pid)
         overall = s.overall()
         wrong = check_answer(rows, expected[q]) if expected and q in expected else None
         rec = {"query": q, "run": run_no, "cold": cold, "caches_dropped": dropped, "seconds": seconds,
@@ -195,6 +224,7 @@ def power_run(engine, run_no: int, cold: bool, devices: list[str], expected: dic
                                "busy_pct": d["busy_pct"]} for n, d in overall["devices"].items()},
                "temp_device_write_bytes": overall["devices"][temp_device]["write_bytes"]
                if temp_device in overall["devices"] else None,
+               "query_written_bytes": written_between(io0, io1),
                "answer_ok": None if not expected else wrong is None}
         out.append(rec)
         on_query(rec)

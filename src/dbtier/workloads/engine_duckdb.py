@@ -12,6 +12,7 @@ backups run in this process. The OOM killer can then only end the worker, which 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 import signal
 import time
@@ -103,6 +104,10 @@ class DuckDBEngine(Engine):
         if self.cgroup is not None:
             self.memory.update(mechanism=self.cgroup.mechanism, reason=None)
         return self.cgroup
+
+    def query_pid(self) -> int:
+        """The process the queries run in (the budgeted worker, or this one): its /proc/PID/io."""
+        return self.worker.proc.pid if self.worker is not None else os.getpid()
 
     def close_conn(self) -> None:
         if self.worker is not None:
