@@ -45,14 +45,46 @@ def test_estimate_scales_linearly():
 
 
 def test_backup_bottleneck_rules():
-    # compression pegging a core
-    assert backup_bottleneck("dir", True, 0.97, 20, 30, 100, 300)[0] == "cpu"
-    # the disk target is much slower than null and busier than the source
-    kind, why = backup_bottleneck("dir", False, 0.3, 40, 95, 120, 346)
-    assert kind == "target" and "346 MB/s to null" in why
-    # as fast as null: the source limits
-    assert backup_bottleneck("dir", False, 0.3, 90, 50, 330, 346)[0] == "source"
+    # the null sink far faster than the directory: the target, whatever the busy figures say (a throttled
+    # target shows no busy time): tar wrote 39 MB/s against 786 MB/s to null, 786 / 39 = 20.15 times
+    kind, why = backup_bottleneck("dir", False, 0.4, 5, 0, 39, 786)
+    assert kind == "target" and "786 MB/s to the null sink (20.2 times)" in why
+    # the factor is 1.25: 125 / 100 is the target, 124 / 100 the source
+    assert backup_bottleneck("dir", False, 0.3, 50, 50, 100, 125)[0] == "target"
+    assert backup_bottleneck("dir", False, 0.3, 50, 50, 100, 124)[0] == "source"
+    # compression that pegs a core, the null sink no faster (110 / 100 = 1.1): the CPU
+    assert backup_bottleneck("dir", True, 0.97, 20, 30, 100, 110)[0] == "cpu"
+    # compression that pegs a core, but null 3 times faster: the target (the CPU compressed 300 MB/s there)
+    assert backup_bottleneck("dir", True, 0.97, 20, 30, 100, 300)[0] == "target"
+    # as fast as null (346 / 330 = 1.05): the source, even with the source device only 90% busy
+    kind, why = backup_bottleneck("dir", False, 0.3, 90, 50, 330, 346)
+    assert kind == "source" and "under 1.25 times" in why
     assert backup_bottleneck("null", False, 0.3, 90, 0, 346, None)[0] == "source"
+
+
+def test_backup_bottleneck_at_a_throttle():
+    # 40 MiB/s = 40 * 1,048,576 / 1e6 = 41.94 MB/s; 39.0 written is 93% of it: within 10%, the throttle,
+    # even though the null sink (40.5) is not 1.25 times faster and no device shows busy time
+    limit = 40 * 1048576 / 1e6
+    kind, why = backup_bottleneck("dir", False, 0.3, 2, 0, 39.0, 40.5, dst_throttle=(39.0, limit, "MB/s"))
+    assert kind == "target" and "93% of its throttle's 41.9 MB/s: the throttle" in why
+    # 30 MB/s is 72% of it: not the throttle; null (31) not 1.25 times faster: the source
+    assert backup_bottleneck("dir", False, 0.3, 2, 0, 30.0, 31.0, dst_throttle=(30.0, limit, "MB/s"))[0] == "source"
+    # an IOPS throttle: 480 write IOPS against 500 (96%)
+    assert backup_bottleneck("dir", False, 0.3, 2, 0, 60, 61, dst_throttle=(480, 500, "IOPS"))[0] == "target"
+    # a throttled source (null sink): 40.5 of 41.94 MB/s read (97%)
+    kind, why = backup_bottleneck("null", False, 0.3, 0, 0, 40.5, None, src_throttle=(40.5, limit, "MB/s"))
+    assert kind == "source" and "read 40.5 MB/s" in why
+
+
+def test_backup_bottleneck_without_a_null_sink():
+    # busy time alone, said as such: 95% against 40% (55 points) is the target ...
+    kind, why = backup_bottleneck("dir", False, 0.3, 40, 95, 200, None)
+    assert kind == "target" and "busy time alone" in why
+    # ... 95% on both (one device): not determined, and neither is 60% against 20%
+    assert backup_bottleneck("dir", False, 0.3, 95, 95, 200, None)[0] == "undetermined"
+    assert backup_bottleneck("dir", False, 0.3, 20, 60, 200, None)[0] == "undetermined"
+    assert backup_bottleneck("dir", False, 0.3, 96, 40, 200, None)[0] == "source"
 
 
 def test_warm_runs_true_median_and_spread():

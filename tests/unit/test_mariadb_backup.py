@@ -150,14 +150,17 @@ def test_every_method_to_null_then_dir_with_source_bytes_and_nothing_left(fake_e
     seen: list = []
     recs = backup.mariadb_backups(FakeServer(datadir), to, list(MARIADB_METHODS), [], None, None, seen.append)
     assert seen == recs
+    # plain (no null sink of its own) last: it is judged against stream's null sink, measured before it
     assert [(r["method"], r["target"], r["compressed"]) for r in recs] == [
-        ("mariadb-backup plain", "dir", False), ("mariadb-backup stream", "null", False),
-        ("mariadb-backup stream", "dir", False), ("mariadb-backup stream-gzip", "null", True),
-        ("mariadb-backup stream-gzip", "dir", True)]
+        ("mariadb-backup stream", "null", False), ("mariadb-backup stream", "dir", False),
+        ("mariadb-backup stream-gzip", "null", True), ("mariadb-backup stream-gzip", "dir", True),
+        ("mariadb-backup plain", "dir", False)]
     assert {r["bytes"] for r in recs} == {4000 + 1000}          # a.ibd's size + the redo's LSN range
-    assert [r["output_bytes"] for r in recs] == [5000, None, 700, None, 700]
+    assert [r["output_bytes"] for r in recs] == [None, 700, None, 700, 5000]
     assert all(r["bottleneck"] and r["mbps"] > 0 for r in recs)
-    assert [c[1] is None for c in calls] == [True, True, False, True, False]
+    assert recs[4]["null_mbps"] == recs[0]["mbps"] and recs[4]["null_method"] == "mariadb-backup stream"
+    assert recs[1]["null_mbps"] == recs[0]["mbps"] and "null_method" not in recs[1]
+    assert [c[1] is None for c in calls] == [True, False, True, False, True]
     assert list(to.iterdir()) == []
 
 
@@ -169,8 +172,7 @@ def test_a_full_target_keeps_the_finished_records_and_removes_its_files(fake_env
         backup.mariadb_backups(FakeServer(datadir), to, ["plain", "stream"], [], None, None, seen.append)
     assert str(e.value).startswith(f"{to} filled up during the stream backup (no space left on device)")
     assert e.value.hint == "free space there or choose another --to; finished backups are kept"
-    assert [(r["method"], r["target"]) for r in seen] == [("mariadb-backup plain", "dir"),
-                                                          ("mariadb-backup stream", "null")]
+    assert [(r["method"], r["target"]) for r in seen] == [("mariadb-backup stream", "null")]
     assert list(to.iterdir()) == []
 
 

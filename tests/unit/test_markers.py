@@ -50,6 +50,8 @@ REFUSED_BEFORE_ANY_ENGINE = {
         "the --probe document is refused before DuckDB starts",
     ("unit/test_report_mariadb.py", "test_lab_refuses_an_unknown_engine"):
         "--engines with an unknown engine is refused before the lab's run or any step",
+    ("unit/test_backup_emulate.py", "test_emulate_refusals_come_before_anything_is_built"):
+        "a bad --emulate is refused before the run directory, the tier or the engine",
     ("e2e/test_run_dirs.py", "test_lab_refuses_an_existing_lab_directory"):
         "the existing --out is refused before any step",
     ("e2e/test_simulate_cli.py", "test_capture_without_blktrace_installed"):

@@ -172,3 +172,30 @@ def test_hbar_chart_primitive():
     assert any(t and t.endswith("…") for t in texts)                  # a long label is shortened ...
     assert "a very long configuration name that will not fit in the label room" in chart   # ... keeps a tooltip
     assert "no data" in svg.hbar_chart("empty", [], [])
+
+
+def test_equivalent_power_rack_space_and_mix_rule(docs):
+    """The study's IOPS match: 889 SAS disks at 6.6 W active each (catalog) = 5,867.4 W, plus 56 HBA/enclosure
+    units (889 / 16 = 55.6, rounded up; no server ports here) at 70 W = 3,920 W: 9,787.4 W; 56 x 1.333 U =
+    74.648 U. The card: 20 W, no rack units. 9,787.4 / 20 = 489 times. The mix: 1 / (0.5 / 185,000 +
+    0.5 / 278,000) = 222,160 IOPS, where the average 0.5 x 185,000 + 0.5 x 278,000 = 231,500."""
+    import io
+
+    from rich.console import Console
+
+    from dbtier.cli.plan_render import power_table
+    from dbtier.report.verdict import verdict
+    from dbtier.report.verdict_plan import equivalent_sentence
+    html = render_html([docs["equivalent"]])
+    assert ">9,787 W against 20 W</td>" in html and ">74.6</td>" in html
+    assert "1 / (0.5 / 185,000 + 0.5 / 278,000) = 222,160" in html and "= 231,500" in html
+    s = equivalent_sentence(docs["equivalent"])["text"]
+    assert "on IOPS 889 of them at $322,700 (16.1 times the price), 9,787 W (489 times the power) and 74.6 rack " \
+           "units of enclosures" in s, s
+    assert "($20,000, 20 W)" in s and "harmonic mean: 222,160" in s and "would be 231,500" in s
+    assert s in verdict([docs["equivalent"]])["sentences"]
+    buf = io.StringIO()
+    Console(file=buf, width=120, color_system=None).print(
+        power_table(equivalent(load_catalog(), CARD, DISK, server_ports=0)))
+    row = next(line for line in buf.getvalue().splitlines() if "(iops)" in line).split()
+    assert row[-4:] == ["889", "9,787", "489×", "74.6"], row

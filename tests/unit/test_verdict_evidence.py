@@ -164,19 +164,25 @@ def test_backups_run_once_are_not_judged_and_repeated_ones_are():
     from samples import BACKUP_DUCKDB
     doc = load_run(BACKUP_DUCKDB)
     assert verdict([doc])["sentences"] == [
-        "Which side limits the backups (DuckDB) is not judged, too little evidence: each backup ran once; run bench "
-        "backup with --repeat 2 or more to judge (lab --profile quick or full does)."]
+        "Which side limits the backups (DuckDB) to bk is not judged, too little evidence: each backup ran once; "
+        "run bench backup with --repeat 2 or more to judge (lab --profile quick or full does)."]
     for t in doc["targets"]:                 # two runs each, 4% apart around the saved figure
         m = t["mbps"]
         t["mbps_spread"] = {"median": m, "min": 0.98 * m, "max": 1.02 * m, "n": 2, "spread_pct": 4.0}
     [s] = verdict([doc])["sentences"]
-    assert s.startswith("Backups (DuckDB) are limited by")
+    assert s.startswith("Backups (DuckDB) to bk are limited by")
     wide = doc["targets"][1]                 # file copy to the directory: 450 and 610 MB/s, 30% apart
     wide["mbps_spread"] = {"median": 530.0, "min": 450.0, "max": 610.0, "n": 2, "spread_pct": 100 * 160 / 530}
+    # the other method is still judged; the wide one is named with why it is not
     assert verdict([doc])["sentences"][0] == (
-        "Which side limits the backups (DuckDB) is not judged, too little evidence: file copy → directory: its 2 runs "
-        "differ by 30.2% (450–610 MB/s; at most 20% to judge); run with a larger --scale (longer backups) or more "
-        "--repeat to judge.")
+        "Backups (DuckDB) to bk are limited by the CPU (compression): EXPORT DATABASE parquet wrote 38 MB/s "
+        "(compression kept the backup process at 0.87 cores); not judged, too little evidence: file copy → "
+        "directory: its 2 runs differ by 30.2% (450–610 MB/s; at most 20% to judge).")
+    doc["targets"][2]["mbps_spread"] = wide["mbps_spread"]      # EXPORT as wide: nothing judged
+    assert verdict([doc])["sentences"][0].startswith(
+        "Which side limits the backups (DuckDB) to bk is not judged, too little evidence: file copy → directory "
+        "and EXPORT DATABASE parquet → directory: its 2 runs differ by 30.2% (450–610 MB/s; at most 20% to judge); "
+        "run with a larger --scale (longer backups) or more --repeat to judge.")
 
 
 def test_a_real_quick_probe_with_repeats():

@@ -17,6 +17,7 @@ from rich.table import Table
 from dbtier.cli.markup import esc, lit
 from dbtier.model.array import Evaluation
 from dbtier.model.planner import LABELS, BudgetOption, Equivalence, Requirement, Sizing, Value
+from dbtier.model.plandoc import mix_rule
 from dbtier.model.plandoc import number_text as _n
 from dbtier.model.plandoc import usd_text as _usd
 
@@ -84,6 +85,10 @@ def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path) 
                   _tco_text(m.tco), "-" if tco_ratio is None else f"{tco_ratio:.2f}×")
     con.print(t)
     _tco_note(con, next(iter(eq.by_metric.values())).tco)
+    con.print(esc(mix_rule(eq.read_fraction, ref.read_iops.value, ref.write_iops.value)["text"]) + ".",
+              style="dim", soft_wrap=True)
+    con.print()
+    con.print(power_table(eq))
     con.print()
     evs = [(f"1 × {ref.config.device.id}", ref)] + [(f"{m.count} × ({k})", m.evaluation)
                                                       for k, m in eq.by_metric.items()]
@@ -94,6 +99,21 @@ def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path) 
         con.print(f"[dim]overhead: {esc(o['id'])}, ${o['unit_price_usd']:,.0f} per {o['per_devices']} devices, "
                   f"{o['max_mbps']:,.0f} MB/s each[/dim]")
     _tail(con, pricing_text, run_dir)
+
+
+def power_table(eq: Equivalence) -> Table:
+    """Watts (active: the array at the load compared on) and rack units (controllers and enclosures; the
+    drives sit in them) of the reference and of each metric's array, with their ratio to the reference's."""
+    first = next(iter(eq.by_metric.values()))
+    ref_w = (first.reference_tco or {}).get("watts")
+    t = plain_table("power and rack space", ["", "count", "watts", "× reference", "rack U"])
+    t.add_row(f"1 × {eq.reference.config.device.id}", "1", "-" if ref_w is None else _n(ref_w), "1×",
+              _n((first.reference_tco or {}).get("rack_units"), 1))
+    for k, m in eq.by_metric.items():
+        w = (m.tco or {}).get("watts")
+        t.add_row(f"{eq.using.id} ({k})", _n(m.count), "-" if w is None else _n(w),
+                  f"{w / ref_w:,.0f}×" if w is not None and ref_w else "-", _n((m.tco or {}).get("rack_units"), 1))
+    return t
 
 
 def budget(con: Console, options: Sequence[BudgetOption], usd: float, layout: str, read_fraction: float,

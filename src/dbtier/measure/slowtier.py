@@ -6,6 +6,8 @@ point; the file becomes a loop device (direct I/O to the file, so its pages are 
 gets an ext4 filesystem, and is mounted there. The cgroup I/O throttle then caps the loop device's
 read and write I/Os per second, and every figure taken through it is labelled emulated: it is the
 throttle's rate, not DIR's device.
+`bench backup --emulate DIR=40MiBps` caps bytes per second instead (`read_bps_device` /
+`write_bps_device`): a backup is a stream of large I/Os, which a bytes limit paces as a slow target does.
 
 Where the throttle goes: on cgroup v1, `blkio.throttle.read_iops_device` / `write_iops_device` at
 the root of the blkio hierarchy. The loop device is dbtier's alone, so the root's limit binds every
@@ -39,15 +41,32 @@ LABEL = "emulated"
 @dataclass(frozen=True)
 class Emulation:
     dir: str           # the directory the user named
-    read_iops: int
+    read_iops: int     # 0: no IOPS limit (a bytes-per-second emulation, parse(allow_bps=True))
     write_iops: int
+    read_bps: int = 0  # bytes per second; 0: no bytes limit
+    write_bps: int = 0
 
 
-def parse(text: str) -> Emulation:
-    """`DIR=150iops` (reads and writes each 150 I/Os per second) or `DIR=150riops,300wiops`."""
+_BPS_UNITS = {"kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3, "kib": 1024, "mib": MIB, "gib": GIB}
+MIN_BPS = MIB          # a throttle under 1 MiB/s makes even a filesystem's creation crawl
+
+
+def parse(text: str, allow_bps: bool = False) -> Emulation:
+    """`DIR=150iops` (reads and writes each 150 I/Os per second) or `DIR=150riops,300wiops`; with allow_bps
+    also `DIR=40MiBps` (or `40MiB/s`, `40MBps`: reads and writes each 40 MiB per second, no IOPS limit)."""
     d, sep, rate = text.rpartition("=")
     if not sep or not d or not rate:
         raise DbtierError(f"--emulate {text!r}: expected DIR=RATE", "for example --emulate /srv/slow=150iops")
+    bps = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGkmg]i?)B(?:ps|/s)", rate.strip())   # B: bytes, never bits
+    if bps and not allow_bps:
+        raise DbtierError(f"--emulate {text!r}: a bytes-per-second throttle is not offered here",
+                          "give I/Os per second, e.g. DIR=150iops or DIR=150riops,300wiops")
+    if bps:
+        n = int(float(bps.group(1)) * _BPS_UNITS[bps.group(2).lower() + "b"])
+        if not MIN_BPS <= n <= 1000 * GIB:
+            raise DbtierError(f"--emulate {text!r}: {n / MIB:,.2f} MiB/s is outside 1 MiB/s..1,000 GiB/s",
+                              "an HDD-like tier writes 40 to 200 MiB/s, e.g. DIR=40MiBps")
+        return Emulation(d, 0, 0, n, n)
     both = re.fullmatch(r"(\d+)iops", rate.strip(), re.I)
     split = re.fullmatch(r"(\d+)riops,(\d+)wiops", rate.strip().replace(" ", ""), re.I)
     if both:
@@ -69,6 +88,25 @@ def throttle_writes(root: str, major: int, minor: int, read_iops: int, write_iop
     dev = f"{major}:{minor}"
     return [(f"{root}/blkio.throttle.read_iops_device", f"{dev} {int(read_iops)}"),
             (f"{root}/blkio.throttle.write_iops_device", f"{dev} {int(write_iops)}")]
+
+
+def throttle_bps_writes(root: str, major: int, minor: int, read_bps: int, write_bps: int) -> list[tuple[str, str]]:
+    """(file, value) to cap device major:minor's bytes per second at the blkio root; 0 removes a limit."""
+    dev = f"{major}:{minor}"
+    return [(f"{root}/blkio.throttle.read_bps_device", f"{dev} {int(read_bps)}"),
+            (f"{root}/blkio.throttle.write_bps_device", f"{dev} {int(write_bps)}")]
+
+
+def limits_text(emu: Emulation) -> str:
+    """'150 read and 300 write I/Os per second', '40 MiB/s of reads and of writes', or both."""
+    parts = []
+    if emu.read_iops or emu.write_iops:
+        parts.append(f"{emu.read_iops} read and {emu.write_iops} write I/Os per second")
+    if emu.read_bps or emu.write_bps:
+        r, w = emu.read_bps / MIB, emu.write_bps / MIB
+        parts.append(f"{r:,.4g} MiB/s of reads and of writes" if r == w else
+                     f"{r:,.4g} MiB/s of reads and {w:,.4g} MiB/s of writes")
+    return " and ".join(parts)
 
 
 def blkio_root(mountinfo: str) -> str | None:
@@ -122,9 +160,10 @@ class SlowTier:
     def describe(self) -> dict:
         return {"dir": self.emu.dir, "mount": self.mount, "device": os.path.basename(self.loop or "") or None,
                 "read_iops": self.emu.read_iops, "write_iops": self.emu.write_iops, "size_bytes": self.size_bytes,
+                "read_bps": self.emu.read_bps, "write_bps": self.emu.write_bps,
                 "mechanism": "loop device, cgroup1 blkio.throttle", "label": LABEL,
                 "note": (f"{self.emu.dir} is emulated: a loop device on a file there, throttled to "
-                         f"{self.emu.read_iops} read and {self.emu.write_iops} write I/Os per second; figures "
+                         f"{limits_text(self.emu)}; figures "
                          "through it are the throttle's, not that directory's device")}
 
     def open(self, size_bytes: int) -> "SlowTier":
@@ -166,6 +205,10 @@ class SlowTier:
         st = os.stat(self.loop)
         self.majmin = (os.major(st.st_rdev), os.minor(st.st_rdev))
         writes = throttle_writes(root, *self.majmin, self.emu.read_iops, self.emu.write_iops)
+        if self.emu.read_bps or self.emu.write_bps:     # a bytes emulation: its limits only (0 sets none)
+            writes = [w for w in writes if not w[1].endswith(" 0")]
+            writes += [w for w in throttle_bps_writes(root, *self.majmin, self.emu.read_bps, self.emu.write_bps)
+                       if not w[1].endswith(" 0")]
         for f, v in writes:
             self._throttle.append((f, v.split()[0] + " 0"))
             self.claim.update(throttle=[list(t) for t in self._throttle])

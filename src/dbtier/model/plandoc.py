@@ -53,8 +53,32 @@ def pricing(catalog_server_ports: int, server_ports: int | None, devices_only: b
             "server_ports_from": "--server-ports" if server_ports is not None else "catalog", "text": text}
 
 
+def mix_rule(read_fraction: float, read_iops: float, write_iops: float) -> dict[str, Any]:
+    """How IOPS at a read/write mix are reckoned (model.array): each I/O takes its own time, so the mix's IOPS
+    are the harmonic mean of the read and write IOPS weighted by the mix, 1 / (r / R + (1 - r) / W); the
+    arithmetic mean r R + (1 - r) W (what a study that "averages read and write IOPS" takes) is beside it."""
+    r = read_fraction
+    harmonic = 1 / (r / read_iops + (1 - r) / write_iops) if read_iops > 0 and write_iops > 0 else 0.0
+    mean = r * read_iops + (1 - r) * write_iops
+    text = (f"IOPS at {r:.0%} reads are time-weighted (each I/O takes its own time): the harmonic mean of read and "
+            f"write IOPS weighted by the mix, 1 / ({r:g} / {number_text(read_iops)} + {1 - r:g} / "
+            f"{number_text(write_iops)}) = {number_text(harmonic)} for the reference; the arithmetic mean, "
+            f"{r:g} x {number_text(read_iops)} + {1 - r:g} x {number_text(write_iops)} = {number_text(mean)}, "
+            "is what a study that averages read and write IOPS matches")
+    return {"rule": "harmonic", "read_fraction": r, "harmonic_iops": harmonic, "arithmetic_mean_iops": mean,
+            "text": text}
+
+
+def power_text(watts: float | None, rack_units: float | None) -> str:
+    """'9,787 W, 74.6 U' (watts at the load compared on; rack units of the controllers and enclosures)."""
+    w = "watts unknown" if watts is None else f"{number_text(watts)} W"
+    return w + ("" if rack_units is None else f", {number_text(rack_units, 1)} U")
+
+
 def equivalent_body(eq: Equivalence) -> dict[str, Any]:
+    ref = eq.reference
     return {"reference": eq.reference.to_dict(),
+            "mix_rule": mix_rule(eq.read_fraction, ref.read_iops.value, ref.write_iops.value),
             "using": {"device": eq.using.id, "layout": eq.layout},
             "read_fraction": eq.read_fraction,
             "by_metric": {k: m.contract() for k, m in eq.by_metric.items()},

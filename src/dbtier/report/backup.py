@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbtier.core.units import human_bytes
+from dbtier.model.dss import BACKUP_RULE
 from dbtier.report import figures as F
 from dbtier.report import svg
 from dbtier.report.base import (
@@ -32,7 +33,21 @@ from dbtier.report.svg import Series
 
 # -- bench backup -----------------------------------------------------------------------------------------
 
-_LIMIT_TEXT = {"source": "source (read)", "target": "target (write)", "cpu": "CPU (compression)"}
+_LIMIT_TEXT = {"source": "source (read)", "target": "target (write)", "cpu": "CPU (compression)",
+               "undetermined": "not determined"}
+
+
+def _median(m: dict[str, Any], side: str) -> Any:
+    """A method's MB/s to `side` (dir or null): the median of its runs (the run's own for one run)."""
+    return get(m, f"{side}_spread", "median") if isnum(get(m, f"{side}_spread", "median")) else m[f"{side}_mbps"]
+
+
+def _median_text(sp: Any) -> str:
+    """'186 (120–250, n=2)' or 'n=1'."""
+    med = get(sp, "median")
+    if not isnum(med) or not isnum(get(sp, "n")) or sp["n"] < 2:
+        return "n=1"
+    return f"{num(med)} ({esc(F.spread_text(sp))})"
 
 
 def backup_section(doc: dict[str, Any], i: int) -> str:
@@ -55,9 +70,10 @@ def backup_section(doc: dict[str, Any], i: int) -> str:
     limited = [m for m in methods if m["limit"]]
     if limited:
         out.append('<p class="lead">' + "; ".join(
-            f"<b>{esc(m['method'])}</b>: {num(m['dir_mbps'])} MB/s to the directory"
-            + (f", {num(m['null_mbps'])} MB/s to null" if isnum(m["null_mbps"]) else "")
-            + f" — limited by the <b>{esc(_LIMIT_TEXT.get(m['limit'], m['limit']))}</b>" for m in limited) + ".</p>")
+            f"<b>{esc(m['method'])}</b>: {num(_median(m, 'dir'))} MB/s to the directory"
+            + (f", {num(_median(m, 'null'))} MB/s to null" if isnum(_median(m, "null")) else "")
+            + f" — limited by the <b>{esc(_LIMIT_TEXT.get(m['limit'], m['limit']))}</b>" for m in limited)
+            + (" (medians of the runs)" if isnum(p.get("repeat")) and p["repeat"] > 1 else "") + ".</p>")
     rows = [("source", f"<code>{esc(p.get('data'))}</code> {esc(block_device_of(doc, p.get('data')))}"),
             ("backup directory", f"<code>{esc(p.get('to'))}</code> {esc(block_device_of(doc, p.get('to')))}"),
             ("null sink", "the same backup with its output discarded: what the source can deliver")]
@@ -65,6 +81,9 @@ def backup_section(doc: dict[str, Any], i: int) -> str:
     if isnum(size):
         rows.append(("source size", esc(human_bytes(size))
                      + (f", built in {num(built, 1)} s" if isnum(built) else "")))
+    emu = doc.get("emulated") if isinstance(doc.get("emulated"), dict) else None
+    if emu:
+        rows.append(("emulated", esc(emu.get("note") or "")))
     out.append(kv_table(rows))
     cats = [m["method"] for m in methods]
     if cats:
@@ -79,9 +98,11 @@ def backup_section(doc: dict[str, Any], i: int) -> str:
     trows = []
     for t in targets:
         devs = t.get("devices") if isinstance(t.get("devices"), dict) else {}
-        trows.append([esc(t.get("method")), esc(t.get("target")), num(t.get("mbps")),
-                      esc(F.spread_text(t.get("mbps_spread")) or "n=1"), num(t.get("seconds"), 2),
+        run_no = (f"{num(t.get('run'))} of {num(t.get('runs'))}" if isnum(t.get("runs")) and t["runs"] > 1
+                  else "1")
+        trows.append([esc(t.get("method")), esc(t.get("target")), run_no, num(t.get("mbps")), num(t.get("seconds"), 2),
                       num(to_mb(t.get("bytes")), 1), num(to_mb(t.get("output_bytes")), 1),
+                      _median_text(t.get("mbps_spread")),
                       num(t.get("proc_cpu_cores"), 2), num(get(t, "cpu_util", "busy_pct"), 0),
                       "<br>".join(f"{esc(n)} {num(get(d, 'busy_pct'), 0)}%" for n, d in devs.items()) or "—",
                       yes_no(t.get("caches_dropped")),
@@ -89,23 +110,25 @@ def backup_section(doc: dict[str, Any], i: int) -> str:
                       f'{esc(t.get("bottleneck_evidence") or "")}</span>'])
     if trows:
         out.append('<div class="wide">' + html_table(
-            ["method", "to", "MB/s (median)", "runs (min–max, n)", "seconds", "source MB", "written MB",
+            ["method", "to", "run", "MB/s", "seconds", "source MB", "written MB", "median MB/s (min–max, n)",
              "backup process cores", "CPU busy %", "device busy", "page cache dropped", "limiting side"], trows,
-            num_cols=range(2, 9), cls="backup")
+            num_cols=range(2, 10), cls="backup")
             + "</div>")
     else:
         out.append('<p class="na">No backup finished.</p>')
     ver = get(doc, "machine", "versions", engine) if isinstance(engine, str) else None
     mrows = [("engine", esc(engine_label(engine)) + (f" {esc(ver)}" if ver else "")),
              ("methods", json_value(p.get("methods"))), ("method", esc(p.get("method") or "—")),
-             ("MB/s", "source bytes (10⁶) over the whole backup, start to finish"
-                      + (f"; the median of {num(p.get('repeat'))} runs per method and target (--repeat), their "
-                         "seconds, CPU and devices those of the run in the middle" if isnum(p.get("repeat"))
+             ("MB/s", "source bytes (10⁶) over the whole backup, start to finish, its writes synced to the device "
+                      "before the clock stops"
+                      + (f"; {num(p.get('repeat'))} runs per method and target (--repeat): the row's MB/s, seconds, "
+                         "CPU and devices are one run's, the one in the middle by MB/s (of two, the slower), so "
+                         "source MB / seconds = MB/s; the median of the runs beside it" if isnum(p.get("repeat"))
                          and p["repeat"] > 1 else "; one run per method and target (no spread: --repeat 2 or more "
                          "gives one)")),
-             ("limiting side", "the CPU when compression keeps the backup process at 0.85 cores or more; the "
-                               "target when the directory is under 80% of the null sink and at least as busy as "
-                               "the source; the source otherwise")]
+             ("limiting side", esc(BACKUP_RULE) + "; judged on the medians of the runs"),
+             ("raw outputs", "each backup's program output (pg_basebackup's progress, mariadb-backup's log, the "
+                             "EXPORT DATABASE statement and its files) in the run's raw/ directory")]
     out.append("<h3>How the numbers were obtained</h3>" + kv_table(mrows))
     out.append(machine_section(doc))
     out.append(json_details(doc))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
+from dbtier.model.plandoc import mix_rule
 from dbtier.report import svg
 from dbtier.report.plan_cloud import cloud_section
 from dbtier.report.plan_life import dropped_sentence, life_section
@@ -117,11 +118,22 @@ def _plan_equivalent(doc: dict[str, Any]) -> str:
         if not isinstance(m, dict):
             continue
         ratio = m.get("price_ratio")
+        w, ref_w = get(m, "tco", "watts"), get(m, "reference_tco", "watts")
         rows.append([esc(metric), esc(matched.get(metric) or ""), num(m.get("count")), _usd(m.get("price_usd")),
                      _usd(m.get("reference_price_usd")),
-                     (f"{ratio:,.2f}×" if isnum(ratio) else "—")])
-    out.append(html_table(["metric", "to match", "count", "price", "reference price", "price ratio"], rows,
-                          num_cols=(2, 3, 4, 5)))
+                     (f"{ratio:,.2f}×" if isnum(ratio) else "—"),
+                     f"{num(w)} W against {num(ref_w)} W" if isnum(w) and isnum(ref_w) else "—",
+                     num(get(m, "tco", "rack_units"), 1)])
+    out.append(html_table(["metric", "to match", "count", "price", "reference price", "price ratio", "power",
+                           "rack units"], rows, num_cols=(2, 3, 4, 5, 7)))
+    out.append('<p class="note">Power: active watts, the array at the load it is compared on (devices and their '
+               "controllers/enclosures); rack units: the controllers and enclosures the drives sit in (a PCIe card "
+               "takes none).</p>")
+    mix = doc.get("mix_rule") if isinstance(doc.get("mix_rule"), dict) else None
+    if mix is None and isnum(ref.get("read_iops")) and isnum(ref.get("write_iops")) and isnum(doc.get("read_fraction")):
+        mix = mix_rule(doc["read_fraction"], ref["read_iops"], ref["write_iops"])
+    if mix:
+        out.append(f'<p class="note">{esc(mix.get("text"))}.</p>')
     names = [f"1 × {ref.get('device')}"]
     arrs = [ref]
     for metric in ("iops", "throughput", "capacity"):

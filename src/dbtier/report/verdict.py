@@ -27,8 +27,9 @@ from typing import Any, Iterable, Sequence
 
 from dbtier.model.dss import dss_advice, dss_scale_advice
 from dbtier.model.guards import doc_guards
+from dbtier.model.lab import plan_engine
 from dbtier.report import verdict_oltp as _oltp
-from dbtier.report.figures import (MIN_DIFFERENCE_PCT, backup_methods, device_of, dss_stats, expand, fmt, fmt_auto,
+from dbtier.report.figures import (MIN_DIFFERENCE_PCT, engine_of, backup_methods, device_of, dss_stats, expand, fmt, fmt_auto,
                                    get, isnum, judge_difference, kind, machine_target, probe_knee, probe_spread,
                                    probe_targets, run_name, spread_of)
 from dbtier.report.verdict_caveats import caveats as _caveats
@@ -567,7 +568,9 @@ def _priced_on_memory(doc: dict[str, Any], flat: list[dict[str, Any]], lab_child
                                           else "the run")
     elif id(doc) in lab_children:
         labs = [d for d in flat if d.get("command") == "lab" and any(c is doc for c in expand([d])[1:])]
-        srcs = [c for lab in labs for c in expand([lab])[1:] if kind(c) == "bench oltp"]
+        steps = [c for lab in labs for c in expand([lab])[1:] if kind(c) == "bench oltp"]
+        # the lab sizes for one engine's OLTP step (model.lab.plan_engine: PostgreSQL's when it ran)
+        srcs = [c for c in steps if engine_of(c) == plan_engine([engine_of(x) for x in steps])] if steps else []
         what = "The cheapest configuration for the measured load"
     else:
         return None

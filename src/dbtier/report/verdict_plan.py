@@ -130,3 +130,40 @@ def value_sentence(doc: dict[str, Any]) -> dict[str, Any] | None:
     run = get(doc, "result", "run_dir")
     return {"text": "Measured price/performance" + (f" of {run}" if run else "") + f" on {name}{price}: "
                     + join_words(parts) + ".", "value": v}
+
+
+def equivalent_sentence(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """`plan equivalent`: how many of the other device match the reference on each metric, at what price, and
+    at what power and rack space (watts at the load compared on; rack units of controllers and enclosures)."""
+    by = doc.get("by_metric") if isinstance(doc.get("by_metric"), dict) else {}
+    ref = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
+    using = get(doc, "using", "device")
+    parts, power, ref_w = [], {}, None
+    for metric in ("iops", "throughput", "capacity"):
+        m = by.get(metric)
+        if not isinstance(m, dict) or not isnum(m.get("count")):
+            continue
+        w, ru = get(m, "tco", "watts"), get(m, "tco", "rack_units")
+        ref_w = get(m, "reference_tco", "watts") if isnum(get(m, "reference_tco", "watts")) else ref_w
+        text = f"on {'IOPS' if metric == 'iops' else metric} {whole(m['count'])} of them"
+        if isnum(m.get("price_usd")):
+            text += f" at ${whole(m['price_usd'])}" + (f" ({fmt(m['price_ratio'], 1)} times the price)"
+                                                       if isnum(m.get("price_ratio")) else "")
+        if isnum(w):
+            text += f", {whole(w)} W" + (f" ({fmt(w / ref_w, 0)} times the power)" if isnum(ref_w) and ref_w else "")
+        if isnum(ru) and ru > 0:
+            text += f" and {fmt(ru, 1)} rack units of enclosures"
+        parts.append(text)
+        power[metric] = {"watts": w, "reference_watts": ref_w, "rack_units": ru}
+    if not parts or not using:
+        return None
+    mix = doc.get("mix_rule") if isinstance(doc.get("mix_rule"), dict) else {}
+    rf = doc.get("read_fraction")
+    rule = (f" (IOPS at {fmt(100 * rf, 0)}% reads time-weighted, the harmonic mean: {whole(mix['harmonic_iops'])}; "
+            f"the average of read and write IOPS would be {whole(mix['arithmetic_mean_iops'])})"
+            if isnum(mix.get("harmonic_iops")) and isnum(mix.get("arithmetic_mean_iops")) and isnum(rf) else "")
+    figs = [f"${whole(ref['price_usd'])}" if isnum(ref.get("price_usd")) else "",
+            f"{whole(ref_w)} W" if isnum(ref_w) else ""]
+    text = (f"Matching one {ref.get('device')}" + (f" ({', '.join(f for f in figs if f)})" if any(figs) else "")
+            + f" takes {using} ({get(doc, 'using', 'layout') or 'jbod'}): " + "; ".join(parts) + rule + ".")
+    return {"text": text, "reference": ref.get("device"), "using": using, "power": power}

@@ -66,6 +66,7 @@ class PlanEquivalent(PlanCommon, total=False):
     arrays: dict[str, Obj]
     by_metric: dict[str, Obj]
     matched: dict[str, str]
+    mix_rule: Obj        # how IOPS at the read fraction are reckoned (harmonic), with the arithmetic mean
 
 
 class PlanBudget(PlanCommon, total=False):

@@ -339,8 +339,11 @@ class Emulated(TypedDict):
     dir: str
     mount: str | None
     device: str | None
-    read_iops: Count1
-    write_iops: Count1
+    read_iops: Annotated[int, S(minimum=0)]     # 0: no IOPS limit (a bytes-per-second tier, bench backup)
+    write_iops: Annotated[int, S(minimum=0)]
+    read_bps: NotRequired[Annotated[int, S(minimum=0)]]     # bytes per second; 0: no bytes limit
+    write_bps: NotRequired[Annotated[int, S(minimum=0)]]
+    roles: NotRequired[list[str]]                          # bench backup: "source", "target" on the tier
     size_bytes: NotRequired[Annotated[int, S(minimum=0)]]
     mechanism: NotRequired[str]
     label: Literal["emulated"]
@@ -446,6 +449,14 @@ class BackupTarget(TypedDict, total=False):
     devices: Obj | None
     bottleneck: str
     bottleneck_evidence: str
+    null_mbps: float | None        # a directory run's reference: its method's null sink (median MB/s)
+    null_method: str               # ... another method's, when it has none of its own (plain)
+    run: int                       # which of the runs this record's bytes, seconds and MB/s are
+    runs: int
+    mbps_runs: list[float]
+    seconds_runs: list[float]
+    mbps_spread: Obj
+    raw_files: list[str]           # its program output, under the run directory
 
 
 class BackupResult(TypedDict, total=False):
@@ -453,3 +464,4 @@ class BackupResult(TypedDict, total=False):
     engine: str
     source: Obj | None
     targets: list[BackupTarget]
+    emulated: Emulated | None

@@ -4,7 +4,14 @@ PostgreSQL: pg_basebackup of the managed cluster (plain, tar, tar + gzip).
 DuckDB: EXPORT DATABASE (Parquet) and a copy of the database file.
 MariaDB: mariadb-backup of the managed server (a directory; xbstream; xbstream + gzip).
 The OS page cache is dropped before each backup when dbtier runs as root, so
-the source is really read; the result says whether it was.
+the source is really read; the result says whether it was. Every write to a directory is durable
+before the clock stops: pg_basebackup syncs what it wrote (its default), and dbtier fsyncs the file
+copy, EXPORT DATABASE's files and mariadb-backup's output (and their directories) inside the timed
+window, so the page cache never makes a target look faster than it is.
+
+Each measured backup's program output (pg_basebackup's progress and messages, mariadb-backup's log,
+the EXPORT DATABASE statement and the files it wrote) is in its record's `raw_outputs` {file name:
+text}, for the caller to keep in the run's raw/ directory.
 """
 
 from __future__ import annotations
@@ -30,15 +37,43 @@ from dbtier.workloads.dss import dir_bytes, drop_caches
 PG_METHODS = {"plain": ["-Fp"], "tar": ["-Ft"], "tar-gzip": ["-Ft", "-z", "-Z", "1"]}
 
 
-def _measure(fn: Callable[[], tuple[int, int | None]], devices: list[str]) -> dict[str, Any]:
-    """Time fn -> (source bytes, bytes written or None). MB/s counts source bytes, as the backup
-    studies did (pages backed up per second), so compressed and null targets compare."""
+Backup = Callable[[], "tuple[int, int | None, str | None]"]   # -> (source bytes, bytes written or None, raw output)
+
+
+def fsync_tree(path: Path) -> None:
+    """fsync every file under path (or path itself, a file), then every directory up to and including
+    path's parent: the backup is on the device, names included."""
+    if path.is_file():
+        files, dirs = [path], [path.parent]
+    else:
+        files, dirs = [], []
+        for root, _, names in os.walk(path):
+            dirs.append(Path(root))
+            files += [Path(root, n) for n in names]
+        dirs.append(path.parent)
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    for d in dirs:
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _measure(fn: Backup, devices: list[str]) -> dict[str, Any]:
+    """Time fn -> (source bytes, bytes written or None, raw output). MB/s counts source bytes, as the
+    backup studies did (pages backed up per second), so compressed and null targets compare."""
     dropped = drop_caches()
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     self0 = time.process_time()
     with Sampler(devices, interval_s=0.5) as s:
         t0 = time.monotonic()
-        nbytes, written = fn()
+        nbytes, written, raw = fn()
         secs = time.monotonic() - t0
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cores = ((ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime) + time.process_time() - self0) / secs
@@ -46,14 +81,16 @@ def _measure(fn: Callable[[], tuple[int, int | None]], devices: list[str]) -> di
     return {"bytes": nbytes, "output_bytes": written, "seconds": secs, "mbps": nbytes / secs / 1e6 if secs else None,
             "proc_cpu_cores": cores, "caches_dropped": dropped, "cpu_util": o["cpu"],
             "devices": {n: {"busy_pct": d["busy_pct"], "read_bytes": d["read_bytes"], "write_bytes": d["write_bytes"],
-                            "mbps": d["mbps"]} for n, d in o["devices"].items()}}
+                            "mbps": d["mbps"], "read_iops": d["read_iops"], "write_iops": d["write_iops"]}
+                        for n, d in o["devices"].items()}, "_raw": raw}
 
 
-def _measure_runs(fn: Callable[[], tuple[int, int | None]], cleanup: Callable[[], None], devices: list[str],
-                  repeat: int) -> dict[str, Any]:
+def _measure_runs(fn: Backup, cleanup: Callable[[], None], devices: list[str], repeat: int) -> dict[str, Any]:
     """fn measured `repeat` times (each from a dropped page cache; cleanup() after each, whatever happens) -> the
-    record of the run in the middle by MB/s (its CPU and devices), its `mbps` the median of the runs', with
-    `runs`, `mbps_runs` and `mbps_spread` ({median, min, max, n, spread_pct})."""
+    record of the run in the middle by MB/s (for an even count the lower middle: core.stats.representative):
+    its bytes, seconds and MB/s (so bytes / seconds = mbps), CPU and devices, with `run` (its number, from 1),
+    `runs`, `mbps_runs`, `seconds_runs` and `mbps_spread` ({median, min, max, n, spread_pct}: the median MB/s
+    is there, stated as the median)."""
     recs = []
     for _ in range(repeat):
         try:
@@ -61,28 +98,76 @@ def _measure_runs(fn: Callable[[], tuple[int, int | None]], cleanup: Callable[[]
         finally:
             cleanup()
     mbps = [r["mbps"] if r["mbps"] is not None else 0.0 for r in recs]
-    rec = dict(recs[representative(mbps)])
-    sp = spread(mbps)
-    rec.update({"mbps": sp["median"], "runs": len(recs), "mbps_runs": mbps, "mbps_spread": sp})
+    k = representative(mbps)
+    rec = dict(recs[k])
+    rec.update({"run": k + 1, "runs": len(recs), "mbps_runs": mbps, "seconds_runs": [r["seconds"] for r in recs],
+                "mbps_spread": spread(mbps), "_raw": [r["_raw"] for r in recs]})
     return rec
 
 
-def _judge(rec: dict[str, Any], src_dev: str | None, dst_dev: str | None, null_mbps: float | None) -> None:
+def _tier_rate(rec: dict[str, Any], dev: str | None, limit: dict[str, Any] | None, write: bool
+               ) -> tuple[float, float, str] | None:
+    """(the rate through an emulated tier, its throttle's limit, unit) for backup_bottleneck, or None.
+
+    limit: {read_bps, write_bps, read_iops, write_iops} of the tier (0: no limit that way). The rate is the
+    tier device's own bytes (or I/Os) over the backup's seconds; without the device's figures, the bytes the
+    backup read or wrote."""
+    if not limit or not rec.get("seconds"):
+        return None
+    way = "write" if write else "read"
+    d = rec.get("devices", {}).get(dev or "", {})
+    secs = rec["seconds"]
+    if limit.get(f"{way}_bps"):
+        moved = d.get(f"{way}_bytes") or (rec.get("output_bytes") if write else rec.get("bytes")) or 0
+        return moved / secs / 1e6, limit[f"{way}_bps"] / 1e6, "MB/s"
+    if limit.get(f"{way}_iops") and f"{way}_iops" in d:
+        return d[f"{way}_iops"], float(limit[f"{way}_iops"]), "IOPS"
+    return None
+
+
+def judge(rec: dict[str, Any], src_dev: str | None, dst_dev: str | None,
+          src_limit: dict[str, Any] | None = None, dst_limit: dict[str, Any] | None = None) -> None:
+    """Set rec's `bottleneck` and `bottleneck_evidence` (model.dss.backup_bottleneck) from its figures, its
+    `null_mbps` (the null sink's, same method) and, for a source or target on an emulated tier, its throttle."""
     busy = lambda d: rec["devices"].get(d, {}).get("busy_pct", 0.0) if d else 0.0  # noqa: E731
+    to_dir = rec["target"] == "dir"
+    median = (rec.get("mbps_spread") or {}).get("median")
     kind, why = backup_bottleneck(rec["target"], rec["compressed"], rec["proc_cpu_cores"], busy(src_dev),
-                                  busy(dst_dev) if rec["target"] == "dir" else 0.0, rec["mbps"] or 0.0, null_mbps)
+                                  busy(dst_dev) if to_dir else 0.0, median or rec["mbps"] or 0.0,
+                                  rec.get("null_mbps"), medians=rec.get("runs", 1) > 1,
+                                  null_of=rec.get("null_method"),
+                                  dst_throttle=_tier_rate(rec, dst_dev, dst_limit, True) if to_dir else None,
+                                  src_throttle=_tier_rate(rec, src_dev, src_limit, False))
     rec["bottleneck"], rec["bottleneck_evidence"] = kind, why
 
 
+def null_first(methods: list[str], plain: str = "plain") -> list[str]:
+    """The methods in the order given, the one without a null sink (`plain`) last: it is judged against the
+    uncompressed stream's null sink, which reads the same files the same way."""
+    return [m for m in methods if m != plain] + [m for m in methods if m == plain]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+
+
 def _keep(rec: dict[str, Any], label: dict[str, Any], src_dev: str | None, dst_dev: str | None,
-          null_mbps: float | None, out: list[dict[str, Any]], on_result: Callable[[dict[str, Any]], None]
-          ) -> float | None:
+          null_mbps: float | None, out: list[dict[str, Any]], on_result: Callable[[dict[str, Any]], None],
+          null_method: str | None = None) -> float | None:
     """Label a measured backup, judge its limiting side against the null sink's MB/s, keep and report it
-    -> the null sink's MB/s (this record's, when it is the null sink)."""
+    -> the null sink's MB/s (this record's, when it is the null sink). A directory run's `null_mbps` is the
+    null sink's of the same method, or of `null_method` (`null_method` says so) for a method that has no
+    null sink of its own; None without one."""
     rec.update(label)
-    if rec["target"] == "null":
-        null_mbps = rec["mbps"]
-    _judge(rec, src_dev, dst_dev, null_mbps)
+    if rec["target"] == "null":     # the reference: the median of its runs (the run's MB/s for one run)
+        null_mbps = (rec.get("mbps_spread") or {}).get("median") or rec["mbps"]
+    rec["null_mbps"] = null_mbps if rec["target"] == "dir" else None
+    if rec["null_mbps"] is not None and null_method:
+        rec["null_method"] = null_method
+    raw = rec.pop("_raw", None) or []
+    rec["raw_outputs"] = {f"backup-{_slug(rec['method'])}-{rec['target']}-run{i}.txt": text
+                          for i, text in enumerate(raw, start=1) if text}
+    judge(rec, src_dev, dst_dev)
     out.append(rec)
     on_result(rec)
     return null_mbps
@@ -93,23 +178,31 @@ def pg_backups(cluster, to_dir: Path, methods: list[str], devices: list[str], sr
                ) -> list[dict[str, Any]]:
     base = [f"{cluster.bindir}/pg_basebackup", "-h", str(cluster.dirs["socket"]), "-p", str(cluster.port),
             "-U", "dbtier", "-X", "fetch", "-c", "fast", "-P", "-v"]
+    import psycopg
+    with psycopg.connect(cluster.conninfo("postgres"), autocommit=True, connect_timeout=15) as c:
+        c.execute("CHECKPOINT")     # the load's dirty pages written now: no backup's `-c fast` checkpoint pays it
     out = []
-    for method in methods:
-        null_mbps = None
+    refs: dict[str, float | None] = {}
+    for method in null_first(methods):
+        null_mbps = refs.get("tar") if method == "plain" else None
         for target in (["null", "dir"] if method != "plain" else ["dir"]):
             dest = to_dir / f"dbtier-backup-{uuid.uuid4().hex[:8]}-{method}"
 
-            def go() -> int:
+            def go() -> tuple[int, int | None, str]:
+                # pg_basebackup syncs a directory or tar backup itself before it exits (its default)
                 argv = base + PG_METHODS[method] + ["-D", "-" if target == "null" else str(dest)]
                 if target == "dir":
                     dest.mkdir()
                 done = executor.run(argv, discard_stdout=target == "null", timeout_s=6 * 3600)
                 if done.returncode != 0:
                     raise _failure(done.stderr, target, method, to_dir)
-                return _progress_bytes(done.stderr), (dir_bytes(dest) if target == "dir" else None)
+                return (_progress_bytes(done.stderr), (dir_bytes(dest) if target == "dir" else None),
+                        " ".join(argv) + "\n" + done.stderr)
             rec = _measure_runs(go, lambda: shutil.rmtree(dest, ignore_errors=True), devices, repeat)
             null_mbps = _keep(rec, {"target": target, "method": f"pg_basebackup {method}",
-                                    "compressed": "gzip" in method}, src_dev, dst_dev, null_mbps, out, on_result)
+                                    "compressed": "gzip" in method}, src_dev, dst_dev, null_mbps, out, on_result,
+                              "pg_basebackup tar" if method == "plain" else None)
+        refs[method] = null_mbps
     return out
 
 
@@ -137,14 +230,13 @@ def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str
     for target in ("null", "dir"):
         dest = to_dir / f"dbtier-backup-{uuid.uuid4().hex[:8]}.duckdb"
 
-        def copy() -> int:
+        def copy() -> tuple[int, int | None, None]:
             with open(db_path, "rb") as src, open(os.devnull if target == "null" else dest, "wb") as dst:
                 shutil.copyfileobj(src, dst, 8 << 20)
-                if target == "dir":
-                    dst.flush()
-                    os.fsync(dst.fileno())
+            if target == "dir":
+                fsync_tree(dest)
             size = db_path.stat().st_size
-            return size, (size if target == "dir" else None)
+            return size, (size if target == "dir" else None), None
         try:
             rec = _measure_runs(copy, lambda: dest.unlink(missing_ok=True), devices, repeat)
         except OSError as exc:
@@ -154,23 +246,24 @@ def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str
                           null_mbps, out, on_result)
     dest = to_dir / f"dbtier-export-{uuid.uuid4().hex[:8]}"
 
-    def export() -> int:
+    def export() -> tuple[int, int, str]:
         from dbtier.workloads.duck_sql import run_sql    # Ctrl-C stops DuckDB before it goes on
+        sql = f"EXPORT DATABASE {sql_str(str(dest))} (FORMAT parquet)"
         c = duckdb.connect(str(db_path), read_only=True)
         try:
-            run_sql(c, f"EXPORT DATABASE {sql_str(str(dest))} (FORMAT parquet)")
+            run_sql(c, sql)
         finally:
             c.close()
-        return db_path.stat().st_size, dir_bytes(dest)
+        fsync_tree(dest)       # DuckDB leaves the exported files in the page cache
+        files = sorted((str(f.relative_to(dest)), f.stat().st_size) for f in dest.rglob("*") if f.is_file())
+        return db_path.stat().st_size, dir_bytes(dest), sql + "\n" + "".join(f"{n}\t{b}\n" for n, b in files)
     try:
         rec = _measure_runs(export, lambda: shutil.rmtree(dest, ignore_errors=True), devices, repeat)
     except duckdb.Error as exc:
         raise DbtierError(f"EXPORT DATABASE to {to_dir} failed: {str(exc).splitlines()[0]}",
                           "free space there or choose another --to") from exc
-    rec.update({"target": "dir", "method": "EXPORT DATABASE parquet", "compressed": True})
-    _judge(rec, src_dev, dst_dev, None)
-    out.append(rec)
-    on_result(rec)
+    _keep(rec, {"target": "dir", "method": "EXPORT DATABASE parquet", "compressed": True}, src_dev, dst_dev, None,
+          out, on_result)
     return out
 
 
@@ -280,8 +373,9 @@ def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str]
         executor.require("gzip")
     placement = server.placement()
     out = []
-    for method in methods:
-        null_mbps = None
+    refs: dict[str, float | None] = {}
+    for method in null_first(methods):
+        null_mbps = refs.get("stream") if method == "plain" else None
         opts, compress = MARIADB_METHODS[method]
         for target in (["null", "dir"] if opts else ["dir"]):
             dest = to_dir / f"dbtier-backup-{uuid.uuid4().hex[:8]}-{method}"
@@ -302,13 +396,17 @@ def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str]
                     raise _failure(said, target, method, to_dir, "mariadb-backup")
                 written = None
                 if target == "dir":
+                    fsync_tree(out_file or dest)
                     written = out_file.stat().st_size if out_file else dir_bytes(dest)
-                return mariadb_source_bytes(mariadb_backup_read(done[0].stderr)), written
+                raw = " | ".join(" ".join(st) for st in stages) + "\n" + said
+                return mariadb_source_bytes(mariadb_backup_read(done[0].stderr)), written, raw
             def cleanup() -> None:
                 shutil.rmtree(dest, ignore_errors=True)
                 if out_file is not None:
                     out_file.unlink(missing_ok=True)
             rec = _measure_runs(go, cleanup, devices, repeat)
             null_mbps = _keep(rec, {"target": target, "method": f"mariadb-backup {method}",
-                                    "compressed": compress is not None}, src_dev, dst_dev, null_mbps, out, on_result)
+                                    "compressed": compress is not None}, src_dev, dst_dev, null_mbps, out, on_result,
+                              "mariadb-backup stream" if method == "plain" else None)
+        refs[method] = null_mbps
     return out
