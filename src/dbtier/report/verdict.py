@@ -22,19 +22,20 @@ at least MIN_GAIN and more than the two sides' spreads added; else "within noise
 from __future__ import annotations
 
 import os
-from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from dbtier.model.dss import dss_advice, dss_scale_advice
 from dbtier.model.guards import doc_guards
 from dbtier.model.lab import plan_engine
 from dbtier.report import verdict_oltp as _oltp
-from dbtier.report.figures import (MIN_DIFFERENCE_PCT, engine_of, backup_methods, device_of, dss_stats, expand, fmt, fmt_auto,
+from dbtier.report.figures import (MIN_DIFFERENCE_PCT, engine_of, device_of, dss_stats, expand, fmt, fmt_auto,
                                    get, isnum, judge_difference, kind, machine_target, probe_knee, probe_spread,
                                    probe_targets, run_name, spread_of)
+from dbtier.report.verdict_backup import sentences as _backup_sentences
 from dbtier.report.verdict_caveats import caveats as _caveats
 from dbtier.report.verdict_caveats import pair as _pair
 from dbtier.report.verdict_plan import cheapest as _cheapest
+from dbtier.report.verdict_plan import equivalent_sentence as _equivalent
 from dbtier.report.verdict_plan import join_words as _join
 from dbtier.report.verdict_plan import value_sentence as _value
 from dbtier.report.verdict_plan import whole as _n
@@ -71,8 +72,6 @@ MIN_DSS_RUN_S = 5.0
 TOPICS = ("tiers", "good_for", "saturates", "bottleneck", "placement", "cheapest")
 TOPIC_LABELS = {"tiers": "tiers", "good_for": "good for", "saturates": "saturates", "bottleneck": "bottleneck",
                 "placement": "placement", "cheapest": "cheapest", "caveats": "caveats"}
-_BACKUP_LIMITS = {"source": "the source (reading the database)", "target": "the target directory (writing)",
-                  "cpu": "the CPU (compression)"}
 _ENGINES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
 
 
@@ -356,46 +355,6 @@ def _dss_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _backup_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    by_engine: dict[str, list[dict[str, Any]]] = {}
-    for d in docs:
-        if any(m["limit"] for m in backup_methods(d)):
-            by_engine.setdefault(str(d.get("engine") or get(d, "params", "engine")), []).append(d)
-    out = []
-    for engine, ds in by_engine.items():
-        short = [(f"{m['method']} → {'directory' if side == 'dir' else 'null'}", why) for d in ds
-                 for m in backup_methods(d) for side in ("dir", "null")
-                 for why in [_short_of(m[f"{side}_spread"], None, 0.0, "MB/s") if m[f"{side}_spread"] else None]
-                 if why]
-        if short:
-            whys = ("each backup ran once" if {w for _, w in short} == {ONCE} else "; ".join(_by_reason(short)))
-            needs = (f"run bench backup with --repeat {MIN_RUNS} or more to judge (lab --profile quick or full does)"
-                     if all(WIDE not in w for _, w in short) else
-                     "run with a larger --scale (longer backups) or more --repeat to judge")
-            out.append({"text": f"Which side limits the backups ({_ENGINES.get(engine, engine)}) is not judged, too "
-                                f"little evidence: {whys}; {needs}.", "engine": engine, "judged": False,
-                        "short_of": list(short)})
-            continue
-        limits = [m["limit"] for d in ds for m in backup_methods(d) if m["limit"]]
-        main = Counter(limits).most_common(1)[0][0]
-        parts = []
-        for d in ds:
-            ms = [m for m in backup_methods(d) if isnum(m["dir_mbps"])]
-            if not ms:
-                continue
-            best = max(ms, key=lambda m: m["dir_mbps"])
-            parts.append(f"to {get(d, 'params', 'to')}, {best['method']} wrote {_n(best['dir_mbps'])} MB/s"
-                         + (f" against {_n(best['null_mbps'])} MB/s to a null sink" if isnum(best["null_mbps"])
-                            else ""))
-        others = sorted({(m["method"], m["limit"]) for d in ds for m in backup_methods(d)
-                         if m["limit"] and m["limit"] != main})
-        text = (f"Backups ({_ENGINES.get(engine, engine)}) are limited by {_BACKUP_LIMITS.get(main, main)}"
-                + (" in every method" if not others else "") + (": " + "; ".join(parts) if parts else "")
-                + "".join(f"; {m} is limited by {_BACKUP_LIMITS.get(lim, lim)}" for m, lim in others) + ".")
-        out.append({"text": text, "engine": engine, "limit": main})
-    return out
-
-
 # -- placement (the OLTP matrix: verdict_oltp.py) -------------------------------------------------------------
 
 def _dss_temp_label(doc: dict[str, Any], temp: str) -> str:
@@ -620,7 +579,7 @@ def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
         if bn:
             out["bottleneck"].append(bn)
     out["bottleneck"] += _dss_bottleneck(dsss)
-    out["bottleneck"] += _backup_bottleneck(backups)
+    out["bottleneck"] += _backup_sentences(backups)
 
     matrix = [p for d in oltps if d.get("steps") for p in _oltp.matrix_placement(d, explained)]
     out["placement"] += matrix
@@ -630,6 +589,8 @@ def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
     for d in flat:
         k = kind(d)
+        if k == "plan equivalent":
+            out["cheapest"] += [e for e in [_equivalent(d)] if e]
         if k not in ("plan size", "plan value"):
             continue
         unjudged = _priced_on_memory(d, flat, lab_children)
