@@ -26,13 +26,15 @@ ONE_STORAGE = ("With one storage measured, data, indexes, WAL and temp can all l
                "and a 4 KiB random read 54 µs (p50), both fast enough that no part needs a separate tier.")
 MATRIX_SAME = ("The placement matrix cannot tell the tiers apart: /var/tmp/m1/fast and /var/tmp/m1/slow are both on "
                "vda, so the spread of its steps' best TPS (649 to 2,912) is run-to-run variation, not placement.")
-MATRIX_SAT = ("OLTP — pgbench tpcb (TPC-B-like), scale 2, placement step all-fast — saturates at 1 client: 893 TPS, "
-              "p95 4 ms.")
+# the matrix's last step is all-fast: its sentences name the fast directory, by its device (the model, 0x1af4, is
+# virtio's PCI vendor id and names nothing)
+MATRIX_SAT = ("OLTP — pgbench tpcb (TPC-B-like), scale 2, placement step all-fast on /var/tmp/m1/fast (vda) — saturates "
+              "at 1 client: 893 TPS, p95 4 ms.")
 # The saved OLTP runs read from memory (the cache guard, dbtier.model.guards): the bottleneck says so.
 GUARD_BN = (" Its reads came from memory (cache guard): this bottleneck is that of the write and commit path; the "
             "data/index read path was not measured.")
-MATRIX_BN = ("At the OLTP knee (1 client) the bottleneck is the CPU, not the storage: CPU 96% busy and vda 14% busy "
-             "with 0.956 ms await." + GUARD_BN)
+MATRIX_BN = ("On /var/tmp/m1/fast (vda), at the OLTP knee (1 client) the bottleneck is the CPU, not the storage: CPU 96% "
+             "busy and vda 14% busy with 0.956 ms await." + GUARD_BN)
 
 pytestmark = pytest.mark.usefixtures("unguarded")   # sentences on short saved runs
 

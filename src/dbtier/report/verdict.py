@@ -569,9 +569,7 @@ def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
     out["tiers"] += _sim_sentences(flat)
     sweeps = [d for d in oltps if not d.get("steps")]
     for d in oltps:
-        # each sweep names its storage when several are set against each other, or when it is emulated
-        tier = (_oltp.tier_label(d) if not d.get("steps") and (len(sweeps) > 1 or isinstance(d.get("emulated"), dict))
-                else None)
+        tier = _oltp.run_tier(d, len(sweeps) > 1)     # each sentence names the storage it is about
         sat = _oltp.saturation(d, tier)
         if sat:
             out["saturates"].append(sat)

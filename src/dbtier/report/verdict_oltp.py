@@ -68,6 +68,18 @@ def data_dir(doc: dict[str, Any]) -> str | None:
     return p if isinstance(p, str) and p else None
 
 
+def run_tier(doc: dict[str, Any], several: bool) -> str | None:
+    """The storage an OLTP run's sentences name: a sweep's when several sweeps are set against each other or
+    it is emulated; a placement matrix's when its last step (the one its sentences describe) is all-fast or
+    all-slow; None otherwise (one sweep on real storage: nothing to tell apart)."""
+    steps = oltp_steps(doc)
+    if steps:
+        dirs = matrix_dirs(doc)
+        which = {"all-fast": "fast", "all-slow": "slow"}.get(str(steps[-1].get("name")))
+        return tier_label(doc, dirs[which]) if which and dirs else None
+    return tier_label(doc) if several or isinstance(doc.get("emulated"), dict) else None
+
+
 def tier_label(doc: dict[str, Any], path: str | None = None) -> str:
     """What a tier is, for a sentence: 'DIR (emulated: 1,000 read / 500 write IOPS)' when DIR is the run's
     emulated tier, else 'DIR (the device model)', 'DIR (vda)' when the model names nothing, 'DIR' alone;
@@ -126,9 +138,7 @@ def saturation(doc: dict[str, Any], tier: str | None = None) -> dict[str, Any] |
     if not knee or not isnum(knee.get("clients")) or not isnum(knee.get("tps")):
         return None
     wl = workload_name(doc)
-    on = f"placement step {v['step']}" if v["step"] else (f"on {tier}" if tier else "")
-    if v["step"] and tier:
-        on += f" ({tier})"
+    on = " ".join(x for x in (f"placement step {v['step']}" if v["step"] else "", f"on {tier}" if tier else "") if x)
     server = engine_words(doc)[0]
     wl = ("OLTP" + (f" on {server}" if engine_of(doc) != "postgres" else "")
           + (f" — {', '.join(x for x in (wl, on) if x)} —" if wl or on else ""))
