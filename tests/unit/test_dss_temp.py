@@ -56,6 +56,11 @@ def test_two_spilling_queries_are_two_of_22_and_the_tier_was_not_exercised():
     assert "stayed in memory" in guard["message"] and "not exercised" in guard["message"]
     s = dss_stats(doc)
     assert [q for q, _ in s["spilled"]] == [9, 18] and s["queries"] == 22
+    # the verdict counts them: (1.0 + 1.5) s of 2.5 + 20 x 0.3 = 8.5 s is 29% of the time
+    from dbtier.report.verdict import verdict
+    doc.update(command="bench", bench="dss", engine="duckdb", scale=1.0, params={"temp": "/t", "scale": 1.0})
+    [text] = [t for t in verdict([doc])["sentences"] if "spilled" in t]
+    assert "2 of 22 queries spilled to temp (peak 88.1 MB in Q18, 29% of the time)" in text
 
 
 def test_spill_that_reached_the_device_exercised_the_tier():
