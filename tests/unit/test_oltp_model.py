@@ -40,6 +40,19 @@ def test_the_emulated_tiers_rising_curve_is_still_rising(clients):
     assert "still rising at the largest load measured" in k["reason"]
 
 
+def test_a_later_point_that_gains_the_rate_resumes_the_sweep():
+    """Select-only on the emulated tier, reads at the throttle from 1 client while the page cache warms:
+    744, 797, 836, 923, 2,736 TPS at 1..16 clients. 2, 4 and 8 fall short of 744 (+7.2%; 836/744 = 1.124
+    over 2 doublings = +6.0%; 923/744 = 1.241 over 3 = +7.5%), but 16 gains 2736/744 = 3.677 over 4
+    doublings = +38.5% per doubling: the knee moves to 16, still rising."""
+    k = knee([pt(c, t, 1.0) for c, t in zip((1, 2, 4, 8, 16), (744, 797, 836, 923, 2736))])
+    assert (k["clients"], k["still_rising"]) == (16, True)
+    # without the last point, the three short of 744 confirm the knee at 1
+    k = knee([pt(c, t, 1.0) for c, t in zip((1, 2, 4, 8), (744, 797, 836, 923))])
+    assert (k["clients"], k["confirmed"]) == (1, True)
+    assert k["reason"].startswith("the 3 client counts after it gained under 10% per doubling of clients")
+
+
 def test_select_only_on_the_emulated_tier_is_still_rising():
     k = knee([pt(1, 600, 2.0), pt(2, 1295, 5.0)])          # +116% for one doubling
     assert (k["clients"], k["still_rising"]) == (2, True)

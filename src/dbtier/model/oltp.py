@@ -165,12 +165,11 @@ def latency_summary(lat_ms: Sequence[float]) -> dict[str, float | None]:
 
 
 KNEE_MIN_GAIN = 0.10      # throughput gained per doubling of clients, at least, for a point to count as progress
-KNEE_PATIENCE = 2         # points in a row short of it that end the sweep (one dip then recovery does not)
+KNEE_PATIENCE = 2         # points after the knee, all short of it, that confirm it
 KNEE_RULE = (f"saturation at the last client count whose throughput gained {100 * KNEE_MIN_GAIN:.0f}% or more per "
-             "doubling of clients over the best point before it, once "
-             f"{KNEE_PATIENCE} client counts in a row after it gain less (one dip then recovery does not end the "
-             "sweep); a step from c1 to c2 clients counts as log2(c2/c1) doublings, its gain per doubling "
-             "(TPS2/TPS1)^(1/log2(c2/c1)) - 1 (8 to 12 clients at +10% TPS: +17.7% per doubling); latency does "
+             "doubling of clients over the knee before it, every later count gaining less over it (confirmed by "
+             f"{KNEE_PATIENCE} or more such counts; a dip then recovery does not end the sweep); a step from c1 "
+             "to c2 clients counts as log2(c2/c1) doublings, its gain per doubling (TPS2/TPS1)^(1/log2(c2/c1)) - 1 (8 to 12 clients at +10% TPS: +17.7% per doubling); latency does "
              "not decide it; no such pair: still rising at the largest load measured")
 
 
@@ -200,24 +199,23 @@ def knee(points: Sequence[dict[str, Any]], min_gain: float = KNEE_MIN_GAIN,
     """Where more clients stop paying (`KNEE_RULE`), over the whole sweep.
 
     A point is progress when its throughput gained `min_gain` or more per doubling of clients over the
-    knee so far (`gain_per_doubling`); `patience` points in a row that are not confirm the knee. A single
-    dip followed by a point that beats the knee does not end the sweep (TPS 100, 190, 170, 260, 265,
-    262 at 1..32 clients: the knee is 8 clients, 260 TPS, not 2). A rising curve whose latency grows
+    knee so far (`gain_per_doubling`); the knee is the last point of progress, read over the whole sweep,
+    and `patience` or more points after it confirm it. A dip followed by a point that beats the knee does
+    not end the sweep (TPS 100, 190, 170, 260, 265, 262 at 1..32 clients: the knee is 8 clients, 260 TPS,
+    not 2). A rising curve whose latency grows
     faster than its throughput is still rising: latency does not decide the knee. -> {clients, tps,
     reason, confirmed, still_rising}; None for no points."""
     pts = sorted((p for p in points if isinstance(p.get("tps"), (int, float))), key=lambda p: p["clients"])
     if not pts:
         return None
     best, misses = 0, 0
-    for i in range(1, len(pts)):
+    for i in range(1, len(pts)):     # the whole sweep: a later point that gains the rate resumes it
         a, b = pts[best], pts[i]
         if b["clients"] > a["clients"] and gain_per_doubling(a["clients"], a["tps"], b["clients"],
                                                              b["tps"]) >= min_gain:
             best, misses = i, 0
         else:
             misses += 1
-            if misses >= patience:
-                break
     kp = pts[best]
     if misses == 0:
         return {"clients": kp["clients"], "tps": kp["tps"], "confirmed": False, "still_rising": True,
@@ -225,8 +223,8 @@ def knee(points: Sequence[dict[str, Any]], min_gain: float = KNEE_MIN_GAIN,
                            f"no step gained under {100 * min_gain:.0f}% per doubling of clients")}
     words = "; ".join(_step_words(kp, b) for b in pts[best + 1:best + 1 + misses])
     if misses >= patience:
-        reason = (f"{misses} client counts in a row after it gained under {100 * min_gain:.0f}% per doubling of "
-                  f"clients: {words}")
+        reason = (f"the {misses} client counts after it gained under "
+                  f"{100 * min_gain:.0f}% per doubling of clients: {words}")
     else:
         reason = (f"only the last point gained under {100 * min_gain:.0f}% per doubling ({words}); the sweep ended "
                   "before a second point could confirm the knee")
