@@ -169,8 +169,9 @@ KNEE_PATIENCE = 2         # points after the knee, all short of it, that confirm
 KNEE_RULE = (f"saturation at the last client count whose throughput gained {100 * KNEE_MIN_GAIN:.0f}% or more per "
              "doubling of clients over the knee before it, every later count gaining less over it (confirmed by "
              f"{KNEE_PATIENCE} or more such counts; a dip then recovery does not end the sweep); a step from c1 "
-             "to c2 clients counts as log2(c2/c1) doublings, its gain per doubling (TPS2/TPS1)^(1/log2(c2/c1)) - 1 (8 to 12 clients at +10% TPS: +17.7% per doubling); latency does "
-             "not decide it; no such pair: still rising at the largest load measured")
+             "to c2 clients counts as log2(c2/c1) doublings, its gain per doubling (TPS2/TPS1)^(1/log2(c2/c1)) - 1 "
+             "(8 to 12 clients at +10% TPS: +17.7% per doubling); latency does not decide it; no such pair: still "
+             "rising at the largest load measured")
 
 
 def gain_per_doubling(c1: float, tps1: float, c2: float, tps2: float) -> float:
