@@ -198,3 +198,12 @@ def test_two_tier_table_names_each_tier_and_marks_the_spills():
     assert "Q9 <b>spilled</b>" in html and "Q18 <b>spilled</b>" not in html
     assert "3.00×" in html and "1.67×" in html    # Q9 3.0 / 1.0; total 5.0 / 3.0
     assert dss_tiers_html([fast]) == ""
+
+
+def test_lab_dss_memory_limit_is_parsed_and_refused_without_a_unit(capsys):
+    from dbtier.cli.main import build_parser
+    ns = build_parser().parse_args(["lab", "/a", "--dss-memory-limit", "80MB"])
+    assert ns.dss_memory_limit == "80MB"
+    with pytest.raises(SystemExit) as e:
+        build_parser().parse_args(["lab", "/a", "--dss-memory-limit", "80"])
+    assert e.value.code == 2 and "needs a unit" in capsys.readouterr().err

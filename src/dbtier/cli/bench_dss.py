@@ -95,7 +95,8 @@ def _temp_arg(args: argparse.Namespace) -> None:
     if len(temps) > 1:
         raise DbtierError(f"--temp is given {len(temps)} times ({', '.join(temps)}): a bench dss run places temp "
                           "in one directory", "run bench dss once per --temp and `dbtier report RUN1 RUN2`, or "
-                          "`dbtier lab FAST SLOW --skip probe,oltp,backup,plan` (--emulate SLOW=150iops for a slow tier)")
+                          "`dbtier lab FAST SLOW --dss-memory-limit 80MB --skip probe,oltp,backup,plan` "
+                          "(--emulate SLOW=150iops for a slow tier)")
     args.temp = temps[0] if temps else None
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from rich.table import Table
 
 from dbtier.cli.markup import esc, lit
+from dbtier.cli.settings_options import pg_memory
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
@@ -67,6 +68,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "to RATE (e.g. 150iops, or 150riops,300wiops), in every step that places something there: the "
                    "OLTP step (bench oltp --emulate), the TPC-H step with temp there (bench dss --emulate) and the "
                    "backup to it (bench backup --emulate); DIR is the slow tier. The probe measures DIR's own device")
+    p.add_argument("--dss-memory-limit", type=pg_memory(64, 2**31 - 1, example="80MB"), metavar="SIZE",
+                   help="the TPC-H steps' DuckDB memory_limit (bench dss --memory-limit), small so that queries "
+                   "spill to temp and the temp tiers are compared (80MB at --profile full's SF 1 spills Q9, Q10 "
+                   "and Q18); default: DuckDB's own, which spills nothing at the profiles' scales")
     p.add_argument("--cloud", choices=("aws", "azure", "gcp"), default="aws",
                    help="the provider whose volumes the cloud step sizes for the measured load (default aws)")
     add_output_options(p)
@@ -128,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
     prof = PROFILES[args.profile]
     emulated, emu_argv = _emulation(args.emulate, dirs)
     run_ = Run("lab", args, {"dirs": dirs, "profile": args.profile, "skip": sorted(skip), "cloud": args.cloud,
-                             "engines": engines, "settings": prof, "emulate": args.emulate}, paths=dirs)
+                             "engines": engines, "settings": prof, "emulate": args.emulate,
+                             "dss_memory_limit": args.dss_memory_limit}, paths=dirs)
     doc = run_.doc
     doc["steps"] = []
     lab = run_.dir.path.resolve()
@@ -176,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
                 continue
             step(f"dss-{i + 1}", ["bench", "dss", "--scale", prof["dss_scale"], "--repeat", prof["dss_repeat"],
                                   "--data", fast, "--temp", d] +
-                 (["--probe", str(lab / "probe")] if probe else []) + (emu_argv if d == emulated else []))
+                 (["--probe", str(lab / "probe")] if probe else []) + (emu_argv if d == emulated else [])
+                 + (["--memory-limit", args.dss_memory_limit] if args.dss_memory_limit else []))
         for i, d in enumerate(dirs):
             if "backup" in skip:
                 step(f"backup-{i + 1}", None, "skipped by --skip")
