@@ -90,6 +90,13 @@ def test_tables_on_the_emulated_slow_tier_lose_most_of_the_tps(pg_dir):
     assert tps["index-fast"] < 0.5 * tps["all-fast"]
     assert tps["tables-fast"] > 2 * tps["index-fast"]
     assert tps["all-slow"] < 0.5 * tps["all-fast"]
+    # the verdict sets the two tiers against each other, the slow one named by its throttle (report.verdict_oltp)
+    from dbtier.report.verdict import verdict
+    [t] = [x for x in verdict([doc])["tiers"] if "ratios" in x]
+    assert f"all-slow — {slow} (emulated: 150 read / 1,500 write IOPS) — " in t["text"]
+    assert t["ratios"][0]["peak_ratio"] == pytest.approx(tps["all-fast"] / tps["all-slow"])
+    assert f"all-fast is {tps['all-fast'] / tps['all-slow']:.{0 if tps['all-fast'] / tps['all-slow'] >= 10 else 1}f}x " \
+           "all-slow at the peaks" in t["text"]
     _gone(slow, emu["device"])
     assert postgres_processes("dbtier-pg-") == []
 
