@@ -96,6 +96,8 @@ def test_tpcc_on_two_placements_priced_as_tpm_per_dollar(pg_dir):
             assert v["value"]["usd_per_tpm"] == pytest.approx(price / best_tpm[name])
             # the study's "TPM" is tpcc-mysql's TpmC, new orders a minute: NOPM/$ from the same point
             assert v["value"]["nopm_per_usd"] == pytest.approx(best_nopm[name] / price)
+            # the priced run's cache guard travels with the price: the verdict prices no reads from memory
+            assert v["result"]["guards"] == runs[name]["guards"]
             table[name, config] = v["value"]["tpm_per_usd"]
     assert price_by_hand("sas-15k-73gb", 8) == 1520 and price_by_hand("intel-x25e-32gb", 1) == 390
     # the same run is worth 1520 / 390 times more per dollar on the one SSD than on the eight disks

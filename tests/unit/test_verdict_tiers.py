@@ -193,3 +193,18 @@ def test_no_price_performance_on_reads_from_memory():
     assert c["text"].startswith("Price/performance of together is not judged: together's reads came from memory "
                                 "(cache guard: InnoDB found 99.6% of 5,900,000 page accesses in the InnoDB buffer pool "
                                 "and read only 23,600 pages: the data set fit in memory)")
+
+
+def test_a_price_alone_carries_its_runs_guard():
+    """plan value records the priced run's guards (result.guards): reported without that run, the price is
+    still not judged when its reads came from memory, and judged when they reached storage."""
+    doc = value_doc("runs/together", 12.6)
+    doc["result"]["guards"] = [{"kind": "reads-from-memory", "message": "only 0.2% of InnoDB's 30,000 page reads "
+                                "reached the devices: this run measured the write and commit path"}]
+    [c] = verdict([doc])["cheapest"]
+    assert c["text"] == ("Price/performance of together is not judged: together's reads came from memory (cache guard: "
+                         "only 0.2% of InnoDB's 30,000 page reads reached the devices), so its transactions are the "
+                         "write and commit path's, not the study's reads; give the server less memory than its data "
+                         "(bench oltp --memory, or a larger --scale/--warehouses) and measure again to judge.")
+    doc["result"]["guards"] = [{"kind": "too-few-reads", "message": "only 500 page reads"}]
+    assert verdict([doc])["cheapest"][0]["text"].startswith("Measured price/performance of runs/together")

@@ -26,6 +26,7 @@ from dbtier.model.catalog import load_catalog
 from dbtier.model.planner import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, Requirement, budget, equivalent, size,
                                   value)
 from dbtier.model.durable import probe_flush
+from dbtier.model.guards import doc_guards
 from dbtier.model.service import Terms
 from dbtier.results.store import load_run
 
@@ -291,5 +292,7 @@ def run_value(args: argparse.Namespace) -> int:
     run = Run("plan", args, _params(args, "value", result=args.result, config=args.config),
               inputs=[result["_run_dir"], *args.catalog])
     doc = _doc(run, "value", catalog, plandoc.value_body(v, str(args.result), result.get("command")), args)
+    # the priced run's cache guard: the verdict builds no price/performance on reads that came from memory
+    doc["result"]["guards"] = doc_guards(result)
     emit(doc, args, lambda: render.value(console(args), v, str(args.result), cfg.describe(), run.dir.path))
     return 0

@@ -523,6 +523,8 @@ def _priced_on_memory(doc: dict[str, Any], flat: list[dict[str, Any]], lab_child
     if kind(doc) == "plan value":
         src_dir = get(doc, "result", "run_dir")
         srcs = [d for d in flat if kind(d) == "bench oltp" and _same_run(d.get("_run_dir"), src_dir)]
+        if not srcs and isinstance(get(doc, "result", "guards"), list):   # the guard plan value recorded
+            srcs = [{"_run_dir": src_dir, "guards": get(doc, "result", "guards")}]
         what = "Price/performance of " + (os.path.basename(os.path.normpath(src_dir)) if isinstance(src_dir, str)
                                           else "the run")
     elif id(doc) in lab_children:
