@@ -98,8 +98,11 @@ def test_a_repeated_knee_is_judged_and_a_wide_one_is_not():
     assert "its 2 runs differ by 38.3% (400–600 TPS; at most 20% to judge)" in verdict([doc])["sentences"][0]
     kp["tps_spread"]["min"], kp["tps_spread"]["max"], kp["tps_spread"]["spread_pct"] = 520.0, 523.0, 0.6
     kp["duration_s"] = 2.0
+    # two runs already: no --repeat; 5 s asked came out as 2 s, so 5 s runs need 5 x 5 / 2 = 12.5 -> 13 s asked
     assert ("its knee point (2 clients): in 2 s runs (at least 5 s needed); the best measured was 639 TPS at 4 "
-            "clients; run with --duration 5 or more and --repeat 2 to judge") in verdict([doc])["sentences"][0]
+            "clients; run with --duration 13 or more to judge") in verdict([doc])["sentences"][0]
+    kp["tps_spread"]["n"] = 1
+    assert "run with --duration 13 or more and --repeat 2 to judge" in verdict([doc])["sentences"][0]
 
 
 def test_a_matrix_of_single_runs_is_not_judged():

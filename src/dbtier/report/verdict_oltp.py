@@ -8,6 +8,7 @@ figures.judge_difference's, read at call time so that one setting governs every 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -112,10 +113,19 @@ def _knee_short(kp: Any) -> str | None:
     return f"its knee point ({_clients(kp.get('clients'))}): {why}" if why else None
 
 
-def _oltp_needs(why: str) -> str:
+def _oltp_needs(why: str, doc: dict[str, Any] | None = None, kp: dict[str, Any] | None = None) -> str:
+    """What would let the knee be judged: a --duration that gives runs of MIN_OLTP_POINT_S (the nominal one
+    scaled by how much shorter the measured runs came out: 5 s asked, 4.35 s measured -> 6 s), --repeat when
+    too few runs were made, or more of both for a wide spread."""
     does = " (lab --profile quick or full does)"
     if V.BRIEF in why:
-        return f"run with --duration {fmt_auto(V.MIN_OLTP_POINT_S)} or more and --repeat {V.MIN_RUNS} to judge{does}"
+        asked, got = get(doc, "params", "duration_s"), (kp or {}).get("duration_s")
+        secs = V.MIN_OLTP_POINT_S
+        if isnum(asked) and isnum(got) and 0 < got < asked:
+            secs = math.ceil(max(secs, V.MIN_OLTP_POINT_S * asked / got))
+        sp = point_spread(kp)
+        repeat = f" and --repeat {V.MIN_RUNS}" if (int(sp["n"]) if sp else 1) < V.MIN_RUNS else ""
+        return f"run with --duration {fmt_auto(secs)} or more{repeat} to judge{does}"
     if V.WIDE not in why:
         return f"run with --repeat {V.MIN_RUNS} or more to judge{does}"
     return "run longer (--duration) or with more repeats to judge"
@@ -147,7 +157,7 @@ def saturation(doc: dict[str, Any], tier: str | None = None) -> dict[str, Any] |
         measured = (f"; the best measured was {fmt_auto(best['tps'])} TPS at {_clients(best['clients'])}"
                     if best and isnum(best.get("tps")) else "")
         return {"text": f"Where {wl} saturates, and its bottleneck, are not judged, too little evidence: {short}"
-                        f"{measured}; {_oltp_needs(short)}.{_durable_note(doc)}", "judged": False,
+                        f"{measured}; {_oltp_needs(short, doc, kp)}.{_durable_note(doc)}", "judged": False,
                 "short_of": [short], "best_tps": (best or {}).get("tps"), "best_clients": (best or {}).get("clients"),
                 "tier": tier}
     rising = still_rising(knee, v["points"])
