@@ -452,8 +452,10 @@ def test_the_verdict_comes_first(dss):
     verdict = html[html.index('id="verdict"'):html.index("<h2>Runs</h2>")]
     # the saved power run took 1.84 s: too short to call CPU- or storage-bound (report.verdict.MIN_DSS_RUN_S)
     assert "<th>bottleneck</th>" in verdict
+    # 1.84 s at SF 0.3 is 6.12 s per scale factor: 5 s needs SF 0.817, a scale of 0.9 or more
     assert ('<p class="unjudged">Whether TPC-H SF 0.3 on DuckDB is CPU-, storage- or temp-bound is not judged, too '
-            "little evidence: a power run of 1.84 s; at least 5 s needed; run a larger scale") in verdict
+            "little evidence: a power run of 1.84 s; at least 5 s needed; run --scale 0.9 or more (6.12 s per scale "
+            "factor measured at SF 0.3") in verdict
     assert "is CPU-bound" not in verdict
     # the rules and guards behind the sentences are listed under the verdict
     assert "<th>long enough TPC-H runs</th><td>a power run lasts at least 5 s</td>" in verdict
