@@ -224,7 +224,7 @@ def test_valid_options_parse_to_numbers():
     ns, _ = _parse(["bench", "oltp", "--clients", "4,1,2", "--duration", "1.5m", "--port", "5433"])
     assert ns.clients == [4, 1, 2] and ns.duration == 90.0 and ns.port == 5433
     ns, _ = _parse(["simulate", "run", "t", "--design", "single"])
-    assert ns.block_size == 8192 and ns.region_size == 64 * 1024**2          # string defaults parsed too
+    assert ns.block_size == 8192 and ns.region_size is None   # string defaults parsed too; the region follows --tracking
 
 
 # -- time zones ------------------------------------------------------------------------------------------

@@ -291,8 +291,7 @@ def run_value(args: argparse.Namespace) -> int:
     v = value(result, evaluate(cfg), str(args.result), terms=_terms(args))
     run = Run("plan", args, _params(args, "value", result=args.result, config=args.config),
               inputs=[result["_run_dir"], *args.catalog])
-    doc = _doc(run, "value", catalog, plandoc.value_body(v, str(args.result), result.get("command")), args)
-    # the priced run's cache guard: the verdict builds no price/performance on reads that came from memory
-    doc["result"]["guards"] = doc_guards(result)
+    doc = _doc(run, "value", catalog,
+               plandoc.value_body(v, str(args.result), result.get("command"), doc_guards(result)), args)
     emit(doc, args, lambda: render.value(console(args), v, str(args.result), cfg.describe(), run.dir.path))
     return 0

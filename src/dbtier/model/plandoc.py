@@ -120,8 +120,10 @@ def size_body(sz: Sizing, history: dict[str, Any] | None = None) -> dict[str, An
             "history": history}
 
 
-def value_body(v: Value, run_dir: str, command: Any) -> dict[str, Any]:
-    return {"result": {"run_dir": run_dir, "command": command, "kind": v.kind},
+def value_body(v: Value, run_dir: str, command: Any, guards: list[Any] | None = None) -> dict[str, Any]:
+    """`guards`: the priced run's cache guard (the verdict builds no price/performance on reads that came
+    from memory)."""
+    return {"result": {"run_dir": run_dir, "command": command, "kind": v.kind, "guards": list(guards or [])},
             "config": v.evaluation.to_dict(),
             "measured": v.measured,
             "value": v.figures,

@@ -13,10 +13,10 @@ The rules of thumb are the constants below; each sentence names the figure it re
 sentences are in verdict_oltp.py, the plan ones in verdict_plan.py, the caveats in verdict_caveats.py.
 
 One evidence rule for every comparison a sentence judges by (a placement move, temp on one tier or
-another, one tier against another): each side rests on at least MIN_RUNS runs whose spread is at most
-MAX_SPREAD_PCT and that lasted long enough, else "not judged" with what would be needed; then the
+another, one tier against another): each side rests on at least R.MIN_RUNS runs whose spread is at most
+R.MAX_SPREAD_PCT and that lasted long enough, else "not judged" with what would be needed; then the
 difference counts only when the noise rule `compare` applies (figures.judge_difference) calls it better:
-at least MIN_GAIN and more than the two sides' spreads added; else "within noise" with the figures.
+at least R.MIN_GAIN and more than the two sides' spreads added; else "within noise" with the figures.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from dbtier.model.dss import dss_advice, dss_scale_advice
 from dbtier.model.guards import doc_guards
 from dbtier.model.lab import plan_engine
 from dbtier.report import verdict_oltp as _oltp
-from dbtier.report.figures import (MIN_DIFFERENCE_PCT, engine_of, device_of, dss_stats, expand, fmt, fmt_auto,
+from dbtier.report import verdict_rules as R
+from dbtier.report.figures import (engine_of, device_of, dss_stats, expand, fmt, fmt_auto,
                                    get, isnum, judge_difference, kind, machine_target, probe_knee, probe_spread,
                                    probe_targets, run_name, spread_of)
 from dbtier.report.verdict_backup import sentences as _backup_sentences
@@ -47,27 +48,10 @@ OLTP_READ_LAT_US = 500.0
 COMMIT_LAT_US = 1000.0
 # Sequential read at or over this: scans and backups run well.
 SEQ_MBPS = 500.0
-# A placement move counts when it changes TPS (or a DSS run's time) by this much (compare's floor).
-MIN_GAIN = MIN_DIFFERENCE_PCT / 100
 # A DSS run is CPU-bound when its queries kept the CPU this busy (time-weighted) ...
 CPU_BOUND_PCT = 80.0
 # ... and temp-heavy when the queries that spilled took this share of its time.
 TEMP_HEAVY_SHARE = 0.25
-
-# -- the evidence a verdict sentence needs; short of it the sentence says what would be needed instead ----------
-# A figure judged by rests on at least this many runs of its point ...
-MIN_RUNS = 2
-# ... that differ by at most this share of their median, (max - min) / median (pyperf calls a benchmark
-# unstable past a standard deviation of 10% of the mean: about a 14% range for two runs, 20% for three).
-MAX_SPREAD_PCT = 20.0
-# A probe point (one fio run) lasts at least this long: shorter ones are mostly fio's start and ramp.
-MIN_PROBE_POINT_S = 1.0
-# Each run of an OLTP point lasts at least this long (the knee and its bottleneck are judged on it).
-MIN_OLTP_POINT_S = 5.0
-# A TPC-H power run lasts at least this long before its CPU figure says CPU- or storage-bound, and
-# before a temp placement is judged on its time: shorter, the queries are milliseconds, the CPU counters
-# tick every 10 ms and per-query overheads (starting the sampler, polling temp) weigh as much as the work.
-MIN_DSS_RUN_S = 5.0
 
 TOPICS = ("tiers", "good_for", "saturates", "bottleneck", "placement", "cheapest")
 TOPIC_LABELS = {"tiers": "tiers", "good_for": "good for", "saturates": "saturates", "bottleneck": "bottleneck",
@@ -83,51 +67,16 @@ def thresholds() -> list[tuple[str, str]]:
         ("cheap commits", f"an 8 KiB write + fdatasync takes at most {fmt_auto(COMMIT_LAT_US)} µs (p50)"),
         ("good scans and backups", f"sequential read of at least {fmt_auto(SEQ_MBPS)} MB/s"),
         ("a placement gain", f"each side rests on runs that pass the guards below, and a move changes TPS (or "
-                             f"a TPC-H run's time) by at least {MIN_GAIN:.0%} and by more than the two sides' "
+                             f"a TPC-H run's time) by at least {R.MIN_GAIN:.0%} and by more than the two sides' "
                              "spreads added ((max - min) / median each; compare's rule): else within noise"),
         ("CPU-bound TPC-H", f"the queries kept the CPU at least {fmt_auto(CPU_BOUND_PCT)}% busy (time-weighted)"),
         ("temp-heavy TPC-H", f"queries that spilled took at least {TEMP_HEAVY_SHARE:.0%} of the run's time"),
-        ("enough runs", f"a figure judged by rests on at least {MIN_RUNS} runs of its point"),
-        ("small enough spread", f"those runs differ by at most {fmt_auto(MAX_SPREAD_PCT)}% of their median"),
-        ("long enough probe points", f"each fio run lasts at least {fmt_auto(MIN_PROBE_POINT_S)} s"),
-        ("long enough OLTP points", f"each run of an OLTP point lasts at least {fmt_auto(MIN_OLTP_POINT_S)} s"),
-        ("long enough TPC-H runs", f"a power run lasts at least {fmt_auto(MIN_DSS_RUN_S)} s"),
+        ("enough runs", f"a figure judged by rests on at least {R.MIN_RUNS} runs of its point"),
+        ("small enough spread", f"those runs differ by at most {fmt_auto(R.MAX_SPREAD_PCT)}% of their median"),
+        ("long enough probe points", f"each fio run lasts at least {fmt_auto(R.MIN_PROBE_POINT_S)} s"),
+        ("long enough OLTP points", f"each run of an OLTP point lasts at least {fmt_auto(R.MIN_OLTP_POINT_S)} s"),
+        ("long enough TPC-H runs", f"a power run lasts at least {fmt_auto(R.MIN_DSS_RUN_S)} s"),
     ]
-
-
-# The words _short_of uses for each shortfall; what would be needed is read back from them.
-ONCE, BRIEF, WIDE = "measured once", " s runs (at least", " runs differ by "
-
-
-def _by_reason(pairs: Iterable[tuple[str, str]], every: str | None = None, total: int = 0) -> list[str]:
-    """('commit latency', why) pairs -> ['A and B: why', ...], the things falling short the same way named
-    together (each once); all `total` of them -> `every` instead of their names."""
-    by: dict[str, list[str]] = {}
-    for what, why in pairs:
-        if what not in by.setdefault(why, []):
-            by[why].append(what)
-    return [f"{every if every and len(names) == total else _join(names)}: {why}" for why, names in by.items()]
-
-
-def _short_of(spread: dict[str, Any] | None, seconds: Any, min_s: float, unit: str = "",
-              digits: int = 0) -> str | None:
-    """Why a figure is not enough to judge by: too few runs, runs too short, a spread too wide (None: it is
-    enough). `spread` {median, min, max, n, spread_pct}; `seconds` the shortest run's length."""
-    n = int(spread["n"]) if spread and isnum(spread.get("n")) else 1
-    whys = []
-    if n < MIN_RUNS:
-        whys.append(ONCE if n == 1 else f"{n} runs")
-    if isnum(seconds) and seconds < 0.95 * min_s:   # fio and the timers round a nominal length down a little
-        whys.append(f"in {fmt_auto(seconds)}{BRIEF} {fmt_auto(min_s)} s needed)")
-    pct = spread.get("spread_pct") if spread else None
-    if n >= 2 and isnum(pct) and pct > MAX_SPREAD_PCT:
-        whys.append(f"its {n}{WIDE}{fmt_auto(pct)}% ({fmt(spread['min'], digits)}–"
-                    f"{fmt(spread['max'], digits)}" + (f" {unit}" if unit else "")
-                    + f"; at most {fmt_auto(MAX_SPREAD_PCT)}% to judge)")
-    return ", ".join(whys) or None
-
-
-
 
 
 def _where(doc: dict[str, Any], t: dict[str, Any]) -> str:
@@ -154,15 +103,15 @@ def _probe_short(doc: dict[str, Any], t: dict[str, Any], key: str) -> str | None
     sp = probe_spread(t, key)
     unit, digits = _PROBE_FIGURES.get(key, (key, "", 0))[1:]
     secs = sp.get("min_runtime_s") if sp else None
-    return _short_of(sp, secs if isnum(secs) else get(doc, "params", "point_s"), MIN_PROBE_POINT_S, unit, digits)
+    return R.short_of(sp, secs if isnum(secs) else get(doc, "params", "point_s"), R.MIN_PROBE_POINT_S, unit, digits)
 
 
 def _probe_needs(doc: dict[str, Any], whys: Sequence[str]) -> str:
     """What would let a probe's figures be judged."""
     point_s = get(doc, "params", "point_s")
-    if any(BRIEF in w for w in whys):
+    if any(R.BRIEF in w for w in whys):
         return "probe with --profile full (10 s points, each headline point measured at least twice) to judge"
-    if any(ONCE in w for w in whys):
+    if any(R.ONCE in w for w in whys):
         return "probe again: every headline point is then measured at least twice"
     if isnum(point_s) and point_s < 10:
         return "probe with --profile full (10 s points) to judge"
@@ -183,7 +132,7 @@ def _judged(doc: dict[str, Any], t: dict[str, Any], keys: Sequence[str]) -> tupl
             short.append((_PROBE_FIGURES.get(k, (k,))[0], why))
         else:
             ok[k] = s[k]
-    return ok, _by_reason(short)
+    return ok, R.by_reason(short)
 
 
 def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
@@ -286,12 +235,12 @@ _DSS_NEEDS = "run a larger scale (--scale 1 or more; lab --profile full) to judg
 
 def _dss_short(ss: Sequence[dict[str, Any]]) -> str | None:
     """Why TPC-H power runs (dss_stats of each) are too short to judge by (None: they are long enough)."""
-    short = [s for s in ss if not (isnum(s["total_s"]) and s["total_s"] >= MIN_DSS_RUN_S)]
+    short = [s for s in ss if not (isnum(s["total_s"]) and s["total_s"] >= R.MIN_DSS_RUN_S)]
     if not short:
         return None
     runs = ", ".join(f"{fmt_auto(s['total_s'])} s" for s in short if isnum(s["total_s"])) or "no time"
     return (f"{'a' if len(short) == 1 else len(short)} power run{'s' if len(short) > 1 else ''} of {runs}; "
-            f"at least {fmt_auto(MIN_DSS_RUN_S)} s needed")
+            f"at least {fmt_auto(R.MIN_DSS_RUN_S)} s needed")
 
 
 def _dss_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -309,7 +258,7 @@ def _dss_bottleneck(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         short = _dss_short(ss)
         if short:
             out.append({"text": f"Whether {head} is CPU-, storage- or temp-bound is not judged, too little evidence: "
-                                f"{short}; {dss_advice(ss, MIN_DSS_RUN_S)}.", "judged": False, "short_of": [short],
+                                f"{short}; {dss_advice(ss, R.MIN_DSS_RUN_S)}.", "judged": False, "short_of": [short],
                         "total_s": [s["total_s"] for s in ss]})
             continue
         if len(ss) == 1:
@@ -367,19 +316,19 @@ def _dss_place_short(runs: Sequence[dict[str, Any]]) -> tuple[str | None, str]:
     """(why TPC-H runs on two temp tiers cannot be set against each other, what would let them) from each
     side's warm power runs (their totals' spread) and length; (None, '') when they can."""
     pairs = [(f"temp on {s['temp']}", why) for s in runs
-             for why in [_short_of(s["warm_totals"], s["total_s"], MIN_DSS_RUN_S, "s", 2)] if why]
+             for why in [R.short_of(s["warm_totals"], s["total_s"], R.MIN_DSS_RUN_S, "s", 2)] if why]
     if not pairs:
         return None, ""
     whys = [w for _, w in pairs]
     needs = []
-    if any(ONCE in w or w.endswith(" runs") or " runs, " in w for w in whys):
-        needs.append(f"run bench dss with --repeat {MIN_RUNS + 1} or more (the first power run is cold: "
-                     f"{MIN_RUNS} warm ones give the spread)")
-    if any(BRIEF in w for w in whys):
-        needs.append(dss_scale_advice(runs, MIN_DSS_RUN_S) or _DSS_NEEDS.removesuffix(" to judge"))
-    if any(WIDE in w for w in whys):
+    if any(R.ONCE in w or w.endswith(" runs") or " runs, " in w for w in whys):
+        needs.append(f"run bench dss with --repeat {R.MIN_RUNS + 1} or more (the first power run is cold: "
+                     f"{R.MIN_RUNS} warm ones give the spread)")
+    if any(R.BRIEF in w for w in whys):
+        needs.append(dss_scale_advice(runs, R.MIN_DSS_RUN_S) or _DSS_NEEDS.removesuffix(" to judge"))
+    if any(R.WIDE in w for w in whys):
         needs.append("run again on an idle machine, or with more --repeat")
-    return "; ".join(_by_reason(pairs)), " and ".join(needs) + " to judge"
+    return "; ".join(R.by_reason(pairs)), " and ".join(needs) + " to judge"
 
 
 def _dss_placement(docs: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from dbtier.report import verdict_rules as R
 from dbtier.report.figures import backup_methods, device_of, fmt, get, isnum
+from dbtier.report.verdict_plan import join_words
 
 LIMITS = {"source": "the source (reading the database)", "target": "the target directory (writing)",
           "cpu": "the CPU (compression)",
@@ -51,7 +53,7 @@ def _engine(doc: dict[str, Any]) -> str:
     return str(doc.get("engine") or get(doc, "params", "engine"))
 
 
-def _shortfalls(d: dict[str, Any], m: dict[str, Any], V: Any) -> list[tuple[str, str]]:
+def _shortfalls(d: dict[str, Any], m: dict[str, Any]) -> list[tuple[str, str]]:
     """Why a method's limiting side cannot be judged: its runs to the directory, to null, or to the null sink
     it was judged against (another method's, `null_method`), too few or too far apart."""
     ref = next((str(t["null_method"]) for t in d.get("targets") or [] if isinstance(t, dict)
@@ -59,7 +61,7 @@ def _shortfalls(d: dict[str, Any], m: dict[str, Any], V: Any) -> list[tuple[str,
     null = (next((x for x in backup_methods(d) if x["method"] == ref), {}) if ref else m).get("null_spread")
     out = []
     for what, sp in ((f"{m['method']} → directory", m["dir_spread"]), (f"{ref or m['method']} → null", null)):
-        why = V._short_of(sp, None, 0.0, "MB/s") if sp else None
+        why = R.short_of(sp, None, 0.0, "MB/s") if sp else None
         if why:
             out.append((what, why))
     return out
@@ -68,7 +70,6 @@ def _shortfalls(d: dict[str, Any], m: dict[str, Any], V: Any) -> list[tuple[str,
 def _limits(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per engine and target: the side that limits its backups, method by method; the methods whose runs
     are too few or too far apart are named with why, not judged."""
-    from dbtier.report import verdict as V      # its evidence guard (imported here: it imports this module)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for d in docs:
         if any(m["limit"] for m in backup_methods(d)):
@@ -76,13 +77,13 @@ def _limits(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for (engine, where), ds in groups.items():
         name = ENGINES.get(engine, engine)
-        checked = [(m, _shortfalls(d, m, V)) for d in ds for m in backup_methods(d) if m["limit"]]
+        checked = [(m, _shortfalls(d, m)) for d in ds for m in backup_methods(d) if m["limit"]]
         short = list(dict.fromkeys(w for _, ws in checked for w in ws))
         ms = [m for m, ws in checked if not ws]
         if not ms:
-            whys = ("each backup ran once" if {w for _, w in short} == {V.ONCE} else "; ".join(V._by_reason(short)))
-            needs = (f"run bench backup with --repeat {V.MIN_RUNS} or more to judge (lab --profile quick or full "
-                     "does)" if all(V.WIDE not in w for _, w in short) else
+            whys = ("each backup ran once" if {w for _, w in short} == {R.ONCE} else "; ".join(R.by_reason(short)))
+            needs = (f"run bench backup with --repeat {R.MIN_RUNS} or more to judge (lab --profile quick or full "
+                     "does)" if all(R.WIDE not in w for _, w in short) else
                      "run with a larger --scale (longer backups) or more --repeat to judge")
             out.append({"text": f"Which side limits the backups ({name}) to {where} is not judged, too little "
                                 f"evidence: {whys}; {needs}.", "engine": engine, "target": where, "judged": False,
@@ -95,7 +96,7 @@ def _limits(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         every = not others and not short
         text = (f"Backups ({name}) to {where} are limited by {LIMITS.get(main, main)}"
                 + (" in every method" if every else
-                   f" in {V._join([m['method'] for m in firm])}" if len(firm) > 1 else ""))
+                   f" in {join_words([m['method'] for m in firm])}" if len(firm) > 1 else ""))
         why = str(best.get("evidence") or "")
         if "null" in why or "throttle" in why:     # the evidence cites the figures it rests on
             text += f": {best['method']}: {why}"
@@ -105,7 +106,7 @@ def _limits(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                      + (f" ({why})" if why else ""))
         text += "".join(f"; {m} is limited by {LIMITS.get(lim, lim)}" for m, lim in others)
         if short:
-            text += "; not judged, too little evidence: " + "; ".join(V._by_reason(short))
+            text += "; not judged, too little evidence: " + "; ".join(R.by_reason(short))
         out.append({"text": text + ".", "engine": engine, "target": where, "limit": main,
                     "short_of": short})
     return out
@@ -120,7 +121,6 @@ def _compare(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for m in backup_methods(d):
             if _dir_mbps(m) is not None:
                 by_engine.setdefault(_engine(d), {}).setdefault(m["method"], {})[where] = dict(m, mbps=_dir_mbps(m))
-    from dbtier.report import verdict as V      # its evidence guard (imported here: it imports this module)
     out = []
     for engine, methods in by_engine.items():
         targets = list(dict.fromkeys(w for per in methods.values() for w in per))
@@ -133,10 +133,10 @@ def _compare(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if len(per) < 2:
                 continue
             ranked = sorted(per.items(), key=lambda kv: -kv[1]["mbps"])
-            (fast, fm), (slow, sm) = ranked[0], ranked[-1]
+            (fast, fm), sm = ranked[0], ranked[-1][1]
             ratio = fm["mbps"] / sm["mbps"] if sm["mbps"] > 0 else None
             whys = [(f"{method} to {name[w]}", why) for w, m in ranked
-                    for why in [V._short_of(m["dir_spread"], None, 0.0, "MB/s")] if why]
+                    for why in [R.short_of(m["dir_spread"], None, 0.0, "MB/s")] if why]
             said = ", ".join(f"{_n(m['mbps'])} MB/s to {name[w]}" for w, m in ranked)
             if whys or ratio is None:
                 parts.append(f"{method}: {said}")
@@ -153,7 +153,7 @@ def _compare(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 + "; MB/s of source bytes, the medians of the runs): " + "; ".join(parts))
         if short:
             text += ("; not judged where a backup ran once (--repeat 2 or more to judge)"
-                     if {w for _, w in short} == {V.ONCE} else "; not judged where " + "; ".join(V._by_reason(short)))
+                     if {w for _, w in short} == {R.ONCE} else "; not judged where " + "; ".join(R.by_reason(short)))
         out.append({"text": text + ".", "engine": engine, "targets": targets, "ratios": ratios,
                     "short_of": short})
     return out

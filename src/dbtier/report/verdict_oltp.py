@@ -14,7 +14,7 @@ from typing import Any
 
 from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.model.placement import ALL_READ_STEPS, engine_steps
-from dbtier.report import verdict as V
+from dbtier.report import verdict_rules as R
 from dbtier.report.figures import (NOT_DURABLE, busiest_device, durability, engine_of, engine_words, fmt_auto, get,
                                    isnum, judge_difference, machine_target, matrix_bests, matrix_dirs, matrix_moves,
                                    not_measured, oltp_points, oltp_steps, oltp_view, point_spread, run_name,
@@ -109,7 +109,7 @@ def _oltp_short(doc: dict[str, Any]) -> str | None:
 def _knee_short(kp: Any) -> str | None:
     if not isinstance(kp, dict):
         return None
-    why = V._short_of(point_spread(kp), kp.get("duration_s"), V.MIN_OLTP_POINT_S, "TPS", 0)
+    why = R.short_of(point_spread(kp), kp.get("duration_s"), R.MIN_OLTP_POINT_S, "TPS", 0)
     return f"its knee point ({_clients(kp.get('clients'))}): {why}" if why else None
 
 
@@ -118,16 +118,16 @@ def _oltp_needs(why: str, doc: dict[str, Any] | None = None, kp: dict[str, Any] 
     scaled by how much shorter the measured runs came out: 5 s asked, 4.35 s measured -> 6 s), --repeat when
     too few runs were made, or more of both for a wide spread."""
     does = " (lab --profile quick or full does)"
-    if V.BRIEF in why:
+    if R.BRIEF in why:
         asked, got = get(doc, "params", "duration_s"), (kp or {}).get("duration_s")
-        secs = V.MIN_OLTP_POINT_S
+        secs = R.MIN_OLTP_POINT_S
         if isnum(asked) and isnum(got) and 0 < got < asked:
-            secs = math.ceil(max(secs, V.MIN_OLTP_POINT_S * asked / got))
+            secs = math.ceil(max(secs, R.MIN_OLTP_POINT_S * asked / got))
         sp = point_spread(kp)
-        repeat = f" and --repeat {V.MIN_RUNS}" if (int(sp["n"]) if sp else 1) < V.MIN_RUNS else ""
+        repeat = f" and --repeat {R.MIN_RUNS}" if (int(sp["n"]) if sp else 1) < R.MIN_RUNS else ""
         return f"run with --duration {fmt_auto(secs)} or more{repeat} to judge{does}"
-    if V.WIDE not in why:
-        return f"run with --repeat {V.MIN_RUNS} or more to judge{does}"
+    if R.WIDE not in why:
+        return f"run with --repeat {R.MIN_RUNS} or more to judge{does}"
     return "run longer (--duration) or with more repeats to judge"
 
 
@@ -232,7 +232,7 @@ def bottleneck(doc: dict[str, Any], tier: str | None = None) -> dict[str, Any] |
 
 def _noise(m: dict[str, Any]) -> str:
     """'within noise of ±8%' for a move the noise rule does not count."""
-    return f"within noise of ±{fmt_auto(m.get('noise_pct') or V.MIN_GAIN * 100)}%"
+    return f"within noise of ±{fmt_auto(m.get('noise_pct') or R.MIN_GAIN * 100)}%"
 
 
 def matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any]]:
@@ -262,8 +262,8 @@ def matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any]
         top = max(moves, key=lambda m: abs(m["gain"]))
         return [{"text": f"The placement matrix is not judged, too little evidence: {short}; its biggest change was "
                          f"{top['role']} on the fast tier, {top['gain'] * 100:+.0f}% ({fmt_auto(top['before'])} → "
-                         f"{fmt_auto(top['after'])} TPS); run it with --repeat {V.MIN_RUNS} (and --duration "
-                         f"{fmt_auto(V.MIN_OLTP_POINT_S)} or more) to tell a move from run-to-run variation.",
+                         f"{fmt_auto(top['after'])} TPS); run it with --repeat {R.MIN_RUNS} (and --duration "
+                         f"{fmt_auto(R.MIN_OLTP_POINT_S)} or more) to tell a move from run-to-run variation.",
                  "source": "placement matrix", "judged": False, "short_of": [short]}]
     if reads_from_memory(doc_guards(doc)):
         return [_matrix_cached(doc, moves, fast, slow)]
@@ -299,14 +299,14 @@ def matrix_placement(doc: dict[str, Any], explained: set) -> list[dict[str, Any]
 def _matrix_short(bests: list[dict[str, Any]]) -> str | None:
     """Why the matrix's steps (their best points) cannot be compared (None: they can)."""
     short = [(b["name"], why) for b in bests
-             for why in [V._short_of(b["spread"], b["duration_s"], V.MIN_OLTP_POINT_S, "TPS", 0)] if why]
-    return "; ".join(V._by_reason(short, "each step's best point", len(bests))) or None
+             for why in [R.short_of(b["spread"], b["duration_s"], R.MIN_OLTP_POINT_S, "TPS", 0)] if why]
+    return "; ".join(R.by_reason(short, "each step's best point", len(bests))) or None
 
 
 def counts(m: dict[str, Any]) -> bool:
     """A move counts when the noise rule (figures.judge_difference, the one `compare` applies) calls the
     faster step better: TPS up by MIN_GAIN and by more than the two steps' combined spread."""
-    return m["gain"] >= V.MIN_GAIN and str(m.get("verdict") or "").startswith("better")
+    return m["gain"] >= R.MIN_GAIN and str(m.get("verdict") or "").startswith("better")
 
 
 def _roles(doc: dict[str, Any]) -> str:
