@@ -81,6 +81,10 @@ def test_compare_two_runs(tmp_path):
     assert "bench dss: A = dss-fast, B = dss-slow" in r.stdout and "Q22" in r.stdout
     doc = json.loads((tmp_path / "c" / "result.json").read_text())
     assert doc["command"] == "compare" and doc["params"] == {"a": str(a), "b": str(b)}
+    # the two read together: their temp directories share vda, so no tier is put above the other
+    assert "cannot tell the temp tiers apart (0.739 s with temp on /var/tmp/lab-sample/slow, 0.826 s on " \
+           "/var/tmp/lab-sample/fast)" in " ".join(r.stdout.split())
+    assert any("both on vda" in t for t in doc["verdict"]["sentences"])
 
 
 def test_compare_json(tmp_path):

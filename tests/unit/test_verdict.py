@@ -6,6 +6,8 @@ saved document is changed in one named place and the sentence checked against th
 
 from __future__ import annotations
 
+import json
+
 import copy
 
 import pytest
@@ -302,6 +304,17 @@ def test_a_lab_whose_tiers_share_a_device_without_dss_says_so(tmp_path):
                                       "(vda): the differences between them in this report are run-to-run variation, "
                                       "not the storage.")
 
+
+
+def test_a_lab_whose_slow_tier_is_emulated_is_not_called_one_device(tmp_path):
+    # both directories sit on vda, but the slow one was the emulated tier: a loop device of its own
+    lab_dir = make_lab(tmp_path, oltp=None, probe=None, plan=False,
+                       fail={"dss-1": "x", "dss-2": "y", "backup-1": "z", "backup-2": "w"})
+    doc = json.loads((lab_dir / "result.json").read_text())
+    doc["params"]["emulate"] = "/var/tmp/lab-sample/slow=150iops"
+    (lab_dir / "result.json").write_text(json.dumps(doc))
+    v = verdict(load_runs([lab_dir]))
+    assert not [c for c in v["caveats"] if c["kind"] == "same_device"]
 
 # -- nothing to say, odd documents ---------------------------------------------------------------------------
 

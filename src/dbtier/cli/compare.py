@@ -1,5 +1,6 @@
 """`dbtier compare RUN_A RUN_B`: the key figures of two runs of the same command, side by side,
-with their differences (B − A) and ratios (B / A)."""
+with their differences (B − A) and ratios (B / A), then the verdict on the two read together (on two
+tiers: each tier's TPS per client count and the ratios between them)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from dbtier.core.errors import DbtierError
 from dbtier.report import figures as F
 from dbtier.report import figures_compare as FC
 from dbtier.report.inputs import load_runs
+from dbtier.report.verdict import verdict
+from dbtier.cli.show import print_verdict
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if clash:                       # a durable and a non-durable run: no row is better or worse
         for r in rows:
             r["verdict"] = None
-    doc.update(a=FC.run_info(a), b=FC.run_info(b), rows=rows, not_comparable=clash)
+    # the two runs read together: on two tiers, the two-tier answer (TPS per client count, the ratios)
+    v = verdict([a, b])
+    doc.update(a=FC.run_info(a), b=FC.run_info(b), rows=rows, not_comparable=clash,
+               verdict={"sentences": v["sentences"], "caveats": [c["text"] for c in v["caveats"]]})
     run_.finish()
     out = console(args)
 
@@ -91,5 +97,7 @@ def run(args: argparse.Namespace) -> int:
         out.print(t)
         if not rows:
             out.print("no figures to compare in these runs")
+        out.print()
+        print_verdict(out, v)
     emit(doc, args, render)
     return 0

@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     prof = PROFILES[args.profile]
     emulated, emu_argv = _emulation(args.emulate, dirs)
     run_ = Run("lab", args, {"dirs": dirs, "profile": args.profile, "skip": sorted(skip), "cloud": args.cloud,
-                             "engines": engines, "settings": prof, "emulate": args.emulate,
+                             "engines": engines, "settings": prof, "emulate": emu_argv[1] if emu_argv else None,
                              "dss_memory_limit": args.dss_memory_limit}, paths=dirs)
     doc = run_.doc
     doc["steps"] = []

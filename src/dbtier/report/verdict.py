@@ -1,10 +1,10 @@
 """The verdict: a few plain sentences, each derived from numbers in the documents and citing them.
 
 Pure: documents in (a lab document brings its step runs, see `dbtier.report.inputs`), a dict
-out. Six topics, in this order: the tiers set against each other (runs on two tiers of one workload:
+out. Seven topics, in this order: the tiers set against each other (runs on two tiers of one workload:
 TPS per client count and the ratios), what the storage is good for, where it saturates, the
-bottleneck, where data/indexes/WAL/temp belong, and the cheapest configuration for the measured
-load; plus caveats (a suspect fsync, a virtual disk, two "tiers" on one device, a failed step, a run
+bottleneck, where data/indexes/WAL/temp belong, what a simulated design (a read cache, a mirror) gives
+against its backing device alone, and the cheapest configuration for the measured load; plus caveats (a suspect fsync, a virtual disk, two "tiers" on one device, a failed step, a run
 whose reads came from memory: the cache guard, dbtier.model.guards; an OLTP run that was not durable,
 and durable and non-durable runs side by side: not comparable, neither called better).
 A topic whose inputs are missing has no sentence: nothing is guessed.
@@ -40,6 +40,7 @@ from dbtier.report.verdict_plan import equivalent_sentence as _equivalent
 from dbtier.report.verdict_plan import join_words as _join
 from dbtier.report.verdict_plan import value_sentence as _value
 from dbtier.report.verdict_plan import whole as _n
+from dbtier.report.verdict_sim import sentences as _sim_sentences
 from dbtier.results.probe import READ_4K, WRITE_4K
 
 # A 4 KiB random read at queue depth 1 (p50) at or under this: flash-class, fit for latency-bound OLTP.
@@ -53,9 +54,10 @@ CPU_BOUND_PCT = 80.0
 # ... and temp-heavy when the queries that spilled took this share of its time.
 TEMP_HEAVY_SHARE = 0.25
 
-TOPICS = ("tiers", "good_for", "saturates", "bottleneck", "placement", "cheapest")
+TOPICS = ("tiers", "good_for", "saturates", "bottleneck", "placement", "designs", "cheapest")
 TOPIC_LABELS = {"tiers": "tiers", "good_for": "good for", "saturates": "saturates", "bottleneck": "bottleneck",
-                "placement": "placement", "cheapest": "cheapest", "caveats": "caveats"}
+                "placement": "placement", "designs": "simulated designs", "cheapest": "cheapest",
+                "caveats": "caveats"}
 _ENGINES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
 
 
@@ -516,8 +518,7 @@ def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
         if sat:
             out["saturates"].append(sat)
     out["tiers"] += _oltp.two_tiers(oltps)
-    from dbtier.report.verdict_sim import sentences as _sim_sentences   # simulated designs: cache, mirror
-    out["tiers"] += _sim_sentences(flat)
+    out["designs"] += _sim_sentences(flat)      # simulated designs: a read cache, a mirror
     sweeps = [d for d in oltps if not d.get("steps")]
     for d in oltps:
         tier = _oltp.run_tier(d, len(sweeps) > 1)     # each sentence names the storage it is about

@@ -61,7 +61,11 @@ def caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
         if d.get("command") == "lab":
             p = d.get("params") if isinstance(d.get("params"), dict) else {}
             a, b = p.get("fast_dir"), p.get("slow_dir")
-            if isinstance(a, str) and isinstance(b, str) and a != b and pair(a, b) not in explained:
+            # an emulated tier is a throttled loop device of its own, whatever device its directory sits on
+            emulated = str(p.get("emulate") or "").rpartition("=")[0]
+            if emulated and emulated in (a, b):
+                pass
+            elif isinstance(a, str) and isinstance(b, str) and a != b and pair(a, b) not in explained:
                 dev = same_device(d, a, b)
                 if dev:
                     explained.add(pair(a, b))

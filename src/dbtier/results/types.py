@@ -329,6 +329,7 @@ class CompareResult(TypedDict, total=False):
     a: RunRef
     b: RunRef
     rows: list[CompareRow]
+    verdict: Obj | None
 
 
 class CatalogResult(TypedDict, total=False):
