@@ -18,7 +18,8 @@ pytestmark = pytest.mark.engine  # every step on real engines
 
 
 def test_lab_on_one_directory_runs_every_step(pg_dir):
-    r = run_dbtier("lab", ".", "--profile", "smoke", "--json", "--out", "lab", cwd=pg_dir)     # as `make lab`
+    # as `make lab`, the TPC-H scale set over the profile's 0.01
+    r = run_dbtier("lab", ".", "--profile", "smoke", "--dss-scale", "0.02", "--json", "--out", "lab", cwd=pg_dir)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["command"] == "lab" and doc["status"] == "ok"
@@ -28,6 +29,7 @@ def test_lab_on_one_directory_runs_every_step(pg_dir):
         assert s["status"] == "ok", s
         child = load_doc(pg_dir / "lab" / s["run_dir"])
         assert child["status"] == "ok"
+    assert load_doc(pg_dir / "lab" / "dss-1")["scale"] == 0.02
     req = doc["requirement"]
     # measured figures as measured (no token 1 for a rate that did not show up); capacity >= 10 GB by rule
     assert req and req["capacity_gb"] >= 10 and req["absent"] == []

@@ -92,6 +92,20 @@ def test_one_runs_bytes_seconds_and_mbps(monkeypatch):
     assert "run 1 of 2, the middle one; median 117 MB/s, runs 100–133)" in text
 
 
+
+def test_the_first_backup_of_a_series_warms_up_unmeasured(monkeypatch):
+    """A warm-up run of 4.0 s (the slow first backup) then two of 2.0 s and 1.5 s: only the two are measured;
+    the warm-up's output is cleaned up as every run's is."""
+    monkeypatch.setattr(backup, "drop_caches", lambda: False)
+    clock = iter([0.0, 4.0, 10.0, 12.0, 20.0, 21.5])
+    monkeypatch.setattr(backup, "time", SimpleNamespace(monotonic=lambda: next(clock), process_time=time.process_time))
+    calls, cleaned = [], []
+    rec = backup._measure_runs(lambda: calls.append(1) or (200_000_000, None, "out"), lambda: cleaned.append(1), [],
+                               2, warmup=True)
+    assert len(calls) == 3 and len(cleaned) == 3
+    assert rec["warmup_runs"] == 1 and rec["runs"] == 2
+    assert rec["seconds_runs"] == pytest.approx([2.0, 1.5])        # the 4.0 s warm-up is in neither figure
+
 @pytest.mark.parametrize("emulate, words", [
     ("{elsewhere}=40MiBps", "is neither --to"),
     ("{to}=40MiB", "cannot read the rate"),

@@ -130,7 +130,8 @@ def test_not_judged_advice_names_the_scale_and_the_repeat_count():
     """SF 3 in 2.4 s with one warm run, MIN_DSS_RUN_S 5 and MIN_RUNS 2: --scale 7 and --repeat 3."""
     stats = [{"scale": 3.0, "total_s": 2.4, "warm_totals": {"n": 1}}]
     text = dss_advice(stats, 5.0, 2)
-    assert text.startswith("run --scale 7 or more (0.8 s per scale factor measured at SF 3: 5 s needs SF 6.25")
+    assert text.startswith("run --scale 7 or more (lab: --dss-scale 7; 0.8 s per scale factor measured at SF 3: 5 s needs "
+                           "SF 6.25")
     assert "--repeat 3 or more" in text and text.endswith(" to judge")
     assert "--repeat" not in dss_advice(stats, 5.0)
     # two runs: the faster per scale factor (SF 1 in 0.5 s: 10 -> 10) sets it, not SF 3's 7

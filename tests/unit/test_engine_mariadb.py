@@ -207,3 +207,20 @@ def test_server_conf_reads_a_dsn_servers_durability():
                                                  ["innodb_doublewrite", "DETECT_ONLY"]]))[0] is False
     assert MariaDBEngine.durability(server_conf([["innodb_flush_log_at_trx_commit", "2"]]))[1].startswith(
         "innodb_flush_log_at_trx_commit=2")
+
+
+@pytest.mark.parametrize("engine", [PostgresEngine, MariaDBEngine])
+def test_emulating_the_dir_puts_the_whole_datadir_on_the_tier(tmp_path, engine):
+    # `--dir SLOW --emulate SLOW=...`: the unplaced cluster goes to --dir, so the tier takes its datadir
+    from dbtier.cli.main import build_parser
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    eng = "mariadb" if engine is MariaDBEngine else "postgres"
+    base = ["bench", "oltp", "--engine", eng, "--scale", "1", "--warehouses", "1", "--dir", str(slow)]
+    ns = build_parser().parse_args([*base, "--emulate", f"{slow}=1000riops,500wiops"])
+    _, steps, emulation = bench_oltp_checks.checked(ns, engine)
+    assert steps == [("single", {"data": str(slow)})] and emulation.dir == str(slow)
+    # a --place that puts data elsewhere keeps it there; the tier must then be one of the placed directories
+    ns = build_parser().parse_args([*base, "--place", f"data={tmp_path}", "--emulate", f"{slow}=150iops"])
+    with pytest.raises(DbtierError, match="is not one of the placement's directories"):
+        bench_oltp_checks.checked(ns, engine)

@@ -160,7 +160,8 @@ def test_every_method_to_null_then_dir_with_source_bytes_and_nothing_left(fake_e
     assert all(r["bottleneck"] and r["mbps"] > 0 for r in recs)
     assert recs[4]["null_mbps"] == recs[0]["mbps"] and recs[4]["null_method"] == "mariadb-backup stream"
     assert recs[1]["null_mbps"] == recs[0]["mbps"] and "null_method" not in recs[1]
-    assert [c[1] is None for c in calls] == [True, False, True, False, True]
+    # the first (stream to null) also warms up once, unmeasured: the series' first backup is the slow one
+    assert [c[1] is None for c in calls] == [True, True, False, True, False, True]
     assert list(to.iterdir()) == []
 
 

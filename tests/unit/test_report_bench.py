@@ -454,7 +454,7 @@ def test_the_verdict_comes_first(dss):
     assert "<th>bottleneck</th>" in verdict
     # 1.84 s at SF 0.3 is 6.12 s per scale factor: 5 s needs SF 0.817, a scale of 0.9 or more
     assert ('<p class="unjudged">Whether TPC-H SF 0.3 on DuckDB is CPU-, storage- or temp-bound is not judged, too '
-            "little evidence: a power run of 1.84 s; at least 5 s needed; run --scale 0.9 or more (6.12 s per scale "
+            "little evidence: a power run of 1.84 s; at least 5 s needed; run --scale 0.9 or more (lab: --dss-scale 0.9; 6.12 s per scale "
             "factor measured at SF 0.3") in verdict
     assert "is CPU-bound" not in verdict
     # the rules and guards behind the sentences are listed under the verdict

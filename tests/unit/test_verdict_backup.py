@@ -47,3 +47,26 @@ def test_a_difference_within_the_runs_spread_is_not_called():
     [cmp] = [t for t in verdict([fast, slow])["sentences"] if t.startswith("Backup targets compared")]
     assert "400 MB/s to /mnt/a, 250 MB/s to /mnt/b;" in cmp and "times faster" not in cmp
     assert "not judged where pg_basebackup tar to /mnt/b: its 2 runs differ by 40%" in cmp
+
+
+def test_a_rate_at_the_throttle_is_judged_whatever_the_null_sinks_spread():
+    # the null sink's runs span 497-621 MB/s (21%, over the 20% guard), the directory's 38.5-39.5 at a 41.9 MB/s
+    # throttle: the throttle alone says the target is the limit
+    at = dict(_t("pg_basebackup tar", "dir", 39, 38.5, 39.5, "target", SLOW_WHY), at_throttle=True)
+    slow = _doc("/mnt/slow", [_t("pg_basebackup tar", "null", 615, 497, 621, "source", "the null sink writes nothing"),
+                              at], EMU)
+    [s] = [t for t in verdict([slow])["sentences"] if t.startswith("Backups")]
+    assert s == ("Backups (PostgreSQL) to /mnt/slow (emulated: 40 MiB/s of reads and of writes) are limited by the "
+                 "target directory (writing) in every method: pg_basebackup tar: " + SLOW_WHY + ".")
+    # beside a faster method limited by the null-sink ratio, the throttle's rate is the evidence cited
+    gz = _t("pg_basebackup tar-gzip", "dir", 197, 195, 199, "target", "median 197 MB/s ... (1.4 times)")
+    gz_null = _t("pg_basebackup tar-gzip", "null", 269, 268, 274, "cpu", "compression")
+    both = _doc("/mnt/slow", slow["targets"] + [gz_null, gz], EMU)
+    [s] = [t for t in verdict([both])["sentences"] if t.startswith("Backups")]
+    assert ": pg_basebackup tar: " + SLOW_WHY in s and "(1.4 times)" not in s
+    # the same figures without the throttle's word: the null sink's spread leaves it unjudged
+    at["at_throttle"] = False
+    [s] = verdict([slow])["sentences"]
+    assert s.startswith("Which side limits the backups (PostgreSQL) to /mnt/slow (emulated: 40 MiB/s of reads and of "
+                        "writes) is not judged, too little evidence: pg_basebackup tar → null: its 2 runs differ by "
+                        "20.2% (497–621 MB/s; at most 20% to judge)")

@@ -140,7 +140,7 @@ def test_a_short_power_run_is_not_judged_and_a_long_one_is():
     # 1.84 s at SF 0.3 is 6.13 s per scale factor: 5 s needs SF 0.815, said rounded up as 0.9
     assert text.startswith(
         "Whether TPC-H SF 0.3 on DuckDB is CPU-, storage- or temp-bound is not judged, too little evidence: a power "
-        "run of 1.84 s; at least 5 s needed; run --scale 0.9 or more (6.1")
+        "run of 1.84 s; at least 5 s needed; run --scale 0.9 or more (lab: --dss-scale 0.9; 6.1")
     assert "measured at SF 0.3: 5 s needs SF 0.81" in text and text.endswith(" to judge.")
     long = copy.deepcopy(short)
     for q in long["queries"]:

@@ -88,10 +88,14 @@ def checked(args: argparse.Namespace, cls: type[Engine]) -> tuple[list[int], lis
     emulation = slowtier.parse(args.emulate) if args.emulate else None
     if emulation and args.dsn:
         raise DbtierError("--emulate needs the managed cluster, not --dsn", "dbtier emulates only tiers it places")
+    if (emulation and not args.dsn and not args.placement_matrix and "data" not in steps[0][1]
+            and os.path.realpath(args.dir) == os.path.realpath(emulation.dir)):
+        # --dir is where the unplaced cluster goes: emulating it puts the whole datadir on the tier
+        steps = [(name, {**pl, "data": os.path.abspath(args.dir)}) for name, pl in steps]
     if emulation and not any(os.path.realpath(d) == os.path.realpath(emulation.dir)
                              for _, pl in steps for d in pl.values()):
         raise DbtierError(f"--emulate {args.emulate}: {emulation.dir} is not one of the placement's directories",
-                          "name the slow directory of --placement-matrix FAST,SLOW (or one of --place)")
+                          "name --dir, the slow directory of --placement-matrix FAST,SLOW, or one of --place")
     cls.check()
     for _, placement in ([] if args.dsn else steps):   # --dsn: the server resolves them on its host
         for role, d in placement.items():

@@ -17,6 +17,8 @@ from typing import Any
 
 from rich.table import Table
 
+from dbtier.cli import options as argtypes
+from dbtier.cli.bench_dss import MAX_TPCH_SCALE
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.settings_options import pg_memory
 from dbtier.cli.common import Run, add_output_options, console, emit
@@ -72,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the TPC-H steps' DuckDB memory_limit (bench dss --memory-limit), small so that queries "
                    "spill to temp and the temp tiers are compared (80MB at --profile full's SF 1 spills Q9, Q10 "
                    "and Q18); default: DuckDB's own, which spills nothing at the profiles' scales")
+    p.add_argument("--dss-scale", type=argtypes.positive_float(MAX_TPCH_SCALE), metavar="SF",
+                   help="the TPC-H steps' scale factor (bench dss --scale) instead of the profile's (smoke 0.01, "
+                   "quick 0.1, full 1): larger when the verdict says the power runs were too short to judge")
     p.add_argument("--cloud", choices=("aws", "azure", "gcp"), default="aws",
                    help="the provider whose volumes the cloud step sizes for the measured load (default aws)")
     add_output_options(p)
@@ -134,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     emulated, emu_argv = _emulation(args.emulate, dirs)
     run_ = Run("lab", args, {"dirs": dirs, "profile": args.profile, "skip": sorted(skip), "cloud": args.cloud,
                              "engines": engines, "settings": prof, "emulate": emu_argv[1] if emu_argv else None,
-                             "dss_memory_limit": args.dss_memory_limit}, paths=dirs)
+                             "dss_memory_limit": args.dss_memory_limit, "dss_scale": args.dss_scale}, paths=dirs)
     doc = run_.doc
     doc["steps"] = []
     lab = run_.dir.path.resolve()
@@ -180,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
             if "dss" in skip:
                 step(f"dss-{i + 1}", None, "skipped by --skip")
                 continue
-            step(f"dss-{i + 1}", ["bench", "dss", "--scale", prof["dss_scale"], "--repeat", prof["dss_repeat"],
+            step(f"dss-{i + 1}", ["bench", "dss", "--scale", f"{args.dss_scale:g}" if args.dss_scale else prof["dss_scale"], "--repeat", prof["dss_repeat"],
                                   "--data", fast, "--temp", d] +
                  (["--probe", str(lab / "probe")] if probe else []) + (emu_argv if d == emulated else [])
                  + (["--memory-limit", args.dss_memory_limit] if args.dss_memory_limit else []))

@@ -158,7 +158,9 @@ class SlowTier:
         self.claim: Claim | None = None
 
     def describe(self) -> dict:
-        return {"dir": self.emu.dir, "mount": self.mount, "device": os.path.basename(self.loop or "") or None,
+        """The tier for the result document; its directory absolute, as the placements' are, so the report
+        can tell which placed directory it is."""
+        return {"dir": os.path.abspath(self.emu.dir), "mount": self.mount, "device": os.path.basename(self.loop or "") or None,
                 "read_iops": self.emu.read_iops, "write_iops": self.emu.write_iops, "size_bytes": self.size_bytes,
                 "read_bps": self.emu.read_bps, "write_bps": self.emu.write_bps,
                 "mechanism": "loop device, cgroup1 blkio.throttle", "label": LABEL,

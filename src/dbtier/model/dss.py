@@ -92,7 +92,8 @@ BACKUP_RULE = (f"the target when the rate through a throttled tier is within {BA
 Throttle = tuple[float, float, str]    # (measured rate, the throttle's limit, unit: "MB/s" or "IOPS")
 
 
-def _near(t: Throttle | None) -> bool:
+def near_throttle(t: Throttle | None) -> bool:
+    """An emulated tier's rate within BACKUP_THROTTLE_NEAR of its throttle: the throttle is the limit."""
     return bool(t) and t[1] > 0 and t[0] >= (1 - BACKUP_THROTTLE_NEAR) * t[1]
 
 
@@ -121,9 +122,9 @@ def backup_bottleneck(target: str, compressed: bool, proc_cpu_cores: float, src_
     vs_null = (f"{med}{mbps:,.0f} MB/s to the directory against {med}{null_mbps:,.0f} MB/s to the null sink"
                + (f" of {null_of}, which reads the same files" if null_of else "")
                + (f" ({ratio:.1f} times)" if ratio is not None and ratio >= 1.05 else "")) if ratio else ""
-    if target == "dir" and _near(dst_throttle):
+    if target == "dir" and near_throttle(dst_throttle):
         return "target", _throttle_text(dst_throttle, "wrote") + (f"; {vs_null}" if vs_null else "")
-    if _near(src_throttle):
+    if near_throttle(src_throttle):
         return "source", _throttle_text(src_throttle, "read")
     if ratio is not None and ratio >= BACKUP_NULL_FACTOR:
         return "target", (f"{vs_null}, at least {BACKUP_NULL_FACTOR:g} times: the source delivers more than the "
@@ -299,7 +300,8 @@ def dss_scale_advice(stats: Sequence[dict[str, Any]], min_run_s: float) -> str |
         return None
     s = min(short, key=lambda x: x["total_s"] / x["scale"])
     per = s["total_s"] / s["scale"]
-    return (f"run --scale {needed_scale(s['scale'], s['total_s'], min_run_s):g} or more ({per:.3g} s per scale "
+    n = needed_scale(s['scale'], s['total_s'], min_run_s)
+    return (f"run --scale {n:g} or more (lab: --dss-scale {n:g}; {per:.3g} s per scale "
             f"factor measured at SF {s['scale']:g}: {min_run_s:g} s needs SF {min_run_s / per:.3g} if the time grows "
             "in proportion to the scale; fixed per-query costs make that a lower bound)")
 

@@ -552,14 +552,15 @@ def _dss_figures(doc: dict[str, Any]) -> list[Figure]:
 
 def backup_methods(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Per method, in the order run: {method, dir_mbps, null_mbps, limit, evidence, bytes, output_bytes,
-    compressed, seconds, cpu_cores, dir_spread, null_spread}; the limiting side is the directory run's (else
+    compressed, seconds, cpu_cores, dir_spread, null_spread, at_throttle}; the limiting side is the directory run's (else
     the null run's); a spread is its runs' MB/s (n=1 for one run)."""
     by: dict[str, dict[str, Any]] = {}
     for t in dicts(doc.get("targets")):
         m = str(t.get("method") or "?")
         rec = by.setdefault(m, {"method": m, "dir_mbps": None, "null_mbps": None, "limit": None, "evidence": None,
                                 "bytes": None, "output_bytes": None, "compressed": t.get("compressed"),
-                                "seconds": None, "cpu_cores": None, "dir_spread": None, "null_spread": None})
+                                "seconds": None, "cpu_cores": None, "dir_spread": None, "null_spread": None,
+                                "at_throttle": False})
         side = t.get("target")
         if side in ("null", "dir"):    # a run measured once (or an older document): n=1
             from dbtier.core.stats import spread
@@ -571,6 +572,7 @@ def backup_methods(doc: dict[str, Any]) -> list[dict[str, Any]]:
         elif side == "dir":
             rec["dir_mbps"] = t.get("mbps") if isnum(t.get("mbps")) else None
             rec["limit"], rec["evidence"] = t.get("bottleneck"), t.get("bottleneck_evidence")
+            rec["at_throttle"] = t.get("at_throttle") is True
             rec["output_bytes"] = t.get("output_bytes") if isnum(t.get("output_bytes")) else None
             rec["seconds"] = t.get("seconds") if isnum(t.get("seconds")) else None
             rec["cpu_cores"] = t.get("proc_cpu_cores") if isnum(t.get("proc_cpu_cores")) else None

@@ -55,12 +55,16 @@ def _engine(doc: dict[str, Any]) -> str:
 
 def _shortfalls(d: dict[str, Any], m: dict[str, Any]) -> list[tuple[str, str]]:
     """Why a method's limiting side cannot be judged: its runs to the directory, to null, or to the null sink
-    it was judged against (another method's, `null_method`), too few or too far apart."""
+    it was judged against (another method's, `null_method`), too few or too far apart; a rate at an emulated
+    tier's throttle needs only its own runs."""
     ref = next((str(t["null_method"]) for t in d.get("targets") or [] if isinstance(t, dict)
                 and t.get("method") == m["method"] and t.get("target") == "dir" and t.get("null_method")), None)
     null = (next((x for x in backup_methods(d) if x["method"] == ref), {}) if ref else m).get("null_spread")
     out = []
-    for what, sp in ((f"{m['method']} → directory", m["dir_spread"]), (f"{ref or m['method']} → null", null)):
+    sides = [(f"{m['method']} → directory", m["dir_spread"])]
+    if not m.get("at_throttle"):     # at an emulated tier's throttle, the rate against the limit decides
+        sides.append((f"{ref or m['method']} → null", null))
+    for what, sp in sides:
         why = R.short_of(sp, None, 0.0, "MB/s") if sp else None
         if why:
             out.append((what, why))
@@ -92,7 +96,8 @@ def _limits(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         main = Counter(m["limit"] for m in ms).most_common(1)[0][0]
         others = sorted({(m["method"], m["limit"]) for m in ms if m["limit"] != main})
         firm = [m for m in ms if m["limit"] == main]
-        best = max(firm, key=lambda m: _dir_mbps(m) or 0.0)
+        # the evidence cited: a rate at an emulated tier's throttle first (the most direct), else the fastest
+        best = max(firm, key=lambda m: (m.get("at_throttle") is True, _dir_mbps(m) or 0.0))
         every = not others and not short
         text = (f"Backups ({name}) to {where} are limited by {LIMITS.get(main, main)}"
                 + (" in every method" if every else

@@ -456,6 +456,8 @@ class BackupTarget(TypedDict, total=False):
     mbps_runs: list[float]
     seconds_runs: list[float]
     mbps_spread: Obj
+    warmup_runs: int                # backups run first and not measured (the first of a series: 1)
+    at_throttle: bool              # the rate is at an emulated tier's throttle: the limit, whatever the null sink
     raw_files: list[str]           # its program output, under the run directory
 
 

@@ -31,7 +31,7 @@ from dbtier.core.files import sql_str
 from dbtier.core.stats import representative, spread
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
-from dbtier.model.dss import backup_bottleneck
+from dbtier.model.dss import backup_bottleneck, near_throttle
 from dbtier.workloads.dss import dir_bytes, drop_caches
 
 PG_METHODS = {"plain": ["-Fp"], "tar": ["-Ft"], "tar-gzip": ["-Ft", "-z", "-Z", "1"]}
@@ -85,12 +85,22 @@ def _measure(fn: Backup, devices: list[str]) -> dict[str, Any]:
                         for n, d in o["devices"].items()}, "_raw": raw}
 
 
-def _measure_runs(fn: Backup, cleanup: Callable[[], None], devices: list[str], repeat: int) -> dict[str, Any]:
+def _measure_runs(fn: Backup, cleanup: Callable[[], None], devices: list[str], repeat: int,
+                  warmup: bool = False) -> dict[str, Any]:
     """fn measured `repeat` times (each from a dropped page cache; cleanup() after each, whatever happens) -> the
     record of the run in the middle by MB/s (for an even count the lower middle: core.stats.representative):
     its bytes, seconds and MB/s (so bytes / seconds = mbps), CPU and devices, with `run` (its number, from 1),
     `runs`, `mbps_runs`, `seconds_runs` and `mbps_spread` ({median, min, max, n, spread_pct}: the median MB/s
-    is there, stated as the median)."""
+    is there, stated as the median).
+
+    `warmup`: one run first, not measured (`warmup_runs` 1). The first backup after the load is the slow one
+    whatever the cache state inside the machine (on a 2-core VM: 362 MB/s to null, then 796 and 828 with the
+    page cache dropped before each), so the first method of a series warms up and the spread is the runs'."""
+    if warmup:
+        try:
+            _measure(fn, devices)
+        finally:
+            cleanup()
     recs = []
     for _ in range(repeat):
         try:
@@ -101,7 +111,7 @@ def _measure_runs(fn: Backup, cleanup: Callable[[], None], devices: list[str], r
     k = representative(mbps)
     rec = dict(recs[k])
     rec.update({"run": k + 1, "runs": len(recs), "mbps_runs": mbps, "seconds_runs": [r["seconds"] for r in recs],
-                "mbps_spread": spread(mbps), "_raw": [r["_raw"] for r in recs]})
+                "mbps_spread": spread(mbps), "warmup_runs": int(warmup), "_raw": [r["_raw"] for r in recs]})
     return rec
 
 
@@ -132,13 +142,15 @@ def judge(rec: dict[str, Any], src_dev: str | None, dst_dev: str | None,
     busy = lambda d: rec["devices"].get(d, {}).get("busy_pct", 0.0) if d else 0.0  # noqa: E731
     to_dir = rec["target"] == "dir"
     median = (rec.get("mbps_spread") or {}).get("median")
+    dst_t = _tier_rate(rec, dst_dev, dst_limit, True) if to_dir else None
+    src_t = _tier_rate(rec, src_dev, src_limit, False)
     kind, why = backup_bottleneck(rec["target"], rec["compressed"], rec["proc_cpu_cores"], busy(src_dev),
                                   busy(dst_dev) if to_dir else 0.0, median or rec["mbps"] or 0.0,
                                   rec.get("null_mbps"), medians=rec.get("runs", 1) > 1,
-                                  null_of=rec.get("null_method"),
-                                  dst_throttle=_tier_rate(rec, dst_dev, dst_limit, True) if to_dir else None,
-                                  src_throttle=_tier_rate(rec, src_dev, src_limit, False))
+                                  null_of=rec.get("null_method"), dst_throttle=dst_t, src_throttle=src_t)
     rec["bottleneck"], rec["bottleneck_evidence"] = kind, why
+    # a rate at an emulated tier's throttle is its own evidence: the null sink's runs are not needed for it
+    rec["at_throttle"] = near_throttle(dst_t) or near_throttle(src_t)
 
 
 def null_first(methods: list[str], plain: str = "plain") -> list[str]:
@@ -198,7 +210,7 @@ def pg_backups(cluster, to_dir: Path, methods: list[str], devices: list[str], sr
                     raise _failure(done.stderr, target, method, to_dir)
                 return (_progress_bytes(done.stderr), (dir_bytes(dest) if target == "dir" else None),
                         " ".join(argv) + "\n" + done.stderr)
-            rec = _measure_runs(go, lambda: shutil.rmtree(dest, ignore_errors=True), devices, repeat)
+            rec = _measure_runs(go, lambda: shutil.rmtree(dest, ignore_errors=True), devices, repeat, warmup=not out)
             null_mbps = _keep(rec, {"target": target, "method": f"pg_basebackup {method}",
                                     "compressed": "gzip" in method}, src_dev, dst_dev, null_mbps, out, on_result,
                               "pg_basebackup tar" if method == "plain" else None)
@@ -238,7 +250,7 @@ def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str
             size = db_path.stat().st_size
             return size, (size if target == "dir" else None), None
         try:
-            rec = _measure_runs(copy, lambda: dest.unlink(missing_ok=True), devices, repeat)
+            rec = _measure_runs(copy, lambda: dest.unlink(missing_ok=True), devices, repeat, warmup=not out)
         except OSError as exc:
             raise DbtierError(f"{to_dir}: copying the database file failed ({exc.strerror})",
                               "free space there or choose another --to") from exc
@@ -404,7 +416,7 @@ def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str]
                 shutil.rmtree(dest, ignore_errors=True)
                 if out_file is not None:
                     out_file.unlink(missing_ok=True)
-            rec = _measure_runs(go, cleanup, devices, repeat)
+            rec = _measure_runs(go, cleanup, devices, repeat, warmup=not out)
             null_mbps = _keep(rec, {"target": target, "method": f"mariadb-backup {method}",
                                     "compressed": compress is not None}, src_dev, dst_dev, null_mbps, out, on_result,
                               "mariadb-backup stream" if method == "plain" else None)
