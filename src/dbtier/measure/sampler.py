@@ -34,9 +34,9 @@ def parse_diskstats(text: str) -> dict[str, dict[str, int]]:
         if len(f) < 14:
             continue
         v = [int(x) for x in f[3:14]]
-        out[f[2]] = {"reads": v[0], "read_sectors": v[2], "read_ms": v[3], "writes": v[4],
-                     "write_sectors": v[6], "write_ms": v[7], "in_flight": v[8], "io_ms": v[9],
-                     "weighted_ms": v[10]}
+        out[f[2]] = {"reads": v[0], "reads_merged": v[1], "read_sectors": v[2], "read_ms": v[3], "writes": v[4],
+                     "writes_merged": v[5], "write_sectors": v[6], "write_ms": v[7], "in_flight": v[8],
+                     "io_ms": v[9], "weighted_ms": v[10]}
     return out
 
 
@@ -64,6 +64,10 @@ def disk_between(a: dict[str, int], b: dict[str, int], seconds: float) -> dict[s
         "read_iops": (b["reads"] - a["reads"]) / seconds,
         "read_ios": b["reads"] - a["reads"],     # the raw count: the cache guard compares it with page reads
         "write_iops": (b["writes"] - a["writes"]) / seconds,
+        # I/Os merged into others before they completed: an I/O throttle (cgroup blkio) counts them, since
+        # it charges each I/O as submitted, before the queue merges it
+        "read_merged_iops": (b.get("reads_merged", 0) - a.get("reads_merged", 0)) / seconds,
+        "write_merged_iops": (b.get("writes_merged", 0) - a.get("writes_merged", 0)) / seconds,
         "mbps": sectors * SECTOR_BYTES / seconds / 1e6,
         "read_bytes": (b["read_sectors"] - a["read_sectors"]) * SECTOR_BYTES,
         "write_bytes": (b["write_sectors"] - a["write_sectors"]) * SECTOR_BYTES,

@@ -21,6 +21,7 @@ everything it did, in reverse, on close; it never touches a loop device, mount o
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -146,7 +147,8 @@ class SlowTier:
     `close()` undoes every step that was done (idempotent)."""
 
     def __init__(self, emu: Emulation, mountinfo: str | None = None):
-        self.emu = emu
+        # absolute: the mount point is handed to servers that run in other directories
+        self.emu = dataclasses.replace(emu, dir=os.path.abspath(emu.dir))
         self._mountinfo = mountinfo
         self.base: Path | None = None
         self.mount: str | None = None
@@ -160,7 +162,7 @@ class SlowTier:
     def describe(self) -> dict:
         """The tier for the result document; its directory absolute, as the placements' are, so the report
         can tell which placed directory it is."""
-        return {"dir": os.path.abspath(self.emu.dir), "mount": self.mount, "device": os.path.basename(self.loop or "") or None,
+        return {"dir": self.emu.dir, "mount": self.mount, "device": os.path.basename(self.loop or "") or None,
                 "read_iops": self.emu.read_iops, "write_iops": self.emu.write_iops, "size_bytes": self.size_bytes,
                 "read_bps": self.emu.read_bps, "write_bps": self.emu.write_bps,
                 "mechanism": "loop device, cgroup1 blkio.throttle", "label": LABEL,

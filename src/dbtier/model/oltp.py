@@ -309,17 +309,21 @@ class Throttle:
 
     def words(self) -> str:
         return (f"emulated {self.device}: reads {self.read_iops:,.0f} of {self.read_limit_iops:,} IOPS, writes "
-                f"{self.write_iops:,.0f} of {self.write_limit_iops:,} IOPS")
+                f"{self.write_iops:,.0f} of {self.write_limit_iops:,} IOPS (submitted: completed plus merged)")
 
 
 def throttles_of(devices: Sequence[dict[str, Any]], limits: dict[str, dict[str, int]] | None) -> tuple[Throttle, ...]:
-    """The point's device figures (read_iops, write_iops per device) against the emulated tier's limits
-    ({device: {read_iops, write_iops}}): one Throttle per limited device that was sampled."""
+    """The point's device figures against the emulated tier's limits ({device: {read_iops, write_iops}}): one
+    Throttle per limited device that was sampled. The rate set against a limit is the I/Os submitted, those
+    completed (read_iops) plus those merged into them (read_merged_iops), as the throttle counts them: a
+    throttled MariaDB tier completed 351 writes a second and merged 152 more at a 500-write limit."""
     if not limits:
         return ()
     by_name = {d.get("device"): d for d in devices}
-    return tuple(Throttle(name, float(by_name[name].get("read_iops") or 0.0),
-                          float(by_name[name].get("write_iops") or 0.0),
+
+    def rate(d: dict[str, Any], way: str) -> float:
+        return float(d.get(f"{way}_iops") or 0.0) + float(d.get(f"{way}_merged_iops") or 0.0)
+    return tuple(Throttle(name, rate(by_name[name], "read"), rate(by_name[name], "write"),
                           int(lim.get("read_iops") or 0), int(lim.get("write_iops") or 0))
                  for name, lim in sorted(limits.items()) if name in by_name)
 

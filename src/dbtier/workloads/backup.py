@@ -81,7 +81,8 @@ def _measure(fn: Backup, devices: list[str]) -> dict[str, Any]:
     return {"bytes": nbytes, "output_bytes": written, "seconds": secs, "mbps": nbytes / secs / 1e6 if secs else None,
             "proc_cpu_cores": cores, "caches_dropped": dropped, "cpu_util": o["cpu"],
             "devices": {n: {"busy_pct": d["busy_pct"], "read_bytes": d["read_bytes"], "write_bytes": d["write_bytes"],
-                            "mbps": d["mbps"], "read_iops": d["read_iops"], "write_iops": d["write_iops"]}
+                            "mbps": d["mbps"], "read_iops": d["read_iops"], "write_iops": d["write_iops"],
+                            "read_merged_iops": d["read_merged_iops"], "write_merged_iops": d["write_merged_iops"]}
                         for n, d in o["devices"].items()}, "_raw": raw}
 
 
@@ -130,8 +131,8 @@ def _tier_rate(rec: dict[str, Any], dev: str | None, limit: dict[str, Any] | Non
     if limit.get(f"{way}_bps"):
         moved = d.get(f"{way}_bytes") or (rec.get("output_bytes") if write else rec.get("bytes")) or 0
         return moved / secs / 1e6, limit[f"{way}_bps"] / 1e6, "MB/s"
-    if limit.get(f"{way}_iops") and f"{way}_iops" in d:
-        return d[f"{way}_iops"], float(limit[f"{way}_iops"]), "IOPS"
+    if limit.get(f"{way}_iops") and f"{way}_iops" in d:     # submitted I/Os, as the throttle counts them
+        return d[f"{way}_iops"] + d.get(f"{way}_merged_iops", 0.0), float(limit[f"{way}_iops"]), "IOPS"
     return None
 
 

@@ -179,7 +179,8 @@ def innodb_point(driven: dict[str, Any], overall: dict[str, Any], series: list[d
     before and after -> the point with pgbench.run_point's keys, `innodb` where PostgreSQL has `pg`.
     `throttles`: an emulated tier's limits by device ({read_iops, write_iops}), for the bottleneck."""
     dev_figs = [{"device": d, "iops": v["iops"], "read_iops": v["read_iops"], "read_ios": v["read_ios"],
-                 "write_iops": v["write_iops"], "mbps": v["mbps"], "await_ms": v["await_ms"],
+                 "write_iops": v["write_iops"], "read_merged_iops": v.get("read_merged_iops", 0.0),
+                 "write_merged_iops": v.get("write_merged_iops", 0.0), "mbps": v["mbps"], "await_ms": v["await_ms"],
                  "busy_pct": v["busy_pct"], "queue": v["queue"], "read_bytes": v["read_bytes"],
                  "write_bytes": v["write_bytes"]} for d, v in (overall.get("devices") or {}).items()]
     worst = max(dev_figs, key=lambda d: d["busy_pct"], default={"await_ms": 0.0, "busy_pct": 0.0, "queue": 0.0})

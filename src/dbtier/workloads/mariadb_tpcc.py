@@ -24,6 +24,7 @@ import re
 import resource
 import shutil
 import tempfile
+import threading
 import time
 from datetime import datetime
 from importlib import resources
@@ -175,8 +176,10 @@ class _Client:
         return [line.split("\t") for line in done.stdout.splitlines()]
 
 
-def _load_files(client: _Client, copies: list[tuple[str, Iterator[bytes]]], where: Path, what: str) -> None:
-    """Write each table's rows to a file, then load them all in one client session; remove the files."""
+def _load_files(client: _Client, copies: list[tuple[str, Iterator[bytes]]], where: Path, what: str,
+                lock: threading.Lock | None = None) -> None:
+    """Write each table's rows to a file, then load them all in one client session (holding `lock`, when
+    given, while it loads); remove the files."""
     where.mkdir()
     try:
         stmts = ["SET unique_checks = 0", "SET foreign_key_checks = 0"]
@@ -185,7 +188,8 @@ def _load_files(client: _Client, copies: list[tuple[str, Iterator[bytes]]], wher
             path = where / f"{table}.tsv"
             write_rows(chunks, path)
             stmts.append(load_data_sql(table, path))
-        client.run(";\n".join(stmts), f"loading the tpcc tables ({what})")
+        with lock or contextlib.nullcontext():
+            client.run(";\n".join(stmts), f"loading the tpcc tables ({what})")
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
@@ -207,8 +211,13 @@ def load(target: MysqlTarget, client_args: list[str], client_env: dict, warehous
         _load_files(client, [tpcc.item_copy(tpcc.Gen())], stage / "item", "items")
         log("items loaded")
 
+        # Warehouses are generated side by side but loaded one at a time: two sessions' LOAD DATA into the
+        # same tables can deadlock in InnoDB (ERROR 1213, seen loading 2 warehouses on a throttled tier).
+        loading = threading.Lock()
+
         def one(w: int) -> None:
-            _load_files(client, tpcc.warehouse_copies(w, tpcc.Gen(), c_load, now), stage / f"w{w}", f"warehouse {w}")
+            _load_files(client, tpcc.warehouse_copies(w, tpcc.Gen(), c_load, now), stage / f"w{w}", f"warehouse {w}",
+                        loading)
             log(f"warehouse {w} loaded")
 
         workers = max(1, min(warehouses, os.cpu_count() or 1))

@@ -286,6 +286,7 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
     shares = wait_shares(wait_counts)
     dev_figs = [{"device": d, "iops": v["iops"], "read_iops": v["read_iops"],
                  "read_ios": v["read_ios"], "write_iops": v["write_iops"],
+                 "read_merged_iops": v["read_merged_iops"], "write_merged_iops": v["write_merged_iops"],
                  "mbps": v["mbps"], "await_ms": v["await_ms"],
                  "busy_pct": v["busy_pct"], "queue": v["queue"], "read_bytes": v["read_bytes"],
                  "write_bytes": v["write_bytes"]} for d, v in overall["devices"].items()]
