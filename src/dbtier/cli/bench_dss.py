@@ -52,7 +52,7 @@ def register_dss(bsub: argparse._SubParsersAction) -> None:
                    "process), so spill reaches the temp directory's device; default with --memory-limit: "
                    f"{DSS_BUDGET_RULE}; none: unbounded (spill may stay in the page cache)")
     d.add_argument("--emulate", metavar="DIR=RATE",
-                   help="root, duckdb: make DIR (the --temp or --data directory) an emulated slow tier, a loop "
+                   help="root: make DIR (the --temp or --data directory) an emulated slow tier, a loop "
                    "device there throttled to RATE (e.g. 150iops, or 150riops,300wiops), as bench oltp --emulate; "
                    "its figures are labelled emulated")
     d.add_argument("--threads", type=argtypes.positive_int(MAX_THREADS), help="DuckDB threads (default: all cores)")
@@ -119,8 +119,6 @@ def _emulation(args: argparse.Namespace):
     if not args.emulate:
         return None
     emu = slowtier.parse(args.emulate)
-    if args.engine != "duckdb":
-        raise DbtierError("--emulate applies to --engine duckdb only", "use --engine duckdb, or place a real slow tier")
     here = os.path.realpath(emu.dir)
     if here not in {os.path.realpath(d) for d in (args.temp, args.data) if d}:
         raise DbtierError(f"--emulate {args.emulate}: {emu.dir} is neither the --temp nor the --data directory",

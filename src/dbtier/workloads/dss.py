@@ -255,6 +255,10 @@ def memory_record(engine, budget_bytes: int | None) -> dict[str, Any]:
     mem = dict(getattr(engine, "memory", None) or {})
     mem.setdefault("budget_bytes", budget_bytes)
     if not budget_bytes:
-        mem.update(mechanism="none", reason=mem.get("reason") or "no budget (--memory none, or no --memory-limit): "
-                   "the queries' page cache is unbounded, so their spill may stay in memory")
+        unbounded = ("no budget (--memory none, or no --memory-limit): the queries' page cache is unbounded, so "
+                     "their spill may stay in memory" if hasattr(engine, "memory") else
+                     "the queries run in the server's own processes, which a TPC-H run does not bound (--memory-limit "
+                     "sets work_mem: when a sort or hash spills, not where): the page cache is unbounded, so their "
+                     "spill may stay in memory")
+        mem.update(mechanism="none", reason=mem.get("reason") or unbounded)
     return mem
