@@ -16,7 +16,6 @@ from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
-from dbtier.measure.probe import spare_bytes
 from dbtier.model.dss import BACKUP_RULE, estimate
 from dbtier.model.guards import backup_guards
 from dbtier.workloads.engine import ServerSpec, engine_class, names
@@ -89,10 +88,10 @@ def run_backup(args: argparse.Namespace) -> int:
         data, to = args.data, args.to
         if tier:
             per = _SOURCE_BYTES_PER_SCALE.get(args.engine) or estimate("duckdb", 1)["disk_gb"] * 1e9
-            tier.open(slowtier.backing_bytes(2 * args.scale * per + slowtier.GIB, spare_bytes(emulation.dir, 10)))
+            tier.open_for(2 * args.scale * per)
             doc["emulated"] = tier.describe()
-            here = os.path.realpath(emulation.dir)
-            data, to = (tier.mount if os.path.realpath(d) == here else d for d in (args.data, args.to))
+            placed = tier.place({"source": args.data, "target": args.to})
+            data, to = placed["source"], placed["target"]
             doc["emulated"]["roles"] = [r for r, d in (("source", data), ("target", to)) if d == tier.mount]
             doc.setdefault("notes", []).append(doc["emulated"]["note"])
             if not args.json:

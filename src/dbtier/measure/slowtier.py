@@ -170,6 +170,17 @@ class SlowTier:
                          f"{limits_text(self.emu)}; figures "
                          "through it are the throttle's, not that directory's device")}
 
+    def open_for(self, need_bytes: float) -> "SlowTier":
+        """open() with a backing file for need_bytes and a GiB more, within what the directory's filesystem
+        has past dbtier's margin (the file is sparse: only what is written takes space)."""
+        from dbtier.measure.probe import spare_bytes
+        return self.open(backing_bytes(need_bytes + GIB, spare_bytes(self.emu.dir, 10)))
+
+    def place(self, placement: dict[str, str]) -> dict[str, str]:
+        """{role: directory} with every directory that is the emulated one replaced by the tier's mount."""
+        here = os.path.realpath(self.emu.dir)
+        return {r: self.mount if os.path.realpath(d) == here else d for r, d in placement.items()}
+
     def open(self, size_bytes: int) -> "SlowTier":
         if os.geteuid() != 0:
             raise DbtierError("--emulate needs root: it makes a loop device, mounts it and sets an I/O throttle",

@@ -238,13 +238,9 @@ def power_run(engine, run_no: int, cold: bool, devices: list[str], expected: dic
 def emulate(tier, placement: dict[str, str], est: dict[str, float], doc: dict[str, Any]) -> dict[str, str]:
     """Make the emulated tier (measure/slowtier.py, as bench oltp --emulate) and put every role placed in
     its directory on it instead; doc["emulated"] and doc["emulated_roles"] say so."""
-    from dbtier.measure import slowtier
-    from dbtier.measure.probe import spare_bytes
-    # the database and its spill, three times over, and a GiB: the backing file is sparse
-    tier.open(slowtier.backing_bytes(3 * est["disk_gb"] * 1e9 + slowtier.GIB, spare_bytes(tier.emu.dir, 10)))
+    tier.open_for(3 * est["disk_gb"] * 1e9)      # the database and its spill, three times over
     doc["emulated"] = tier.describe()
-    here = os.path.realpath(tier.emu.dir)
-    out = {r: tier.mount if os.path.realpath(d) == here else d for r, d in placement.items()}
+    out = tier.place(placement)
     doc["emulated_roles"] = sorted(r for r, d in out.items() if d == tier.mount)
     return out
 

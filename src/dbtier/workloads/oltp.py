@@ -9,7 +9,6 @@ come (`run.doc`, `run.save()`); what the terminal shows goes through `Hooks`, a 
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,9 +215,7 @@ def no_cgroup_fallback(study: Study, data_dir: str, sized: bool) -> dict[str, st
 def emulate(study: Study, log_reserve_bytes: int, tier: slowtier.SlowTier, steps: list[tuple[str, dict[str, str]]],
             doc: dict[str, Any], hooks: Hooks) -> list[tuple[str, dict[str, str]]]:
     """Make the emulated tier and put every part placed in its directory on it instead."""
-    usable = spare_bytes(tier.emu.dir, 10)
-    tier.open(slowtier.backing_bytes(3 * study.data_bytes_estimate() + 2 * log_reserve_bytes + slowtier.GIB, usable))
+    tier.open_for(3 * study.data_bytes_estimate() + 2 * log_reserve_bytes)
     doc["emulated"] = tier.describe()
     note_once(doc, hooks, tier.describe()["note"])
-    here = os.path.realpath(tier.emu.dir)
-    return [(n, {r: tier.mount if os.path.realpath(d) == here else d for r, d in pl.items()}) for n, pl in steps]
+    return [(n, tier.place(pl)) for n, pl in steps]
