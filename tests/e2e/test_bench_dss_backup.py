@@ -242,6 +242,7 @@ def test_interrupt_stops_duckdb_before_it_is_raised(pg_dir):
 
 
 BACKUP_KEYS = {"target", "method", "bytes", "seconds", "mbps", "bottleneck"}
+SLICE_S = 0.1     # blk-throttle's slice: the bytes of one slice may go out as it opens
 
 
 def test_postgres_backup_to_dir_and_null(pg_dir):
@@ -297,7 +298,9 @@ def test_duckdb_backup(pg_dir):
 def test_backup_to_an_emulated_target_is_timed_to_the_device(pg_dir):
     """A target throttled at 8 MiB/s (8.39 MB/s): every write to it is synced inside the timed window, so no
     backup is timed faster than the throttle lets it write. EXPORT DATABASE's files included: unsynced, the page
-    cache takes them (101 MB/s through a 40 MiB/s throttle)."""
+    cache takes them (101 MB/s through a 40 MiB/s throttle). The kernel's throttle grants a slice (100 ms) of
+    bytes as a slice opens (blk-throttle rounds the elapsed time up to a whole slice), so a copy may finish up to
+    one slice early: 14.7 MB took 1.65 s against 1.75 s at the rate alone."""
     to = pg_dir / "slow"
     to.mkdir()
     r = run_dbtier("bench", "backup", "--engine", "duckdb", "--scale", "0.05", "--to", str(to), "--emulate",
@@ -309,7 +312,8 @@ def test_backup_to_an_emulated_target_is_timed_to_the_device(pg_dir):
     for t in (t for t in doc["targets"] if t["target"] == "dir"):
         written = t["devices"][dev]["write_bytes"]
         assert written >= t["output_bytes"] > 1e6, t["method"]          # it reached the tier's device
-        assert t["output_bytes"] / t["seconds"] <= 1.05 * 8 * 2**20, (t["method"], t["output_bytes"], t["seconds"])
+        allowed = 1.05 * 8 * 2**20 * (t["seconds"] + SLICE_S)
+        assert t["output_bytes"] <= allowed, (t["method"], t["output_bytes"], t["seconds"])
     assert list(to.iterdir()) == []
 
 
