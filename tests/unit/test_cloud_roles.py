@@ -177,14 +177,16 @@ def test_plan_roles_from_an_awr_file_type_history(tmp_path):
     assert c["monthly_usd"]["total"] == approx(sum(v["monthly_usd"]["total"] for v in c["volumes"]))
 
 
-def test_a_history_without_intervals_is_refused_for_the_replay_and_the_roles(tmp_path):
+def test_a_history_without_intervals_is_refused_for_the_roles(tmp_path):
+    """Hour-of-day statistics (DMA) have no per-interval file types: --roles refuses them, naming why (sizing
+    the whole database without the replay is tests/e2e/test_plan_cloud_history.py's)."""
     shutil.copy(DATA / "history" / "dma" / "dma-oracle19c-single.tgz", tmp_path)
     r = call_main("history", "import", "-s", "dma", "dma-oracle19c-single.tgz", "--out", "imp", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     r = call_main("history", "requirement", "imp", "--capacity-gb", "100", "--percentile", "95", "--out", "req",
                   cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    for extra in ([], ["--roles"]):
-        r = call_main("plan", "size", "--from-history", "req", "--cloud", "aws", *extra, "--out", "p", cwd=tmp_path)
-        assert r.returncode == 2 and "a DMA collection holds hour-of-day statistics" in r.stderr, r.stderr
-        assert "Traceback" not in r.stderr
+    r = call_main("plan", "size", "--from-history", "req", "--cloud", "aws", "--roles", "--out", "p", cwd=tmp_path)
+    assert r.returncode == 2 and "--roles needs the history's file types interval by interval" in r.stderr, r.stderr
+    assert "hour-of-day statistics" in r.stderr and "drop --roles" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -1,7 +1,12 @@
 """`dbtier plan size --cloud PROVIDER`: cloud volumes as the providers sell them (dbtier.model.cloud_plan).
 
 Thin: the requirement is parsed by `dbtier.cli.plan`; this sizes each volume type's cheapest stripe, replays a
-history through its credit buckets (--from-history), writes the document and prints it."""
+history through its credit buckets (--from-history), writes the document and prints it.
+
+A clustered requirement (more than one instance) is sized only on volumes every instance can attach, and
+refused where the engine's vendor does not support its cluster on the provider (Oracle RAC: its route is the
+vendor's own cloud service, named). A history of hour-of-day statistics (DMA) is sized without the replay,
+and the burst risk is said on every design that has a bucket."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from typing import Any
 from dbtier.cli import plan_cloud_render as render
 from dbtier.cli.common import Run, console, emit
 from dbtier.core.errors import DbtierError
+from dbtier.model.cloud_cluster import ENGINES
 from dbtier.results.store import load_run
 
 
@@ -37,6 +43,11 @@ def add_cloud_options(sp: argparse.ArgumentParser) -> None:
                          "premium over the same shape without it; its data does not survive a stop (said)")
     cg.add_argument("--mirror-zones", action="store_true",
                     help="with --cloud: every volume twice, in two zones (a standby's or a second node's copy)")
+    cg.add_argument("--engine", choices=ENGINES,
+                    help="with --cloud and more than one instance: the database engine, whose vendor's support for "
+                         "its cluster on the provider's shared volumes is checked (Oracle RAC is supported on none: "
+                         "refused, naming Oracle Database@AWS, @Azure or @Google Cloud); default: the history's "
+                         "source (awr, dma: oracle; sqlserver; postgres: postgresql)")
     cg.add_argument("--roles", nargs="?", const="auto", metavar="ROLE=TYPE[:GB],...",
                     help="with --cloud --from-history: one volume set per role the history separates (data, log, "
                          "temp, archive) under one instance's caps; pin a type and capacity per role, e.g. "
@@ -63,8 +74,14 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
         loaded, notes = parse_describe_instance_types(text, str(path), as_of)
         instances = {**instances, **loaded}
     clustered = args.instances is not None and args.instances > 1 or bool(req.instances and req.instances > 1)
+    attach = (req.instances or args.instances or 2) if clustered else 1
     copies = 2 if args.mirror_zones else 1
     source = (load_run(args.from_history).get("from") or {}) if args.from_history else {}
+    cluster = cluster_check(args, source, attach) if clustered else None
+    if cluster and cluster["types"]:
+        types = {k: vt for k, vt in types.items() if vt.provider != args.cloud or vt.type in cluster["types"]}
+    if cluster:
+        notes.append(f"{attach} instances ({cluster['engine'] or 'engine not known'}): {cluster['statement']}")
     if args.roles and not args.from_history:
         raise DbtierError("--roles sizes one volume set per role from the history's file types: it needs "
                           "--from-history", "e.g. --from-history REQ_RUN --roles, or size without --roles")
@@ -76,13 +93,25 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
         reqs, by_role, separated = cloud_roles.role_requirements(by_file_type(source), req,
                                                                  str(source.get("statistic")), spec)
         found, missed = cloud_roles.size_roles(types, instances, args.cloud, reqs, spec, args.instance,
-                                               args.service_years, clustered, copies)
+                                               args.service_years, clustered, copies, attach=attach)
         separated["requirements"] = {r: q.to_dict() for r, q in reqs.items()}
     else:
         found, missed = cloud_plan.size_cloud(types, instances, args.cloud, req, args.instance, args.service_years,
-                                              clustered, copies=copies, instance_store=args.instance_store)
-    if args.from_history:         # replay the history's intervals through every credit bucket of each design
+                                              clustered, copies=copies, instance_store=args.instance_store,
+                                              attach=attach)
+    from dbtier.history import intervals
+    burst_checked, burst_note = None, None
+    if args.from_history and intervals.hourly(source):
+        # no time series to replay: size on the statistic and say the burst risk on each design with a bucket
+        burst_checked = False
+        basis = f"the highest hour-of-day {source.get('statistic') or 'statistic'}, with {req.headroom:.0%} headroom"
+        burst_note = (f"burst credits not checked: {intervals.HOURLY_WHY}; the designs are sized on {basis}, within "
+                      "each volume's baseline, but a burst longer than a bucket lasts would be throttled (said on "
+                      "each design that has one)")
+        found = cloud_plan.burst_unchecked(found, intervals.HOURLY_WHY, basis)
+    elif args.from_history:       # replay the history's intervals through every credit bucket of each design
         from dbtier.history.intervals import rates
+        burst_checked = True
         found, throttled = cloud_plan.with_history(found, rates(source), args.allow_throttling, by_role)
         missed += throttled
         if not found:
@@ -97,7 +126,23 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
                     "designs_tried": len(found) + len(missed), "designs_meeting": len(found),
                     "cloud_missed": missed, "limits_as_of": cloud_plan.limits_as_of(types, instances, args.cloud),
                     "ranked_by": "cloud.monthly_usd.total", "history": history, "roles": separated,
-                    "cloud_notes": notes})
+                    "cloud_notes": notes, "cluster": cluster, "burst_checked": burst_checked,
+                    "burst_note": burst_note})
     run.finish()
     emit(run.doc, args, lambda: render.cloud(console(args), req, run.doc, run.dir.path))
     return 0
+
+
+def cluster_check(args: argparse.Namespace, source: dict[str, Any], attach: int) -> dict[str, Any]:
+    """The engine's support for its `attach`-instance cluster on the provider's shared volumes (--engine, else
+    the history's source); one clear error where its vendor does not support it, naming the route."""
+    from dbtier.model.cloud_cluster import cluster_support, engine_of
+    engine = args.engine or engine_of(source.get("source"))
+    engine_from = "--engine" if args.engine else (f"the history's source ({source.get('source')})" if engine else None)
+    support = cluster_support(args.cloud, engine, attach)
+    if not support["offered"]:
+        raise DbtierError(f"a {attach}-instance {engine} cluster (engine from {engine_from}) on {args.cloud}'s shared "
+                          f"volumes: {support['statement']} [{support['cite']}; grade {support['grade']}, "
+                          f"dated {support['dated']}]",
+                          f"size it on-prem (plan size without --cloud) or price {support['route']} with its provider")
+    return {**support, "engine": engine, "engine_from": engine_from, "instances": attach}

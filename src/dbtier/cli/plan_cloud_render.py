@@ -79,6 +79,9 @@ def cloud(con: Console, req: Requirement, doc: dict, run_dir: Path) -> None:
             said.setdefault(note, []).append(f"#{i}")
     for note, which in said.items():
         con.print(f"[yellow]{', '.join(which)}: {esc(note)}[/yellow]", soft_wrap=True)
+    if doc.get("burst_checked") is False and doc.get("burst_note") and \
+            not any(n.startswith("burst credits not checked") for n in said):
+        con.print(f"[yellow]{esc(doc['burst_note'])}[/yellow]", soft_wrap=True)
     for m in doc.get("cloud_missed") or []:
         con.print(f"[dim]{esc(m['type'])}: {esc(m['reason'])}[/dim]", soft_wrap=True)
     for note in doc.get("cloud_notes") or []:

@@ -1,6 +1,9 @@
 """A history's per-interval rates, in time order, for replaying them through burst credit buckets
 (`dbtier plan size --cloud --from-history`): (seconds, IOPS, MB/s) per interval of an import's database or
-of a consolidation's sum on its grid. A gap between intervals is left out (no credit is earned over it)."""
+of a consolidation's sum on its grid. A gap between intervals is left out (no credit is earned over it).
+
+A history of hour-of-day statistics (a DMA collection: `hourly`) has no such series: `plan size --cloud` sizes
+its volumes without the replay and says so; the roles, which need per-interval file types, refuse it."""
 
 from __future__ import annotations
 
@@ -12,12 +15,28 @@ from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import store
 
+HOURLY_SOURCES = ("dma",)         # history sources whose imports hold hour-of-day statistics, not a time series
+HOURLY_WHY = ("a DMA collection holds hour-of-day statistics, not the time series a replay needs")
+
+
+def hourly(source: dict[str, Any]) -> bool:
+    """Whether a requirement run's `from` is hour-of-day statistics (a DMA import, or an import whose document
+    says kind "hourly"), not a time series of intervals."""
+    if source.get("source") in HOURLY_SOURCES:
+        return True
+    if source.get("action") != "import" or not source.get("run_dir"):
+        return False
+    from dbtier.results.store import load_run
+    try:
+        return load_run(str(source["run_dir"])).get("kind") == "hourly"
+    except DbtierError:
+        return False              # unreadable: reading its series says why
+
 
 def _read(source: dict[str, Any], name: str, cols: list[str], sql: str) -> list[tuple]:
     run_dir = source.get("run_dir")
-    if source.get("source") == "dma":
-        raise DbtierError(f"{run_dir}: a DMA collection holds hour-of-day statistics, not a time series: the burst "
-                          "replay and the roles need the history's per-interval rates",
+    if source.get("source") in HOURLY_SOURCES:
+        raise DbtierError(f"{run_dir}: {HOURLY_WHY}: it has no per-interval rates to read",
                           "import a time series (AWR, PostgreSQL, diskstats, iostat, sar), or give the rates on the "
                           "command line (plan size --read-iops ... --cloud aws)")
     con = store.connect()
@@ -37,6 +56,11 @@ def by_file_type(source: dict[str, Any]) -> list[tuple[str, float, float, float,
     seconds, read IOPS, write IOPS, read MB/s, write MB/s), for sizing one volume set per role
     (`plan size --cloud --roles`). Empty when the source gives only database totals."""
     run_dir, action = source.get("run_dir"), source.get("action")
+    if hourly(source):
+        raise DbtierError(f"--roles needs the history's file types interval by interval: {run_dir} is hour-of-day "
+                          "statistics of the whole database (a DMA collection), with no per-interval file types",
+                          "size the whole database's volumes (drop --roles), or import a time series by file type "
+                          "(AWR iostat by file type, SQL Server file stats, PostgreSQL)")
     if not run_dir or action != "import":
         raise DbtierError("--roles needs the history of one database (a `history requirement` taken from an import "
                           "run): a consolidation sums databases and keeps no file types",

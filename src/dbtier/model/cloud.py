@@ -18,13 +18,18 @@ Volume models:
 
 I/O size accounting: an I/O up to `io_size_kib` counts as one, a larger one as ceil(size / io_size_kib):
 a requirement of R IOPS of average size s KiB is R x ceil(s / io_size_kib) counted I/Os.
+
+Shared volumes: `max_attach` is the most instances that can attach one volume read-write at once, at every
+size (1: not shareable); `max_attach_by_size` raises it where the provider's limit grows with the size (Azure
+Premium SSD maxShares 3 / 5 / 10 by tier). `for_attach(n)` is the type restricted to the sizes n instances can
+share, or None.
 """
 
 from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, Sequence
 
@@ -82,11 +87,48 @@ class VolumeType:
     latency_us: float | None = None
     durability_pct: float | None = None
     multi_attach: bool = False
+    max_attach: int = 1
+    max_attach_by_size: tuple[tuple[float, float], ...] = ()
+    shared_note: str | None = None
     price_region: str | None = None
 
     @property
     def key(self) -> str:
         return f"{self.provider}:{self.type}"
+
+    # -- how many instances can share one volume -------------------------------------------------------------
+
+    def attach_limit(self, size: float) -> int:
+        """The most instances that can attach one volume of `size` GiB read-write at once."""
+        for at_most, n in self.max_attach_by_size:
+            if size <= at_most + 1e-9:
+                return int(n)
+        return self.max_attach
+
+    @property
+    def most_attach(self) -> int:
+        """The most instances that can share one volume of some size."""
+        return max([self.max_attach, *(int(n) for _, n in self.max_attach_by_size)])
+
+    def for_attach(self, n: int) -> VolumeType | None:
+        """The type restricted to the sizes whose volumes `n` instances can attach read-write at once (itself
+        when every size can), None when no size can."""
+        if n <= self.max_attach:
+            return self
+        if n > self.most_attach:
+            return None
+        lowest, below = None, 0.0
+        for at_most, k in self.max_attach_by_size:
+            if k >= n:
+                lowest = below
+                break
+            below = at_most
+        if lowest is None:
+            return None
+        size_min = max(self.size_min, math.floor(lowest) + 1)
+        if self.model == "tiered":
+            return replace(self, size_min=size_min, tiers=tuple(t for t in self.tiers if t[0] > lowest + 1e-9))
+        return replace(self, size_min=size_min)
 
     # -- what one volume of `size` GiB can do ----------------------------------------------------------------
 
@@ -196,7 +238,7 @@ class Instance:
 
 # -- loading -----------------------------------------------------------------------------------------------
 
-_VOLUME_TUPLES = ("throughput_steps", "usd_iops_tiers", "tiers")
+_VOLUME_TUPLES = ("throughput_steps", "usd_iops_tiers", "tiers", "max_attach_by_size")
 
 
 def _finite(v: Any) -> bool:
@@ -229,7 +271,8 @@ def load_volume_types(data: dict[str, Any] | None = None, origin: str = "shipped
         if e.get("provider") not in PROVIDERS or e.get("model") not in MODELS:
             raise DbtierError(f"{where}: provider must be one of {', '.join(PROVIDERS)} and model one of "
                               f"{', '.join(MODELS)}", "fix the entry")
-        kw = {k: (tuple(tuple(x) for x in v) if k in _VOLUME_TUPLES else v) for k, v in e.items()}
+        kw = {k: (tuple(tuple(x) if isinstance(x, list) else x for x in v) if k in _VOLUME_TUPLES
+                  and isinstance(v, list) else v) for k, v in e.items()}
         for k, v in kw.items():
             price_unknown = k.startswith("usd_") and v == -1        # -1: the price was not found (said)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and (not math.isfinite(v) or v < 0) \
@@ -242,8 +285,34 @@ def load_volume_types(data: dict[str, Any] | None = None, origin: str = "shipped
             raise DbtierError(f"{where}: a minimum is above its maximum", "check the size, IOPS and throughput ranges")
         if vt.model == "tiered" and not vt.tiers:
             raise DbtierError(f"{where}: a tiered type needs `tiers`", "list [size_gib, iops, mbps, usd_month, ...]")
+        check_attach(vt, where)
         out[vt.key] = vt
     return out
+
+
+def check_attach(vt: VolumeType, where: str) -> None:
+    """`multi_attach`, `max_attach` and `max_attach_by_size` of one entry, which must agree."""
+    def whole(v: Any) -> bool:
+        return _finite(v) and v >= 1 and float(v).is_integer()
+    if not isinstance(vt.multi_attach, bool):
+        raise DbtierError(f"{where}: field 'multi_attach' must be true or false, got {vt.multi_attach!r}",
+                          "true where several instances can attach one volume read-write (generally available)")
+    if not whole(vt.max_attach):
+        raise DbtierError(f"{where}: field 'max_attach' must be a whole number of at least 1 (the most instances "
+                          f"that attach one volume read-write), got {vt.max_attach!r}",
+                          "give the provider's limit (1: not shareable)")
+    below = 0.0
+    rows = vt.max_attach_by_size if isinstance(vt.max_attach_by_size, tuple) else ((vt.max_attach_by_size,),)
+    for row in rows:
+        if not isinstance(row, tuple) or len(row) != 2 or not _finite(row[0]) or row[0] <= below or not whole(row[1]) or row[1] < vt.max_attach:
+            raise DbtierError(f"{where}: field 'max_attach_by_size' must list [size_at_or_below, max_attach] with "
+                              f"sizes rising and each max_attach a whole number of at least max_attach "
+                              f"({vt.max_attach}), got {list(row)}", "e.g. [[512, 3], [4096, 5], [32767, 10]]")
+        below = row[0]
+    if vt.multi_attach != (vt.most_attach > 1):
+        raise DbtierError(f"{where}: multi_attach is {str(vt.multi_attach).lower()} but max_attach is "
+                          f"{vt.most_attach}", "multi_attach = true goes with max_attach (or a max_attach_by_size "
+                                               "row) above 1, false with 1")
 
 
 def load_instances(data: dict[str, Any] | None = None, origin: str = "shipped:instances.toml") -> dict[str, Instance]:

@@ -3,6 +3,9 @@ requirement with headroom, within one instance's caps (or, with `--instances aut
 whose caps carry it sustained), ranked by the monthly price. Pure: dbtier.model.cloud does the arithmetic.
 
 Parity RAID over cloud volumes is never offered (the provider replicates each volume): a stripe only.
+
+A clustered database (N instances attaching the same volumes) is offered only the types whose volumes N
+instances can attach read-write at once (`VolumeType.for_attach`), and never an instance store.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class CloudCandidate:
     service_years: float
     replayed: dict[str, Any] | None = None      # the history replayed through its burst buckets
     copies: int = 1                             # 2: mirrored across zones (every volume twice)
+    attach: int = 1                             # instances attaching each volume (a cluster's: more than 1)
+    notes: tuple[str, ...] = ()                 # said with the design (e.g. burst credits not checked)
 
     @property
     def volume_type(self) -> VolumeType | None:
@@ -110,6 +115,11 @@ class CloudCandidate:
         if self.copies > 1:
             notes.append("mirrored across zones: every volume twice (a volume attaches within one zone, so the "
                          "second copy is a standby's or a second node's; its instance is not priced here)")
+        if self.attach > 1:
+            for p in self.parts:
+                if p.volume_type is not None and p.volume_type.shared_note:
+                    notes.append(f"shared by {self.attach} instances: {p.volume_type.shared_note}")
+        notes.extend(self.notes)
         sets = [{"role": p.role, "type": p.volume_type.type if p.volume_type else "instance-store",
                  "count": p.volumes.count if p.volumes else 1,
                  "binding": p.volumes.binding if p.volumes else "the instance's NVMe",
@@ -123,6 +133,7 @@ class CloudCandidate:
             "service_life_usd": monthly["total"] * 12 * self.service_years,
             "latency_us": vt0.latency_us if vt0 else None, "durability_pct": vt0.durability_pct if vt0 else None,
             "multi_attach": all(p.volume_type.multi_attach for p in self.parts if p.volume_type) and not self.local,
+            "attach": self.attach,
             "ephemeral": self.local, "notes": notes,
             "volume_type": types[0] if len(types) == 1 and len(self.parts) == 1 else None,
             "volume_types": types,
@@ -179,13 +190,15 @@ LOCAL_USABLE = 0.9        # AWS: leave 10% of an instance-store NVMe unpartition
 
 def size_cloud(types: dict[str, VolumeType], instances: dict[str, Instance], provider: str, req: Requirement,
                instance_name: str | None, service_years: float = 5.0, clustered: bool = False,
-               max_volumes: int = MAX_VOLUMES, copies: int = 1, instance_store: bool = False
-               ) -> tuple[list[CloudCandidate], list[dict[str, Any]]]:
-    """(candidates ranked by monthly price, volume types that could not meet it and why)."""
+               max_volumes: int = MAX_VOLUMES, copies: int = 1, instance_store: bool = False,
+               attach: int | None = None) -> tuple[list[CloudCandidate], list[dict[str, Any]]]:
+    """(candidates ranked by monthly price, volume types that could not meet it and why). `attach`: the
+    instances sharing the volumes (default: 2 when `clustered`, else 1)."""
+    n = shared_by(clustered, attach)
     insts = instances_for(instances, provider, instance_name)
     found: list[CloudCandidate] = []
     missed: list[dict[str, Any]] = []
-    for vt in types_for(types, provider, clustered):
+    for vt in types_for(types, provider, clustered, n, missed):
         part, why = part_for(vt, req, max_volumes=max_volumes)
         if part is None:
             missed.append({"type": vt.type, "reason": why})
@@ -194,8 +207,11 @@ def size_cloud(types: dict[str, VolumeType], instances: dict[str, Instance], pro
         if c is None:
             missed.append({"type": vt.type, "reason": why})
         else:
-            found.append(c)
-    if instance_store:
+            found.append(replace(c, attach=n))
+    if instance_store and n > 1:
+        missed.append({"type": "instance-store", "reason": f"an instance's own NVMe can't be attached to the other "
+                                                           f"{n - 1} instance(s) of the cluster"})
+    elif instance_store:
         stores = [i for i in (insts if instance_name else instances.values())
                   if i is not None and i.provider == provider and i.local_nvme_gb]
         if not stores:
@@ -216,11 +232,35 @@ def size_cloud(types: dict[str, VolumeType], instances: dict[str, Instance], pro
     return found, missed
 
 
-def types_for(types: dict[str, VolumeType], provider: str, clustered: bool) -> list[VolumeType]:
+def shared_by(clustered: bool, attach: int | None) -> int:
+    """How many instances attach each volume: `attach` when given, else 2 for a cluster, 1 otherwise."""
+    if attach is not None and (isinstance(attach, bool) or not isinstance(attach, int) or attach < 1):
+        raise DbtierError(f"the instances sharing the volumes must be a whole number of at least 1, got {attach!r}",
+                          "e.g. --instances 2 for a two-node cluster")
+    return attach if attach is not None else (2 if clustered else 1)
+
+
+def types_for(types: dict[str, VolumeType], provider: str, clustered: bool, attach: int | None = None,
+              missed: list[dict[str, Any]] | None = None) -> list[VolumeType]:
+    """The provider's volume types; for a cluster of `attach` instances (default 2) only those N instances can
+    attach read-write at once, restricted to the sizes that allow it (those left out are added to `missed`)."""
     if provider not in PROVIDERS:
         raise DbtierError(f"--cloud must be one of {', '.join(PROVIDERS)}, got '{provider}'", "e.g. --cloud aws")
     mine = [vt for vt in types.values() if vt.provider == provider]
-    return [vt for vt in mine if vt.multi_attach] if clustered else mine
+    n = shared_by(clustered, attach)
+    if n <= 1:
+        return mine
+    out = []
+    for vt in mine:
+        shared = vt.for_attach(n)
+        if shared is not None:
+            out.append(shared)
+        elif missed is not None:
+            most = vt.most_attach
+            missed.append({"type": vt.type, "reason": "not shareable: one volume attaches to one instance (no generally "
+                                                      "available multi-attach; its source says more)" if most <= 1
+                           else f"at most {most} instances can attach one volume, the cluster has {n}"})
+    return out
 
 
 def instances_for(instances: dict[str, Instance], provider: str, instance_name: str | None) -> Sequence[Instance | None]:
@@ -284,9 +324,9 @@ def limits_as_of(types: dict[str, VolumeType], instances: dict[str, Instance], p
 
 # -- the history replayed through every credit bucket a design has ----------------------------------------
 
-def part_buckets(part: Part) -> list[tuple[Bucket, str]]:
+def part_buckets(part: Part, shared: bool = False) -> list[tuple[Bucket, str]]:
     """Each credit bucket of one volume set and what it meters: "iops" or "throughput" (in the type's unit)
-    per volume."""
+    per volume. `shared`: attached to several instances (Azure: a shared Premium SSD has no credit bursting)."""
     vt, vs = part.volume_type, part.volumes
     if vt is None or vs is None:
         return []                     # an instance store has no credits
@@ -299,7 +339,7 @@ def part_buckets(part: Part) -> list[tuple[Bucket, str]]:
         top = min((vt.burst_throughput_per_size or 0) * vol.size, vt.burst_throughput_max or base)
         out.append((Bucket(f"{vt.type} throughput credits", vol.size * 1024 * 1.0, base, max(base, top),
                            "a full bucket is 1 TiB of credits per TiB of size (AWS), full at the start"), "throughput"))
-    elif vt.burst == "azure-disk-credits" and vt.model == "tiered":
+    elif vt.burst == "azure-disk-credits" and vt.model == "tiered" and not shared:
         t = vt.tier(vol.size)
         if len(t) > 4 and t[4] > t[1]:
             out.append((Bucket(f"{vt.type} P-tier credits", (t[4] - t[1]) * 1800.0, t[1], t[4],
@@ -358,7 +398,7 @@ def replay_history(c: CloudCandidate, intervals: Intervals, by_role: dict[str, I
     results = []
     for part in c.parts:
         series = (by_role or {}).get(part.role or "", intervals) if part.role else intervals
-        for bucket, meters in part_buckets(part):
+        for bucket, meters in part_buckets(part, c.attach > 1):
             r = replay(bucket, _demand(part.volume_type, series, meters, part.volumes.count))  # type: ignore[arg-type]
             results.append({**r, "meters": meters, "role": part.role})
     for bucket, meters in instance_buckets(c):
@@ -390,3 +430,37 @@ def with_history(found: list[CloudCandidate], intervals: Intervals, allow_thrott
             continue
         kept.append(c2)
     return kept, dropped
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:,.0f} min" if seconds < 5400 else f"{seconds / 3600:,.1f} h"
+
+
+def burst_unchecked(found: list[CloudCandidate], why: str, basis: str) -> list[CloudCandidate]:
+    """Each candidate with a burst bucket (gp2, st1/sc1, Azure Premium SSD P20 and below, an instance's burst)
+    said in words, for a history that cannot be replayed (`why`, e.g. hour-of-day statistics): the requirement
+    (`basis`, e.g. "the p95 of each hour of the day, with 30% headroom") is within the baseline, but a burst
+    longer than the bucket lasts would be throttled. Candidates without a bucket are kept as they are."""
+    out = []
+    for c in found:
+        said = []
+        for part in c.parts:
+            for b, meters in part_buckets(part, c.attach > 1):
+                if b.ceiling > b.baseline:
+                    unit = "IOPS" if meters == "iops" else part.volume_type.throughput_unit  # type: ignore[union-attr]
+                    said.append(f"{b.name} ({_duration(b.capacity / (b.ceiling - b.baseline))} at "
+                                f"{b.ceiling:,.0f} {unit} per volume)")
+        over = c.caps is not None and not c.caps["sustained"]
+        for b, meters in instance_buckets(c):
+            unit = "IOPS" if meters == "instance iops" else c.volume_type.throughput_unit  # type: ignore[union-attr]
+            said.append(f"{b.name} ({_duration(b.capacity / (b.ceiling - b.baseline))} at the {b.ceiling:,.0f} "
+                        f"{unit} maximum, assumed)")
+        if not said:
+            out.append(c)
+            continue
+        within = ("is above the instance's baseline: it holds only while the instance's bucket lasts" if over else
+                  "is within the baseline")
+        out.append(replace(c, notes=c.notes + (
+            f"burst credits not checked: {why}; the requirement ({basis}) {within}, but a burst longer than the "
+            f"bucket would be throttled: {'; '.join(said)}",)))
+    return out

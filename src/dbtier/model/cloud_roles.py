@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
 from dbtier.model.cloud import Instance, VolumeType, volume_type
-from dbtier.model.cloud_plan import (MAX_VOLUMES, CloudCandidate, Intervals, Part, instances_for, place, types_for,
-                                     part_for)
+from dbtier.model.cloud_plan import (MAX_VOLUMES, CloudCandidate, Intervals, Part, instances_for, place, shared_by,
+                                     types_for, part_for)
 from dbtier.model.requirement import Requirement
 
 ROLES = ("data", "log", "temp", "archive")
@@ -137,15 +137,17 @@ def role_requirements(rows: Sequence[tuple[str, float, float, float, float, floa
 def size_roles(types: dict[str, VolumeType], instances: dict[str, Instance], provider: str,
                reqs: dict[str, Requirement], spec: dict[str, tuple[str | None, float | None]],
                instance_name: str | None, service_years: float = 5.0, clustered: bool = False,
-               copies: int = 1, max_volumes: int = MAX_VOLUMES) -> tuple[list[CloudCandidate], list[dict[str, Any]]]:
+               copies: int = 1, max_volumes: int = MAX_VOLUMES, attach: int | None = None
+               ) -> tuple[list[CloudCandidate], list[dict[str, Any]]]:
     """One design: per role the cheapest volume set (of the pinned type, or of every type of the provider),
-    all of them under one instance's caps."""
-    mine = types_for(types, provider, clustered)
+    all of them under one instance's caps. A cluster's (`attach` instances) only of types they can share."""
+    n = shared_by(clustered, attach)
     parts: list[Part] = []
     missed: list[dict[str, Any]] = []
+    mine = types_for(types, provider, clustered, n, missed)
     for role, r in reqs.items():
         pinned = spec.get(role, (None, None))[0]
-        options = [volume_type(types, provider, pinned)] if pinned else mine
+        options = [shareable(volume_type(types, provider, pinned), n, role)] if pinned else mine
         best: Part | None = None
         for vt in options:
             part, why = part_for(vt, r, role, max_volumes=max_volumes)
@@ -163,4 +165,14 @@ def size_roles(types: dict[str, VolumeType], instances: dict[str, Instance], pro
     if c is None:
         raise DbtierError(f"the roles' volume sets together exceed the instance: {why}",
                           "choose a larger --instance, or --instance auto")
-    return [c], missed
+    return [replace(c, attach=n)], missed
+
+
+def shareable(vt: VolumeType, n: int, role: str) -> VolumeType:
+    """A pinned type as `n` instances can share it, or one clear error."""
+    shared = vt.for_attach(n)
+    if shared is None:
+        raise DbtierError(f"--roles {role}={vt.type}: {n} instances can't attach one {vt.type} volume (at most "
+                          f"{vt.most_attach})", "pin a type the cluster can share (see `multi_attach` in "
+                                                "catalog/cloud_volumes.toml), or leave the role unpinned")
+    return shared

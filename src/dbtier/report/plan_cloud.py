@@ -63,6 +63,14 @@ def cloud_section(doc: dict[str, Any]) -> str:
             said.setdefault(note, []).append(f"#{i}")
     for note, which in said.items():
         out.append(f'<p class="reason">{esc(", ".join(which))}: {esc(note)}</p>')
+    cluster = doc.get("cluster")
+    if isinstance(cluster, dict) and cluster.get("statement"):
+        out.append(f'<p class="reason">{esc(cluster.get("instances"))} instances share the volumes '
+                   f'({esc(cluster.get("engine") or "engine not known")}): {esc(cluster["statement"])}'
+                   + (f' [{esc(cluster.get("cite"))}, grade {esc(cluster.get("grade"))}, dated '
+                      f'{esc(cluster.get("dated"))}]' if cluster.get("cite") else "") + '</p>')
+    if doc.get("burst_checked") is False and doc.get("burst_note"):
+        out.append(f'<p class="reason">{esc(doc["burst_note"])}</p>')
     for m in doc.get("cloud_missed") or []:
         if isinstance(m, dict):
             out.append(f'<p class="reason">{esc(m.get("type"))}: {esc(m.get("reason"))}</p>')
