@@ -175,6 +175,54 @@ def test_size_from_history(tmp_path):
     assert doc2["candidates"][0]["count"] == 56
 
 
+def test_size_folds_layouts_at_one_price_into_one_row(tmp_path):
+    # 70 GB of 73 GB disks, no headroom: raid1 and mirror2 both take 2 disks, on the server's own ports:
+    # 2 x $300 = $600; raid5 takes 3 (at least 3): $900
+    args = ("plan", "size", "--capacity-gb", "70", "--headroom", "0", "--devices", DISK,
+            "--layouts", "raid1", "mirror2", "raid5", "--cost", "purchase")
+    doc = ok_json(tmp_path, *args)
+    got = [(c["count"], c["layout"], c["layouts"], c["price_usd"]) for c in doc["candidates"]]
+    assert got == [(2, "raid1", ["raid1", "mirror2"], 600), (3, "raid5", ["raid5"], 900)]
+    assert CANDIDATE_KEYS <= set(doc["candidates"][0]) and doc["designs_meeting"] == 2
+    r = call_main(*args, "--out", "t", cwd=tmp_path, env={"COLUMNS": "200"})
+    assert r.returncode == 0, r.stderr
+    assert f"2×{DISK} raid1 / mirror2" in r.stdout and f"3×{DISK} raid5" in r.stdout
+    r = call_main("report", "t", "--out", "rep", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert f"2 x {DISK} raid1 / mirror2" in (tmp_path / "rep" / "report.html").read_text()
+
+
+def test_size_leaves_cloud_volumes_to_cloud(tmp_path):
+    doc = ok_json(tmp_path, "plan", "size", "--read-iops", "2000", "--write-iops", "800", "--capacity-gb", "22",
+                  "--instances", "2")
+    cloud = {"aws-gp3-1tb", "aws-io2-1tb-16k", "azure-premium-ssd-v2-1tb", "gcp-pd-ssd-1tb"}
+    assert cloud <= set(doc["cloud_volumes_left_out"])
+    assert not cloud & {c["device"] for c in doc["candidates"]}
+    r = call_main("plan", "size", "--capacity-gb", "22", "--out", "t", cwd=tmp_path)
+    assert r.returncode == 0 and "cloud volumes left out" in r.stdout and "--cloud" in r.stdout
+    # named, a cloud volume is a stripe: 2,000 GB of 1,074 GB volumes (1,000 GiB), no headroom -> 2
+    doc = ok_json(tmp_path, "plan", "size", "--capacity-gb", "2000", "--headroom", "0", "--devices", "aws-gp3-1tb",
+                  out="named")
+    assert [(c["count"], c["layouts"]) for c in doc["candidates"]] == [(2, ["raid0"])]
+    assert doc["cloud_volumes_left_out"] == []
+
+
+def test_no_parity_or_mirror_over_a_cloud_volume(tmp_path):
+    needles = ("aws-gp3-1tb is a cloud-volume", "stripe only", "--cloud aws|azure|gcp")
+    fails(tmp_path, "plan", "size", "--capacity-gb", "100", "--devices", "aws-gp3-1tb", "--layouts", "raid10",
+          needles=("aws-gp3-1tb: a cloud volume", "stripe only", "--cloud aws|azure|gcp"))
+    fails(tmp_path, "plan", "budget", "--usd", "20000", "--devices", f"{DISK},aws-gp3-1tb", "--layout", "raid5",
+          needles=needles)
+    fails(tmp_path, "plan", "equivalent", "--reference", CARD, "--using", "aws-gp3-1tb", "--layout", "mirror2",
+          needles=needles)
+    fails(tmp_path, "plan", "value", "--result", str(probe_run(tmp_path)), "--config", "aws-gp3-1tb:2:raid1",
+          needles=needles)
+    # as a stripe (jbod) they still work: 56 disks = $16,800 + ceil(48 / 16) x $1,000 HBA units = $19,800 (57
+    # need a fourth unit: $21,100); 6 volumes x $2,880 = $17,280 (7: $20,160)
+    doc = ok_json(tmp_path, "plan", "budget", "--usd", "20000", "--devices", f"{DISK},aws-gp3-1tb")
+    assert [o["count"] for o in doc["options"]] == [56, 6]
+
+
 def test_value_of_a_probe_run(tmp_path):
     run = probe_run(tmp_path)
     doc = ok_json(tmp_path, "plan", "value", "--result", str(run), "--config", f"{DISK}:8:raid10")

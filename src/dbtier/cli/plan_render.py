@@ -33,14 +33,16 @@ def _si(x: float) -> str:
     return _n(x)
 
 
-def _short(e: Evaluation) -> str:
+def _short(e: Evaluation, layouts: Sequence[str] = (), second_layouts: Sequence[str] = ()) -> str:
+    """One design in a few words; `layouts` (`second_layouts`: a read cache's backing set) are the layouts
+    folded into it, named together: 2×disk raid1 / mirror2."""
     c = e.config
     if c.layout == "preferred-read-mirror" and c.second is not None:
         return f"{c.count}×{c.device.id} ⇄ {c.second_count}×{c.second.id} (pref. read)"
     if c.layout == "read-cache" and c.second is not None:
         return (f"{c.count}×{c.device.id} cache {c.hit_ratio:.0%} → {c.second_count}×{c.second.id} "
-                f"{c.second_layout}")
-    return f"{c.count}×{c.device.id} {c.layout}"
+                f"{' / '.join(second_layouts or (str(c.second_layout),))}")
+    return f"{c.count}×{c.device.id} {' / '.join(layouts or (c.layout,))}"
 
 
 def plain_table(title: str, cols: Sequence[str], left: int = 1) -> Table:
@@ -161,8 +163,8 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
     for i, c in enumerate(sz.candidates, 1):
         e = c.evaluation
         life = c.life or {}
-        row = [str(i), lit(_short(e)), "$" + _si(e.price_usd), "$" + _si(life["tco"]["total_usd"]) if life else "-",
-               _life(life)]
+        row = [str(i), lit(_short(e, c.layouts, c.second_layouts)), "$" + _si(e.price_usd),
+               "$" + _si(life["tco"]["total_usd"]) if life else "-", _life(life)]
         row += [_si(e.capacity_gb.value)] if "capacity" in cats else []
         row += [f"{_si(e.read_iops.value)}/{_si(e.write_iops.value)}"] if "iops" in cats else []
         row += [f"{_si(e.read_mbps.value)}/{_si(e.write_mbps.value)}"] if "throughput" in cats else []
@@ -172,6 +174,10 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
     con.print(t)
     con.print(f"binding: [bold]{esc(sz.binding)}[/bold] — {esc(sz.binding_detail)}", soft_wrap=True)
     _life_notes(con, sz)
+    if sz.cloud_left_out:
+        con.print(esc(f"cloud volumes left out ({', '.join(sz.cloud_left_out)}): on-prem designs only; "
+                      "--cloud aws|azure|gcp sizes cloud storage (--devices ID sizes a named volume as a stripe)"),
+                  soft_wrap=True, style="dim")
     con.print(f"[dim]pricing: {esc(pricing_text)}[/dim]", soft_wrap=True)
     con.print(f"[dim]`--json` gives each requirement's margin (offered / required - 1; met at "
               f"{req.headroom:.0%} or more). Run: {esc(run_dir)}[/dim]")

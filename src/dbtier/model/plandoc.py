@@ -116,6 +116,7 @@ def size_body(sz: Sizing, history: dict[str, Any] | None = None) -> dict[str, An
                           "reason": ("a clustered database: only storage every node reaches (shared_access)"
                                      if life.clustered else "a single instance: any storage")} if life else None),
             "dropped": list(sz.dropped),
+            "cloud_volumes_left_out": list(sz.cloud_left_out),
             "cheaper_by_purchase": sz.cheaper_by_purchase,
             "history": history}
 

@@ -27,6 +27,9 @@ results out. The array model, its layouts and what limits each figure are in
   measured figures are taken as what the configuration delivered: the run is not
   checked against it.
 
+Cloud volumes (kind cloud-volume) are replicated by their provider: every action takes them as a stripe
+(jbod or raid0) and refuses a parity or mirror layout over them (`dbtier.model.search.check_stripe_only`).
+
 Pricing (every action): devices plus the overhead units bought, where a port
 overhead (an HBA/enclosure, `after_server_ports`) is bought only for the devices
 beyond the server's own drive ports (`server_ports`, default the catalog's
@@ -53,7 +56,8 @@ from dbtier.model.array import (DEFAULT_READ_FRACTION, EPS, SET_LAYOUTS, Config,
 from dbtier.model.catalog import Catalog, Device
 from dbtier.model.requirement import (CATEGORY, LABELS, REQUIREMENT_KEYS, Requirement, positive,  # noqa: F401
                                       meets, requirement_from_history)
-from dbtier.model.search import DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, fmt, smallest_count  # noqa: F401
+from dbtier.model.search import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, check_stripe_only, fmt,  # noqa: F401
+                                 smallest_count)
 from dbtier.model.service import Terms
 from dbtier.model.sizing import Candidate, Sizing, size  # noqa: F401
 from dbtier.model.tco import tco
@@ -121,6 +125,7 @@ def equivalent(catalog: Catalog, reference: str, using: str, read_fraction: floa
     ref = evaluate(configure(catalog, reference, 1, "jbod", server_ports=ports, devices_only=devices_only),
                    read_fraction)
     dev = catalog.device(using)
+    check_stripe_only(dev, layout)
     ovs = tuple(catalog.overheads_for(dev))
 
     def ev(n: int) -> Evaluation:
@@ -186,6 +191,8 @@ def budget(catalog: Catalog, usd: float, devices: Sequence[str], layout: str = "
     ports = check_server_ports(catalog.server_ports if server_ports is None else server_ports)
     if not devices:
         raise DbtierError("no devices to compare", "give --devices ID,ID,...")
+    for did in devices:
+        check_stripe_only(catalog.device(did), layout)
     out = []
     for did in devices:
         dev = catalog.device(did)
@@ -253,6 +260,8 @@ def _num(x: Any) -> bool:
 def value(doc: dict[str, Any], e: Evaluation, source: str = "the run", terms: Terms | None = None) -> Value:
     """TPM/$, TPS/$, IOPS/$, MB/s per $ and $/GB of a measured run, priced as configuration `e`; NOPM/$
     (new orders a minute, TPC-C's tpmC) too when the bench run's best point has NOPM (tpcc)."""
+    c = e.config
+    check_stripe_only(c.device, c.layout, c.second, c.second_layout)
     price = e.price_usd
     if not (price > 0):
         raise DbtierError(f"{e.config.describe()} costs nothing in the catalog: price/performance is undefined",

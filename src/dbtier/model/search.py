@@ -13,13 +13,38 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import (EPS, MIXED_LAYOUTS, REDUNDANT_LAYOUTS, SELF_REDUNDANT_KINDS, Config, DeviceSet,
-                                check_layout, count_step, fits, min_count, valid_counts_from)
+from dbtier.model.array import (DEFAULT_BACKING_LAYOUT, EPS, MIXED_LAYOUTS, REDUNDANT_LAYOUTS, SELF_REDUNDANT_KINDS,
+                                Config, DeviceSet, check_layout, count_step, fits, min_count, valid_counts_from)
 from dbtier.model.catalog import FLASH_KINDS, Catalog, Device, Overhead
 from dbtier.model.requirement import Requirement
 
 DEFAULT_MAX_DEVICES = 1024
 DEFAULT_CACHE_FRACTION = 0.1
+
+# A cloud volume is replicated by its provider, so a parity or mirror layout over cloud volumes buys copies
+# of copies: on these kinds only a stripe is built (jbod/raid0, and raid0 as a read cache's backing set),
+# never a preferred-read mirror. `plan size` leaves them out unless named with --devices; the provider
+# model (`plan size --cloud PROVIDER`) is where cloud volumes are sized in full.
+STRIPE_ONLY_KINDS = ("cloud-volume",)
+STRIPE_LAYOUTS = ("jbod", "raid0")
+
+
+def check_stripe_only(device: Device, layout: str, second: Device | None = None,
+                      second_layout: str | None = None) -> None:
+    """A clear error for a parity or mirror layout over a cloud volume (see STRIPE_ONLY_KINDS)."""
+    if layout == "preferred-read-mirror":
+        bad = next((d for d in (device, second) if d is not None and d.kind in STRIPE_ONLY_KINDS), None)
+    elif layout == "read-cache":
+        bad = (second if second is not None and second.kind in STRIPE_ONLY_KINDS
+               and (second_layout or DEFAULT_BACKING_LAYOUT) not in STRIPE_LAYOUTS else None)
+    else:
+        bad = device if device.kind in STRIPE_ONLY_KINDS and layout not in STRIPE_LAYOUTS else None
+    if bad is not None:
+        asked = (second_layout or DEFAULT_BACKING_LAYOUT) if layout == "read-cache" else layout
+        raise DbtierError(f"{bad.id} is a {bad.kind}, which its provider already replicates: it is priced as a "
+                          f"stripe only, not in {asked}",
+                          "use the layout jbod or raid0 for it, or size cloud storage with "
+                          "`dbtier plan size --cloud aws|azure|gcp`")
 
 
 def fmt(x: float) -> str:
@@ -176,7 +201,8 @@ class Search:
 
 
 def shapes(devices: Sequence[Device], layouts: Sequence[str], redundancy: str) -> list[Shape]:
-    """Every design to try. jbod and raid0 are one design (listed as raid0 when both are asked for)."""
+    """Every design to try. jbod and raid0 are one design (listed as raid0 when both are asked for).
+    A device of a STRIPE_ONLY_KINDS kind gets stripes only."""
     for lay in layouts:
         check_layout(lay)
     if redundancy not in ("required", "none"):
@@ -193,6 +219,8 @@ def shapes(devices: Sequence[Device], layouts: Sequence[str], redundancy: str) -
                 continue
             if need and lay not in REDUNDANT_LAYOUTS and d.kind not in SELF_REDUNDANT_KINDS:
                 continue
+            if d.kind in STRIPE_ONLY_KINDS and lay not in STRIPE_LAYOUTS:
+                continue
             out.append(Shape(d, lay))
     for fast in devices:
         if fast.kind not in FLASH_KINDS:
@@ -201,11 +229,14 @@ def shapes(devices: Sequence[Device], layouts: Sequence[str], redundancy: str) -
             if slow.id == fast.id or slow.read_iops >= fast.read_iops or \
                     slow.price_usd / slow.capacity_gb >= fast.price_usd / fast.capacity_gb:
                 continue
-            if "preferred-read-mirror" in wanted:
+            stripe_only = slow.kind in STRIPE_ONLY_KINDS
+            if "preferred-read-mirror" in wanted and not stripe_only:
                 out.append(Shape(fast, "preferred-read-mirror", slow))
             if "read-cache" in wanted:
                 for bl in ("raid0", "raid10", "raid5", "raid6"):
                     if need and bl not in REDUNDANT_LAYOUTS and slow.kind not in SELF_REDUNDANT_KINDS:
+                        continue
+                    if stripe_only and bl not in STRIPE_LAYOUTS:
                         continue
                     out.append(Shape(fast, "read-cache", slow, bl))
     return out

@@ -17,6 +17,18 @@ they are sized over the service life (`dbtier.model.service`):
   with replace, worn devices are bought again and priced;
 - a clustered database (2 or more instances) keeps only storage every node reaches (`shared_access`).
 
+Cloud volumes (kind cloud-volume) are not on-prem storage: the search leaves them out unless `devices`
+names them, and then builds stripes of them only (`dbtier.model.search.STRIPE_ONLY_KINDS`: the provider
+replicates each volume); `plan size --cloud PROVIDER` (`dbtier.model.cloud_plan`) sizes them in full.
+
+Designs of the same devices and counts at the same price (and the same replacements over the service
+life) that differ only in layout (2 disks as raid1 or as mirror2, 6 as raid10 or raid5; a read cache's
+backing set as raid10 or raid5) are one purchase: they are folded into one candidate before the top N
+are cut, so the top N are N different purchases. The candidate is the layout that survives the most
+device failures whatever devices fail (`failures_survived`), on a tie the first in `array.LAYOUTS`; its
+figures are the ones shown and ranked (energy, and so the cost over the life, may differ a little by
+the layouts' write work); `layouts` names every layout folded into it, that one first.
+
 Candidates are ranked by cost over the service life (`tco.total_usd`) or, with cost = purchase, by
 the price paid today (the studies' basis). With redundancy "required" (the default) only layouts
 that survive a device failure are kept, plus stripes of cloud volumes and shared arrays, whose
@@ -36,14 +48,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, EPS, LAYOUTS, Config, Evaluation,
                                 check_hit_ratio, check_read_fraction, check_server_ports, evaluate)
 from dbtier.model.catalog import Catalog, Device
 from dbtier.model.requirement import CATEGORY, LABELS, Requirement, meets
-from dbtier.model.search import DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, Shape, fmt, Search, shapes
+from dbtier.model.search import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, STRIPE_ONLY_KINDS, Shape, fmt, Search,
+                                 shapes)
 from dbtier.model.service import Life, Sized, Terms
 
 
@@ -54,6 +67,8 @@ class Candidate:
     binding: str
     binding_detail: str
     life: dict[str, Any] | None = None     # endurance, endurance_reason, durable_writes, sized_on, tco
+    layouts: tuple[str, ...] = ()          # the layouts folded into this design, its own first
+    second_layouts: tuple[str, ...] = ()   # a read cache's: the backing layouts folded into it, its own first
 
     def cost(self, basis: str) -> float:
         """What ranks it: cost over the service life (tco) or the purchase price."""
@@ -64,12 +79,15 @@ class Candidate:
     def contract(self) -> dict[str, Any]:
         e = self.evaluation
         d = e.to_dict()
-        return {"device": d["device"], "count": d["count"], "layout": d["layout"], "price_usd": e.price_usd,
+        return {"device": d["device"], "count": d["count"], "layout": d["layout"],
+                "layouts": list(self.layouts or (d["layout"],)), "price_usd": e.price_usd,
                 "capacity_gb": e.capacity_gb.value, "read_iops": e.read_iops.value,
                 "write_iops": e.write_iops.value, "read_mbps": e.read_mbps.value, "write_mbps": e.write_mbps.value,
                 "meets": self.meets,
                 # beyond the contract: the rest of the configuration and why this count
-                **({"second": d["second"]} if "second" in d else {}),
+                # a read cache's backing set names the layouts folded into it
+                **({"second": {**d["second"], "layouts": list(self.second_layouts or (d["second"]["layout"],))}
+                    if d["layout"] == "read-cache" else d["second"]} if "second" in d else {}),
                 **({"hit_ratio": d["hit_ratio"]} if "hit_ratio" in d else {}),
                 "spec": d["spec"], "description": d["description"], "redundant": d["redundant"],
                 "read_latency_us": e.read_latency_us.value, "write_latency_us": e.write_latency_us.value,
@@ -81,7 +99,7 @@ class Candidate:
 class Sizing:
     requirement: Requirement
     candidates: list[Candidate]          # the top N, ranked by the terms' cost
-    found: int                           # designs that meet the requirement (before the top N cut)
+    found: int                           # designs that meet the requirement (layouts folded; before the top N cut)
     binding: str
     binding_detail: str
     considered: int                      # designs tried
@@ -94,6 +112,54 @@ class Sizing:
     life: Life | None = None
     dropped: tuple[dict[str, Any], ...] = ()           # devices left out (durability, topology), with why
     cheaper_by_purchase: dict[str, Any] | None = None  # the naive cheapest design, and why it is not the answer
+    cloud_left_out: tuple[str, ...] = ()               # cloud volumes the default search leaves to --cloud
+
+
+# Device failures a single-set layout of n devices survives whatever devices fail: raid10 survives one (a
+# second may take the same pair's other half); stripes survive none. What folding prefers.
+def failures_survived(layout: str, n: int) -> int:
+    return {"raid1": n - 1, "raid10": 1, "raid5": 1, "raid6": 2, "mirror2": 1, "mirror3": 2}.get(layout, 0)
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= EPS * max(abs(a), abs(b), 1.0)
+
+
+def _varied(t: tuple) -> tuple[str, int]:
+    """The layout folding may vary, and its count: a single set's, or a read cache's backing set's."""
+    shape, c = t[0], t[1].config
+    return (shape.second_layout, c.second_count) if shape.layout == "read-cache" else (shape.layout, c.count)
+
+
+def fold(designs: Sequence[tuple], spent: Callable[[tuple], float]) -> list[tuple[tuple, tuple[str, ...]]]:
+    """Designs (shape, evaluation, ...) with those of the same devices and counts at the same price and the
+    same `spent` (what else is bought for them: replacements) that differ only in layout (a read cache: in
+    its backing set's) folded into one, in the order of the first of each: (the preferred one, the layouts
+    folded, its own first). Preferred: the layout that survives the most device failures
+    (`failures_survived`), on a tie the first in `array.LAYOUTS`. A preferred-read mirror has one layout."""
+    groups: list[list[tuple]] = []
+    open_groups: dict[tuple, list[list[tuple]]] = {}
+    for t in designs:
+        shape, c = t[0], t[1].config
+        mixed = shape.second is not None
+        if mixed and shape.layout != "read-cache":
+            groups.append([t])
+            continue
+        key = (shape.device.id, c.count, shape.layout if mixed else "", shape.second.id if mixed else "",
+               c.second_count if mixed else 0)
+        same_buy = open_groups.setdefault(key, [])
+        for g in same_buy:
+            if _same(g[0][1].price_usd, t[1].price_usd) and _same(spent(g[0]), spent(t)):
+                g.append(t)
+                break
+        else:
+            same_buy.append([t])
+            groups.append(same_buy[-1])
+    out = []
+    for g in groups:
+        g = sorted(g, key=lambda t: (-failures_survived(*_varied(t)), LAYOUTS.index(_varied(t)[0])))
+        out.append((g[0], tuple(_varied(t)[0] for t in g)))
+    return out
 
 
 def _binding(search: Search, shape: Shape, e: Evaluation, m: dict[str, dict[str, Any]],
@@ -138,7 +204,16 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
     if isinstance(max_devices, bool) or not isinstance(max_devices, int) or max_devices < 1:
         raise DbtierError(f"--max-devices must be a whole number of at least 1, got {max_devices}",
                           "e.g. --max-devices 1024")
-    raw = [catalog.device(d) for d in devices] if devices else list(catalog.devices.values())
+    if devices:
+        raw, cloud = [catalog.device(d) for d in devices], []
+    else:
+        every = list(catalog.devices.values())
+        raw = [d for d in every if d.kind not in STRIPE_ONLY_KINDS]
+        cloud = [d.id for d in every if d.kind in STRIPE_ONLY_KINDS]
+        if not raw:
+            raise DbtierError(f"the catalog holds only cloud volumes ({', '.join(cloud)}): `plan size` sizes "
+                              "on-prem storage", "use --cloud aws|azure|gcp, or name the volumes with --devices "
+                              "to size them as stripes")
     if read_fraction is None:  # the requirement's own mix, for $/IOPS
         total = (req.read_iops or 0.0) + (req.write_iops or 0.0)
         read_fraction = (req.read_iops or 0.0) / total if total else DEFAULT_READ_FRACTION
@@ -153,6 +228,11 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
         _all_dropped(raw, dropped, life)
     by_device: dict[Device, Sized] = {s.device: s for s in kept}
     all_shapes = shapes([s.device for s in kept], layouts, redundancy)
+    if not all_shapes and kept and all(s.device.kind in STRIPE_ONLY_KINDS for s in kept):
+        what = "a cloud volume" if len(kept) == 1 else "cloud volumes"
+        raise DbtierError(f"no design to try: {', '.join(s.device.id for s in kept)}: {what}, which the provider "
+                          f"replicates, sized as a stripe only (raid0); the layouts {', '.join(layouts)} have none",
+                          "add raid0 to --layouts, or size cloud storage with --cloud aws|azure|gcp")
     if not all_shapes:
         raise DbtierError(f"no design to try: the layouts {', '.join(layouts)} give no redundancy and "
                           "--redundancy is required",
@@ -187,10 +267,12 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
             _worn_out(free, all_shapes, life, read_fraction)
         _unmeetable(search, all_shapes, req, read_fraction)
 
+    def cost(t: tuple) -> float:
+        return t[3]["tco"]["total_usd"] if terms.cost == "tco" else t[1].price_usd
+
     def rank(t: tuple) -> tuple:
-        e, figs = t[1], t[3]
-        cost = figs["tco"]["total_usd"] if terms.cost == "tco" else e.price_usd
-        return (cost, -e.capacity_gb.value, e.config.count + e.config.second_count, e.config.spec)
+        e = t[1]
+        return (cost(t), -e.capacity_gb.value, e.config.count + e.config.second_count, e.config.spec)
     found.sort(key=rank)
     # one design per shape: a burst variant and its sustained twin are one design, the cheaper kept
     seen: set = set()
@@ -200,13 +282,16 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
         if key not in seen:
             seen.add(key)
             unique.append(t)
+    designs = fold(unique, lambda t: t[3].get("tco", {}).get("replacements_usd") or 0.0)
+    designs.sort(key=lambda d: rank(d[0]))       # by the figures shown: the preferred layout's
     candidates = []
-    for shape, e, m, figs in unique[:top]:
+    for (shape, e, m, figs), lays in designs[:top]:
         b, why = _binding(search, shape, e, m, read_fraction)
         grown = _grown_by_wear(free, shape, e, life)
         if grown:
             b, why = "endurance", grown
-        candidates.append(Candidate(e, m, b, why, figs))
+        mine = (shape.layout,) if shape.layout == "read-cache" else lays
+        candidates.append(Candidate(e, m, b, why, figs, mine, lays if shape.layout == "read-cache" else ()))
     best = candidates[0]
     binding, detail = best.binding, best.binding_detail
     cheaper = None
@@ -220,8 +305,8 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
                                   ports, devices_only, read_fraction, life, best, by_device, dropped)
     if naive is not None and naive["reason"] in ("durability", "endurance") and binding != "latency":
         binding, detail = naive["reason"], naive["detail"]
-    return Sizing(req, candidates, len(unique), binding, detail, len(all_shapes), redundancy, tuple(layouts),
-                  hit_ratio, max_devices, cheaper, terms, life, tuple(dropped), naive)
+    return Sizing(req, candidates, len(designs), binding, detail, len(all_shapes), redundancy, tuple(layouts),
+                  hit_ratio, max_devices, cheaper, terms, life, tuple(dropped), naive, tuple(cloud))
 
 
 def _grown_by_wear(free: Search, shape: Shape, e: Evaluation, life: Life) -> str | None:

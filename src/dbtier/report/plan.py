@@ -101,6 +101,19 @@ def _array_name(a: dict[str, Any]) -> str:
     return name
 
 
+def _design_name(c: dict[str, Any]) -> str:
+    """A plan size candidate's name, with the layouts folded into it named together: "2 x disk raid1 / mirror2"
+    (a read cache's backing layouts: its `second.layouts`)."""
+    name = str(c.get("description") or _array_name(c))
+    sec = c.get("second") if isinstance(c.get("second"), dict) else {}
+    own, lays = ((sec.get("layout"), sec.get("layouts")) if c.get("layout") == "read-cache"
+                 else (c.get("layout"), c.get("layouts")))
+    if (isinstance(own, str) and isinstance(lays, list) and len(lays) > 1 and all(isinstance(x, str) for x in lays)
+            and name.endswith(" " + own)):
+        return name[:-len(own)] + " / ".join(lays)
+    return name
+
+
 def _plan_equivalent(doc: dict[str, Any]) -> str:
     ref = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
     using = get(doc, "using", "device") or "?"
@@ -211,6 +224,10 @@ def _plan_size(doc: dict[str, Any]) -> str:
         out.append(f'<p class="note"><b>Binding requirement: {esc(binding)}</b> — '
                    f'{esc(doc.get("binding_detail") or "")}</p>')
     out.append(dropped_sentence(doc))
+    cloud = [x for x in (doc.get("cloud_volumes_left_out") or []) if isinstance(x, str)]
+    if cloud:
+        out.append(f'<p class="note">Cloud volumes left out ({esc(", ".join(cloud))}): on-prem designs only; '
+                   "<code>dbtier plan size --cloud aws|azure|gcp</code> sizes cloud storage.</p>")
     keys = list(dict.fromkeys(k for c in cands for k in (c.get("meets") or {}) if isinstance(c.get("meets"), dict)))
     heads = ["#", "configuration", "price", "GB", "IOPS read / write", "MB/s read / write", "read µs", "binding",
              *(f"{esc(REQ_LABELS.get(k, k))}<br>margin" for k in keys)]
@@ -221,7 +238,7 @@ def _plan_size(doc: dict[str, Any]) -> str:
     rows = []
     for i, c in enumerate(cands, 1):
         meets = c.get("meets") if isinstance(c.get("meets"), dict) else {}
-        rows.append([str(i), esc(c.get("description") or _array_name(c)), _usd(c.get("price_usd")),
+        rows.append([str(i), esc(_design_name(c)), _usd(c.get("price_usd")),
                      num(c.get("capacity_gb")), pair(c.get("read_iops"), c.get("write_iops")),
                      pair(c.get("read_mbps"), c.get("write_mbps")), num(c.get("read_latency_us")),
                      f"<b>{esc(c.get('binding') or '')}</b>" if i == 1 else esc(c.get("binding") or ""),
@@ -229,7 +246,7 @@ def _plan_size(doc: dict[str, Any]) -> str:
     if rows:
         out.append('<div class="wide">' + html_table(heads, rows, num_cols=(2, 3, 4, 5, 6, *range(8, 8 + len(keys))),
                                                      cls="cands") + "</div>")
-        out.append(life_section(doc, cands, [c.get("description") or _array_name(c) for c in cands]))
+        out.append(life_section(doc, cands, [_design_name(c) for c in cands]))
         out.append('<p class="reason">Ranked as the terms say (cost over the service life, or price). Margin = offered / required − 1 (read and write rates '
                    'offered while the other is also served), shown as a multiple from 2× up; a requirement is met '
                    'when its margin is at least the headroom. The binding requirement is the one whose own smallest '
