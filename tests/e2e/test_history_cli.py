@@ -176,8 +176,10 @@ def test_dma_import_then_requirement_p95_but_not_p99(tmp_path):
     assert r["instances"] == 1 and r["clustered"] is False
     bad = call_main("history", "requirement", str(tmp_path / "d"), "--percentile", "99", cwd=tmp_path)
     assert_clean_error(bad, "no p99")
-    cons = call_main("history", "consolidate", str(tmp_path / "d"), cwd=tmp_path)
-    assert_clean_error(cons, "hour-of-day statistics", "common time grid")
+    cons = dbtier_json(tmp_path, "history", "consolidate", str(tmp_path / "d"), "--out", str(tmp_path / "c"))
+    own = d["databases"][0]["peaks"]      # one database summed per hour of day is itself
+    assert cons["kind"] == "hourly" and cons["peaks"]["read_iops"]["p95"] == pytest.approx(own["read_iops"]["p95"])
+    assert "upper bound" in cons["bound"] and "estimate" in cons["bound"]
 
 
 # -- bad input -------------------------------------------------------------------------------------------
@@ -351,8 +353,13 @@ def test_bad_options_and_runs(tmp_path):
     assert_clean_error(imp(tmp_path, "awr", AWR, extra=["--tz", "Mars/Olympus"]), "--tz: 'Mars/Olympus'")
     assert_clean_error(call_main("history", "consolidate", str(tmp_path / "nope"), cwd=tmp_path), "no result.json")
     dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "m"))
-    assert_clean_error(call_main("history", "requirement", str(tmp_path / "m"), cwd=tmp_path),
-                       "2 databases in this import", "consolidate")
+    # two databases in one import: the requirement is their sum, as a consolidation's requirement is
+    both = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "m"), "--out", str(tmp_path / "mr"))
+    dbtier_json(tmp_path, "history", "consolidate", str(tmp_path / "m"), "--out", str(tmp_path / "mc"))
+    via = dbtier_json(tmp_path, "history", "requirement", str(tmp_path / "mc"), "--out", str(tmp_path / "mcr"))
+    for k in ("read_iops", "write_iops", "read_mbps", "write_mbps"):
+        assert both[k] == pytest.approx(via[k]), k
+    assert both["from"]["of"] == "sum of 2 databases"
     assert_clean_error(call_main("history", "consolidate", str(tmp_path / "m"), str(tmp_path / "m"), cwd=tmp_path),
                        "is in two runs")
     assert_clean_error(call_main("history", "consolidate", str(tmp_path / "m"), "--step", "soon", cwd=tmp_path),

@@ -10,6 +10,7 @@ reads. Full series go to Parquet files in the run directory; result.json has the
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import duckdb
 
@@ -17,11 +18,12 @@ from dbtier.cli import history_fetch, history_import
 from dbtier.cli import history_render as render
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
+from dbtier.cli.markup import esc
 from dbtier.cli.history_import import MAX_TOP, apply_memory, input_sizes, memory_option, progress_bar
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES
-from dbtier.history import split, store, summary
+from dbtier.history import combine, split, store, summary
 from dbtier.results.store import load_run
 
 
@@ -115,8 +117,8 @@ def run_consolidate(args: argparse.Namespace) -> int:
     with store.workdir(grid_bytes) as work, store.open_db(work) as con, bar:
         task = bar.add_task("consolidating", total=2)
         try:
-            part = summary.summarise_consolidation(con, docs, step, args.top, args.percentile, work=work,
-                                                   full_grid=args.full_grid)
+            part = summary.consolidation(con, docs, step, args.top, args.percentile, work=work,
+                                         full_grid=args.full_grid)
         except duckdb.Error as exc:   # a Parquet file damaged past its footer: name the runs' series
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DbtierError(f"cannot read the series of {', '.join(d['_run_dir'] for d in docs)}: {why[:300]}",
@@ -127,9 +129,10 @@ def run_consolidate(args: argparse.Namespace) -> int:
                   inputs=[d["_run_dir"] for d in docs])
         run.doc.update(part)
         run.save()
-        drivers = None if args.full_grid else [d["database"] for d in run.doc["drivers"]]
-        run.doc["grid_databases"] = "all" if drivers is None else drivers
-        run.doc["series_files"] = store.write_consolidation_files(con, run.dir.path, drivers)
+        if part.get("kind") == "series":     # hour-of-day sums have no grid to write
+            drivers = None if args.full_grid else [d["database"] for d in run.doc["drivers"]]
+            run.doc["grid_databases"] = "all" if drivers is None else drivers
+            run.doc["series_files"] = store.write_consolidation_files(con, run.dir.path, drivers)
         run.finish()
 
     emit(run.doc, args, lambda: render.consolidation(console(args), run.doc, run.dir.path))
@@ -140,10 +143,16 @@ def run_requirement(args: argparse.Namespace) -> int:
     if args.capacity_gb is not None and not (args.capacity_gb >= 0):
         raise DbtierError(f"--capacity-gb {args.capacity_gb}: must be 0 or more", "e.g. --capacity-gb 500")
     doc = load_run(args.run)
-    req, source = summary.requirement(doc, args.percentile, args.headroom, args.capacity_gb, args.database)
-    run = Run("history", args, {"action": "requirement", "run": args.run, "percentile": args.percentile,
-                                "headroom": args.headroom, "capacity_gb": args.capacity_gb,
-                                "database": args.database}, inputs=[doc["_run_dir"]])
+    params = {"action": "requirement", "run": args.run, "percentile": args.percentile, "headroom": args.headroom,
+              "capacity_gb": args.capacity_gb, "database": args.database}
+    summed = needs_sum(doc, args.database)
+    if summed is None:
+        req, source = summary.requirement(doc, args.percentile, args.headroom, args.capacity_gb, args.database)
+        run = Run("history", args, params, inputs=[doc["_run_dir"]])
+    else:      # several databases, or a cluster's instances: their sum, consolidated into this run
+        run, req, source = requirement_of_sum(args, summed, params, args.percentile, args.headroom,
+                                              args.capacity_gb)
+    run.doc["notes"] = instance_notes(doc, args.database) + list(source.get("notes") or [])
     run.doc["requirement"] = dict(req)
     run.doc.update(req)
     run.doc["from"] = source
@@ -155,6 +164,56 @@ def run_requirement(args: argparse.Namespace) -> int:
             run.doc["by_file_type"] = parts
     run.finish()
 
-    emit(run.doc, args, lambda: render.requirement(console(args), req, source, run.doc["with_headroom"], args.run,
-                                                   run.dir.path, run.doc.get("by_file_type")))
+    def show() -> None:
+        render.requirement(console(args), req, source, run.doc["with_headroom"], args.run, run.dir.path,
+                           run.doc.get("by_file_type"))
+        for n in run.doc["notes"]:
+            console(args).print(f"[yellow]note:[/yellow] {esc(n)}", highlight=False)
+
+    emit(run.doc, args, show)
     return 0
+
+
+def needs_sum(doc: dict[str, Any], database: str | None) -> list[dict[str, Any]] | None:
+    """The documents to consolidate for a requirement of an import run: several databases (or a clustered
+    database's instances: NAME selects all of NAME/1, NAME/2, ...); None when it is one series."""
+    if (doc.get("params") or {}).get("action") != "import":
+        return None
+    dbs = doc.get("databases") or []
+    if database is not None and any(db.get("name") == database for db in dbs):
+        return None
+    picked = summary.only([doc], [database] if database else None)
+    return picked if sum(len(d["databases"]) for d in picked) > 1 else None
+
+
+def requirement_of_sum(args: argparse.Namespace, docs: list[dict[str, Any]], params: dict[str, Any],
+                       percentile: str, headroom: float, capacity_gb: float | None
+                       ) -> tuple[Run, dict[str, Any], dict[str, Any]]:
+    """The requirement of `docs`' databases together: consolidated (see history/combine.py) into the run this
+    makes, whose sum.parquet the requirement's days and a cloud plan's burst replay read."""
+    inputs = [d["_run_dir"] for d in docs]
+    grid_bytes = sum(input_sizes([str(p) for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))
+    with store.workdir(grid_bytes) as work, store.open_db(work) as con:
+        part = summary.consolidation(con, docs, None, 10, "max" if percentile == "max" else percentile, work=work)
+        run = Run("history", args, params, inputs=inputs)
+        run.doc["consolidated"] = {k: part.get(k) for k in ("kind", "method", "bound", "databases", "clusters",
+                                                            "grid", "peaks", "capacity_gb", "instances")}
+        if part.get("kind") == "series":
+            run.doc["series_files"] = store.write_consolidation_files(con, run.dir.path, [])
+    cdoc = {"command": "history", "params": {"action": "consolidate"}, "_run_dir": str(run.dir.path),
+            "source": docs[0].get("source"), **part}
+    req, source = summary.requirement(cdoc, percentile, headroom, capacity_gb)
+    req, source["notes"] = summary.sum_on_parts(req, docs, source["statistic"])
+    return run, req, source
+
+
+def instance_notes(doc: dict[str, Any], database: str | None) -> list[str]:
+    """A requirement of one instance of a clustered database sizes part of what its storage carries: said."""
+    one = next((d for d in doc.get("databases") or [] if database and d.get("name") == database), None)
+    if one is None:
+        return []
+    base = combine.cluster_of(str(one.get("name")), one.get("instances"))
+    if base == one.get("name"):
+        return []
+    return [f"{database} is one instance of the {one.get('instances')}-instance {base}: its instances share the "
+            f"storage, which carries their sum; `--database {base}` sizes that"]

@@ -49,6 +49,8 @@ def import_run(out: Console, doc: dict[str, Any], run_dir: Path) -> None:
 
 def consolidation(out: Console, d: dict[str, Any], run_dir: Path) -> None:
     """`history consolidate`: sum of peaks beside peak of sum, the gain, and what drives the peak."""
+    if d.get("kind") != "series":
+        return consolidation_hourly(out, d, run_dir)
     t = Table(title="consolidation (each database on a common UTC grid of "
               f"{d['grid']['step_seconds']} s, {d['grid']['cells']} cells)", title_justify="left",
               box=box.SIMPLE_HEAD, show_edge=False)
@@ -74,6 +76,28 @@ def consolidation(out: Console, d: dict[str, Any], run_dir: Path) -> None:
     out.print(f"[dim]Run: {esc(run_dir)}; next: dbtier history requirement {esc(run_dir)}[/dim]")
 
 
+def consolidation_hourly(out: Console, d: dict[str, Any], run_dir: Path) -> None:
+    """`history consolidate` of hour-of-day statistics: the sum's p95 and max per database and together."""
+    t = Table(title=esc(f"consolidation ({d.get('method')}): p95 / max"), title_justify="left",
+              box=box.SIMPLE_HEAD, show_edge=False)
+    for c in ("database", "instances", "read IOPS", "write IOPS", "read MB/s", "write MB/s"):
+        t.add_column(c, justify="left" if c == "database" else "right")
+
+    def cells(pk: dict[str, Any] | None, digits: int, m: str) -> str:
+        f = (pk or {}).get(m) or {}
+        return f"{_n(f.get('p95'), digits)} / {_n(f.get('max'), digits)}"
+
+    for db in d.get("databases") or []:
+        t.add_row(lit(str(db.get("name"))), _n(db.get("instances")),
+                  *(cells(db.get("peaks"), 1 if m.endswith("mbps") else 0, m) for m in
+                    ("read_iops", "write_iops", "read_mbps", "write_mbps")))
+    t.add_row("sum", "", *(cells(d.get("peaks"), 1 if m.endswith("mbps") else 0, m) for m in
+                          ("read_iops", "write_iops", "read_mbps", "write_mbps")))
+    out.print(t)
+    out.print(f"[dim]{esc(str(d.get('bound')))}[/dim]", highlight=False)
+    out.print(f"[dim]Run: {esc(run_dir)}; next: dbtier history requirement {esc(run_dir)}[/dim]")
+
+
 def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_headroom: dict[str, Any],
                 from_run: str, run_dir: Path, by_file_type: dict[str, Any] | None = None) -> None:
     """`history requirement`: each figure measured and with headroom, what is missing, and the next step."""
@@ -92,6 +116,8 @@ def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_
     out.print(t)
     if source.get("basis"):
         out.print(f"[dim]each figure is the {esc(source['basis'])}[/dim]", highlight=False)
+    if source.get("bound"):
+        out.print(f"[dim]bounds and estimates: {esc(source['bound'])}[/dim]", highlight=False)
     if by_file_type:
         ft = Table(title="by file type (each its own " + esc(source["statistic"]) + "; they need not add up)",
                    title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)

@@ -14,8 +14,9 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
+from dbtier.history import combine
 from dbtier.history import consolidate as cons
-from dbtier.history import days, dma, limits, provenance, series, store
+from dbtier.history import days, dma, limits, provenance, series, split, store
 from dbtier.history.tables import INTERVAL_COLUMNS, ReadResult, instance_fields
 
 PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}
@@ -158,16 +159,19 @@ def _drop(con: duckdb.DuckDBPyConnection, name: str) -> None:
 
 
 def _import_docs(docs: Sequence[dict[str, Any]]) -> None:
+    seen: dict[str, str] = {}
+    for d in docs:
+        for db in d.get("databases") or []:
+            name = db.get("name")
+            if name in seen:
+                raise DbtierError(f"database {name!r} is in two runs: {seen[name]} and {d['_run_dir']}",
+                                  "consolidate each database once (or re-import one with --database NEWNAME)")
+            seen[name] = d["_run_dir"]
     for d in docs:
         if d.get("command") != "history" or (d.get("params") or {}).get("action") != "import":
             raise DbtierError(f"{d.get('_run_dir')}: not a `dbtier history import` run "
                               f"(a {d.get('command')} {(d.get('params') or {}).get('action') or ''} run)".rstrip(),
                               "pass run directories written by `dbtier history import`")
-        if d.get("kind") == "hourly":
-            raise DbtierError(f"{d.get('_run_dir')}: a dma import has hour-of-day statistics, not a time series; "
-                              "it cannot be put on a common time grid",
-                              "size it alone with `dbtier history requirement`, or export AWR with "
-                              "collectors/oracle_awr.sql and import that")
 
 
 _TOTALS_COLS = ["database", "start", "end", "seconds", "read_iops", "write_iops", "iops", "read_mbps", "write_mbps",
@@ -179,14 +183,6 @@ def load_totals(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], 
     Returns the same totals as batches of whole databases, each at most store.batch_bytes() of Parquet
     (a part never split): what consolidate puts on the grid one at a time."""
     _import_docs(docs)
-    seen: dict[str, str] = {}
-    for d in docs:
-        for db in d.get("databases") or []:
-            name = db.get("name")
-            if name in seen:
-                raise DbtierError(f"database {name!r} is in two runs: {seen[name]} and {d['_run_dir']}",
-                                  "consolidate each database once (or re-import one with --database NEWNAME)")
-            seen[name] = d["_run_dir"]
     for d in docs:   # a foreign or truncated totals.parquet is refused by name here, not deep in a query
         store.check_parquet(con, d["_run_dir"], store.TOTALS_FILE, _TOTALS_COLS)
     files = [p for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]
@@ -218,13 +214,94 @@ def own_sum_of_peaks(docs: Sequence[dict[str, Any]], percentile: str = "max") ->
     return out
 
 
+def only(docs: Sequence[dict[str, Any]], names: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The documents with only the databases `names` (a name, or a clustered database's NAME for all its
+    NAME/INSTANCE series) left in; None keeps all. A name none of them holds is an error naming them."""
+    if names is None:
+        return list(docs)
+    want = set(names)
+    out = []
+    for d in docs:
+        dbs = [db for db in d.get("databases") or []
+               if db.get("name") in want or combine.cluster_of(str(db.get("name")), db.get("instances")) in want]
+        out.append({**d, "databases": dbs, "_subset": len(dbs) != len(d.get("databases") or [])})
+    found = {db.get("name") for d in out for db in d["databases"]} | \
+        {combine.cluster_of(str(db.get("name")), db.get("instances")) for d in out for db in d["databases"]}
+    lost = sorted(want - found)
+    if lost:
+        have = ", ".join(sorted({str(db.get("name")) for d in docs for db in d.get("databases") or []})[:10])
+        raise DbtierError(f"no database {lost[0]!r} in {', '.join(str(d.get('_run_dir')) for d in docs)} "
+                          f"(it has {have})", "give one of those names")
+    return [d for d in out if d["databases"]]
+
+
+def consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], step: int | None, top: int,
+                  percentile: str = "max", work: Path | None = None, full_grid: bool = False) -> dict[str, Any]:
+    """The sum of every database of `docs` (see combine.py for how each kind of history is summed): time series
+    on a common grid (leaves `grid`, `sum_series` and `sum_profiles` in `con`), hour-of-day statistics per hour
+    of day, both together as an upper bound. Each document's `databases` may be a subset (only())."""
+    _import_docs(docs)
+    hourly = [d for d in docs if d.get("kind") == "hourly"]
+    timed = [d for d in docs if d.get("kind") != "hourly"]
+    if not timed:
+        return combine.hourly_consolidation(hourly)
+    if not hourly:
+        return summarise_consolidation(con, timed, step, top, percentile, work, full_grid)
+    part = combine.hourly_consolidation(hourly)
+    tdbs = [db for d in timed for db in d.get("databases") or []]
+    part["peaks"] = combine.mixed_peaks(part["peaks"], tdbs)
+    part.update(kind="mixed", method="hour-of-day sum plus the time series' own peaks", bound=combine.MIXED_BOUND)
+    part["databases"] += [{"name": n, "series": [m.get("name") for m in ms], "instances": ms[0].get("instances"),
+                           "peaks": ms[0].get("peaks") if len(ms) == 1 else None,
+                           "capacity_gb": ms[0].get("capacity_gb")} for n, ms in combine.groups(tdbs).items()]
+    caps = [db.get("capacity_gb") for db in part["databases"]]
+    part["capacity_gb"] = sum(caps) if caps and all(isinstance(c, (int, float)) for c in caps) else None
+    inst = [db.get("instances") for d in docs for db in d.get("databases") or [] if isinstance(db.get("instances"), int)]
+    part.update(instance_fields(max(inst) if inst else None))
+    part["runs"] = [d.get("_run_dir") for d in docs]
+    for k in ("read", "write"):     # each time series' own days at the percentile, added to the mean days
+        got = [days.of_run(d, db, 95)[0][k]["tb_per_day"] for d in timed for db in d.get("databases") or []]
+        base = part["tb_per_day"][k]["tb_per_day"]
+        ok = base is not None and all(isinstance(g, (int, float)) for g in got)
+        part["tb_per_day"][k] = {"tb_per_day": base + sum(got) if ok else None,
+                                 "reason": None if ok else "a database's days are not known",
+                                 "method": "the dma databases' mean days plus the time series' p95 days"}
+    return part
+
+
+def cluster_peaks(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """{clustered database: the peaks of its instances' sum} of time-series imports, each cluster on its own
+    grid (its instances' overlap). Runs before the whole consolidation, whose grid tables it would replace."""
+    out: dict[str, dict[str, Any]] = {}
+    for d in docs:
+        for name, members in combine.groups(d.get("databases") or []).items():
+            if len(members) < 2:
+                continue
+            load_totals(con, [d], table="_cluster_totals")
+            inlist = ", ".join(sql_str(str(m.get("name"))) for m in members)
+            con.execute(f"CREATE OR REPLACE VIEW _cluster_sel AS SELECT * FROM _cluster_totals "
+                        f"WHERE database IN ({inlist})")
+            cons.consolidate(con, "_cluster_sel", grid="_cluster_grid", out_sum="_cluster_sum",
+                             shape=cons.shape_of_imports(members))
+            pk = series.peaks(con, "_cluster_sum", by=None)[None]
+            out[name] = {m: pk["peaks"][m] for m in series.PEAK_METRICS}
+    return out
+
+
 def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[str, Any]], step: int | None,
                             top: int, percentile: str = "max", work: Path | None = None,
                             full_grid: bool = False) -> dict[str, Any]:
     """`work`: a directory for the grid's batches (see consolidate.consolidate); without it, one pass.
     `full_grid`: leave every database's cells in `grid` (else the drivers' may be all it holds)."""
+    clusters = cluster_peaks(con, docs)
     batches = load_totals(con, docs)
-    r = cons.consolidate(con, "all_totals", step=step, top=top, grid="grid", out_sum="sum_series",
+    if any(d.get("_subset") for d in docs):       # some databases of a run: one pass over those, filtered
+        inlist = ", ".join(sql_str(str(db.get("name"))) for d in docs for db in d.get("databases") or [])
+        con.execute(f"CREATE OR REPLACE VIEW sel_totals AS SELECT * FROM all_totals WHERE database IN ({inlist})")
+        table, batches, work = "sel_totals", [], None
+    else:
+        table = "all_totals"
+    r = cons.consolidate(con, table, step=step, top=top, grid="grid", out_sum="sum_series",
                          shape=cons.shape_of_imports([db for d in docs for db in d.get("databases") or []]),
                          batches=batches if work is not None else (), work=work, full_grid=full_grid)
     # Two sums of peaks: each database's own series (finer intervals keep its true spikes) and on the grid
@@ -243,6 +320,10 @@ def summarise_consolidation(con: duckdb.DuckDBPyConnection, docs: Sequence[dict[
         r["capacity_note"] = (f"capacity known for {len(known)} of {len(caps)} databases "
                               f"({sum(known):.1f} GB); give --capacity-gb to `history requirement`")
     r.update(consolidated_instances(docs, r.get("databases") or []))
+    r["clusters"] = clusters
+    r["kind"] = "series"
+    r["method"] = "peak of the sum on a common UTC grid"
+    r["bound"] = None
     r["runs"] = [d["_run_dir"] for d in docs]
     con.execute("CREATE OR REPLACE VIEW sum_named AS SELECT 'sum' AS database, * FROM sum_series")
     series.profiles(con, "sum_named", "sum_profiles")
@@ -280,8 +361,8 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
         raise DbtierError(f"{run_dir}: not a `dbtier history import` or `consolidate` run",
                           "pass a run directory written by one of them")
     if action == "consolidate":
-        peaks, cap, what = doc.get("peaks") or {}, doc.get("capacity_gb"), f"sum of {len(doc.get('databases') or [])} databases"
-        kind = "consolidate"
+        peaks, cap, what = doc.get("peaks") or {}, doc.get("capacity_gb"), consolidated_what(doc)
+        kind = "hourly" if doc.get("kind") in ("hourly", "mixed") else "consolidate"
         db = None
         inst, has_inst = doc.get("instances"), "instances" in doc
     else:
@@ -321,7 +402,13 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
         absent["capacity_gb"] = "the source does not say the allocated size; give --capacity-gb"
     out["percentile"] = pnum
     out["headroom"] = float(headroom)
-    figs, tz = days.of_run(doc, db, pnum)
+    if action == "consolidate" and kind == "hourly":     # summed per hour of day: the document has its days
+        figs = {m: {"percentile": None, "days_counted": None, "partial_dropped": 0,
+                    **((doc.get("tb_per_day") or {}).get(m) or {"tb_per_day": None, "reason": "not in the run"})}
+                for m in days.METRICS}
+        tz = "UTC"
+    else:
+        figs, tz = days.of_run(doc, db, pnum)
     for m in days.METRICS:
         f = figs[m]
         out[f"{m}_tb_per_day"] = f["tb_per_day"]
@@ -338,7 +425,9 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
             f"the {doc.get('source') or 'history'} data does not say how many instances run the database "
             "(a cluster sharing its storage cannot be told)")
     hourly = kind == "hourly"
-    if action == "consolidate":
+    if action == "consolidate" and hourly:
+        basis = f"{key} of the sum per hour of day" + (" and of the time series" if doc.get("kind") == "mixed" else "")
+    elif action == "consolidate":
         step = (doc.get("grid") or {}).get("step_seconds")
         basis = f"{key} of the sum on the common {provenance.duration(step)} grid" if step else None
     else:
@@ -348,6 +437,8 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
               "statistic": key, "basis": basis,
               "semantics": (doc.get("provenance") or {}).get("semantics") if action == "import" else None, "capacity_from": "--capacity-gb" if capacity_gb is not None else
               ("the source" if out["capacity_gb"] is not None else "unknown (no capacity requirement)"),
+              "bound": (doc.get("bound") if action == "consolidate" else
+                        dma.DMA_LIMITATION if hourly else None),
               "days_method": ("mean day from hour-of-day averages (the sum of the 24 hours' mean rates x 3,600 s)"
                               if hourly else f"{key} of the per-day bytes, over calendar days in {tz}"
                               + (" (the sum on the common grid)" if kind == "consolidate" else "")),
@@ -357,7 +448,52 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
               "read_days_partial_dropped": figs["read"]["partial_dropped"],
               "write_days_partial_dropped": figs["write"]["partial_dropped"],
               "absent": absent}
+    source["notes"] = []
+    if action == "import" and not hourly and db is not None:    # one basis: the parts, where above the totals
+        check = split.parts_vs_totals(doc, str(db.get("name")), key)
+        out, source["notes"] = split.consistent_basis(out, check)
+        source["parts_vs_totals"] = check
     return {k: out[k] for k in REQUIREMENT_KEYS}, source
+
+
+MAX_PARTS_CHECKED = 50     # databases of a sum whose file types are checked against their totals (a read each)
+
+
+def sum_on_parts(req: dict[str, Any], docs: Sequence[dict[str, Any]], key: str) -> tuple[dict[str, Any], list[str]]:
+    """A sum's requirement on the same basis as one database's (requirement()): where a database's file types
+    add up to more than its totals at `key`, the difference is added to the sum (an upper bound: the parts'
+    peak need not fall on the sum's). Returns the figures and a note per such database."""
+    out, notes = dict(req), []
+    dbs = [(d, db) for d in docs if d.get("kind") != "hourly" for db in d.get("databases") or []]
+    for d, db in dbs[:MAX_PARTS_CHECKED]:
+        check = split.parts_vs_totals(d, str(db.get("name")), key)
+        if not check or not check.get("disagree"):
+            continue
+        added = []
+        for m in check["disagree"]:
+            f = (check.get("metrics") or {}).get(m) or {}
+            if out.get(m) is not None and f.get("parts") is not None and f.get("totals") is not None:
+                out[m] += f["parts"] - f["totals"]
+                added.append(f"{f['parts'] - f['totals']:,.1f} {m.replace('_', ' ').replace('mbps', 'MB/s').replace('iops', 'IOPS')}")
+        note = str(check.get("note") or "").replace("; sized from the larger", "")
+        notes.append(f"{db.get('name')}: {note}; the sum adds the difference ({', '.join(added)})")
+    if len(dbs) > MAX_PARTS_CHECKED:
+        notes.append(f"file types checked against the totals for the first {MAX_PARTS_CHECKED} of {len(dbs)} "
+                     "databases only")
+    return out, notes
+
+
+def consolidated_what(doc: dict[str, Any]) -> str:
+    """What a consolidation sums, in words: "PRODRAC (2 instances summed)" or "sum of 3 databases"."""
+    names: dict[str, int] = {}
+    for db in doc.get("databases") or []:
+        series_ = db.get("series") or [db.get("name")]
+        name = combine.cluster_of(str(db.get("name")), db.get("instances"))
+        names[name] = names.get(name, 0) + len(series_)
+    if len(names) == 1:
+        (name, n), = names.items()
+        return f"{name} ({n} instances summed)" if n > 1 else name
+    return f"sum of {len(names)} databases"
 
 
 def with_headroom(req: dict[str, Any]) -> dict[str, float | None]:
