@@ -121,6 +121,15 @@ def test_fetch_requirement_is_fios_rate(prom_stack, tmp_path):
     timings["fetch_and_requirement_s"] = time.time() - t
     doc = json.loads(req.stdout)
     got = doc["read_iops"]
+    # advise fetches the same range itself and sizes it: the same requirement, and options for it
+    adv = call_main("advise", "--prometheus", prom_stack.prometheus_url, "--start", str(int(t0) + 3), "--end",
+                    str(int(t1) - 2), "--devices", dev, "--cloud", "aws", "--capacity-gb", "1", "--json",
+                    "--out", str(tmp_path / "adv"), cwd=tmp_path, timeout=120)
+    assert adv.returncode == 0, adv.stderr
+    advice = json.loads(adv.stdout)["advice"]
+    assert advice["requirement"]["read_iops"] == pytest.approx(got, rel=0.05)
+    assert {o["where"] for o in advice["options"]} == {"on-prem", "aws"} and advice["recommended"] is not None
+    assert (tmp_path / "adv" / "history" / "prometheus" / "result.json").exists()
     assert doc["from"]["basis"] == "p95 of 1-s intervals between counter samples (dbtier's differences)"
     assert list((run / "raw").glob("prometheus-q1-*.json"))            # re-importable offline
     # diskstats of the same seconds: the same disk's counters, read by the collector

@@ -124,8 +124,28 @@ def test_backup_methods():
 
 def test_plan_figures():
     v = values(load_run(LAB / "plan-size.json"))
-    assert v["cheapest"] == "2 x nvme-consumer-2tb mirror2" and v["price_usd"] == 340 and v["binding"] == "capacity"
+    assert v["cheapest"] == "2 x nvme-consumer-2tb mirror2" and v["purchase_usd"] == 340 and v["binding"] == "capacity"
+    assert v["total_usd"] == 340          # a document without a TCO: its total is its purchase
     assert v["designs_meeting"] == 539
+
+
+def test_plan_figures_compare_on_the_total_over_the_service_life():
+    """$1,200 bought and kept 5 years with $100 of energy is $1,300; a $1.03 a month volume is $61.80 over
+    5 years. Both are compared as totals; the purchase and the month's price are detail, never compared."""
+    onprem = {"command": "plan", "plan": "size", "candidates": [
+        {"device": "x", "count": 2, "price_usd": 1200, "tco": {"purchase_usd": 1200, "total_usd": 1300,
+                                                               "service_years": 5}}]}
+    cloud = {"command": "plan", "plan": "size", "candidates": [
+        {"device": "aws-gp3", "count": 1, "price_usd": 61.8,
+         "cloud": {"monthly_usd": {"total": 1.03}, "service_life_usd": 1.03 * 12 * 5}}]}
+    a, b = F.figures(onprem), F.figures(cloud)
+    ta = next(f for f in a if f.key == "total_usd")
+    tb = next(f for f in b if f.key == "total_usd")
+    assert ta.value == 1300 and tb.value == pytest.approx(61.8) and ta.better == tb.better == "lower"
+    assert "5 years" in ta.label
+    assert next(f for f in a if f.key == "purchase_usd").better is None
+    assert next(f for f in b if f.key == "monthly_usd").value == 1.03
+    assert not any(f.key == "price_usd" for f in a + b)
 
 
 def test_lab_children_and_figures(tmp_path):

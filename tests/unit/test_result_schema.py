@@ -45,6 +45,7 @@ def _in_process(root: Path) -> dict[str, dict]:
                            str(DATA / "history" / "sqlserver" / "file_stats-sql01.csv")],
         "history-consolidate": ["history", "consolidate", str(root / "history-import")],
         "history-requirement": ["history", "requirement", str(root / "history-consolidate"), "--percentile", "95"],
+        "advise": ["advise", str(root / "history-import"), "--cloud", "aws", "--current", str(probe)],
         "report": ["report", str(probe), str(oltp)],
         "show": ["show", str(probe)],
         "show-lab": ["show", str(lab)],

@@ -25,7 +25,7 @@ KINDS = {"probe": ("probe", None), "probe-repeats": ("probe", None), "probe-flee
          "history-consolidate": ("history", "consolidate"), "history-requirement": ("history", "requirement"),
          "simulate-run-read-cache": ("simulate", "run"), "simulate-mrc": ("simulate", "mrc"),
          "report": ("report", None), "compare": ("compare", None), "catalog-list": ("catalog", None),
-         "cleanup": ("cleanup", None)}
+         "cleanup": ("cleanup", None), "advise-dma": ("advise", None)}
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +105,8 @@ def test_history_plan_and_simulate_figures_are_the_documents(rows):
     req = doc("history-requirement")
     assert fig(rows["history-requirement"], "read_iops")["value"] == pytest.approx(req["read_iops"])
     assert not [f for f in rows["history-requirement"]["figures"] if f["item"] == "requirement"]   # not twice
-    assert fig(rows["plan-size"], "price_usd")["value"] == json.loads(
-        (SOURCES["plan-size"]).read_text())["candidates"][0]["price_usd"]
+    best = json.loads((SOURCES["plan-size"]).read_text())["candidates"][0]
+    assert fig(rows["plan-size"], "total_usd")["value"] == (best.get("tco") or {}).get("total_usd", best["price_usd"])
     assert fig(rows["plan-value"], "iops_per_usd")["value"] == pytest.approx(doc("plan-value")["value"]["iops_per_usd"])
     eq = doc("plan-equivalent")["by_metric"]["iops"]
     assert fig(rows["plan-equivalent"], "count", "iops")["value"] == eq["count"]
@@ -258,3 +258,12 @@ def test_a_document_whose_figures_cannot_be_drawn_is_damaged_not_a_crash(tmp_pat
     monkeypatch.setattr(extract.F, "figures", lambda d: 1 / 0)
     r = extract.read_row(str(tmp_path / "runs"), "odd")
     assert r["status"] == "damaged" and "ZeroDivisionError" in r["reason"] and r["kind"] == "oltp"
+
+
+def test_advise_figures_are_the_recommended_option(rows):
+    a = doc("advise-dma")["advice"]
+    best = a["options"][a["recommended"]]
+    r = rows["advise-dma"]
+    assert fig(r, "total_usd")["value"] == pytest.approx(best["total_usd"])
+    assert fig(r, "recommended")["text"] == f"{best['where']}: {best['description']}"
+    assert fig(r, "read_iops")["value"] == pytest.approx(a["requirement"]["read_iops"])

@@ -104,6 +104,13 @@ def scrape_interval(base: str, timeout_s: float) -> float | None:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
+    doc, run_dir = fetch_into_run(args)
+    emit(doc, args, lambda: render.import_run(console(args), doc, run_dir))
+    return 0
+
+
+def fetch_into_run(args: argparse.Namespace) -> tuple[dict, Path]:
+    """Fetch the range from the Prometheus of `args` and import it into a run (`args.out`)."""
     base = promfetch.check_base(args.prometheus)
     now = time.time()
     start, end = parse_time(args.start, args.tz, now), parse_time(args.end, args.tz, now)
@@ -127,10 +134,8 @@ def run_fetch(args: argparse.Namespace) -> int:
                   "fetch": {"prometheus": base, "start": _iso(start), "end": _iso(end), "step_s": step,
                             "scrape_interval_s": scrape, "match": args.match, "queries": sorted({c.query for c in chunks}),
                             "requests": len(chunks), "points_per_series_max": promfetch.MAX_POINTS}}
-        doc, run_dir = history_import.import_into_run(args, "prometheus", [str(p) for p in files], params,
-                                                      inputs=[], raw_files=[Path(p) for p in files])
-    emit(doc, args, lambda: render.import_run(console(args), doc, run_dir))
-    return 0
+        return history_import.import_into_run(args, "prometheus", [str(p) for p in files], params,
+                                              inputs=[], raw_files=[Path(p) for p in files])
 
 
 def _iso(t: float) -> str:

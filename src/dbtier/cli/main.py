@@ -18,7 +18,7 @@ from dbtier.cli.options import Parser
 from dbtier.core.errors import DbtierError
 
 # Module name under dbtier.cli for each subcommand, in help order.
-SUBCOMMANDS = ["lab", "probe", "bench", "report", "show", "compare", "catalog", "plan", "history", "simulate", "export",
+SUBCOMMANDS = ["advise", "lab", "probe", "bench", "report", "show", "compare", "catalog", "plan", "history", "simulate", "export",
                "cleanup", "runs"]
 
 

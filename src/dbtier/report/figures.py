@@ -614,13 +614,29 @@ def config_name(a: Any) -> str | None:
     return f"{fmt(a.get('count'))} x {a.get('device')}" + (f" {a['layout']}" if a.get("layout") else "")
 
 
+def _life_cost(c: dict[str, Any]) -> list[Figure]:
+    """A design's cost on one basis, its total over the service life (compared), with the purchase and the
+    monthly price as detail (not compared): a purchase beside a five-year cloud total would mislead."""
+    cloud = c.get("cloud") if isinstance(c.get("cloud"), dict) else None
+    tco = c.get("tco") if isinstance(c.get("tco"), dict) else {}
+    total = cloud.get("service_life_usd") if cloud else tco.get("total_usd", c.get("price_usd"))
+    years = tco.get("service_years") or (c.get("endurance") or {}).get("service_years") if not cloud else None
+    out = [Figure("total_usd", "its total over the service life" + (f" ({fmt(years)} years)" if years else ""),
+                  total, "$", 0, "lower")]
+    if cloud:
+        out.append(Figure("monthly_usd", "its price a month (detail)", get(cloud, "monthly_usd", "total"), "$", 2))
+    else:
+        out.append(Figure("purchase_usd", "its purchase (detail)", tco.get("purchase_usd", c.get("price_usd")), "$", 0))
+    return out
+
+
 def _plan_figures(doc: dict[str, Any]) -> list[Figure]:
     action = doc.get("plan")
     out: list[Figure] = []
     if action == "size":
         c = (dicts(doc.get("candidates")) or [{}])[0]
         out += [Figure("cheapest", "cheapest configuration", config_name(c)),
-                Figure("price_usd", "its price", c.get("price_usd"), "$", 0, "lower"),
+                *_life_cost(c),
                 Figure("capacity_gb", "its usable capacity", c.get("capacity_gb"), "GB", 0, "higher"),
                 Figure("read_iops", "its random read IOPS", c.get("read_iops"), "IOPS", 0, "higher"),
                 Figure("write_iops", "its random write IOPS", c.get("write_iops"), "IOPS", 0, "higher"),
@@ -726,4 +742,22 @@ def figures(doc: dict[str, Any]) -> list[Figure]:
         return _simulate_figures(doc)
     if k == "lab":
         return _lab_figures(doc)
+    if k == "advise":
+        return _advise_figures(doc)
     return _generic_figures(doc)
+
+
+def _advise_figures(doc: dict[str, Any]) -> list[Figure]:
+    """The recommended option, its total over the service life, and the requirement it was sized for."""
+    a = doc.get("advice") if isinstance(doc.get("advice"), dict) else {}
+    opts = dicts(a.get("options"))
+    rec = a.get("recommended")
+    best = opts[rec] if isinstance(rec, int) and not isinstance(rec, bool) and 0 <= rec < len(opts) else {}
+    req = a.get("requirement") if isinstance(a.get("requirement"), dict) else {}
+    years = best.get("service_years")
+    return [Figure("recommended", "recommended", f"{best.get('where')}: {best.get('description')}" if best else None),
+            Figure("total_usd", "its total over the service life" + (f" ({fmt(years)} years)" if years else ""),
+                   best.get("total_usd"), "$", 0, "lower"),
+            Figure("read_iops", "required read IOPS", req.get("read_iops"), "IOPS", 0),
+            Figure("write_iops", "required write IOPS", req.get("write_iops"), "IOPS", 0),
+            Figure("capacity_gb", "required capacity", req.get("capacity_gb"), "GB", 0)]

@@ -186,13 +186,18 @@ def _simulate_section(doc: dict[str, Any], i: int) -> str:
     return _module_section(doc, i, "simulate", simulate_report.section_html(doc))
 
 
+def _advise_section(doc: dict[str, Any], i: int) -> str:
+    from dbtier.advise import html as advise_html
+    return _module_section(doc, i, "advise", advise_html.section_html(doc))
+
+
 def _history_section(doc: dict[str, Any], i: int) -> str:
     return _module_section(doc, i, "history", history_report.section_html(doc, doc.get("_run_dir")))
 
 
 SECTIONS: dict[str, Callable[[dict[str, Any], int], str]] = {"probe": probe_section, "plan": plan_section,
                                                            "bench": _bench_section, "simulate": _simulate_section,
-                                                           "history": _history_section}
+                                                           "history": _history_section, "advise": _advise_section}
 
 
 def _section(doc: dict[str, Any], i: int) -> str:
@@ -233,6 +238,12 @@ def _verdict_section(docs: Sequence[dict[str, Any]]) -> str:
             '<p class="reason">Each sentence rests on the figures it cites, from the runs below; a question the runs '
             "do not answer gets no sentence, and one they answer on too little evidence says what would be needed."
             "</p>" + _thresholds_html() + "</section>")
+
+
+def _answers(docs: Sequence[dict[str, Any]]) -> str:
+    """An advise run's answer opens the report (before any verdict)."""
+    from dbtier.advise import html as advise_html
+    return "".join(advise_html.answer_html(d) for d in docs if d.get("command") == "advise" and d.get("advice"))
 
 
 def _tiers_chart(item: dict[str, Any]) -> str:
@@ -324,8 +335,9 @@ def render_html(docs: list[dict[str, Any]]) -> str:
         entries.append((d, i))
         entries += kids.get(i, [])
     compare = comparison_html([(d, i) for d, i in entries if d.get("command") != "lab"])
-    body = [_header(docs), _verdict_section(docs), _runs_table(docs) if docs else "", _toc(docs, kids, bool(compare)),
-            compare]
+    body = [_header(docs), _answers(docs),
+            _verdict_section(docs) if any(d.get("command") != "advise" for d in docs) else "",
+            _runs_table(docs) if docs else "", _toc(docs, kids, bool(compare)), compare]
     with machines_once():
         for i, d in enumerate(docs):
             if d.get("command") == "lab":

@@ -270,6 +270,57 @@ HistoryRequirement = TypedDict("HistoryRequirement", {
 }, total=False)
 
 
+# -- advise: from a history to the options ----------------------------------------------------------------------
+
+class AdviseDatabase(TypedDict, total=False):
+    name: Annotated[str, doc("the database (a clustered database's instances are one row, summed)")]
+    instances: int | None
+    read_iops: float | None
+    write_iops: float | None
+    read_mbps: float | None
+    write_mbps: float | None
+    capacity_gb: float | None
+    write_tb_per_day: float | None
+
+
+class AdviseOption(TypedDict, total=False):
+    where: Annotated[Literal["on-prem", "aws", "azure", "gcp"], doc("where the database would live")]
+    instance: Annotated[str | None, doc("the cloud instance whose volume caps bind (None on-prem)")]
+    description: Annotated[str | None, doc("what to buy or provision; a place with no option: its route, or "
+                                           "'no option'")]
+    purchase_usd: float | None
+    monthly_usd: float | None
+    total_usd: Annotated[float | None, doc("the cost over service_years: the basis the options are ranked on")]
+    per_year_usd: float | None
+    service_years: float
+    binding: Annotated[str | None, doc("the requirement that decides the size")]
+    meets: Annotated[bool, doc("false: no option here, the caveats say why")]
+    reserve: Annotated[float | None, doc("the smallest margin over the measured requirement (0.36 = 36% above)")]
+    caveats: Annotated[list[str], doc("what would break the option (a burst bucket drained, an instance cap, "
+                                      "flash wear, no power-loss protection), or why there is none")]
+
+
+class Advice(TypedDict, total=False):
+    requirement: Obj
+    databases: list[AdviseDatabase]
+    clustered: bool
+    bound: Annotated[str | None, doc("null, or why the figures are bounds or estimates")]
+    options: list[AdviseOption]
+    recommended: Annotated[int | None, doc("index into options: the cheapest over the service life that meets "
+                                           "the requirement; null when none does")]
+    assumptions: list[str]
+    current: Annotated[Obj, doc("--current: the probed storage against the requirement, figure by figure")]
+
+
+AdviseResult = TypedDict("AdviseResult", {
+    "advice": Advice,
+    "requirement": Obj,
+    "from": Obj,
+    "history_runs": list[str],
+    "engine": str | None,
+}, total=False)
+
+
 # -- the commands that read runs: report, show, compare; catalog -----------------------------------------------------
 
 class RunRef(TypedDict, total=False):
@@ -376,6 +427,7 @@ SECTIONS: list[tuple[dict[str, str], type]] = [
     ({"command": "history", "params.action": "import"}, HistoryImport),
     ({"command": "history", "params.action": "consolidate"}, HistoryConsolidate),
     ({"command": "history", "params.action": "requirement"}, HistoryRequirement),
+    ({"command": "advise"}, AdviseResult),
     ({"command": "report"}, ReportResult),
     ({"command": "show"}, ShowResult),
     ({"command": "compare"}, CompareResult),

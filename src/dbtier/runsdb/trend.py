@@ -24,7 +24,8 @@ DEFAULT_TRENDS: dict[str, tuple[str, ...]] = {
     "dss": ("total_seconds", "geomean_seconds"),
     "backup": ("dir_mbps", "null_mbps"),
     "history": ("iops_p99", "mbps_p99"),
-    "plan": ("price_usd",),
+    "plan": ("total_usd", "price_usd"),
+    "advise": ("total_usd",),
     "simulate": ("read_hit_ratio", "read_p99_us"),
 }
 

@@ -79,9 +79,12 @@ VIEWS: dict[str, View] = {v.name: v for v in (
                "write_tb_per_day instances gain gain_mbps peak_of_sum_iops peak_of_sum_mbps sum_of_peaks_iops "
                "sum_of_peaks_mbps")),
     View("plan", "one row per plan run (size, value, equivalent, budget: see action)", run_keys=_cols(
-        "cheapest:t price_usd capacity_gb read_iops write_iops binding:t designs_meeting config:t tpm_per_usd "
+        "cheapest:t total_usd purchase_usd monthly_usd price_usd capacity_gb read_iops write_iops binding:t "
+        "designs_meeting config:t tpm_per_usd "
         "tps_per_usd iops_per_usd mbps_per_usd usd_per_gb usd_per_tpm usd_per_tps usd_per_iops reference:t "
         "using:t usd")),
+    View("advise", "one row per advise run: the recommended option and the requirement", run_keys=_cols(
+        "recommended:t total_usd read_iops write_iops capacity_gb")),
     View("simulate", "one row per simulate run (run, mrc: see action)", run_keys=_cols(
         "design:t policy:t requests read_hit_ratio request_hit_ratio read_p50_us read_p99_us write_p50_us "
         "write_p99_us resync_gb resync_s unprotected_s trace_format:t objects footprint_gib best_policy:t "

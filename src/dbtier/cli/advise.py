@@ -1,0 +1,266 @@
+"""`dbtier advise SOURCE...`: from a database's own history to where it should live and what each option costs.
+
+Thin: the history is imported (each source's files into a `history import` run inside this run's
+directory, or import runs given as they are), summed into one requirement (history/combine.py, the same
+rules `history requirement` and `history consolidate` follow), sized on-prem (model/sizing.py) and on each
+provider (model/cloud_plan.py), and put side by side by dbtier.advise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+from dbtier.advise import answer, options
+from dbtier.cli import history_import
+from dbtier.cli import options as argtypes
+from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.core.errors import DbtierError
+from dbtier.history import SOURCES, combine, days, store, summary
+from dbtier.results.store import is_run_dir, load_run
+
+PROVIDERS = ("aws", "azure", "gcp")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("advise", help="from a database's history to where it should live and what it costs, "
+                                      "on-prem and on each cloud",
+                       description="Read a database's I/O history (anything `dbtier history import` reads: AWR, DMA, "
+                       "SQL Server, PostgreSQL, diskstats, iostat, sar, Prometheus, CloudWatch, Azure Monitor; or "
+                       "history runs already made), sum a cluster's instances and several databases into one "
+                       "requirement, size it on owned hardware from the catalog and on each cloud provider's "
+                       "volumes, and rank the options by their cost over one service life.")
+    p.add_argument("sources", nargs="*", metavar="SOURCE",
+                   help="exported files, directories or DMA .zip/.tgz collections, or `dbtier history` run directories")
+    p.add_argument("--source", "-s", choices=list(SOURCES), help="what the files are (default: told from their "
+                   "first bytes)")
+    p.add_argument("--cloud", default="aws,azure,gcp", metavar="aws,azure,gcp|none",
+                   help="the providers to price (default all three; none: on-prem only)")
+    p.add_argument("--instance", default="auto", metavar="NAME|auto",
+                   help="the instance or VM whose volume caps bind (auto, the default: the cheapest in the data that "
+                        "carries the load sustained); a name belongs to one provider, so give one --cloud with it")
+    p.add_argument("--service-years", type=argtypes.positive_float(30), default=5.0, metavar="N",
+                   help="the service life every option is priced over (default 5)")
+    p.add_argument("--percentile", choices=["95", "99", "max"], default="95",
+                   help="which peak of the interval rates to size for (default 95)")
+    p.add_argument("--headroom", type=argtypes.nonneg_float(argtypes.MAX_HEADROOM), default=0.3, metavar="FRACTION",
+                   help="margin on top of every figure (default 0.3 = 30%%)")
+    p.add_argument("--capacity-gb", type=argtypes.positive_float(), metavar="GB",
+                   help="capacity to require (default: the allocated size the history reports)")
+    p.add_argument("--current", metavar="RUN_DIR",
+                   help="a `dbtier probe` run of the storage the database is on today: whether it already meets "
+                        "the requirement, and by what margin")
+    p.add_argument("--prometheus", metavar="URL", help="fetch the history from this Prometheus (as `history fetch`)")
+    p.add_argument("--start", metavar="TIME", help="with --prometheus: where the history starts (2026-11-01T00:00:00Z, now-7d)")
+    p.add_argument("--end", metavar="TIME", help="with --prometheus: where it ends (now)")
+    history_import.read_options(p)
+    add_output_options(p)
+    p.set_defaults(func=run_advise)
+
+
+def providers(text: str) -> list[str]:
+    if text.strip() == "none":
+        return []
+    got = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in got if x not in PROVIDERS]
+    if bad or not got:
+        raise DbtierError(f"--cloud {text}: {', '.join(bad) or 'empty'} is not a provider",
+                          "give some of aws,azure,gcp, or none")
+    return list(dict.fromkeys(got))
+
+
+# -- the history --------------------------------------------------------------------------------------------
+
+def split_sources(sources: list[str]) -> tuple[list[str], list[str]]:
+    """(run directories of `dbtier history`, files to import). A path that does not exist is refused here,
+    before anything is made."""
+    runs, files = [], []
+    for s in sources:
+        p = Path(s)
+        if not p.exists():
+            raise DbtierError(f"{s}: no such file or directory", "check the path")
+        (runs if p.is_dir() and is_run_dir(p) else files).append(s)
+    return runs, files
+
+
+def history_docs(paths: list[str]) -> list[dict[str, Any]]:
+    """Import runs from the run directories given (a consolidation or requirement run stands for the import
+    runs it was taken from)."""
+    out: list[dict[str, Any]] = []
+    for path in paths:
+        doc = load_run(path)
+        action = (doc.get("params") or {}).get("action")
+        if doc.get("command") != "history" or action not in ("import", "consolidate", "requirement"):
+            raise DbtierError(f"{path}: not a `dbtier history` run (a {doc.get('command')} run)",
+                              "give exported files or `dbtier history import` run directories")
+        if action == "import":
+            out.append(doc)
+        elif action == "consolidate":
+            out += history_docs([str(r) for r in doc.get("runs") or []])
+        else:
+            src = (doc.get("params") or {}).get("run")
+            out += history_docs([str(src)]) if src else []
+    return out
+
+
+def import_groups(args: argparse.Namespace, files: list[str]) -> list[tuple[str, list[str]]]:
+    """[(source, files)]: the files grouped by the source each is (sniffed, or --source for all)."""
+    groups: dict[str, list[str]] = {}
+    for f in files:
+        src = args.source or history_import.sniff_source([f])
+        groups.setdefault(src, []).append(f)
+    return list(groups.items())
+
+
+def import_into(args: argparse.Namespace, run_dir: Path, groups: list[tuple[str, list[str]]]) -> list[dict[str, Any]]:
+    """Each group of files into its own `history import` run inside `run_dir`/history/."""
+    docs = []
+    for i, (source, files) in enumerate(groups):
+        sub = copy.copy(args)
+        sub.out, sub.force, sub.runs_dir, sub.json, sub.into = str(run_dir / "history" / f"{i + 1}-{source}"), \
+            False, None, True, None
+        _doc, path = history_import.import_into_run(sub, source, files, {"files": files}, inputs=files)
+        docs.append(load_run(path))
+    return docs
+
+
+def fetch_into(args: argparse.Namespace, run_dir: Path) -> list[dict[str, Any]]:
+    from dbtier.cli import history_fetch
+    sub = copy.copy(args)
+    sub.out, sub.force, sub.runs_dir, sub.json = str(run_dir / "history" / "prometheus"), False, None, True
+    sub.step, sub.match, sub.timeout = None, None, history_fetch.promfetch.DEFAULT_TIMEOUT_S
+    _doc, path = history_fetch.fetch_into_run(sub)
+    return [load_run(path)]
+
+
+def current_run(path: str) -> dict[str, Any]:
+    try:
+        return load_run(path)
+    except DbtierError as exc:
+        raise DbtierError(f"--current {exc.message}", "give a `dbtier probe` run of the storage the database is "
+                          "on today") from None
+
+
+def series_count(docs: list[dict[str, Any]]) -> int:
+    return sum(len(d.get("databases") or []) for d in docs)
+
+
+def requirement_of(args: argparse.Namespace, docs: list[dict[str, Any]], run_dir: Path
+                   ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
+    """(requirement, where it came from, the consolidation's part or None): one series as it is, else the
+    sum (its series files written into `run_dir`, where a cloud plan's burst replay reads them)."""
+    if series_count(docs) == 1:
+        req, source = summary.requirement(docs[0], args.percentile, args.headroom, args.capacity_gb)
+        return req, source, None
+    grid_bytes = sum(history_import.input_sizes([str(p) for d in docs
+                                                 for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))
+    with store.workdir(grid_bytes) as work, store.open_db(work) as con:
+        part = summary.consolidation(con, docs, None, 10, args.percentile, work=work)
+        if part.get("kind") == "series":
+            store.write_consolidation_files(con, run_dir, [])
+    cdoc = {"command": "history", "params": {"action": "consolidate"}, "_run_dir": str(run_dir),
+            "source": docs[0].get("source"), **part}
+    req, source = summary.requirement(cdoc, args.percentile, args.headroom, args.capacity_gb)
+    req, source["notes"] = summary.sum_on_parts(req, docs, source["statistic"])
+    return req, source, part
+
+
+def database_rows(docs: list[dict[str, Any]], part: dict[str, Any] | None, key: str, pnum: int) -> list[dict[str, Any]]:
+    dbs = [db for d in docs for db in d.get("databases") or []]
+    clusters: dict[str, dict[str, Any]] = {}
+    if part is not None and part.get("kind") == "series":
+        clusters = {n: {m: (pk.get(m) or {}).get(key) for m in combine.METRICS}
+                    for n, pk in (part.get("clusters") or {}).items()}
+    elif part is not None:
+        clusters = {str(r["name"]): {m: ((r.get("peaks") or {}).get(m) or {}).get(key) for m in combine.METRICS}
+                    for r in part.get("databases") or [] if len(r.get("series") or []) > 1}
+    writes: dict[str, Any] = {}
+    if len(dbs) <= MAX_DAYS_PER_DATABASE:
+        for d in docs:
+            for db in d.get("databases") or []:
+                writes[str(db.get("name"))] = days.of_run(d, db, pnum)[0]["write"]["tb_per_day"]
+    return combine.database_rows(dbs, key, clusters, writes)
+
+
+MAX_DAYS_PER_DATABASE = 50     # above, each database's own TB a day is left out (one series read each)
+
+
+# -- the command ----------------------------------------------------------------------------------------
+
+def run_advise(args: argparse.Namespace) -> int:
+    clouds = providers(args.cloud)
+    if args.instance != "auto" and len(clouds) != 1:
+        raise DbtierError(f"--instance {args.instance}: an instance belongs to one provider",
+                          "give one --cloud with it, e.g. --cloud aws --instance r6i.4xlarge, or --instance auto")
+    if args.prometheus and not (args.start and args.end):
+        raise DbtierError("--prometheus needs --start and --end", "e.g. --start -7d --end now")
+    if not args.sources and not args.prometheus:
+        raise DbtierError("no history given", "give exported files, a DMA collection or history run "
+                          "directories (dbtier advise awr_sysstat.csv), or --prometheus URL --start --end")
+    run_paths, files = split_sources(list(args.sources))
+    given = history_docs(run_paths)
+    groups = import_groups(args, files)
+    current_doc = current_run(args.current) if args.current else None
+    if current_doc is not None and current_doc.get("command") not in ("probe", "lab"):
+        raise DbtierError(f"--current {args.current}: a {current_doc.get('command')} run, not a probe",
+                          "give a `dbtier probe` run of the storage the database is on today")
+    params = {"sources": list(args.sources), "cloud": clouds, "instance": args.instance,
+              "service_years": args.service_years, "percentile": args.percentile, "headroom": args.headroom,
+              "capacity_gb": args.capacity_gb, "current": args.current, "prometheus": args.prometheus}
+    run = Run("advise", args, params, inputs=[*run_paths, *files, *([args.current] if args.current else [])])
+    docs = given + import_into(args, run.dir.path, groups) + (fetch_into(args, run.dir.path) if args.prometheus
+                                                              else [])
+    req, source, part = requirement_of(args, docs, run.dir.path)
+    from dbtier.advise import plan
+    key, pnum = summary.PERCENTILES[args.percentile]
+    rows = database_rows(docs, part, key, pnum)
+    hourly = any(d.get("kind") == "hourly" for d in docs)
+    engine = plan.engine_of({d.get("source") for d in docs})
+    opts, notes = plan.options_for(req, source, clouds, args.instance, args.service_years, hourly, engine)
+    warnings = plan.warnings(docs) + list(source.get("notes") or [])
+    ranked, rec = options.rank(opts)
+    advice = {"requirement": {**req, "with_headroom": summary.with_headroom(req), "basis": source.get("basis"),
+                              "of": source.get("of")},
+              "databases": rows, "clustered": bool(req.get("clustered")),
+              "bound": source.get("bound") or (part or {}).get("bound"),
+              "options": ranked, "recommended": rec, "warnings": warnings,
+              "assumptions": plan.assumptions(req, source, args, hourly, notes, docs)}
+    if current_doc is not None:
+        advice["current"] = plan.current_of(current_doc, args.current, req)
+    run.doc["advice"] = advice
+    run.doc["requirement"] = req
+    run.doc["from"] = source
+    run.doc["history_runs"] = [d["_run_dir"] for d in docs]
+    run.doc["engine"] = engine
+    run.finish()
+    from dbtier.report.html import render_html
+    (run.dir.path / "report.html").write_text(render_html([{**run.doc, "_run_dir": str(run.dir.path)}]),
+                                              encoding="utf-8")
+    emit(run.doc, args, lambda: show(args, run.doc, run.dir.path))
+    return 0
+
+
+def show(args: argparse.Namespace, doc: dict[str, Any], run_dir: Path) -> None:
+    out = console(args)
+    from rich.markup import escape
+    for line in answer.lines(doc["advice"]):
+        out.print(escape(line), highlight=False)
+    out.print()
+    from rich import box
+    from rich.table import Table
+    t = Table(title=f"options over {doc['advice']['options'][0]['service_years']:g} years, cheapest first "
+              "(* recommended)", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    for c in answer.COLUMNS:
+        t.add_column(c, justify="left" if c in ("where", "what", "binding") else "right",
+                     overflow="fold", ratio=3 if c == "what" else None)
+    for r in answer.rows(doc["advice"]):
+        t.add_row(*(escape(x) for x in r))
+    out.print(t)
+    out.print(f"[dim]Run: {escape(str(run_dir))} (result.json, report.html)[/dim]")
+
+
+def finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
