@@ -151,6 +151,8 @@ def test_plan_size_cloud_with_instances_file_mirror_and_bad_input(tmp_path):
     assert r.returncode == 2 and "goes with --cloud aws" in r.stderr
     r = call_main("plan", "size", "--capacity-gb", "10", "--mirror-zones", "--out", "e", cwd=tmp_path)
     assert r.returncode == 2 and "--mirror-zones goes with --cloud" in r.stderr
+    r = call_main("plan", "size", "--capacity-gb", "10", "--engine", "oracle", "--out", "f", cwd=tmp_path)
+    assert r.returncode == 2 and "--engine goes with --cloud" in r.stderr
 
 
 def test_plan_roles_from_an_awr_file_type_history(tmp_path):

@@ -253,7 +253,7 @@ def run_size(args: argparse.Namespace) -> int:
                                                      roles=args.roles, mirror_zones=args.mirror_zones,
                                                      instance_store=args.instance_store,
                                                      instances_file=args.instances_file))
-    for opt in ("instance", "instances_file", "instance_store", "mirror_zones", "roles"):
+    for opt in ("instance", "instances_file", "instance_store", "mirror_zones", "roles", "engine"):
         if getattr(args, opt):
             raise DbtierError(f"--{opt.replace('_', '-')} goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
     _fraction("--hit-ratio", args.hit_ratio)
