@@ -212,3 +212,53 @@ def test_a_provider_that_cannot_carry_it_says_why(tmp_path):
     doc = advise(tmp_path, str(DMA19), "--capacity-gb", "9000000", "--cloud", "aws")
     aws = next(o for o in doc["advice"]["options"] if o["where"] == "aws")
     assert aws["meets"] is False and aws["total_usd"] is None and aws["caveats"][0]
+
+
+def _rac_rows(transform):
+    """Instance 1 of the RAC sample, its rows (split on commas: no field holds one) changed by `transform`."""
+    head, *rows = RAC.read_text().strip().splitlines()
+    mine = [r.split(",") for r in rows if r.split(",")[3] == "1"]
+    return "\n".join([head] + [",".join(r) for r in transform(mine)]) + "\n"
+
+
+def test_a_database_without_writes_and_one_interval_are_said(tmp_path):
+    def no_writes(rows):
+        for r in rows:
+            r[9], r[11] = "1000", "8192000"          # the write counters never move
+        return rows
+    f = tmp_path / "awr_sysstat_RO.csv"
+    f.write_text(_rac_rows(no_writes))
+    doc = advise(tmp_path, str(f), "--cloud", "none", "--capacity-gb", "10")
+    assert any(w.startswith("PRODRAC: no writes in its history") for w in doc["advice"]["warnings"])
+    g = tmp_path / "awr_sysstat_ONE.csv"
+    g.write_text(_rac_rows(lambda rows: rows[:2]))
+    doc = advise(tmp_path, str(g), "--cloud", "none", "--capacity-gb", "10", out="b")
+    assert any(w.startswith("PRODRAC: one interval of history") for w in doc["advice"]["warnings"])
+    r = call_main("advise", str(g), "--capacity-gb", "10", "--cloud", "none", "--out", str(tmp_path / "c"),
+                  cwd=tmp_path)
+    assert "Check: PRODRAC: one interval of history" in r.stdout
+
+
+@pytest.mark.slow
+def test_roles_are_placed_apart_on_prem_and_in_the_cloud(tmp_path):
+    awr = [str(H / "awr" / "awr_iostat_filetype_PROD.csv"), str(H / "awr" / "awr_sysstat_PROD.csv")]
+    doc = advise(tmp_path, *awr, "--roles", "--capacity-gb", "200", "--cloud", "aws")
+    a = doc["advice"]
+    assert a["roles"]["file_types"]["log"] == ["Log File"] and a["roles"]["file_types"]["temp"] == ["Temp File"]
+    onprem = next(o for o in a["options"] if o["where"] == "on-prem")
+    # each role sized alone by `plan size` on its own figures: the totals add up to the on-prem option's
+    total = 0.0
+    for role, q in a["roles"]["requirements"].items():
+        assert f"{role}: " in onprem["description"]
+        figs = [x for k in ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb")
+                if q.get(k) for x in (f"--{k.replace('_', '-')}", str(q[k]))]
+        r = call_main("plan", "size", *figs, "--write-tb-per-day", str(q["write_tb_per_day"]), "--json",
+                      "--out", str(tmp_path / f"p-{role}"), cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        total += json.loads(r.stdout)["candidates"][0]["tco"]["total_usd"]
+    assert onprem["total_usd"] == pytest.approx(total)
+    aws = next(o for o in a["options"] if o["where"] == "aws")
+    assert aws["meets"] and aws["description"].count("gp3") + aws["description"].count("io2") >= 1
+    # the single basis: the parts (45.0 MB/s of reads at p95) over the totals (9.8), said
+    assert a["requirement"]["read_mbps"] == pytest.approx(45.0, abs=0.05)
+    assert any("parts and totals disagree" in w for w in a["warnings"])

@@ -36,12 +36,20 @@ def on_prem(candidate: dict[str, Any], service_years: float) -> dict[str, Any]:
     desc = str(candidate.get("description") or candidate.get("spec"))
     if len(layouts) > 1:
         desc += f" (or {' / '.join(str(x) for x in layouts[1:])} at the same price)"
-    return {"where": "on-prem", "instance": None, "description": desc,
+    row = on_prem_row(desc, purchase, total, service_years, _binding(candidate.get("binding")),
+                      min(known) if known else None, on_prem_caveats(candidate))
+    row["meets"] = all((m or {}).get("met") for m in (candidate.get("meets") or {}).values())
+    return row
+
+
+def on_prem_row(description: str, purchase: float | None, total: float | None, service_years: float,
+                binding: str | None, reserve: float | None, caveats: list[str]) -> dict[str, Any]:
+    """An on-prem option: bought once, `total` over the service life (purchase, energy, replacements)."""
+    return {"where": "on-prem", "instance": None, "description": description,
             "purchase_usd": purchase, "monthly_usd": None, "total_usd": total,
             "per_year_usd": total / service_years if total is not None else None,
-            "service_years": service_years, "binding": _binding(candidate.get("binding")),
-            "meets": all((m or {}).get("met") for m in (candidate.get("meets") or {}).values()),
-            "reserve": min(known) if known else None, "caveats": on_prem_caveats(candidate)}
+            "service_years": service_years, "binding": binding, "meets": True, "reserve": reserve,
+            "caveats": caveats}
 
 
 def _binding(b: Any) -> str | None:
@@ -79,7 +87,7 @@ def cloud(contract: dict[str, Any], service_years: float, need: dict[str, float]
     caveats = []
     burst = c.get("burst")
     if isinstance(burst, dict):
-        caveats.append(f"burst bucket: {burst.get('note') or burst.get('assumption') or burst.get('bucket')}")
+        caveats.append(burst_caveat(burst))
     caps = c.get("caps") or {}
     if caps and caps.get("binding"):
         caveats.append(f"instance cap: {c.get('instance')}: {caps.get('binding')}")
@@ -91,6 +99,18 @@ def cloud(contract: dict[str, Any], service_years: float, need: dict[str, float]
             "per_year_usd": monthly * 12 if monthly is not None else None, "service_years": service_years,
             "binding": c.get("binding"), "meets": True, "reserve": min(margins) if margins else None,
             "caveats": caveats}
+
+
+def burst_caveat(burst: dict[str, Any]) -> str:
+    """What a burst bucket leaves: the history replayed through it (its lowest balance), or the risk in words."""
+    cap, low = _num(burst.get("capacity")), _num(burst.get("min_balance"))
+    if cap and low is not None:
+        left = f"the history's busiest stretch leaves {low / cap:.0%} of it"
+        if burst.get("throttled_intervals"):
+            left = f"the history drains it in {burst['throttled_intervals']} interval(s)"
+        return (f"burst bucket {burst.get('bucket')}: {left}; a longer or higher burst than the history's would "
+                "drain it" + (f" ({burst['interval_note']})" if burst.get("interval_note") else ""))
+    return f"burst bucket {burst.get('bucket') or ''}: {burst.get('note') or burst.get('assumption')}".replace("  ", " ")
 
 
 def none_for(where: str, why: str, service_years: float, route: str | None = None) -> dict[str, Any]:

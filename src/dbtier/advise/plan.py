@@ -41,27 +41,29 @@ def on_prem(R: Any, service_years: float) -> dict[str, Any]:
     return options.on_prem(sz.candidates[0].contract(), service_years)
 
 
-def cluster_check(provider: str, engine: str | None, instances: int) -> dict[str, Any] | None:
-    """The provider's statement for a clustered database (None: volumes may be sized for it)."""
-    from dbtier.model import cloud_cluster
-    got = cloud_cluster.cluster_support(provider, engine, instances)
-    return None if got.get("offered") else got
-
-
 def on_cloud(R: Any, source: dict[str, Any], provider: str, instance: str, service_years: float, hourly: bool,
-             engine: str | None) -> dict[str, Any]:
-    from dbtier.model import cloud, cloud_plan
+             engine: str | None, roles: "Roles | None" = None) -> dict[str, Any]:
+    """The provider's cheapest volume set (one per role with `roles`) as an option, or why there is none."""
+    from dbtier.model import cloud, cloud_plan, cloud_roles
+    from dbtier.model.cloud_cluster import for_cluster
     clustered = bool(R.instances and R.instances > 1)
+    attach = R.instances if clustered else 1
+    types = cloud.load_volume_types()
     if clustered:
-        refused = cluster_check(provider, engine, R.instances)
-        if refused is not None:
-            return options.none_for(provider, str(refused.get("statement")), service_years, refused.get("route"))
+        types, support = for_cluster(types, provider, engine, attach)
+        if not support.get("offered"):
+            return options.none_for(provider, str(support.get("statement")), service_years, support.get("route"))
     try:
-        found, _missed = cloud_plan.size_cloud(cloud.load_volume_types(), cloud.load_instances(), provider, R,
-                                               instance, service_years, clustered)
+        if roles is not None:
+            found, _missed = cloud_roles.size_roles(types, cloud.load_instances(), provider, roles.reqs, roles.spec,
+                                                    instance, service_years, clustered, attach=attach)
+        else:
+            found, _missed = cloud_plan.size_cloud(types, cloud.load_instances(), provider, R, instance,
+                                                   service_years, clustered, attach=attach)
         if not hourly:
             from dbtier.history.intervals import rates
-            found, throttled = cloud_plan.with_history(found, rates(source), False, None)
+            found, throttled = cloud_plan.with_history(found, rates(source), False,
+                                                       roles.by_role if roles is not None else None)
             if not found:
                 why = "; ".join(f"{m['type']}: {m['reason']}" for m in throttled[:3])
                 return options.none_for(provider, f"every design would be throttled by the history's bursts ({why})",
@@ -73,19 +75,64 @@ def on_cloud(R: Any, source: dict[str, Any], provider: str, instance: str, servi
     return options.cloud(best.contract(), service_years, need, R.headroom, HOURLY_BURST if hourly else None)
 
 
+class Roles:
+    """--roles: each role's requirement from the history's file types (model/cloud_roles.py), for every provider."""
+
+    def __init__(self, spec_text: str, source: dict[str, Any], R: Any):
+        from dbtier.history.intervals import by_file_type
+        from dbtier.model import cloud_roles
+        self.spec = cloud_roles.parse_spec(spec_text)
+        self.reqs, self.by_role, self.separated = cloud_roles.role_requirements(
+            by_file_type(source), R, str(source.get("statistic")), self.spec)
+
+
+def on_prem_roles(roles: Roles, service_years: float) -> dict[str, Any]:
+    """On-prem with a design per role (each the catalog's cheapest for that role's requirement), added up."""
+    parts = {role: on_prem(q, service_years) for role, q in roles.reqs.items()}
+    missing = [r for r, o in parts.items() if not o["meets"]]
+    if missing:
+        return options.none_for("on-prem", "; ".join(f"{r}: {parts[r]['caveats'][0]}" for r in missing),
+                                service_years)
+    def total(k: str) -> float | None:
+        vals = [o.get(k) for o in parts.values()]
+        return sum(vals) if all(isinstance(v, (int, float)) for v in vals) else None
+    reserves = [o["reserve"] for o in parts.values() if o.get("reserve") is not None]
+    return options.on_prem_row(
+        description="; ".join(f"{r}: {o['description']}" for r, o in parts.items()),
+        purchase=total("purchase_usd"), total=total("total_usd"), service_years=service_years,
+        binding="; ".join(f"{r}: {o['binding']}" for r, o in parts.items()),
+        reserve=min(reserves) if reserves else None,
+        caveats=[f"{', '.join(rs)}: {c}" for c, rs in _by_text(parts).items()])
+
+
+def _by_text(parts: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """{caveat: the roles it applies to}: one line for what several roles' designs share."""
+    out: dict[str, list[str]] = {}
+    for role, o in parts.items():
+        for c in o.get("caveats") or []:
+            out.setdefault(c, []).append(role)
+    return out
+
+
 def options_for(req: dict[str, Any], source: dict[str, Any], clouds: Sequence[str], instance: str,
-                service_years: float, hourly: bool, engine: str | None) -> tuple[list[dict[str, Any]], list[str]]:
+                service_years: float, hourly: bool, engine: str | None, roles: str | None = None
+                ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """(the options, what --roles separated: {role: file types, requirements} or None)."""
     R = requirement(req, f"history {source.get('of')}")
     if not R.given():
         raise DbtierError(f"{source.get('run_dir')}: the history holds no rate and no capacity to size for",
                           "give history with read or write figures, or --capacity-gb")
-    opts = [on_prem(R, service_years)]
-    opts += [on_cloud(R, source, p, instance, service_years, hourly, engine) for p in clouds]
-    return opts, []
+    split = Roles(roles, source, R) if roles else None
+    opts = [on_prem_roles(split, service_years) if split else on_prem(R, service_years)]
+    opts += [on_cloud(R, source, p, instance, service_years, hourly, engine, split) for p in clouds]
+    separated = None
+    if split is not None:
+        separated = {**split.separated, "requirements": {r: q.to_dict() for r, q in split.reqs.items()}}
+    return opts, separated
 
 
 def assumptions(req: dict[str, Any], source: dict[str, Any], args: argparse.Namespace, hourly: bool,
-                notes: Sequence[str], docs: Sequence[dict[str, Any]]) -> list[str]:
+                docs: Sequence[dict[str, Any]]) -> list[str]:
     years = args.service_years
     out = [f"sized for the {source.get('basis') or source.get('statistic')}, with {req.get('headroom', 0):.0%} "
            "headroom on top of every figure",
@@ -102,9 +149,11 @@ def assumptions(req: dict[str, Any], source: dict[str, Any], args: argparse.Name
         out.append("cloud instance: the cheapest in dbtier's data whose volume caps carry the load sustained")
     if hourly:
         out.append(HOURLY_BURST)
+    if args.roles:
+        out.append("--roles: each role's design is checked for flash wear against the whole database's writes a "
+                   "day (the history does not split the bytes by role): a bound on the wear")
     if source.get("bound"):
         out.append(str(source["bound"]))
-    out += [str(n) for n in notes]
     return out
 
 

@@ -50,6 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="margin on top of every figure (default 0.3 = 30%%)")
     p.add_argument("--capacity-gb", type=argtypes.positive_float(), metavar="GB",
                    help="capacity to require (default: the allocated size the history reports)")
+    p.add_argument("--roles", nargs="?", const="auto", metavar="ROLE=TYPE[:GB],...",
+                   help="one design per role the history separates (data, log, temp, archive: AWR's file types, "
+                        "PostgreSQL's WAL), on-prem and on each cloud; pin a cloud type and capacity per role as "
+                        "`plan size --roles` does (one database's history)")
     p.add_argument("--current", metavar="RUN_DIR",
                    help="a `dbtier probe` run of the storage the database is on today: whether it already meets "
                         "the requirement, and by what margin")
@@ -209,7 +213,8 @@ def run_advise(args: argparse.Namespace) -> int:
                           "give a `dbtier probe` run of the storage the database is on today")
     params = {"sources": list(args.sources), "cloud": clouds, "instance": args.instance,
               "service_years": args.service_years, "percentile": args.percentile, "headroom": args.headroom,
-              "capacity_gb": args.capacity_gb, "current": args.current, "prometheus": args.prometheus}
+              "capacity_gb": args.capacity_gb, "current": args.current, "prometheus": args.prometheus,
+              "roles": args.roles}
     run = Run("advise", args, params, inputs=[*run_paths, *files, *([args.current] if args.current else [])])
     docs = given + import_into(args, run.dir.path, groups) + (fetch_into(args, run.dir.path) if args.prometheus
                                                               else [])
@@ -219,7 +224,8 @@ def run_advise(args: argparse.Namespace) -> int:
     rows = database_rows(docs, part, key, pnum)
     hourly = any(d.get("kind") == "hourly" for d in docs)
     engine = plan.engine_of({d.get("source") for d in docs})
-    opts, notes = plan.options_for(req, source, clouds, args.instance, args.service_years, hourly, engine)
+    opts, separated = plan.options_for(req, source, clouds, args.instance, args.service_years, hourly, engine,
+                                       args.roles)
     warnings = plan.warnings(docs) + list(source.get("notes") or [])
     ranked, rec = options.rank(opts)
     advice = {"requirement": {**req, "with_headroom": summary.with_headroom(req), "basis": source.get("basis"),
@@ -227,7 +233,7 @@ def run_advise(args: argparse.Namespace) -> int:
               "databases": rows, "clustered": bool(req.get("clustered")),
               "bound": source.get("bound") or (part or {}).get("bound"),
               "options": ranked, "recommended": rec, "warnings": warnings,
-              "assumptions": plan.assumptions(req, source, args, hourly, notes, docs)}
+              "assumptions": plan.assumptions(req, source, args, hourly, docs), "roles": separated}
     if current_doc is not None:
         advice["current"] = plan.current_of(current_doc, args.current, req)
     run.doc["advice"] = advice

@@ -77,9 +77,9 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
     attach = (req.instances or args.instances or 2) if clustered else 1
     copies = 2 if args.mirror_zones else 1
     source = (load_run(args.from_history).get("from") or {}) if args.from_history else {}
-    cluster = cluster_check(args, source, attach) if clustered else None
-    if cluster and cluster["types"]:
-        types = {k: vt for k, vt in types.items() if vt.provider != args.cloud or vt.type in cluster["types"]}
+    cluster = None
+    if clustered:
+        types, cluster = cluster_check(args, source, attach, types)
     if cluster:
         notes.append(f"{attach} instances ({cluster['engine'] or 'engine not known'}): {cluster['statement']}")
     if args.roles and not args.from_history:
@@ -133,16 +133,18 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
     return 0
 
 
-def cluster_check(args: argparse.Namespace, source: dict[str, Any], attach: int) -> dict[str, Any]:
-    """The engine's support for its `attach`-instance cluster on the provider's shared volumes (--engine, else
-    the history's source); one clear error where its vendor does not support it, naming the route."""
-    from dbtier.model.cloud_cluster import cluster_support, engine_of
+def cluster_check(args: argparse.Namespace, source: dict[str, Any], attach: int, types: dict[str, Any]
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the types the cluster may use, the engine's support for its `attach`-instance cluster on the provider's
+    shared volumes) (--engine, else the history's source); one clear error where its vendor does not support
+    it, naming the route."""
+    from dbtier.model.cloud_cluster import engine_of, for_cluster
     engine = args.engine or engine_of(source.get("source"))
     engine_from = "--engine" if args.engine else (f"the history's source ({source.get('source')})" if engine else None)
-    support = cluster_support(args.cloud, engine, attach)
+    types, support = for_cluster(types, args.cloud, engine, attach)
     if not support["offered"]:
         raise DbtierError(f"a {attach}-instance {engine} cluster (engine from {engine_from}) on {args.cloud}'s shared "
                           f"volumes: {support['statement']} [{support['cite']}; grade {support['grade']}, "
                           f"dated {support['dated']}]",
                           f"size it on-prem (plan size without --cloud) or price {support['route']} with its provider")
-    return {**support, "engine": engine, "engine_from": engine_from, "instances": attach}
+    return types, {**support, "engine": engine, "engine_from": engine_from, "instances": attach}

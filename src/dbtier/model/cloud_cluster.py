@@ -95,3 +95,14 @@ def cluster_support(provider: str, engine: str | None, instances: int | None,
     return {"offered": e["offered"], "statement": e["statement"], "route": e.get("route"),
             "types": list(e["types"]) if e.get("types") else None, "cite": e["cite"], "source": e["source"],
             "grade": e["grade"], "dated": e["dated"], "as_of": e["as_of"]}
+
+
+def for_cluster(types: dict[str, Any], provider: str, engine: str | None, attach: int
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the volume types an `attach`-instance cluster of `engine` may be sized on at `provider`, the support
+    statement). Where the vendor supports its cluster only on some of the provider's types (SQL Server
+    failover clusters), only those; where it supports none (`offered` false), the types as they are."""
+    support = cluster_support(provider, engine, attach)
+    if support.get("offered") and support.get("types"):
+        types = {k: vt for k, vt in types.items() if vt.provider != provider or vt.type in support["types"]}
+    return types, support
