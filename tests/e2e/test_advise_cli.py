@@ -80,6 +80,15 @@ def _cells(rows, step=3600):
     return {c: s / w for c, (s, w) in acc.items() if w >= step / 2}
 
 
+def _instance_cells(run: Path, metric: str) -> dict[str, dict[int, float]]:
+    """Each RAC instance's `metric` on the hourly grid, from the import's own totals (the series dbtier sums)."""
+    con = duckdb.connect()
+    return {name: _cells(con.execute(f"""SELECT epoch(start), epoch("end"), {metric}
+                                         FROM '{run}/history/1-awr/totals.parquet'
+                                         WHERE database = '{name}' ORDER BY start""").fetchall())
+            for name in ("PRODRAC/1", "PRODRAC/2")}
+
+
 def _quantile(xs, q):
     xs = sorted(xs)
     pos = (len(xs) - 1) * q
@@ -93,12 +102,7 @@ def test_rac_instances_are_summed_and_oracle_rac_has_no_cloud_volumes(tmp_path):
     a = doc["advice"]
     (db,) = a["databases"]
     assert db["name"] == "PRODRAC" and db["instances"] == 2 and a["clustered"] is True
-    con = duckdb.connect()
-    series = {}
-    for name in ("PRODRAC/1", "PRODRAC/2"):
-        rows = con.execute(f"""SELECT epoch(start), epoch("end"), read_iops FROM '{tmp_path}/a/history/1-awr/totals.parquet'
-                               WHERE database = '{name}' ORDER BY start""").fetchall()
-        series[name] = _cells(rows)
+    series = _instance_cells(tmp_path / "a", "read_iops")
     both = sorted(set(series["PRODRAC/1"]) & set(series["PRODRAC/2"]))
     summed = [series["PRODRAC/1"][c] + series["PRODRAC/2"][c] for c in both]
     assert db["read_iops"] == pytest.approx(max(summed), rel=1e-9)
@@ -124,12 +128,7 @@ def test_rac_instances_are_summed_and_oracle_rac_has_no_cloud_volumes(tmp_path):
 
 def test_p95_of_the_rac_sum_is_the_grid_quantile(tmp_path):
     doc = advise(tmp_path, str(RAC), "--cloud", "none")
-    con = duckdb.connect()
-    series = {}
-    for name in ("PRODRAC/1", "PRODRAC/2"):
-        rows = con.execute(f"""SELECT epoch(start), epoch("end"), write_iops FROM '{tmp_path}/a/history/1-awr/totals.parquet'
-                               WHERE database = '{name}' ORDER BY start""").fetchall()
-        series[name] = _cells(rows)
+    series = _instance_cells(tmp_path / "a", "write_iops")
     # the window is where both have history; inside it, a cell one instance lacks (its restart) adds nothing
     a, b = series["PRODRAC/1"], series["PRODRAC/2"]
     window = range(max(min(a), min(b)), min(max(a), max(b)) + 1)

@@ -16,13 +16,10 @@ from dbtier.model.cloud import Volume, VolumeSet, load_volume_types
 from dbtier.model.cloud_cluster import cluster_support, engine_of, load_clusters
 from dbtier.model.cloud_plan import CloudCandidate, Part, burst_unchecked, part_buckets, size_cloud, types_for
 from dbtier.model.requirement import Requirement
+from test_cloud_model import GP3 as MODEL_GP3
 
 S = {"source": "test", "as_of": "2026-11-28"}
-GP3 = {"provider": "aws", "type": "gp3", "name": "gp3", "model": "provisioned", "size_min": 1, "size_max": 65536,
-       "throughput_unit": "MiB/s", "io_size_kib": 256, "iops_min": 3000, "iops_max": 80000, "iops_per_size": 500,
-       "iops_free": 3000, "throughput_min": 125, "throughput_max": 2000, "throughput_free": 125,
-       "throughput_per_iops": 0.25, "throughput_provisioned": True, "usd_per_size_month": 0.08,
-       "usd_per_iops_month": 0.005, "usd_per_throughput_month": 0.04, **S}
+GP3 = {**MODEL_GP3, **S}
 IO2 = {"provider": "aws", "type": "io2", "name": "io2", "model": "provisioned", "size_min": 4, "size_max": 65536,
        "throughput_unit": "MiB/s", "io_size_kib": 256, "iops_min": 100, "iops_max": 256000, "iops_per_size": 1000,
        "throughput_max": 4000, "throughput_per_iops": 0.256, "usd_per_size_month": 0.125,

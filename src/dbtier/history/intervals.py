@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
@@ -39,16 +38,9 @@ def _read(source: dict[str, Any], name: str, cols: list[str], sql: str) -> list[
         raise DbtierError(f"{run_dir}: {HOURLY_WHY}: it has no per-interval rates to read",
                           "import a time series (AWR, PostgreSQL, diskstats, iostat, sar), or give the rates on the "
                           "command line (plan size --read-iops ... --cloud aws)")
-    con = store.connect()
-    try:
+    with store.reading(run_dir) as con:
         store.check_parquet(con, run_dir, name, cols)
         return con.execute(sql.format(src=store.parquet(run_dir, name))).fetchall()
-    except duckdb.Error as exc:
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise DbtierError(f"{run_dir}: its series cannot be read: {why[:200]}",
-                          "re-run the `dbtier history` command that wrote it") from None
-    finally:
-        con.close()
 
 
 def by_file_type(source: dict[str, Any]) -> list[tuple[str, float, float, float, float, float, float]]:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import store
 
+REIMPORT = "re-run the `dbtier history import` that wrote it"
 METRICS = ("read_iops", "write_iops", "read_mbps", "write_mbps")
 
 
@@ -32,18 +32,11 @@ def by_file_type(doc: dict[str, Any], database: str, key: str) -> dict[str, dict
         return None
     q = {"p95": 0.95, "p99": 0.99}.get(key)
     aggs = ", ".join((f"quantile_cont({m}, {q})" if q else f"max({m})") for m in METRICS)
-    con = store.connect()
-    try:
+    with store.reading(run_dir, "intervals", REIMPORT) as con:
         store.check_parquet(con, run_dir, store.INTERVALS_FILE, ["database", "file_type", "role", *METRICS])
         rows = con.execute(f"""SELECT file_type, count(*), {aggs} FROM {store.parquet(run_dir, store.INTERVALS_FILE)}
                                WHERE database = {sql_str(database)} AND role = 'part' AND "end" > start
                                GROUP BY file_type ORDER BY file_type""").fetchall()
-    except duckdb.Error as exc:
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise DbtierError(f"{run_dir}: its intervals cannot be read: {why[:200]}",
-                          "re-run the `dbtier history import` that wrote it") from None
-    finally:
-        con.close()
     if len(rows) < 2:
         return None
     return {str(ft): {"intervals": int(n), **{m: (None if v is None else float(v)) for m, v in zip(METRICS, vals)}}
@@ -84,8 +77,7 @@ def parts_vs_totals(doc: dict[str, Any], database: str, key: str) -> dict[str, A
     db = sql_str(database)
     sums = ", ".join(f"sum({m}) AS {m}" for m in METRICS)
     aggs = ", ".join([agg(f"p.{m}") for m in METRICS] + [agg(f"t.{m}") for m in METRICS])
-    con = store.connect()
-    try:
+    with store.reading(run_dir, "intervals and totals", REIMPORT) as con:
         store.check_parquet(con, run_dir, store.INTERVALS_FILE, ["database", "file_type", "role", "start", "end",
                                                                  *METRICS])
         store.check_parquet(con, run_dir, store.TOTALS_FILE, ["database", "start", "end", *METRICS])
@@ -99,12 +91,6 @@ def parts_vs_totals(doc: dict[str, Any], database: str, key: str) -> dict[str, A
                  t AS (SELECT start, "end", {", ".join(METRICS)} FROM {totals_src}
                        WHERE database = {db} AND "end" > start)
             SELECT count(*), {aggs} FROM p JOIN t ON p."end" = t."end" AND p.start = t.start""").fetchone()
-    except duckdb.Error as exc:
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise DbtierError(f"{run_dir}: its intervals and totals cannot be read: {why[:200]}",
-                          "re-run the `dbtier history import` that wrote it") from None
-    finally:
-        con.close()
     metrics: dict[str, dict[str, Any]] = {}
     for i, m in enumerate(METRICS):
         parts, totals = (None if v is None else float(v) for v in (vals[i], vals[i + len(METRICS)]))

@@ -141,6 +141,20 @@ def read_sql(paths: Sequence[Path]) -> str:
     return "read_parquet([" + ", ".join(sql_str(duck_path(p)) for p in paths) + "])"
 
 
+@contextlib.contextmanager
+def reading(run_dir: str | os.PathLike, what: str = "series",
+            next_step: str = "re-run the `dbtier history` command that wrote it") -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to read a run's series with: a failure DuckDB meets there is one clear error naming the run."""
+    con = connect()
+    try:
+        yield con
+    except duckdb.Error as exc:
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise DbtierError(f"{run_dir}: its {what} cannot be read: {why[:200]}", next_step) from None
+    finally:
+        con.close()
+
+
 def parquet(run_dir: str | os.PathLike, name: str, what: str = "history run") -> str:
     """The SQL text that reads one of a run's series (its file or its parts); a clear error when missing."""
     paths = series_files(run_dir, name)
