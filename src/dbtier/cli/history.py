@@ -60,7 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cp = hsub.add_parser("consolidate", help="several databases on one time grid: peak of the sum vs sum of peaks",
                          description="Put the databases of one or more import runs on a common UTC time grid, add "
                          "them up, and report the peak of the sum beside the sum of the peaks (their ratio is the "
-                         "consolidation gain) and which databases drive the combined peak.")
+                         "consolidation gain) and which databases drive the combined peak. DMA imports (hour-of-day "
+                         "statistics) are added per hour of day instead, the result saying why those figures are "
+                         "bounds or estimates.")
     cp.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories of `dbtier history import`")
     cp.add_argument("--step", metavar="DURATION", help="grid cell (3600, 15m, 1h; default: the longest median "
                     "snapshot interval of the databases, to the minute)")
@@ -75,8 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     cp.set_defaults(func=run_consolidate)
 
     rp = hsub.add_parser("requirement", help="the requirement `dbtier plan size --from-history` reads",
-                         description="Take read/write IOPS and MB/s at a percentile of an import run (one database) "
-                         "or a consolidation run, with the headroom the planner adds on top, and the capacity.")
+                         description="Take read/write IOPS and MB/s at a percentile of an import run or a "
+                         "consolidation run, with the headroom the planner adds on top, and the capacity. An import "
+                         "of several databases, or of a clustered database's instances, is their sum (consolidated "
+                         "as `history consolidate` does).")
     rp.add_argument("run", metavar="RUN_DIR", help="a `dbtier history import` or `consolidate` run directory")
     rp.add_argument("--percentile", choices=["95", "99", "max"], default="95",
                     help="which peak of the interval rates (default 95)")
@@ -84,7 +88,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="margin the planner adds on top of every figure (default 0.3 = 30%%)")
     rp.add_argument("--capacity-gb", type=argtypes.nonneg_float(argtypes.MAX_FIGURE), metavar="GB",
                     help="capacity to require (default: the allocated size the source reports, else none)")
-    rp.add_argument("--database", metavar="NAME", help="the database, when the import run has several")
+    rp.add_argument("--database", metavar="NAME", help="one database of an import run of several (NAME of a "
+                    "clustered database: all its NAME/N instances, summed)")
     add_output_options(rp)
     rp.set_defaults(func=run_requirement)
 
