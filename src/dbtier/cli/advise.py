@@ -124,8 +124,8 @@ def import_into(args: argparse.Namespace, run_dir: Path, groups: list[tuple[str,
     docs = []
     for i, (source, files) in enumerate(groups):
         sub = copy.copy(args)
-        sub.out, sub.force, sub.runs_dir, sub.json, sub.into = str(run_dir / "history" / f"{i + 1}-{source}"), \
-            False, None, True, None
+        # the import's progress shows on a terminal (quiet under --json, as the import's own)
+        sub.out, sub.force, sub.runs_dir, sub.into = str(run_dir / "history" / f"{i + 1}-{source}"), False, None, None
         _doc, path = history_import.import_into_run(sub, source, files, {"files": files}, inputs=files)
         docs.append(load_run(path))
     return docs
@@ -134,7 +134,7 @@ def import_into(args: argparse.Namespace, run_dir: Path, groups: list[tuple[str,
 def fetch_into(args: argparse.Namespace, run_dir: Path) -> list[dict[str, Any]]:
     from dbtier.cli import history_fetch
     sub = copy.copy(args)
-    sub.out, sub.force, sub.runs_dir, sub.json = str(run_dir / "history" / "prometheus"), False, None, True
+    sub.out, sub.force, sub.runs_dir = str(run_dir / "history" / "prometheus"), False, None
     sub.step, sub.match, sub.timeout = None, None, history_fetch.promfetch.DEFAULT_TIMEOUT_S
     _doc, path = history_fetch.fetch_into_run(sub)
     return [load_run(path)]
