@@ -33,6 +33,7 @@ field.
 
 from __future__ import annotations
 
+import calendar
 import difflib
 import math
 import os
@@ -76,7 +77,15 @@ FIELD_RANGES: dict[str, tuple[float, float, str]] = {
     "active_watts": (1e-3, 1e6, "W"), "idle_watts": (1e-3, 1e6, "W"),
     "usd_per_month": (0.0, 1e8, "US dollars a month"), "durability_pct": (50, 100, "%"),
     "watts": (1e-3, 1e6, "W"), "rack_units": (1e-3, 1e3, "U"), "max_iops": (1e-3, 1e10, "IOPS"),
+    "dwpd_4k": (1e-4, 1e3, "drive writes per day at 4 KiB"), "endurance_write_kib": (0.5, 1024, "KiB"),
 }
+
+# A device's class (what it is: interface, endurance class, generation) and grade (datacenter or client).
+DEVICE_CLASSES = ("nvme-ri-gen4", "nvme-ri-gen5", "nvme-mu-gen4", "nvme-mu-gen5", "nvme-wi", "nvme-qlc",
+                  "sas-ssd-ri", "sas-ssd-mu", "sata-ent-ri", "sata-ent-mu", "hdd-nl", "hdd-10k",
+                  "nvme-client", "sata-client", "study", "cloud-volume", "shared-array")
+GRADES = ("datacenter", "client")
+_PRICE_DATE_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 
 _ID_RE = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
 _HINT_LIST = "run `dbtier catalog list` to see every device id"
@@ -113,6 +122,13 @@ class Device:
     usd_per_month: float | None = None        # a cloud volume's list price a month
     durability_pct: float | None = None       # a cloud volume's stated annual durability (low end)
     shared_access: bool = False               # every node of a cluster reaches it (an array, multi-attach)
+    # what the entry is and how old its price is (None when the entry does not say: older user catalogs)
+    device_class: str | None = None           # e.g. "nvme-mu-gen4", "hdd-nl", "study" (DEVICE_CLASSES)
+    grade: str | None = None                  # "datacenter" or "client" (GRADES); None for study devices
+    price_date: str | None = None             # when price_usd held: "YYYY-MM" or "YYYY-MM-DD"
+    price_source: str | None = None           # the channel, e.g. "reseller listing (R), 2026-11", "class estimate"
+    dwpd_4k: float | None = None              # drive writes a day at 4 KiB random writes (QLC: dwpd is rated larger)
+    endurance_write_kib: float | None = None  # the write size dwpd is rated at (None: 4, JESD219's enterprise mix)
     origin: str = ""
 
     @property
@@ -121,11 +137,32 @@ class Device:
 
     @property
     def rated_tbw(self) -> float | None:
-        """Rated endurance in TB written: the stated TBW, or DWPD x capacity x 365 x warranty years."""
+        """Rated endurance in TB written, for a database's small random writes.
+
+        When `dwpd_4k` is given (a QLC drive whose `dwpd` is rated at 16-64 KiB writes), it is the
+        rating: DWPD_4k x capacity x 365 x warranty years, because a database writes small random
+        pages and the 4 KiB figure is the one that applies. Otherwise the stated TBW, or
+        DWPD x capacity x 365 x warranty years."""
+        if self.dwpd_4k is not None and self.warranty_years is not None:
+            return self.dwpd_4k * self.capacity_gb / 1000 * 365 * self.warranty_years
         if self.endurance_tbw is not None:
             return self.endurance_tbw
         if self.dwpd is not None and self.warranty_years is not None:
             return self.dwpd * self.capacity_gb / 1000 * 365 * self.warranty_years
+        return None
+
+    @property
+    def endurance_basis(self) -> str | None:
+        """Where `rated_tbw` comes from, in words (None when the entry has no endurance figure)."""
+        if self.dwpd_4k is not None and self.warranty_years is not None:
+            rated_at = f" (dwpd {self.dwpd:g} is rated at {self.endurance_write_kib:g} KiB writes)" \
+                if self.dwpd is not None and self.endurance_write_kib is not None else ""
+            return (f"catalog dwpd_4k {self.dwpd_4k:g} x {self.capacity_gb:,.0f} GB x 365 x "
+                    f"{self.warranty_years:g} years: the 4 KiB random-write rating{rated_at}")
+        if self.endurance_tbw is not None:
+            return "catalog endurance_tbw"
+        if self.dwpd is not None and self.warranty_years is not None:
+            return f"catalog dwpd {self.dwpd:g} x {self.capacity_gb:,.0f} GB x 365 x {self.warranty_years:g} years"
         return None
 
     @property
@@ -190,10 +227,13 @@ _DEVICE_FIELDS: dict[str, str] = {
     "flush_write_iops": _NUM, "sustained_write_iops": _NUM, "sustained_write_mbps": _NUM, "write_cache_gb": _NUM,
     "workload_tb_per_year": _NUM, "active_watts": _NUM, "idle_watts": _NUM, "usd_per_month": _NUM,
     "durability_pct": _NUM, "shared_access": _BOOL,
+    "device_class": _STR, "grade": _STR, "price_date": _STR, "price_source": _STR,
+    "dwpd_4k": _NUM, "endurance_write_kib": _NUM,
 }
 _DEVICE_OPTIONAL = {"notes", "endurance_tbw", "dwpd", "warranty_years", "power_loss_protection", "flush_write_iops",
                     "sustained_write_iops", "sustained_write_mbps", "write_cache_gb", "workload_tb_per_year",
-                    "active_watts", "idle_watts", "usd_per_month", "durability_pct", "shared_access"}
+                    "active_watts", "idle_watts", "usd_per_month", "durability_pct", "shared_access",
+                    "device_class", "grade", "price_date", "price_source", "dwpd_4k", "endurance_write_kib"}
 
 _OVERHEAD_FIELDS: dict[str, str] = {
     "id": _STR, "name": _STR, "price_usd": _NUM, "per_devices": _INT,
@@ -500,7 +540,30 @@ def _validate(table: str, entry: dict[str, Any], index: int, origin: str) -> dic
                 raise DbtierError(f"{where}: field '{key}' must be {bound} ({unit}), got {_num_text(v)}",
                                   "give the figure from the source; a value that far out is a typo or a unit "
                                   "mistake (capacities are in GB, latencies in µs, MB = 10^6 bytes)")
+    if table == "device":
+        _check_device_terms(out, where)
     return out
+
+
+def _check_device_terms(out: dict[str, Any], where: str) -> None:
+    """The class, grade and price-date fields: a token, one of GRADES, a real calendar date."""
+    cls = out.get("device_class")
+    if cls is not None and not _ID_RE.match(cls):
+        raise DbtierError(f"{where}: field 'device_class' must be a lowercase-kebab token, got '{cls}'",
+                          "e.g. device_class = \"nvme-mu-gen4\" (shipped classes: " + ", ".join(DEVICE_CLASSES) + ")")
+    grade = out.get("grade")
+    if grade is not None and grade not in GRADES:
+        raise DbtierError(f"{where}: field 'grade' must be one of {', '.join(GRADES)}, got '{grade}'",
+                          "datacenter: power-loss protection and a datacenter warranty; client: a PC drive")
+    date = out.get("price_date")
+    if date is not None:
+        m = _PRICE_DATE_RE.match(date)
+        ok = m is not None and 1990 <= int(m.group(1)) <= 2100 and 1 <= int(m.group(2)) <= 12
+        if ok and m is not None and m.group(3) is not None:
+            ok = 1 <= int(m.group(3)) <= calendar.monthrange(int(m.group(1)), int(m.group(2)))[1]
+        if not ok:
+            raise DbtierError(f"{where}: field 'price_date' must be a date written YYYY-MM or YYYY-MM-DD, got '{date}'",
+                              "e.g. price_date = \"2025-06\": the month the price was seen")
 
 
 # C0/C1 control characters other than tab and newline (an escape sequence in a name would drive the terminal)

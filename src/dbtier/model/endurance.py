@@ -195,8 +195,8 @@ def set_endurance(d: Device, layout: str, n: int, load: SetLoad, waf: float | No
             return {**base, "lifetime_years": None, "used_fraction": None, "figure_source": "absent",
                     "passes": True, "checked": False,
                     "reason": f"{d.id} has no endurance figure (endurance_tbw or dwpd): unchecked for wear"}
-        src = ("catalog endurance_tbw" if d.endurance_tbw is not None
-               else f"catalog dwpd {d.dwpd:g} x {d.capacity_gb:,.0f} GB x 365 x {d.warranty_years:g} years")
+        # a QLC drive with dwpd_4k is rated on it: a database writes small random pages (Device.rated_tbw)
+        src = d.endurance_basis or "catalog endurance_tbw"
         life = math.inf if w <= 0 else tbw / (w * DAYS_PER_YEAR)
         used = service_years / life if life != math.inf else 0.0
         ok = life >= service_years * (1 - 1e-9)
