@@ -193,34 +193,22 @@ def test_size_folds_layouts_at_one_price_into_one_row(tmp_path):
 
 
 def test_size_leaves_cloud_volumes_to_cloud(tmp_path):
+    """Cloud volumes are not catalog devices: the shipped catalog has none, and a user file's are left out
+    with a note (`catalog.ignored`); naming one is one clear error pointing to --cloud."""
     doc = ok_json(tmp_path, "plan", "size", "--read-iops", "2000", "--write-iops", "800", "--capacity-gb", "22",
-                  "--instances", "2")
-    cloud = {"aws-gp3-1tb", "aws-io2-1tb-16k", "azure-premium-ssd-v2-1tb", "gcp-pd-ssd-1tb"}
-    assert cloud <= set(doc["cloud_volumes_left_out"])
-    assert not cloud & {c["device"] for c in doc["candidates"]}
-    r = call_main("plan", "size", "--capacity-gb", "22", "--out", "t", cwd=tmp_path)
-    assert r.returncode == 0 and "cloud volumes left out" in r.stdout and "--cloud" in r.stdout
-    # named, a cloud volume is a stripe: 2,000 GB of 1,074 GB volumes (1,000 GiB), no headroom -> 2
-    doc = ok_json(tmp_path, "plan", "size", "--capacity-gb", "2000", "--headroom", "0", "--devices", "aws-gp3-1tb",
-                  out="named")
-    assert [(c["count"], c["layouts"]) for c in doc["candidates"]] == [(2, ["raid0"])]
-    assert doc["cloud_volumes_left_out"] == []
-
-
-def test_no_parity_or_mirror_over_a_cloud_volume(tmp_path):
-    needles = ("aws-gp3-1tb is a cloud-volume", "stripe only", "--cloud aws|azure|gcp")
-    fails(tmp_path, "plan", "size", "--capacity-gb", "100", "--devices", "aws-gp3-1tb", "--layouts", "raid10",
-          needles=("aws-gp3-1tb: a cloud volume", "stripe only", "--cloud aws|azure|gcp"))
-    fails(tmp_path, "plan", "budget", "--usd", "20000", "--devices", f"{DISK},aws-gp3-1tb", "--layout", "raid5",
+                  "--instances", "2", out="shipped")
+    assert doc["cloud_volumes_left_out"] == [] and "ignored" not in doc["catalog"]
+    user = str(DATA / "catalog" / "cloud-volume.toml")
+    doc = ok_json(tmp_path, "plan", "size", "--capacity-gb", "2000", "--catalog", user, out="user")
+    assert [e["id"] for e in doc["catalog"]["ignored"]] == ["t-cloud-gp3-1tb"]
+    assert "t-cloud-gp3-1tb" not in {c["device"] for c in doc["candidates"]}
+    needles = ("t-cloud-gp3-1tb", "left out of the catalog", "plan size --cloud PROVIDER")
+    fails(tmp_path, "plan", "size", "--capacity-gb", "2000", "--devices", "t-cloud-gp3-1tb", "--catalog", user,
           needles=needles)
-    fails(tmp_path, "plan", "equivalent", "--reference", CARD, "--using", "aws-gp3-1tb", "--layout", "mirror2",
+    fails(tmp_path, "plan", "budget", "--usd", "20000", "--devices", f"{DISK},t-cloud-gp3-1tb", "--catalog", user,
           needles=needles)
-    fails(tmp_path, "plan", "value", "--result", str(probe_run(tmp_path)), "--config", "aws-gp3-1tb:2:raid1",
+    fails(tmp_path, "plan", "equivalent", "--reference", CARD, "--using", "t-cloud-gp3-1tb", "--catalog", user,
           needles=needles)
-    # as a stripe (jbod) they still work: 56 disks = $16,800 + ceil(48 / 16) x $1,000 HBA units = $19,800 (57
-    # need a fourth unit: $21,100); 6 volumes x $2,880 = $17,280 (7: $20,160)
-    doc = ok_json(tmp_path, "plan", "budget", "--usd", "20000", "--devices", f"{DISK},aws-gp3-1tb")
-    assert [o["count"] for o in doc["options"]] == [56, 6]
 
 
 def test_value_of_a_probe_run(tmp_path):

@@ -59,7 +59,7 @@ def test_provenance_names_the_files_overrides_and_server(shipped):
 
 def test_shipped_catalog_loads_from_package_data(shipped):
     assert shipped.files == ("shipped:legacy.toml", "shipped:current.toml", "shipped:overhead.toml")
-    assert len(shipped.devices) >= 20
+    assert len(shipped.devices) >= 15
     assert shipped.overridden == {}
 
 
@@ -98,18 +98,25 @@ def test_the_studies_devices_carry_the_design_figures(shipped):
 
 def test_todays_classes_are_present(shipped):
     kinds = {d.kind for d in shipped.devices.values() if d.origin == "shipped:current.toml"}
-    assert {"nvme", "sata-ssd", "hdd", "cloud-volume"} <= kinds
-    for id in ("aws-gp3-1tb", "aws-io2-1tb-16k", "aws-st1-2tb", "azure-premium-ssd-v2-1tb", "gcp-pd-ssd-1tb"):
-        d = shipped.device(id)
-        assert d.kind == "cloud-volume"
-        assert "36 months" in d.source and "36 months" in d.notes
+    assert {"nvme", "sata-ssd", "hdd"} <= kinds
+    # cloud volumes are sized by `plan size --cloud`, not from the device catalog
+    assert "cloud-volume" not in {d.kind for d in shipped.devices.values()}
+    assert "ignored" not in shipped.provenance()
 
 
-def test_cloud_prices_follow_the_36_month_convention(shipped):
-    # gp3: 1,000 GiB x $0.08/GiB-month, 3,000 IOPS and 125 MiB/s included
-    assert shipped.device("aws-gp3-1tb").price_usd == 36 * 1000 * 0.08
-    # 125 MiB/s in MB/s
-    assert shipped.device("aws-gp3-1tb").read_mbps == round(125 * 1.048576)
+def test_a_user_catalogs_cloud_volumes_are_left_out_with_a_note():
+    cat = load_catalog([DATA / "cloud-volume.toml"])
+    assert "t-local-ssd-1tb" in cat.devices and "t-cloud-gp3-1tb" not in cat.devices
+    assert cat.provenance()["ignored"] == [{"id": "t-cloud-gp3-1tb", "interface": "t-ebs",
+                                             "origin": str(DATA / "cloud-volume.toml"),
+                                             "why": "cloud volumes are sized by plan size --cloud PROVIDER"}]
+    # the overhead naming its interface and id loads, and applies to no device left
+    assert cat.overhead("t-ebs-bandwidth").applies_to == ("t-ebs", "t-cloud-gp3-1tb")
+    assert "t-ebs-bandwidth" not in [o.id for o in cat.overheads_for(cat.device("t-local-ssd-1tb"))]
+    with pytest.raises(DbtierError) as exc:
+        cat.device("t-cloud-gp3-1tb")
+    assert "t-cloud-gp3-1tb" in exc.value.message and "plan size --cloud PROVIDER" in exc.value.message
+    assert "--cloud aws|azure|gcp" in exc.value.hint
 
 
 def test_shipped_files_do_not_share_ids():
@@ -159,7 +166,6 @@ def test_overheads_pin_the_studies_ssds_to_their_hba(shipped):
     assert ids("hdd-7200-20tb") == ["sas3-hba-jbod-pcie4-x8"]
     assert ids("fusionio-iodrive-duo-1.2tb") == []
     assert ids("nvme-enterprise-3.84tb") == []
-    assert ids("aws-gp3-1tb") == []
 
 
 def _dev(**kw) -> Device:
@@ -350,10 +356,10 @@ def test_overhead_applies_to_must_match_something(tmp_path):
 
 def test_overhead_may_target_kind_interface_or_id(tmp_path):
     f = tmp_path / "o.toml"
-    f.write_text(OVERHEAD.format(per="8", applies='["nvme", "pcie4-x4", "aws-gp3-1tb"]'))
+    f.write_text(OVERHEAD.format(per="8", applies='["nvme", "pcie4-x4", "hdd-7200-20tb"]'))
     cat = load_catalog([f])
-    assert cat.overhead("hba").applies_to == ("nvme", "pcie4-x4", "aws-gp3-1tb")
-    assert [o.id for o in cat.overheads_for(cat.device("aws-gp3-1tb"))] == ["hba"]
+    assert cat.overhead("hba").applies_to == ("nvme", "pcie4-x4", "hdd-7200-20tb")
+    assert [o.id for o in cat.overheads_for(cat.device("hdd-7200-20tb"))] == ["hba"]
 
 
 def test_to_dict_is_json_ready(shipped):

@@ -276,9 +276,6 @@ def test_redundancy_filter(cat):
     assert none.candidates[0].evaluation.config.spec == f"{DISK}:2:raid0"
     req_ = size_ds(cat, req, devices=[DISK], layouts=["raid0", "raid10"])
     assert [c.evaluation.config.layout for c in req_.candidates] == ["raid10"]
-    # a stripe of cloud volumes counts as redundant (the provider replicates each volume)
-    cloud = size_ds(cat, Requirement(capacity_gb=2000, headroom=0), devices=["aws-gp3-1tb"], layouts=["raid0"])
-    assert cloud.candidates[0].evaluation.config.spec == "aws-gp3-1tb:2:raid0"
     with pytest.raises(DbtierError, match="give no redundancy"):
         size_ds(cat, req, devices=[DISK], layouts=["raid0", "jbod"])
 

@@ -12,7 +12,9 @@ Invariants of a loaded Catalog:
   with `notes` saying why);
 - ids are unique per table; a later file's entry with an existing id replaced
   the earlier one (an override) and `origin` names the file it came from;
-- every `applies_to` token names a known kind, an interface in use, or a device id.
+- every `applies_to` token names a known kind, an interface in use, or a device id;
+- no device is a cloud volume: a user file's cloud-volume entries are left out and
+  listed in `ignored` (`plan size --cloud PROVIDER` sizes cloud volumes).
 
 Overheads are separate components (an HBA, an enclosure, a bus) and add up: a
 plan of n devices needs ceil(n / per_devices) units of each overhead returned by
@@ -86,6 +88,11 @@ DEVICE_CLASSES = ("nvme-ri-gen4", "nvme-ri-gen5", "nvme-mu-gen4", "nvme-mu-gen5"
                   "nvme-client", "sata-client", "study", "cloud-volume", "shared-array")
 GRADES = ("datacenter", "client")
 _PRICE_DATE_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+
+# Cloud volumes are not devices of the catalog: `plan size --cloud PROVIDER` sizes them from the provider
+# model (cloud_volumes.toml). A user file's cloud-volume entries still parse, and are left out with this note.
+CLOUD_WHY = "cloud volumes are sized by plan size --cloud PROVIDER"
+CLOUD_HINT = "run `dbtier plan size --cloud aws|azure|gcp ...` for cloud volumes; `dbtier catalog list` shows the devices"
 
 _ID_RE = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
 _HINT_LIST = "run `dbtier catalog list` to see every device id"
@@ -255,7 +262,7 @@ class Catalog:
 
     def __init__(self, devices: Mapping[str, Device], overheads: Mapping[str, Overhead],
                  files: Sequence[str] = (), overridden: Mapping[str, str] | None = None,
-                 server: Server | None = None):
+                 server: Server | None = None, ignored: Sequence[Mapping[str, str]] = ()):
         self.devices: dict[str, Device] = dict(devices)
         self.overheads: dict[str, Overhead] = dict(overheads)
         self.files: tuple[str, ...] = tuple(files)
@@ -263,12 +270,17 @@ class Catalog:
         self.overridden: dict[str, str] = dict(overridden or {})
         # None: no [server] table, so the server is taken to have no drive ports of its own
         self.server: Server | None = server
+        # entries a file gave that the catalog leaves out: [{id, origin, why}] (cloud volumes)
+        self.ignored: list[dict[str, str]] = [dict(e) for e in ignored]
 
     def provenance(self) -> dict[str, Any]:
         """Where this catalog came from, for a result document: its files, the entries they
-        overrode, and the server table."""
-        return {"files": list(self.files), "overridden": dict(self.overridden),
-                "server": self.server.to_dict() if self.server is not None else None}
+        overrode, the server table, and the entries left out (`ignored`, only when there are some)."""
+        doc: dict[str, Any] = {"files": list(self.files), "overridden": dict(self.overridden),
+                               "server": self.server.to_dict() if self.server is not None else None}
+        if self.ignored:
+            doc["ignored"] = [dict(e) for e in self.ignored]
+        return doc
 
     @property
     def server_ports(self) -> int:
@@ -279,6 +291,10 @@ class Catalog:
         try:
             return self.devices[id]
         except KeyError:
+            left_out = next((e for e in self.ignored if e["id"] == id), None)
+            if left_out is not None:
+                raise DbtierError(f"device '{id}' from {left_out['origin']} is left out of the catalog: "
+                                  f"{left_out['why']}", CLOUD_HINT) from None
             raise DbtierError(_unknown("device", id, list(self.devices)), _HINT_LIST) from None
 
     def overhead(self, id: str) -> Overhead:
@@ -307,6 +323,14 @@ class Catalog:
         return [d for d in self.devices.values() if kind is None or d.kind == kind]
 
 
+def _without_cloud_volumes(devs: list[Device], origin: str, ignored: list[dict[str, str]]) -> list[Device]:
+    """The file's devices less its cloud volumes, each noted in `ignored`: the provider model sizes those."""
+    for d in devs:
+        if d.kind == "cloud-volume":
+            ignored.append({"id": d.id, "interface": d.interface, "origin": origin, "why": CLOUD_WHY})
+    return [d for d in devs if d.kind != "cloud-volume"]
+
+
 def _unknown(what: str, id: str, known: list[str]) -> str:
     near = [k for k in known if id and id.lower() in k]
     for k in difflib.get_close_matches(id.lower(), known, n=5, cutoff=0.6):
@@ -325,6 +349,7 @@ def load_catalog(extra: Sequence[str | Path] = ()) -> Catalog:
     overridden: dict[str, str] = {}
     server: Server | None = None
     files: list[str] = []
+    ignored: list[dict[str, str]] = []
     positions: dict[tuple[str, str], int] = {}  # (origin, overhead id) -> index in its file, for messages
 
     pkg = resources.files("dbtier.catalog")
@@ -353,6 +378,7 @@ def load_catalog(extra: Sequence[str | Path] = ()) -> Catalog:
     for path in extra:
         origin = str(path)
         devs, ovs, srv = parse_catalog_file(_read_user_file(Path(path)), origin)
+        devs = _without_cloud_volumes(devs, origin, ignored)
         if srv is not None:
             if server is not None:
                 overridden["server"] = server.origin
@@ -368,7 +394,7 @@ def load_catalog(extra: Sequence[str | Path] = ()) -> Catalog:
             overheads[o.id] = o
         files.append(origin)
 
-    catalog = Catalog(devices, overheads, files, overridden, server)
+    catalog = Catalog(devices, overheads, files, overridden, server, ignored)
     _check_applies_to(catalog, positions)
     return catalog
 
@@ -629,7 +655,9 @@ def _overhead(entry: dict[str, Any], index: int, origin: str) -> Overhead:
 
 
 def _check_applies_to(catalog: Catalog, positions: Mapping[tuple[str, str], int]) -> None:
-    known = set(KINDS) | {d.interface for d in catalog.devices.values()} | set(catalog.devices)
+    # a left-out cloud volume's id and interface still count: an overhead naming them loads, and applies to nothing
+    known = (set(KINDS) | {d.interface for d in catalog.devices.values()} | set(catalog.devices)
+             | {e["id"] for e in catalog.ignored} | {e["interface"] for e in catalog.ignored})
     for o in catalog.overheads.values():
         for token in o.applies_to:
             if token not in known:
