@@ -41,7 +41,7 @@ def test_list_json_prints_only_the_document_and_writes_the_run(tmp_path):
     assert doc["command"] == "catalog" and doc["status"] == "ok"
     assert doc["params"] == {"action": "list", "catalog_files": [], "kind": None}
     ids = [d["id"] for d in doc["devices"]]
-    assert "sas-15k-73gb" in ids and "fusionio-iodrive-duo-1.2tb" in ids and "nvme-enterprise-3.84tb" in ids
+    assert "sas-15k-73gb" in ids and "fusionio-iodrive-duo-1.2tb" in ids and "nvme-mu-gen4-3.2tb" in ids
     assert {o["id"] for o in doc["overheads"]} >= {"sas2-hba-pcie2-x8"}
     stored = json.loads((tmp_path / "run" / "result.json").read_text())
     assert stored["devices"] == doc["devices"]

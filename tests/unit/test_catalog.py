@@ -59,7 +59,7 @@ def test_provenance_names_the_files_overrides_and_server(shipped):
 
 def test_shipped_catalog_loads_from_package_data(shipped):
     assert shipped.files == ("shipped:legacy.toml", "shipped:current.toml", "shipped:overhead.toml")
-    assert len(shipped.devices) >= 15
+    assert len(shipped.devices) >= 45
     assert shipped.overridden == {}
 
 
@@ -98,7 +98,7 @@ def test_the_studies_devices_carry_the_design_figures(shipped):
 
 def test_todays_classes_are_present(shipped):
     kinds = {d.kind for d in shipped.devices.values() if d.origin == "shipped:current.toml"}
-    assert {"nvme", "sata-ssd", "hdd"} <= kinds
+    assert {"nvme", "sata-ssd", "sas-ssd", "hdd"} <= kinds
     # cloud volumes are sized by `plan size --cloud`, not from the device catalog
     assert "cloud-volume" not in {d.kind for d in shipped.devices.values()}
     assert "ignored" not in shipped.provenance()

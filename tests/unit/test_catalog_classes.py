@@ -107,3 +107,86 @@ def test_existing_entries_carry_class_and_grade():
         ("nvme-ri-gen4", "datacenter")
     assert c.device("nvme-consumer-2tb").grade == "client"
     assert c.device("sas-15k-73gb").device_class == "study" and c.device("sas-15k-73gb").grade is None
+
+
+# --- the shipped data ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_catalog()
+
+
+def physical(cat):
+    """Devices bought and installed one by one (shared arrays are priced per usable TB, elsewhere)."""
+    return [d for d in cat.devices.values() if d.kind != "shared-array"]
+
+
+def test_every_entry_has_a_class_and_every_non_study_entry_a_grade(shipped):
+    for d in physical(shipped):
+        assert d.device_class, d.id
+        if d.device_class == "study":
+            assert d.grade is None and d.origin == "shipped:legacy.toml", d.id
+        else:
+            assert d.grade in ("datacenter", "client"), d.id
+
+
+def test_datacenter_flash_is_protected_rated_warranted_and_dated(shipped):
+    dc_flash = [d for d in physical(shipped) if d.flash and d.grade == "datacenter"]
+    assert len(dc_flash) >= 30
+    for d in dc_flash:
+        assert d.power_loss_protection is True, d.id
+        assert d.dwpd and d.warranty_years, d.id
+        assert d.price_date and d.price_source, d.id
+
+
+def test_every_shipped_price_says_its_channel(shipped):
+    for d in physical(shipped):
+        if d.device_class != "study":
+            assert d.price_source, d.id
+            assert "class estimate" in d.price_source or d.price_date, d.id
+
+
+def test_the_classes_and_capacity_points_are_there(shipped):
+    points = {(d.device_class, d.capacity_gb) for d in shipped.devices.values()}
+    want = [("nvme-ri-gen4", c) for c in (1920, 3840, 7680, 15360)] + \
+           [("nvme-mu-gen4", c) for c in (1600, 3200, 6400, 12800)] + \
+           [("nvme-qlc", c) for c in (30720, 61440, 122880)] + [("nvme-ri-gen5", 30720)]
+    assert set(want) <= points
+    classes = {d.device_class for d in shipped.devices.values()}
+    assert {"nvme-mu-gen5", "nvme-wi", "sas-ssd-ri", "sas-ssd-mu", "sata-ent-ri", "sata-ent-mu", "hdd-nl",
+            "hdd-10k", "nvme-client", "sata-client", "study"} <= classes
+    wi = [d for d in shipped.devices.values() if d.device_class == "nvme-wi"]
+    assert all(35 <= d.dwpd <= 100 and 400 <= d.capacity_gb <= 3200 for d in wi)
+    assert all(d.workload_tb_per_year for d in shipped.devices.values() if d.device_class == "hdd-nl")
+
+
+def test_qlc_entries_are_rated_at_4k(shipped):
+    """The shipped 61.44 TB QLC point by hand: 0.42 DWPD at 16 KiB / 4 = 0.105 DWPD at 4 KiB;
+    0.105 x 61.44 TB x 365 x 5 years = 11,773.44 TB written."""
+    d = shipped.device("nvme-qlc-61.44tb")
+    assert (d.dwpd, d.endurance_write_kib, d.dwpd_4k) == (0.42, 16, 0.105)
+    assert d.rated_tbw == pytest.approx(11773.44)
+    for q in (x for x in shipped.devices.values() if x.device_class == "nvme-qlc"):
+        assert q.dwpd_4k is not None and q.dwpd_4k < q.dwpd and q.endurance_write_kib > 4, q.id
+
+
+def test_write_iops_do_not_fall_as_capacity_rises_within_a_family(shipped):
+    """The survey's rule (§1.4): within a family the smaller drive writes less. QLC is the exception the
+    survey shows (Solidigm D5-P5336: 61.44 TB 38K, 122.88 TB 25K), kept as the datasheets give it."""
+    families: dict[str, list] = {}
+    for d in physical(shipped):
+        if d.device_class not in ("study", "nvme-qlc"):
+            families.setdefault(d.device_class, []).append(d)
+    assert len(families) >= 10
+    for cls, devs in families.items():
+        devs.sort(key=lambda d: d.capacity_gb)
+        for small, large in zip(devs, devs[1:]):
+            assert small.write_iops <= large.write_iops, (cls, small.id, large.id)
+            assert small.sustained_write_iops is None or large.sustained_write_iops is None or \
+                small.sustained_write_iops <= large.sustained_write_iops, (cls, small.id, large.id)
+
+
+def test_existing_ids_keep_working(shipped):
+    for id in ("nvme-enterprise-3.84tb", "sata-ssd-enterprise-3.84tb", "nvme-consumer-2tb", "sata-ssd-consumer-2tb",
+               "hdd-7200-20tb"):
+        assert shipped.device(id).origin == "shipped:current.toml"
