@@ -54,8 +54,9 @@ def test_the_terminal_shows_life_and_tco(tmp_path):
 
 
 def test_a_warehouse_temp_tier_may_buy_consumer_drives(tmp_path):
+    # client drives are offered under --grade lab only (production: datacenter drives)
     doc = ok_json(tmp_path, "plan", "size", "--read-iops", "40000", "--write-iops", "200", "--read-mbps", "1500",
-                  "--capacity-gb", "2000", "--durable-writes", "no")
+                  "--capacity-gb", "2000", "--durable-writes", "no", "--grade", "lab")
     c = doc["candidates"][0]
     assert "consumer" in c["device"]
     assert doc["durable_writes"] == {"required": False, "reason": doc["durable_writes"]["reason"]}

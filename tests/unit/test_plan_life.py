@@ -16,6 +16,7 @@ from dbtier.model.durable import ProbeFlush, probe_flush
 from dbtier.model.endurance import layout_write_factor, replacements
 from dbtier.model.requirement import Requirement
 from dbtier.model.service import Terms
+from dbtier.model.shared_array import shipped_arrays
 from dbtier.model.sizing import size
 
 LIFE = Path(__file__).parent.parent / "data" / "catalog" / "life.toml"
@@ -301,7 +302,11 @@ def test_the_shipped_catalog_has_the_service_life_figures():
             assert d.workload_tb_per_year and d.warranty_years, d.id
         if d.power_loss_protection is False:
             assert d.flush_write_iops and d.flush_write_iops < d.write_iops, d.id
-    shared = [d for d in cat.devices.values() if d.shared_access]
-    assert {d.kind for d in shared} >= {"shared-array"}
+    # shared arrays (what a cluster uses) ship in arrays.toml: controllers, shelves and drives, each with watts
+    arrays = shipped_arrays()
+    assert {a.family for a in arrays} == {"all-flash", "hybrid"}
+    for a in arrays:
+        assert a.controllers.watts and a.shelves.watts and a.drives.active_watts and a.controllers.support_years, a.id
+        assert a.controllers.source and a.drives.source and a.shelves.source and a.protection.source, a.id
     for o in cat.overheads.values():
         assert o.watts, o.id

@@ -4,19 +4,22 @@ the smallest count of each device set that meets a requirement.
 Pure. The counts come from `smallest_count`, a binary search over a layout's valid counts of a
 monotone test (more devices never offer less); the test is the array model's `fits` for the rates,
 the capacity, and (when the service life is checked) the endurance of every device of the set.
+A shared array (`dbtier.model.shared_array`: a controller pair and drives behind it) is one design of its
+own: its drive count comes from that module's closed form, and it joins no mixed design.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import (DEFAULT_BACKING_LAYOUT, EPS, MIXED_LAYOUTS, REDUNDANT_LAYOUTS, SELF_REDUNDANT_KINDS,
                                 Config, DeviceSet, check_layout, count_step, fits, min_count, valid_counts_from)
 from dbtier.model.catalog import FLASH_KINDS, Catalog, Device, Overhead
 from dbtier.model.requirement import Requirement
+from dbtier.model.shared_array import Array, ArrayConfig, array_overheads, size_array, targets
 
 DEFAULT_MAX_DEVICES = 1024
 DEFAULT_CACHE_FRACTION = 0.1
@@ -96,8 +99,12 @@ class Search:
 
     def __init__(self, catalog: Catalog, req: Requirement, hit_ratio: float, max_devices: int,
                  cache_fraction: float = 0.1, server_ports: int = 0, devices_only: bool = False,
-                 lasts: Callable[[Device, str, int, str, tuple[float, float, float, float]], bool] | None = None):
+                 lasts: Callable[[Device, str, int, str, tuple[float, float, float, float]], bool] | None = None,
+                 arrays: Mapping[str, Array] | None = None, data_reduction: float = 1.0):
         self.catalog, self.req, self.h, self.max = catalog, req, hit_ratio, max_devices
+        # shared arrays by the id of their device (`shared_array.array_device`), and the data reduction assumed
+        self.arrays: dict[str, Array] = dict(arrays or {})
+        self.data_reduction = data_reduction
         self.cache_fraction = cache_fraction
         self.server_ports, self.devices_only = server_ports, devices_only
         # lasts(device, layout, n, role, weights): does every device of the set last the service life?
@@ -108,7 +115,8 @@ class Search:
 
     def ovs(self, d: Device) -> tuple[Overhead, ...]:
         if d.id not in self._ovs:
-            self._ovs[d.id] = tuple(self.catalog.overheads_for(d))
+            a = self.arrays.get(d.id)
+            self._ovs[d.id] = array_overheads(a) if a is not None else tuple(self.catalog.overheads_for(d))
         return self._ovs[d.id]
 
     def needs_ports(self, d: Device) -> bool:
@@ -122,6 +130,10 @@ class Search:
 
     def _config(self, d: Device, n: int, layout: str, second: Device | None = None, m: int = 0,
                 second_layout: str | None = None, h: float | None = None) -> Config:
+        a = self.arrays.get(d.id)
+        if a is not None and second is None:
+            return ArrayConfig(d, n, layout, self.ovs(d), server_ports=self.server_ports,
+                               devices_only=self.devices_only, array=a, data_reduction=self.data_reduction)
         return Config(d, n, layout, self.ovs(d), second, m, second_layout,
                       self.ovs(second) if second is not None else (), h, self.server_ports, self.devices_only)
 
@@ -133,6 +145,11 @@ class Search:
         R, W = req.target("read_iops"), req.target("write_iops")
         Mr, Mw = req.target("read_mbps"), req.target("write_mbps")
         G = req.target("capacity_gb") if holds_data else min_capacity_gb
+        a = self.arrays.get(d.id)
+        if a is not None:     # the array's closed form; it manages its own wear
+            n0 = size_array(a, targets(R, W, Mr, Mw, G, weights), self.data_reduction, self.max).drives
+            self._memo[key] = n0
+            return n0
         ovs = self.ovs(d)
         wr, ww, wmr, wmw = weights
         need_iops, need_mb = R * wr + W * ww > 0, Mr * wmr + Mw * wmw > 0
@@ -196,13 +213,18 @@ class Search:
             m = top if sl != "raid10" else top - top % 2
             return self._config(d, top, shape.layout, shape.second, m, sl,
                                 self.h if shape.layout == "read-cache" else None)
+        a = self.arrays.get(d.id)
+        if a is not None:
+            return self._config(d, max(1, min(top, a.shelves.max_drives)), shape.layout)
         n = top if shape.layout != "raid10" else top - top % 2
         return self._config(d, max(n, min_count(shape.layout)), shape.layout)
 
 
-def shapes(devices: Sequence[Device], layouts: Sequence[str], redundancy: str) -> list[Shape]:
+def shapes(devices: Sequence[Device], layouts: Sequence[str], redundancy: str,
+           arrays: Collection[str] = ()) -> list[Shape]:
     """Every design to try. jbod and raid0 are one design (listed as raid0 when both are asked for).
-    A device of a STRIPE_ONLY_KINDS kind gets stripes only."""
+    A device of a STRIPE_ONLY_KINDS kind gets stripes only. A shared array (its id in `arrays`) is one design,
+    jbod (the array protects its drives itself, whatever the layouts asked), and joins no mixed design."""
     for lay in layouts:
         check_layout(lay)
     if redundancy not in ("required", "none"):
@@ -212,7 +234,8 @@ def shapes(devices: Sequence[Device], layouts: Sequence[str], redundancy: str) -
     if "jbod" in wanted and "raid0" in wanted:
         wanted.remove("jbod")
     need = redundancy == "required"
-    out: list[Shape] = []
+    out: list[Shape] = [Shape(d, "jbod") for d in devices if d.id in arrays]
+    devices = [d for d in devices if d.id not in arrays]
     for d in devices:
         for lay in wanted:
             if lay in MIXED_LAYOUTS:

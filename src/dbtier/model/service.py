@@ -21,6 +21,7 @@ from dbtier.model.durable import Durable, ProbeFlush, check_policy, judge, polic
 from dbtier.model.endurance import (DEFAULT_SERVICE_YEARS, PAGE_BYTES, HostWrites, SetLoad, check_service_years,
                                     check_waf, host_writes, lasts, layout_write_factor, replacements, set_endurance)
 from dbtier.model.requirement import Requirement
+from dbtier.model.shared_array import check_data_reduction
 from dbtier.model.tco import DEFAULT_USD_PER_KWH, USD_PER_KWH_SOURCE, check_usd_per_kwh, tco, utilisation
 
 WORN = ("fail", "replace")
@@ -40,12 +41,14 @@ class Terms:
     cost: str = "tco"                       # what ranks the candidates: tco or purchase
     probe: ProbeFlush | None = None         # this machine's commit rate, for unprotected devices
     clustered: bool | None = None           # None: from the requirement's instances
+    data_reduction: float = 1.0             # a shared array's dedupe + compression, x:1 (an assumption, said)
 
     def __post_init__(self) -> None:
         check_service_years(self.service_years)
         check_waf(self.waf)
         check_policy(self.durable_writes)
         check_usd_per_kwh(self.usd_per_kwh)
+        check_data_reduction(self.data_reduction)
         if self.worn not in WORN:
             raise DbtierError(f"--worn must be 'fail' or 'replace', got '{self.worn}'",
                               "fail drops a design that wears out early; replace prices its replacements")
@@ -64,7 +67,7 @@ class Terms:
                 "usd_per_kwh": self.usd_per_kwh, "usd_per_kwh_source": (
                     USD_PER_KWH_SOURCE if self.usd_per_kwh == DEFAULT_USD_PER_KWH else "--usd-per-kwh"),
                 "cost": self.cost, "probe": self.probe.to_dict() if self.probe else None,
-                "clustered": self.clustered}
+                "clustered": self.clustered, "data_reduction": self.data_reduction}
 
 
 @dataclass(frozen=True)

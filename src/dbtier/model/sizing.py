@@ -17,6 +17,15 @@ they are sized over the service life (`dbtier.model.service`):
   with replace, worn devices are bought again and priced;
 - a clustered database (2 or more instances) keeps only storage every node reaches (`shared_access`).
 
+Shared arrays (`dbtier.model.shared_array`, the shipped `arrays.toml` unless `arrays` is given) are
+designs of their own: a controller pair, shelves and the smallest drive count behind it that meets the
+requirement; performance is the least of the drives (after the protection's write cost) and the
+controllers' ceiling. Every node of a cluster reaches them. Their capacity assumes the terms'
+`data_reduction` (1.0:1 unless said) and every array candidate says so (its `array` object and its
+`binding_detail`). With `devices`, only the arrays it names are tried. A user catalog's own
+kind = "shared-array" devices (one device per usable TB with a controller overhead) still load and are
+sized as before, as devices.
+
 Cloud volumes (kind cloud-volume) are not on-prem storage: the search leaves them out unless `devices`
 names them, and then builds stripes of them only (`dbtier.model.search.STRIPE_ONLY_KINDS`: the provider
 replicates each volume); `plan size --cloud PROVIDER` (`dbtier.model.cloud_plan`) sizes them in full.
@@ -58,6 +67,7 @@ from dbtier.model.requirement import CATEGORY, LABELS, Requirement, meets
 from dbtier.model.search import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, STRIPE_ONLY_KINDS, Shape, fmt, Search,
                                  shapes)
 from dbtier.model.service import Life, Sized, Terms
+from dbtier.model.shared_array import Array, ArrayConfig, array_device, design, shipped_arrays, targets
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,7 @@ class Candidate:
     life: dict[str, Any] | None = None     # endurance, endurance_reason, durable_writes, sized_on, tco
     layouts: tuple[str, ...] = ()          # the layouts folded into this design, its own first
     second_layouts: tuple[str, ...] = ()   # a read cache's: the backing layouts folded into it, its own first
+    array: dict[str, Any] | None = None    # a shared array's parts, prices, what set its drives, what binds
 
     def cost(self, basis: str) -> float:
         """What ranks it: cost over the service life (tco) or the purchase price."""
@@ -92,7 +103,8 @@ class Candidate:
                 "spec": d["spec"], "description": d["description"], "redundant": d["redundant"],
                 "read_latency_us": e.read_latency_us.value, "write_latency_us": e.write_latency_us.value,
                 "binding": self.binding, "binding_detail": self.binding_detail,
-                "overheads": d["overheads"], "limits": d["limits"], **(self.life or {})}
+                "overheads": d["overheads"], "limits": d["limits"], **({"array": self.array} if self.array else {}),
+                **(self.life or {})}
 
 
 @dataclass(frozen=True)
@@ -196,16 +208,21 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
          layouts: Sequence[str] = LAYOUTS, redundancy: str = "required", hit_ratio: float = DEFAULT_HIT_RATIO,
          max_devices: int = DEFAULT_MAX_DEVICES, read_fraction: float | None = None, top: int = 10,
          cache_fraction: float = DEFAULT_CACHE_FRACTION, server_ports: int | None = None,
-         devices_only: bool = False, terms: Terms = Terms()) -> Sizing:
-    """The `top` cheapest designs under `terms`, each at the smallest count meeting `req` with headroom."""
+         devices_only: bool = False, terms: Terms = Terms(), arrays: Sequence[Array] | None = None) -> Sizing:
+    """The `top` cheapest designs under `terms`, each at the smallest count meeting `req` with headroom.
+
+    `arrays`: the shared arrays to try (None: the shipped ones)."""
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise DbtierError(f"--top must be a whole number of at least 1, got {top}", "e.g. --top 10")
     check_hit_ratio(hit_ratio)
     if isinstance(max_devices, bool) or not isinstance(max_devices, int) or max_devices < 1:
         raise DbtierError(f"--max-devices must be a whole number of at least 1, got {max_devices}",
                           "e.g. --max-devices 1024")
+    offered = [a for a in (shipped_arrays() if arrays is None else arrays) if a.id not in catalog.devices]
     if devices:
-        raw, cloud = [catalog.device(d) for d in devices], []
+        named = {a.id: a for a in offered}
+        offered = [named[d] for d in dict.fromkeys(devices) if d in named]
+        raw, cloud = [catalog.device(d) for d in devices if d not in named], []
     else:
         every = list(catalog.devices.values())
         raw = [d for d in every if d.kind not in STRIPE_ONLY_KINDS]
@@ -218,6 +235,8 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
         total = (req.read_iops or 0.0) + (req.write_iops or 0.0)
         read_fraction = (req.read_iops or 0.0) / total if total else DEFAULT_READ_FRACTION
     check_read_fraction(read_fraction)
+    raw = raw + [array_device(a, terms.data_reduction) for a in offered]
+    amap = {a.id: a for a in offered}
     if not (isinstance(cache_fraction, (int, float)) and math.isfinite(cache_fraction) and 0 <= cache_fraction <= 1):
         raise DbtierError(f"--cache-fraction must be between 0 and 1, got {cache_fraction}",
                           "e.g. --cache-fraction 0.1")
@@ -227,7 +246,7 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
     if not kept:
         _all_dropped(raw, dropped, life)
     by_device: dict[Device, Sized] = {s.device: s for s in kept}
-    all_shapes = shapes([s.device for s in kept], layouts, redundancy)
+    all_shapes = shapes([s.device for s in kept], layouts, redundancy, amap)
     if not all_shapes and kept and all(s.device.kind in STRIPE_ONLY_KINDS for s in kept):
         what = "a cloud volume" if len(kept) == 1 else "cloud volumes"
         raise DbtierError(f"no design to try: {', '.join(s.device.id for s in kept)}: {what}, which the provider "
@@ -237,8 +256,10 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
         raise DbtierError(f"no design to try: the layouts {', '.join(layouts)} give no redundancy and "
                           "--redundancy is required",
                           "add a redundant layout (raid10, raid5, raid6, mirror2 ...) or use --redundancy none")
-    search = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, life.wear_test())
-    free = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only)   # wear aside
+    dr = terms.data_reduction
+    search = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, life.wear_test(),
+                    amap, dr)
+    free = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, None, amap, dr)
 
     found: list[tuple[Shape, Evaluation, dict[str, dict[str, Any]], dict[str, Any]]] = []
     cheaper_wo_latency: tuple[Shape, Evaluation, dict] | None = None
@@ -291,7 +312,15 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
         if grown:
             b, why = "endurance", grown
         mine = (shape.layout,) if shape.layout == "read-cache" else lays
-        candidates.append(Candidate(e, m, b, why, figs, mine, lays if shape.layout == "read-cache" else ()))
+        arr = None
+        if isinstance(e.config, ArrayConfig) and e.config.array is not None:
+            t = targets(*(req.target(k) for k in ("read_iops", "write_iops", "read_mbps", "write_mbps",
+                                                  "capacity_gb")))
+            arr = design(e.config.array, e.config.count, t, dr)
+            why += (f"; {arr['id']}: {arr['drives']} drives on {arr['shelves']} shel"
+                    f"{'f' if arr['shelves'] == 1 else 'ves'}, sized on {arr['sized_on']}, tightest limit "
+                    f"{arr['limit']} ({arr['loads'][arr['limit']]:.0%} used); {arr['note']}")
+        candidates.append(Candidate(e, m, b, why, figs, mine, lays if shape.layout == "read-cache" else (), arr))
     best = candidates[0]
     binding, detail = best.binding, best.binding_detail
     cheaper = None
@@ -302,7 +331,7 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
         detail = (f"{e.config.describe()} would meet the rest for ${fmt(e.price_usd)} but reads in "
                   f"{fmt(e.read_latency_us.value)} µs, over the {fmt(req.max_read_latency_us or 0)} µs ceiling")
     naive = _cheapest_by_purchase(catalog, req, raw, layouts, redundancy, hit_ratio, max_devices, cache_fraction,
-                                  ports, devices_only, read_fraction, life, best, by_device, dropped)
+                                  ports, devices_only, read_fraction, life, best, by_device, dropped, amap)
     if naive is not None and naive["reason"] in ("durability", "endurance") and binding != "latency":
         binding, detail = naive["reason"], naive["detail"]
     return Sizing(req, candidates, len(designs), binding, detail, len(all_shapes), redundancy, tuple(layouts),
@@ -323,12 +352,14 @@ def _grown_by_wear(free: Search, shape: Shape, e: Evaluation, life: Life) -> str
 def _cheapest_by_purchase(catalog: Catalog, req: Requirement, raw: Sequence[Device], layouts: Sequence[str],
                           redundancy: str, hit_ratio: float, max_devices: int, cache_fraction: float, ports: int,
                           devices_only: bool, read_fraction: float, life: Life, best: Candidate,
-                          by_device: dict[Device, Sized], dropped: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+                          by_device: dict[Device, Sized], dropped: Sequence[dict[str, Any]],
+                          arrays: dict[str, Array] | None = None) -> dict[str, Any] | None:
     """The design the catalog's own (datasheet) figures make cheapest to buy, and why it is not the answer."""
     pool = [d for d in raw if not life.clustered or d.shared_access]
-    naive_search = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only)
+    naive_search = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, None, arrays,
+                          life.terms.data_reduction)
     top: tuple[float, Config] | None = None
-    for sh in shapes(pool, layouts, redundancy):
+    for sh in shapes(pool, layouts, redundancy, arrays or {}):
         cfg = naive_search.config(sh)
         if cfg is None:
             continue
