@@ -50,7 +50,7 @@ def test_list_json_prints_only_the_document_and_writes_the_run(tmp_path):
 
 def test_list_terminal_table(tmp_path):
     r = ok(tmp_path, "catalog", "list", "--out", "run")
-    for text in ("sas-15k-73gb", "fusionio-iodrive-duo-1.2tb", "185K/278K", "pcie-flash", "sas2-hba-pcie2-x8"):
+    for text in ("sas-15k-73gb", "fusionio-iodrive-duo-1.2tb", "185K/278K", "study", "sas2-hba-pcie2-x8"):
         assert text in r.stdout
     assert (tmp_path / "run" / "result.json").exists()
 

@@ -146,7 +146,8 @@ def test_size_json(tmp_path):
     assert (best["device"], best["count"], best["layout"], best["price_usd"]) == (DISK, 18, "raid10", 6400)
     assert best["meets"]["read_iops"]["margin"] == pytest.approx(0.6)
     mixed = next(c for c in cands if c["layout"] == "preferred-read-mirror")
-    assert mixed["second"] == {"device": DISK, "count": 9, "layout": "raid0", "role": "slow side"}
+    assert mixed["second"] == {"device": DISK, "count": 9, "layout": "raid0", "role": "slow side",
+                               "device_class": "study"}
     assert doc["requirement"]["headroom"] == 0.3 and doc["requirement"]["source"] == "command line"
 
 

@@ -28,17 +28,33 @@ def requirement(req: dict[str, Any], label: str) -> Any:
     return requirement_from_history({"requirement": req}, label)
 
 
-def on_prem(R: Any, service_years: float) -> dict[str, Any]:
-    from dbtier.model.catalog import load_catalog
+def on_prem(R: Any, service_years: float, catalog: Any = None) -> dict[str, Any]:
+    """The catalog's cheapest design for R (`catalog`: the one to search, quotes applied and graded by
+    `prepared_catalog`; None: the shipped catalog graded for production)."""
     from dbtier.model.service import Terms
     from dbtier.model.sizing import size
+    if catalog is None:
+        catalog = prepared_catalog(None, "production")[0]
     try:
-        sz = size(load_catalog(), R, top=1, terms=Terms(service_years=service_years))
+        sz = size(catalog, R, top=1, terms=Terms(service_years=service_years))
     except DbtierError as exc:
         return options.none_for("on-prem", f"no design in the catalog meets it: {exc.message}", service_years)
     if not sz.candidates:
         return options.none_for("on-prem", f"no design in the catalog meets it ({sz.binding_detail})", service_years)
     return options.on_prem(sz.candidates[0].contract(), service_years)
+
+
+def prepared_catalog(prices_file: str | None, grade: str
+                     ) -> tuple[Any, dict[str, Any] | None, dict[str, Any]]:
+    """The shipped catalog with --prices applied and graded (model/prices.py): (catalog, the document's
+    `prices` or None, the grade's {grade, allows, text, left_out, unstated})."""
+    from dbtier.model.catalog import load_catalog
+    from dbtier.model.prices import grade_filter, load_prices
+    catalog, prices = load_catalog(), None
+    if prices_file:
+        catalog, prices = load_prices(prices_file, catalog)
+    catalog, graded = grade_filter(catalog, grade)
+    return catalog, prices, graded
 
 
 def on_cloud(R: Any, source: dict[str, Any], provider: str, instance: str, service_years: float, hourly: bool,
@@ -86,9 +102,9 @@ class Roles:
             by_file_type(source), R, str(source.get("statistic")), self.spec)
 
 
-def on_prem_roles(roles: Roles, service_years: float) -> dict[str, Any]:
+def on_prem_roles(roles: Roles, service_years: float, catalog: Any = None) -> dict[str, Any]:
     """On-prem with a design per role (each the catalog's cheapest for that role's requirement), added up."""
-    parts = {role: on_prem(q, service_years) for role, q in roles.reqs.items()}
+    parts = {role: on_prem(q, service_years, catalog) for role, q in roles.reqs.items()}
     missing = [r for r, o in parts.items() if not o["meets"]]
     if missing:
         return options.none_for("on-prem", "; ".join(f"{r}: {parts[r]['caveats'][0]}" for r in missing),
@@ -115,15 +131,16 @@ def _by_text(parts: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def options_for(req: dict[str, Any], source: dict[str, Any], clouds: Sequence[str], instance: str,
-                service_years: float, hourly: bool, engine: str | None, roles: str | None = None
-                ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """(the options, what --roles separated: {role: file types, requirements} or None)."""
+                service_years: float, hourly: bool, engine: str | None, roles: str | None = None,
+                catalog: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """(the options, what --roles separated: {role: file types, requirements} or None). `catalog`: the
+    on-prem search's (`prepared_catalog`; None: the shipped one, production grade)."""
     R = requirement(req, f"history {source.get('of')}")
     if not R.given():
         raise DbtierError(f"{source.get('run_dir')}: the history holds no rate and no capacity to size for",
                           "give history with read or write figures, or --capacity-gb")
     split = Roles(roles, source, R) if roles else None
-    opts = [on_prem_roles(split, service_years) if split else on_prem(R, service_years)]
+    opts = [on_prem_roles(split, service_years, catalog) if split else on_prem(R, service_years, catalog)]
     opts += [on_cloud(R, source, p, instance, service_years, hourly, engine, split) for p in clouds]
     separated = None
     if split is not None:
@@ -132,13 +149,19 @@ def options_for(req: dict[str, Any], source: dict[str, Any], clouds: Sequence[st
 
 
 def assumptions(req: dict[str, Any], source: dict[str, Any], args: argparse.Namespace, hourly: bool,
-                docs: Sequence[dict[str, Any]]) -> list[str]:
+                docs: Sequence[dict[str, Any]], prices: dict[str, Any] | None = None,
+                grade: dict[str, Any] | None = None) -> list[str]:
     years = args.service_years
     out = [f"sized for the {source.get('basis') or source.get('statistic')}, with {req.get('headroom', 0):.0%} "
            "headroom on top of every figure",
            f"every option is priced over {years:g} years of service: on-prem as the catalog's purchase price plus "
            f"energy (and replacements where flash wears out); cloud as the monthly list price x 12 x {years:g}",
            "storage only: servers and cloud instances are not priced (each option needs its own)",
+           *([f"on-prem grade {grade['text']}"] if grade else []),
+           *([f"on-prem prices: {len(prices['applied'])} quote(s) from {prices['file']} replace the catalog's ("
+              + ", ".join(f"{a['id']} ${a['price_usd']:,.2f} of {a['date']}" for a in prices["applied"]) + ")"]
+             if prices else []),
+           *[f"stale price: {n}" for n in (prices or {}).get("notes") or []],
            f"capacity: {source.get('capacity_from')}"]
     inst = req.get("instances")
     if isinstance(inst, int) and inst > 1:

@@ -54,6 +54,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="one design per role the history separates (data, log, temp, archive: AWR's file types, "
                         "PostgreSQL's WAL), on-prem and on each cloud; pin a cloud type and capacity per role as "
                         "`plan size --roles` does (one database's history)")
+    p.add_argument("--grade", choices=("production", "lab"), default="production",
+                   help="production (default): on-prem designs of datacenter drives (and shared arrays) only; lab: "
+                        "client drives too, for a test box or a developer's machine")
+    p.add_argument("--prices", metavar="FILE",
+                   help="your own quotes for on-prem devices (as `plan size --prices`): CSV id,price_usd,currency,"
+                        "date,source or TOML [[price]] tables; USD only; a quote older than a year is flagged")
     p.add_argument("--current", metavar="RUN_DIR",
                    help="a `dbtier probe` run of the storage the database is on today: whether it already meets "
                         "the requirement, and by what margin")
@@ -204,6 +210,9 @@ def run_advise(args: argparse.Namespace) -> int:
     if not args.sources and not args.prometheus:
         raise DbtierError("no history given", "give exported files, a DMA collection or history run "
                           "directories (dbtier advise awr_sysstat.csv), or --prometheus URL --start --end")
+    from dbtier.advise import plan
+    # the catalog first: a bad quote file is refused before anything is imported or made
+    catalog, prices, graded = plan.prepared_catalog(args.prices, args.grade)
     run_paths, files = split_sources(list(args.sources))
     given = history_docs(run_paths)
     groups = import_groups(args, files)
@@ -214,18 +223,18 @@ def run_advise(args: argparse.Namespace) -> int:
     params = {"sources": list(args.sources), "cloud": clouds, "instance": args.instance,
               "service_years": args.service_years, "percentile": args.percentile, "headroom": args.headroom,
               "capacity_gb": args.capacity_gb, "current": args.current, "prometheus": args.prometheus,
-              "roles": args.roles}
-    run = Run("advise", args, params, inputs=[*run_paths, *files, *([args.current] if args.current else [])])
+              "roles": args.roles, "grade": args.grade, "prices": args.prices}
+    run = Run("advise", args, params, inputs=[*run_paths, *files, *([args.current] if args.current else []),
+                                              *([args.prices] if args.prices else [])])
     docs = given + import_into(args, run.dir.path, groups) + (fetch_into(args, run.dir.path) if args.prometheus
                                                               else [])
     req, source, part = requirement_of(args, docs, run.dir.path)
-    from dbtier.advise import plan
     key, pnum = summary.PERCENTILES[args.percentile]
     rows = database_rows(docs, part, key, pnum)
     hourly = any(d.get("kind") == "hourly" for d in docs)
     engine = plan.engine_of({d.get("source") for d in docs})
     opts, separated = plan.options_for(req, source, clouds, args.instance, args.service_years, hourly, engine,
-                                       args.roles)
+                                       args.roles, catalog)
     warnings = plan.warnings(docs) + list(source.get("notes") or [])
     ranked, rec = options.rank(opts)
     advice = {"requirement": {**req, "with_headroom": summary.with_headroom(req), "basis": source.get("basis"),
@@ -233,7 +242,8 @@ def run_advise(args: argparse.Namespace) -> int:
               "databases": rows, "clustered": bool(req.get("clustered")),
               "bound": source.get("bound") or (part or {}).get("bound"),
               "options": ranked, "recommended": rec, "warnings": warnings,
-              "assumptions": plan.assumptions(req, source, args, hourly, docs), "roles": separated}
+              "assumptions": plan.assumptions(req, source, args, hourly, docs, prices, graded), "roles": separated,
+              "grade": graded}
     if current_doc is not None:
         advice["current"] = plan.current_of(current_doc, args.current, req)
     run.doc["advice"] = advice
@@ -241,6 +251,7 @@ def run_advise(args: argparse.Namespace) -> int:
     run.doc["from"] = source
     run.doc["history_runs"] = [d["_run_dir"] for d in docs]
     run.doc["engine"] = engine
+    run.doc["prices"] = prices
     run.finish()
     from dbtier.report.html import render_html
     (run.dir.path / "report.html").write_text(render_html([{**run.doc, "_run_dir": str(run.dir.path)}]),
@@ -254,6 +265,15 @@ def show(args: argparse.Namespace, doc: dict[str, Any], run_dir: Path) -> None:
     from rich.markup import escape
     for line in answer.lines(doc["advice"]):
         out.print(escape(line), highlight=False)
+    grade = doc["advice"].get("grade")
+    if grade:
+        out.print(escape(f"On-prem grade {grade['text']}."), highlight=False, style="dim")
+    prices = doc.get("prices")
+    if prices:
+        out.print(escape(f"On-prem prices: {len(prices['applied'])} quote(s) from {prices['file']} replace the "
+                         "catalog's."), highlight=False, style="dim")
+        for note in prices.get("notes") or []:
+            out.print(escape(f"Stale price: {note}"), highlight=False, style="yellow")
     out.print()
     from rich import box
     from rich.table import Table

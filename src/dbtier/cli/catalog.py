@@ -1,8 +1,10 @@
-"""`dbtier catalog list|show`: the devices and overheads the planner prices arrays from."""
+"""`dbtier catalog list|show|template`: the devices and overheads the planner prices arrays from, and a
+commented entry to add a device the catalog lacks."""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 from typing import Any
 
 from rich import box
@@ -10,7 +12,9 @@ from rich.table import Table
 
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
-from dbtier.model.catalog import KINDS, Catalog, Device, Overhead, load_catalog
+from dbtier.model import catalog_template
+from dbtier.model.catalog import DEVICE_CLASSES, KINDS, Catalog, Device, Overhead, load_catalog
+from dbtier.model.prices import load_prices, price_basis
 
 
 def add_catalog_option(p: argparse.ArgumentParser) -> None:
@@ -20,6 +24,36 @@ def add_catalog_option(p: argparse.ArgumentParser) -> None:
                         "replaces it (repeatable, later files win)")
 
 
+def add_prices_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--prices FILE`: the user's own quotes replace the catalog's prices of the devices they name."""
+    p.add_argument("--prices", metavar="FILE",
+                   help="your own quotes: a CSV (header id,price_usd,currency,date,source) or TOML ([[price]] "
+                        "tables with those fields) file; each replaces the catalog's price of that device id. "
+                        "USD only; date YYYY-MM-DD or YYYY-MM; a quote older than a year is flagged")
+
+
+def load_priced(args: argparse.Namespace) -> tuple[Catalog, dict[str, Any] | None]:
+    """The catalog of --catalog, with --prices applied when given: (catalog, the document's `prices` or None)."""
+    catalog = load_catalog(args.catalog)
+    if getattr(args, "prices", None):
+        return load_prices(args.prices, catalog)
+    return catalog, None
+
+
+def prices_lines(prices: dict[str, Any] | None) -> list[str]:
+    """The terminal's lines for --prices: what was applied, and each stale quote (markup-free)."""
+    if not prices:
+        return []
+    out = [f"prices: {len(prices['applied'])} quote(s) from {prices['file']} applied: "
+           + ", ".join(f"{a['id']} ${a['price_usd']:,.2f} of {a['date']}" for a in prices["applied"])]
+    return out + [f"stale price: {n}" for n in prices.get("notes") or []]
+
+
+def print_prices(con: Any, prices: dict[str, Any] | None) -> None:
+    for i, line in enumerate(prices_lines(prices)):
+        con.print(esc(line), soft_wrap=True, style="dim" if i == 0 else "yellow")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("catalog", help="list and show the device catalog (figures, prices and their sources)",
                        description="The device catalog: devices of the classic flash studies and today's classes, "
@@ -27,9 +61,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     csub = p.add_subparsers(dest="catalog_command", metavar="ACTION")
 
     lp = csub.add_parser("list", help="list devices (and overheads)",
-                         description="List catalog devices with their key figures, and the overhead entries.")
+                         description="List catalog devices by class (device_class) with their key figures: "
+                         "capacity, price and the date it held, endurance (DWPD), power-loss protection, IOPS, "
+                         "MB/s and latency; then the overhead entries.")
     lp.add_argument("--kind", choices=KINDS, help="only devices of this kind")
+    lp.add_argument("--class", dest="device_class", metavar="CLASS",
+                    help=f"only devices of this class ({', '.join(DEVICE_CLASSES)})")
     add_catalog_option(lp)
+    add_prices_option(lp)
     add_output_options(lp)
     lp.set_defaults(func=run_list)
 
@@ -38,15 +77,29 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "controller/enclosure/bus overheads a plan adds for it.")
     sp.add_argument("id", metavar="ID", help="device id (see `dbtier catalog list`)")
     add_catalog_option(sp)
+    add_prices_option(sp)
     add_output_options(sp)
     sp.set_defaults(func=run_show)
+
+    tp = csub.add_parser("template", help="print a commented [[device]] entry to add a device the catalog lacks",
+                         description="Print a [[device]] entry with every field, required and optional, its unit "
+                         "and what it means, with placeholder figures of the class's order of magnitude. Save it, "
+                         "replace the figures from the datasheet, and pass the file to --catalog FILE (any command "
+                         "that reads the catalog; `dbtier catalog show ID --catalog FILE` checks it). The template "
+                         "loads as it is.")
+    tp.add_argument("--class", dest="device_class", metavar="CLASS", default=catalog_template.DEFAULT_CLASS,
+                    help=f"the device's class (default {catalog_template.DEFAULT_CLASS}): "
+                         + ", ".join(catalog_template.classes()))
+    add_output_options(tp)
+    tp.set_defaults(func=run_template)
 
     p.set_defaults(func=usage(p))
 
 
 
 def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, Any]:
-    return {"action": action, "catalog_files": list(args.catalog), **extra}
+    prices = {"prices": args.prices} if getattr(args, "prices", None) else {}
+    return {"action": action, "catalog_files": list(args.catalog), **prices, **extra}
 
 
 def _server_line(catalog: Catalog) -> str:
@@ -61,14 +114,20 @@ def _server_line(catalog: Catalog) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    catalog = load_catalog(args.catalog)  # before the run directory: a bad file leaves nothing behind
+    catalog, prices = load_priced(args)  # before the run directory: a bad file leaves nothing behind
     devices = catalog.of_kind(args.kind)
-    if args.kind:  # only the overheads those devices need
+    if args.device_class:
+        devices = [d for d in devices if class_of(d) == args.device_class]
+    if args.kind or args.device_class:  # only the overheads those devices need
         overheads = list({o.id: o for d in devices for o in catalog.overheads_for(d)}.values())
     else:
         overheads = list(catalog.overheads.values())
-    run = Run("catalog", args, _params(args, "list", kind=args.kind), inputs=args.catalog, read_only=True)
+    extra = {"device_class": args.device_class} if args.device_class else {}
+    run = Run("catalog", args, _params(args, "list", kind=args.kind, **extra),
+              inputs=[*args.catalog, *([args.prices] if args.prices else [])], read_only=True)
     run.doc["catalog"] = catalog.provenance()
+    if prices:
+        run.doc["prices"] = prices
     run.doc["devices"] = [d.to_dict() for d in devices]
     run.doc["overheads"] = [o.to_dict() for o in overheads]
     run.doc["server"] = catalog.server.to_dict() if catalog.server is not None else None
@@ -77,6 +136,7 @@ def run_list(args: argparse.Namespace) -> int:
     def render() -> None:
         con = console(args)
         con.print(_devices_table(devices, con.width))
+        print_prices(con, prices)
         if overheads:
             con.print()
             con.print(_overheads_table(overheads, "overheads (controllers, enclosures, buses)"))
@@ -97,18 +157,26 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    catalog = load_catalog(args.catalog)
+    catalog, prices = load_priced(args)
     device = catalog.device(args.id)
     overheads = catalog.overheads_for(device)
-    run = Run("catalog", args, _params(args, "show", id=args.id), inputs=args.catalog, read_only=True)
+    basis = price_basis(device, prices)
+    run = Run("catalog", args, _params(args, "show", id=args.id),
+              inputs=[*args.catalog, *([args.prices] if args.prices else [])], read_only=True)
     run.doc["catalog"] = catalog.provenance()
     run.doc["device"] = device.to_dict()
+    run.doc["price"] = basis
+    if prices:
+        run.doc["prices"] = prices
     run.doc["overheads"] = [o.to_dict() for o in overheads]
     run.finish()
 
     def render() -> None:
         con = console(args)
-        con.print(_device_table(device))
+        con.print(_device_table(device, basis))
+        if basis["stale"]:
+            con.print(esc(f"stale price: the quote of {basis['date']} is more than a year old; storage prices "
+                          "move that much in a year: get a fresh quote"), soft_wrap=True, style="yellow")
         con.print()
         if overheads:
             con.print(_overheads_table(overheads, "overheads a plan adds for it"))
@@ -121,6 +189,38 @@ def run_show(args: argparse.Namespace) -> int:
 
     emit(run.doc, args, render)
     return 0
+
+
+def run_template(args: argparse.Namespace) -> int:
+    text = catalog_template.template(args.device_class, dt.date.today().strftime("%Y-%m"))
+    run = Run("catalog", args, {"action": "template", "device_class": args.device_class}, read_only=True)
+    run.doc["template"] = text
+    run.doc["device_class"] = args.device_class
+    run.finish()
+
+    def render() -> None:
+        # the TOML as it is (no markup, no wrapping): `dbtier catalog template > mine.toml` is the file
+        import sys
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    emit(run.doc, args, render)
+    return 0
+
+
+def class_of(d: Device) -> str:
+    """The class a device is listed under: its device_class; a cloud volume or shared array without one,
+    its kind; any other entry without one, "no class"."""
+    if d.device_class:
+        return d.device_class
+    return d.kind if d.kind in ("cloud-volume", "shared-array") else "no class"
+
+
+def _class_order(devices: list[Device]) -> list[str]:
+    present = list(dict.fromkeys(class_of(d) for d in devices))
+    known = [c for c in DEVICE_CLASSES if c in present]
+    return known + sorted(c for c in present if c not in known and c != "no class") + (
+        ["no class"] if "no class" in present else [])
 
 
 def _n(x: float, digits: int = 0) -> str:
@@ -140,24 +240,30 @@ def _si(x: float, digits: int = 3) -> str:
 
 
 def _devices_table(devices: list[Device], width: int) -> Table:
-    """One section per kind; figures read/write. Narrow terminals drop $/GB (`show` has it)."""
-    wide = width >= 80
-    t = Table(title="devices (read/write figures; `dbtier catalog show ID` gives sources)", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False, padding=0, show_edge=False)
-    cols = ["id", "GB", "$"] + (["$/GB"] if wide else []) + ["IOPS", "MB/s", "latency µs"]
+    """One section per class (device_class): capacity, price and the date it held, DWPD, power-loss
+    protection, figures read/write. Narrow terminals drop $/GB and latency (`show` has them)."""
+    wide = width >= 100
+    t = Table(title="devices by class (read/write figures; `dbtier catalog show ID` gives sources)",
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), show_edge=False)
+    cols = ["id", "GB", "$", "price date"] + (["$/GB"] if wide else []) + ["DWPD", "PLP", "IOPS", "MB/s"] + (
+        ["latency µs"] if wide else [])
     for name in cols:
-        t.add_column(name, justify="left" if name == "id" else "right", no_wrap=True)
-    for kind in KINDS:
-        group = [d for d in devices if d.kind == kind]
-        if not group:
-            continue
-        t.add_row(f"[bold underline]{esc(kind)}[/]", *[""] * (len(t.columns) - 1))
+        t.add_column(name, justify="left" if name in ("id", "price date", "PLP") else "right", no_wrap=True)
+    for cls in _class_order(devices):
+        group = [d for d in devices if class_of(d) == cls]
+        grades = sorted({d.grade for d in group if d.grade})
+        head = esc(cls) + (f" [dim]({esc(', '.join(grades))})[/dim]" if grades else "")
+        t.add_row(f"[bold underline]{head}[/]", *[""] * (len(t.columns) - 1))
         for d in group:
-            row = [lit(d.id), _n(d.capacity_gb), _n(d.price_usd)]
+            dwpd = d.rated_dwpd
+            row = [lit(d.id), _n(d.capacity_gb), _n(d.price_usd), lit(d.price_date or "-")]
             if wide:
                 row.append(_n(d.price_usd / d.capacity_gb, 2))
-            row += [f"{_si(d.read_iops)}/{_si(d.write_iops)}", f"{_si(d.read_mbps, 5)}/{_si(d.write_mbps, 5)}",
-                    f"{_si(d.read_latency_us, 5)}/{_si(d.write_latency_us, 5)}"]
+            row += ["-" if dwpd is None else f"{dwpd:.2g}",
+                    {True: "yes", False: "no", None: "-"}[d.power_loss_protection],
+                    f"{_si(d.read_iops)}/{_si(d.write_iops)}", f"{_si(d.read_mbps, 5)}/{_si(d.write_mbps, 5)}"]
+            if wide:
+                row.append(f"{_si(d.read_latency_us, 5)}/{_si(d.write_latency_us, 5)}")
             t.add_row(*row)
     return t
 
@@ -196,14 +302,16 @@ def _life_rows(d: Device) -> list[tuple[str, str]]:
     return rows
 
 
-def _device_table(d: Device) -> Table:
+def _device_table(d: Device, basis: dict[str, Any] | None = None) -> Table:
     t = Table(title=esc(f"{d.id}: {d.name}"), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
     rows = [
-        ("kind", d.kind), ("interface", d.interface),
+        ("kind", d.kind), ("class", f"{d.device_class or '-'}, grade {d.grade or 'not stated'}"),
+        ("interface", d.interface),
         ("capacity", f"{_n(d.capacity_gb)} GB"),
         ("price", f"${_n(d.price_usd)}  (${_n(d.price_usd / d.capacity_gb, 2)}/GB)"),
+        ("price used", (basis or price_basis(d))["text"]),
         ("random IOPS read / write", f"{_n(d.read_iops)} / {_n(d.write_iops)}"),
         ("sequential MB/s read / write", f"{_n(d.read_mbps)} / {_n(d.write_mbps)}"),
         ("latency µs read / write", f"{_n(d.read_latency_us)} / {_n(d.write_latency_us)}"),

@@ -16,16 +16,16 @@ from dbtier.cli import options as argtypes
 from dbtier.cli import plan_render as render
 from dbtier.cli.plan_cloud import add_cloud_options
 from dbtier.cli.plan_options import add_cost_options, add_pricing_options
-from dbtier.cli.catalog import add_catalog_option
+from dbtier.cli.catalog import add_catalog_option, load_priced
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.model import plandoc
 from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
                                 check_server_ports, evaluate, parse_spec)
-from dbtier.model.catalog import load_catalog
 from dbtier.model.planner import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, Requirement, budget, equivalent, size,
                                   value)
 from dbtier.model.durable import probe_flush
+from dbtier.model.prices import GRADES, grade_filter
 from dbtier.model.guards import doc_guards
 from dbtier.model.service import Terms
 from dbtier.results.store import load_run
@@ -113,7 +113,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--redundancy", choices=("required", "none"), default="required",
                     help="required (default): only layouts that survive a device failure (and cloud volumes, "
                          "which the provider replicates)")
-    sp.add_argument("--devices", nargs="+", metavar="ID,ID", help="only these devices (default the whole catalog)")
+    sp.add_argument("--devices", nargs="+", metavar="ID,ID", help="only these devices (default the whole catalog "
+                    "the --grade allows; a study device of 2009-2011 is offered only when named here)")
+    sp.add_argument("--grade", choices=GRADES, default=None,
+                    help="production (default): datacenter drives only (power-loss protection, a datacenter "
+                         "warranty), with shared arrays; lab: client drives too, for a test box or a developer's "
+                         "machine. Study devices are offered under neither unless --devices names them")
     sp.add_argument("--hit-ratio", type=argtypes.fraction(), default=DEFAULT_HIT_RATIO, metavar="H",
                     help="read hit ratio of read-cache designs, 0..1 (default 0.9)")
     sp.add_argument("--cache-fraction", type=argtypes.fraction(), default=DEFAULT_CACHE_FRACTION, metavar="F",
@@ -178,20 +183,28 @@ def _fraction(option: str, x: float) -> None:
         raise DbtierError(f"{option} must be between 0 and 1, got {x:g}", f"e.g. {option} 0.5")
 
 
+def _inputs(args: argparse.Namespace, *paths: str | None) -> list[str]:
+    """What the run reads (never removed by --force): the given paths, the catalog files and the quote file."""
+    return [p for p in (*paths, *args.catalog, args.prices) if p]
+
+
 def _server_ports(args: argparse.Namespace) -> int | None:
     return None if args.server_ports is None else check_server_ports(args.server_ports)
 
 
 def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, Any]:
-    return {"action": action, "catalog_files": list(args.catalog), "server_ports": args.server_ports,
+    return {"action": action, "catalog_files": list(args.catalog),
+            **({"prices": args.prices} if args.prices else {}), "server_ports": args.server_ports,
             "devices_only": args.devices_only, **({"cost": args.cost} if hasattr(args, "cost") else {}),
             "service_years": args.service_years, "usd_per_kwh": args.usd_per_kwh, **extra}
 
 
-def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argparse.Namespace,
+         prices: dict[str, Any] | None = None) -> dict[str, Any]:
     run.doc["plan"] = action
     run.doc.update(body)
     run.doc["pricing"] = plandoc.pricing(catalog.server_ports, args.server_ports, args.devices_only)
+    run.doc["prices"] = prices
     run.doc["catalog"] = catalog.provenance()
     run.finish()
     return run.doc
@@ -201,13 +214,13 @@ def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argpar
 
 def run_equivalent(args: argparse.Namespace) -> int:
     _fraction("--read-fraction", args.read_fraction)
-    catalog = load_catalog(args.catalog)
+    catalog, prices = load_priced(args)
     eq = equivalent(catalog, args.reference, args.using, args.read_fraction, args.layout,
                     server_ports=_server_ports(args), devices_only=args.devices_only, terms=_terms(args))
     run = Run("plan", args, _params(args, "equivalent", reference=args.reference, using=args.using,
-                                    layout=args.layout, read_fraction=args.read_fraction))
-    doc = _doc(run, "equivalent", catalog, plandoc.equivalent_body(eq), args)
-    emit(doc, args, lambda: render.equivalent(console(args), eq, doc["pricing"]["text"], run.dir.path))
+                                    layout=args.layout, read_fraction=args.read_fraction), inputs=_inputs(args))
+    doc = _doc(run, "equivalent", catalog, plandoc.equivalent_body(eq), args, prices)
+    emit(doc, args, lambda: render.equivalent(console(args), eq, doc["pricing"]["text"], run.dir.path, prices))
     return 0
 
 
@@ -215,15 +228,15 @@ def run_budget(args: argparse.Namespace) -> int:
     _positive("--usd", args.usd)
     _fraction("--read-fraction", args.read_fraction)
     devices = _list(args.devices)
-    catalog = load_catalog(args.catalog)
+    catalog, prices = load_priced(args)
     options = budget(catalog, args.usd, devices, args.layout, args.read_fraction, _server_ports(args),
                      args.devices_only, terms=_terms(args))
     run = Run("plan", args, _params(args, "budget", usd=args.usd, devices=devices, layout=args.layout,
-                                    read_fraction=args.read_fraction))
+                                    read_fraction=args.read_fraction), inputs=_inputs(args))
     doc = _doc(run, "budget", catalog, plandoc.budget_body(options, args.usd, args.layout, args.read_fraction),
-               args)
+               args, prices)
     emit(doc, args, lambda: render.budget(console(args), options, args.usd, args.layout, args.read_fraction,
-                                          doc["pricing"]["text"], run.dir.path))
+                                          doc["pricing"]["text"], run.dir.path, prices))
     return 0
 
 
@@ -247,6 +260,10 @@ def _requirement(args: argparse.Namespace) -> tuple[Requirement, dict[str, Any] 
 def run_size(args: argparse.Namespace) -> int:
     req, history = _requirement(args)
     if args.cloud:
+        for opt, given in (("--prices", args.prices), ("--grade", args.grade)):
+            if given:
+                raise DbtierError(f"{opt} goes with an on-prem plan: --cloud prices the providers' volumes at "
+                                  "their list prices", f"drop {opt}, or drop --cloud to size owned devices")
         from dbtier.cli.plan_cloud import run_cloud
         return run_cloud(args, req, history, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
                                                      instance=args.instance, from_history=args.from_history,
@@ -263,7 +280,10 @@ def run_size(args: argparse.Namespace) -> int:
         raise DbtierError(f"--max-devices must be at least 1, got {args.max_devices}", "e.g. --max-devices 1024")
     layouts = _list(args.layouts) or list(LAYOUTS)
     devices = _list(args.devices) or None
-    catalog = load_catalog(args.catalog)
+    grade = args.grade or "production"
+    catalog, prices = load_priced(args)
+    # the grade before the search: the devices it leaves out are listed, never sized
+    catalog, graded = grade_filter(catalog, grade, devices)
     _fraction("--cache-fraction", args.cache_fraction)
     probe = probe_flush(load_run(args.probe), args.probe) if args.probe else None
     terms = _terms(args, worn=args.worn, waf=args.waf, durable_writes=args.durable_writes,
@@ -275,23 +295,23 @@ def run_size(args: argparse.Namespace) -> int:
                                     redundancy=args.redundancy, hit_ratio=args.hit_ratio,
                                     cache_fraction=args.cache_fraction,
                                     max_devices=args.max_devices, top=args.top, from_history=args.from_history,
-                                    terms=terms.to_dict()),
-              inputs=[p for p in (args.from_history, args.probe, *args.catalog) if p])
-    doc = _doc(run, "size", catalog, plandoc.size_body(sz, history), args)
+                                    terms=terms.to_dict(), grade=grade),
+              inputs=_inputs(args, args.from_history, args.probe))
+    doc = _doc(run, "size", catalog, plandoc.size_body(sz, history, graded), args, prices)
     emit(doc, args, lambda: render.size(console(args), req, sz, args.redundancy, doc["pricing"]["text"],
-                                        run.dir.path))
+                                        run.dir.path, prices, graded))
     return 0
 
 
 def run_value(args: argparse.Namespace) -> int:
     _fraction("--hit-ratio", args.hit_ratio)
-    catalog = load_catalog(args.catalog)
+    catalog, prices = load_priced(args)
     cfg = parse_spec(catalog, args.config, args.hit_ratio, _server_ports(args), args.devices_only)
     result = load_run(args.result)
     v = value(result, evaluate(cfg), str(args.result), terms=_terms(args))
     run = Run("plan", args, _params(args, "value", result=args.result, config=args.config),
-              inputs=[result["_run_dir"], *args.catalog])
+              inputs=_inputs(args, result["_run_dir"]))
     doc = _doc(run, "value", catalog,
-               plandoc.value_body(v, str(args.result), result.get("command"), doc_guards(result)), args)
-    emit(doc, args, lambda: render.value(console(args), v, str(args.result), cfg.describe(), run.dir.path))
+               plandoc.value_body(v, str(args.result), result.get("command"), doc_guards(result)), args, prices)
+    emit(doc, args, lambda: render.value(console(args), v, str(args.result), cfg.describe(), run.dir.path, prices))
     return 0

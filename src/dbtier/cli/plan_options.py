@@ -11,8 +11,14 @@ from dbtier.model.tco import DEFAULT_USD_PER_KWH
 
 
 def add_pricing_options(p: argparse.ArgumentParser) -> None:
-    """`--server-ports N` and `--devices-only`, shared by every plan action."""
+    """`--server-ports N`, `--devices-only` and `--prices FILE`, shared by every plan action."""
     g = p.add_argument_group("pricing")
+    g.add_argument("--prices", metavar="FILE",
+                   help="your own quotes, replacing the catalog's price of each device they name: CSV with the "
+                        "header id,price_usd,currency,date,source, or TOML [[price]] tables with those fields; "
+                        "USD only (convert first), date YYYY-MM-DD or YYYY-MM, source optional. A quote older "
+                        "than a year is applied and flagged; `dbtier catalog show ID --prices FILE` says which "
+                        "price a device uses")
     g.add_argument("--server-ports", type=int, default=None, metavar="N",
                    help="SAS/SATA drive ports the server already has (default: the catalog's [server] drive_ports, "
                         "8): the first N drives use them and HBA/enclosure units are bought only past them; "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from rich import box
 from rich.console import Console
@@ -20,6 +20,7 @@ from dbtier.model.planner import LABELS, BudgetOption, Equivalence, Requirement,
 from dbtier.model.plandoc import mix_rule
 from dbtier.model.plandoc import number_text as _n
 from dbtier.model.plandoc import usd_text as _usd
+from dbtier.model.prices import grade_line
 
 
 def _si(x: float) -> str:
@@ -70,12 +71,32 @@ def _figures_table(title: str, evs: Sequence[tuple[str, Evaluation]]) -> Table:
     return t
 
 
-def _tail(con: Console, pricing_text: str, run_dir: Path) -> None:
+def price_notes(con: Console, prices: dict[str, Any] | None) -> None:
+    """--prices: the quotes applied (one line), then each quote more than a year old (a line each)."""
+    if not prices:
+        return
+    con.print(esc(f"prices: {len(prices['applied'])} quote(s) from {prices['file']} replace the catalog's: "
+                  + ", ".join(f"{a['id']} {_usd(a['price_usd'])} of {a['date']}" for a in prices["applied"])),
+              soft_wrap=True, style="dim")
+    for note in prices.get("notes") or []:
+        con.print(esc(f"stale price: {note}"), soft_wrap=True, style="yellow")
+
+
+def _class(e: Evaluation) -> str:
+    """The device class(es) of a design: 'nvme-ri-gen4', or 'nvme-ri-gen4 + hdd-nl' (mixed); '-' unstated."""
+    c = e.config
+    names = [c.device.device_class or "-"] + ([c.second.device_class or "-"] if c.second is not None else [])
+    return " + ".join(dict.fromkeys(names))
+
+
+def _tail(con: Console, pricing_text: str, run_dir: Path, prices: dict[str, Any] | None = None) -> None:
+    price_notes(con, prices)
     con.print(f"[dim]pricing: {esc(pricing_text)}[/dim]", soft_wrap=True)
     con.print(f"[dim]Run: {esc(run_dir)}[/dim]")
 
 
-def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path) -> None:
+def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path,
+               prices: dict[str, Any] | None = None) -> None:
     ref = eq.reference
     t = plain_table(f"{eq.using.id} ({eq.layout}) to match one {ref.config.device.id} "
                f"({_usd(ref.price_usd)})", ["metric", "to match", "count", "price", "× reference", "TCO",
@@ -100,7 +121,7 @@ def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path) 
         o = over[0]
         con.print(f"[dim]overhead: {esc(o['id'])}, ${o['unit_price_usd']:,.0f} per {o['per_devices']} devices, "
                   f"{o['max_mbps']:,.0f} MB/s each[/dim]")
-    _tail(con, pricing_text, run_dir)
+    _tail(con, pricing_text, run_dir, prices)
 
 
 def power_table(eq: Equivalence) -> Table:
@@ -119,7 +140,7 @@ def power_table(eq: Equivalence) -> Table:
 
 
 def budget(con: Console, options: Sequence[BudgetOption], usd: float, layout: str, read_fraction: float,
-           pricing_text: str, run_dir: Path) -> None:
+           pricing_text: str, run_dir: Path, prices: dict[str, Any] | None = None) -> None:
     t = plain_table(f"what {_usd(usd)} buys ({layout}, overhead included; IOPS at {read_fraction:.0%} reads)",
                ["device", "n", "price", "TCO", "GB", "IOPS", "MB/s r/w", "µs r/w"])
     t.columns[0].no_wrap = False
@@ -139,10 +160,11 @@ def budget(con: Console, options: Sequence[BudgetOption], usd: float, layout: st
         if o.evaluation is not None:
             con.print(f"[dim]{esc(o.device.id)}: MB/s limited by {esc(o.evaluation.read_mbps.limit)} "
                       f"({esc(o.evaluation.read_mbps.detail)})[/dim]")
-    _tail(con, pricing_text, run_dir)
+    _tail(con, pricing_text, run_dir, prices)
 
 
-def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_text: str, run_dir: Path) -> None:
+def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_text: str, run_dir: Path,
+         prices: dict[str, Any] | None = None, grade: dict[str, Any] | None = None) -> None:
     parts = [f"{LABELS[k]} {_n(getattr(req, k))}" for k in req.given()]
     if req.max_read_latency_us is not None:
         parts.append(f"read latency ≤ {_n(req.max_read_latency_us)} µs")
@@ -150,20 +172,20 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
     # the figures the requirement is about (all of them go to --json)
     cats = req.categories()
     years = sz.terms.service_years
-    cols = ["#", "configuration", "price", f"TCO {years:g}y", "life"]
+    cols = ["#", "configuration", "class", "price", f"TCO {years:g}y", "life"]
     cols += ["GB"] if "capacity" in cats else []
     cols += ["IOPS r/w"] if "iops" in cats else []
     cols += ["MB/s r/w"] if "throughput" in cats else []
     cols += ["read µs"] if "latency" in cats else []
     t = plain_table(f"cheapest of {sz.found:,} designs that meet it ({sz.considered:,} tried, redundancy "
-               f"{redundancy})", cols, left=2)
+               f"{redundancy})", cols, left=3)
     t.columns[1].no_wrap = False
     t.columns[1].overflow = "fold"
     t.columns[1].min_width = 16
     for i, c in enumerate(sz.candidates, 1):
         e = c.evaluation
         life = c.life or {}
-        row = [str(i), lit(_short(e, c.layouts, c.second_layouts)), "$" + _si(e.price_usd),
+        row = [str(i), lit(_short(e, c.layouts, c.second_layouts)), lit(_class(e)), "$" + _si(e.price_usd),
                "$" + _si(life["tco"]["total_usd"]) if life else "-", _life(life)]
         row += [_si(e.capacity_gb.value)] if "capacity" in cats else []
         row += [f"{_si(e.read_iops.value)}/{_si(e.write_iops.value)}"] if "iops" in cats else []
@@ -178,6 +200,9 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
         con.print(esc(f"cloud volumes left out ({', '.join(sz.cloud_left_out)}): on-prem designs only; "
                       "--cloud aws|azure|gcp sizes cloud storage (--devices ID sizes a named volume as a stripe)"),
                   soft_wrap=True, style="dim")
+    if grade:
+        con.print(esc(grade_line(grade)), soft_wrap=True, style="dim")
+    price_notes(con, prices)
     con.print(f"[dim]pricing: {esc(pricing_text)}[/dim]", soft_wrap=True)
     con.print(f"[dim]`--json` gives each requirement's margin (offered / required - 1; met at "
               f"{req.headroom:.0%} or more). Run: {esc(run_dir)}[/dim]")
@@ -236,7 +261,8 @@ _VALUE_LABELS = [("tpm_per_usd", "TPM per $", 3), ("nopm_per_usd", "NOPM per $",
                  ("usd_per_nopm", "$ per NOPM", 2), ("usd_per_tps", "$ per TPS", 2), ("usd_per_iops", "$ per IOPS", 3)]
 
 
-def value(con: Console, v: Value, result_dir: str, config_text: str, run_dir: Path) -> None:
+def value(con: Console, v: Value, result_dir: str, config_text: str, run_dir: Path,
+          prices: dict[str, Any] | None = None) -> None:
     con.print(esc(f"price/performance of {result_dir} ({v.kind} run) as {config_text}"), soft_wrap=True)
     years = v.tco["service_years"] if v.tco else None
     t = Table(box=box.SIMPLE_HEAD)
@@ -251,4 +277,5 @@ def value(con: Console, v: Value, result_dir: str, config_text: str, run_dir: Pa
     con.print(t)
     for line in v.figures_used:
         con.print(f"[dim]· {esc(line)}[/dim]", soft_wrap=True)
+    price_notes(con, prices)
     con.print(f"[dim]Run: {esc(run_dir)}[/dim]")

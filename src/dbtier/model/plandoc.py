@@ -99,10 +99,12 @@ def budget_body(options: Sequence[BudgetOption], usd: float, layout: str, read_f
     return {"usd": usd, "layout": layout, "read_fraction": read_fraction, "options": opts}
 
 
-def size_body(sz: Sizing, history: dict[str, Any] | None = None) -> dict[str, Any]:
+def size_body(sz: Sizing, history: dict[str, Any] | None = None,
+              grade: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`grade`: what `model.prices.grade_filter` offered and left out before the search (None: not filtered)."""
     life = sz.life
     return {"requirement": sz.requirement.to_dict(),
-            "candidates": [c.contract() for c in sz.candidates],
+            "candidates": [_with_classes(c) for c in sz.candidates],
             "binding": sz.binding,
             "binding_detail": sz.binding_detail,
             "designs_tried": sz.considered,
@@ -118,7 +120,17 @@ def size_body(sz: Sizing, history: dict[str, Any] | None = None) -> dict[str, An
             "dropped": list(sz.dropped),
             "cloud_volumes_left_out": list(sz.cloud_left_out),
             "cheaper_by_purchase": sz.cheaper_by_purchase,
+            "grade": grade,
             "history": history}
+
+
+def _with_classes(c: Any) -> dict[str, Any]:
+    """A candidate's contract, its second set's device class beside the first's (a mixed design)."""
+    d = c.contract()
+    second = c.evaluation.config.second
+    if second is not None and isinstance(d.get("second"), dict):
+        d["second"] = {**d["second"], "device_class": second.device_class}
+    return d
 
 
 def value_body(v: Value, run_dir: str, command: Any, guards: list[Any] | None = None) -> dict[str, Any]:

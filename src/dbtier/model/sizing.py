@@ -91,6 +91,7 @@ class Candidate:
         e = self.evaluation
         d = e.to_dict()
         return {"device": d["device"], "count": d["count"], "layout": d["layout"],
+                "device_class": e.config.device.device_class,
                 "layouts": list(self.layouts or (d["layout"],)), "price_usd": e.price_usd,
                 "capacity_gb": e.capacity_gb.value, "read_iops": e.read_iops.value,
                 "write_iops": e.write_iops.value, "read_mbps": e.read_mbps.value, "write_mbps": e.write_mbps.value,

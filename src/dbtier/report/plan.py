@@ -224,13 +224,14 @@ def _plan_size(doc: dict[str, Any]) -> str:
         out.append(f'<p class="note"><b>Binding requirement: {esc(binding)}</b> — '
                    f'{esc(doc.get("binding_detail") or "")}</p>')
     out.append(dropped_sentence(doc))
+    out.append(_grade_and_prices(doc))
     cloud = [x for x in (doc.get("cloud_volumes_left_out") or []) if isinstance(x, str)]
     if cloud:
         out.append(f'<p class="note">Cloud volumes left out ({esc(", ".join(cloud))}): on-prem designs only; '
                    "<code>dbtier plan size --cloud aws|azure|gcp</code> sizes cloud storage.</p>")
     keys = list(dict.fromkeys(k for c in cands for k in (c.get("meets") or {}) if isinstance(c.get("meets"), dict)))
-    heads = ["#", "configuration", "price", "GB", "IOPS read / write", "MB/s read / write", "read µs", "binding",
-             *(f"{esc(REQ_LABELS.get(k, k))}<br>margin" for k in keys)]
+    heads = ["#", "configuration", "class", "price", "GB", "IOPS read / write", "MB/s read / write", "read µs",
+             "binding", *(f"{esc(REQ_LABELS.get(k, k))}<br>margin" for k in keys)]
 
     def pair(a: Any, b: Any) -> str:
         return f"{svg.fmt_num(a) if isnum(a) else '—'} / {svg.fmt_num(b) if isnum(b) else '—'}"
@@ -238,13 +239,13 @@ def _plan_size(doc: dict[str, Any]) -> str:
     rows = []
     for i, c in enumerate(cands, 1):
         meets = c.get("meets") if isinstance(c.get("meets"), dict) else {}
-        rows.append([str(i), esc(_design_name(c)), _usd(c.get("price_usd")),
+        rows.append([str(i), esc(_design_name(c)), esc(_classes(c)), _usd(c.get("price_usd")),
                      num(c.get("capacity_gb")), pair(c.get("read_iops"), c.get("write_iops")),
                      pair(c.get("read_mbps"), c.get("write_mbps")), num(c.get("read_latency_us")),
                      f"<b>{esc(c.get('binding') or '')}</b>" if i == 1 else esc(c.get("binding") or ""),
                      *(_margin_cell(meets.get(k), headroom) for k in keys)])
     if rows:
-        out.append('<div class="wide">' + html_table(heads, rows, num_cols=(2, 3, 4, 5, 6, *range(8, 8 + len(keys))),
+        out.append('<div class="wide">' + html_table(heads, rows, num_cols=(3, 4, 5, 6, 7, *range(9, 9 + len(keys))),
                                                      cls="cands") + "</div>")
         out.append(life_section(doc, cands, [_design_name(c) for c in cands]))
         out.append('<p class="reason">Ranked as the terms say (cost over the service life, or price). Margin = offered / required − 1 (read and write rates '
@@ -253,6 +254,36 @@ def _plan_size(doc: dict[str, Any]) -> str:
                    'configuration costs the most (or latency, when it ruled out a cheaper one).</p>')
     else:
         out.append('<p class="na">No candidates in this document.</p>')
+    return "".join(out)
+
+
+def _classes(c: dict[str, Any]) -> str:
+    """A candidate's device class, and its second set's (a mixed design): "nvme-ri-gen4 + hdd-nl"."""
+    sec = c.get("second") if isinstance(c.get("second"), dict) else {}
+    names = [str(x) for x in (c.get("device_class"), sec.get("device_class")) if isinstance(x, str)]
+    return " + ".join(dict.fromkeys(names)) or "—"
+
+
+def _grade_and_prices(doc: dict[str, Any]) -> str:
+    """The grade the plan offered (and what it left out), and the quotes it was priced on (stale ones flagged)."""
+    out = []
+    g = doc.get("grade") if isinstance(doc.get("grade"), dict) else None
+    if g and g.get("text"):
+        gone = [x for x in g.get("left_out") or [] if isinstance(x, dict)]
+        client = [str(x.get("device")) for x in gone if x.get("reason") == "grade"]
+        study = [x for x in gone if x.get("reason") == "study"]
+        extra = (f" Left out: client drives {esc(', '.join(client))}." if client else "") + (
+            f" {len(study)} study device(s) of 2009-2011 left out (<code>--devices</code> names one)." if study else "")
+        out.append(f'<p class="note"><b>Grade</b> {esc(g["text"])}.{extra}</p>')
+    pr = doc.get("prices") if isinstance(doc.get("prices"), dict) else None
+    if pr:
+        rows = [[f"<code>{esc(a.get('id'))}</code>", _usd(a.get("price_usd"), 2), esc(a.get("date")),
+                 esc(a.get("source")), _usd(a.get("catalog_price_usd"), 2),
+                 '<span class="fail">more than a year old</span>' if a.get("stale") else "current"]
+                for a in pr.get("applied") or [] if isinstance(a, dict)]
+        out.append(f'<p class="note"><b>Quoted prices</b> from <code>{esc(pr.get("file"))}</code> replace the '
+                   "catalog's:</p>" + html_table(["device", "quoted", "date", "source", "catalog's", "age"], rows,
+                                                 num_cols=(1, 4)))
     return "".join(out)
 
 
