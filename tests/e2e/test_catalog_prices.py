@@ -128,6 +128,16 @@ def test_grade_production_leaves_client_drives_out_and_lab_offers_them(tmp_path)
     assert "grade lab: datacenter and client drives" in out
 
 
+def test_a_named_study_device_or_shared_array_is_sized_under_production(tmp_path):
+    # 200 GB raid10 of the 100 GB study card, no headroom: 4 x $1,000
+    doc = ok(tmp_path, "plan", "size", "--capacity-gb", "200", "--headroom", "0", "--layouts", "raid10", "--cost",
+             "purchase", "--catalog", GRADES, "--devices", STUDY)
+    assert (doc["candidates"][0]["device"], doc["candidates"][0]["price_usd"]) == (STUDY, 4000)
+    assert doc["candidates"][0]["device_class"] == "study" and doc["grade"]["left_out"] == []
+    doc = ok(tmp_path, "plan", "size", "--capacity-gb", "20000", "--devices", "afa-entry")
+    assert doc["candidates"][0]["device"] == "afa-entry"
+
+
 def test_bad_prices_and_grade_inputs_are_one_clear_error(tmp_path):
     r = call_main(*RAID10_2000, "--devices", CLIENT, "--out", "run", cwd=tmp_path)
     assert_clean_error(r, "a client drive", "--grade lab")

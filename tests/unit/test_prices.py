@@ -200,14 +200,21 @@ def test_lab_offers_client_drives_and_the_plan_picks_the_cheaper(catalog):
 
 def test_named_devices_a_study_one_kept_a_client_one_refused_under_production(catalog):
     graded, doc = grade_filter(catalog, "production", [STUDY, DC])
-    assert set(graded.devices) == {STUDY, DC} and doc["left_out"] == []
+    # named, the search takes those alone: the catalog stays whole and nothing is left out
+    assert set(graded.devices) == set(catalog.devices) and doc["left_out"] == []
+    # a named study card is sized: 200 GB raid10 of 100 GB cards, no headroom = 4 x $1,000
+    req = Requirement(capacity_gb=200, headroom=0)
+    sz = size(graded, req, [STUDY], ["raid10"], terms=Terms(cost="purchase"))
+    assert (sz.candidates[0].evaluation.config.count, sz.candidates[0].evaluation.price_usd) == (4, 4000)
     with pytest.raises(DbtierError) as exc:
         grade_filter(catalog, "production", [CLIENT])
     assert "a client drive" in exc.value.message and "--grade lab" in exc.value.hint
     graded, _ = grade_filter(catalog, "lab", [CLIENT])
-    assert set(graded.devices) == {CLIENT}
+    assert CLIENT in graded.devices
+    # an id the catalog lacks is left to the planner (a shipped array's id, or a typo it answers)
+    graded, _ = grade_filter(catalog, "production", ["t-dc-nvme"])
     with pytest.raises(DbtierError) as exc:
-        grade_filter(catalog, "production", ["t-dc-nvme"])
+        size(graded, req, ["t-dc-nvme"], ["raid10"])
     assert "did you mean" in exc.value.message and DC in exc.value.message
 
 

@@ -359,26 +359,27 @@ def grade_filter(catalog: Catalog, grade: str, named: Sequence[str] | None = Non
     """The catalog a plan of `grade` may search, and the document's `grade`: {grade, allows, text, left_out:
     [{device, reason, detail}] (reason "grade" or "study"), unstated: [ids offered without a grade]}.
 
-    `named` (--devices): those are the devices searched; each is kept (a study device too) unless it is a
-    client drive under production, which is refused."""
+    `named` (--devices): those are the devices searched, so nothing is left out (a study device named is
+    sized) and the catalog is returned whole; a client drive named under production is refused."""
     if grade not in GRADES:
         raise DbtierError(f"--grade {grade}: not a grade", f"give one of {', '.join(GRADES)}")
     allows = ["datacenter", "client"] if grade == "lab" else ["datacenter"]
     names = list(dict.fromkeys(named or []))
-    for n in names:
-        d = catalog.device(n)      # an unknown id: the catalog's own message, closest ids named
-        if d.grade == "client" and grade == "production":
-            raise DbtierError(f"--devices {n}: a client drive ({d.device_class or d.kind}; no datacenter "
-                              "warranty or power-loss protection), and the plan is for production",
-                              "add --grade lab to size a test box or a developer's machine on it")
+    if names:
+        # named: the search takes those alone, so the catalog stays whole (an id it lacks, a shipped array's
+        # or a typo, is the planner's to answer, with the closest ids named)
+        for n in names:
+            d = catalog.devices.get(n)
+            if d is not None and d.grade == "client" and grade == "production":
+                raise DbtierError(f"--devices {n}: a client drive ({d.device_class or d.kind}; no datacenter "
+                                  "warranty or power-loss protection), and the plan is for production",
+                                  "add --grade lab to size a test box or a developer's machine on it")
+        return _with(catalog, catalog.devices, catalog.overridden), {
+            "grade": grade, "allows": allows, "text": grade_text(grade), "left_out": [], "unstated": []}
     kept: dict[str, Device] = {}
     left_out: list[dict[str, Any]] = []
     unstated: list[str] = []
     for d in catalog.devices.values():
-        if names:
-            if d.id in names:
-                kept[d.id] = d
-            continue
         if d.grade in allows:
             kept[d.id] = d
         elif d.grade == "client":
