@@ -241,12 +241,13 @@ def _si(x: float, digits: int = 3) -> str:
 
 def _devices_table(devices: list[Device], width: int) -> Table:
     """One section per class (device_class): capacity, price and the date it held, DWPD, power-loss
-    protection, figures read/write. Narrow terminals drop $/GB and latency (`show` has them)."""
+    protection, figures read/write. Narrow terminals drop $/GB, MB/s and latency and give the date's month
+    (`show` has them all)."""
     wide = width >= 100
     t = Table(title="devices by class (read/write figures; `dbtier catalog show ID` gives sources)",
               title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), show_edge=False)
-    cols = ["id", "GB", "$", "price date"] + (["$/GB"] if wide else []) + ["DWPD", "PLP", "IOPS", "MB/s"] + (
-        ["latency µs"] if wide else [])
+    cols = ["id", "GB", "$", "price date" if wide else "date"] + (["$/GB"] if wide else []) + [
+        "DWPD", "PLP", "IOPS"] + (["MB/s", "latency µs"] if wide else [])
     for name in cols:
         t.add_column(name, justify="left" if name in ("id", "price date", "PLP") else "right", no_wrap=True)
     for cls in _class_order(devices):
@@ -256,14 +257,16 @@ def _devices_table(devices: list[Device], width: int) -> Table:
         t.add_row(f"[bold underline]{head}[/]", *[""] * (len(t.columns) - 1))
         for d in group:
             dwpd = d.rated_dwpd
-            row = [lit(d.id), _n(d.capacity_gb), _n(d.price_usd), lit(d.price_date or "-")]
+            date = d.price_date or "-"
+            row = [lit(d.id), _n(d.capacity_gb), _n(d.price_usd), lit(date if wide else date[:7])]
             if wide:
                 row.append(_n(d.price_usd / d.capacity_gb, 2))
             row += ["-" if dwpd is None else f"{dwpd:.2g}",
                     {True: "yes", False: "no", None: "-"}[d.power_loss_protection],
-                    f"{_si(d.read_iops)}/{_si(d.write_iops)}", f"{_si(d.read_mbps, 5)}/{_si(d.write_mbps, 5)}"]
+                    f"{_si(d.read_iops)}/{_si(d.write_iops)}"]
             if wide:
-                row.append(f"{_si(d.read_latency_us, 5)}/{_si(d.write_latency_us, 5)}")
+                row += [f"{_si(d.read_mbps, 5)}/{_si(d.write_mbps, 5)}",
+                        f"{_si(d.read_latency_us, 5)}/{_si(d.write_latency_us, 5)}"]
             t.add_row(*row)
     return t
 
