@@ -66,7 +66,9 @@ def test_list_by_kind(tmp_path):
     assert doc["devices"] and {d["kind"] for d in doc["devices"]} == {"hdd"}
     assert doc["params"]["kind"] == "hdd"
     # only the overheads those devices need
-    assert {o["id"] for o in doc["overheads"]} == {"sas2-hba-pcie2-x8", "sas3-hba-jbod-pcie4-x8"}
+    # (the 10K SAS disks take the SAS-4 HBA, the SATA nearline disks the SAS-3 one)
+    assert {o["id"] for o in doc["overheads"]} == {"sas2-hba-pcie2-x8", "sas3-hba-jbod-pcie4-x8",
+                                                   "sas4-hba-jbod-pcie4-x8"}
 
 
 def test_list_unknown_kind_is_refused_by_argparse(tmp_path):
@@ -198,8 +200,8 @@ def test_list_and_show_carry_the_servers_ports(tmp_path):
     doc = json.loads(ok(tmp_path, "catalog", "list", "--json", "--out", "run").stdout)
     assert doc["server"]["drive_ports"] == 8 and doc["catalog"]["server"]["drive_ports"] == 8
     # the HBA/enclosure overheads supply drive ports; an array's controller pair does not
-    assert {o["id"] for o in doc["overheads"] if o["after_server_ports"]} == {"sas2-hba-pcie2-x8",
-                                                                               "sas3-hba-jbod-pcie4-x8"}
+    assert {o["id"] for o in doc["overheads"] if o["after_server_ports"]} == {
+        "sas2-hba-pcie2-x8", "sas3-hba-jbod-pcie4-x8", "sas4-hba-jbod-pcie4-x8", "nvme-jbof-24-pcie4"}
     r = ok(tmp_path, "catalog", "show", "intel-x25e-32gb", "--out", "run2")
     assert "server: 8 drive ports of its own" in r.stdout and "past ports" in r.stdout
 

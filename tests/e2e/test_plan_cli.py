@@ -128,8 +128,9 @@ def test_budget_terminal_and_a_device_out_of_reach(tmp_path):
 def test_size_json(tmp_path):
     doc = ok_json(tmp_path, "plan", "size", "--read-iops", "2000", "--write-iops", "500", "--capacity-gb", "500",
                   "--devices", CARD, DISK, "--layouts", "raid10,raid5", "preferred-read-mirror", "read-cache",
-                  # the array model on the catalog's rated figures, ranked by purchase (the life terms: below)
-                  "--durable-writes", "no", "--worn", "replace", "--cost", "purchase")
+                  # the array model on the catalog's rated figures, ranked by purchase (the life terms: below),
+                  # at any RAID 5/6 width (21 disks in RAID 5: the unit test's hand-worked list)
+                  "--durable-writes", "no", "--worn", "replace", "--cost", "purchase", "--wide-parity-groups")
     assert doc["plan"] == "size"
     assert doc["binding"] in ("iops", "throughput", "capacity", "latency")
     assert doc["binding"] == "capacity"
@@ -404,3 +405,19 @@ def test_history_and_result_errors(tmp_path):
 def test_plan_without_an_action_prints_help(tmp_path):
     r = call_main("plan", cwd=tmp_path)
     assert r.returncode == 2 and "equivalent" in r.stdout
+
+
+def test_parity_groups_are_no_wider_than_practice(tmp_path):
+    """21 x 73 GB disks in RAID 5 meet 2,000 read / 500 write IOPS (the unit test's hand-worked figure): a
+    group that wide is not offered by default; the cheapest RAID 5 is then the 12-disk set behind a card's
+    read cache, and --wide-parity-groups brings the 21 back."""
+    args = ("plan", "size", "--read-iops", "2000", "--write-iops", "500", "--capacity-gb", "500", "--devices", CARD,
+            DISK, "--layouts", "raid5", "read-cache", "--durable-writes", "no", "--worn", "replace", "--cost",
+            "purchase", "--top", "50")
+    capped = ok_json(tmp_path, *args, out="a")
+    wide = ok_json(tmp_path, *args, "--wide-parity-groups", out="b")
+    sets = lambda doc: [(c["layout"], c["count"]) for c in doc["candidates"]] + [  # noqa: E731
+        (c["second"]["layout"], c["second"]["count"]) for c in doc["candidates"] if c.get("second")]
+    assert all(n <= 12 for layout, n in sets(capped) if layout == "raid5")
+    assert ("raid5", 21) in sets(wide) and ("raid5", 21) not in sets(capped)
+    assert capped["terms"]["wide_parity_groups"] is False and wide["terms"]["wide_parity_groups"] is True

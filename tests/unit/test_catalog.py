@@ -164,8 +164,9 @@ def test_overheads_pin_the_studies_ssds_to_their_hba(shipped):
     assert ids("ocz-vertex3-120gb") == ["sas2-hba-pcie2-x8"]     # by id, over sata-6g
     assert ids("sata-ssd-enterprise-3.84tb") == ["sas3-hba-jbod-pcie4-x8"]  # by interface
     assert ids("hdd-7200-20tb") == ["sas3-hba-jbod-pcie4-x8"]
-    assert ids("fusionio-iodrive-duo-1.2tb") == []
-    assert ids("nvme-enterprise-3.84tb") == []
+    assert ids("fusionio-iodrive-duo-1.2tb") == []               # a PCIe card: a slot, no HBA
+    assert ids("nvme-enterprise-3.84tb") == ["nvme-jbof-24-pcie4"]  # NVMe past the server's bays: a JBOF
+    assert ids("hdd-10k-2.4tb") == ["sas4-hba-jbod-pcie4-x8"]
 
 
 def _dev(**kw) -> Device:

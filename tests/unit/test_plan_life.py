@@ -103,7 +103,7 @@ def test_worn_devices_replaced_and_priced(cat):
 
 
 def test_raid5_of_client_drives_for_sequential_and_random_writes(cat):
-    terms = Terms(durable_writes="no")
+    terms = Terms(durable_writes="no", wide_parity_groups=True)   # 80 and 158 drives: the formula at any width
     # sequential (no write IOPS): full-stripe factor n/(n-1); per device 17.28 x n/(n-1) / n x WAF 3 (client)
     # = 51.84 / (n - 1) <= 1,200 / (5 x 365) = 0.65753 -> n - 1 >= 78.84 -> 80 drives
     c = best(size(cat, Requirement(write_mbps=200, capacity_gb=4000), devices=[CLIENT], layouts=["raid5"],

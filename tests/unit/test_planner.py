@@ -24,7 +24,7 @@ PROBE = Path(__file__).resolve().parent.parent / "data" / "probe" / "quick-ext4-
 # These tests check the array model and the search on the catalog's rated figures: durable writes not
 # required, worn devices replaced, ranked by purchase price. The service-life terms (sustained figures,
 # endurance, durable writes, TCO) are tested on hand-worked numbers in test_plan_life.py.
-DATASHEET = Terms(durable_writes="no", cost="purchase", worn="replace")
+DATASHEET = Terms(durable_writes="no", cost="purchase", worn="replace", wide_parity_groups=True)
 
 
 def size_ds(*args, **kw):

@@ -146,15 +146,15 @@ def test_the_planner_offers_the_array_to_a_cluster_with_its_contract():
 def test_a_rac_gets_an_entry_array_at_its_fewest_drives():
     """The 2-instance RAC of 500 GB at 1,820 read / 728 write IOPS (30% headroom: 2,366 / 946.4 IOPS, 650 GB).
     afa-entry: 650 GB fit 1 drive (3,840 x 0.6 = 2,304 GB), the I/O a fraction of one, so its fewest, 7 drives,
-    on 1 shelf: $40,000 + $5,000 + 7 x $1,800 = $57,600. hybrid-midrange: its HDDs carry the I/O: 2,366 / 170
-    + 946.4 x (3 + 3) / 170 = 47.3, so 48 drives on 4 shelves: $25,000 + 4 x $4,000 + 48 x $1,400 = $108,200."""
+    on 1 shelf: $40,000 + $5,000 + 7 x $4,608 = $77,256. hybrid-midrange: its HDDs carry the I/O: 2,366 / 170
+    + 946.4 x (3 + 3) / 170 = 47.3, so 48 drives on 4 shelves: $25,000 + 4 x $4,000 + 48 x $2,000 = $137,000."""
     req = Requirement(read_iops=1820, write_iops=728, capacity_gb=500, headroom=0.3, instances=2)
     sz = size(load_catalog(), req)
     best = sz.candidates[0].contract()
-    assert (best["device"], best["count"], best["price_usd"]) == ("afa-entry", 7, 57600)
+    assert (best["device"], best["count"], best["price_usd"]) == ("afa-entry", 7, 77256)
     assert best["array"]["sized_on"] == "minimum drives" and best["array"]["shelves"] == 1
     hybrid = next(c.contract() for c in sz.candidates if c.evaluation.config.device.id == "hybrid-midrange")
-    assert (hybrid["count"], hybrid["price_usd"]) == (48, 108200)
+    assert (hybrid["count"], hybrid["price_usd"]) == (48, 137000)
     assert hybrid["array"]["sized_on"] == "drives"
     # every candidate is an array: the cluster keeps only storage every node reaches
     assert all("array" in c.contract() for c in sz.candidates)

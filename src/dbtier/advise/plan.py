@@ -28,15 +28,16 @@ def requirement(req: dict[str, Any], label: str) -> Any:
     return requirement_from_history({"requirement": req}, label)
 
 
-def on_prem(R: Any, service_years: float, catalog: Any = None) -> dict[str, Any]:
-    """The catalog's cheapest design for R (`catalog`: the one to search, quotes applied and graded by
-    `prepared_catalog`; None: the shipped catalog graded for production)."""
-    from dbtier.model.service import Terms
+def on_prem(R: Any, terms: Any, catalog: Any = None) -> dict[str, Any]:
+    """The catalog's cheapest design for R under `terms` (model/service.Terms: the service life, a shared
+    array's data reduction, parity group widths); `catalog`: the one to search, quotes applied and graded by
+    `prepared_catalog`; None: the shipped catalog graded for production."""
     from dbtier.model.sizing import size
+    service_years = terms.service_years
     if catalog is None:
         catalog = prepared_catalog(None, "production")[0]
     try:
-        sz = size(catalog, R, top=1, terms=Terms(service_years=service_years))
+        sz = size(catalog, R, top=1, terms=terms)
     except DbtierError as exc:
         return options.none_for("on-prem", f"no design in the catalog meets it: {exc.message}", service_years)
     if not sz.candidates:
@@ -102,9 +103,10 @@ class Roles:
             by_file_type(source), R, str(source.get("statistic")), self.spec)
 
 
-def on_prem_roles(roles: Roles, service_years: float, catalog: Any = None) -> dict[str, Any]:
+def on_prem_roles(roles: Roles, terms: Any, catalog: Any = None) -> dict[str, Any]:
     """On-prem with a design per role (each the catalog's cheapest for that role's requirement), added up."""
-    parts = {role: on_prem(q, service_years, catalog) for role, q in roles.reqs.items()}
+    service_years = terms.service_years
+    parts = {role: on_prem(q, terms, catalog) for role, q in roles.reqs.items()}
     missing = [r for r, o in parts.items() if not o["meets"]]
     if missing:
         return options.none_for("on-prem", "; ".join(f"{r}: {parts[r]['caveats'][0]}" for r in missing),
@@ -132,7 +134,8 @@ def _by_text(parts: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
 
 def options_for(req: dict[str, Any], source: dict[str, Any], clouds: Sequence[str], instance: str,
                 service_years: float, hourly: bool, engine: str | None, roles: str | None = None,
-                catalog: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+                catalog: Any = None, terms_extra: dict[str, Any] | None = None
+                ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """(the options, what --roles separated: {role: file types, requirements} or None). `catalog`: the
     on-prem search's (`prepared_catalog`; None: the shipped one, production grade)."""
     R = requirement(req, f"history {source.get('of')}")
@@ -140,7 +143,9 @@ def options_for(req: dict[str, Any], source: dict[str, Any], clouds: Sequence[st
         raise DbtierError(f"{source.get('run_dir')}: the history holds no rate and no capacity to size for",
                           "give history with read or write figures, or --capacity-gb")
     split = Roles(roles, source, R) if roles else None
-    opts = [on_prem_roles(split, service_years, catalog) if split else on_prem(R, service_years, catalog)]
+    from dbtier.model.service import Terms
+    terms = Terms(service_years=service_years, **(terms_extra or {}))
+    opts = [on_prem_roles(split, terms, catalog) if split else on_prem(R, terms, catalog)]
     opts += [on_cloud(R, source, p, instance, service_years, hourly, engine, split) for p in clouds]
     separated = None
     if split is not None:
@@ -168,6 +173,9 @@ def assumptions(req: dict[str, Any], source: dict[str, Any], args: argparse.Name
         out.append(f"{inst} instances share the storage (a cluster): on-prem, only storage every node reaches; in "
                    "the cloud, only volumes that many instances can attach, where the database's vendor supports "
                    "its cluster")
+    out.append(f"a shared array's capacity assumes {getattr(args, 'data_reduction', 1.0):g}:1 data reduction "
+               "(--data-reduction); RAID 5 sets of at most 12 drives, RAID 6 of at most 16"
+               + (" unless wider (--wide-parity-groups)" if getattr(args, "wide_parity_groups", False) else ""))
     if args.instance == "auto":
         out.append("cloud instance: the cheapest in dbtier's data whose volume caps carry the load sustained")
     if hourly:

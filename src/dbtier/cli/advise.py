@@ -18,6 +18,7 @@ from dbtier.advise import answer, options
 from dbtier.cli import history_import
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.plan_options import add_array_options
 from dbtier.core.errors import DbtierError
 from dbtier.history import SOURCES, combine, days, store, summary
 from dbtier.results.store import is_run_dir, load_run
@@ -66,6 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prometheus", metavar="URL", help="fetch the history from this Prometheus (as `history fetch`)")
     p.add_argument("--start", metavar="TIME", help="with --prometheus: where the history starts (2026-11-01T00:00:00Z, now-7d)")
     p.add_argument("--end", metavar="TIME", help="with --prometheus: where it ends (now)")
+    add_array_options(p)
     history_import.read_options(p)
     add_output_options(p)
     p.set_defaults(func=run_advise)
@@ -234,7 +236,8 @@ def run_advise(args: argparse.Namespace) -> int:
     hourly = any(d.get("kind") == "hourly" for d in docs)
     engine = plan.engine_of({d.get("source") for d in docs})
     opts, separated = plan.options_for(req, source, clouds, args.instance, args.service_years, hourly, engine,
-                                       args.roles, catalog)
+                                       args.roles, catalog, {"data_reduction": args.data_reduction,
+                                                             "wide_parity_groups": args.wide_parity_groups})
     warnings = plan.warnings(docs) + list(source.get("notes") or [])
     ranked, rec = options.rank(opts)
     advice = {"requirement": {**req, "with_headroom": summary.with_headroom(req), "basis": source.get("basis"),

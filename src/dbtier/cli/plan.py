@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from dbtier.cli import options as argtypes
 from dbtier.cli import plan_render as render
 from dbtier.cli.plan_cloud import add_cloud_options
-from dbtier.cli.plan_options import add_cost_options, add_pricing_options
+from dbtier.cli.plan_options import add_array_options, add_cost_options, add_pricing_options
 from dbtier.cli.catalog import add_catalog_option, load_priced
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -147,6 +147,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--probe", metavar="RUN_DIR",
                    help="a `dbtier probe` run of this machine: its durable commit rate (one writer, fsync "
                         "honest) prices devices without power-loss protection whose catalog entry has none")
+    add_array_options(sp)
     add_catalog_option(sp)
     add_output_options(sp)
     sp.set_defaults(func=run_size)
@@ -287,7 +288,8 @@ def run_size(args: argparse.Namespace) -> int:
     _fraction("--cache-fraction", args.cache_fraction)
     probe = probe_flush(load_run(args.probe), args.probe) if args.probe else None
     terms = _terms(args, worn=args.worn, waf=args.waf, durable_writes=args.durable_writes,
-                   write_burst_seconds=args.write_burst_seconds, probe=probe)
+                   write_burst_seconds=args.write_burst_seconds, probe=probe, data_reduction=args.data_reduction,
+                   wide_parity_groups=args.wide_parity_groups)
     sz = size(catalog, req, devices, layouts, args.redundancy, args.hit_ratio, args.max_devices, top=args.top,
               cache_fraction=args.cache_fraction, server_ports=_server_ports(args), devices_only=args.devices_only,
               terms=terms)

@@ -42,3 +42,14 @@ def add_cost_options(p: argparse.ArgumentParser, ranks: bool = False) -> argpars
                    help=f"electricity price (default {DEFAULT_USD_PER_KWH}: the US EIA's 2024 average commercial "
                         "price, about 13 cents/kWh)")
     return g
+
+
+def add_array_options(p: argparse.ArgumentParser) -> None:
+    """How arrays are sized: a shared array's data reduction, RAID 5/6 group widths (plan size and advise)."""
+    g = p.add_argument_group("arrays")
+    g.add_argument("--data-reduction", type=argtypes.positive_float(10), default=1.0, metavar="X",
+                   help="a shared array's dedupe and compression, X:1 (default 1.0: none assumed; each array "
+                        "candidate says the figure it assumes)")
+    g.add_argument("--wide-parity-groups", action="store_true",
+                   help="also size RAID 5 sets wider than 12 drives and RAID 6 wider than 16 (RAID-Z, "
+                        "declustered RAID, or a vendor who supports them): by default a wider set is not offered")

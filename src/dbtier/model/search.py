@@ -56,6 +56,15 @@ def fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:,.2f}"
 
 
+# The widest parity group a design is sized with. A wider RAID 5 or 6 set rebuilds a failed drive from
+# every other one, for longer, with more exposure to a second failure (RAID 5) or an unrecoverable read;
+# storage vendors' guidance keeps RAID 5 groups to about 8-12 drives and RAID 6 to about 12-16 (a
+# practice rule, not a single sourced figure). Without it a wide set of small drives wins on parity
+# alone (42 x 1.92 TB in one RAID 5 for 60 TB) where an architect buys fewer, larger drives. Terms'
+# wide_parity_groups (--wide-parity-groups) lifts it: RAID-Z, declustered RAID, a vendor who says so.
+PARITY_GROUP_MAX = {"raid5": 12, "raid6": 16}
+
+
 def smallest_count(layout: str, ok: Callable[[int], bool], max_count: int) -> int | None:
     """The smallest valid count of `layout` (<= max_count) for which ok(count) holds; ok must be monotone."""
     lo = valid_counts_from(layout)
@@ -100,11 +109,13 @@ class Search:
     def __init__(self, catalog: Catalog, req: Requirement, hit_ratio: float, max_devices: int,
                  cache_fraction: float = 0.1, server_ports: int = 0, devices_only: bool = False,
                  lasts: Callable[[Device, str, int, str, tuple[float, float, float, float]], bool] | None = None,
-                 arrays: Mapping[str, Array] | None = None, data_reduction: float = 1.0):
+                 arrays: Mapping[str, Array] | None = None, data_reduction: float = 1.0,
+                 group_max: Mapping[str, int] | None = None):
         self.catalog, self.req, self.h, self.max = catalog, req, hit_ratio, max_devices
         # shared arrays by the id of their device (`shared_array.array_device`), and the data reduction assumed
         self.arrays: dict[str, Array] = dict(arrays or {})
         self.data_reduction = data_reduction
+        self.group_max = PARITY_GROUP_MAX if group_max is None else group_max
         self.cache_fraction = cache_fraction
         self.server_ports, self.devices_only = server_ports, devices_only
         # lasts(device, layout, n, role, weights): does every device of the set last the service life?
@@ -168,7 +179,7 @@ class Search:
                 return False
             return True
 
-        n = smallest_count(layout, ok, self.max)
+        n = smallest_count(layout, ok, min(self.max, self.group_max.get(layout, self.max)))
         self._memo[key] = n
         return n
 

@@ -42,6 +42,7 @@ class Terms:
     probe: ProbeFlush | None = None         # this machine's commit rate, for unprotected devices
     clustered: bool | None = None           # None: from the requirement's instances
     data_reduction: float = 1.0             # a shared array's dedupe + compression, x:1 (an assumption, said)
+    wide_parity_groups: bool = False        # RAID 5/6 sets wider than search.PARITY_GROUP_MAX may be sized
 
     def __post_init__(self) -> None:
         check_service_years(self.service_years)
@@ -67,7 +68,8 @@ class Terms:
                 "usd_per_kwh": self.usd_per_kwh, "usd_per_kwh_source": (
                     USD_PER_KWH_SOURCE if self.usd_per_kwh == DEFAULT_USD_PER_KWH else "--usd-per-kwh"),
                 "cost": self.cost, "probe": self.probe.to_dict() if self.probe else None,
-                "clustered": self.clustered, "data_reduction": self.data_reduction}
+                "clustered": self.clustered, "data_reduction": self.data_reduction,
+                "wide_parity_groups": self.wide_parity_groups}
 
 
 @dataclass(frozen=True)

@@ -258,9 +258,10 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
                           "--redundancy is required",
                           "add a redundant layout (raid10, raid5, raid6, mirror2 ...) or use --redundancy none")
     dr = terms.data_reduction
+    gm = {} if terms.wide_parity_groups else None
     search = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, life.wear_test(),
-                    amap, dr)
-    free = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, None, amap, dr)
+                    amap, dr, gm)
+    free = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, None, amap, dr, gm)
 
     found: list[tuple[Shape, Evaluation, dict[str, dict[str, Any]], dict[str, Any]]] = []
     cheaper_wo_latency: tuple[Shape, Evaluation, dict] | None = None
@@ -358,7 +359,7 @@ def _cheapest_by_purchase(catalog: Catalog, req: Requirement, raw: Sequence[Devi
     """The design the catalog's own (datasheet) figures make cheapest to buy, and why it is not the answer."""
     pool = [d for d in raw if not life.clustered or d.shared_access]
     naive_search = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, None, arrays,
-                          life.terms.data_reduction)
+                          life.terms.data_reduction, {} if life.terms.wide_parity_groups else None)
     top: tuple[float, Config] | None = None
     for sh in shapes(pool, layouts, redundancy, arrays or {}):
         cfg = naive_search.config(sh)
