@@ -43,6 +43,28 @@ def regular_file(path: str | os.PathLike, what: str = "input file",
     return p
 
 
+def read_small_text(path: str | os.PathLike, what: str, hint: str, max_bytes: int, too_big: str,
+                    encoding: str = "utf-8") -> str:
+    """A user's small text file (a catalog, a price list) read whole: a regular file, opened without blocking
+    (a path swapped for a FIFO after the check cannot hang), at most `max_bytes`, decoded; one DbtierError
+    naming `what` and the path otherwise (`too_big`: what a larger file is not)."""
+    p = regular_file(path, what, hint)
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise DbtierError(f"{what} {p}: not a regular file", hint)
+            raw = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise DbtierError(f"cannot read {what} {p}: {exc.strerror or exc}", "check its permissions") from exc
+    if len(raw) > max_bytes:
+        raise DbtierError(f"{what} {p} is larger than {max_bytes // (1024 * 1024)} MiB: {too_big}", hint)
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise DbtierError(f"{p}: not UTF-8 text (byte {exc.start})", f"save the {what} as UTF-8") from exc
+
+
 def is_regular(path: str | os.PathLike) -> bool:
     """True for a regular file (links followed); False for anything else, missing included."""
     try:

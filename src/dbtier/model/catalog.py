@@ -38,9 +38,7 @@ from __future__ import annotations
 import calendar
 import difflib
 import math
-import os
 import re
-import stat
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from importlib import resources
@@ -48,7 +46,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.files import regular_file
+from dbtier.core.files import read_small_text
 
 KINDS = ("hdd", "sata-ssd", "sas-ssd", "nvme", "pcie-flash", "cloud-volume", "shared-array")
 FLASH_KINDS = ("nvme", "pcie-flash", "sata-ssd", "sas-ssd")
@@ -405,23 +403,7 @@ def _read_user_file(path: Path) -> str:
         raise DbtierError(f"catalog file {path} not found",
                           "check the path given to --catalog (relative paths start at the current directory)")
     # FIFOs, /dev/zero, directories, sockets: refused by name before opening (opening a FIFO blocks)
-    regular_file(path, "catalog file", hint)
-    try:
-        # O_NONBLOCK and a second check on the open file: a path swapped for a FIFO after the stat cannot block
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise DbtierError(f"catalog file {path}: not a regular file", hint)
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise DbtierError(f"cannot read catalog file {path}: {exc.strerror or exc}", "check its permissions") from exc
-    if len(raw) > MAX_FILE_BYTES:
-        raise DbtierError(f"catalog file {path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB: not a catalog",
-                          hint)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DbtierError(f"{path}: not UTF-8 text (byte {exc.start})", "save the catalog file as UTF-8") from exc
+    return read_small_text(path, "catalog file", hint, MAX_FILE_BYTES, "not a catalog")
 
 
 def parse_catalog_text(text: str, origin: str) -> tuple[list[Device], list[Overhead]]:

@@ -40,16 +40,14 @@ import csv
 import datetime as dt
 import io
 import math
-import os
 import re
-import stat
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.files import regular_file
+from dbtier.core.files import read_small_text
 from dbtier.model.catalog import Catalog, Device
 
 COLUMNS = ("id", "price_usd", "currency", "date", "source")
@@ -88,22 +86,7 @@ def load_prices(path: str | Path, catalog: Catalog, today: dt.date | None = None
 
 def _read(path: Path) -> str:
     hint = "pass a .csv or .toml file of quotes to --prices (relative paths start at the current directory)"
-    regular_file(path, "prices file", hint)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise DbtierError(f"prices file {path}: not a regular file", hint)
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise DbtierError(f"cannot read prices file {path}: {exc.strerror or exc}", "check its permissions") from exc
-    if len(raw) > MAX_FILE_BYTES:
-        raise DbtierError(f"prices file {path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB: not a quote file",
-                          hint)
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DbtierError(f"{path}: not UTF-8 text (byte {exc.start})", "save the prices file as UTF-8") from exc
+    return read_small_text(path, "prices file", hint, MAX_FILE_BYTES, "not a quote file", "utf-8-sig")
 
 
 def _format(path: Path, text: str) -> str:

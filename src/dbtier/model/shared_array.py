@@ -380,7 +380,8 @@ def array_device(a: Array, data_reduction: float = 1.0) -> Device:
                   notes=f"one drive of {a.id}: {d.drive_class}, {a.protection.usable_fraction:.0%} usable; "
                         + data_reduction_note(data_reduction),
                   warranty_years=c.support_years, power_loss_protection=True, active_watts=d.active_watts,
-                  idle_watts=d.idle_watts, shared_access=True, origin=a.origin)
+                  idle_watts=d.idle_watts, shared_access=True, origin=a.origin,
+                  device_class="shared-array", grade="datacenter")
 
 
 def array_overheads(a: Array) -> tuple[Overhead, Overhead]:

@@ -44,6 +44,8 @@ class CatalogUsed(TypedDict, total=False):
     files: list[str]
     overridden: Obj
     server: Obj
+    ignored: Annotated[list[Obj], doc("entries of a user's catalog left out, each {id, interface, origin, why} "
+                                      "(cloud volumes: plan size --cloud sizes them)")]
 
 
 class Pricing(TypedDict, total=False):
