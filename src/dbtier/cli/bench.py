@@ -23,6 +23,7 @@ from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
 from dbtier.cli.bench_backup import register_backup
 from dbtier.cli.bench_dss import register_dss
 from dbtier.cli.bench_oltp_checks import MAX_CLIENTS, checked, workload
+from dbtier.cli.own_checkout import default_dir
 
 # Upper bounds of the numeric options: far past any real run, and small enough that nothing derived
 # from them (connections, bytes, seconds of progress) can overflow.
@@ -64,7 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(absolute, on the server's host) is taken: dbtier's tables are created with DATA DIRECTORY='DIR'")
     o.add_argument("--placement-matrix", metavar="FAST,SLOW",
                    help="the placement study: all slow; indexes fast; + tables; + WAL; + temp; all fast")
-    o.add_argument("--dir", default=".", help="where unplaced parts of the managed cluster go (default .)")
+    o.add_argument("--dir", help="where unplaced parts of the managed cluster go (default . -- refused inside "
+                   "dbtier's own checkout: give the directory to test)")
     o.add_argument("--dsn", help="use your server: PostgreSQL (password from PGPASSWORD or ~/.pgpass only) or, "
                    "with --engine mariadb, mysql://USER@HOST:PORT/ (password from MYSQL_PWD or ~/.my.cnf only)")
     o.add_argument("--port", type=argtypes.port(), help="managed cluster's TCP port on 127.0.0.1 (default: a free one)")
@@ -93,6 +95,10 @@ def oltp_workloads() -> tuple[str, ...]:
 
 def run_oltp(args: argparse.Namespace) -> int:
     cls = engine_class(args.engine, "oltp")
+    placed = {part.partition("=")[0].strip() for part in (args.place or "").split(",")}
+    if args.dsn or args.placement_matrix or "data" in placed:   # nothing lands in --dir but its metadata
+        args.dir = args.dir or "."
+    args.dir = default_dir(args.dir, "--dir", "--dir /mnt/nvme/dbtier")
     args.workload = workload(args, cls)
     sized = (args.warehouses if args.workload == "tpcc" else args.scale) is None
     args.warehouses = DEFAULT_WAREHOUSES if args.warehouses is None else args.warehouses

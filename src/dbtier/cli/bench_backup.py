@@ -13,6 +13,7 @@ from dbtier.cli import options as argtypes
 from dbtier.cli.bench_dss import MAX_TPCH_SCALE
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
@@ -33,7 +34,8 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
                         "source read, target write, or CPU for compression.")
     b.add_argument("--engine", choices=names("backup"), default="postgres")
     b.add_argument("--to", required=True, metavar="DIR", help="the backup target directory")
-    b.add_argument("--data", default=".", help="where the source database is built (default .)")
+    b.add_argument("--data", help="where the source database is built (default . -- refused inside dbtier's own "
+                   "checkout: give the directory to test)")
     b.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=20,
                    help="source size: pgbench scale (16 MB each, default 20) or TPC-H SF for duckdb")
     b.add_argument("--methods", help="postgres: plain,tar,tar-gzip; mariadb: plain,stream,stream-gzip (default all "
@@ -53,6 +55,7 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
 
 def run_backup(args: argparse.Namespace) -> int:
     cls = engine_class(args.engine, "backup")
+    args.data = default_dir(args.data, "--data", "--data /mnt/nvme/dbtier")
     if args.methods is not None and not cls.backup_methods:
         raise DbtierError(f"--methods does not apply to {args.engine} (it runs {', '.join(cls.backup_fixed)})",
                           "leave --methods out")

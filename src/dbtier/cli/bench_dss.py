@@ -14,6 +14,7 @@ from dbtier.cli import options as argtypes
 from dbtier.cli import settings_options as pgopt
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import parse_int
 from dbtier.measure import cgroup as memcg
@@ -41,7 +42,8 @@ def register_dss(bsub: argparse._SubParsersAction) -> None:
     d.add_argument("--engine", choices=names("dss"), default="duckdb")
     d.add_argument("--scale", type=argtypes.positive_float(MAX_TPCH_SCALE), default=1.0,
                    help="TPC-H scale factor (default 1, about 1 GB of data)")
-    d.add_argument("--data", default=".", help="directory for the database files (default .)")
+    d.add_argument("--data", help="directory for the database files (default . -- refused inside dbtier's own "
+                   "checkout: give the directory to test)")
     d.add_argument("--temp", action="append", metavar="DIR",
                    help="directory for spills (DuckDB temp_directory, PostgreSQL temp_tablespaces); one per run: "
                    "run once per tier and report the runs together (or `dbtier lab FAST SLOW`)")
@@ -157,6 +159,7 @@ def _precheck_dss(args: argparse.Namespace) -> dict[str, float]:
 
 def run_dss(args: argparse.Namespace) -> int:
     from dbtier.workloads import dss
+    args.data = default_dir(args.data, "--data", "--data /mnt/nvme/dbtier")
     queries = _queries(args.queries)
     _temp_arg(args)
     est = _precheck_dss(args)

@@ -11,6 +11,7 @@ from dbtier.model.guards import probe_guards
 from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.probe import PROFILES, TESTS, check_device, check_directory, load_levels, probe_target, with_profile
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
         _positive("--max-lat-ms", args.max_lat_ms)
         return probe_fleet.run(args, with_profile(args.profile, args.point_seconds), _tests(args.only), size)
     if not args.paths and not args.device:
+        default_dir(None, "PATH", "dbtier probe /mnt/nvme")   # inside dbtier's own checkout: say what to pass
         raise DbtierError("nothing to probe", "pass one or more directories, e.g. `dbtier probe /var/lib/postgresql`")
     tests = _tests(args.only)
     _positive("--point-seconds", args.point_seconds)
