@@ -209,8 +209,6 @@ def test_columns_map(tmp_path):
     (["--design", "single", "--device", "sas-15k-72gb"], "unknown device id 'sas-15k-72gb'; did you mean"),
     (["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--cache-gb", "1"],
      "--design read-cache needs --backing ID"),
-    (["--design", "read-cache", "--cache", "nvme-enterprise-3.84tb", "--backing", "sas-15k-73gb"],
-     "design read-cache needs --cache-gb GB (or --sweep)"),
     (["--design", "single", "--device", "sas-15k-73gb", "--fast", "nvme-enterprise-3.84tb"],
      "--fast does not apply to --design single"),
     (["--design", "single", "--device", "sas-15k-73gb", "--fail", "fast@1"],

@@ -1,7 +1,7 @@
 """`dbtier simulate run|capture`: replay block I/O traces through tier designs; record a trace.
 
     dbtier simulate run TRACE --design single --device ID
-    dbtier simulate run TRACE --design read-cache --cache ID --backing ID --cache-gb GB [--sweep]
+    dbtier simulate run TRACE --design read-cache --cache ID --backing ID [--cache-gb GB] [--sweep]
     dbtier simulate run TRACE --design preferred-read-mirror --fast ID --slow ID [--fail fast@T --return fast@T]
                               [--tracking asm-au|md-bitmap] [--region-size SIZE]
     dbtier simulate capture DEVICE|DIR [--duration S] [--run 'COMMAND ...']
@@ -91,13 +91,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     c = rp.add_argument_group("read-cache")
     c.add_argument("--cache-gb", type=argtypes.positive_float(MAX_CACHE_GB), metavar="GB",
-                   help="cache size in GB (10^9 bytes)")
+                   help="cache size in GB (10^9 bytes; default: the trace's working set, the size at which every "
+                        "re-read hits, counted in a first read of the trace)")
     c.add_argument("--policy", default="lru", choices=names.POLICIES, help="eviction policy (default lru), each "
                    "as simulate mrc and libCacheSim 0.3.5 run it: lru, fifo; s3fifo (resists scans) is libCacheSim's "
                    "current S3-FIFO, dbtier's s3fifo since November 2026 (issue 38); s3fifo-2023 the original "
                    "(SOSP '23), dbtier's s3fifo until then; sieve (NSDI '24); twoq (2Q: Ain 25%%, Aout 50%%)")
     c.add_argument("--write-mode", default="write-around", choices=names.WRITE_MODES,
-                   help="what writes do to the cache (default write-around)")
+                   help="what writes do to the cache (default write-around); a note names write-through "
+                        "(or write-around) when its read hit ratio differs by more than 10 points, from a second "
+                        "cache in the same replay while the trace touches at most 2^22 blocks")
     c.add_argument("--seq-cutoff", type=argtypes.size(), metavar="SIZE",
                    help="bypass the cache for sequential streams of this size "
                    "or more, as bcache's sequential_cutoff (e.g. 4M; default off)")
@@ -107,7 +110,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--sweep", nargs="?", const="auto", metavar="GB,GB,...",
                    type=argtypes.float_list(0, MAX_CACHE_GB, keep=("auto",)),
                    help="also replay these cache sizes for the hit-ratio curve (default: halvings of the "
-                        "working set); runs on all cores")
+                        "working set), and recommend one: the smallest within 2 points of the largest size's read "
+                        "hit ratio (the size where the miss ratio falls by less than 1 point per doubling shown "
+                        "beside it); runs on all cores")
     c.add_argument("--jobs", type=argtypes.positive_int(4096), metavar="N",
                    help="parallel replays for --sweep (default: all cores)")
 

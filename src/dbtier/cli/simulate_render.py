@@ -84,8 +84,9 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
             t.add_row(f"[dim]{op}, {esc(base['device'])} alone[/dim]",
                       *[f"[dim]{human_us(bl[k])}[/dim]" for k in ("p50", "p95", "p99", "p999")])
     con.print(t)
-    con.print("utilisation: " + esc(", ".join(f"{r} {human_pct(u)}" for r, u in doc["device_util"].items())),
-              highlight=False)
+    busiest = doc.get("busiest_utilisation") or {}
+    con.print("utilisation: " + esc(", ".join(f"{r} {human_pct(u)}" + _busiest(busiest.get(r))
+                                              for r, u in doc["device_util"].items())), highlight=False)
     if doc.get("volumes"):
         vt = Table(box=box.SIMPLE_HEAD, title="each volume on its own (--volume all)", title_justify="left")
         for name in ("volume", "requests", "read hit ratio", "read p99", "write p99", "busiest device"):
@@ -105,6 +106,11 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
             mark = " (≥ working set)" if pt["larger_than_working_set"] else ""
             ct.add_row(f"{pt['cache_gb']:.4g}{mark}", human_pct(pt["read_hit_ratio"]), human_pct(pt["request_hit_ratio"]))
         con.print(ct)
+        rec = doc.get("recommended")
+        if rec:
+            con.print(esc(f"recommended cache: {rec['cache_gb']:.4g} GB ({human_pct(rec['read_hit_ratio'])} read hits): "
+                          f"{rec['rule']}, {rec['flattens_at_gb']:.4g} GB "
+                          f"({human_pct(rec['flattens_read_hit_ratio'])})"), highlight=False)
     rs = doc["resync"]
     if rs:
         f = det["mirror"]["failure"]
@@ -118,6 +124,14 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
         con.print(f"[dim]note: {esc(n)}[/dim]", highlight=False)
     con.print(f"[dim]Run: {esc(run_dir)}  (`dbtier report {esc(run_dir)}` draws the curve, CDFs and timeline)[/dim]",
               highlight=False)
+
+
+def _busiest(b: dict[str, Any] | None) -> str:
+    """' (busiest second 100% at 5,882 s)' beside a device's average; '' without one."""
+    if not b:
+        return ""
+    span = "second" if b["interval_s"] == 1 else f"{b['interval_s']:g} s"
+    return f" (busiest {span} {b['pct']:.0f}% at {b['at_s']:,.0f} s)"
 
 
 def capture(con: Console, summary: dict[str, Any] | None, trace_file: Path, run_dir: Path) -> None:

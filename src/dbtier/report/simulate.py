@@ -164,7 +164,13 @@ def section_html(doc: dict[str, Any]) -> str:
                                  else "")))
         rows.append(("read hit ratio", f"{_pct(doc.get('read_hit_ratio'))} of blocks, "
                                        f"{_pct(doc.get('request_hit_ratio'))} of requests"))
-    rows.append(("utilisation", ", ".join(f"{esc(r)} {_pct(u)}" for r, u in (doc.get("device_util") or {}).items())))
+    busiest = doc.get("busiest_utilisation") or {}
+    rows.append(("utilisation", ", ".join(f"{esc(r)} {_pct(u)}" + _busiest(busiest.get(r))
+                                          for r, u in (doc.get("device_util") or {}).items())))
+    rec = doc.get("recommended")
+    if rec:
+        rows.append(("recommended cache", esc(f"{rec['cache_gb']:.4g} GB ({rec['read_hit_ratio']:.1%} read hits): "
+                                              f"{rec['rule']}, {rec['flattens_at_gb']:.4g} GB")))
     rs = doc.get("resync")
     if rs:
         secs = "— (never returns)" if rs["seconds"] is None else f"{rs['seconds']:,.1f} s"
@@ -253,6 +259,13 @@ def _convert_html(doc: dict[str, Any]) -> str:
             ("copy", f"<code>{esc(c.get('path'))}</code>: {c.get('requests', 0):,} requests, {c.get('volumes', 0):,} "
                      f"volumes, {(c.get('bytes_written') or 0) / 1e6:,.1f} MB of Parquet")]
     return "<h3>Trace converted (Parquet)</h3>" + kv_table(rows)
+
+
+def _busiest(b: dict[str, Any] | None) -> str:
+    if not b:
+        return ""
+    span = "second" if b["interval_s"] == 1 else f"{b['interval_s']:g} s"
+    return esc(f" (busiest {span} {b['pct']:.0f}% at {b['at_s']:,.0f} s, {b['requests']:,} requests)")
 
 
 def _us(x: float | None) -> str:

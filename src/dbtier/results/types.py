@@ -174,6 +174,13 @@ class SimulateResult(TypedDict, total=False):
     latency_us: dict[str, dict[str, float | None]]
     device_util: dict[str, float | None]
     resync: Obj | None
+    busiest_utilisation: Annotated[dict[str, Obj | None] | None, doc(
+        "per device role, its busiest second beside device_util's average: {pct (busy time over the interval, "
+        "0-100), at_s (from the first request), requests (arriving in it), interval_s}; None untimed")]
+    recommended_cache_gb: Annotated[float | None, doc("--sweep: the size the curve recommends (recommended.rule)")]
+    recommended: Annotated[Obj | None, doc(
+        "--sweep: {cache_gb, read_hit_ratio, rule, within_pp, per_doubling_pp, within_gb, flattens_at_gb, "
+        "flattens_read_hit_ratio, largest_gb, largest_read_hit_ratio} (sim/sweep.py recommend)")]
     # --volume all: each volume's figures ({volume, trace, read_hit_ratio, request_hit_ratio, latency_us,
     # device_util}); the keys above are then the totals (sim/volumes.py)
     volumes: list[Obj]

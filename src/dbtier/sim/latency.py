@@ -377,11 +377,14 @@ class Server:
     DISK_QUEUE I/Os of a disk."""
 
     def __init__(self, devices: Sequence[DeviceModel], timed: bool, t0: float = 0.0, bucket_s: float = 0.0,
-                 nbuckets: int = 1):
+                 nbuckets: int = 1, grow: bool = False):
         self.devices = list(devices)
         nd = len(self.devices)
         self.timed = bool(timed)
         self.t0, self.bucket_s, self.nbuckets = float(t0), float(bucket_s), int(nbuckets)
+        # grow: the buckets follow the trace as it is fed (busiest()), doubling their width past MAX_INTERVALS
+        self.grow = bool(grow and timed and bucket_s > 0)
+        self.req_b = np.zeros(self.nbuckets, dtype=np.int64)       # requests arriving per bucket (grow)
         self.units = np.array([m.units for m in self.devices], dtype=np.int64)
         self.table = np.array([m.table() for m in self.devices], dtype=np.float64).reshape(nd, 2, 5)
         self.single = np.array([m.single_actuator for m in self.devices], dtype=np.bool_)
@@ -448,6 +451,8 @@ class Server:
             raise ValueError(f"requests fed out of order: {first} after {self.first + held}")
         n_new = int(time_s.shape[0])
         io = self._ios(subs, consume)
+        if self.grow:
+            self._cover(time_s, io)
         reqs = {"time_s": writable(time_s), **(extra or {})}
         was = self.req
         self.req = {k: np.concatenate([was[k], v]) if k in was and held else v for k, v in reqs.items()}
@@ -477,6 +482,66 @@ class Server:
             self.cur[0] -= r
         self.first += r
         return out
+
+
+    def _cover(self, time_s: np.ndarray, io: dict[str, np.ndarray]) -> None:
+        """Buckets enough for every I/O given to start in (grow): none starts later than the latest of its
+        arrival, the devices' gates and the last completion so far plus the service and gate times of all the
+        I/Os fed (a bound, not the answer: a few empty buckets past it cost nothing). Past MAX_INTERVALS the
+        width doubles (pairs summed: a bucket never straddles two of the wider grid). Then the requests'
+        arrivals are counted."""
+        latest = max(float(time_s[-1]) if time_s.size else self.t0, self.last_s,
+                     float(self.gate_free.max()))
+        work = float(np.maximum(io["occ"], io["base"] + io["save"]).sum()) if io["occ"].size else 0.0
+        need = int(math.ceil((latest + work - self.t0) / self.bucket_s)) + 2
+        while need > MAX_INTERVALS:
+            self._widen()
+            need = int(math.ceil((latest + work - self.t0) / self.bucket_s)) + 2
+        if need > self.nbuckets:
+            n = max(need, 2 * self.nbuckets)
+            if n > MAX_INTERVALS:
+                n = need
+            self.busy_b = np.concatenate([self.busy_b, np.zeros((self.busy_b.shape[0], n - self.nbuckets))], axis=1)
+            self.req_b = np.concatenate([self.req_b, np.zeros(n - self.nbuckets, dtype=np.int64)])
+            self.nbuckets = n
+        if time_s.size:
+            k = np.clip(((np.asarray(time_s, dtype=np.float64) - self.t0) / self.bucket_s).astype(np.int64), 0,
+                        self.nbuckets - 1)
+            self.req_b += np.bincount(k, minlength=self.nbuckets)
+
+    def _widen(self) -> None:
+        """Twice as wide buckets: each the sum of a pair."""
+        n = self.nbuckets + self.nbuckets % 2
+        b = np.zeros((self.busy_b.shape[0], n))
+        b[:, :self.nbuckets] = self.busy_b
+        r = np.zeros(n, dtype=np.int64)
+        r[:self.nbuckets] = self.req_b
+        self.busy_b = b.reshape(b.shape[0], n // 2, 2).sum(axis=2)
+        self.req_b = r.reshape(n // 2, 2).sum(axis=1)
+        self.nbuckets = n // 2
+        self.bucket_s *= 2
+
+    def busiest(self) -> list[dict[str, Any] | None]:
+        """Per device, its busiest bucket (grow): pct (its busy time over the bucket's width, at most 100),
+        at_s (the bucket's start, from the first request), requests (arriving in it) and interval_s (the
+        width); None untimed or idle. Of buckets equally busy (a saturated device's run of 100% seconds), the
+        one most requests arrive in. An I/O's busy time counts in the bucket it starts in."""
+        if not self.grow:
+            return [None] * len(self.devices)
+        out: list[dict[str, Any] | None] = []
+        for d in range(len(self.devices)):
+            b = self.busy_b[d]
+            if not b.size or b.max() <= 0:
+                out.append(None)
+                continue
+            full = np.minimum(b / self.bucket_s, 1.0)
+            k = int(np.lexsort((-self.req_b, -full))[0])      # the busiest; among equals, the most requests
+            out.append({"pct": float(min(b[k] / self.bucket_s, 1.0) * 100.0), "at_s": k * self.bucket_s,
+                        "requests": int(self.req_b[k]), "interval_s": self.bucket_s})
+        return out
+
+
+MAX_INTERVALS = 1 << 20     # busiest-interval buckets per device, at most (1 s wide: 12 days of trace)
 
 
 def writable(a: np.ndarray) -> np.ndarray:

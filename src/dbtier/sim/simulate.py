@@ -1,8 +1,10 @@
 """One simulation: a trace through a design, into the result of the JSON contract.
 
-`simulate` returns two dicts: `contract` has exactly the keys of the issue's
-JSON contract (trace, design, policy, read_hit_ratio, request_hit_ratio,
-curve, latency_us, device_util, resync), `details` everything else a reader
+`simulate` returns two dicts: `contract` has the result document's top-level
+keys (trace, design, policy, read_hit_ratio, request_hit_ratio, curve,
+latency_us, device_util, resync; busiest_utilisation, each device's busiest
+second beside its average; recommended_cache_gb and recommended, the size a
+--sweep's curve recommends and its rule: sim/sweep.py), `details` everything else a reader
 or the report needs (device figures and their source, counters, CDFs, the
 baseline, the timeline, notes on every modelling choice).
 
@@ -43,7 +45,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.core.units import human_bytes
 from dbtier.core.priority import lower_priority
 from dbtier.sim import cache as cache_mod
-from dbtier.sim import latency, mirror, routing, tally, workingset
+from dbtier.sim import latency, mirror, routing, sweep, tally, workingset
 from dbtier.sim.blocks import cut_chunk
 from dbtier.sim.chunks import Chunk, chunks_of, prefetched, whole_ticks
 from dbtier.sim.latency import DeviceModel, SubIOs
@@ -152,8 +154,6 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
         raise DbtierError(f"--region-size {p.region_size} must be positive", "e.g. --region-size 1M")
     mirror.tracking_of(p.tracking, p.region_size)           # an unknown model is refused here
     if p.design == "read-cache":
-        if p.cache_gb is None and p.sweep_gb is None:
-            raise DbtierError("design read-cache needs --cache-gb GB (or --sweep)", "e.g. --cache-gb 16")
         if p.cache_gb is not None and p.cache_gb <= 0:
             raise DbtierError(f"--cache-gb must be positive, got {p.cache_gb:g}", "e.g. --cache-gb 16")
         if p.cache_gb is not None and cache_mod.capacity_blocks(p.cache_gb, p.block_size) < 1:
@@ -197,6 +197,8 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
 CHUNK_REQUESTS = 1 << 18
 MODEL_LAG = 1      # chunks the queueing models may fall behind the replay (each one more chunk held)
 EXACT_LATENCIES = 1 << 24       # requests whose latencies are kept for exact percentiles (9 bytes each)
+BUSIEST_S = 1.0                 # the busiest interval's width (wider past latency.MAX_INTERVALS of them)
+ALT_MAX_BLOCKS = 1 << 22        # the other write mode's cache is replayed while it holds at most this many blocks
 
 
 def simulate(trace: Trace, p: Params, devices: dict[str, DeviceModel], progress: Progress | None = None,
@@ -240,6 +242,7 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
     contract: dict[str, Any] = {
         "trace": None, "design": p.design, "policy": p.policy if rc else None, "read_hit_ratio": None,
         "request_hit_ratio": None, "curve": None, "latency_us": None, "device_util": None, "resync": None,
+        "busiest_utilisation": None, "recommended_cache_gb": None, "recommended": None,
     }
     details: dict[str, Any] = {
         "trace_info": None, "block_size": p.block_size, "params": p.to_dict(),
@@ -305,6 +308,8 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
     util = np.minimum(srv.busy / span, 1.0) if span > 0 else np.zeros(len(models))
     contract["latency_us"], details["cdf_us"] = lat.summary()
     contract["device_util"] = {role: float(u) for role, u in zip(roles, util)}
+    contract["busiest_utilisation"] = dict(zip(roles, srv.busiest()))
+    sweep.burst_notes(notes, contract, roles, devices, contract["latency_us"], "")
     for role, u in zip(roles, util):
         if u >= 0.99:
             msg = (f"the {role} device ({devices[role].id}) is saturated (utilisation {u:.0%}): requests queue "
@@ -318,7 +323,12 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
         details["baseline"] = {
             "design": "single", "role": base_role, "device": devices[base_role].id, "latency_us": b_pct,
             "device_util": float(min(bsrv.busy[0] / bspan, 1.0)) if bspan > 0 else 0.0, "cdf_us": b_cdf,
+            "busiest_utilisation": bsrv.busiest()[0],
         }
+        b = details["baseline"]
+        sweep.burst_notes(notes, {"device_util": {base_role: b["device_util"]},
+                             "busiest_utilisation": {base_role: b["busiest_utilisation"]}},
+                     [base_role], devices, b_pct, " alone (the baseline)")
     details["timeline"] = timeline.result(timed, events)
     return Outcome(contract, details, warnings, lat)
 
@@ -368,19 +378,21 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
             n = len(c)
             if n == 0:
                 continue
-            if srv is None:
-                timed = c.timed
-                if p.restart_at_s and not timed:
-                    raise DbtierError("--restart-at needs a timed trace; this one has no timestamps",
-                                      "leave --restart-at out")
-                srv = latency.Server(models, timed)
-                bsrv = latency.Server([devices[base_role]], timed) if base_role else None
             if res is not None and finer is None:
                 steps = np.diff(c.time_s)
                 pos = steps[steps > 0]
                 if pos.size and pos.min() < res:
                     finer = float(pos.min())
             times = latency.spread_ties(c.time_s, res)
+            if srv is None:
+                timed = c.timed
+                if p.restart_at_s and not timed:
+                    raise DbtierError("--restart-at needs a timed trace; this one has no timestamps",
+                                      "leave --restart-at out")
+                # busy time per second from the first request (the busiest second beside the average)
+                srv = latency.Server(models, timed, float(times[0]), BUSIEST_S, grow=True)
+                bsrv = latency.Server([devices[base_role]], timed, float(times[0]), BUSIEST_S,
+                                      grow=True) if base_role else None
             idx = np.arange(c.first_request, c.first_request + n, dtype=np.int64)
             is_read = c.op == READ
             # the baseline on `side` and the cache on its pool while the previous chunk's model runs on `model`
@@ -461,28 +473,37 @@ class _CachePass:
         self.ws = workingset.WorkingSet(p.block_size, workingset.EXACT_BLOCKS)
         self.counted = False            # the working set known before the replay (an automatic sweep's pass)
         sizes = None
+        # the working set is counted first for an automatic sweep's sizes and for the default cache size
+        if p.cache_gb is None or p.sweep_gb == ():
+            progress("finding the working set", 0.0)
+            t0 = time.perf_counter()
+            for c in chunks():
+                self.ws.feed_chunk(c, path)
+            self.counted = True
+            timings["working_set"] = time.perf_counter() - t0
+        # no --cache-gb: the working set, the size at which every re-read hits (at least one block)
+        self.defaulted = p.cache_gb is None
+        self.cap = max(1, self.ws.nids) if self.defaulted else cache_mod.capacity_blocks(p.cache_gb, p.block_size)
+        self.cache_gb = self.cap * p.block_size / 1e9 if self.defaulted else p.cache_gb
         if p.sweep_gb is not None:
-            sizes = list(p.sweep_gb)
-            if not sizes:       # halvings of the working set: a first read counts it
-                progress("finding the working set", 0.0)
-                t0 = time.perf_counter()
-                for c in chunks():
-                    self.ws.feed_chunk(c, path)
-                self.counted = True
-                timings["working_set"] = time.perf_counter() - t0
-                sizes = cache_mod.default_sweep_gb(self.ws.bytes, p.block_size)
-            if p.cache_gb is not None and p.cache_gb not in sizes:
-                sizes.append(p.cache_gb)
+            sizes = list(p.sweep_gb) or cache_mod.default_sweep_gb(self.ws.bytes, p.block_size)
+            if self.cache_gb not in sizes and not (self.defaulted and sizes and
+                                                   math.isclose(sizes[-1], self.cache_gb, rel_tol=1e-12)):
+                sizes.append(self.cache_gb)
             sizes = sorted(set(sizes))
         self.sizes = sizes
-        self.cache_gb = p.cache_gb if p.cache_gb is not None else (sizes[-1] if sizes else 0)
-        self.cap = cache_mod.capacity_blocks(self.cache_gb, p.block_size)
         self.main = cache_mod.Replay(self.cap, p.policy, p.write_mode, p.block_size, keep_records=False)
+        # the other write mode's read hits, from one more cache fed the same blocks in the same pass, while
+        # its footprint is small (ALT_MAX_BLOCKS): the kernels run one write mode at a time
+        self.alt_mode = sweep.other_write_mode(p.write_mode)
+        self.alt: cache_mod.Replay | None = cache_mod.Replay(self.cap, p.policy, self.alt_mode, p.block_size,
+                                                             record=False)
+        self.alt_dropped = False
         self.sweeps = [cache_mod.Replay(cache_mod.capacity_blocks(g, p.block_size), p.policy, p.write_mode,
                                         p.block_size, record=False) for g in sizes or []]
         self.cutoff = cache_mod.SequentialCutoff(p.seq_cutoff_bytes) if p.seq_cutoff_bytes else None
         self.restarts = cache_mod.Restarts(p.restart_at_s)
-        jobs = max(1, min(p.jobs or os.cpu_count() or 1, len(self.sweeps) + 2))
+        jobs = max(1, min(p.jobs or os.cpu_count() or 1, len(self.sweeps) + 3))
         # the caches on one pool, the count on a helper of lower priority (it only has to keep up)
         self.pool = ThreadPoolExecutor(max_workers=max(1, jobs - 1)) if jobs > 1 else None
         self.ws_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-workingset",
@@ -499,6 +520,8 @@ class _CachePass:
         rr = self.restarts.feed(c.time_s, prep.first_request)
         work: list[tuple[Any, Callable[[], Any]]] = [
             (rp, lambda rp=rp: rp.feed_prepared(prep, byp, rr)) for rp in (self.main, *self.sweeps)]
+        if self.alt is not None:
+            work.append((self.alt_mode, lambda: self._feed_alt(prep, byp, rr)))
         if not self.counted:
             work.append((self.ws, lambda: self.ws.feed_chunk(c, self.path)))
         futures = []
@@ -509,6 +532,15 @@ class _CachePass:
             self.last[id(owner)] = fut
             futures.append(fut)
         return prep, byp, futures
+
+    def _feed_alt(self, prep: Any, byp: Any, rr: Any) -> None:
+        """The other write mode's cache takes the chunk; past ALT_MAX_BLOCKS of footprint it is dropped."""
+        alt = self.alt
+        if alt is None:
+            return
+        alt.feed_prepared(prep, byp, rr)
+        if alt.rows.hiwater > ALT_MAX_BLOCKS:
+            self.alt, self.alt_dropped = None, True
 
     def finish_chunk(self, started: tuple[Any, ...], c: Chunk, subs: SubIOs) -> tuple[np.ndarray, np.ndarray]:
         """The chunk's replay done: add its device I/Os (sim/routing.py) to `subs`; (hits, blocks) per request."""
@@ -548,12 +580,29 @@ class _CachePass:
         contract["request_hit_ratio"] = cr.request_hit_ratio
         contract["curve"] = [{"cache_gb": c["cache_gb"], "read_hit_ratio": c["read_hit_ratio"]} for c in curve_detail]
         about = "" if ws.exact else "about "
-        if self.main.covers_working_set:
+        if self.defaulted:
+            notes.append(f"the cache is the trace's working set ({about}{cache_gb:.3g} GB, {about}{nids:,} distinct "
+                         f"{p.block_size}-byte blocks), the default without --cache-gb: the size at which every "
+                         "re-read hits, so only first-touch misses remain")
+        elif self.main.covers_working_set:
             msg = (f"the cache ({cache_gb:g} GB, {cap:,} blocks) is larger than the trace's working set "
                    f"({about}{ws.bytes / 1e9:.3g} GB, {about}{nids:,} distinct {p.block_size}-byte blocks): once a "
                    "block is cached it stays, only first-touch misses remain")
             warnings.append(msg)
             notes.append(msg)
+        alt = self.alt.result() if self.alt is not None else None
+        alt_note = sweep.write_mode_note(p.write_mode, cr.read_hit_ratio, self.alt_mode,
+                                         alt.read_hit_ratio if alt else None)
+        if alt_note:
+            notes.append(alt_note)
+        elif self.alt_dropped:
+            notes.append(f"{self.alt_mode} was not compared: the trace touches more than {ALT_MAX_BLOCKS:,} blocks, "
+                         "past which a second cache in the same replay costs too much memory (run it with "
+                         f"--write-mode {self.alt_mode})")
+        if self.sizes is not None:
+            rec = sweep.recommend(curve_detail)
+            contract["recommended"] = rec
+            contract["recommended_cache_gb"] = rec["cache_gb"] if rec else None
         over = [c["cache_gb"] for c in curve_detail if c["larger_than_working_set"] and c["cache_gb"] != cache_gb]
         if over:
             notes.append("sweep sizes larger than the working set: " + ", ".join(f"{g:g} GB" for g in over))
@@ -566,7 +615,12 @@ class _CachePass:
             **cr.to_dict(), "cache_gb": cache_gb, "capacity_bytes": cap * p.block_size,
             "seq_cutoff_bytes": p.seq_cutoff_bytes, "restart_at_s": list(p.restart_at_s),
             "working_set_bytes": ws.bytes, "read_working_set_bytes": ws.read_bytes,
-            "working_set_blocks": nids, **ws.describe(),
+            "working_set_blocks": nids, **ws.describe(), "cache_gb_from": "working set" if self.defaulted
+            else "--cache-gb",
+            "write_mode_alternative": None if alt is None else {
+                "write_mode": self.alt_mode, "read_hit_ratio": alt.read_hit_ratio,
+                "request_hit_ratio": alt.request_hit_ratio, "margin_pp": sweep.WRITE_MODE_MARGIN_PP,
+                "method": "a second cache of the same size fed the same blocks in the same replay"},
         }
         details["curve_detail"] = curve_detail
         for t in p.restart_at_s:
