@@ -23,6 +23,13 @@ from dbtier.measure import executor
 # Virtual disks report whatever their driver defaults to: virtio_blk says
 # "rotational" for every disk, so the flag tells nothing about the media.
 VIRTUAL_DRIVERS = ("virtio", "xen", "vmw_pvscsi", "hv_storvsc", "nbd", "loop", "zram", "rbd")
+# Disk names the virtual drivers give: vda (virtio_blk), xvda (Xen blkfront).
+VIRTUAL_NAMES = ("vd", "xvd")
+# The PCI vendor of virtio devices (Red Hat, Inc.): /sys/block/vdX/device/vendor.
+VIRTIO_VENDOR = "0x1af4"
+# Models an emulated disk reports (QEMU's "QEMU HARDDISK", VMware's "Virtual disk", Hyper-V's "Virtual Disk").
+VIRTUAL_MODELS = ("qemu", "vmware", "virtual disk", "vbox")
+ROTATIONAL_NOTE = "the kernel's flag is the hypervisor's default for a virtual disk"
 
 
 def parse_mountinfo(text: str) -> list[dict[str, Any]]:
@@ -89,21 +96,42 @@ def block_device_info(major: int, minor: int, sys_root: str = "/sys") -> dict[st
         driver = drv.resolve().name
     model = _read(disk / "device" / "model")
     vendor = _read(disk / "device" / "vendor")
-    rotational = _read(q / "rotational")
     size = _read(disk / "size")
+    virtual = is_virtual_disk(disk.name, driver, vendor, model)
     return {
         "name": name,
         "disk": disk.name,
         "model": " ".join(x for x in (vendor, model) if x) or None,
         "driver": driver,
-        "virtual": bool(driver and driver.startswith(VIRTUAL_DRIVERS)) or disk.name.startswith(VIRTUAL_DRIVERS),
-        "rotational": None if rotational is None else rotational == "1",
+        "virtual": virtual,
+        **rotational_fields(_read(q / "rotational"), virtual),
         "scheduler": active.group(1) if active else sched,
         "write_cache": _read(q / "write_cache"),
         "logical_block_bytes": _int(_read(q / "logical_block_size")),
         "physical_block_bytes": _int(_read(q / "physical_block_size")),
         "size_bytes": None if size is None else int(size) * 512,
     }
+
+
+def is_virtual_disk(disk: str, driver: str | None, vendor: str | None, model: str | None) -> bool:
+    """A disk a hypervisor (or a kernel driver standing in for one: loop, zram, nbd, rbd) presents, from its
+    sysfs facts: the driver (/sys/block/X/device/driver), the disk's name, the virtio PCI vendor, or an
+    emulated disk's model."""
+    low = (model or "").lower()
+    return (bool(driver and driver.startswith(VIRTUAL_DRIVERS)) or disk.startswith(VIRTUAL_DRIVERS)
+            or (disk.startswith(VIRTUAL_NAMES) and disk.rstrip("0123456789").isalpha())
+            or (vendor or "").strip().lower() == VIRTIO_VENDOR
+            or any(m in low for m in VIRTUAL_MODELS))
+
+
+def rotational_fields(flag: str | None, virtual: bool) -> dict[str, Any]:
+    """`rotational` from the kernel's queue/rotational flag ("1", "0", None: unreadable). A virtual disk's flag
+    is its driver's default (virtio_blk says 1 for every disk), so there `rotational` is null (unknown) with
+    the reason; `rotational_flag` keeps the kernel's value either way."""
+    raw = None if flag is None else flag.strip() == "1"
+    if virtual:
+        return {"rotational": None, "rotational_flag": raw, "rotational_note": ROTATIONAL_NOTE}
+    return {"rotational": raw, "rotational_flag": raw}
 
 
 def _int(s: str | None) -> int | None:

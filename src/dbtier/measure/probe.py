@@ -52,6 +52,7 @@ from dbtier.results.probe import (
 )
 from dbtier.core.debris import Claim, claim_dir
 from dbtier.measure.reap import sweep_dir
+from dbtier.results.cache_suspect import cache_suspect
 from dbtier.results.store import RunDir
 
 MEMORY_FILESYSTEMS = ("tmpfs", "ramfs", "devtmpfs", "hugetlbfs")
@@ -506,7 +507,8 @@ def honesty(one: dict[str, Any], nosync: dict[str, Any], t: Target) -> dict[str,
         commit_lat_us_p50=one["commit_lat_us"]["p50"],
         write_only_lat_us_p50=nosync["write"]["lat_us"]["p50"],
         commits_per_s_1=one["iops"],
-        rotational=bd.get("rotational"), virtual_disk=bool(bd.get("virtual")),
+        # the kernel's flag (a virtual disk's `rotational` is null): judge names a virtual disk's flag as such
+        rotational=bd.get("rotational_flag", bd.get("rotational")), virtual_disk=bool(bd.get("virtual")),
         mount_options=t.mount_options, ld_preload=os.environ.get("LD_PRELOAD")))
 
 
@@ -536,7 +538,16 @@ def probe_target(target: Target, entry: dict[str, Any], profile: Profile, run_di
         entry["summary"] = summarize(entry["points"], honesty)
         entry["spread"] = spreads(entry["points"])
         entry["knee"] = knees(entry["points"])   # stored: the report reads it rather than recomputing
+        entry["cache_suspect"] = cache_suspect(entry["summary"], entry["points"], target.info.get("block_device"),
+                                               target.file_bytes, _memory_bytes())
         save()
+
+
+def _memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
 
 
 def with_profile(name: str, point_s: float | None) -> Profile:

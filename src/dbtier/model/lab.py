@@ -105,10 +105,18 @@ def tiers(dirs: list[str], probe: dict[str, Any] | None) -> tuple[str, str]:
 
 
 def standing(probe: dict[str, Any]) -> list[dict[str, Any]]:
-    """Where each probed target stands against the catalog: measured / catalog per figure."""
+    """Where each probed target stands against the catalog: measured / catalog per figure (a figure a
+    write-back cache gave, the target's cache_suspect, is left out: it is not the media's)."""
     cat = load_catalog()
-    return [{"path": t["path"], **closest(t["summary"], list(cat.devices.values()))}
+    return [{"path": t["path"], **closest(media_figures(t), list(cat.devices.values()))}
             for t in probe.get("targets", []) if t.get("summary")]
+
+
+def media_figures(target: dict[str, Any]) -> dict[str, Any]:
+    """A probe target's summary without the figures its cache_suspect names (results/cache_suspect.py)."""
+    cache = target.get("cache_suspect") if isinstance(target.get("cache_suspect"), dict) else {}
+    drop = set(cache.get("figures") or [])
+    return {k: v for k, v in (target.get("summary") or {}).items() if k not in drop}
 
 
 # The engines `lab --engines` runs the OLTP step on (`bench oltp --engine E`); PostgreSQL alone by default.

@@ -41,6 +41,7 @@ from dbtier.report.verdict_plan import join_words as _join
 from dbtier.report.verdict_plan import value_sentence as _value
 from dbtier.report.verdict_plan import whole as _n
 from dbtier.report.verdict_sim import sentences as _sim_sentences
+from dbtier.results.cache_suspect import cache_suspect
 from dbtier.results.probe import READ_4K, WRITE_4K
 
 # A 4 KiB random read at queue depth 1 (p50) at or under this: flash-class, fit for latency-bound OLTP.
@@ -137,11 +138,43 @@ def _judged(doc: dict[str, Any], t: dict[str, Any], keys: Sequence[str]) -> tupl
     return ok, R.by_reason(short)
 
 
+def _cached(doc: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] | None:
+    """The target's figures a write-back cache gave (results.cache_suspect): as the probe stored them, else
+    (a document that predates the check) the same rule over its summary, points and machine block device."""
+    if "cache_suspect" in t:
+        c = t["cache_suspect"]
+        return c if isinstance(c, dict) and isinstance(c.get("figures"), list) else None
+    mt = machine_target(doc, t.get("path")) or {}
+    return cache_suspect(t.get("summary"), t.get("points"), mt.get("block_device"), t.get("file_bytes"),
+                         get(doc, "machine", "memory_bytes"))
+
+
+def _cache_figures(doc: dict[str, Any], t: dict[str, Any]) -> set[str]:
+    return set((_cached(doc, t) or {}).get("figures") or [])
+
+
+def _cache_sentence(doc: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] | None:
+    """Why the write figures a cache gave are not judged, and the test that would measure the media."""
+    c = _cached(doc, t)
+    if not c:
+        return None
+    path = t.get("path")
+    figs = c["figures"]
+    head = (f"Not judged for backups on {path}" if "write_mbps_seq" in figs
+            else f"The 4 KiB random write peak on {path} is not judged")
+    what = "the write figures are a cache's" if len(figs) > 1 else "the write figure is a cache's"
+    return {"text": f"{head}: {what} ({c.get('why')}); {c.get('test')}.", "target": path, "judged": False,
+            "cache_suspect": figs}
+
+
 def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
     s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
     ok, whys = _judged(doc, t, ("read_lat_us_qd1_p50", "commit_lat_us_p50", "read_mbps_seq", "read_iops_4k"))
     rl, cl, rm = ok.get("read_lat_us_qd1_p50"), ok.get("commit_lat_us_p50"), ok.get("read_mbps_seq")
     riops, cps, wm = s.get("read_iops_4k"), s.get("commits_per_s"), s.get("write_mbps_seq")
+    cached = _cache_figures(doc, t)
+    if "write_mbps_seq" in cached:   # a cache's write figure: scans judged by the reads, backups not judged
+        wm = None
     honesty = s.get("fsync_honesty")
     good: list[str] = []
     poor: list[str] = []
@@ -163,8 +196,11 @@ def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
     if isnum(rm):
         if rm >= SEQ_MBPS:
             uses.append("sequential")
-            good.append(f"sequential scans and backups ({_n(rm)} MB/s read"
-                        + (f", {_n(wm)} MB/s write" if isnum(wm) else "") + ")")
+            if "write_mbps_seq" in cached:
+                good.append(f"sequential scans ({_n(rm)} MB/s read)")
+            else:
+                good.append(f"sequential scans and backups ({_n(rm)} MB/s read"
+                            + (f", {_n(wm)} MB/s write" if isnum(wm) else "") + ")")
         else:
             poor.append(f"large scans ({_n(rm)} MB/s sequential read)")
     out = []
@@ -184,6 +220,9 @@ def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
         out.append({"text": f"fsync on {t.get('path')} is suspect" + (f" ({reason})" if reason else "")
                     + ": its commit figures, and any OLTP figures measured on it, are not comparable with storage "
                       "that flushes honestly.", "target": t.get("path"), "fsync_honesty": "suspect"})
+    cache = _cache_sentence(doc, t)
+    if cache:
+        out.append(cache)
     return out
 
 
@@ -204,7 +243,10 @@ def _probe_saturation(doc: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] 
                 f"{_n(k['iops'])} IOPS{p99}; more load adds no IOPS ({_n(k['last_iops'])} at "
                 f"{_n(k['last_outstanding'])}).")
     w = probe_knee(t, WRITE_4K)
-    if w:
+    if w and "write_iops_4k" in _cache_figures(doc, t):
+        text += " 4 KiB random writes are not judged: their peak is a cache's."
+        w = None
+    elif w:
         text += (f" 4 KiB random writes {'were still growing at' if w['still_rising'] else 'stop growing at'} "
                  f"{_n(w['outstanding'])} ({_n(w['iops'])} IOPS).")
     return {"text": text, "target": path, "read_knee": k, "write_knee": w}
@@ -399,6 +441,8 @@ def _probe_placement(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> list
     s = t["summary"]
     ok = _judged(d, t, ("read_lat_us_qd1_p50", "commit_lat_us_p50"))[0]
     rl, cl, wm = ok.get("read_lat_us_qd1_p50"), ok.get("commit_lat_us_p50"), s.get("write_mbps_seq")
+    if "write_mbps_seq" in _cache_figures(d, t):
+        wm = None
     if not (isnum(rl) and isnum(cl)):
         return []
     path = t.get("path")
@@ -432,7 +476,8 @@ def _probe_placement(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> list
 def _probe_placement_tiers(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
     def pick(key: str, lowest: bool, honest_only: bool = False) -> tuple[dict, list[dict]] | None:
         cands = [t for d, t in items if key in _judged(d, t, (key,))[0]
-                 and not (honest_only and t["summary"].get("fsync_honesty") == "suspect")]
+                 and not (honest_only and t["summary"].get("fsync_honesty") == "suspect")
+                 and key not in _cache_figures(d, t)]
         if len(cands) < 2:
             return None
         cands.sort(key=lambda t: t["summary"][key], reverse=not lowest)

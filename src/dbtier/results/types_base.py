@@ -44,7 +44,9 @@ class BlockDevice(TypedDict):
     model: str | None
     driver: NotRequired[str | None]
     virtual: NotRequired[bool]
-    rotational: bool | None
+    rotational: Annotated[bool | None, doc("null when unknown: a virtual disk's kernel flag is its driver's default")]
+    rotational_flag: NotRequired[Annotated[bool | None, doc("the kernel's queue/rotational flag as read")]]
+    rotational_note: NotRequired[Annotated[str, doc("why `rotational` is null though the kernel gave a flag")]]
     scheduler: str | None
     write_cache: NotRequired[str | None]
     logical_block_bytes: NotRequired[int | None]

@@ -113,6 +113,16 @@ class ProbeKnee(TypedDict):
     still_rising: bool
 
 
+class CacheSuspect(TypedDict):
+    """Figures a write-back cache gave rather than the media (results/cache_suspect.py: writes above reads,
+    or above what the device class sustains); the verdict does not judge by them."""
+    figures: Annotated[list[Literal["write_mbps_seq", "write_iops_4k"]], doc("the summary keys concerned")]
+    why: Annotated[str, doc("the figures that show it, e.g. 'writes 2,767 MB/s > reads 1,303 MB/s on vda'")]
+    test: Annotated[str, doc("what would measure the media instead")]
+    device_class: Annotated[Literal["virtual", "hdd", "flash", None], doc(
+        "from the machine's block device; null: unknown or an array of disks")]
+
+
 class ProbeTarget(TypedDict):
     path: str
     kind: Annotated[Literal["directory", "device", "fleet"], doc("fleet: a fleet probe's aggregate")]
@@ -127,6 +137,8 @@ class ProbeTarget(TypedDict):
     knee: NotRequired[Annotated[dict[str, ProbeKnee | None], doc("per random test: its knee, null when not run")]]
     spread: NotRequired[Annotated[dict[str, "ProbeSpread"], doc(
         "per summary figure: how its point's runs varied (each headline point is measured at least twice)")]]
+    cache_suspect: NotRequired[Annotated[CacheSuspect | None, doc(
+        "figures a write-back cache gave (null: none); absent in documents that predate the check")]]
 
 
 class FleetAggregate(ProbeTarget):
