@@ -68,7 +68,8 @@ partly from cache and partly from the backing device) completes when its last
 part does. Background I/O (cache fills, write-back destaging) occupies the
 device but no request waits on it directly. Busy time: a disk's actuator
 time; a parallel device's share of its capacity, max(occ, service / units).
-Utilisation is busy time over the span of the replay.
+Utilisation is busy time over the span of the replay; per second of start time (Server.busiest) it shows
+the busiest second, which a low average can hide.
 
 Untimed traces (no timestamps) are replayed closed-loop at queue depth 1:
 each request arrives when the previous one completes.
