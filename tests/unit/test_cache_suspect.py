@@ -162,3 +162,32 @@ def test_the_catalog_standing_leaves_a_cache_figure_out():
          "cache_suspect": {"figures": ["write_mbps_seq"]}}
     assert media_figures(t) == {"read_mbps_seq": 1303.0, "read_iops_4k": 1000.0}
     assert media_figures({"summary": {"write_mbps_seq": 1.0}, "cache_suspect": None}) == {"write_mbps_seq": 1.0}
+
+
+# -- what the renderers show ------------------------------------------------------------------------------------
+
+def test_the_report_marks_the_cache_figure_and_the_virtual_flag():
+    from dbtier.report.probe import probe_section
+    doc, _ = _real("quick-ext4-virtio.json")        # saved before either check: both recomputed from it
+    html = probe_section(doc, 0)
+    assert '2,405 <span class="bad"' in html and "(cache)</span>" in html
+    assert ("sequential write: a write-back cache&#x27;s figure, not the media&#x27;s (writes 2,405 MB/s &gt; "
+            "reads 1,552 MB/s on vda)" in html or "sequential write: a write-back cache's figure" in html)
+    assert "<th>rotational</th><td>unknown (virtual disk)</td>" in html
+
+
+def test_the_terminal_summary_marks_the_cache_figure():
+    from rich.console import Console
+
+    from dbtier.report.tables import probe_summary_table, rotational_text
+    doc, t = _real("quick-ext4-virtio.json")
+    t["cache_suspect"] = cache_suspect(t["summary"], t["points"], VIRTIO)
+    console = Console(width=200, record=True)
+    console.print(probe_summary_table(t))
+    text = " ".join(console.export_text().split())      # the caption wraps at the table's width
+    assert "2,405 (cache)" in text
+    assert "sequential write: a write-back cache's figure, not the media's (writes 2,405 MB/s > reads 1,552 MB/s " \
+           "on vda)" in text
+    assert rotational_text(VIRTIO) == "unknown (virtual disk)"
+    assert rotational_text({"rotational": True, "virtual": True}) == "unknown (virtual disk)"   # an older record
+    assert (rotational_text(HDD), rotational_text(SSD), rotational_text({})) == ("yes", "no", "—")

@@ -26,7 +26,8 @@ from dbtier.report.base import (
     yes_no,
 )
 from dbtier.report.svg import Band, Marker, RefLine, Series
-from dbtier.report.tables import SUMMARY_LABELS
+from dbtier.report.tables import SUMMARY_LABELS, cache_note, rotational_text
+from dbtier.results.cache_suspect import of_target as cache_of_target
 from dbtier.results.probe import (
     COMMIT,
     COMMIT_NOSYNC,
@@ -228,13 +229,17 @@ def verdict_html(verdict: Any) -> str:
     return f'<span class="{cls}">{esc(verdict)}</span>'
 
 
-def _summary_table(target: dict[str, Any]) -> str:
+def _summary_table(target: dict[str, Any], cache: dict[str, Any] | None = None) -> str:
+    """`cache`: the target's cache_suspect (results/cache_suspect.py); its figures are marked as a cache's."""
     s = target.get("summary") if isinstance(target.get("summary"), dict) else {}
+    cached = set((cache or {}).get("figures") or [])
     rows = []
     for key in FIGURE_KEYS:
         label, unit, digits = SUMMARY_LABELS.get(key, (key.replace("_", " "), "", 1))
         v = s.get(key)
         cell = num(v, digits) if isnum(v) else '<span class="na">not measured</span>'
+        if key in cached and isnum(v):
+            cell += ' <span class="bad" title="a write-back cache\'s figure, not the media\'s">(cache)</span>'
         sp = F.probe_spread(target, key) if isnum(v) else None
         pct = sp.get("spread_pct") if sp else None
         runs = esc(F.spread_text(sp, digits)) if sp else ""
@@ -246,6 +251,8 @@ def _summary_table(target: dict[str, Any]) -> str:
     rows.append(f'<tr><td>fsync honesty</td><td class="num">{verdict_html(verdict)}</td><td></td><td></td><td></td></tr>')
     if reason:
         rows.append(f'<tr><td colspan="5" class="reason">{esc(reason)}</td></tr>')
+    if cached:
+        rows.append(f'<tr><td colspan="5" class="reason">{esc(cache_note(cache))}</td></tr>')
     return ('<div class="wide"><table class="summary"><thead><tr><th>measure</th><th class="num">value (median)</th>'
             '<th>unit</th><th class="num">runs (min–max, n)</th><th class="num">spread (range / median)</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>')
@@ -278,6 +285,7 @@ def _target_facts(target: dict[str, Any], mt: dict[str, Any] | None) -> str:
             ("filesystem", esc(target.get("filesystem") or (mt or {}).get("filesystem") or "—")),
             ("device", esc(" · ".join(str(x) for x in (bd.get("name"), bd.get("model"), bd.get("driver")) if x)
                            or "—")),
+            ("rotational", esc(rotational_text(bd))),
             ("test file", esc(human_bytes(target["file_bytes"])) if isnum(target.get("file_bytes")) else "—"),
             ("I/O", "direct (O_DIRECT)" if target.get("direct_io") is not False else
              "<b>buffered, through the page cache</b>"),
@@ -339,7 +347,8 @@ def target_html(doc: dict[str, Any], target: dict[str, Any], j: int, anchor: str
     if mt is None:
         mt = machine_target(doc, target, j)
     out.append('<div class="top"><div>')
-    out.append("<h4>Summary</h4>" + _summary_table(target))
+    cache = cache_of_target(target, (mt or {}).get("block_device"), get(doc, "machine", "memory_bytes"))
+    out.append("<h4>Summary</h4>" + _summary_table(target, cache))
     out.append("</div><div>")
     out.append("<h4>Target</h4>" + _target_facts(target, mt))
     out.append(_fsync_card(target))

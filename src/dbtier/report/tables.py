@@ -45,8 +45,25 @@ SUMMARY_LABELS = {
 }
 
 
+def rotational_text(bd: Any) -> str:
+    """A block device's rotational flag for people: a virtual disk's is its driver's default, so unknown."""
+    if not isinstance(bd, dict) or "rotational" not in bd:
+        return "—"
+    if bd.get("virtual") is True or bd.get("rotational_note"):
+        return "unknown (virtual disk)"
+    return {True: "yes", False: "no"}.get(bd["rotational"], "unknown")
+
+
+def cache_note(cache: dict[str, Any]) -> str:
+    """What a target's cache_suspect says: whose figures they are and what would measure the media."""
+    names = [SUMMARY_LABELS[k][0] if k in SUMMARY_LABELS else k for k in cache.get("figures") or []]
+    return f"{' and '.join(names)}: a write-back cache's figure, not the media's ({cache.get('why')}); {cache.get('test')}."
+
+
 def probe_summary_table(entry: dict[str, Any]) -> Table:
     s = entry["summary"]
+    cache = entry.get("cache_suspect") if isinstance(entry.get("cache_suspect"), dict) else {}
+    cached = set(cache.get("figures") or [])
     t = Table(title=esc(f"{entry['path']} ({entry.get('filesystem') or entry['kind']})"), title_justify="left")
     t.add_column("measure")
     t.add_column("value", justify="right")
@@ -58,10 +75,16 @@ def probe_summary_table(entry: dict[str, Any]) -> Table:
             sp = spreads.get(key) or {}
             n = sp.get("n") or 0
             runs = f"{_num(sp['min'], digits)}–{_num(sp['max'], digits)}, n={n}" if n > 1 else f"n={n}" if n else ""
-            t.add_row(label, _num(s[key], digits), unit, runs)
+            value = _num(s[key], digits) + (" [red](cache)[/red]" if key in cached else "")
+            t.add_row(label, value, unit, runs)
+    notes = []
     if s.get("fsync_honesty"):
         colour = "green" if s["fsync_honesty"] == "ok" else "red"
         t.add_row("fsync honesty", f"[{colour}]{esc(s['fsync_honesty'])}[/{colour}]", "")
-        t.caption = esc(f"fsync {s['fsync_honesty']}: {s['fsync_honesty_reason']}")
+        notes.append(f"fsync {s['fsync_honesty']}: {s['fsync_honesty_reason']}")
+    if cached:
+        notes.append(cache_note(cache))
+    if notes:
+        t.caption = esc("\n".join(notes))
         t.caption_justify = "left"
     return t

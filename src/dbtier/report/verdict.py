@@ -41,7 +41,7 @@ from dbtier.report.verdict_plan import join_words as _join
 from dbtier.report.verdict_plan import value_sentence as _value
 from dbtier.report.verdict_plan import whole as _n
 from dbtier.report.verdict_sim import sentences as _sim_sentences
-from dbtier.results.cache_suspect import cache_suspect
+from dbtier.results.cache_suspect import of_target as cache_of_target
 from dbtier.results.probe import READ_4K, WRITE_4K
 
 # A 4 KiB random read at queue depth 1 (p50) at or under this: flash-class, fit for latency-bound OLTP.
@@ -141,12 +141,8 @@ def _judged(doc: dict[str, Any], t: dict[str, Any], keys: Sequence[str]) -> tupl
 def _cached(doc: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] | None:
     """The target's figures a write-back cache gave (results.cache_suspect): as the probe stored them, else
     (a document that predates the check) the same rule over its summary, points and machine block device."""
-    if "cache_suspect" in t:
-        c = t["cache_suspect"]
-        return c if isinstance(c, dict) and isinstance(c.get("figures"), list) else None
-    mt = machine_target(doc, t.get("path")) or {}
-    return cache_suspect(t.get("summary"), t.get("points"), mt.get("block_device"), t.get("file_bytes"),
-                         get(doc, "machine", "memory_bytes"))
+    return cache_of_target(t, (machine_target(doc, t.get("path")) or {}).get("block_device"),
+                           get(doc, "machine", "memory_bytes"))
 
 
 def _cache_figures(doc: dict[str, Any], t: dict[str, Any]) -> set[str]:

@@ -125,3 +125,12 @@ def cache_suspect(summary: Any, points: Any, bd: Any, file_bytes: Any = None,
         return None
     return {"figures": figures, "why": "; ".join(whys), "test": media_test(file_bytes, memory_bytes),
             "device_class": cls}
+
+
+def of_target(target: dict[str, Any], bd: Any = None, memory_bytes: Any = None) -> dict[str, Any] | None:
+    """A probe target's cache_suspect: as the probe stored it, else (a document that predates the check) the
+    rule over its summary and points, with bd its machine block device."""
+    if "cache_suspect" in target:
+        c = target["cache_suspect"]
+        return c if isinstance(c, dict) and isinstance(c.get("figures"), list) else None
+    return cache_suspect(target.get("summary"), target.get("points"), bd, target.get("file_bytes"), memory_bytes)
