@@ -125,7 +125,7 @@ def test_requirement_bytes_a_day_and_instances_from_a_saved_sample(tmp_path):
                      "--out", str(tmp_path / "rm"))
     assert mx["write_days_percentile"] == 100 and mx["write_tb_per_day"] >= day1 / 1e12 - 1e-9
     shown = call_main("history", "requirement", str(tmp_path / "a"), "--out", str(tmp_path / "rt"), cwd=tmp_path)
-    assert shown.returncode == 0 and "write TB/day (p95 of 2 days)" in shown.stdout
+    assert shown.returncode == 0 and "write a day (p95 of 2 days)" in shown.stdout
     assert "instances: 1" in shown.stdout
 
 

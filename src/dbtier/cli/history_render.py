@@ -1,6 +1,8 @@
 """`dbtier history`'s terminal output: the tables of import, consolidate and requirement.
 
-Only formatting of the result document (`dbtier.history.summary` computes every figure).
+Only formatting of the result document (`dbtier.history.summary` computes every figure). Every figure
+carries its unit or sits under a header that does; a column too narrow for its figures folds them onto a
+second line rather than cutting them.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dbtier.cli.markup import esc, lit
+from dbtier.core.units import count_text, duration_text, per_day_text, plain_number
 
 
 def import_run(out: Console, doc: dict[str, Any], run_dir: Path) -> None:
@@ -22,7 +25,7 @@ def import_run(out: Console, doc: dict[str, Any], run_dir: Path) -> None:
         out.print(f"[dim]{esc(line)}[/dim]")
     prov = doc.get("provenance") or {}
     if prov.get("basis"):
-        extra = "".join(f", {prov[k]} {k}" for k in ("resets", "gaps") if prov.get(k))
+        extra = "".join(f", {prov[k]} {k if prov[k] != 1 else k[:-1]}" for k in ("resets", "gaps") if prov.get(k))
         out.print(f"[dim]series ({esc(prov.get('semantics') or '')}): {esc(prov['basis'])}{esc(extra)}[/dim]",
                   highlight=False)
     for db in (doc.get("databases") or [])[:5]:
@@ -41,7 +44,7 @@ def import_run(out: Console, doc: dict[str, Any], run_dir: Path) -> None:
     if doc.get("appended_to"):
         out.print(f"[dim]with the databases of {esc(doc['appended_to'])} (their series linked, not read again)[/dim]")
     out.print(f"[dim]{len(doc['databases'])} database(s) from {len(doc.get('files') or []):,} file(s) in "
-              f"{doc.get('batches', 1)} batch(es); full series in "
+              f"{count_text(doc.get('batches', 1))} batch(es); full series in "
               f"{esc(', '.join(doc['series_files']))}. Run: {esc(run_dir)}[/dim]")
     out.print(f"[dim]next: dbtier history requirement {esc(run_dir)}   or   "
               f"dbtier history consolidate {esc(run_dir)} OTHER_RUN ...[/dim]")
@@ -52,10 +55,9 @@ def consolidation(out: Console, d: dict[str, Any], run_dir: Path) -> None:
     if d.get("kind") != "series":
         return consolidation_hourly(out, d, run_dir)
     t = Table(title="consolidation (each database on a common UTC grid of "
-              f"{d['grid']['step_seconds']} s, {d['grid']['cells']} cells)", title_justify="left",
+              f"{duration_text(d['grid']['step_seconds'])}, {d['grid']['cells']:,} cells)", title_justify="left",
               box=box.SIMPLE_HEAD, show_edge=False)
-    for c in ("", "IOPS", "MB/s"):
-        t.add_column(c, justify="left" if not c else "right")
+    _columns(t, ("", "IOPS", "MB/s"), left=("",))
     sp = d["sum_of_peaks"]
     t.add_row(f"sum of the peaks ({sp['percentile']} of each own series)", _n(sp["iops"]), _n(sp["mbps"], 1))
     t.add_row("sum of the peaks on the grid", _n(d["sum_of_peaks_grid"]["iops"]),
@@ -67,8 +69,7 @@ def consolidation(out: Console, d: dict[str, Any], run_dir: Path) -> None:
                   f"{d['grid']['start']} to {d['grid']['end']}"))
     dt = Table(title="what drives the combined IOPS peak", title_justify="left", box=box.SIMPLE_HEAD,
                show_edge=False)
-    for c in ("database", "IOPS at peak", "share", "its own peak", "of own peak"):
-        dt.add_column(c, justify="left" if c == "database" else "right")
+    _columns(dt, ("database", "IOPS at peak", "share", "its own peak", "of own peak"))
     for dr in d["drivers"]:
         dt.add_row(lit(dr["database"]), _n(dr["iops"]), _pct(dr["share"]), _n(dr["own_peak_iops"]),
                    _pct(dr["of_own_peak"]))
@@ -80,8 +81,7 @@ def consolidation_hourly(out: Console, d: dict[str, Any], run_dir: Path) -> None
     """`history consolidate` of hour-of-day statistics: the sum's p95 and max per database and together."""
     t = Table(title=esc(f"consolidation ({d.get('method')}): p95 / max"), title_justify="left",
               box=box.SIMPLE_HEAD, show_edge=False)
-    for c in ("database", "instances", "read IOPS", "write IOPS", "read MB/s", "write MB/s"):
-        t.add_column(c, justify="left" if c == "database" else "right")
+    _columns(t, ("database", "instances", "read IOPS", "write IOPS", "read MB/s", "write MB/s"))
 
     def cells(pk: dict[str, Any] | None, digits: int, m: str) -> str:
         f = (pk or {}).get(m) or {}
@@ -103,8 +103,7 @@ def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_
     """`history requirement`: each figure measured and with headroom, what is missing, and the next step."""
     t = Table(title=esc(f"requirement: {source['statistic']} of {source['of']} (from {from_run})"),
               title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
-    for c in ("", "measured", f"with {req['headroom']:.0%} headroom"):
-        t.add_column(c, justify="left" if not c else "right")
+    _columns(t, ("", "measured", f"with {req['headroom']:.0%} headroom"), left=("",))
     for k, label, digits in (("read_iops", "read IOPS", 0), ("write_iops", "write IOPS", 0),
                              ("read_mbps", "read MB/s", 1), ("write_mbps", "write MB/s", 1),
                              ("capacity_gb", "capacity GB", 1)):
@@ -112,7 +111,7 @@ def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_
     for m in ("write", "read"):
         k = f"{m}_tb_per_day"
         if k in req:
-            t.add_row(f"{m} TB/day ({_days(req, m)})", _tb(req[k]), _tb(with_headroom.get(k)))
+            t.add_row(f"{m} a day ({_days(req, m)})", _tb(req[k]), _tb(with_headroom.get(k)))
     out.print(t)
     if source.get("basis"):
         out.print(f"[dim]each figure is the {esc(source['basis'])}[/dim]", highlight=False)
@@ -121,8 +120,7 @@ def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_
     if by_file_type:
         ft = Table(title="by file type (each its own " + esc(source["statistic"]) + "; they need not add up)",
                    title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
-        for c in ("file type", "read IOPS", "write IOPS", "read MB/s", "write MB/s"):
-            ft.add_column(c, justify="left" if c == "file type" else "right")
+        _columns(ft, ("file type", "read IOPS", "write IOPS", "read MB/s", "write MB/s"), left=("file type",))
         for name, v in by_file_type.items():
             ft.add_row(lit(name), _n(v.get("read_iops")), _n(v.get("write_iops")), _n(v.get("read_mbps"), 1),
                        _n(v.get("write_mbps"), 1))
@@ -134,7 +132,7 @@ def requirement(out: Console, req: dict[str, Any], source: dict[str, Any], with_
                   highlight=False)
     if source.get("days_method"):
         dropped = [f"{source.get(f'{m}_days_partial_dropped') or 0} {m}" for m in ("write", "read")]
-        out.print(f"[dim]TB/day: {esc(source['days_method'])}"
+        out.print(f"[dim]a day's writes and reads: {esc(source['days_method'])}"
                   + (f"; {esc(source['days_rule'])} (days left out: {', '.join(dropped)})" if source.get("days_rule")
                      else "") + "[/dim]", highlight=False)
     for k, why in source["absent"].items():
@@ -154,9 +152,15 @@ def _days(req: dict[str, Any], m: str) -> str:
     return f"{what} of {n} day{'s' if n != 1 else ''}" if n is not None else what
 
 
+def _columns(t: Table, names: tuple[str, ...], left: tuple[str, ...] = ("database",)) -> None:
+    """Columns that fold a figure too wide for them onto a second line (rich's default cuts it with '…')."""
+    for c in names:
+        t.add_column(c, justify="left" if c in left else "right", overflow="fold")
+
+
 def _tb(x: Any) -> str:
-    """TB a day: three decimals, or three significant digits below 0.1 (a small database's 0.00412)."""
-    return "–" if x is None else f"{x:,.3f}" if abs(x) >= 0.1 or x == 0 else f"{x:.3g}"
+    """A day's volume, given in TB, in the unit its size calls for: 0.00412 -> '4.1 GB/day'."""
+    return "–" if x is None else per_day_text(x)
 
 
 def _n(x: Any, digits: int = 0) -> str:
@@ -174,17 +178,17 @@ def _ratio(x: Any) -> str:
 
 
 def _si(x: Any) -> str:
-    """Compact: 950, 9.5K, 185K, 1.2M; small fractions keep two significant digits."""
+    """Compact, never an exponent: 950, 9.5K, 185K, 1.2M, 1,230M; small fractions keep three significant digits."""
     if x is None:
         return "–"
     ax = abs(x)
     if ax >= 1e6:
-        return f"{x / 1e6:.3g}M"
+        return f"{plain_number(x / 1e6)}M"
     if ax >= 1e4:
-        return f"{x / 1e3:.3g}K"
+        return f"{plain_number(x / 1e3)}K"
     if ax >= 100 or x == 0:
         return f"{x:,.0f}"
-    return f"{x:.3g}"
+    return plain_number(x)
 
 
 def _pm(p: dict[str, Any] | None) -> str:
@@ -197,7 +201,7 @@ def _import_table(doc: dict[str, Any], limit: int = 30) -> Table:
               box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     t.add_column("database", ratio=1, overflow="fold")
     for c in ("intervals", "read IOPS", "write IOPS", "read MB/s", "write MB/s"):
-        t.add_column(c, justify="right", no_wrap=True)
+        t.add_column(c, justify="right", overflow="fold")
     dbs = doc.get("databases") or []
     for db in dbs[:limit]:
         pk = db.get("peaks") or {}

@@ -12,9 +12,12 @@ from typing import Any, Sequence
 
 from rich import box
 from rich.console import Console
+from rich.cells import cell_len
 from rich.table import Table
+from rich.text import Text
 
 from dbtier.cli.markup import esc, lit
+from dbtier.core.units import life_cap_years, life_years_text, plain_number
 from dbtier.model.array import Evaluation
 from dbtier.model.planner import LABELS, BudgetOption, Equivalence, Requirement, Sizing, Value
 from dbtier.model.plandoc import mix_rule
@@ -24,13 +27,13 @@ from dbtier.model.prices import grade_line
 
 
 def _si(x: float) -> str:
-    """Compact: 950, 12.5K, 2.94M."""
+    """Compact, never an exponent: 950, 12.5K, 2.94M, 1,230M."""
     if x == math.inf:
         return "∞"
     if abs(x) >= 1_000_000:
-        return f"{x / 1_000_000:.3g}M"
+        return f"{plain_number(x / 1_000_000)}M"
     if abs(x) >= 10_000:
-        return f"{x / 1000:.3g}K"
+        return f"{plain_number(x / 1000)}K"
     return _n(x)
 
 
@@ -52,6 +55,25 @@ def plain_table(title: str, cols: Sequence[str], left: int = 1) -> Table:
     for i, c in enumerate(cols):
         t.add_column(esc(c), justify="left" if i < left else "right", no_wrap=True)
     return t
+
+
+def _cell_width(cell: Any) -> int:
+    """Columns a cell takes on its widest line (markup removed)."""
+    text = cell if isinstance(cell, Text) else Text.from_markup(str(cell))
+    return max((cell_len(line) for line in text.plain.split("\n")), default=0)
+
+
+def table_fits(con: Console, t: Table) -> bool:
+    """Whether `t` fits the console without rich cropping a figure: a no-wrap column needs its widest
+    cell, a folding one its min_width (or 4), and each gap between columns three (the padding either side
+    and the blank rule of `plain_table`'s box)."""
+    need = 0
+    for col in t.columns:
+        if col.no_wrap:
+            need += max([_cell_width(col.header)] + [_cell_width(c) for c in col.cells])
+        else:
+            need += col.min_width or 4
+    return need + 3 * (len(t.columns) - 1) <= con.width
 
 
 def _figures_table(title: str, evs: Sequence[tuple[str, Evaluation]]) -> Table:
@@ -77,9 +99,9 @@ def price_notes(con: Console, prices: dict[str, Any] | None) -> None:
         return
     con.print(esc(f"prices: {len(prices['applied'])} quote(s) from {prices['file']} replace the catalog's: "
                   + ", ".join(f"{a['id']} {_usd(a['price_usd'])} of {a['date']}" for a in prices["applied"])),
-              soft_wrap=True, style="dim")
+              soft_wrap=False, style="dim")
     for note in prices.get("notes") or []:
-        con.print(esc(f"stale price: {note}"), soft_wrap=True, style="yellow")
+        con.print(esc(f"stale price: {note}"), soft_wrap=False, style="yellow")
 
 
 def _class(e: Evaluation) -> str:
@@ -91,7 +113,7 @@ def _class(e: Evaluation) -> str:
 
 def _tail(con: Console, pricing_text: str, run_dir: Path, prices: dict[str, Any] | None = None) -> None:
     price_notes(con, prices)
-    con.print(f"[dim]pricing: {esc(pricing_text)}[/dim]", soft_wrap=True)
+    con.print(f"[dim]pricing: {esc(pricing_text)}[/dim]", soft_wrap=False)
     con.print(f"[dim]Run: {esc(run_dir)}[/dim]")
 
 
@@ -109,7 +131,7 @@ def equivalent(con: Console, eq: Equivalence, pricing_text: str, run_dir: Path,
     con.print(t)
     _tco_note(con, next(iter(eq.by_metric.values())).tco)
     con.print(esc(mix_rule(eq.read_fraction, ref.read_iops.value, ref.write_iops.value)["text"]) + ".",
-              style="dim", soft_wrap=True)
+              style="dim", soft_wrap=False)
     con.print()
     con.print(power_table(eq))
     con.print()
@@ -172,40 +194,57 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
     # the figures the requirement is about (all of them go to --json)
     cats = req.categories()
     years = sz.terms.service_years
-    cols = ["#", "configuration", "class", "price", f"TCO {years:g}y", "life"]
-    cols += ["GB"] if "capacity" in cats else []
-    cols += ["IOPS r/w"] if "iops" in cats else []
-    cols += ["MB/s r/w"] if "throughput" in cats else []
-    cols += ["read µs"] if "latency" in cats else []
-    t = plain_table(f"cheapest of {sz.found:,} designs that meet it ({sz.considered:,} tried, redundancy "
-               f"{redundancy})", cols, left=3)
-    t.columns[1].no_wrap = False
-    t.columns[1].overflow = "fold"
-    t.columns[1].min_width = 16
+    cols = ["#", "configuration", "class", "price", f"TCO {years:g}y", "life\n(years)"]
+    figs = ["GB"] if "capacity" in cats else []
+    figs += ["IOPS r/w"] if "iops" in cats else []
+    figs += ["MB/s r/w"] if "throughput" in cats else []
+    figs += ["read µs"] if "latency" in cats else []
+    rows, fig_rows = [], []
     for i, c in enumerate(sz.candidates, 1):
         e = c.evaluation
         life = c.life or {}
-        row = [str(i), lit(_short(e, c.layouts, c.second_layouts)), lit(_class(e)), "$" + _si(e.price_usd),
-               "$" + _si(life["tco"]["total_usd"]) if life else "-", _life(life)]
-        row += [_si(e.capacity_gb.value)] if "capacity" in cats else []
-        row += [f"{_si(e.read_iops.value)}/{_si(e.write_iops.value)}"] if "iops" in cats else []
-        row += [f"{_si(e.read_mbps.value)}/{_si(e.write_mbps.value)}"] if "throughput" in cats else []
+        rows.append([str(i), lit(_short(e, c.layouts, c.second_layouts)), lit(_class(e)), "$" + _si(e.price_usd),
+                     "$" + _si(life["tco"]["total_usd"]) if life else "-", _life(life, years)])
+        fig = [_si(e.capacity_gb.value)] if "capacity" in cats else []
+        fig += [f"{_si(e.read_iops.value)}/{_si(e.write_iops.value)}"] if "iops" in cats else []
+        fig += [f"{_si(e.read_mbps.value)}/{_si(e.write_mbps.value)}"] if "throughput" in cats else []
         # (each candidate's binding is in --json; the cheapest's is printed below)
-        row += [_si(e.read_latency_us.value)] if "latency" in cats else []
-        t.add_row(*row)
-    con.print(t)
-    con.print(f"binding: [bold]{esc(sz.binding)}[/bold] — {esc(sz.binding_detail)}", soft_wrap=True)
+        fig += [_si(e.read_latency_us.value)] if "latency" in cats else []
+        fig_rows.append(fig)
+    title = f"cheapest of {sz.found:,} designs that meet it ({sz.considered:,} tried, redundancy {redundancy})"
+    t = _size_table(title, cols + figs, [r + f for r, f in zip(rows, fig_rows)])
+    if figs and not table_fits(con, t):
+        # a narrow terminal: the figures the requirement is about go to a second table, row for row
+        con.print(_size_table(title, cols, rows))
+        ft = plain_table("what each offers", ["#", *figs])
+        for r, f in zip(rows, fig_rows):
+            ft.add_row(r[0], *f)
+        con.print(ft)
+    else:
+        con.print(t)
+    con.print(f"binding: [bold]{esc(sz.binding)}[/bold] — {esc(sz.binding_detail)}", soft_wrap=False)
     _life_notes(con, sz)
     if sz.cloud_left_out:
         con.print(esc(f"cloud volumes left out ({', '.join(sz.cloud_left_out)}): on-prem designs only; "
                       "--cloud aws|azure|gcp sizes cloud storage (--devices ID sizes a named volume as a stripe)"),
-                  soft_wrap=True, style="dim")
+                  soft_wrap=False, style="dim")
     if grade:
-        con.print(esc(grade_line(grade)), soft_wrap=True, style="dim")
+        con.print(esc(grade_line(grade)), soft_wrap=False, style="dim")
     price_notes(con, prices)
-    con.print(f"[dim]pricing: {esc(pricing_text)}[/dim]", soft_wrap=True)
+    con.print(f"[dim]pricing: {esc(pricing_text)}[/dim]", soft_wrap=False)
     con.print(f"[dim]`--json` gives each requirement's margin (offered / required - 1; met at "
               f"{req.headroom:.0%} or more). Run: {esc(run_dir)}[/dim]")
+
+
+def _size_table(title: str, cols: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    t = plain_table(title, cols, left=3)
+    for k, width in ((1, 16), (2, 8)):     # configuration and class fold; the figures never do
+        t.columns[k].no_wrap = False
+        t.columns[k].overflow = "fold"
+        t.columns[k].min_width = width
+    for r in rows:
+        t.add_row(*r)
+    return t
 
 
 def _tco_text(tco: dict | None) -> str:
@@ -216,18 +255,19 @@ def _tco_note(con: Console, tco: dict | None) -> None:
     if tco:
         con.print(esc(f"TCO: {tco['service_years']:g} years of purchase, energy at ${tco['usd_per_kwh']:g}/kWh and "
                       f"cloud months; {tco['basis']}; * energy unpriced (watts missing)"), style="dim",
-                  soft_wrap=True)
+                  soft_wrap=False)
 
 
-def _life(life: dict) -> str:
-    """The life column: years the limiting device lasts (∞: no wear), 'ok' within an HDD rating, '?' unchecked."""
+def _life(life: dict, service_years: float | None) -> str:
+    """The life column, in years: how long the limiting device lasts, '> 50' past ten service lives (at
+    least 50 years: `life_cap_years`), ∞ with no wear, 'ok' within an HDD rating, '?' unchecked."""
     e = life.get("endurance")
     if not e:
         return "-"
     if not e.get("checked"):
         return "?"
     if e.get("lifetime_years") is not None:
-        return _n(e["lifetime_years"], 1)
+        return life_years_text(e["lifetime_years"], service_years)
     return "∞" if e.get("used_fraction") in (0, None) else "ok"
 
 
@@ -238,21 +278,23 @@ def _life_notes(con: Console, sz: Sizing) -> None:
         return
     t = sz.terms
     con.print(esc(f"service life {t.service_years:g} years, ranked by "
-                  f"{'cost over it (TCO)' if t.cost == 'tco' else 'purchase price'}; writes: {life.host.detail}"),
-              soft_wrap=True, style="dim")
+                  f"{'cost over it (TCO)' if t.cost == 'tco' else 'purchase price'}; life past "
+                  f"{life_cap_years(t.service_years):g} years (ten service lives, at least 50) shows as "
+                  f"'> {life_cap_years(t.service_years):g}'; writes: {life.host.detail}"),
+              soft_wrap=False, style="dim")
     con.print(esc(f"durable writes {'required' if life.durable_required else 'not required'}: "
-                  f"{life.durable_reason}"), soft_wrap=True, style="dim")
+                  f"{life.durable_reason}"), soft_wrap=False, style="dim")
     if sz.dropped:
         kinds = sorted({d["reason"] for d in sz.dropped})
         con.print(esc(f"{len(sz.dropped)} device(s) left out ({', '.join(kinds)}): "
-                      + "; ".join(d["detail"] for d in sz.dropped[:3])), soft_wrap=True, style="dim")
+                      + "; ".join(d["detail"] for d in sz.dropped[:3])), soft_wrap=False, style="dim")
     best = sz.candidates[0]
     un = (best.life or {}).get("sized_on", {}).get("unchecked") or []
     if un:
-        con.print(esc(f"the cheapest is unchecked for: {', '.join(un)}"), soft_wrap=True, style="yellow")
+        con.print(esc(f"the cheapest is unchecked for: {', '.join(un)}"), soft_wrap=False, style="yellow")
     cbp = sz.cheaper_by_purchase
     if cbp and cbp["detail"] != sz.binding_detail:
-        con.print(esc(f"not the answer: {cbp['detail']}"), soft_wrap=True)
+        con.print(esc(f"not the answer: {cbp['detail']}"), soft_wrap=False)
 
 
 _VALUE_LABELS = [("tpm_per_usd", "TPM per $", 3), ("nopm_per_usd", "NOPM per $", 3), ("tps_per_usd", "TPS per $", 4),
@@ -263,7 +305,7 @@ _VALUE_LABELS = [("tpm_per_usd", "TPM per $", 3), ("nopm_per_usd", "NOPM per $",
 
 def value(con: Console, v: Value, result_dir: str, config_text: str, run_dir: Path,
           prices: dict[str, Any] | None = None) -> None:
-    con.print(esc(f"price/performance of {result_dir} ({v.kind} run) as {config_text}"), soft_wrap=True)
+    con.print(esc(f"price/performance of {result_dir} ({v.kind} run) as {config_text}"), soft_wrap=False)
     years = v.tco["service_years"] if v.tco else None
     t = Table(box=box.SIMPLE_HEAD)
     t.add_column("figure", style="bold")
@@ -276,6 +318,6 @@ def value(con: Console, v: Value, result_dir: str, config_text: str, run_dir: Pa
             t.add_row(label, f"{x:,.{digits}f}", "-" if y is None else f"{y:,.{digits}f}")
     con.print(t)
     for line in v.figures_used:
-        con.print(f"[dim]· {esc(line)}[/dim]", soft_wrap=True)
+        con.print(f"[dim]· {esc(line)}[/dim]", soft_wrap=False)
     price_notes(con, prices)
     con.print(f"[dim]Run: {esc(run_dir)}[/dim]")

@@ -129,3 +129,72 @@ def human_us(x: float | None, missing: str = "-") -> str:
 def human_pct(x: float | None, missing: str = "-") -> str:
     """A fraction (0..1) as a percentage."""
     return missing if x is None else f"{x * 100:.1f}%"
+
+
+# Figures for people: a unit that fits the magnitude, never an exponent ('3.61e+03'), integers as integers.
+
+def plain_number(x: float, sig: int = 3) -> str:
+    """`x` to `sig` significant digits without an exponent, trailing zeros dropped, thousands
+    separated: 3610 -> '3,610', 0.00412 -> '0.00412', 1.0 -> '1', 2.50 -> '2.5'."""
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    digits = sig - 1 - math.floor(math.log10(abs(x)))
+    r = round(x, digits)
+    if r != 0 and math.floor(math.log10(abs(r))) != math.floor(math.log10(abs(x))):   # 9.996 -> 10.0
+        digits -= 1
+        r = round(x, digits)
+    text = f"{r:,.{max(digits, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+_DURATION_STEPS = ((86400.0, "d", "day"), (3600.0, "h", "hour"), (60.0, "min", "minute"))
+
+
+def duration_text(seconds: float, adjective: bool = False) -> str:
+    """A duration in the unit its size calls for (s below a minute, min below an hour, h below a day,
+    then d), to three significant digits: 15 -> '15 s', 90 -> '1.5 min', 3610 -> '1 h'. `adjective`
+    gives the form before a noun: '15-s', '1.5-minute', '1-hour', '2-day'."""
+    for size, short, long in _DURATION_STEPS:
+        if abs(seconds) >= size * 0.9995:      # 3,599.9 s reads as 1 hour, not 60 minutes
+            n = plain_number(seconds / size)
+            return f"{n}-{long}" if adjective else f"{n} {short}"
+    n = plain_number(seconds)
+    return f"{n}-s" if adjective else f"{n} s"
+
+
+_SIZE_STEPS = ((1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
+
+
+def size_text(n_bytes: float, sig: int = 2) -> str:
+    """Bytes in the decimal unit their size calls for (MB = 10**6 bytes, as the rest of dbtier), two
+    significant digits, at least the whole part: 4.12e9 -> '4.1 GB', 2.18e6 -> '2.2 MB', 123e9 -> '123 GB'."""
+    for size, unit in _SIZE_STEPS:
+        if abs(n_bytes) >= size * 0.9995:
+            v = n_bytes / size
+            return f"{plain_number(v, max(sig, len(str(int(abs(v))))))} {unit}"
+    return f"{plain_number(n_bytes, max(sig, len(str(int(abs(n_bytes))))))} B"
+
+
+def per_day_text(tb_per_day: float) -> str:
+    """A daily volume given in TB (10**12 bytes) in the unit that fits it: 0.00412 -> '4.1 GB/day'."""
+    return size_text(tb_per_day * 1e12) + "/day"
+
+
+def count_text(x: float) -> str:
+    """A count: integers as integers ('1', '12,000'), other values to three significant digits."""
+    return f"{int(x):,}" if float(x).is_integer() else plain_number(x)
+
+
+def life_cap_years(service_years: float | None) -> float:
+    """The lifetime past which a figure says nothing more than 'it outlasts the service life many
+    times': ten service lives, and never under 50 years (5-year terms: 50)."""
+    return max(50.0, 10.0 * (service_years or 0.0))
+
+
+def life_years_text(years: float, service_years: float | None) -> str:
+    """Years a device lasts, one decimal; beyond `life_cap_years` as '> 50' (a 266-year wear life is
+    only 'far beyond the service life': wear figures that far out are not meaningful)."""
+    cap = life_cap_years(service_years)
+    if years > cap:
+        return f"> {plain_number(cap)}"
+    return f"{years:,.1f}"

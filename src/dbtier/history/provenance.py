@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import duckdb
 
+from dbtier.core.units import duration_text
 from dbtier.history.tables import ReadResult
 
 SEMANTICS = {"awr": "counter", "sqlserver": "counter", "postgres": "counter", "diskstats": "counter",
@@ -67,13 +68,11 @@ def run_level(prov: dict[str, Any], databases: Sequence[dict[str, Any]]) -> dict
 
 
 def duration(s: float | None) -> str:
-    """60 -> '1-minute', 300 -> '5-minute', 15 -> '15-s', 3600 -> '1-hour', 86400 -> '1-day'."""
+    """60 -> '1-minute', 300 -> '5-minute', 15 -> '15-s', 3610 -> '1-hour', 5400 -> '1.5-hour', 86400 -> '1-day':
+    the unit the length calls for, never an exponent."""
     if s is None:
         return "?"
-    for n, name in ((86400, "day"), (3600, "hour"), (60, "minute")):
-        if s >= n and abs(s / n - round(s / n)) < 1e-9:
-            return f"{round(s / n)}-{name}"
-    return f"{s:.3g}-s"
+    return duration_text(s, adjective=True)
 
 
 def basis(prov: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from dbtier.core.units import life_cap_years, life_years_text, per_day_text
 from dbtier.report import svg
 from dbtier.report.base import esc, figure_frame, html_table, isnum, num
 from dbtier.report.svg import Series
@@ -18,13 +19,16 @@ def _usd(x: Any) -> str:
     return f"${num(x)}" if isnum(x) else "—"
 
 
-def _life(e: Any, reason: Any) -> str:
+def _life(e: Any, reason: Any, service_years: Any = None) -> str:
+    """Years the limiting device lasts; past ten service lives (at least 50 years) '> 50 years'."""
     if not isinstance(e, dict):
         return f'<span title="{esc(reason or "")}">—</span>'
     if not e.get("checked"):
         return '<span class="na">unchecked</span>'
     life = e.get("lifetime_years")
-    text = f"{num(life, 1)}&nbsp;y" if isnum(life) else ("within rating" if e.get("passes") else "over rating")
+    sy = service_years if isnum(service_years) else None
+    text = (f"{esc(life_years_text(life, sy))}&nbsp;years" if isnum(life)
+            else ("within rating" if e.get("passes") else "over rating"))
     return text if e.get("passes", True) else f'<b class="bad">{text}</b>'
 
 
@@ -62,15 +66,16 @@ def life_section(doc: dict[str, Any], cands: Sequence[dict[str, Any]], names: Se
     if dw.get("reason"):
         out.append(f'<p class="reason">Durable writes {"required" if dw.get("required") else "not required"}: '
                    f'{esc(dw["reason"])}.</p>')
-    heads = ["#", "configuration", "life", "device writes TB/day", "durable writes", "write IOPS sized on",
+    heads = ["#", "configuration", "life", "device writes a day", "durable writes", "write IOPS sized on",
              "purchase", "replacements", "energy", "cloud", "total", "per year"]
     rows = []
     for i, (c, name) in enumerate(zip(cands, names), 1):
         e = c.get("endurance")
         t = c.get("tco") if isinstance(c.get("tco"), dict) else {}
         on = c.get("sized_on") if isinstance(c.get("sized_on"), dict) else {}
-        rows.append([str(i), esc(name), _life(e, c.get("endurance_reason")),
-                     num(e.get("device_writes_tb_per_day"), 3) if isinstance(e, dict) else "—",
+        dw_day = e.get("device_writes_tb_per_day") if isinstance(e, dict) else None
+        rows.append([str(i), esc(name), _life(e, c.get("endurance_reason"), years),
+                     per_day_text(dw_day) if isnum(dw_day) else "—",
                      _protected(c.get("durable_writes")), esc(on.get("write_iops") or "—"),
                      _usd(t.get("purchase_usd")), _usd(t.get("replacements_usd")),
                      _usd(t.get("energy_usd")) if t.get("energy_usd") is not None else '<span class="na">unpriced</span>',
@@ -87,9 +92,11 @@ def life_section(doc: dict[str, Any], cands: Sequence[dict[str, Any]], names: Se
     out.append('<div class="charts">' + figure_frame(chart, "Each candidate's cost over the service life, by "
                                                             "part: the first is the answer.") + "</div>")
     kwh = terms.get("usd_per_kwh")
+    cap = life_cap_years(years if isnum(years) else None)
     out.append(f'<p class="reason">Life: years until the limiting flash device reaches its rated endurance (device '
                f'writes a day = host writes × the layout\'s write factor / devices × WAF), or an HDD\'s workload '
-               f'against its rating. Energy at ${num(kwh, 2) if isnum(kwh) else "?"}/kWh: idle + (active − idle) × '
+               f'against its rating; past {num(cap, 0)} years (ten service lives, at least 50) it shows as '
+               f'&gt;&nbsp;{num(cap, 0)}: wear that far out only says the device outlasts the service life. Energy at ${num(kwh, 2) if isnum(kwh) else "?"}/kWh: idle + (active − idle) × '
                f'utilisation watts, every overhead unit at its watts. Ranked by '
                f'{"total cost" if terms.get("cost") == "tco" else "purchase price"}.</p>')
     dropped = [d for d in (doc.get("dropped") or []) if isinstance(d, dict)]
