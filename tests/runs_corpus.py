@@ -1,5 +1,6 @@
 """Runs directories for `dbtier runs`: every kind of run dbtier writes, from saved real documents, plus
-damaged directories; and variants of a document (another time, host, figures) for trends, checks and the
+damaged run directories (each with dbtier's run marker, as every run directory has) and folders that are
+no runs (no marker, no result.json: not listed); and variants of a document (another time, host, figures) for trends, checks and the
 10,000-run bench (bench/runs_scale.py)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+from dbtier.results.store import RUN_MARKER
 from samples import BACKUP_DUCKDB, DATA, DSS_SPILL, LAB, MATRIX, MATRIX_EMULATED, PROBE, TPCC, make_lab
 
 PROBE_REPEATS = DATA / "probe" / "quick-ext4-virtio-repeats.json"
@@ -23,14 +25,29 @@ SOURCES: dict[str, Path] = {
     **{p.stem: p for p in sorted(SAVED.glob("*.json"))},
 }
 
-# Damaged directory -> (what is in it, words of the reason `dbtier runs` gives).
+# Damaged run directory (its run marker besides) -> (what is in it, words of the reason `dbtier runs` gives).
 DAMAGED = {
     "damaged-truncated": ("the first 3000 bytes of a probe's result.json", "not valid JSON"),
-    "damaged-empty": ("nothing", "no result.json"),
+    "damaged-empty": ("nothing but the marker", "no result.json"),
     "damaged-foreign": ("a JSON object that is not a dbtier document", "not a dbtier result"),
     "damaged-array": ("a JSON array", "not a dbtier result"),
     "damaged-future": ("a probe document of schema_version 99", "newer than this dbtier"),
 }
+
+
+# Folders a user keeps beside the runs, never runs: not listed.
+NOT_RUNS = {
+    "a-report": ("report.html", "<html></html>\n"),
+    "pg_wal": ("000000010000000000000001", ""),
+    "textfile": ("dbtier.prom", "# HELP x\n"),
+}
+
+
+def mark(d: Path, command: str = "probe", name: str | None = None) -> Path:
+    """dbtier's run marker, as RunDir.create writes it."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / RUN_MARKER).write_text(json.dumps({"command": command, "name": name}) + "\n")
+    return d
 
 
 def put(d: Path, doc: dict | bytes) -> Path:
@@ -48,17 +65,26 @@ def make_damaged(root: Path) -> None:
     future = json.loads(PROBE.read_text())
     future["schema_version"] = 99
     put(root / "damaged-future", future)
+    for name in DAMAGED:
+        mark(root / name)
+
+
+def make_not_runs(root: Path) -> None:
+    for name, (file, text) in NOT_RUNS.items():
+        (root / name).mkdir(parents=True)
+        (root / name / file).write_text(text)
 
 
 def make_corpus(root: Path) -> Path:
     """Every saved document as its own run directory (named as SOURCES), a lab with its step runs (`lab/`),
-    the DAMAGED directories, and `bench/` (bench figures, not runs)."""
+    the DAMAGED directories, the NOT_RUNS folders and `bench/` (bench figures, not runs)."""
     root.mkdir(parents=True, exist_ok=True)
     for name, src in SOURCES.items():
         (root / name).mkdir()
         shutil.copy(src, root / name / "result.json")
     make_lab(root, "lab")
     make_damaged(root)
+    make_not_runs(root)
     (root / "bench").mkdir()
     (root / "bench" / "runs_scale-20250101T000000Z.json").write_text('{"bench": "runs_scale"}\n')
     return root

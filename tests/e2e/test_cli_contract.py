@@ -31,9 +31,9 @@ def test_every_subcommand_is_registered():
 
 
 @pytest.mark.parametrize("words,parser", _leaf_parsers(), ids=lambda x: " ".join(x) if isinstance(x, list) else "")
-def test_every_command_has_help_json_and_out(words, parser):
+def test_every_command_has_help_json_out_and_name(words, parser):
     opts = {o for a in parser._actions for o in a.option_strings}
-    assert {"--json", "--out", "-h"} <= opts, words
+    assert {"--json", "--out", "--name", "-h"} <= opts, words
     assert parser.description or parser.format_usage()
     r = call_main(*words, "--help", cwd=".")
     assert r.returncode == 0 and "--json" in r.stdout

@@ -68,7 +68,7 @@ def test_force_replaces_the_whole_run(tmp_path):
     r = call_main("plan", "size", "--read-iops", "1000", "--capacity-gb", "100", "--out", str(out), "--force",
                    cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in out.rglob("*")) == ["result.json"]
+    assert sorted(p.name for p in out.rglob("*")) == [".dbtier-run", "result.json"]     # the new run's marker
     doc = load_doc(out)
     assert doc["command"] == "plan" and doc["status"] == "ok"
 
@@ -356,3 +356,78 @@ def test_an_interrupt_waits_for_numba_to_finish_compiling(tmp_path, sig):
     assert r.stdout.endswith("\ncompiled\n"), r.stdout[-300:]
     assert "Traceback" not in r.stderr and "interrupted" in r.stderr
     assert load_doc(tmp_path / "run")["status"] == "interrupted"
+
+
+# -- names -----------------------------------------------------------------------------------------------------
+
+PLAN = ["plan", "size", "--read-iops", "1000", "--capacity-gb", "100"]
+
+
+def only_run(runs: Path) -> Path:
+    made = [p for p in runs.iterdir() if not p.name.startswith(".")]
+    assert len(made) == 1, made
+    return made[0]
+
+
+def test_name_ends_the_run_directory_and_is_kept_in_the_document(tmp_path):
+    r = call_main(*PLAN, "--name", "azure_E16s.v5-2", "--runs-dir", "r", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    d = only_run(tmp_path / "r")
+    # <UTC timestamp>-<command>-<name>
+    stamp, rest = d.name.split("-", 1)
+    assert len(stamp) == len("20250101T000000Z") and stamp.endswith("Z") and rest == "plan-azure_E16s.v5-2"
+    doc = load_doc(d)
+    assert doc["name"] == "azure_E16s.v5-2" and list(doc)[list(doc).index("command") + 1] == "name"
+    assert json.loads((d / ".dbtier-run").read_text()) == {"command": "plan", "name": "azure_E16s.v5-2"}
+
+
+@pytest.mark.parametrize("args,name,suffix", [
+    (["--cloud", "aws", "--instance", "r6i.4xlarge"], "plan-aws-r6i.4xlarge", "plan-aws-r6i.4xlarge"),
+    ([], "plan-onprem", "plan-onprem"),
+], ids=["cloud", "onprem"])
+def test_a_plan_is_named_after_what_it_sized(tmp_path, args, name, suffix):
+    r = call_main(*PLAN, *args, "--runs-dir", "r", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    d = only_run(tmp_path / "r")
+    assert d.name.split("-", 1)[1] == suffix and load_doc(d)["name"] == name     # the command not said twice
+
+
+def test_history_steps_are_named_and_a_requirement_says_which_import_it_continues(tmp_path):
+    awr = DATA / "history" / "awr"
+    r = call_main("history", "import", "--source", "awr", str(awr / "awr_sysstat_PROD.csv"),
+                  str(awr / "awr_iostat_filetype_PROD.csv"), "--runs-dir", "r", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    imp = only_run(tmp_path / "r")
+    assert imp.name.endswith("-history-import-awr") and load_doc(imp)["name"] == "history-import-awr"
+    r = call_main("history", "requirement", str(imp), "--database", "PROD", "--out", "req", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert load_doc(tmp_path / "req")["name"] == "history-requirement"
+    listed = json.loads(call_main("runs", "--json", "--runs-dir", "r", "--runs-dir", ".", cwd=tmp_path).stdout)
+    by = {x["name"]: x for x in listed["rows"]}
+    assert by["history-requirement"]["continues"] == str(imp) and by["history-import-awr"]["continues"] is None
+
+
+def test_the_name_given_wins_over_the_default(tmp_path):
+    r = call_main(*PLAN, "--cloud", "aws", "--instance", "r6i.4xlarge", "--name", "mine", "--out", "o", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert load_doc(tmp_path / "o")["name"] == "mine"
+
+
+@pytest.mark.parametrize("bad,why", [
+    ("a b", "only letters, digits"), ("x/y", "only letters, digits"), ("", "empty"), ("..", "only dots"),
+    ("n" * 65, "65 characters, over 64"), ("é", "only letters, digits"),
+])
+def test_a_bad_name_is_one_message_and_nothing_is_made(tmp_path, bad, why):
+    r = call_main(*PLAN, "--name", bad, "--runs-dir", "r", cwd=tmp_path)
+    assert_clean_error(r, "--name", why)
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_report_names_each_run(tmp_path):
+    from dbtier.report.base import run_label
+    from dbtier.report.html import render_html
+    doc = {"command": "plan", "name": "azure", "_run_dir": str(tmp_path / "scratch")}
+    assert run_label(doc, 0) == "scratch (azure)"       # --out: the directory does not say it
+    assert run_label({**doc, "_run_dir": "runs/20250101T000000Z-plan-azure"}, 0) == "20250101T000000Z-plan-azure"
+    html = render_html([{**doc, "status": "ok"}])
+    assert "<th>name</th>" in html.replace(' class="num"', "") and "<td>azure</td>" in html

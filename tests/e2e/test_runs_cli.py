@@ -324,3 +324,54 @@ def test_check_refuses_a_durable_run_against_a_non_durable_one(tmp_path):
     r = call_main("runs", "check", str(tight), "--baseline", "loose", "--runs-dir", str(root), cwd=tmp_path)
     assert_clean_error(r, "not durable: not comparable with a durable one")
     assert r.returncode == 2
+
+
+# -- names, runs made elsewhere, folders that are no runs -------------------------------------------------------
+
+PLAN = ["plan", "size", "--read-iops", "1000", "--capacity-gb", "100"]
+
+
+def test_runs_shows_the_name(tmp_path):
+    assert call_main(*PLAN, "--name", "aws-r6i", "--runs-dir", "r", cwd=tmp_path).returncode == 0
+    r = call_main("runs", "--runs-dir", "r", cwd=tmp_path)
+    assert r.returncode == 0 and " name " in r.stdout.splitlines()[0] and "aws-r6i" in r.stdout, r.stdout
+    row = js(call_main("runs", "--json", "--runs-dir", "r", cwd=tmp_path))["rows"][0]
+    assert row["name"] == "aws-r6i" and row["run_id"].endswith("-plan-aws-r6i")
+
+
+def test_a_run_written_elsewhere_is_listed_from_anywhere_and_pruned_once_deleted(tmp_path):
+    elsewhere = tmp_path / "scratch" / "azure-plan"
+    here = tmp_path / "project"
+    here.mkdir()
+    assert call_main(*PLAN, "--name", "azure", "--out", str(elsewhere), cwd=tmp_path).returncode == 0
+    assert call_main(*PLAN, cwd=here).returncode == 0          # one in the project's own runs directory
+    doc = js(call_main("runs", "--json", cwd=here))
+    by = {x["run_id"]: x for x in doc["rows"]}
+    assert str(elsewhere) in by and by[str(elsewhere)]["runs_dir"] is None and by[str(elsewhere)]["name"] == "azure"
+    assert doc["count"] == 2                                    # the project's run is not listed twice
+    r = call_main("runs", cwd=here)
+    # shown by its path from here
+    assert "../scratch/azure-plan " in r.stdout and "1 of them made elsewhere" in r.stdout, r.stdout
+    # --runs-dir lists that directory only, unless --everywhere
+    assert js(call_main("runs", "--json", "--runs-dir", "runs", cwd=here))["count"] == 1
+    assert js(call_main("runs", "--json", "--runs-dir", "runs", "--everywhere", cwd=here))["count"] == 2
+    import shutil
+    shutil.rmtree(elsewhere)
+    doc = js(call_main("runs", "--json", cwd=here))
+    assert doc["count"] == 1 and doc["index"][-1]["pruned"] == 1
+    reg = Path(doc["index"][-1]["registry"])
+    assert str(elsewhere) not in reg.read_text() and len(reg.read_text().splitlines()) == 1
+
+
+def test_folders_that_are_no_runs_are_not_listed_a_marked_one_is_damaged(tmp_path):
+    from runs_corpus import NOT_RUNS, make_not_runs, mark
+    root = tmp_path / "runs"
+    assert call_main(*PLAN, "--runs-dir", str(root), cwd=tmp_path).returncode == 0
+    make_not_runs(root)
+    (root / "empty-folder").mkdir()
+    mark(root / "20250101T000000Z-plan-lost", "plan", "lost")     # a run whose result.json is gone
+    doc = js(call_main("runs", "--json", "--runs-dir", str(root), cwd=tmp_path))
+    ids = {x["run_id"]: x for x in doc["rows"]}
+    assert not set(ids) & {*NOT_RUNS, "empty-folder"} and doc["count"] == 2 and doc["damaged"] == 1
+    lost = ids["20250101T000000Z-plan-lost"]
+    assert lost["status"] == "damaged" and lost["reason"] == "no result.json" and lost["name"] == "lost"

@@ -141,8 +141,8 @@ def test_force_on_a_run_directory_replaces_it_and_refuses_foreign_ones(tmp_path)
     with pytest.raises(DbtierError, match="already a run directory"):
         RunDir.create("probe", out=rd.path)
     again = RunDir.create("probe", out=rd.path, force=True)
-    # the old files gone; only the room kept for the final status (released when the run ends)
-    assert [p.name for p in again.path.iterdir()] == [".dbtier-reserve"]
+    # the old files gone; only the run's marker and the room kept for the final status (released when it ends)
+    assert sorted(p.name for p in again.path.iterdir()) == [".dbtier-reserve", ".dbtier-run"]
     (again.path / "x").write_text("not a run")
     with pytest.raises(DbtierError, match="not a dbtier run directory"):
         RunDir.create("probe", out=again.path, force=True)

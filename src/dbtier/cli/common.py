@@ -2,8 +2,10 @@
 
 Every command: `--json` prints the result document on stdout and keeps the
 terminal quiet; `--out DIR` names the run directory (default
-runs/<UTC timestamp>-<command>), never one that already holds a run unless
-`--force` replaces it whole.
+runs/<UTC timestamp>-<command>[-<name>]), never one that already holds a run unless
+`--force` replaces it whole; `--name NAME` names the run (in its directory's
+name and its document); a plan, advise and history step name themselves after
+what they did when not told (`default_name`).
 
 The lifecycle: `lifecycle()` (main.py wraps every command in it) owns each run
 directory a command makes with `Run(...)`, from its creation to its final
@@ -33,23 +35,78 @@ from dbtier.core.files import full_error, full_path, is_full
 from dbtier.core import owner
 from dbtier.core.owner import me
 from dbtier.results.document import finish, new_document
-from dbtier.results.store import RunDir, check_out, dumps
+from dbtier.results.store import RunDir, check_name, check_out, dumps
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     g.add_argument("--json", action="store_true", help="print the result document (JSON) on stdout")
-    g.add_argument("--out", metavar="DIR", help="run directory to write (default runs/<UTC timestamp>-<command>); "
-                   "refused if it already holds anything")
+    g.add_argument("--out", metavar="DIR", help="run directory to write (default runs/<UTC timestamp>-<command>"
+                   "[-<name>]); refused if it already holds anything")
+    add_name_option(g)
     g.add_argument("--force", action="store_true",
                    help="with --out: replace an existing run directory whole (its files are removed first)")
     g.add_argument("--runs-dir", metavar="DIR", default=None, help="where new run directories go (default ./runs)")
+
+
+def add_name_option(g: argparse._ActionsContainer) -> None:
+    g.add_argument("--name", metavar="NAME", help="name the run: it ends the run directory's name and is kept in "
+                   "its document (`name`), shown by `dbtier runs` and reports; letters, digits, '.', '-', '_', at "
+                   "most 64 (plan, advise and history runs are named after what they did unless given one)")
+
+
+def _safe(part: str) -> str:
+    return "".join(c if c.isalnum() and c.isascii() or c in "._-" else "-" for c in part)
+
+
+def default_name(command: str, params: dict[str, Any]) -> str | None:
+    """The name a run gets when --name is not given: what a plan sized (`plan-aws-r6i.4xlarge`,
+    `plan-onprem`), `advise`, a history step (`history-import-awr`, `history-consolidate`,
+    `history-requirement`); None for other commands."""
+    action = params.get("action")
+    name: str | None = None
+    if command == "plan":
+        cloud, inst = params.get("cloud"), params.get("instance")
+        if isinstance(cloud, str) and cloud:
+            name = f"plan-{cloud}" + (f"-{inst}" if isinstance(inst, str) and inst and inst != "auto" else "")
+        else:
+            name = "plan-onprem"
+    elif command == "advise":
+        name = "advise"
+    elif command == "history" and isinstance(action, str):
+        source = params.get("source")
+        name = f"history-{action}" + (f"-{source}" if action == "import" and isinstance(source, str) and source
+                                      else "")
+    if name is None:
+        return None
+    name = _safe(name)[:64].rstrip(".")
+    return name or None
+
+
+def run_name(args: argparse.Namespace, command: str, params: dict[str, Any],
+             default: str | None = None) -> str | None:
+    """The run's name: --name when given (checked), else `default`, else default_name()."""
+    given = getattr(args, "name", None)
+    if given is not None:
+        return check_name(given)
+    return default if default is not None else default_name(command, params)
 
 
 def console(args: argparse.Namespace) -> Console:
     """Terminal output goes to stderr under --json, so stdout carries only the document."""
     quiet = getattr(args, "json", False)
     return Console(stderr=True, quiet=quiet) if quiet else Console(stderr=False)
+
+
+def _named(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """The document with `name` right after the command it names."""
+    out: dict[str, Any] = {}
+    for k, v in doc.items():
+        out[k] = v
+        if k == "command":
+            out["name"] = name
+    out.setdefault("name", name)
+    return out
 
 
 class Terminated(KeyboardInterrupt):
@@ -65,11 +122,14 @@ class Run:
 
     `read_only` commands (show, compare, catalog list|show) keep their document in memory and
     make no directory (nor ask engines for versions) unless --out or --runs-dir is given.
-    `inputs`: paths the command reads, which --force must never remove."""
+    `inputs`: paths the command reads, which --force must never remove. `default_name`: the run's name
+    when --name is not given (else default_name() from the command and its params)."""
 
     def __init__(self, command: str, args: argparse.Namespace, params: dict[str, Any],
                  paths: list[str] | None = None, devices: list[str] | None = None,
-                 inputs: Iterable[str | os.PathLike] = (), read_only: bool = False):
+                 inputs: Iterable[str | os.PathLike] = (), read_only: bool = False,
+                 default_name: str | None = None):
+        name = run_name(args, command, params, default_name)
         out = getattr(args, "out", None)
         runs_dir = getattr(args, "runs_dir", None)
         force = bool(getattr(args, "force", False))
@@ -84,10 +144,11 @@ class Run:
         else:
             from dbtier.measure.machine import light_machine_info
             machine = light_machine_info()
-        self.doc = new_document(command, params, machine)
+        doc = new_document(command, params, machine)
+        self.doc = _named(doc, name) if name is not None else doc
         self.claim: Claim | None = None
         if self.persist:
-            self.dir = RunDir.create(command, out, runs_dir or "runs", force=force, inputs=inputs)
+            self.dir = RunDir.create(command, out, runs_dir or "runs", force=force, inputs=inputs, name=name)
             # who runs it: a reader told it `running` sees `abandoned` once this process is gone
             owner.current_run = self.dir.path.name
             self.doc["owner"] = me().to_dict()
@@ -239,6 +300,7 @@ def check_out_early(args: argparse.Namespace) -> None:
     """--out refused before a command does any work (the run directory is checked again when made)."""
     if hasattr(args, "out"):
         check_out(args.out, bool(getattr(args, "force", False)))
+    check_name(getattr(args, "name", None))
     rd = getattr(args, "runs_dir", None)
     if rd is not None and str(rd).strip() == "":
         raise DbtierError("--runs-dir '': an empty directory name", "e.g. --runs-dir runs")

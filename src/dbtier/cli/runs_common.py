@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import os
 import sys
 from typing import Any
 
-from dbtier.cli.common import Run
+from dbtier.cli.common import Run, add_name_option
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, parse_duration
 
@@ -24,6 +25,7 @@ def add_runs_options(p: argparse.ArgumentParser, writes: bool = False) -> None:
     g.add_argument("--out", metavar="DIR", help="write this command's run directory here"
                    + ("" if writes else " (it makes none otherwise: it only reads, like show and compare)"))
     g.add_argument("--force", action="store_true", help="with --out: replace an existing run directory whole")
+    add_name_option(g)
 
 
 def add_filters(p: argparse.ArgumentParser) -> None:
@@ -52,16 +54,24 @@ def parse_since(text: str) -> _dt.datetime:
     return t.astimezone(_dt.timezone.utc).replace(tzinfo=None) if t.tzinfo else t
 
 
-def catalogue(args: argparse.Namespace, dirs: list[str] | None = None) -> tuple[Any, list[Any]]:
-    """(a locked DuckDB connection over the runs, each runs directory's refresh) for the command's dirs."""
+def catalogue(args: argparse.Namespace, dirs: list[str] | None = None,
+              registry: bool = False) -> tuple[Any, list[Any]]:
+    """(a locked DuckDB connection over the runs, each runs directory's refresh) for the command's dirs;
+    `registry`: the runs made elsewhere too (dbtier.core.runlog), their refresh last."""
     from dbtier.runsdb import scan, views
     progress = _progress(args)
     try:
         done = [scan.refresh(r, progress) for r in (dirs or roots(args))]
+        reg = None
+        if registry:
+            listed = {os.path.realpath(os.path.join(r.root, rid)) for r in done
+                      for rid in r.table.column("run_id").to_pylist()}
+            reg = scan.refresh_registered(listed, progress)
     finally:
         if progress is not None:
             progress.close()
-    return views.connect([(r.root, r.table) for r in done]), done
+    con = views.connect([(r.root, r.table) for r in done], reg.table if reg is not None else None)
+    return con, done + ([reg] if reg is not None else [])
 
 
 class _Bar:
@@ -91,6 +101,7 @@ def _progress(args: argparse.Namespace) -> _Bar | None:
 
 def make_run(args: argparse.Namespace, action: str, params: dict[str, Any], writes: bool = False,
              inputs: list[str] | None = None) -> Run:
-    ns = argparse.Namespace(out=args.out, force=args.force, runs_dir=roots(args)[0] if writes else None)
+    ns = argparse.Namespace(out=args.out, force=args.force, runs_dir=roots(args)[0] if writes else None,
+                            name=getattr(args, "name", None))
     return Run("runs", ns, {"action": action, "runs_dirs": roots(args), **params}, inputs=inputs or [],
                read_only=not writes)

@@ -84,10 +84,16 @@ def yes_no(x: Any) -> str:
 
 
 def run_label(doc: dict[str, Any], i: int) -> str:
+    """The run's directory name (lab/step for a lab's step run), with the run's name (--name) after it
+    when the directory's name does not already hold it (a run written with --out)."""
     d = doc.get("_run_dir")
     name = os.path.basename(os.path.normpath(d)) if isinstance(d, str) and d else f"run {i + 1}"
     parent = doc.get("_parent")     # a lab's step run: lab/step
-    return f"{parent}/{name}" if isinstance(parent, str) and parent else name
+    label = f"{parent}/{name}" if isinstance(parent, str) and parent else name
+    given = doc.get("name")
+    if isinstance(given, str) and given and given not in name:
+        label += f" ({given})"
+    return label
 
 
 def html_table(headers: Sequence[str], rows: Iterable[Sequence[str]], num_cols: Iterable[int] = (),

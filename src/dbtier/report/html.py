@@ -285,10 +285,12 @@ def _header(docs: Sequence[dict[str, Any]]) -> str:
 def _runs_table(docs: Sequence[dict[str, Any]]) -> str:
     rows = []
     for i, d in enumerate(docs):
+        name = d.get("name")
         rows.append([str(i + 1), f'<a href="#run-{i + 1}">{esc(d.get("command") or "unknown")}</a>',
-                     f"<code>{esc(run_label(d, i))}</code>", badge(d.get("status")), time_text(d.get("started_at")),
+                     f"<code>{esc(run_label(d, i))}</code>", esc(name) if isinstance(name, str) else "—",
+                     badge(d.get("status")), time_text(d.get("started_at")),
                      time_text(d.get("finished_at")), duration_text(d.get("started_at"), d.get("finished_at"))])
-    return "<h2>Runs</h2>" + html_table(["#", "command", "run", "status", "started", "finished", "took"], rows)
+    return "<h2>Runs</h2>" + html_table(["#", "command", "run", "name", "status", "started", "finished", "took"], rows)
 
 
 def _toc(docs: Sequence[dict[str, Any]], kids: dict[int, list[Entry]], compare: bool) -> str:

@@ -1,4 +1,9 @@
-"""Run directories: `runs/<UTC timestamp>-<command>/result.json` plus raw engine outputs.
+"""Run directories: `runs/<UTC timestamp>-<command>[-<name>]/result.json` plus raw engine outputs.
+
+Every run directory carries a marker (RUN_MARKER: the command and the run's name) from the moment it is
+made, before its document: a directory with the marker is a run, even one whose result.json is missing or
+broken; a directory with neither is somebody else's folder. Each one made is recorded in the run registry
+(dbtier.core.runlog), so `dbtier runs` finds it wherever `--out` put it.
 
 The document is rewritten atomically (temp file + rename) after every step, so
 an interrupted run keeps everything it finished. A run directory is never
@@ -14,7 +19,9 @@ file and what is wrong with it.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -22,6 +29,7 @@ from typing import Any, Iterable
 
 import orjson
 
+from dbtier.core import runlog
 from dbtier.core.errors import DbtierError
 from dbtier.core.owner import Owner, abandoned_note, alive
 from dbtier.core.files import full_error, is_full, kind_of, regular_file, write_bytes_atomic
@@ -29,6 +37,10 @@ from dbtier.results.document import upgrade
 from dbtier.results.shape import check_document
 
 RESULT_FILE = "result.json"
+# What makes a directory a run before (and whatever becomes of) its result.json: {"command", "name"}.
+RUN_MARKER = ".dbtier-run"
+NAME_MAX = 64
+_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 # Deeper than any document dbtier writes (about 8 levels) by far; deeper is not ours, and would make
 # the renderers and orjson's writer (255 levels) fail later instead of here.
 MAX_DEPTH = 64
@@ -49,6 +61,44 @@ def is_run_dir(path: Path) -> bool:
         return False
     v = doc.get("schema_version") if isinstance(doc, dict) else None
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+def has_marker(path: str | os.PathLike) -> bool:
+    """True when `path` carries the marker of a run directory dbtier made."""
+    return os.path.isfile(os.path.join(path, RUN_MARKER))
+
+
+def marker_of(path: str | os.PathLike) -> dict[str, Any] | None:
+    """What a run directory's marker says ({command, name}), None when it has none (or not one of ours)."""
+    try:
+        with open(os.path.join(path, RUN_MARKER), "rb") as f:
+            doc = json.loads(f.read(4096))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    return {k: doc.get(k) if isinstance(doc.get(k), str) else None for k in ("command", "name")}
+
+
+def check_name(name: str | None, option: str = "--name") -> str | None:
+    """A run's name as given, or one DbtierError: letters, digits, '.', '-' and '_', at most NAME_MAX."""
+    if name is None:
+        return None
+    if not name or len(name) > NAME_MAX or not _NAME.match(name) or name.strip(".") == "":
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        why = ("empty" if not name else f"{len(name)} characters, over {NAME_MAX}" if len(name) > NAME_MAX
+               else "only dots" if name.strip(".") == "" else "only letters, digits, '.', '-' and '_' may be used")
+        raise DbtierError(f"{option} {shown!r}: {why} (it becomes part of the run directory's name)",
+                          f"e.g. {option} aws-r6i.4xlarge")
+    return name
+
+
+def dir_name(stamp: str, command: str, name: str | None) -> str:
+    """`<stamp>-<command>[-<name>]`; a name that starts with the command is not repeated after it
+    (`plan-aws-r6i.4xlarge` -> `<stamp>-plan-aws-r6i.4xlarge`)."""
+    if not name or name == command:
+        return f"{stamp}-{command}"
+    return f"{stamp}-{name}" if name.startswith(command + "-") else f"{stamp}-{command}-{name}"
 
 
 def _within(child: str, parent: str) -> bool:
@@ -114,7 +164,7 @@ def _replace(path: Path, inputs: Iterable[str | os.PathLike]) -> None:
 RESERVE_FILE = ".dbtier-reserve"
 RESERVE_BYTES = 64 * 1024
 # What a document on a full filesystem keeps when even the whole document does not fit the reserve.
-_ENVELOPE = ("schema_version", "command", "dbtier_version", "started_at", "finished_at", "status", "machine",
+_ENVELOPE = ("schema_version", "command", "name", "dbtier_version", "started_at", "finished_at", "status", "machine",
              "params", "errors", "owner")
 
 
@@ -125,7 +175,8 @@ class RunDir:
     @classmethod
     def create(cls, command: str, out: str | os.PathLike | None = None,
                root: str | os.PathLike | None = "runs", force: bool = False,
-               inputs: Iterable[str | os.PathLike] = ()) -> "RunDir":
+               inputs: Iterable[str | os.PathLike] = (), name: str | None = None) -> "RunDir":
+        check_name(name)
         if out is not None:
             path = Path(out)
             check_out(out, force)
@@ -136,16 +187,15 @@ class RunDir:
             if str(root).strip() == "":
                 raise DbtierError("--runs-dir '': an empty directory name", "e.g. --runs-dir runs")
             stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-            path = root / f"{stamp}-{command}"
+            base = dir_name(stamp, command, name)
+            path = root / base
             n = 1
             while path.exists():
                 n += 1
-                path = root / f"{stamp}-{command}-{n}"
+                path = root / f"{base}-{n}"
         try:
             path.mkdir(parents=True, exist_ok=True)
-            probe = path / ".write-test"
-            probe.write_text("")
-            probe.unlink()
+            (path / RUN_MARKER).touch()     # the run's mark, and the probe that the directory can be written
         except OSError as exc:
             if is_full(exc):
                 raise full_error(path, None, "the run directory") from None
@@ -153,6 +203,11 @@ class RunDir:
                               "choose another with --out DIR") from exc
         rd = cls(path)
         rd.reserve()
+        try:    # what the marker says, once the room for the final status is kept: it may not fit (then empty)
+            write_bytes_atomic(path / RUN_MARKER, json.dumps({"command": command, "name": name}).encode() + b"\n")
+        except OSError:
+            pass
+        runlog.record(path, command, name)
         return rd
 
     @property

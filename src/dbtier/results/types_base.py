@@ -115,6 +115,9 @@ class Envelope(TypedDict):
     here; each command adds its own section (dbtier.results.types.SECTIONS)."""
     schema_version: Literal[1]
     command: Required[str]        # Required: the shape check refuses null here too (readers index by it)
+    name: NotRequired[Annotated[str, S(pattern=r"^[A-Za-z0-9._-]{1,64}$"),
+                                doc("the run's name (--name; a plan, advise or history step is named after what "
+                                    "it did when not given one): the end of its run directory's name")]]
     dbtier_version: str
     started_at: Timestamp
     finished_at: Timestamp | None

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from dbtier.core.errors import DbtierError
 from dbtier.report import figures as F
-from dbtier.results.store import RESULT_FILE, load_run
+from dbtier.results.store import RESULT_FILE, load_run, marker_of
 
 DAMAGED = "damaged"
 
@@ -177,7 +177,7 @@ def row_of(doc: dict[str, Any], run_id: str, mtime_ns: int, size: int, lab: str 
     errors = F.dicts(doc.get("errors"))
     status = doc.get("status") if isinstance(doc.get("status"), str) else "unknown"
     row = {"run_id": run_id, "mtime_ns": mtime_ns, "size": size, "command": _text(doc.get("command")),
-           "kind": kind, "action": action, "status": status,
+           "name": _text(doc.get("name")), "continues": continues(doc), "kind": kind, "action": action, "status": status,
            "reason": _text(errors[0].get("message")) if errors and status != "ok" else None,
            "started_at": started, "finished_at": finished,
            "seconds": (finished - started).total_seconds() if started and finished else None,
@@ -198,8 +198,26 @@ def row_of(doc: dict[str, Any], run_id: str, mtime_ns: int, size: int, lab: str 
     return row
 
 
-def damaged_row(run_id: str, reason: str, mtime_ns: int = -1, size: int = -1, lab: str | None = None) -> dict[str, Any]:
-    return {"run_id": run_id, "mtime_ns": mtime_ns, "size": size, "command": None, "kind": None, "action": None,
+def continues(doc: dict[str, Any]) -> str | None:
+    """The run(s) this one continues, as its params name them: a history requirement's import or
+    consolidation (`run`), a consolidation's imports (`runs`), an import appended to an earlier one (`into`),
+    a plan sized from a history run (`from_history`). Runs it only reads (report, compare) continue none."""
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    cmd, action = doc.get("command"), params.get("action")
+    key = {("history", "requirement"): "run", ("history", "consolidate"): "runs", ("history", "import"): "into",
+           ("plan", "size"): "from_history"}.get((cmd, action))
+    v = params.get(key) if key else None
+    if isinstance(v, list):
+        v = ", ".join(x for x in v if isinstance(x, str)) or None
+    return _text(v)
+
+
+def damaged_row(run_id: str, reason: str, mtime_ns: int = -1, size: int = -1, lab: str | None = None,
+                marker: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The row of a run directory whose document cannot be read (`marker`: what its marker says)."""
+    m = marker or {}
+    return {"run_id": run_id, "mtime_ns": mtime_ns, "size": size, "command": m.get("command"),
+            "name": m.get("name"), "continues": None, "kind": None, "action": None,
             "status": DAMAGED, "reason": reason, "started_at": None, "finished_at": None, "seconds": None,
             "host": None, "dbtier_version": None, "target": None, "device": None, "model": None, "filesystem": None,
             "lab": lab, "summary": None, "figures": []}
@@ -212,15 +230,17 @@ def read_row(root: str, run_id: str, lab: str | None = None) -> dict[str, Any]:
     try:
         st = os.stat(file)
     except FileNotFoundError:
-        return damaged_row(run_id, f"no {RESULT_FILE}", lab=lab)
+        return damaged_row(run_id, f"no {RESULT_FILE}", lab=lab, marker=marker_of(d))
     except OSError as exc:
-        return damaged_row(run_id, f"{RESULT_FILE}: {exc.strerror or exc}", lab=lab)
+        return damaged_row(run_id, f"{RESULT_FILE}: {exc.strerror or exc}", lab=lab, marker=marker_of(d))
     try:
         doc = load_run(d)
     except DbtierError as exc:      # its message names the file: the row names the run already
-        return damaged_row(run_id, exc.message.replace(file, RESULT_FILE), st.st_mtime_ns, st.st_size, lab)
+        return damaged_row(run_id, exc.message.replace(file, RESULT_FILE), st.st_mtime_ns, st.st_size, lab,
+                           marker_of(d))
     except (OSError, RecursionError, ValueError) as exc:
-        return damaged_row(run_id, f"{RESULT_FILE}: {type(exc).__name__}: {exc}", st.st_mtime_ns, st.st_size, lab)
+        return damaged_row(run_id, f"{RESULT_FILE}: {type(exc).__name__}: {exc}", st.st_mtime_ns, st.st_size, lab,
+                           marker_of(d))
     return row_of(doc, run_id, st.st_mtime_ns, st.st_size, lab)
 
 

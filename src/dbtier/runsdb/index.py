@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from dbtier import __version__
 
 INDEX_FILE = ".dbtier-runs-index.parquet"
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 
 FIGURE = pa.struct([
     ("item", pa.string()), ("key", pa.string()), ("figure_key", pa.string()), ("label", pa.string()),
@@ -32,7 +32,7 @@ FIGURE = pa.struct([
 ])
 SCHEMA = pa.schema([
     ("run_id", pa.string()), ("mtime_ns", pa.int64()), ("size", pa.int64()), ("command", pa.string()),
-    ("kind", pa.string()), ("action", pa.string()), ("status", pa.string()), ("reason", pa.string()),
+    ("name", pa.string()), ("continues", pa.string()), ("kind", pa.string()), ("action", pa.string()), ("status", pa.string()), ("reason", pa.string()),
     ("started_at", pa.timestamp("us")), ("finished_at", pa.timestamp("us")), ("seconds", pa.float64()),
     ("host", pa.string()), ("dbtier_version", pa.string()), ("target", pa.string()), ("device", pa.string()),
     ("model", pa.string()), ("filesystem", pa.string()), ("lab", pa.string()), ("summary", pa.string()),
@@ -59,9 +59,10 @@ def path_of(root: str | os.PathLike) -> Path:
     return Path(root) / INDEX_FILE
 
 
-def load(root: str | os.PathLike, fp: str) -> pa.Table | None:
-    """The stored index when it is whole and made by this code; None otherwise (it is rebuilt)."""
-    p = path_of(root)
+def load(root: str | os.PathLike, fp: str, file: Path | None = None) -> pa.Table | None:
+    """The stored index when it is whole and made by this code; None otherwise (it is rebuilt). `file`: an
+    index kept elsewhere than in `root` (the run registry's, in the state directory)."""
+    p = file or path_of(root)
     try:
         meta = pq.read_schema(p).metadata or {}
         if meta.get(b"dbtier_index") != fp.encode():
@@ -76,9 +77,13 @@ def table(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 
-def save(root: str | os.PathLike, t: pa.Table, fp: str) -> str | None:
+def save(root: str | os.PathLike, t: pa.Table, fp: str, file: Path | None = None) -> str | None:
     """Write the index atomically; None when written, else why not (a read-only runs directory)."""
-    p = path_of(root)
+    p = file or path_of(root)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
     tmp = p.with_name(f".{INDEX_FILE}.{os.getpid()}.tmp")
     try:
         pq.write_table(t.replace_schema_metadata({"dbtier_index": fp}), tmp, compression="zstd")

@@ -1,9 +1,14 @@
 """Find the runs under a runs directory and bring its index up to date.
 
-What is a run: a directory holding a result.json, directly under the runs directory, or a step of a lab
-(a run directory inside a lab's), or under a plain folder that groups runs (up to two levels down). A
-directory holding neither is listed as damaged ("no result.json"). Hidden entries (the index itself, temp
-files) and `bench/` (what `make bench` writes: figures, not runs) are not runs.
+What is a run: a directory holding a result.json or dbtier's run marker (results/store.RUN_MARKER),
+directly under the runs directory, or a step of a lab (a run directory inside a lab's), or under a plain
+folder that groups runs (up to two levels down). A marked directory without its result.json is listed as
+damaged ("no result.json"); a folder with neither (a report, a WAL or textfile directory) is no run and is
+not listed. Hidden entries (the index itself, temp files) and `bench/` (what `make bench` writes: figures,
+not runs) are not runs.
+
+`refresh_registered` lists the runs made elsewhere (dbtier.core.runlog: wherever --out put them), with
+their own index in the state directory; the registry is pruned of the runs deleted since.
 
 Reading is the slow part of a cold index (10,000 documents): above POOL_MIN documents it is spread over
 the CPUs in worker processes (spawned, so no state of this process is shared).
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -20,8 +26,9 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dbtier.core import runlog
 from dbtier.core.errors import DbtierError
-from dbtier.results.store import RESULT_FILE
+from dbtier.results.store import RESULT_FILE, has_marker, marker_of
 from dbtier.runsdb import extract, index
 
 POOL_MIN = 64           # fewer documents are read faster here than workers start
@@ -42,11 +49,16 @@ class Refreshed:
     not_written: str | None = None  # why the index file could not be written
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    registry: str | None = None     # the run registry this lists (its runs: made elsewhere), else None
+    pruned: int = 0                 # registry entries dropped: those runs are gone
 
     def as_dict(self) -> dict[str, Any]:
-        return {"runs_dir": self.root, "file": str(index.path_of(self.root)), "runs": self.runs, "read": self.read,
-                "reused": self.reused, "removed": self.removed, "written": self.written,
-                "not_written": self.not_written, "seconds": round(self.seconds, 3)}
+        if self.registry is not None:
+            head = {"runs_dir": None, "registry": self.registry, "file": str(registry_index()), "pruned": self.pruned}
+        else:
+            head = {"runs_dir": self.root, "file": str(index.path_of(self.root))}
+        return {**head, "runs": self.runs, "read": self.read, "reused": self.reused, "removed": self.removed,
+                "written": self.written, "not_written": self.not_written, "seconds": round(self.seconds, 3)}
 
 
 def check_root(root: str) -> str:
@@ -75,10 +87,14 @@ def _stat(path: str) -> os.stat_result | None:
         return None
 
 
+def _is_run(path: str) -> bool:
+    return _stat(os.path.join(path, RESULT_FILE)) is not None or has_marker(path)
+
+
 def _has_runs(path: str) -> bool:
     try:
         with os.scandir(path) as it:
-            return any(e.is_dir() and _stat(os.path.join(e.path, RESULT_FILE)) is not None for e in it)
+            return any(e.is_dir() and _is_run(e.path) for e in it)
     except OSError:
         return False
 
@@ -117,17 +133,19 @@ def discover(root: str, rel: str = "", depth: int = 0) -> list[Found]:
             continue
         rid = os.path.join(rel, e.name) if rel else e.name
         if not _utf8(rid):
-            out.append((shown(rid), None, NOT_UTF8))
+            if _is_run(e.path):
+                out.append((shown(rid), None, NOT_UTF8))
             continue
         st = _stat(os.path.join(e.path, RESULT_FILE))
         if st is not None:
             out.append((rid, st, None))
         elif depth == 0 and e.name in _NOT_RUNS:
             continue
+        elif has_marker(e.path):        # a run whose document is gone
+            out.append((rid, None, None))
         elif depth < _MAX_DEPTH and _has_runs(e.path):
             out += discover(root, rid, depth + 1)
-        else:
-            out.append((rid, None, None))
+        # else: a folder that is not a run and never was one: not listed
     return out
 
 
@@ -181,10 +199,41 @@ def _changed(old: dict[str, tuple[int, int, str]], rid: str, st: os.stat_result 
 
 def refresh(root: str, progress: Progress | None = None, write: bool = True) -> Refreshed:
     """The index of `root` brought up to date with what is on disk (and saved when anything changed)."""
-    t0 = time.perf_counter()
     root = check_root(root)
+    return _refresh(root, discover(root), None, progress, write)
+
+
+def registry_index() -> Path:
+    return runlog.state_dir() / "runs-index.parquet"
+
+
+def _still_a_run(e: dict[str, Any]) -> bool:
+    p = e["path"]
+    return os.path.isdir(p) and _is_run(p)
+
+
+def refresh_registered(skip: set[str], progress: Progress | None = None, write: bool = True) -> Refreshed:
+    """The runs of the run registry (pruned of those deleted since) that are not among `skip` (real paths:
+    the runs the runs directories list already), each as a row whose run_id is its absolute path without the
+    leading '/' (the index's root is '/'). A registered lab's steps come with it, not on their own."""
+    entries, pruned = runlog.prune(_still_a_run)
+    labs = {os.path.realpath(e["path"]) for e in entries if e.get("command") == "lab"}
+    found: list[Found] = []
+    for e in entries:
+        p = e["path"]
+        real = os.path.realpath(p)
+        if real in skip or os.path.dirname(real) in labs or not _utf8(p):
+            continue
+        found.append((p.lstrip("/"), _stat(os.path.join(p, RESULT_FILE)), None))
+    r = _refresh("/", found, registry_index(), progress, write)
+    r.registry, r.pruned = str(runlog.registry_path()), pruned
+    return r
+
+
+def _refresh(root: str, top: list[Found], file: Path | None, progress: Progress | None, write: bool) -> Refreshed:
+    t0 = time.perf_counter()
     fp = index.fingerprint()
-    old_t = index.load(root, fp)
+    old_t = index.load(root, fp, file)
     old: dict[str, tuple[int, int, str]] = {}
     labs_before: set[str] = set()
     if old_t is not None:
@@ -204,14 +253,14 @@ def refresh(root: str, progress: Progress | None = None, write: bool = True) -> 
                 if old.get(rid, (0, 0, ""))[1] == -1:     # still no result.json: its row stands
                     keep.append(rid)
                 else:
-                    new_rows.append(extract.damaged_row(rid, why or f"no {RESULT_FILE}", lab=lab))
+                    new_rows.append(extract.damaged_row(rid, why or f"no {RESULT_FILE}", lab=lab,
+                                                        marker=marker_of(os.path.join(root, rid))))
             elif _changed(old, rid, st):
                 todo.append((rid, lab))
             else:
                 keep.append(rid)
         return todo
 
-    top = discover(root)
     fresh = _read(root, sort(top, None), progress)
     new_rows += fresh
     labs = [rid for rid in keep if rid in labs_before] + [r["run_id"] for r in fresh if r["command"] == "lab"]
@@ -227,7 +276,7 @@ def refresh(root: str, progress: Progress | None = None, write: bool = True) -> 
     r = Refreshed(root, t, runs=t.num_rows, read=len(new_rows), reused=len(keep))
     r.removed = len(old) - len(keep) - sum(1 for row in new_rows if row["run_id"] in old)
     if write and (old_t is None or new_rows or r.removed):
-        r.not_written = index.save(root, t, fp)
+        r.not_written = index.save(root, t, fp, file)
         r.written = r.not_written is None
     r.seconds = time.perf_counter() - t0
     return r

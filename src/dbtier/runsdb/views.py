@@ -2,7 +2,10 @@
 
 Views (the columns are documented here, `dbtier runs sql --help` lists them):
 
-- `runs`: one row per run: RUN_COLUMNS.
+- `runs`: one row per run: RUN_COLUMNS. `name`: the run's name (--name, or what a plan, advise or history
+  step was named after); `continues`: the run(s) it continues, as its params name them (a history
+  requirement's import run, a plan's --from-history ...); `runs_dir`: the runs directory it is under, NULL
+  for a run listed from the run registry (made elsewhere with --out: its run_id is its absolute path).
 - `figures`: one row per figure of a run, as report/figures.py names it: the run's path, kind, action,
   started_at, host and status, then item (a probe target, backup method, query, plan device, history
   database; '' for the run itself), key, figure_key (the key `compare` matches), label, value (a number)
@@ -28,9 +31,9 @@ import pyarrow.compute as pc
 
 from dbtier.core.errors import DbtierError
 
-RUN_COLUMNS = ("run_id", "path", "runs_dir", "command", "kind", "action", "status", "reason", "started_at",
-               "finished_at", "seconds", "host", "dbtier_version", "target", "device", "model", "filesystem",
-               "lab", "summary")
+RUN_COLUMNS = ("run_id", "path", "runs_dir", "command", "name", "kind", "action", "status", "reason",
+               "started_at", "finished_at", "seconds", "host", "dbtier_version", "target", "device", "model",
+               "filesystem", "lab", "continues", "summary")
 FIGURE_COLUMNS = ("path", "run_id", "kind", "action", "started_at", "host", "status", "item", "key", "figure_key",
                   "label", "value", "text", "unit", "digits", "better", "detail", "median", "min", "max", "n",
                   "spread_pct", "device", "model")
@@ -136,20 +139,30 @@ def view_sql(v: View) -> str:
             f"{' '.join(joins)} WHERE r.kind = {_lit(v.name)}")
 
 
-def _with_root(root: str, t: pa.Table) -> pa.Table:
+def _with_root(root: str, t: pa.Table, registry: bool = False) -> pa.Table:
+    """The index of `root` with runs_dir and path; a registry's (root '/'): runs_dir NULL, run_id and lab
+    the absolute paths."""
     n = t.num_rows
-    roots = pa.array([root] * n, pa.string())
     sep = root if root.endswith("/") else root + "/"
     path = pc.binary_join_element_wise(pa.array([sep] * n, pa.string()), t["run_id"], "")
+    if registry:
+        lab = pc.binary_join_element_wise(pa.array([sep] * n, pa.string()), t["lab"], "")
+        t = t.set_column(t.schema.get_field_index("run_id"), "run_id", path)
+        t = t.set_column(t.schema.get_field_index("lab"), "lab", lab)
+        roots = pa.nulls(n, pa.string())
+    else:
+        roots = pa.array([root] * n, pa.string())
     return t.append_column("runs_dir", roots).append_column("path", path)
 
 
-def connect(indexes: list[tuple[str, pa.Table]]) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection holding the runs directories' indexes, the documented views, and nothing
-    else it can reach: no files, no configuration changes."""
+def connect(indexes: list[tuple[str, pa.Table]], registry: pa.Table | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection holding the runs directories' indexes (and the run registry's runs, made
+    elsewhere), the documented views, and nothing else it can reach: no files, no configuration changes."""
     con = duckdb.connect(":memory:")
     from dbtier.runsdb.index import SCHEMA
-    t = pa.concat_tables([_with_root(r, x) for r, x in indexes]) if indexes else _with_root("", SCHEMA.empty_table())
+    parts = [_with_root(r, x) for r, x in indexes] + ([_with_root("/", registry, True)] if registry is not None
+                                                      else [])
+    t = pa.concat_tables(parts) if parts else _with_root("", SCHEMA.empty_table())
     con.register("idx", t)
     con.execute("CREATE TABLE index_runs AS SELECT * EXCLUDE (figures) FROM idx")
     con.execute("CREATE TABLE index_figures AS SELECT path, kind, unnest(figures, recursive := true) FROM idx")
