@@ -267,3 +267,30 @@ def test_advise_figures_are_the_recommended_option(rows):
     assert fig(r, "total_usd")["value"] == pytest.approx(best["total_usd"])
     assert fig(r, "recommended")["text"] == f"{best['where']}: {best['description']}"
     assert fig(r, "read_iops")["value"] == pytest.approx(a["requirement"]["read_iops"])
+
+
+def test_folders_that_are_no_runs_are_skipped_and_marked_ones_are_runs(tmp_path):
+    from runs_corpus import mark
+    root = tmp_path / "runs"
+    put(root / "fine", doc("probe"))
+    (root / "wal" / "sub").mkdir(parents=True)              # a folder of folders, none a run
+    (root / "report").mkdir()
+    (root / "report" / "report.html").write_text("<html></html>")
+    mark(root / "group" / "lost", "history", "history-import-awr")   # a grouped run without its document
+    found = {rid: (st, why) for rid, st, why in scan.discover(str(root))}
+    assert set(found) == {"fine", "group/lost"} and found["group/lost"] == (None, None)
+    rows = {x["run_id"]: x for x in scan.refresh(str(root)).table.to_pylist()}
+    assert rows["group/lost"]["status"] == "damaged" and rows["group/lost"]["name"] == "history-import-awr"
+
+
+def test_the_run_registry_keeps_one_line_per_run_and_drops_what_is_gone(tmp_path):
+    from dbtier.core import runlog
+    a, b = tmp_path / "a", tmp_path / "b"
+    for p in (a, b, a):                                      # a recorded twice (--force): listed once
+        assert runlog.record(p, "plan", "x")
+    with open(runlog.registry_path(), "ab") as f:
+        f.write(b'{"path": "rel/ative"}\n{"cut sh')          # not entries: dropped
+    assert [e["path"] for e in runlog.entries()] == [str(b), str(a)]
+    kept, dropped = runlog.prune(lambda e: e["path"] != str(b))
+    assert [e["path"] for e in kept] == [str(a)] and dropped == 1
+    assert [json.loads(x)["path"] for x in runlog.registry_path().read_text().splitlines()] == [str(a)]
