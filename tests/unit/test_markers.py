@@ -48,6 +48,8 @@ REFUSED_BEFORE_ANY_ENGINE = {
         "a bad option is refused by the parser",
     ("e2e/test_run_dirs.py", "test_bench_probe_reference_is_checked_before_the_benchmark"):
         "the --probe document is refused before DuckDB starts",
+    ("unit/test_own_checkout.py", "test_each_command_says_what_to_pass_inside_the_checkout"):
+        "run inside dbtier's own checkout without --dir/--data/PATH: refused before anything starts",
     ("unit/test_report_mariadb.py", "test_lab_refuses_an_unknown_engine"):
         "--engines with an unknown engine is refused before the lab's run or any step",
     ("unit/test_backup_emulate.py", "test_emulate_refusals_come_before_anything_is_built"):

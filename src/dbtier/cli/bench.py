@@ -135,7 +135,8 @@ def run_oltp(args: argparse.Namespace) -> int:
         console(args).print(f"note: {params['duration_note']}", highlight=False)
     # What a tpcc run is not, next to its figures (workloads/tpcc.py; README, `bench oltp`).
     doc["deviations"] = list(TPCC_DEVIATIONS) if args.workload == "tpcc" else None
-    doc.update({"points": [], "knee": None, "placement": None, "memory": None, "guards": [], "emulated": None})
+    doc.update({"points": [], "knee": None, "placement": None, "placement_where": None, "memory": None, "guards": [],
+                "emulated": None})
     if args.placement_matrix:
         doc["steps"] = []
     out = console(args)
@@ -154,7 +155,8 @@ def run_oltp(args: argparse.Namespace) -> int:
             if tier:
                 steps = oltp.emulate(study, cls.log_reserve_bytes(args), tier, steps, doc, hooks)
             for name, placement in steps:
-                step = {"name": name, "placement": None, "points": [], "knee": None, "load": None, "memory": None}
+                step = {"name": name, "placement": None, "placement_where": None, "points": [], "knee": None,
+                        "load": None, "memory": None}
                 if tier:
                     step["emulated_roles"] = sorted(r for r, d in placement.items() if d == tier.mount)
                 if args.placement_matrix:
@@ -178,6 +180,7 @@ def run_oltp(args: argparse.Namespace) -> int:
         # The top-level view is the all-fast step (the best case); every step is in steps[].
         last = doc["steps"][-1]
         doc["points"], doc["knee"], doc["placement"] = last["points"], last["knee"], last["placement"]
+        doc["placement_where"] = last.get("placement_where")
         doc["memory"] = last.get("memory")
     run.finish("ok")
     emit(doc, args, lambda: _render(doc, out, run))

@@ -20,6 +20,7 @@ from dbtier.core.units import parse_int
 from dbtier.measure import cgroup as memcg
 from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
+from dbtier.measure.placed import where
 from dbtier.measure.probe import spare_bytes
 from dbtier.model.dss import dss_scan, dss_totals
 from dbtier.workloads.engine import ServerSpec, engine_class, names
@@ -183,8 +184,9 @@ def run_dss(args: argparse.Namespace) -> int:
     run = Run("bench", args, params, paths=[p for p in (args.data, args.temp) if p],
               inputs=[p for p in (args.probe, args.data, args.temp) if p])
     doc = run.doc
-    doc.update({"bench": "dss", "engine": args.engine, "scale": args.scale, "placement": None, "load": None,
-                "runs": [], "queries": [], "total_seconds": None, "geomean_seconds": None, "answers_ok": None,
+    doc.update({"bench": "dss", "engine": args.engine, "scale": args.scale, "placement": None,
+                "placement_where": None, "load": None, "runs": [], "queries": [], "total_seconds": None,
+                "geomean_seconds": None, "answers_ok": None,
                 "emulated": None, "emulated_roles": [], "memory": None, "temp_tier": None})
     out = console(args)
     cls = engine_class(args.engine, "dss")
@@ -208,6 +210,7 @@ def run_dss(args: argparse.Namespace) -> int:
             engine = cls(spec)
             engine.open()
             doc["placement"] = {"data": str(engine.db_path), "temp": str(engine.temp_path)}
+            doc["placement_where"] = where(doc["placement"])   # each part's directory, disk, filesystem, mount
             devices = devices_for([str(engine.db_path.parent), str(engine.temp_path)])
             doc["devices"] = devices
             temp_dev = devices_for([str(engine.temp_path if engine.temp_path.exists() else engine.temp_path.parent)])

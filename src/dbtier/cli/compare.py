@@ -13,6 +13,7 @@ from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.report import figures as F
 from dbtier.report import figures_compare as FC
+from dbtier.report import verdict_rules as R
 from dbtier.report.inputs import load_runs
 from dbtier.report.verdict import verdict
 from dbtier.cli.show import print_verdict
@@ -29,9 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _ratio(r: dict, judge: bool = True) -> str:
-    """B / A, green when B is better and red when worse by more than the runs' combined spread (at least 5%:
-    figures.judge_difference), "within noise" otherwise; uncoloured when not `judge`d (a durable and a
-    non-durable run: neither is better)."""
+    """B / A coloured by the one evidence rule (verdict_rules.judge, which compare_rows applied): green when
+    B is better and red when worse, "~" within noise, "?" too little evidence (single runs, a wide spread);
+    uncoloured when not `judge`d (a durable and a non-durable run: neither is better)."""
     x = r["ratio"]
     if not F.isnum(x):
         return "-"
@@ -41,6 +42,8 @@ def _ratio(r: dict, judge: bool = True) -> str:
         return text
     if verdict == "within noise":
         return f"[dim]{text} ~[/dim]"
+    if verdict == R.TOO_LITTLE:
+        return f"[dim]{text} ?[/dim]"
     return f"[{'green' if verdict.startswith('better') else 'red'}]{text}[/]"
 
 
@@ -60,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
             r["verdict"] = None
     # the two runs read together: on two tiers, the two-tier answer (TPS per client count, the ratios)
     v = verdict([a, b])
-    doc.update(a=FC.run_info(a), b=FC.run_info(b), rows=rows, not_comparable=clash,
+    placed = FC.placement_comparison(a, b)   # where each part went in A and in B
+    unjudged: dict[str, list[str]] = {}      # too little evidence: the reason, and the figures it held back
+    for r in rows:
+        if r.get("verdict") == R.TOO_LITTLE:
+            unjudged.setdefault(str(r.get("reason")), []).append(str(r["metric"]))
+    doc.update(a=FC.run_info(a), b=FC.run_info(b), rows=rows, not_comparable=clash, placement=placed or None,
                verdict={"sentences": v["sentences"], "caveats": [c["text"] for c in v["caveats"]]})
     run_.finish()
     out = console(args)
@@ -70,8 +78,9 @@ def run(args: argparse.Namespace) -> int:
                   caption="B − A and B / A" + (": not judged, the runs are not comparable" if clash else
                                                "; green: better, red: worse -- by more than the runs' "
                                                "combined spread (max − min over median, A's plus B's) and at "
-                                               "least 5%; ~ within noise. A figure measured once has no "
-                                               "spread: only the 5% applies"), caption_justify="left")
+                                               f"least 5%, each side from {R.MIN_RUNS} runs or more within "
+                                               f"{F.fmt_auto(R.MAX_SPREAD_PCT)}% of each other; ~ within noise; "
+                                               "? too little evidence (said below)"), caption_justify="left")
         spreads = any(r.get("a_spread") or r.get("b_spread") for r in rows)
         cols = [("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("B / A", "right"),
                 ("unit", "left")]
@@ -97,6 +106,19 @@ def run(args: argparse.Namespace) -> int:
         out.print(t)
         if not rows:
             out.print("no figures to compare in these runs")
+        for why, metrics in unjudged.items() if not clash else ():
+            shown = ", ".join(metrics[:4]) + (f" and {len(metrics) - 4} more" if len(metrics) > 4 else "")
+            out.print(f"[yellow]? not judged, too little evidence[/yellow] ({esc(why)}): {esc(shown)}",
+                      highlight=False)
+        if placed:
+            p = Table(title="placement", title_justify="left")
+            for c in ("part", "A", "B"):
+                p.add_column(c)
+            for row in placed["rows"]:
+                p.add_row(*(esc(str(x)) for x in row))
+            out.print(p)
+            for text in placed["notes"]:
+                out.print(f"[bold yellow]same device[/bold yellow]: {esc(text)}", highlight=False)
         out.print()
         print_verdict(out, v)
     emit(doc, args, render)

@@ -18,6 +18,7 @@ from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.report import figures as F
 from dbtier.report import figures_compare as FC
 from dbtier.report import figures_fleet as FF
+from dbtier.report import placed as P
 from dbtier.report.inputs import load_runs
 from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
 
@@ -86,6 +87,7 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     notice = FF.fleet_notice(doc)   # a host dropped: the aggregate is not the whole fleet's
     if notice:
         out.print(f"{indent}[bold red]{esc(notice)}[/bold red]", highlight=False)
+    placement_lines(out, doc, indent)
     figs, tabs, meth, problems = FC.drawn(doc)
     t = figures_table([f.as_dict() for f in figs])
     if t is not None:
@@ -106,6 +108,22 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
                 print_summary(out, child)
 
 
+def placement_lines(out: Console, doc: dict[str, Any], indent: str = "") -> None:
+    """Where each part of an OLTP or DSS run went (directory, device, filesystem, mount). Parts the run keeps
+    apart on one device are said by the verdict's caveats (verdict_caveats), printed above."""
+    if F.kind(doc) not in ("bench oltp", "bench dss"):
+        return
+    w = P.where(doc)
+    if not w:
+        return
+    t = Table(title="placement" + (" (the last step)" if F.oltp_steps(doc) else ""), title_justify="left")
+    for c in ("part", "directory", "device"):
+        t.add_column(c)
+    for role, d, on in P.lines(w):
+        t.add_row(esc(role), esc(d), esc(on))
+    out.print(t)
+
+
 def print_verdict(out: Console, v: dict[str, Any]) -> None:
     lines = [(TOPIC_LABELS[t], it["text"]) for t in TOPICS for it in v.get(t) or []]
     if not lines and not v.get("caveats"):
@@ -116,7 +134,8 @@ def print_verdict(out: Console, v: dict[str, Any]) -> None:
     for c in v.get("caveats") or []:
         tag = {"reads-from-memory": "[bold red]reads from memory[/bold red]",
                "not-durable": "[bold red]not durable[/bold red]",
-               "not-comparable": "[bold red]not comparable[/bold red]"}.get(c.get("kind"), "[yellow]note[/yellow]")
+               "not-comparable": "[bold red]not comparable[/bold red]",
+               "same_device": "[bold yellow]same device[/bold yellow]"}.get(c.get("kind"), "[yellow]note[/yellow]")
         out.print(f"  {tag}: {esc(c['text'])}", highlight=False)
     out.print()
 

@@ -9,7 +9,9 @@ from typing import Any, Sequence
 from dbtier.report import figures as F
 from dbtier.report import figures_compare as FC
 from dbtier.report import simulate as sim_report
+from dbtier.report import placed as P
 from dbtier.report import svg
+from dbtier.report import verdict_rules as R
 from dbtier.report.base import esc, figure_frame, get, isnum, num, run_label
 from dbtier.report.probe import machine_target, verdict_html
 from dbtier.report.svg import Series
@@ -84,7 +86,7 @@ def _run_hint(doc: dict[str, Any]) -> str:
 
 
 def _figures_comparison(kind: str, group: Sequence[Entry]) -> str:
-    table = FC.side_by_side([d for d, _ in group])
+    table = FC.side_by_side_judged([d for d, _ in group])
     if not table:
         return ""
     heads = ["measure"] + [f'<a href="#run-{i + 1}"><code>{esc(run_label(d, i))}</code></a><br>'
@@ -92,19 +94,46 @@ def _figures_comparison(kind: str, group: Sequence[Entry]) -> str:
     rows = []
     # durable and non-durable runs side by side: said, and no value is marked the best
     clash = F.durability_clash([d for d, _ in group])
-    for f0, vals in table:
-        nums = [v for v in vals if isnum(v)]
-        best = ((max(nums) if f0.better == "higher" else min(nums))
-                if f0.better in ("higher", "lower") and len(nums) > 1 and len(set(nums)) > 1 and not clash else None)
-        cells = "".join(f'<td class="num{" best" if best is not None and v == best else ""}">'
-                        f'{num(v, f0.digits) if isnum(v) else esc(v) if v is not None else "—"}</td>' for v in vals)
+    unjudged: dict[str, list[str]] = {}
+    for f0, vals, judged in table:
+        # the best in bold only where the one evidence rule (verdict_rules.judge, compare's) calls it better
+        best = judged["best"] if not clash else None
         label = (f"{f0.group}: " if f0.group and f0.group not in f0.label else "") + f0.label
-        rows.append(f"<tr><td>{esc(label)}</td>{cells}<td class=unit>{esc(f0.unit)}</td></tr>")
+        if not clash and judged["verdict"] == R.TOO_LITTLE:
+            unjudged.setdefault(str(judged["reason"]), []).append(label)
+        cells = "".join(f'<td class="num{" best" if best is not None and k == best else ""}">'
+                        f'{num(v, f0.digits) if isnum(v) else esc(v) if v is not None else "—"}</td>'
+                        for k, v in enumerate(vals))
+        mark = ' <span class="reason" title="too little evidence">?</span>' \
+            if not clash and judged["verdict"] == R.TOO_LITTLE else ""
+        rows.append(f"<tr><td>{esc(label)}{mark}</td>{cells}<td class=unit>{esc(f0.unit)}</td></tr>")
     head = "".join(f"<th{' class=num' if 0 < k < len(heads) - 1 else ''}>{h}</th>" for k, h in enumerate(heads))
+    notes = "".join(f'<p class="reason">? No best is marked, too little evidence ({esc(why)}): '
+                    f"{esc(', '.join(labels[:4]) + (f' and {len(labels) - 4} more' if len(labels) > 4 else ''))}.</p>"
+                    for why, labels in unjudged.items())
     return (f"<h3>{esc(kind)}: {len(group)} runs</h3>"
             + (f'<p class="note bad"><b>Not comparable:</b> {esc(clash)}.</p>' if clash else "")
             + f'<div class="wide"><table class="compare"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
-            "</tbody></table></div>")
+            "</tbody></table></div>" + notes + _placement_comparison([d for d, _ in group]))
+
+
+def _placement_comparison(docs: Sequence[dict[str, Any]]) -> str:
+    """Where each part went in each run (OLTP and DSS runs), and where the runs move a part only within one
+    device, or a run keeps parts apart on one device, that said: such a comparison shows no placement."""
+    ws = [P.where(d) for d in docs]
+    if len(ws) < 2 or not all(ws):
+        return ""
+    roles = list(dict.fromkeys(r for w in ws for r in w))
+    rows = "".join(f"<tr><td>{esc(P.role_word(r))}</td>"
+                   + "".join(f'<td><code class="wrap">{esc(w[r].get("dir"))}</code><br>'
+                             f'<span class="reason">{esc(P.part_text(w[r]))}</span></td>' if r in w else "<td>—</td>"
+                             for w in ws) + "</tr>" for r in roles)
+    names = [F.run_name(d) for d in docs]
+    notes = list(dict.fromkeys(t for k in range(1, len(docs))
+                               for t in P.comparison_sentences(docs[0], docs[k], (names[0], names[k]))))
+    head = "".join(f"<th>{esc(n)}</th>" for n in names)
+    return (f'<h4>Placement</h4><div class="wide"><table class="placement"><thead><tr><th></th>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table></div>" + "".join(f'<p class="note">{esc(t)}</p>' for t in notes))
 
 
 def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
@@ -179,5 +208,6 @@ def comparison_html(entries: Sequence[Entry]) -> str:
     if not parts:
         return ""
     return ('<section class="compare"><h2 id="compare">Side by side</h2>'
-            '<p class="sub">Runs of the same kind, their key figures next to each other; the best value of a row in '
-            "bold.</p>" + "".join(parts) + "</section>")
+            '<p class="sub">Runs of the same kind, their key figures next to each other; in bold the best value of a '
+            "row, where it beats every other run's by more than their combined spread (at least 5%) and each rests on "
+            f"{R.MIN_RUNS} runs or more within {F.fmt_auto(R.MAX_SPREAD_PCT)}% of each other (compare's rule).</p>" + "".join(parts) + "</section>")

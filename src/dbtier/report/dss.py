@@ -8,6 +8,7 @@ from typing import Any
 
 from dbtier.core.units import human_bytes
 from dbtier.report import figures as F
+from dbtier.report import placed as P
 from dbtier.report import svg
 from dbtier.report.base import (
     block_device_of,
@@ -37,18 +38,24 @@ def _queries(n: Any) -> str:
 
 
 def _dss_placement(doc: dict[str, Any]) -> str:
+    """Data's and temp's directory, device, filesystem and mount (placed.where), and when the run keeps them
+    apart on one device, that said."""
     pl = doc.get("placement") if isinstance(doc.get("placement"), dict) else {}
     p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    w = P.where(doc)
     rows = []
     for role, label in (("data", "database"), ("temp", "temp (spills)")):
         path = pl.get(role) or p.get(role)
         if path is None:
             continue
+        part = w.get(role) or {}
         rows.append([esc(label), f'<code class="wrap">{esc(path)}</code>',
-                     esc(block_device_of(doc, p.get(role)) or block_device_of(doc, path))])
+                     esc(block_device_of(doc, p.get(role)) or block_device_of(doc, path) or part.get("device")),
+                     esc(part.get("mount") or "")])
     if not rows:
         return '<p class="na">No placement recorded.</p>'
-    return html_table(["", "directory", "device"], rows, cls="placement")
+    notes = "".join(f'<p class="note">{esc(t)}</p>' for t in P.sharing_sentences(w))
+    return html_table(["", "directory", "device", "mount"], rows, cls="placement") + notes
 
 
 def _dss_summary(doc: dict[str, Any], s: dict[str, Any]) -> str:

@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from dbtier.model.guards import doc_guards
-from dbtier.report.figures import Figure, Table, children, figures, get, is_fleet, isnum, judge_difference, kind
+from dbtier.report import placed as P
+from dbtier.report import verdict_rules as R
+from dbtier.report.figures import Figure, Table, children, figures, get, is_fleet, isnum, kind
 from dbtier.report.figures_method import method
 from dbtier.report.figures_tables import tables
 
@@ -41,6 +43,9 @@ def summary(doc: dict[str, Any]) -> dict[str, Any]:
            "tables": [t.as_dict() for t in tabs],
            "method": [{"what": a, "how": b} for a, b in meth], "problems": problems,
            "guards": doc_guards(doc)}
+    if kind(doc) in ("bench oltp", "bench dss"):   # where each part went, and parts kept apart on one device
+        w = P.where(doc)
+        out["placement"] = {"where": w, "notes": P.sharing_sentences(w)}
     if doc.get("command") == "lab":
         out["steps"] = [{"name": s.get("name"), "status": s.get("status"), "seconds": s.get("seconds"),
                          "run_dir": s.get("run_dir"), "error": s.get("error") or err,
@@ -49,7 +54,8 @@ def summary(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
-    """Figures of two documents matched by key: {key, metric, unit, a, b, diff, ratio} (ratio = b / a)."""
+    """Figures of two documents matched by key: {key, metric, unit, a, b, diff, ratio (b / a), verdict,
+    noise_pct, judged, reason}: the verdict the one evidence rule's (verdict_rules.judge)."""
     fa = {f.key: f for f in figures(a)}
     fb = {f.key: f for f in figures(b)}
     keys = list(fa) + [k for k in fb if k not in fa]
@@ -69,7 +75,7 @@ def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
                "group": f.group, "a": va, "b": vb, "diff": vb - va if num else None,
                "ratio": vb / va if num and va != 0 else None,
                "a_spread": fa[k].spread if k in fa else None, "b_spread": fb[k].spread if k in fb else None}
-        row.update(judge_difference(row))
+        row.update(R.judge(row))
         rows.append(row)
     return rows
 
@@ -85,3 +91,44 @@ def side_by_side(docs: Sequence[dict[str, Any]]) -> list[tuple[Figure, list[Any]
         if any(v is not None for v in vals):
             rows.append((next(fs[key] for fs in figs if key in fs), vals))
     return rows
+
+
+def best_of(f0: Figure, vals: Sequence[Any], spreads: Sequence[Any]) -> dict[str, Any]:
+    """Which run of a side-by-side row is the best, by the one evidence rule (verdict_rules.judge): {best:
+    its index, or None; verdict, reason}. A best is named only when the rule calls it better than every
+    other run's value; else "within noise" or "too little evidence" with the reason (single runs ...)."""
+    nums = [(k, v) for k, v in enumerate(vals) if isnum(v)]
+    if f0.better not in ("higher", "lower") or len(nums) < 2 or len({v for _, v in nums}) < 2:
+        return {"best": None, "verdict": None, "reason": None}
+    pick = max if f0.better == "higher" else min
+    k, v = pick(nums, key=lambda kv: kv[1])
+    js = [R.judge({"ratio": v / w if w else None, "better": f0.better, "a_spread": spreads[o],
+                   "b_spread": spreads[k], "unit": f0.unit, "digits": f0.digits}, names=("the other run", "the best"))
+          for o, w in nums if o != k]
+    short = [j for j in js if not str(j["verdict"]).startswith("better")]
+    if short:
+        j = next((j for j in short if j["verdict"] == R.TOO_LITTLE), short[0])
+        return {"best": None, "verdict": j["verdict"], "reason": j.get("reason")}
+    return {"best": k, "verdict": "better", "reason": None}
+
+
+def side_by_side_judged(docs: Sequence[dict[str, Any]]) -> list[tuple[Figure, list[Any], dict[str, Any]]]:
+    """side_by_side with each row's best_of: (Figure, values, {best, verdict, reason})."""
+    figs = [{f.key: f for f in figures(d) if not f.detail} for d in docs]
+    out = []
+    for f0, vals in side_by_side(docs):
+        spreads = [fs[f0.key].spread if f0.key in fs else None for fs in figs]
+        out.append((f0, vals, best_of(f0, vals, spreads)))
+    return out
+
+
+def placement_comparison(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two runs' placements side by side: {rows: [[role, A's 'DIR (vda, ext4 on /)', B's]], notes}; notes
+    say where a part moved only within one device, or a run keeps parts apart on one device. {} unless
+    both runs place parts (bench oltp, bench dss)."""
+    wa, wb = P.where(a), P.where(b)
+    if not (wa and wb):
+        return {}
+    rows = [[P.role_word(r)] + [f"{w[r].get('dir')} ({P.part_text(w[r])})" if r in w else "-" for w in (wa, wb)]
+            for r in dict.fromkeys([*wa, *wb])]
+    return {"rows": rows, "notes": P.comparison_sentences(a, b)}

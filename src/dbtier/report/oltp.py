@@ -12,6 +12,7 @@ from dbtier.core.units import human_bytes
 from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.report import figures as F
 from dbtier.report import figures_method as FM
+from dbtier.report import placed as P
 from dbtier.report import svg
 from dbtier.report.base import (
     block_device_of,
@@ -128,17 +129,24 @@ def _tier(path: Any, dirs: dict[str, str]) -> str | None:
 def _tier_tag(tier: str | None) -> str:
     return f'<span class="tier {tier}">{tier}</span>' if tier in ("fast", "slow") else ""
 
-def _placement_table(doc: dict[str, Any], placement: Any, dirs: dict[str, str]) -> str:
+def _placement_table(doc: dict[str, Any], placement: Any, dirs: dict[str, str], src: Any = None) -> str:
+    """Each role's directory, tier, device, filesystem and mount (placed.where: `src` is the step, or the
+    document, whose placement it is), and where parts the run keeps apart share a device, that said."""
     if not isinstance(placement, dict) or not placement:
         return '<p class="na">No placement recorded: the cluster was not created.</p>'
+    w = P.where(doc, src if isinstance(src, dict) else {"placement": placement})
     rows = []
     for role in [*_ROLES, *(r for r in placement if r not in _ROLES)]:
         if role not in placement:
             continue
         path = placement[role]
+        part = w.get(role) or {}
         rows.append([esc(_ROLE_LABELS.get(role, role)), _tier_tag(_tier(path, dirs)),
-                     f'<code class="wrap">{esc(path)}</code>', esc(block_device_of(doc, path))])
-    return html_table(["", "tier" if dirs else "", "directory", "device"], rows, cls="placement")
+                     f'<code class="wrap">{esc(path)}</code>',
+                     esc(block_device_of(doc, path) or part.get("device")), esc(part.get("mount") or "")])
+    notes = "".join(f'<p class="note">{esc(t)}</p>' for t in P.sharing_sentences(w))
+    return html_table(["", "tier" if dirs else "", "directory", "device", "mount"], rows,
+                      cls="placement") + notes
 
 
 def _oltp_summary(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any, load: Any,
@@ -684,7 +692,9 @@ def oltp_section(doc: dict[str, Any], i: int) -> str:
     out.append(f'<h3>{kind}: {esc(_oltp_workload(doc, load))}</h3>')
     out.append('<div class="top"><div><h4>Summary</h4>'
                + _oltp_summary(doc, points, knee, load, str(last.get("name")) if last else None)
-               + "</div><div><h4>Placement</h4>" + _placement_table(doc, placement, dirs) + "</div></div>")
+               + "</div><div><h4>Placement</h4>"
+               + _placement_table(doc, placement, dirs, doc if isinstance(doc.get("placement"), dict) else last)
+               + "</div></div>")
     if steps:
         out.append(_matrix_section(doc, steps, dirs))
         out.append(f'<h3>Sweep: step <code>{esc(last.get("name"))}</code></h3>' if last else "")
@@ -698,7 +708,7 @@ def oltp_section(doc: dict[str, Any], i: int) -> str:
                 + (f", knee at {_clients_label(kn['clients'])} ({num(kn.get('tps'))} TPS)"
                    if isnum(kn.get("clients")) else ""))
         out.append(f'<details class="step"><summary>{head}</summary>'
-                   + _placement_table(doc, s.get("placement"), dirs) + _oltp_sweep(doc, sp, kn) + "</details>")
+                   + _placement_table(doc, s.get("placement"), dirs, s) + _oltp_sweep(doc, sp, kn) + "</details>")
     out.append(_oltp_method(doc, all_points, dirs))
     out.append(machine_section(doc))
     out.append(json_details(doc))

@@ -1,5 +1,6 @@
 """The caveats of a verdict: what every other sentence of the report means (reads from memory, a run that
-was not durable, emulated or virtual storage, two tiers on one device, steps that did not finish)."""
+was not durable, emulated or virtual storage, two tiers on one device, parts a run keeps apart on one device,
+steps that did not finish)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 
 from dbtier.model.guards import doc_guards
 from dbtier.report.figures import (NOT_DURABLE, device_of, dicts, durability, durability_clash, get, kind,
-                                   machine_target, probe_targets, run_name)
+                                   machine_target, oltp_steps, probe_targets, run_name)
+from dbtier.report.placed import sharing_sentences, where
 
 
 def cap(s: str) -> str:
@@ -80,4 +82,22 @@ def caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
         elif d.get("status") in ("failed", "interrupted", "abandoned"):
             out.append({"text": f"{run_name(d)} ({kind(d)}) is {d.get('status')}: only what it finished counts "
                                 "here.", "kind": "status"})
+    for d in flat:   # a run that keeps parts apart on one device cannot show what separating them does
+        if kind(d) in ("bench oltp", "bench dss") and not oltp_steps(d):
+            w = where(d)
+            if not _told(w, explained):
+                for text in sharing_sentences(w):
+                    out.append({"text": f"{run_name(d)} ({kind(d)}): {cap(text)}", "kind": "same_device",
+                                "placement": w})
     return out
+
+
+def _told(w: dict[str, dict[str, Any]], explained: set) -> bool:
+    """Whether another sentence already said that the run's directories share a device (a lab's tiers, the
+    TPC-H temp tiers): an explained pair of directories holds two of its parts."""
+    dirs = [str(p.get("dir")) for p in w.values() if isinstance(p.get("dir"), str)]
+
+    def under(d: str, top: str) -> bool:
+        return d == top or d.startswith(top.rstrip("/") + "/")
+    return any(any(under(d, x) for d in dirs) and any(under(d, y) for d in dirs) for x, y in explained
+               if isinstance(x, str) and isinstance(y, str))

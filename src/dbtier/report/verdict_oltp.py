@@ -2,7 +2,7 @@
 about where each part belongs, and the two-tier answer (runs on two tiers, or a matrix's all-fast and
 all-slow steps, set against each other client count by client count).
 
-The evidence guards (MIN_RUNS, MAX_SPREAD_PCT, MIN_OLTP_POINT_S) and the noise rule are verdict.py's and
+The evidence guards (MIN_RUNS, MAX_SPREAD_PCT, MIN_OLTP_POINT_S) and the one evidence rule are verdict_rules.py's (judge) and
 figures.judge_difference's, read at call time so that one setting governs every sentence.
 """
 
@@ -16,7 +16,7 @@ from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.model.placement import ALL_READ_STEPS, engine_steps
 from dbtier.report import verdict_rules as R
 from dbtier.report.figures import (NOT_DURABLE, busiest_device, durability, engine_of, engine_words, fmt_auto, get,
-                                   isnum, judge_difference, machine_target, matrix_bests, matrix_dirs, matrix_moves,
+                                   isnum, machine_target, matrix_bests, matrix_dirs, matrix_moves,
                                    not_measured, oltp_points, oltp_steps, oltp_view, point_spread, run_name,
                                    workload_name)
 from dbtier.report.verdict_caveats import cap as _cap
@@ -399,12 +399,13 @@ def _knee_words(c: dict[str, Any]) -> str:
 
 
 def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
-    """a's TPS over b's, with the noise rule's word on the difference."""
+    """a's TPS over b's, with the one evidence rule's word on the difference (verdict_rules.judge, compare's)."""
     if not (a and b and isnum(a.get("tps")) and isnum(b.get("tps")) and b["tps"] > 0):
         return None
     r = a["tps"] / b["tps"]
-    j = judge_difference({"ratio": r, "better": "higher", "a_spread": point_spread(b), "b_spread": point_spread(a)})
-    return {"ratio": r, "verdict": j["verdict"], "noise_pct": j["noise_pct"]}
+    j = R.judge({"ratio": r, "better": "higher", "a_spread": point_spread(b), "b_spread": point_spread(a),
+                 "unit": "TPS"})
+    return {"ratio": r, "verdict": j["verdict"], "noise_pct": j["noise_pct"], "reason": j["reason"]}
 
 
 def _x(r: float) -> str:
@@ -448,6 +449,9 @@ def two_tiers(oltps: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if pk["verdict"] == "within noise":
                 s = (f" {top['name']} and {c['name']} are within noise of each other at the peaks ({peaks}; "
                      f"±{fmt_auto(pk['noise_pct'])}%)")
+            elif pk["verdict"] == R.TOO_LITTLE:
+                s = (f" {top['name']} against {c['name']} at the peaks ({peaks}, {_x(pk['ratio'])}) is not judged, "
+                     f"too little evidence: {pk['reason']}")
             else:
                 single = ", single runs" if "single runs" in str(pk["verdict"]) else ""
                 s = f" {top['name']} is {_x(pk['ratio'])} {c['name']} at the peaks ({peaks}{single})"
@@ -455,7 +459,8 @@ def two_tiers(oltps: list[dict[str, Any]]) -> list[dict[str, Any]]:
             same = [(p["clients"], _ratio(p, by[p["clients"]])) for p in top["points"] if p["clients"] in by]
             same = [(n, r) for n, r in same if r]
             if same and not (len(same) == 1 and same[0][0] == top["peak"]["clients"] == c["peak"]["clients"]):
-                s += "; " + _join([f"{_x(r['ratio'])}" + (" (within noise)" if r["verdict"] == "within noise" else "")
+                s += "; " + _join([f"{_x(r['ratio'])}" + (" (within noise)" if r["verdict"] == "within noise" else
+                                                            " (not judged)" if r["verdict"] == R.TOO_LITTLE else "")
                                    + f" at {_clients(n)}" for n, r in same])
             text += s + "."
             ratios.append({"tier": c["name"], "peak_ratio": pk["ratio"], "peak_verdict": pk["verdict"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from dbtier.report.figures import MIN_DIFFERENCE_PCT, fmt, fmt_auto, isnum
+from dbtier.report.figures import MIN_DIFFERENCE_PCT, fmt, fmt_auto, isnum, judge_difference, spread_of
 from dbtier.report.verdict_plan import join_words
 
 # A placement move counts when it changes TPS (or a DSS run's time) by this much (compare's floor).
@@ -57,3 +57,40 @@ def short_of(spread: dict[str, Any] | None, seconds: Any, min_s: float, unit: st
                     f"{fmt(spread['max'], digits)}" + (f" {unit}" if unit else "")
                     + f"; at most {fmt_auto(MAX_SPREAD_PCT)}% to judge)")
     return ", ".join(whys) or None
+
+
+# -- the one evidence rule for a difference between two figures ------------------------------------------------
+TOO_LITTLE = "too little evidence"
+
+
+def judge(row: dict[str, Any], names: tuple[str, str] = ("A", "B")) -> dict[str, Any]:
+    """Whether B is better, worse or within noise of A, called only on the evidence `show` and the verdict
+    ask for: {verdict, noise_pct, judged, reason}. `row`: {ratio (B / A), better, a_spread, b_spread, unit,
+    digits}. The noise rule (figures.judge_difference: beyond the two sides' combined spread and at least
+    MIN_DIFFERENCE_PCT) says first whether the two differ at all; a difference it finds is called better or
+    worse only when each side rests on MIN_RUNS runs or more whose spread is at most MAX_SPREAD_PCT
+    (short_of, the guards every verdict sentence uses), else the verdict is "too little evidence" with the
+    reason and what would settle it (e.g. "single runs: repeat with --repeat 3"). No order (a text, a count):
+    verdict None. Every place that colours or words a difference (compare, runs check, the report's
+    side-by-side tables, the verdict) calls this."""
+    j = judge_difference(row)
+    if j["verdict"] is None:
+        return {**j, "judged": False, "leaning": None, "reason": None}
+    if j["verdict"] == "within noise":
+        return {**j, "judged": True, "leaning": None, "reason": None}
+    unit, digits = str(row.get("unit") or ""), int(row.get("digits") or 0)
+    sides = [(name, spread_of(row.get(key))) for name, key in zip(names, ("a_spread", "b_spread"))]
+    whys = [(name, why) for name, sp in sides for why in [short_of(sp, None, 0.0, unit, digits)] if why]
+    if not whys:
+        return {**j, "judged": True, "leaning": None, "reason": None}
+    few = any((int(sp["n"]) if sp else 1) < MIN_RUNS for _, sp in sides)
+    wide = any(WIDE in w for _, w in whys)
+    needs = join_words(([f"repeat with --repeat {MIN_RUNS + 1}"] if few else [])
+                       + (["rerun on a quieter machine or with longer runs"] if wide else []))
+    if len(whys) == 2 and all(w == ONCE for _, w in whys):
+        said = "single runs"
+    else:
+        said = "; ".join(by_reason(whys))
+    leaning = j["verdict"].split(",")[0]
+    return {"verdict": TOO_LITTLE, "noise_pct": j["noise_pct"], "judged": False, "leaning": leaning,
+            "reason": f"{said}: {needs}"}

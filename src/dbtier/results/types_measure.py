@@ -209,6 +209,16 @@ class Placement(TypedDict):
     binlog: NotRequired[str]
 
 
+class PlacedPart(TypedDict):
+    """where one placed part went (measure/placed.py): its directory (or file), the whole disk under it as
+    /proc/diskstats names it (vda; an emulated tier's loop device), the filesystem and the mount point; all
+    but dir null where unknown (a --dsn server's host)"""
+    dir: str | None
+    device: str | None
+    fs: str | None
+    mount: str | None
+
+
 class Knee(TypedDict):
     clients: Count1
     tps: NonNeg
@@ -327,6 +337,8 @@ class OltpPoint(TypedDict):
 class OltpStep(TypedDict):
     name: str
     placement: Placement | None
+    placement_where: NotRequired[Annotated[dict[str, PlacedPart] | None, doc(
+        "each role's directory, device, filesystem and mount (null: a --dsn server's, not known here)")]]
     points: list[OltpPoint]
     knee: Knee | None
     reads_measured: NotRequired[Annotated[bool | None, doc(
@@ -367,6 +379,8 @@ class OltpResult(TypedDict):
     points: list[OltpPoint]
     knee: Knee | None
     placement: Placement | None
+    placement_where: NotRequired[Annotated[dict[str, PlacedPart] | None, doc(
+        "each role's directory, device, filesystem and mount (a matrix: its last step's; null: --dsn)")]]
     deviations: NotRequired[Annotated[list[str] | None, doc(
         "tpcc: what the TPC-C-like workload is not (null for the other workloads)")]]
     steps: NotRequired[list[OltpStep]]
@@ -428,6 +442,8 @@ class DssResult(TypedDict, total=False):
     engine: str
     scale: float
     placement: dict[str, str | None] | None
+    placement_where: Annotated[dict[str, PlacedPart] | None, doc(
+        "data's and temp's directory (or file), device, filesystem and mount")]
     devices: list[str]
     load: Obj | None
     queries: list[DssQuery]

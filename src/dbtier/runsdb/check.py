@@ -1,10 +1,11 @@
-"""A run against a baseline, figure by figure, with `compare`'s noise rule (report/figures.judge_difference).
+"""A run against a baseline, figure by figure, with `compare`'s evidence rule (report/verdict_rules.judge).
 
 Pure: index figure rows in, a verdict out. The baseline is one run, or several (a query): then each figure
 is the median of their values and its spread their min–max over the median (core/stats.spread), so a
-baseline of ten nightly runs brings its own noise. A figure is a regression when `judge_difference` calls it
-worse (beyond the two sides' combined spread, and at least its 5% floor) *and* it is worse by more than the
-tolerance. Headline figures only (not per-query detail); figures without a better direction (a text, a
+baseline of ten nightly runs brings its own noise. A figure is a regression when `judge` calls it worse
+(beyond the two sides' combined spread, and at least its 5% floor, each side from MIN_RUNS runs or more within
+MAX_SPREAD_PCT) *and* it is worse by more than the tolerance; a side of fewer runs or a wider spread is "too
+little evidence" (with the reason), never a regression. Headline figures only (not per-query detail); figures without a better direction (a text, a
 count) are not judged; a text that changed is listed.
 """
 
@@ -14,6 +15,7 @@ from typing import Any, Iterable
 
 from dbtier.core.stats import spread
 from dbtier.report import figures as F
+from dbtier.report import verdict_rules as R
 
 EXIT_PASS, EXIT_REGRESSION = 0, 1       # errors (bad input, nothing to compare) exit 2, as every command's
 DEFAULT_TOLERANCE_PCT = F.MIN_DIFFERENCE_PCT
@@ -64,8 +66,9 @@ def judge(run_rows: list[dict[str, Any]], base: dict[str, dict[str, Any]],
         a, v, better = b["value"], r.get("value"), r.get("better")
         if not (F.isnum(a) and F.isnum(v)):
             continue
-        row = {"ratio": v / a if a else None, "better": better, "a_spread": b["spread"], "b_spread": _spread(r)}
-        j = F.judge_difference(row)
+        row = {"ratio": v / a if a else None, "better": better, "a_spread": b["spread"], "b_spread": _spread(r),
+               "unit": r.get("unit"), "digits": r.get("digits") or 0}
+        j = R.judge(row, names=("the baseline", "the run"))
         change = (v / a - 1) * 100 if a else None
         worse_by = None if change is None or better not in ("higher", "lower") else (
             -change if better == "higher" else change)
@@ -73,6 +76,8 @@ def judge(run_rows: list[dict[str, Any]], base: dict[str, dict[str, Any]],
             status = "not judged"
         elif j["verdict"] == "within noise":
             status = "within noise"
+        elif j["verdict"] == R.TOO_LITTLE:
+            status = R.TOO_LITTLE
         elif j["verdict"].startswith("better"):
             status = "better"
         elif worse_by is not None and worse_by > tolerance_pct:
@@ -83,6 +88,7 @@ def judge(run_rows: list[dict[str, Any]], base: dict[str, dict[str, Any]],
                "digits": r.get("digits") or 0, "better": better, "baseline": a, "value": v, "change_pct": change,
                "noise_pct": j["noise_pct"], "threshold_pct": max(tolerance_pct, j["noise_pct"])
                if j["noise_pct"] is not None else None, "verdict": j["verdict"], "status": status,
+               "reason": j["reason"],
                "baseline_spread": b["spread"], "spread": _spread(r), "baseline_runs": b["n_runs"]}
         figures.append(fig)
         if status == "regression":

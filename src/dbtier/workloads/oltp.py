@@ -18,6 +18,7 @@ from dbtier.core.errors import DbtierError, Interrupted
 from dbtier.measure import cgroup as memcg
 from dbtier.measure import slowtier
 from dbtier.measure.machine import devices_for
+from dbtier.measure.placed import where
 from dbtier.measure.probe import spare_bytes
 from dbtier.model.guards import mark_oltp
 from dbtier.workloads.engine import Engine, ServerSpec, run_sweep
@@ -71,7 +72,7 @@ def sync(doc: dict[str, Any], step: dict[str, Any], study: Study) -> None:
     """One step's figures are the document's (the matrix keeps them in steps[] instead)."""
     if not study.matrix:
         doc.update(points=step["points"], knee=step["knee"], placement=step["placement"], load=step["load"],
-                   memory=step.get("memory"))
+                   memory=step.get("memory"), placement_where=step.get("placement_where"))
 
 
 def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, Any], run, hooks: Hooks,
@@ -94,6 +95,8 @@ def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, 
         hooks.status(f"{step['name']}: loading {study.workload}")
         step["load"] = eng.load(study.workload, study.warehouses, study.scale, lambda m: None)
         step["placement"] = eng.placement()   # again: a --dsn server's table files are known once made
+        # each part's directory, disk, filesystem and mount (a --dsn server's are on its host: not known here)
+        step["placement_where"] = where(step["placement"]) if eng.managed else None
         if eng.managed:
             hooks.status(f"{step['name']}: memory budget")
             cg = memcg.MemoryCgroup(0)   # made before it is filled in: close() in finally sees a half-made one
