@@ -85,6 +85,12 @@ def test_placement_puts_wal_indexes_temp_where_asked(pg_dir):
     pl = json.loads(r.stdout)["placement"]
     for role, d in dirs.items():
         assert pl[role].startswith(str(d) + "/dbtier-pg-"), (role, pl[role])
+    # each part's directory, disk (this machine's one: all on it), filesystem and mount are in the document
+    from dbtier.measure.machine import path_info
+    here = path_info(str(pg_dir))
+    disk = (here["block_device"] or {}).get("disk")
+    assert json.loads(r.stdout)["placement_where"] == {
+        r: {"dir": pl[r], "device": disk, "fs": here["filesystem"], "mount": here["mount_point"]} for r in dirs}
     assert leftovers(*dirs.values()) == []
 
 

@@ -209,5 +209,6 @@ def comparison_html(entries: Sequence[Entry]) -> str:
         return ""
     return ('<section class="compare"><h2 id="compare">Side by side</h2>'
             '<p class="sub">Runs of the same kind, their key figures next to each other; in bold the best value of a '
-            "row, where it beats every other run's by more than their combined spread (at least 5%) and each rests on "
-            f"{R.MIN_RUNS} runs or more within {F.fmt_auto(R.MAX_SPREAD_PCT)}% of each other (compare's rule).</p>" + "".join(parts) + "</section>")
+            "row, where it beats every other run's by more than their combined spread (at least 5%) and each rests "
+            f"on {R.MIN_RUNS} runs or more within {F.fmt_auto(R.MAX_SPREAD_PCT)}% of each other (compare's "
+            "rule).</p>" + "".join(parts) + "</section>")

@@ -2,8 +2,9 @@
 about where each part belongs, and the two-tier answer (runs on two tiers, or a matrix's all-fast and
 all-slow steps, set against each other client count by client count).
 
-The evidence guards (MIN_RUNS, MAX_SPREAD_PCT, MIN_OLTP_POINT_S) and the one evidence rule are verdict_rules.py's (judge) and
-figures.judge_difference's, read at call time so that one setting governs every sentence.
+The evidence guards (MIN_RUNS, MAX_SPREAD_PCT, MIN_OLTP_POINT_S) and the one evidence rule for a difference
+(verdict_rules.judge, over figures.judge_difference's noise test) are read at call time, so that one setting
+governs every sentence.
 """
 
 from __future__ import annotations

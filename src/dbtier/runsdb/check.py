@@ -5,8 +5,8 @@ is the median of their values and its spread their min–max over the median (co
 baseline of ten nightly runs brings its own noise. A figure is a regression when `judge` calls it worse
 (beyond the two sides' combined spread, and at least its 5% floor, each side from MIN_RUNS runs or more within
 MAX_SPREAD_PCT) *and* it is worse by more than the tolerance; a side of fewer runs or a wider spread is "too
-little evidence" (with the reason), never a regression. Headline figures only (not per-query detail); figures without a better direction (a text, a
-count) are not judged; a text that changed is listed.
+little evidence" (with the reason), never a regression. Headline figures only (not per-query detail);
+figures without a better direction (a text, a count) are not judged; a text that changed is listed.
 """
 
 from __future__ import annotations
