@@ -294,3 +294,16 @@ def test_the_run_registry_keeps_one_line_per_run_and_drops_what_is_gone(tmp_path
     kept, dropped = runlog.prune(lambda e: e["path"] != str(b))
     assert [e["path"] for e in kept] == [str(a)] and dropped == 1
     assert [json.loads(x)["path"] for x in runlog.registry_path().read_text().splitlines()] == [str(a)]
+
+
+def test_a_registered_run_inside_another_run_is_part_of_it(tmp_path):
+    """An advise run's imports (made with --out inside its directory) are not listed on their own."""
+    from dbtier.core import runlog
+    outer, inner, alone = tmp_path / "advise", tmp_path / "advise" / "history" / "1-awr", tmp_path / "alone"
+    for d, kind in ((outer, "advise"), (inner, "history"), (alone, "probe")):
+        put(d, doc("probe"))
+        runlog.record(d, kind, None)
+    r = scan.refresh_registered(set(), write=False)
+    assert sorted(r.table.column("run_id").to_pylist()) == sorted(str(p).lstrip("/") for p in (outer, alone))
+    r = scan.refresh_registered({os.path.realpath(outer)}, write=False)      # listed from a runs directory
+    assert r.table.column("run_id").to_pylist() == [str(alone).lstrip("/")]

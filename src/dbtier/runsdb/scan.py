@@ -215,19 +215,28 @@ def _still_a_run(e: dict[str, Any]) -> bool:
 def refresh_registered(skip: set[str], progress: Progress | None = None, write: bool = True) -> Refreshed:
     """The runs of the run registry (pruned of those deleted since) that are not among `skip` (real paths:
     the runs the runs directories list already), each as a row whose run_id is its absolute path without the
-    leading '/' (the index's root is '/'). A registered lab's steps come with it, not on their own."""
+    leading '/' (the index's root is '/'). A run inside another run's directory (a lab's step, the imports
+    an advise run makes) is part of that run, not listed on its own (a lab lists its steps)."""
     entries, pruned = runlog.prune(_still_a_run)
-    labs = {os.path.realpath(e["path"]) for e in entries if e.get("command") == "lab"}
+    reals = [(e["path"], os.path.realpath(e["path"])) for e in entries]
+    runs = {r for _, r in reals} | skip
     found: list[Found] = []
-    for e in entries:
-        p = e["path"]
-        real = os.path.realpath(p)
-        if real in skip or os.path.dirname(real) in labs or not _utf8(p):
+    for p, real in reals:
+        if real in skip or not _utf8(p) or _inside(real, runs):
             continue
         found.append((p.lstrip("/"), _stat(os.path.join(p, RESULT_FILE)), None))
     r = _refresh("/", found, registry_index(), progress, write)
     r.registry, r.pruned = str(runlog.registry_path()), pruned
     return r
+
+
+def _inside(real: str, runs: set[str]) -> bool:
+    parent = os.path.dirname(real)
+    while parent and parent != os.path.dirname(parent):
+        if parent in runs:
+            return True
+        parent = os.path.dirname(parent)
+    return False
 
 
 def _refresh(root: str, top: list[Found], file: Path | None, progress: Progress | None, write: bool) -> Refreshed:
