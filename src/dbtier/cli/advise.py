@@ -133,7 +133,8 @@ def import_into(args: argparse.Namespace, run_dir: Path, groups: list[tuple[str,
     for i, (source, files) in enumerate(groups):
         sub = copy.copy(args)
         # the import's progress shows on a terminal (quiet under --json, as the import's own)
-        sub.out, sub.force, sub.runs_dir, sub.into = str(run_dir / "history" / f"{i + 1}-{source}"), False, None, None
+        sub.out, sub.force, sub.runs_dir, sub.into, sub.name = (str(run_dir / "history" / f"{i + 1}-{source}"),
+                                                                 False, None, None, None)
         _doc, path = history_import.import_into_run(sub, source, files, {"files": files}, inputs=files)
         docs.append(load_run(path))
     return docs
@@ -142,7 +143,7 @@ def import_into(args: argparse.Namespace, run_dir: Path, groups: list[tuple[str,
 def fetch_into(args: argparse.Namespace, run_dir: Path) -> list[dict[str, Any]]:
     from dbtier.cli import history_fetch
     sub = copy.copy(args)
-    sub.out, sub.force, sub.runs_dir = str(run_dir / "history" / "prometheus"), False, None
+    sub.out, sub.force, sub.runs_dir, sub.name = str(run_dir / "history" / "prometheus"), False, None, None
     sub.step, sub.match, sub.timeout = None, None, history_fetch.promfetch.DEFAULT_TIMEOUT_S
     _doc, path = history_fetch.fetch_into_run(sub)
     return [load_run(path)]
