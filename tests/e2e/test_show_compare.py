@@ -77,7 +77,8 @@ def test_compare_two_runs(tmp_path):
     r = call_main("compare", str(a), str(b), "--out", str(tmp_path / "c"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     line = next(ln for ln in r.stdout.splitlines() if "power run, total" in ln)
-    assert [c.strip() for c in line.split("│")[1:7]] == ["power run, total", "0.826", "0.739", "-0.087", "0.89x", "s"]
+    # single runs: the ratio is shown, not judged ("?": too little evidence, said under the table)
+    assert [c.strip() for c in line.split("│")[1:7]] == ["power run, total", "0.826", "0.739", "-0.087", "0.89x ?", "s"]
     assert "bench dss: A = dss-fast, B = dss-slow" in r.stdout and "Q22" in r.stdout
     doc = json.loads((tmp_path / "c" / "result.json").read_text())
     assert doc["command"] == "compare" and doc["params"] == {"a": str(a), "b": str(b)}
@@ -100,8 +101,8 @@ def test_compare_json(tmp_path):
     assert abs(best["ratio"] - 639 / 893) < 1e-12
     assert rows["knee_bottleneck"]["a"] == rows["knee_bottleneck"]["b"] == "cpu"
     assert rows["knee_bottleneck"]["ratio"] is None
-    # 639 / 893 is 28% down, past the 5% floor and any spread these runs have: worse, and how noisy they are
-    assert best["verdict"].startswith("worse") and best["noise_pct"] >= 5.0
+    # 639 / 893 is 28% down, past the 5% floor, but each side is one run: not called worse (show's evidence rule)
+    assert best["verdict"] == "too little evidence" and best["noise_pct"] >= 5.0
     assert rows["knee_bottleneck"]["verdict"] is None           # a text has no better or worse
     # a figure only one side has: the matrix's steps
     assert rows["step.all-slow.best_tps"]["b"] is None and rows["step.all-slow.best_tps"]["diff"] is None
@@ -131,5 +132,5 @@ def test_compare_two_labs(tmp_path):
     assert rows["probe/read_iops_4k"]["ratio"] == 1.0
     # a lab step's figures keep their runs' spread, so the noise rule applies inside labs too
     assert rows["probe/read_iops_4k"]["a_spread"]["n"] == 1           # the saved probe measured it once
-    assert rows["oltp/best_tps"]["a_spread"]["n"] == 1 and rows["oltp/best_tps"]["verdict"] == "worse, single runs"
+    assert rows["oltp/best_tps"]["a_spread"]["n"] == 1 and rows["oltp/best_tps"]["verdict"] == "too little evidence"
     assert Path(tmp_path / "c" / "result.json").exists()

@@ -485,7 +485,9 @@ def test_lab_side_by_side_dss_and_backup(lab_html):
     compare = lab_html[lab_html.index('id="compare"'):lab_html.index('<section class="run lab">')]
     assert "<h3>bench dss: 2 runs</h3>" in compare and "<h3>bench backup: 2 runs</h3>" in compare
     assert "temp on /var/tmp/lab-sample/slow" in compare
-    assert '<td class="num best">0.739</td>' in compare           # the shorter power run in bold
+    # single runs: no figure in bold, and the table says why
+    assert 'num best' not in compare
+    assert "No best is marked, too little evidence (single runs: repeat with --repeat 3)" in compare
     c = charts(compare)
     bars = [r.find(f"{NS}title").text for r in parse(c["TPC-H per-query time, runs side by side"]).iter(f"{NS}rect")
             if r.find(f"{NS}title") is not None]

@@ -43,7 +43,8 @@ def docs() -> dict[str, dict]:
                                                 server_ports=0), 20_000, "jbod", 0.5), "bud")
     sz = size(cat, Requirement(read_iops=2000, write_iops=500, capacity_gb=500), devices=[CARD, DISK],
               layouts=["raid10", "raid5", "preferred-read-mirror", "read-cache"],
-              terms=Terms(durable_writes="no", cost="purchase", worn="replace"))
+              # the unit test's hand-worked list, 21-disk RAID 5 included
+              terms=Terms(durable_writes="no", cost="purchase", worn="replace", wide_parity_groups=True))
     siz = plan_doc("size", size_body(sz), "size")
     v = value(json.loads(PROBE.read_text()), evaluate(parse_spec(cat, f"{DISK}:8:raid10")), "runs/probe")
     val = plan_doc("value", value_body(v, "runs/probe", "probe"), "val")

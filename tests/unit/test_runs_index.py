@@ -245,7 +245,10 @@ def test_check_judges_with_compares_noise_rule_and_the_tolerance():
     # 10% worse: beyond the 5% floor, within a 15% tolerance
     assert check.judge([_row("iops", 90.0, n=2, lo=89.0, hi=91.0)], base, 15.0)["figures"][0]["status"] == \
         "within tolerance"
-    assert check.judge([_row("lat", 65.0, "lower")], base)["regressions"] == ["lat"]       # latency up 30%
+    # latency up 30% on single runs: too little evidence, never a regression; on two runs each, a regression
+    assert check.judge([_row("lat", 65.0, "lower")], base)["figures"][0]["status"] == "too little evidence"
+    base2 = check.baseline([[_row("lat", 50.0, "lower", n=2, lo=49.5, hi=50.5)]])
+    assert check.judge([_row("lat", 65.0, "lower", n=2, lo=64.5, hi=65.5)], base2)["regressions"] == ["lat"]
     assert check.judge([_row("iops", 130.0, n=2, lo=129.0, hi=131.0)], base)["figures"][0]["status"] == "better"
     # a wide spread in the baseline is noise: 20% lower is within it
     wide = check.baseline([[_row("iops", 100.0)], [_row("iops", 80.0)], [_row("iops", 120.0)]])
