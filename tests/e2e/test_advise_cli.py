@@ -158,6 +158,7 @@ def test_two_dma_databases_are_summed_per_hour_of_day(tmp_path):
     assert not (tmp_path / "b" / "history").exists()           # nothing imported again
 
 
+@pytest.mark.slow
 def test_current_storage_against_the_requirement(tmp_path):
     probe = tmp_path / "probe"
     probe.mkdir()
@@ -171,6 +172,7 @@ def test_current_storage_against_the_requirement(tmp_path):
     assert cur["meets"] is True and cur["margin"] == min(x["margin"] for x in cur["figures"].values())
 
 
+@pytest.mark.slow
 def test_terminal_answer_comes_first(tmp_path):
     r = call_main("advise", str(RAC), "--capacity-gb", "500", "--out", str(tmp_path / "t"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -207,6 +209,7 @@ def test_instances_that_do_not_overlap_are_named(tmp_path):
     assert_clean_error(r, "do not overlap", "PRODRAC/1")
 
 
+@pytest.mark.slow
 def test_a_provider_that_cannot_carry_it_says_why(tmp_path):
     doc = advise(tmp_path, str(DMA19), "--capacity-gb", "9000000", "--cloud", "aws")
     aws = next(o for o in doc["advice"]["options"] if o["where"] == "aws")
@@ -220,6 +223,7 @@ def _rac_rows(transform):
     return "\n".join([head] + [",".join(r) for r in transform(mine)]) + "\n"
 
 
+@pytest.mark.slow
 def test_a_database_without_writes_and_one_interval_are_said(tmp_path):
     def no_writes(rows):
         for r in rows:

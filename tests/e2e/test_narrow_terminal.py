@@ -7,6 +7,8 @@ import pytest
 
 from conftest import DATA, call_main
 
+pytestmark = pytest.mark.slow      # each runs the CLI end to end for a second or more
+
 AWR = DATA / "history" / "awr" / "awr_sysstat_PROD.csv"
 ONPREM = ("plan", "size", "--read-iops", "20000", "--write-iops", "5000", "--capacity-gb", "10000")
 

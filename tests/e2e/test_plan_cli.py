@@ -152,6 +152,7 @@ def test_size_json(tmp_path):
     assert doc["requirement"]["headroom"] == 0.3 and doc["requirement"]["source"] == "command line"
 
 
+@pytest.mark.slow
 def test_size_top_and_terminal(tmp_path):
     r = call_main("plan", "size", "--read-iops", "20000", "--write-iops", "5000", "--capacity-gb", "10000",
                    "--top", "3", "--out", "run", cwd=tmp_path)
@@ -194,6 +195,7 @@ def test_size_folds_layouts_at_one_price_into_one_row(tmp_path):
     assert f"2 x {DISK} raid1 / mirror2" in (tmp_path / "rep" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_size_leaves_cloud_volumes_to_cloud(tmp_path):
     """Cloud volumes are not catalog devices: the shipped catalog has none, and a user file's are left out
     with a note (`catalog.ignored`); naming one is one clear error pointing to --cloud."""
@@ -310,6 +312,7 @@ def test_the_mysql_study_tpm_per_dollar(tmp_path):
     assert doc["params"]["devices_only"] is True and doc["params"]["server_ports"] == 0
 
 
+@pytest.mark.slow
 def test_devices_only_and_server_ports_on_every_action(tmp_path):
     # budget: $20,000 of 15K disks at $300, devices only: 66 disks ($19,800)
     doc = ok_json(tmp_path, "plan", "budget", "--usd", "20000", "--devices", DISK, "--devices-only", out="b")
@@ -407,6 +410,7 @@ def test_plan_without_an_action_prints_help(tmp_path):
     assert r.returncode == 2 and "equivalent" in r.stdout
 
 
+@pytest.mark.slow
 def test_parity_groups_are_no_wider_than_practice(tmp_path):
     """21 x 73 GB disks in RAID 5 meet 2,000 read / 500 write IOPS (the unit test's hand-worked figure): a
     group that wide is not offered by default; the cheapest RAID 5 is then the 12-disk set behind a card's

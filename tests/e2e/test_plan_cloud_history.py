@@ -14,6 +14,8 @@ import pytest
 from conftest import DATA, assert_clean_error, call_main
 from dbtier.results.schema import result_schema
 
+pytestmark = pytest.mark.slow      # each runs the CLI end to end for a second or more
+
 RAC = DATA / "history" / "awr" / "awr_sysstat_PRODRAC.csv"
 DMA = DATA / "history" / "dma" / "dma-oracle19c-single.tgz"
 

@@ -14,6 +14,7 @@ from conftest import call_main
 OLTP = ("--read-iops", "20000", "--write-iops", "15000", "--write-mbps", "200", "--capacity-gb", "4000")
 
 
+@pytest.mark.slow
 def test_the_oltp_requirement_gets_protected_flash_that_lasts(tmp_path):
     doc = ok_json(tmp_path, "plan", "size", *OLTP)
     c = doc["candidates"][0]
@@ -45,6 +46,7 @@ def test_the_oltp_requirement_gets_protected_flash_that_lasts(tmp_path):
     assert doc["terms"]["service_years"] == 5 and doc["terms"]["usd_per_kwh"] == 0.13
 
 
+@pytest.mark.slow
 def test_the_terminal_shows_life_and_tco(tmp_path):
     r = call_main("plan", "size", *OLTP, "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -54,6 +56,7 @@ def test_the_terminal_shows_life_and_tco(tmp_path):
     assert "binding: durability" in r.stdout or "binding: endurance" in r.stdout
 
 
+@pytest.mark.slow
 def test_a_warehouse_temp_tier_may_buy_consumer_drives(tmp_path):
     # client drives are offered under --grade lab only (production: datacenter drives)
     doc = ok_json(tmp_path, "plan", "size", "--read-iops", "40000", "--write-iops", "200", "--read-mbps", "1500",
@@ -75,6 +78,7 @@ def test_worn_replace_prices_replacements(tmp_path):
     assert c["tco"]["replacements_usd"] == 4 * 2 * 1152 and c["endurance"]["replacements_per_device"] == 2
 
 
+@pytest.mark.slow
 def test_written_bytes_and_instances_from_a_history_run(tmp_path):
     run = history_run(tmp_path, {"read_iops": 2000, "write_iops": 1000, "read_mbps": 50, "write_mbps": 40,
                                  "capacity_gb": 3000, "percentile": 95, "headroom": 0.3,
@@ -97,6 +101,7 @@ def test_written_bytes_and_instances_from_a_history_run(tmp_path):
     assert doc2["host_writes"]["write_tb_per_day"] == 0.2 and doc2["topology"]["clustered"] is False
 
 
+@pytest.mark.slow
 def test_a_probe_run_is_passed_and_recorded(tmp_path):
     run = probe_run(tmp_path)
     doc = ok_json(tmp_path, "plan", "size", "--write-iops", "1000", "--capacity-gb", "500", "--probe", str(run))

@@ -369,6 +369,7 @@ def only_run(runs: Path) -> Path:
     return made[0]
 
 
+@pytest.mark.slow
 def test_name_ends_the_run_directory_and_is_kept_in_the_document(tmp_path):
     r = call_main(*PLAN, "--name", "azure_E16s.v5-2", "--runs-dir", "r", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -381,6 +382,7 @@ def test_name_ends_the_run_directory_and_is_kept_in_the_document(tmp_path):
     assert json.loads((d / ".dbtier-run").read_text()) == {"command": "plan", "name": "azure_E16s.v5-2"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,name,suffix", [
     (["--cloud", "aws", "--instance", "r6i.4xlarge"], "plan-aws-r6i.4xlarge", "plan-aws-r6i.4xlarge"),
     ([], "plan-onprem", "plan-onprem"),

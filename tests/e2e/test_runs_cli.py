@@ -331,6 +331,7 @@ def test_check_refuses_a_durable_run_against_a_non_durable_one(tmp_path):
 PLAN = ["plan", "size", "--read-iops", "1000", "--capacity-gb", "100"]
 
 
+@pytest.mark.slow
 def test_runs_shows_the_name(tmp_path):
     assert call_main(*PLAN, "--name", "aws-r6i", "--runs-dir", "r", cwd=tmp_path).returncode == 0
     r = call_main("runs", "--runs-dir", "r", cwd=tmp_path)
@@ -339,6 +340,7 @@ def test_runs_shows_the_name(tmp_path):
     assert row["name"] == "aws-r6i" and row["run_id"].endswith("-plan-aws-r6i")
 
 
+@pytest.mark.slow
 def test_a_run_written_elsewhere_is_listed_from_anywhere_and_pruned_once_deleted(tmp_path):
     elsewhere = tmp_path / "scratch" / "azure-plan"
     here = tmp_path / "project"
@@ -363,6 +365,7 @@ def test_a_run_written_elsewhere_is_listed_from_anywhere_and_pruned_once_deleted
     assert str(elsewhere) not in reg.read_text() and len(reg.read_text().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_folders_that_are_no_runs_are_not_listed_a_marked_one_is_damaged(tmp_path):
     from runs_corpus import NOT_RUNS, make_not_runs, mark
     root = tmp_path / "runs"

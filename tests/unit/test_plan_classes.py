@@ -14,6 +14,8 @@ from dbtier.model.requirement import Requirement
 from dbtier.model.search import PARITY_GROUP_MAX
 from dbtier.model.sizing import size
 
+pytestmark = pytest.mark.slow      # each runs the CLI end to end for a second or more
+
 
 @pytest.fixture(scope="module")
 def cat():

@@ -172,6 +172,7 @@ def test_different_prices_are_not_folded(cat):
     assert rows(sz) == [(3, "raid5", ["raid5"], 300), (4, "mirror2", ["mirror2"], 400)]
 
 
+@pytest.mark.slow
 def test_cloud_volumes_leave_the_default_search():
     shipped = load_catalog()
     assert "cloud-volume" not in {d.kind for d in shipped.devices.values()}

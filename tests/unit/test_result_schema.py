@@ -88,18 +88,21 @@ def _matches(doc: dict, when: dict[str, str]) -> bool:
     return all((doc["params"].get(k[7:]) if k.startswith("params.") else doc.get(k)) == v for k, v in when.items())
 
 
+@pytest.mark.slow
 def test_every_command_has_a_section_and_every_section_a_real_document(documents):
     assert {d["command"] for d in documents.values()} == {when["command"] for when, _ in types.SECTIONS}
     for when, _ in types.SECTIONS:
         assert any(_matches(d, when) for d in documents.values()), when
 
 
+@pytest.mark.slow
 def test_every_document_validates(documents, validator):
     for name, doc in documents.items():
         errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]
         assert not errors, (name, errors[:3])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, path, value", [
     ("probe", ["targets", 0, "summary", "read_iops_4k"], "fast"),
     ("bench-oltp", ["points", 0, "tps"], "1500"),
