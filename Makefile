@@ -16,13 +16,15 @@ setup:
 lab: setup
 	uv run dbtier lab . --out $(LAB_DIR)
 
-# The engine-free tests run on every core (pytest-xdist); the engine tests one at a time after them, alone
-# on the machine: they start servers, time the storage and check for processes machine-wide.
+# The engine-free tests run on one worker more than cores (pytest-xdist: many wait on a child process or a
+# timer; 154 s instead of 221 on 2 cores); the engine tests one at a time after them, alone on the machine:
+# they start servers, time the storage and check for processes machine-wide.
 test:
 	@scripts/bootstrap.sh --test
-	uv run pytest -q -n auto -m "not engine"; a=$$?; uv run pytest -q -m engine; b=$$?; exit $$((a || b))
+	uv run pytest -q -n $$(( $$(nproc) + 1 )) -m "not engine"; a=$$?; uv run pytest -q -m engine; b=$$?; \
+		exit $$((a || b))
 
-# One worker more than cores: many of these tests wait on a child process or a timer (59 s instead of 63 on 2).
+# One worker more than cores, as for `test`: many of these tests wait on a child process or a timer.
 test-fast:
 	@scripts/bootstrap.sh
 	uv run pytest -q -n $$(( $$(nproc) + 1 )) -m "not engine and not slow"
