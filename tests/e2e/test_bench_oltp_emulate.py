@@ -95,8 +95,9 @@ def test_tables_on_the_emulated_slow_tier_lose_most_of_the_tps(pg_dir):
     [t] = [x for x in verdict([doc])["tiers"] if "ratios" in x]
     assert f"all-slow — {slow} (emulated: 150 read / 1,500 write IOPS) — " in t["text"]
     assert t["ratios"][0]["peak_ratio"] == pytest.approx(tps["all-fast"] / tps["all-slow"])
-    assert f"all-fast is {tps['all-fast'] / tps['all-slow']:.{0 if tps['all-fast'] / tps['all-slow'] >= 10 else 1}f}x " \
-           "all-slow at the peaks" in t["text"]
+    # each step ran once: the ratio is given, not judged (show's evidence rule: at least 2 runs a point)
+    ratio = tps["all-fast"] / tps["all-slow"]
+    assert f"{ratio:.{0 if ratio >= 10 else 1}f}x) is not judged, too little evidence: single runs" in t["text"]
     _gone(slow, emu["device"])
     assert postgres_processes("dbtier-pg-") == []
 
