@@ -15,7 +15,7 @@ from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from dbtier.cli.markup import esc
-from dbtier.core.units import human_bytes, human_pct, human_us
+from dbtier.core.units import human_bytes, human_pct, human_us, size_text
 
 
 class Progress:
@@ -52,14 +52,14 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
     info = det["trace_info"]
     dur = "untimed" if tr["duration_s"] is None else f"{tr['duration_s']:,.1f} s"
     con.print(f"[bold]{esc(info['path'])}[/bold] ({esc(info['format'])}): {tr['requests']:,} requests "
-              f"({tr['reads']:,} reads, {tr['writes']:,} writes), {tr['bytes'] / 1e9:,.3f} GB, {dur}"
+              f"({tr['reads']:,} reads, {tr['writes']:,} writes), {size_text(tr['bytes'])}, {dur}"
               + (f"; {info['skipped_bad_lines']} malformed lines skipped" if info["skipped_bad_lines"] else ""),
               highlight=False)
     devs = esc(", ".join(f"{r} {d['id']}" for r, d in det["devices"].items()))
     head = f"design [bold]{esc(doc['design'])}[/bold]: {devs}"
     if doc["design"] == "read-cache":
         c = det["cache"]
-        head += esc(f"; {c['cache_gb']:g} GB {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
+        head += esc(f"; {size_text(c['cache_gb'] * 1e9)} {doc['policy']} {c['write_mode']}, {det['block_size']} B blocks; "
                  f"read hit ratio {human_pct(doc['read_hit_ratio'])} of blocks, {human_pct(doc['request_hit_ratio'])} "
                  "of requests")
     con.print(head, highlight=False)
@@ -100,16 +100,17 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
         con.print(vt)
     if doc["curve"] and len(doc["curve"]) > 1:
         ct = Table(box=box.SIMPLE_HEAD, title="hit-ratio curve", title_justify="left")
-        for name in ("cache GB", "read hit ratio", "request hit ratio"):
+        for name in ("cache", "read hit ratio", "request hit ratio"):
             ct.add_column(name, justify="right")
         for pt in det["curve_detail"]:
             mark = " (≥ working set)" if pt["larger_than_working_set"] else ""
-            ct.add_row(f"{pt['cache_gb']:.4g}{mark}", human_pct(pt["read_hit_ratio"]), human_pct(pt["request_hit_ratio"]))
+            ct.add_row(f"{size_text(pt['cache_gb'] * 1e9)}{mark}", human_pct(pt["read_hit_ratio"]),
+                       human_pct(pt["request_hit_ratio"]))
         con.print(ct)
         rec = doc.get("recommended")
         if rec:
-            con.print(esc(f"recommended cache: {rec['cache_gb']:.4g} GB ({human_pct(rec['read_hit_ratio'])} read hits): "
-                          f"{rec['rule']}, {rec['flattens_at_gb']:.4g} GB "
+            con.print(esc(f"recommended cache: {size_text(rec['cache_gb'] * 1e9)} ({human_pct(rec['read_hit_ratio'])} read hits): "
+                          f"{rec['rule']}, {size_text(rec['flattens_at_gb'] * 1e9)} "
                           f"({human_pct(rec['flattens_read_hit_ratio'])})"), highlight=False)
     rs = doc["resync"]
     if rs:

@@ -18,6 +18,7 @@ import re
 from typing import Any, Iterable
 
 from dbtier.core.errors import DbtierError
+from dbtier.core.units import count_text
 from dbtier.report import figures as F
 from dbtier.results.store import RESULT_FILE, load_run, marker_of
 
@@ -155,7 +156,8 @@ def _summary(kind: str, rows: list[dict[str, Any]]) -> str | None:
     parts = []
     for k in keys:
         r = by_key[k]
-        v = F.fmt(r["value"], r["digits"]) if r["value"] is not None else r["text"]
+        v = (r["text"] if r["value"] is None else count_text(r["value"]) if float(r["value"]).is_integer()
+             else F.fmt(r["value"], r["digits"]))          # a count is a count: batches=1, not 1.00
         parts.append(f"{k}={v}")
     if not parts:
         return None
