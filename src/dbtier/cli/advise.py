@@ -18,7 +18,7 @@ from dbtier.advise import answer, options
 from dbtier.cli import history_import
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, add_output_options, console, emit
-from dbtier.cli.plan_options import add_array_options
+from dbtier.cli.plan_options import add_array_options, add_grade_option, add_prices_option
 from dbtier.core.errors import DbtierError
 from dbtier.history import SOURCES, combine, days, store, summary
 from dbtier.results.store import is_run_dir, load_run
@@ -55,12 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="one design per role the history separates (data, log, temp, archive: AWR's file types, "
                         "PostgreSQL's WAL), on-prem and on each cloud; pin a cloud type and capacity per role as "
                         "`plan size --roles` does (one database's history)")
-    p.add_argument("--grade", choices=("production", "lab"), default="production",
-                   help="production (default): on-prem designs of datacenter drives (and shared arrays) only; lab: "
-                        "client drives too, for a test box or a developer's machine")
-    p.add_argument("--prices", metavar="FILE",
-                   help="your own quotes for on-prem devices (as `plan size --prices`): CSV id,price_usd,currency,"
-                        "date,source or TOML [[price]] tables; USD only; a quote older than a year is flagged")
+    add_grade_option(p, "production")
+    add_prices_option(p)
     p.add_argument("--current", metavar="RUN_DIR",
                    help="a `dbtier probe` run of the storage the database is on today: whether it already meets "
                         "the requirement, and by what margin")

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from dbtier.cli import options as argtypes
 from dbtier.cli import plan_render as render
 from dbtier.cli.plan_cloud import add_cloud_options
-from dbtier.cli.plan_options import add_array_options, add_cost_options, add_pricing_options
+from dbtier.cli.plan_options import add_array_options, add_cost_options, add_grade_option, add_pricing_options
 from dbtier.cli.catalog import add_catalog_option, load_priced
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -25,7 +25,7 @@ from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT
 from dbtier.model.planner import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, Requirement, budget, equivalent, size,
                                   value)
 from dbtier.model.durable import probe_flush
-from dbtier.model.prices import GRADES, grade_filter
+from dbtier.model.prices import grade_filter
 from dbtier.model.guards import doc_guards
 from dbtier.model.service import Terms
 from dbtier.results.store import load_run
@@ -115,10 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "which the provider replicates)")
     sp.add_argument("--devices", nargs="+", metavar="ID,ID", help="only these devices (default the whole catalog "
                     "the --grade allows; a study device of 2009-2011 is offered only when named here)")
-    sp.add_argument("--grade", choices=GRADES, default=None,
-                    help="production (default): datacenter drives only (power-loss protection, a datacenter "
-                         "warranty), with shared arrays; lab: client drives too, for a test box or a developer's "
-                         "machine. Study devices are offered under neither unless --devices names them")
+    add_grade_option(sp)
     sp.add_argument("--hit-ratio", type=argtypes.fraction(), default=DEFAULT_HIT_RATIO, metavar="H",
                     help="read hit ratio of read-cache designs, 0..1 (default 0.9)")
     sp.add_argument("--cache-fraction", type=argtypes.fraction(), default=DEFAULT_CACHE_FRACTION, metavar="F",

@@ -10,15 +10,29 @@ from dbtier.model.endurance import DEFAULT_SERVICE_YEARS
 from dbtier.model.tco import DEFAULT_USD_PER_KWH
 
 
-def add_pricing_options(p: argparse.ArgumentParser) -> None:
-    """`--server-ports N`, `--devices-only` and `--prices FILE`, shared by every plan action."""
-    g = p.add_argument_group("pricing")
+def add_prices_option(g: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--prices FILE`: the user's quotes over the catalog's prices (plan's actions, advise)."""
     g.add_argument("--prices", metavar="FILE",
                    help="your own quotes, replacing the catalog's price of each device they name: CSV with the "
                         "header id,price_usd,currency,date,source, or TOML [[price]] tables with those fields; "
                         "USD only (convert first), date YYYY-MM-DD or YYYY-MM, source optional. A quote older "
                         "than a year is applied and flagged; `dbtier catalog show ID --prices FILE` says which "
                         "price a device uses")
+
+
+def add_grade_option(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """`--grade production|lab`: which drives an on-prem design may use (plan size, advise; None: production)."""
+    from dbtier.model.prices import GRADES
+    p.add_argument("--grade", choices=GRADES, default=default,
+                   help="production (default): datacenter drives only (power-loss protection, a datacenter "
+                        "warranty), with shared arrays; lab: client drives too, for a test box or a developer's "
+                        "machine. Study devices are offered under neither (plan size: unless --devices names them)")
+
+
+def add_pricing_options(p: argparse.ArgumentParser) -> None:
+    """`--server-ports N`, `--devices-only` and `--prices FILE`, shared by every plan action."""
+    g = p.add_argument_group("pricing")
+    add_prices_option(g)
     g.add_argument("--server-ports", type=int, default=None, metavar="N",
                    help="SAS/SATA drive ports the server already has (default: the catalog's [server] drive_ports, "
                         "8): the first N drives use them and HBA/enclosure units are bought only past them; "

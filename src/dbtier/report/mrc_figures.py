@@ -214,7 +214,7 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
     out = [("replay", "whole objects at their byte sizes: a miss admits the object, whole objects are evicted "
                       "until it fits, an object larger than the cache is never admitted; miss ratio = misses / "
                       "requests, byte miss ratio = bytes missed / bytes requested")]
-    for c in curves(m):          # what each policy follows, and its parameters (documents since issue 38)
+    for c in curves(m):          # what each policy follows, and its parameters (where the document says)
         if c.get("policy") != BOUND and isinstance(c.get("follows"), str):
             out.append((policy_name(c.get("policy")), c["follows"] + _params_text(c.get("params"))))
     out.append(("Belady", BOUND_NOTE if bound_ran(m) else not_computed(m)))
