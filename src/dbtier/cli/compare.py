@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from rich.table import Table
+from rich.text import Text
 
+from dbtier.cli.fit import Col, fitted
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -74,27 +75,28 @@ def run(args: argparse.Namespace) -> int:
     out = console(args)
 
     def render() -> None:
-        t = Table(title=esc(f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}"), title_justify="left",
-                  caption="B − A and B / A" + (": not judged, the runs are not comparable" if clash else
-                                               "; green: better, red: worse -- by more than the runs' "
-                                               "combined spread (max − min over median, A's plus B's) and at "
-                                               f"least 5%, each side from {R.MIN_RUNS} runs or more within "
-                                               f"{F.fmt_auto(R.MAX_SPREAD_PCT)}% of each other; ~ within noise; "
-                                               "? too little evidence (said below)"), caption_justify="left")
+        caption = ("B − A and B / A" + (": not judged, the runs are not comparable" if clash else
+                                        "; green: better, red: worse -- by more than the runs' "
+                                        "combined spread (max − min over median, A's plus B's) and at "
+                                        f"least 5%, each side from {R.MIN_RUNS} runs or more within "
+                                        f"{F.fmt_auto(R.MAX_SPREAD_PCT)}% of each other; ~ within noise; "
+                                        "? too little evidence (said below)"))
         spreads = any(r.get("a_spread") or r.get("b_spread") for r in rows)
-        cols = [("measure", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("B / A", "right"),
-                ("unit", "left")]
+        cols = [Col("measure", min_width=22), Col("A", min_width=9), Col("B", min_width=9),
+                Col("B − A", figure=True), Col("B / A", figure=True), Col("unit", min_width=7)]
         if spreads:  # repeated figures: A and B are medians; their runs' min–max and count
-            cols += [("A runs", "left"), ("B runs", "left")]
-        for name, justify in cols:
-            t.add_column(name, justify=justify)
+            cols += [Col("A runs", figure=True), Col("B runs", figure=True)]
+        cells = []
         for r in rows:
             d = r["digits"] or 0
             label = (f"{r['group']}: " if r["group"] and r["group"] not in r["metric"] else "") + r["metric"]
             diff = f"{r['diff']:+,.{d}f}" if F.isnum(r["diff"]) else ("same" if r["a"] == r["b"] else "differs")
-            t.add_row(lit(label), lit(F.fmt(r["a"], d)), lit(F.fmt(r["b"], d)), lit(diff), _ratio(r, not clash), lit(r["unit"] or ""),
-                      *([lit(F.spread_text(r.get("a_spread"), d)), lit(F.spread_text(r.get("b_spread"), d))]
-                        if spreads else []))
+            cells.append([lit(label), Text(F.fmt(r["a"], d), justify="right"), Text(F.fmt(r["b"], d), justify="right"),
+                          lit(diff), _ratio(r, not clash), lit(r["unit"] or ""),
+                          *([lit(F.spread_text(r.get("a_spread"), d)), lit(F.spread_text(r.get("b_spread"), d))]
+                            if spreads else [])])
+        tables = fitted(out.width, esc(f"{ka}: A = {F.run_name(a)}, B = {F.run_name(b)}"), cols, cells,
+                        caption=caption)
         if clash:
             out.print(f"[bold red]not comparable[/bold red]: {esc(clash)}.", highlight=False)
         for side, d in (("A", a), ("B", b)):
@@ -103,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
                 out.print(f"{side} is a fleet probe of {esc(str(n))} hosts: its figures are the aggregate (IOPS "
                           "and MB/s summed over the hosts, latencies from their merged distribution); "
                           "outstanding I/O is per host.", highlight=False)
-        out.print(t)
+        for t in tables:
+            out.print(t)
         if not rows:
             out.print("no figures to compare in these runs")
         for why, metrics in unjudged.items() if not clash else ():
@@ -111,12 +114,10 @@ def run(args: argparse.Namespace) -> int:
             out.print(f"[yellow]? not judged, too little evidence[/yellow] ({esc(why)}): {esc(shown)}",
                       highlight=False)
         if placed:
-            p = Table(title="placement", title_justify="left")
-            for c in ("part", "A", "B"):
-                p.add_column(c)
-            for row in placed["rows"]:
-                p.add_row(*(esc(str(x)) for x in row))
-            out.print(p)
+            for p in fitted(out.width, "placement", [Col("part", min_width=7), Col("A", min_width=20),
+                                                     Col("B", min_width=20)],
+                            [[lit(x) for x in row] for row in placed["rows"]]):
+                out.print(p)
             for text in placed["notes"]:
                 out.print(f"[bold yellow]same device[/bold yellow]: {esc(text)}", highlight=False)
         out.print()

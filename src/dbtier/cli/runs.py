@@ -13,6 +13,7 @@ import os
 import sys
 
 from dbtier.cli import runs_render as R
+from dbtier.cli.runs_render import terminal_width
 from dbtier.cli.common import console, emit
 from dbtier.cli.runs_common import add_filters, add_runs_options, catalogue, make_run, parse_since
 from dbtier.core.errors import DbtierError
@@ -21,6 +22,8 @@ BASE = ("run_id", "name", "kind", "status", "started_at", "host", "device", "mod
 # shown only when a run listed has one
 SPARSE = frozenset({"name", "continues"})
 HEADERS = {"run_id": "run", "started_at": "started (UTC)", "summary": "figures"}
+# On a terminal too narrow for the whole table these go to a line under each run, uncut.
+FOLDED = frozenset({"host", "device", "model", "continues", "summary"})
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -135,7 +138,9 @@ def run_list(args: argparse.Namespace) -> int:
                 cells.append(R.cell(v))
             body.append(cells)
         right = {i for i, c in enumerate(show) if c not in BASE and c not in ("target", "method", "database")}
-        sys.stdout.write(R.table(heads, body, right, max_cell=90 if src == "runs" else 60))
+        fold = {i for i, c in enumerate(show) if c in FOLDED}
+        sys.stdout.write(R.table(heads, body, right, max_cell=90 if src == "runs" else 60,
+                                 width=terminal_width(out), fold=fold))
         dirs = ", ".join(r.root for r in done if r.registry is None)
         idx = "; ".join(f"index {r.read} read, {r.reused} reused" + ("" if r.written or not r.not_written else
                         f" (not saved: {r.not_written})") for r in done if r.registry is None)
@@ -144,6 +149,6 @@ def run_list(args: argparse.Namespace) -> int:
                   + (f", {doc['damaged']} damaged" if doc["damaged"] else "") + f" in {dirs} ({idx})"
                   + (f"; {elsewhere} of them made elsewhere (listed by path, from the run registry "
                      f"{next(r.registry for r in done if r.registry is not None)})" if elsewhere else ""),
-                  markup=False, highlight=False, soft_wrap=True)
+                  markup=False, highlight=False)
     emit(doc, args, render)
     return 0

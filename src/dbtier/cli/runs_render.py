@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
+import os
+import textwrap
 import uuid
 from typing import Any, Sequence
 
@@ -41,20 +43,41 @@ def cell(x: Any) -> str:
     return clean(x)
 
 
+def terminal_width(con: Any) -> int | None:
+    """The width to fold a table to: the terminal's (or COLUMNS'); None when the output goes to a pipe or a
+    file, where whole lines serve grep better."""
+    return con.width if con.is_terminal or os.environ.get("COLUMNS") else None
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int] = frozenset(),
-          max_cell: int = _MAX_CELL) -> str:
-    """Columns padded to their widest cell (cut at `max_cell` with '…'); `right` columns right-aligned."""
+          max_cell: int = _MAX_CELL, width: int | None = None, fold: set[int] = frozenset()) -> str:
+    """Columns padded to their widest cell (cut at `max_cell` with '…'); `right` columns right-aligned.
+    Wider than `width` (None: never folded): the `fold` columns leave the table for an indented line under
+    each row ("header value · header value"), uncut and wrapped to the width."""
     def cut(s: str) -> str:
         return s if len(s) <= max_cell else s[:max_cell - 1] + "…"
-    body = [[cut(c) for c in r] for r in rows]
+
+    def widths_of(cols: Sequence[int], body: Sequence[Sequence[str]], heads: Sequence[str]) -> list[int]:
+        return [max([len(heads[i])] + [len(r[i]) for r in body]) for i in cols]
+    everything = list(range(len(headers)))
     heads = [cut(h) for h in headers]
-    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(heads)]
+    full = [[cut(c) for c in r] for r in rows]
+    folded = width is not None and bool(fold) and \
+        sum(widths_of(everything, full, heads)) + 2 * (len(headers) - 1) > width
+    keep = [i for i in everything if not (folded and i in fold)]
+    widths = widths_of(keep, full, heads)
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    out = [line(heads), line(["-" * w for w in widths])]
-    out += [line(r) for r in body]
+                         for i, c, w in zip(keep, cells, widths)).rstrip()
+    out = [line([heads[i] for i in keep]), line(["-" * w for w in widths])]
+    for r, raw in zip(full, rows):
+        out.append(line([r[i] for i in keep]))
+        if folded:
+            extra = " · ".join(f"{headers[i]} {raw[i]}" for i in everything if i in fold and raw[i])
+            if extra:
+                out += textwrap.wrap(extra, width=max(width or 0, 20), initial_indent="    ",
+                                     subsequent_indent="    ", break_on_hyphens=False)
     return "\n".join(out) + "\n"
 
 

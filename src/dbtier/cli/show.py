@@ -11,8 +11,10 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from dbtier.model.guards import doc_guards
+from dbtier.cli.fit import Col, fitted
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.report import figures as F
@@ -37,37 +39,33 @@ def _cell(v: Any, digits: int = 0) -> str:
     return F.fmt(v, digits) if v is not None else "-"
 
 
-def figures_table(figs: list[dict[str, Any]], title: str = "key figures") -> Table | None:
+def figures_table(figs: list[dict[str, Any]], title: str = "key figures", width: int = 200) -> list[Table]:
     figs = [f for f in figs if not f.get("detail") and f.get("value") is not None]
     if not figs:
-        return None
-    t = Table(title=esc(title), title_justify="left", show_lines=False)
-    t.add_column("measure")
-    t.add_column("value", justify="right")
-    t.add_column("unit")
+        return []
     spreads = any(f.get("spread") for f in figs)
+    cols = [Col("measure", min_width=24), Col("value", min_width=10), Col("unit", min_width=7)]
     if spreads:  # a repeated figure: the median above, its runs' min–max and count here
-        t.add_column("runs (min–max, n)")
+        cols.append(Col("runs (min–max, n)", min_width=12))
+    rows: list[list[Any]] = []
     group = None
     for f in figs:
         if f.get("group") and f["group"] != group:
             group = f["group"]
-            t.add_row(f"[bold]{esc(group)}[/bold]", "", "", *([""] if spreads else []))
+            rows.append([f"[bold]{esc(group)}[/bold]", "", "", *([""] if spreads else [])])
         runs = [lit(F.spread_text(f.get("spread"), f.get("digits") or 0))] if spreads else []
-        t.add_row(lit(("  " if group else "") + str(f["label"])), lit(_cell(f["value"], f.get("digits") or 0)),
-                  lit(f.get("unit") or ""), *runs)
-    return t
+        rows.append([lit(("  " if group else "") + str(f["label"])),
+                     Text(_cell(f["value"], f.get("digits") or 0), justify="right"), lit(f.get("unit") or ""), *runs])
+    return fitted(width, esc(title), cols, rows)
 
 
-def key_table(tab: dict[str, Any], digits: Any = ()) -> Table:
-    t = Table(title=esc(tab["title"]), title_justify="left")
+def key_table(tab: dict[str, Any], digits: Any = (), width: int = 200) -> list[Table]:
     rows = tab["rows"]
-    for k, c in enumerate(tab["columns"]):
-        numeric = any(F.isnum(r[k]) for r in rows if k < len(r))
-        t.add_column(esc(c), justify="right" if numeric else "left")
-    for r in rows:
-        t.add_row(*(lit(_cell(v, digits[k] if k < len(digits) else 0)) for k, v in enumerate(r)))
-    return t
+    cols = [Col(c, figure=all(F.isnum(r[k]) or r[k] is None for r in rows if k < len(r))
+                and any(F.isnum(r[k]) for r in rows if k < len(r)))
+            for k, c in enumerate(tab["columns"])]
+    cells = [[lit(_cell(v, digits[k] if k < len(digits) else 0)) for k, v in enumerate(r)] for r in rows]
+    return fitted(width, esc(tab["title"]), cols, cells)
 
 
 def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
@@ -89,11 +87,11 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
         out.print(f"{indent}[bold red]{esc(notice)}[/bold red]", highlight=False)
     placement_lines(out, doc, indent)
     figs, tabs, meth, problems = FC.drawn(doc)
-    t = figures_table([f.as_dict() for f in figs])
-    if t is not None:
+    for t in figures_table([f.as_dict() for f in figs], width=out.width):
         out.print(t)
     for tab in tabs:
-        out.print(key_table(tab.as_dict(), tab.digits))
+        for t in key_table(tab.as_dict(), tab.digits, width=out.width):
+            out.print(t)
     for what, text in FF.fleet_lines(doc):
         out.print(f"{indent}[bold]{esc(what)}[/bold]: {esc(text)}", highlight=False)
     for what, how in meth:
@@ -116,12 +114,10 @@ def placement_lines(out: Console, doc: dict[str, Any], indent: str = "") -> None
     w = P.where(doc)
     if not w:
         return
-    t = Table(title="placement" + (" (the last step)" if F.oltp_steps(doc) else ""), title_justify="left")
-    for c in ("part", "directory", "device"):
-        t.add_column(c)
-    for role, d, on in P.lines(w):
-        t.add_row(esc(role), esc(d), esc(on))
-    out.print(t)
+    rows = [[lit(role), lit(d), lit(on)] for role, d, on in P.lines(w)]
+    for t in fitted(out.width, "placement" + (" (the last step)" if F.oltp_steps(doc) else ""),
+                    [Col("part", min_width=7), Col("directory", min_width=20), Col("device", min_width=12)], rows):
+        out.print(t)
 
 
 def print_verdict(out: Console, v: dict[str, Any]) -> None:

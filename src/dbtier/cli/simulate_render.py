@@ -119,7 +119,7 @@ def run(con: Console, doc: dict[str, Any], run_dir: Path) -> None:
         tr = det["mirror"].get("tracking") or {}
         unit = f" of {human_bytes(tr['region_size'])} ({tr['model']})" if tr else ""
         con.print(esc(f"{f['side']} side down at {f['fail_at_s']:g} s: resync {rs['regions']:,} regions{unit}, "
-                      f"{rs['bytes'] / 1e9:,.2f} GB, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s"),
+                      f"{size_text(rs['bytes'])}, {secs}; without redundancy {rs['unprotected_seconds']:,.1f} s"),
                   highlight=False)
     for n in det["notes"]:
         con.print(f"[dim]note: {esc(n)}[/dim]", highlight=False)

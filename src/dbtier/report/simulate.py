@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from dbtier.core.units import human_bytes, human_pct, human_us
+from dbtier.core.units import human_bytes, human_pct, human_us, size_text
 from dbtier.report import mrc_figures, svg
 from dbtier.report import mrc as mrc_report
 from dbtier.report.base import esc, figure_frame, html_table, kv_table
@@ -49,7 +49,7 @@ def curve_chart(doc: dict[str, Any]) -> str | None:
                            f"{(det.get('cache') or {}).get('write_mode')})", [read, req],
                            x_label=f"cache size ({unit}, log scale)", y_label="hit ratio (%)", x_log2=True,
                            markers=markers)
-    cap = (f"One replay per size. Working set {ws / 1e9:.3g} GB ({det.get('block_size')}-byte blocks): a "
+    cap = (f"One replay per size. Working set {size_text(ws)} ({det.get('block_size')}-byte blocks): a "
            "larger cache only saves first-touch misses." if ws else "One replay per size.")
     return figure_frame(chart, cap)
 
@@ -114,7 +114,7 @@ def timeline_charts(doc: dict[str, Any]) -> list[str]:
     rs = doc.get("resync")
     if rs:
         secs = "it never returns within the trace" if rs["seconds"] is None else \
-            f"resync of {rs['regions']:,} regions ({rs['bytes'] / 1e9:.3g} GB) takes {rs['seconds']:.3g} s"
+            f"resync of {rs['regions']:,} regions ({size_text(rs['bytes'])}) takes {rs['seconds']:.3g} s"
         cap += (f" Shaded: the side is down, then resyncing; {secs}; the design ran without redundancy for "
                 f"{rs['unprotected_seconds']:,.0f} s.")
     out.append(figure_frame(timeline_chart("Read latency over the trace", lat, windows=windows, events=events,

@@ -8,8 +8,10 @@ from rich.table import Table
 
 from dbtier.cli.markup import esc, lit
 
-_POINT_COLS = (("test", 16, "left"), ("jobs×qd", 9, "right"), ("IOPS", 10, "right"), ("MB/s", 9, "right"),
-               ("p50 µs", 10, "right"), ("p99 µs", 10, "right"), ("p99.9 µs", 10, "right"), ("fio CPU", 8, "right"))
+# One line per point as the probe measures it: at most 79 columns (one space between columns), each figure
+# whole; latencies keep one decimal below 10,000 µs, whole microseconds above.
+_POINT_COLS = (("test", 14, "left"), ("jobs×qd", 7, "right"), ("IOPS", 9, "right"), ("MB/s", 8, "right"),
+               ("p50 µs", 8, "right"), ("p99 µs", 8, "right"), ("p99.9 µs", 8, "right"), ("fio cores", 9, "right"))
 
 
 def _num(x: float | None, digits: int = 0) -> str:
@@ -18,15 +20,18 @@ def _num(x: float | None, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
+def _lat(x: float | None) -> str:
+    return _num(x, 1 if x is None or x < 10_000 else 0)
+
+
 def probe_points_table(points: list[dict[str, Any]], header: bool = True) -> Table:
-    t = Table(show_header=header, box=None, pad_edge=False)
+    t = Table(show_header=header, box=None, pad_edge=False, collapse_padding=True)
     for name, width, justify in _POINT_COLS:
-        t.add_column(name, width=width, justify=justify, no_wrap=True)
+        t.add_column(name, min_width=width, justify=justify, no_wrap=True)
     for p in points:
         lat = p.get("commit_lat_us") or p.get("lat_us") or {}
         t.add_row(lit(p["test"]), f"{p['jobs']}x{p['iodepth']}", _num(p["iops"]), _num(p["mbps"], 1),
-                  _num(lat.get("p50"), 1), _num(lat.get("p99"), 1), _num(lat.get("p999"), 1),
-                  f"{p['cpu_cores']:.2f}c")
+                  _lat(lat.get("p50")), _lat(lat.get("p99")), _lat(lat.get("p999")), f"{p['cpu_cores']:.2f}")
     return t
 
 

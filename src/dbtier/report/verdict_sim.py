@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from dbtier.core.units import human_bytes, human_us
+from dbtier.core.units import human_bytes, human_us, size_text
 from dbtier.report.figures import MIN_DIFFERENCE_PCT, fmt, get, isnum
 
 DESIGNS = {"read-cache": "read cache", "preferred-read-mirror": "preferred-read mirror"}
@@ -90,7 +90,7 @@ def _cache(doc: dict[str, Any]) -> dict[str, Any] | None:
     rh, qh = doc.get("read_hit_ratio"), doc.get("request_hit_ratio")
     if not isnum(rh):
         return None     # no reads to cache
-    size = f"{c['cache_gb']:g} GB " if isnum(c.get("cache_gb")) else ""
+    size = f"{size_text(c['cache_gb'] * 1e9)} " if isnum(c.get("cache_gb")) else ""
     backing = get(devs, 'backing', 'id') or 'the backing device'
     what = (f"{_name(doc)}: a {size}{doc.get('policy') or ''} cache on {get(devs, 'cache', 'id') or 'the cache'} "
             f"in front of {backing} gains a read hit ratio of {_pct(rh)} of blocks"
@@ -140,7 +140,7 @@ def _mirror(doc: dict[str, Any]) -> list[dict[str, Any]]:
         down = f["return_at_s"] - f["fail_at_s"]
         text = (f"{_name(doc)}: with the {f['side']} side down from {_secs(f['fail_at_s'])} to "
                 f"{_secs(f['return_at_s'])} ({_secs(down)}), the writes dirtied {fmt(rs['regions'])} regions{unit}: "
-                f"the resync copies {rs['bytes'] / 1e9:.3g} GB in {_secs(rs['seconds'])}; without redundancy for "
+                f"the resync copies {size_text(rs['bytes'])} in {_secs(rs['seconds'])}; without redundancy for "
                 f"{_secs(rs['unprotected_seconds'])} (the failure's {_secs(down)} plus the resync).")
     out.append({"text": text, **fig})
     return out
