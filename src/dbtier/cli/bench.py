@@ -11,7 +11,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from dbtier.cli import options as argtypes
-from dbtier.cli.markup import esc
+from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.measure import slowtier
 from dbtier.report.figures import busiest_device, spread_text
@@ -151,7 +151,8 @@ def run_oltp(args: argparse.Namespace) -> int:
                 say=lambda t: progress.console.print(esc(t), highlight=False),
                 status=lambda t: progress.update(task, description=t),
                 advance=lambda s: progress.advance(task, s),
-                point=lambda p, first, name: progress.console.print(_points_table([p], header=first, step=name)))
+                point=lambda p, first, name: progress.console.print(
+                    _points_table([p], header=first, step=name, width=progress.console.width)))
             if tier:
                 steps = oltp.emulate(study, cls.log_reserve_bytes(args), tier, steps, doc, hooks)
             for name, placement in steps:
@@ -187,20 +188,29 @@ def run_oltp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _points_table(points: list[dict[str, Any]], header: bool, step: str) -> Table:
-    t = Table(show_header=header, box=None, pad_edge=False)
-    for name, w in (("step", 11), ("clients", 7), ("TPS", 9), ("NOPM", 9), ("p50 ms", 8), ("p95 ms", 8),
-                    ("p99 ms", 8), ("CPU%", 5), ("dev busy%", 9), ("await ms", 8), ("bottleneck", 10),
-                    ("runs (TPS)", 16)):
-        t.add_column(name, width=w, justify="left" if name in ("step", "bottleneck", "runs (TPS)") else "right",
+# Each point as it is measured: every column on a terminal of 130 columns or more; on a narrower one the
+# columns the end of the run shows again in full (p50, await, the runs' spread) stay out, so a line fits 80.
+_POINT_COLS = (("step", 11), ("clients", 7), ("TPS", 9), ("NOPM", 9), ("p50 ms", 8), ("p95 ms", 7), ("p99 ms", 7),
+               ("CPU %", 5), ("busy %", 6), ("await ms", 8), ("bottleneck", 10), ("runs (TPS)", 16))
+_NARROW_LEFT_OUT = frozenset({"p50 ms", "await ms", "runs (TPS)"})
+
+
+def _points_table(points: list[dict[str, Any]], header: bool, step: str, width: int = 200) -> Table:
+    t = Table(show_header=header, box=None, pad_edge=False, collapse_padding=True)
+    cols = [(n, w) for n, w in _POINT_COLS if width >= 130 or n not in _NARROW_LEFT_OUT]
+    for name, w in cols:
+        t.add_column(name, min_width=w, justify="left" if name in ("step", "bottleneck", "runs (TPS)") else "right",
                      no_wrap=True)
     for p in points:
         dev = busiest_device(p)
         lat = p["lat_ms"]
-        t.add_row(step, str(p["clients"]), f"{p['tps']:,.0f}", "-" if p["nopm"] is None else f"{p['nopm']:,.0f}",
-                  _f(lat["p50"]), _f(lat["p95"]), _f(lat["p99"]), f"{p['cpu_util']['busy_pct']:.0f}",
-                  "-" if not dev else f"{dev['busy_pct']:.0f}", "-" if not dev else f"{dev['await_ms']:.2f}",
-                  p["bottleneck"], spread_text(p.get("tps_spread"), 0))
+        cell = {"step": step, "clients": str(p["clients"]), "TPS": f"{p['tps']:,.0f}",
+                "NOPM": "-" if p["nopm"] is None else f"{p['nopm']:,.0f}", "p50 ms": _f(lat["p50"]),
+                "p95 ms": _f(lat["p95"]), "p99 ms": _f(lat["p99"]), "CPU %": f"{p['cpu_util']['busy_pct']:.0f}",
+                "busy %": "-" if not dev else f"{dev['busy_pct']:.0f}",
+                "await ms": "-" if not dev else f"{dev['await_ms']:.2f}", "bottleneck": p["bottleneck"],
+                "runs (TPS)": spread_text(p.get("tps_spread"), 0)}
+        t.add_row(*(lit(cell[n]) for n, _ in cols))
     return t
 
 
