@@ -1,6 +1,6 @@
 """Each command's terminal tables at 80 and 200 columns: `plan size` (on-prem and cloud), `history import` +
 `requirement`, `show` of every kind of saved run (probe, bench oltp/dss/backup, simulate run and mrc), `compare`,
-`runs`, `simulate run --sweep` and `simulate mrc`: every figure whole (no '…' cut, no '3.61e+03' exponent),
+`runs`, `advise`, `simulate run --sweep` and `simulate mrc`: every figure whole (no '…' cut, no '3.61e+03' exponent),
 and at 80 columns no line wider than the terminal."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def _outputs(tmp_path, columns: int) -> dict[str, str]:
         "runs": ("runs", "--runs-dir", "rr"),
         "sweep": ("simulate", "run", str(TRACE), "--design", "read-cache", "--cache", "nvme-enterprise-3.84tb",
                   "--backing", "sas-15k-73gb", "--sweep", "--out", "s1"),
+        "advise": ("advise", str(AWR), "--out", "adv"),
         "mrc": ("simulate", "mrc", str(DATA / "objects" / "cloudPhysicsIO.oracleGeneral.bin"), "--policy", "lru,fifo",
                 "--out", "m1"),
     }

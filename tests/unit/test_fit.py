@@ -36,7 +36,7 @@ def test_split_repeats_the_first_column_and_cuts_no_figure():
     # = 31, + write IOPS = 31 + 7 + 3 = 41 > 40: a new table; name + write IOPS + p99 = 30 + 10 = 40 fits,
     # + note = 53 does not: a third
     tables = fitted(40, "devices", COLS, ROWS)
-    assert [str(t.title) for t in tables] == ["devices", "devices (continued)", "devices (continued)"]
+    assert [str(t.title) for t in tables] == ["devices", "(continued)", "(continued)"]
     text = _render(tables, 40)
     assert max(len(line) for line in text.splitlines()) <= 40
     assert "…" not in text

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dbtier.core.units import size_text
+
 COLUMNS = ("where", "what", "purchase", "a month", "total", "binding", "reserve")
 
 
@@ -33,7 +35,7 @@ def need(req: dict[str, Any]) -> str:
     if req.get("capacity_gb") is not None:
         parts.append(f"{num(req.get('capacity_gb'), 0)} GB")
     if req.get("write_tb_per_day") is not None:
-        parts.append(f"{req['write_tb_per_day']:.3g} TB written a day")
+        parts.append(f"{size_text(req['write_tb_per_day'] * 1e12)} written a day")
     return ", ".join(parts) or "no figure"
 
 

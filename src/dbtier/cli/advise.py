@@ -275,16 +275,14 @@ def show(args: argparse.Namespace, doc: dict[str, Any], run_dir: Path) -> None:
         for note in prices.get("notes") or []:
             out.print(escape(f"Stale price: {note}"), highlight=False, style="yellow")
     out.print()
-    from rich import box
-    from rich.table import Table
-    t = Table(title=f"options over {doc['advice']['options'][0]['service_years']:g} years, cheapest first "
-              "(* recommended)", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
-    for c in answer.COLUMNS:
-        t.add_column(c, justify="left" if c in ("where", "what", "binding") else "right",
-                     overflow="fold", ratio=3 if c == "what" else None)
-    for r in answer.rows(doc["advice"]):
-        t.add_row(*(escape(x) for x in r))
-    out.print(t)
+    from dbtier.cli.fit import Col, fitted
+    from rich.text import Text
+    title = (f"options over {doc['advice']['options'][0]['service_years']:g} years, cheapest first "
+             "(* recommended)")
+    cols = [Col(c, figure=c not in ("where", "what", "binding"), min_width=18 if c == "what" else 10)
+            for c in answer.COLUMNS]
+    for t in fitted(out.width, title, cols, [[Text(x) for x in r] for r in answer.rows(doc["advice"])], boxed=False):
+        out.print(t)
     out.print(f"[dim]Run: {escape(str(run_dir))} (result.json, report.html)[/dim]")
 
 

@@ -3,7 +3,7 @@
 rich shrinks a table wider than the terminal by cutting cells ("18,3…", "clie…"). Here a figure column is never
 wrapped nor cut: it is as wide as its widest figure, and its header folds onto more lines to that width. A text
 column may fold its words down to `min_width`. When the columns still do not fit, the table is split: the first
-`key` columns, then as many of the rest as fit, again for what is left ("… (continued)"), so every figure is
+`key` columns, then as many of the rest as fit, again for what is left (titled "(continued)"), so every figure is
 shown whole at any width.
 """
 
@@ -78,8 +78,8 @@ def _share(least: list[int], natural: list[int], room: int) -> list[int]:
 
 def _extra(n: int, edge: bool) -> int:
     """Columns a table's box and padding take beyond its cells: one space either side of each cell and a rule
-    between columns (and at both edges when `edge`)."""
-    return 2 * n + (n - 1) + (2 if edge else 0)
+    between columns; boxed, a rule at both edges too (3n + 1), else no edge padding either (3n - 3)."""
+    return 3 * n + 1 if edge else 3 * (n - 1)
 
 
 def fitted(width: int, title: str, cols: Sequence[Col], rows: Sequence[Sequence[Any]], key: int = 1,
@@ -96,7 +96,7 @@ def fitted(width: int, title: str, cols: Sequence[Col], rows: Sequence[Sequence[
         groups.append(g)
     out = []
     for n, g in enumerate(groups):
-        t = Table(title=title + (" (continued)" if n else ""), title_justify="left",
+        t = Table(title="(continued)" if n else title, title_justify="left",
                   caption=caption if n == len(groups) - 1 else None, caption_justify="left",
                   **({} if boxed else {"box": rbox.SIMPLE_HEAD, "pad_edge": False, "show_edge": False}))
         widths = _share([need[i] for i in g], [natural[i] for i in g], width - _extra(len(g), boxed))
