@@ -16,8 +16,9 @@ import pytest
 
 from conftest import assert_clean_error, load_doc, needs_root, postgres_processes, run_dbtier
 
-pytestmark = pytest.mark.engine  # a real managed PostgreSQL
 from dbtier.results.schema import result_schema
+
+pytestmark = pytest.mark.engine  # a real managed PostgreSQL
 
 SHORT = ["--duration", "2", "--warmup", "0"]
 POINT_KEYS = {"clients", "tps", "tpm", "nopm", "lat_ms", "cpu_util", "devices", "bottleneck"}

@@ -19,9 +19,10 @@ import pytest
 
 from conftest import assert_clean_error, postgres_processes, run_dbtier
 
-pytestmark = pytest.mark.engine  # a real managed PostgreSQL on a throttled loop device
 from dbtier.measure import slowtier
 from dbtier.results.schema import result_schema
+
+pytestmark = pytest.mark.engine  # a real managed PostgreSQL on a throttled loop device
 
 ROOT = slowtier.blkio_root(Path("/proc/self/mountinfo").read_text())
 CAN = (os.geteuid() == 0 and ROOT is not None and os.access(f"{ROOT}/blkio.throttle.read_iops_device", os.W_OK)

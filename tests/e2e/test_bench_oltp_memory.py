@@ -81,7 +81,7 @@ def test_a_budget_sends_reads_to_the_device_and_none_does_not(pg_dir):
     assert "reads-from-memory" not in [g["kind"] for g in bounded["guards"]]
     # ... unbounded, almost none did: the guard fires and the verdict names it.
     assert "reads-from-memory" in [g["kind"] for g in free["guards"]]
-    for name, doc in (("bounded", bounded), ("unbounded", free)):
+    for name, _doc in (("bounded", bounded), ("unbounded", free)):
         r = run_dbtier("show", name, "--json", cwd=pg_dir)
         assert r.returncode == 0, r.stderr
         v = json.loads(r.stdout)["verdict"]

@@ -15,9 +15,10 @@ import pytest
 
 from conftest import assert_clean_error, load_doc, needs_root, run_dbtier
 
-pytestmark = pytest.mark.engine  # real fio on this machine's disk
 from dbtier.results.probe import KNEE_TESTS, SUMMARY_KEYS, knee
 from dbtier.results.schema import result_schema
+
+pytestmark = pytest.mark.engine  # real fio on this machine's disk
 
 FAST = ["--point-seconds", "0.2", "--size", "256M"]
 

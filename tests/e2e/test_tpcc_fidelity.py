@@ -15,10 +15,11 @@ import pytest
 
 from conftest import assert_clean_error, needs_root, postgres_processes, run_dbtier
 
-pytestmark = pytest.mark.engine  # a real managed PostgreSQL
 from dbtier.workloads import tpcc
 from dbtier.workloads.pgbench import Database, load, run_point, script_path
 from dbtier.workloads.postgres import Cluster, Settings
+
+pytestmark = pytest.mark.engine  # a real managed PostgreSQL
 
 
 @pytest.fixture(scope="module")

@@ -309,9 +309,11 @@ def test_compare_calls_a_difference_only_past_the_runs_spread():
     and at least 5%; within it, "within noise". Single runs: only the 5% floor, and said."""
     from dbtier.report.figures import judge_difference
 
+    def sp(pct):
+        return None if pct is None else {"median": 100.0, "min": 100 - pct / 2, "max": 100 + pct / 2, "n": 3,
+                                         "spread_pct": pct}
+
     def row(ratio, better="higher", sa=None, sb=None):
-        sp = (lambda pct: None if pct is None else {"median": 100.0, "min": 100 - pct / 2, "max": 100 + pct / 2,
-                                                   "n": 3, "spread_pct": pct})
         return {"ratio": ratio, "better": better, "a_spread": sp(sa), "b_spread": sp(sb)}
     assert judge_difference(row(1.04)) == {"verdict": "within noise", "noise_pct": 5.0}
     assert judge_difference(row(1.06))["verdict"] == "better, single runs"

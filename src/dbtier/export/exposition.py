@@ -89,7 +89,7 @@ def check_push_url(url: str) -> str:
         raise DbtierError(f"--push {url!r}: not an http:// or https:// URL",
                           "pass the Pushgateway's base URL, e.g. --push http://pushgateway:9091")
     try:
-        u.port
+        _ = u.port          # reading it checks it
     except ValueError:
         raise DbtierError(f"--push {url!r}: a bad port", "e.g. --push http://pushgateway:9091") from None
     if u.path.rstrip("/").endswith("/metrics") or "/metrics/job" in u.path:

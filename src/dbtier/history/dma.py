@@ -436,7 +436,7 @@ def _check_rates(key: tuple, label: str, rates: dict[str, float | None], sn: dic
 def _spans(con: duckdb.DuckDBPyConnection, snaps: dict, summary: dict, per_db: dict, opts: ReadOptions) -> dict:
     """{database: (first snapshot begin, last snapshot begin)} in UTC, from the snapshot extract's times."""
     out: dict[str, list] = {}
-    for (pkey, inst, hour), sn in snaps.items():
+    for (pkey, inst, _hour), sn in snaps.items():
         db = opts.database or (summary.get(pkey, {}).get("db_name") or pkey)
         if len(per_db.get(pkey, ())) > 1:
             db = f"{db}/{inst}"

@@ -107,7 +107,7 @@ def iso_time(t: float) -> str:
 def _check_times(path: str, s: Series, ms: bool) -> None:
     """Increasing times, in the plausible years (limits.py)."""
     prev = None
-    for i, t in enumerate(s.times):
+    for t in s.times:
         if prev is not None and not t > prev:
             raise _bad(path, s.line, f"{s.describe()}: sample time {iso_time(t)} is not after the one before "
                        f"({iso_time(prev)})", "pass each series' samples once, in time order")

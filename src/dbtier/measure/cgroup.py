@@ -191,7 +191,7 @@ def locate(proc_cgroup: str, mountinfo: str) -> list[Place]:
             if c:
                 paths[c] = path.strip()
     out: list[Place] = []
-    for root, point, fstype, opts in _mounts(mountinfo):
+    for root, point, fstype, _opts in _mounts(mountinfo):
         if fstype == "cgroup2" and "v2" in paths:
             d = _join(point, root, paths["v2"])
             if d:

@@ -242,7 +242,7 @@ def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str |
         stop_group(proc)
         out, err = proc.communicate()
         assert timeout_s is not None
-        raise TimedOut(argv, timeout_s)
+        raise TimedOut(argv, timeout_s) from None
     except BaseException:
         stop_group(proc, grace_s)
         try:

@@ -132,10 +132,11 @@ def _run(argv: list[str]) -> str:
     try:
         r = executor.run(argv, timeout_s=300)
     except OSError as exc:
-        raise DbtierError(f"--emulate: {argv[0]} failed ({exc})", "check that util-linux and e2fsprogs are installed")
+        raise DbtierError(f"--emulate: {argv[0]} failed ({exc})",
+                          "check that util-linux and e2fsprogs are installed") from None
     except executor.TimedOut as exc:    # worded as subprocess words a timeout, as before the executor
         raise DbtierError(f"--emulate: {argv[0]} failed (Command '{exc.argv}' timed out after {exc.timeout_s} seconds)",
-                          "check that util-linux and e2fsprogs are installed")
+                          "check that util-linux and e2fsprogs are installed") from None
     if r.returncode != 0:
         raise DbtierError(f"--emulate: {' '.join(argv)} failed: {(r.stderr or r.stdout).strip()[:300]}",
                           "the slow tier needs loop devices (modprobe loop) and root")

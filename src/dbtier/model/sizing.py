@@ -447,7 +447,7 @@ def _unmeetable(search: Search, all_shapes: Sequence[Shape], req: Requirement, r
     for k in req.given():
         best_val, best_desc = -1.0, ""
         reach = False
-        for s, e in tops:
+        for _s, e in tops:
             v = meets(e, req)[k]
             if v["met"]:
                 reach = True

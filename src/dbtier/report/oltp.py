@@ -445,7 +445,6 @@ def _oltp_points_table(points: list[dict[str, Any]], doc: dict[str, Any] | None 
                       num(pg.get("blks_read")), num(to_mb(pg.get("wal_bytes")), 1), num(syncs),
                       num(per_sync, 2), num(to_mb(pg.get("temp_bytes")), 1), num(pg.get("checkpoints")),
                       num(pg.get("backend_fsyncs")), f'{num(pg.get("commits"))} / {num(pg.get("rollbacks"))}',
-                      
                       num(ov.get("client_cpu_cores"), 2), num(ov.get("client_cpu_pct_of_machine"), 1),
                       num(ov.get("sampler_cpu_pct_of_machine"), 2),
                       f'<code title="{esc(p.get("raw"))}">{esc(os.path.basename(str(p.get("raw") or "")))}</code>'])
@@ -523,7 +522,7 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
     out.append('<div class="charts">' + "".join(figs) + "</div>")
     rows = []
     memory = reads_from_memory(doc_guards(doc))
-    for k, (s, b, ps) in enumerate(zip(steps, bests, pts)):
+    for k, (s, b, _ps) in enumerate(zip(steps, bests, pts)):
         pl = s.get("placement") if isinstance(s.get("placement"), dict) else {}
         cells = [f'<b title="{esc(step_label(names[k], engine))}">{esc(names[k])}</b>'
                  + ('<br><span class="bad">reads not measured</span>'

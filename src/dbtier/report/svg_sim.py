@@ -76,7 +76,7 @@ def _ticks(values: list[float], log: bool, zero: bool) -> list[float]:
 def _polyline(points: list[tuple[float, float]], col: str, dashed: bool, step: bool = False) -> str:
     if step:
         stepped: list[tuple[float, float]] = []
-        for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        for (x0, y0), (x1, _y1) in zip(points, points[1:]):
             stepped += [(x0, y0), (x1, y0)]
         stepped.append(points[-1])
         points = stepped
