@@ -35,6 +35,7 @@ from dbtier.measure.fio import FioJob
 from dbtier.measure.probe import (COMMIT, COMMIT_NOSYNC, Profile, Prober, Target, check_device, check_directory,
                                   honesty)
 from dbtier.results.store import RunDir
+from dbtier.core.parts import dict_at
 
 DEFAULT_PORT = 8765          # fio --server's default
 ALL_CLIENTS = "All clients"  # fio's own sum over clients (no percentiles): not read
@@ -412,7 +413,7 @@ def remove_dead_remote(hosts: list[Host]) -> list[str]:
     wanted = {(h.address, h.port): h for h in hosts}
     for path, doc in debris.entries():
         owner = Owner.from_dict(doc.get("owner"))
-        what = doc.get("what") if isinstance(doc.get("what"), dict) else {}
+        what = dict_at(doc, "what")
         remote = [r for r in what.get("remote") or [] if isinstance(r, dict)]
         if owner is None or not remote or alive(owner) is not False:
             continue

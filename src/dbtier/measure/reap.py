@@ -35,6 +35,7 @@ from typing import Any, Iterable
 from dbtier.core.debris import MARKER, dir_marker, entries
 from dbtier.core.owner import Owner, abandoned_note, alive, start_ticks
 from dbtier.measure import executor
+from dbtier.core.parts import dict_at
 
 DIR_PREFIXES = ("dbtier-", ".dbtier-")
 
@@ -277,7 +278,7 @@ def reap(dry_run: bool = False, owner_pid: int | None = None) -> dict[str, Any]:
 
 
 def _what(doc: dict[str, Any]) -> dict[str, Any]:
-    return doc.get("what") if isinstance(doc.get("what"), dict) else {}
+    return dict_at(doc, "what")
 
 
 def sweep_dir(parent: str | os.PathLike) -> list[str]:

@@ -442,7 +442,8 @@ def parse_catalog_file(text: str, origin: str) -> tuple[list[Device], list[Overh
 
     devices = [_device(e, i, origin) for i, e in enumerate(_entries(data, "device", origin), 1)]
     overheads = [_overhead(e, i, origin) for i, e in enumerate(_entries(data, "overhead", origin), 1)]
-    for table, entries in (("device", devices), ("overhead", overheads)):
+    tables: tuple[tuple[str, Sequence[Device | Overhead]], ...] = (("device", devices), ("overhead", overheads))
+    for table, entries in tables:
         seen: dict[str, int] = {}
         for i, e in enumerate(entries, 1):
             if e.id in seen:
@@ -461,7 +462,12 @@ def _server(data: dict[str, Any], origin: str) -> Server | None:
         raise DbtierError(f"{origin}: 'server' must be one table written [server]",
                           "write [server] once, with drive_ports = N and source = \"...\"")
     v = _validate("server", value, 1, origin)
-    return Server(**{f.name: v.get(f.name) for f in fields(Server) if f.name != "origin"}, origin=origin)
+    return Server(**_fields_of(Server, v), origin=origin)
+
+
+def _fields_of(cls: type[Any], v: dict[str, Any]) -> dict[str, Any]:
+    """The validated entry `v` as the keyword arguments of the dataclass `cls` (its origin is set apart)."""
+    return {f.name: v.get(f.name) for f in fields(cls) if f.name != "origin"}
 
 
 def _entries(data: dict[str, Any], table: str, origin: str) -> list[dict[str, Any]]:
@@ -608,7 +614,7 @@ def _device(entry: dict[str, Any], index: int, origin: str) -> Device:
                           'e.g. interface = "sata-6g", "sas-12g", "pcie4-x4", "aws-ebs"')
     _check_device_figures(v, _where('device', index, entry, origin))
     v.setdefault("shared_access", False)
-    return Device(**{f.name: v.get(f.name) for f in fields(Device) if f.name != "origin"}, origin=origin)
+    return Device(**_fields_of(Device, v), origin=origin)
 
 
 def _check_device_figures(v: dict[str, Any], where: str) -> None:
@@ -633,7 +639,7 @@ def _overhead(entry: dict[str, Any], index: int, origin: str) -> Overhead:
     v = _validate("overhead", entry, index, origin)
     v["applies_to"] = tuple(v["applies_to"])
     v.setdefault("after_server_ports", False)
-    return Overhead(**{f.name: v.get(f.name) for f in fields(Overhead) if f.name != "origin"}, origin=origin)
+    return Overhead(**_fields_of(Overhead, v), origin=origin)
 
 
 def _check_applies_to(catalog: Catalog, positions: Mapping[tuple[str, str], int]) -> None:

@@ -132,7 +132,7 @@ _EXAMPLES = {"endurance_tbw": 7000, "dwpd": 1, "dwpd_4k": 0.1, "endurance_write_
              "shared_access": False}
 
 
-def device_fields() -> list[dataclasses.Field]:
+def device_fields() -> list[dataclasses.Field[Any]]:
     """Every field of a [[device]] entry, in the Device's order (origin is set by the loader, not written)."""
     return [f for f in dataclasses.fields(Device) if f.name != "origin"]
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+import dataclasses
 from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, Sequence
@@ -250,9 +251,9 @@ def _load(name: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def _build(cls: type, kw: dict[str, Any], where: str, needs: str) -> Any:
+def _build(cls: type[Any], kw: dict[str, Any], where: str, needs: str) -> Any:
     """One entry as `cls`: an unknown field or a missing one named with the entry."""
-    unknown = sorted(set(kw) - set(cls.__dataclass_fields__))
+    unknown = sorted(set(kw) - {f.name for f in dataclasses.fields(cls)})
     if unknown:
         raise DbtierError(f"{where}: unknown field '{unknown[0]}'", "fix the field name")
     try:
@@ -461,7 +462,7 @@ def _one(vt: VolumeType, need: Need, n: int) -> tuple[Volume, str] | None:
     if size > vt.size_max + 1e-9:
         return None
     # throughput: provisioned at what is needed (at least the free or minimum amount), within the IOPS rule
-    t = max(tp, vt.throughput_free, vt.throughput_min) if vt.throughput_provisioned else vt.throughput_at(size, io)
+    thr = max(tp, vt.throughput_free, vt.throughput_min) if vt.throughput_provisioned else vt.throughput_at(size, io)
     if tp > vt.throughput_at(size, io) + 1e-9:
         # more IOPS buy more throughput where throughput is at most per_iops x IOPS
         if vt.throughput_per_iops and tp <= vt.throughput_max + 1e-9:
@@ -470,7 +471,7 @@ def _one(vt: VolumeType, need: Need, n: int) -> tuple[Volume, str] | None:
                 io = max(io, io2)
                 if vt.iops_per_size and io > vt.iops_free + 1e-9 and io / vt.iops_per_size > size:
                     size = float(math.ceil(io / vt.iops_per_size))
-                t = max(tp, vt.throughput_free) if vt.throughput_provisioned else vt.throughput_at(size, io)
+                thr = max(tp, vt.throughput_free) if vt.throughput_provisioned else vt.throughput_at(size, io)
                 why = "throughput (IOPS raised to allow it)"
             else:
                 return None
@@ -481,7 +482,7 @@ def _one(vt: VolumeType, need: Need, n: int) -> tuple[Volume, str] | None:
             why = f"IOPS within each volume's free {vt.iops_free:,.0f}"      # more volumes, not paid IOPS
         elif io <= vt.iops_min + 1e-9:
             why = "the type's minimum IOPS"
-    return Volume(vt, size, io, t), why
+    return Volume(vt, size, io, thr), why
 
 
 def cheapest_set(vt: VolumeType, need: Need, max_volumes: int = 16) -> VolumeSet | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from dbtier.core.errors import DbtierError
 from dbtier.model.cloud import Instance
+from dbtier.core.parts import dict_at
 
 _SHAPE = ("the JSON that `aws ec2 describe-instance-types --output json` prints: {\"InstanceTypes\": [{\"InstanceType\": "
           "..., \"EbsInfo\": {\"EbsOptimizedInfo\": {...}}}, ...]}")
@@ -56,7 +57,7 @@ def parse_describe_instance_types(text: str, origin: str, as_of: str) -> tuple[d
         if m_io < b_io or m_tp < b_tp:       # type: ignore[operator]
             raise DbtierError(f"{origin}: {name}: its maximum EBS figures are below its baseline ones",
                               "export the file again; the API never gives that")
-        store = it.get("InstanceStorageInfo") if isinstance(it.get("InstanceStorageInfo"), dict) else {}
+        store = dict_at(it, "InstanceStorageInfo")
         mem = _number((it.get("MemoryInfo") or {}).get("SizeInMiB")) if isinstance(it.get("MemoryInfo"), dict) else None
         vcpus = _number((it.get("VCpuInfo") or {}).get("DefaultVCpus")) if isinstance(it.get("VCpuInfo"), dict) else None
         local = _number(store.get("TotalSizeInGB"))

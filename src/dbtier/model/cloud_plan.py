@@ -280,7 +280,7 @@ def place(parts: tuple[Part, ...], insts: Sequence[Instance | None], instance_na
     """The design on the instance given, or (auto) the first that carries it sustained."""
     for inst in insts:
         caps = set_caps(parts, inst) if inst is not None else None
-        if caps is not None and "maximum" in (caps["binding"] or ""):
+        if inst is not None and caps is not None and "maximum" in (caps["binding"] or ""):
             if instance_name != "auto":
                 return None, f"{inst.name} caps it: {caps['binding']}"
             continue
@@ -397,9 +397,11 @@ def replay_history(c: CloudCandidate, intervals: Intervals, by_role: dict[str, I
     whole. The worst bucket (a throttled one first) with the others beside, and its balance over time."""
     results = []
     for part in c.parts:
+        if part.volume_type is None or part.volumes is None:
+            continue                  # an instance store has no credits (part_buckets)
         series = (by_role or {}).get(part.role or "", intervals) if part.role else intervals
         for bucket, meters in part_buckets(part, c.attach > 1):
-            r = replay(bucket, _demand(part.volume_type, series, meters, part.volumes.count))  # type: ignore[arg-type]
+            r = replay(bucket, _demand(part.volume_type, series, meters, part.volumes.count))
             results.append({**r, "meters": meters, "role": part.role})
     for bucket, meters in instance_buckets(c):
         r = replay(bucket, _demand(c.volume_type, intervals, meters, 1))  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeGuard
 
 from dbtier.model.guards import dss_guards
 
@@ -92,9 +92,9 @@ BACKUP_RULE = (f"the target when the rate through a throttled tier is within {BA
 Throttle = tuple[float, float, str]    # (measured rate, the throttle's limit, unit: "MB/s" or "IOPS")
 
 
-def near_throttle(t: Throttle | None) -> bool:
+def near_throttle(t: Throttle | None) -> TypeGuard[Throttle]:
     """An emulated tier's rate within BACKUP_THROTTLE_NEAR of its throttle: the throttle is the limit."""
-    return bool(t) and t[1] > 0 and t[0] >= (1 - BACKUP_THROTTLE_NEAR) * t[1]
+    return t is not None and t[1] > 0 and t[0] >= (1 - BACKUP_THROTTLE_NEAR) * t[1]
 
 
 def _throttle_text(t: Throttle, what: str) -> str:

@@ -35,7 +35,7 @@ class CommitEvidence:
 
 def judge(ev: CommitEvidence) -> dict[str, Any]:
     """-> {verdict: ok|suspect, reason, checks[]}; each check {name, passed (None: not applicable), detail}."""
-    checks = []
+    checks: list[dict[str, Any]] = []
 
     def add(name: str, passed: bool | None, detail: str) -> None:
         checks.append({"name": name, "passed": passed, "detail": detail})

@@ -58,7 +58,10 @@ def probe_flush(doc: dict[str, Any], run_dir: str) -> ProbeFlush:
     verdict = s.get("fsync_honesty")
     rate = s.get("commits_per_s")
     lat = s.get("commit_lat_us_p50")
-    ok_num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0  # noqa: E731
+
+    def ok_num(x: Any) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+
     if not ok_num(rate):
         raise DbtierError(f"--probe {run_dir}: the probe measured no commit rate (summary.commits_per_s)",
                           "run `dbtier probe PATH --only commit` and pass that run")

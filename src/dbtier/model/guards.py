@@ -25,9 +25,10 @@ those, pages read from the files): page reads = buffer_pool_reads, hits = reques
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, TypeGuard
 
 from dbtier.model.placement import ALL_READ_STEPS
+from dbtier.core.parts import dict_at
 
 # Less than this share of PostgreSQL's page reads reached the devices as read I/Os: the page cache
 # served them. A data set 4x memory reads most pages from the device (fraction near 1); a cached one
@@ -49,7 +50,7 @@ NO_DEVICE_REMOTE = "--dsn: this machine's devices are not the server's"
 NO_DEVICE_SAMPLED = "no device under the data directories was sampled"
 
 
-def _num(x: Any) -> bool:
+def _num(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x and abs(x) != float("inf")
 
 
@@ -65,7 +66,7 @@ def read_path(db_page_reads: float | None, device_read_ios: float | None, remote
     elif not devices_measured or not _num(device_read_ios):
         device_read_ios, note = None, NO_DEVICE_SAMPLED
     frac = None
-    if note is None:
+    if note is None and device_read_ios is not None:      # a number (the checks above)
         if _num(db_page_reads) and db_page_reads > 0:
             frac = device_read_ios / db_page_reads
         else:
@@ -201,10 +202,10 @@ def doc_guards(doc: dict[str, Any]) -> list[dict[str, Any]]:
         return probe_guards(doc)
     bench = doc.get("bench")
     if bench == "oltp":
-        params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+        params = dict_at(doc, "params")
         return oltp_guards(doc_points(doc), remote=params.get("mode") == "dsn")
     if bench == "dss":
-        load = doc.get("load") if isinstance(doc.get("load"), dict) else {}
+        load = dict_at(doc, "load")
         runs = [r for r in doc.get("runs") or [] if isinstance(r, list)] if isinstance(doc.get("runs"), list) else []
         return dss_guards(runs, load.get("database_bytes"))
     if bench == "backup":
@@ -216,7 +217,7 @@ def doc_guards(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 def probe_guards(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """A buffered probe (--buffered, direct_io false): its figures include the page cache."""
-    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    params = dict_at(doc, "params")
     if params.get("direct_io") is False:
         return [{"kind": "reads-from-memory", "message": "buffered probe (--buffered): its figures include the OS "
                  "page cache, so reads (and writes until a flush) may have been served from memory, not the "
@@ -258,7 +259,7 @@ def backup_guards(targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for t in targets:
         if not isinstance(t, dict) or not (_num(t.get("bytes")) and t["bytes"] > 0):
             continue
-        devs = t.get("devices") if isinstance(t.get("devices"), dict) else {}
+        devs = dict_at(t, "devices")
         read = sum(d.get("read_bytes", 0) for d in devs.values() if isinstance(d, dict) and _num(d.get("read_bytes")))
         if read / t["bytes"] < BYTES_SHARE_MIN:
             hit.append(f"{t.get('method')} to {t.get('target')} ({read / 1e6:,.1f} MB read for "

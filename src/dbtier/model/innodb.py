@@ -98,10 +98,15 @@ def innodb_figures(delta: Mapping[str, float | None], seconds: float,
       counters have no transaction count: Handler_commit counts statements too); None without it."""
     if not (isinstance(seconds, (int, float)) and seconds > 0):
         raise ValueError(f"the window must be positive seconds, not {seconds!r}")
-    g = lambda n: _get(delta, n)  # noqa: E731
+    def g(n: str) -> float | None:
+        return _get(delta, n)
+
+    def mb(n: str) -> float | None:
+        v = g(n)
+        return None if v is None else v / MB / seconds
+
     reads, requests = g("Innodb_buffer_pool_reads"), g("Innodb_buffer_pool_read_requests")
     waits, lock_ms = g("Innodb_row_lock_waits"), g("Innodb_row_lock_time")
-    mb = lambda n: None if g(n) is None else g(n) / MB / seconds  # noqa: E731
     return {
         "data_reads_per_s": _per_s(g("Innodb_data_reads"), seconds),
         "data_writes_per_s": _per_s(g("Innodb_data_writes"), seconds),
@@ -219,12 +224,12 @@ def _true(x: Any) -> bool:
     return x in (1, True, "1")
 
 
-def session_classes(rows: Iterable[Mapping[str, Any]]) -> Counter:
+def session_classes(rows: Iterable[Mapping[str, Any]]) -> Counter[str]:
     """One sample's rows (mariadb_waits.sql, as dicts) -> Counter of classes, one per session."""
     by_conn: dict[Any, list[Mapping[str, Any]]] = {}
     for r in rows:
         by_conn.setdefault(r.get("conn_id"), []).append(r)
-    out: Counter = Counter()
+    out: Counter[str] = Counter()
     for rs in by_conn.values():
         first = rs[0]
         out[classify_session(first.get("command"), first.get("state"), first.get("trx_state"), rs)] += 1

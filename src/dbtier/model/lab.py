@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from dbtier.core.errors import DbtierError
 from dbtier.model.catalog import load_catalog
 from dbtier.model.standing import closest
+from dbtier.core.parts import dict_at
 
 
 def requirement_from_oltp(oltp: dict[str, Any]) -> dict[str, Any] | None:
@@ -33,7 +34,7 @@ def requirement_from_oltp(oltp: dict[str, Any]) -> dict[str, Any] | None:
         vals = [d.get(key) for d in devs]
         if per_s is None or any(not isinstance(v, (int, float)) for v in vals):
             return None
-        return sum(vals) * per_s
+        return float(sum(vals)) * per_s
 
     db_bytes = (oltp.get("load") or {}).get("database_bytes")
     req: dict[str, Any] = {
@@ -114,7 +115,7 @@ def standing(probe: dict[str, Any]) -> list[dict[str, Any]]:
 
 def media_figures(target: dict[str, Any]) -> dict[str, Any]:
     """A probe target's summary without the figures its cache_suspect names (results/cache_suspect.py)."""
-    cache = target.get("cache_suspect") if isinstance(target.get("cache_suspect"), dict) else {}
+    cache = dict_at(target, "cache_suspect")
     drop = set(cache.get("figures") or [])
     return {k: v for k, v in (target.get("summary") or {}).items() if k not in drop}
 

@@ -134,7 +134,7 @@ def combine_repeats(reps: Sequence[dict[str, Any]]) -> dict[str, Any]:
     point = dict(reps[k])
     sp = spread(tps)
     point["tps"] = sp["median"]
-    point["tpm"] = sp["median"] * 60.0
+    point["tpm"] = None if sp["median"] is None else sp["median"] * 60.0
     nopm = [r["nopm"] for r in reps if isinstance(r.get("nopm"), (int, float))]
     point["nopm"] = median(nopm) if nopm else None
     lats = [r.get("lat_ms") or {} for r in reps]
@@ -183,7 +183,7 @@ def gain_per_doubling(c1: float, tps1: float, c2: float, tps2: float) -> float:
         return math.inf if tps2 > 0 else 0.0
     if tps2 <= 0:
         return -1.0
-    return (tps2 / tps1) ** (1.0 / math.log2(c2 / c1)) - 1.0
+    return float((tps2 / tps1) ** (1.0 / math.log2(c2 / c1))) - 1.0
 
 
 def _step_words(a: dict[str, Any], b: dict[str, Any]) -> str:

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.planner import BudgetOption, Equivalence, Requirement, Sizing, Value, requirement_from_history
+from dbtier.model.planner import BudgetOption, Equivalence, Value
+from dbtier.model.requirement import Requirement, requirement_from_history
+from dbtier.model.sizing import Sizing
 
 # the headroom `plan size` adds on top when neither --headroom nor a history run gives one
 DEFAULT_HEADROOM = 0.3
@@ -126,7 +128,7 @@ def size_body(sz: Sizing, history: dict[str, Any] | None = None,
 
 def _with_classes(c: Any) -> dict[str, Any]:
     """A candidate's contract, its second set's device class beside the first's (a mixed design)."""
-    d = c.contract()
+    d: dict[str, Any] = c.contract()
     second = c.evaluation.config.second
     if second is not None and isinstance(d.get("second"), dict):
         d["second"] = {**d["second"], "device_class": second.device_class}
@@ -165,7 +167,8 @@ def requirement_from_options(given: dict[str, float | None], max_read_latency_us
     if not any(v is not None for v in given.values()) and max_read_latency_us is None:
         raise DbtierError("no requirement given", "give at least one of --read-iops, --write-iops, --read-mbps, "
                           "--write-mbps, --capacity-gb, --max-read-latency-us, or --from-history RUN_DIR")
-    req = Requirement(**given, max_read_latency_us=max_read_latency_us,
+    figures: dict[str, Any] = dict(given)     # Requirement's figures (float or None), by keyword
+    req = Requirement(**figures, max_read_latency_us=max_read_latency_us,
                       headroom=DEFAULT_HEADROOM if headroom is None else headroom, **daily,
                       daily_source="--write-tb-per-day" if "write_tb_per_day" in daily else None)
     return req, None

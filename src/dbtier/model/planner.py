@@ -96,7 +96,7 @@ class Match:
     def tco_ratio(self) -> float | None:
         if not self.tco or not self.reference_tco or not self.reference_tco["total_usd"]:
             return None
-        return self.tco["total_usd"] / self.reference_tco["total_usd"]
+        return float(self.tco["total_usd"] / self.reference_tco["total_usd"])
 
     def contract(self) -> dict[str, Any]:
         return {"count": self.count, "price_usd": self.price_usd, "reference_price_usd": self.reference_price_usd,

@@ -314,7 +314,7 @@ def price_basis(d: Device, prices: dict[str, Any] | None = None) -> dict[str, An
     """Which price a figure of `d` uses: {price_usd, from: "quote"|"catalog", date, source, stale, text} (with
     `prices`, the document's `prices` of the quote file applied)."""
     hit = next((a for a in (prices or {}).get("applied") or [] if a.get("id") == d.id), None)
-    if hit is not None:
+    if hit is not None and prices is not None:
         was = (f"; the catalog's: ${hit['catalog_price_usd']:,.2f}"
                + (f" of {hit['catalog_price_date']}" if hit.get("catalog_price_date") else ""))
         where = hit["source"] if prices["file"] in hit["source"] else f"{hit['source']}, {prices['file']}"
@@ -386,7 +386,7 @@ def grade_filter(catalog: Catalog, grade: str, named: Sequence[str] | None = Non
 def grade_line(doc: dict[str, Any]) -> str:
     """The document's `grade` in one line for a terminal (what was offered and what was left out)."""
     out = f"grade {doc['text']}"
-    by = {}
+    by: dict[str, list[str]] = {}
     for x in doc.get("left_out") or []:
         by.setdefault(x["reason"], []).append(x["device"])
     if by.get("grade"):

@@ -114,7 +114,7 @@ class Requirement:
 
     def only(self, category: str) -> "Requirement":
         """This requirement restricted to one category (the others dropped)."""
-        keep = {k: (getattr(self, k) if CATEGORY[k] == category else None) for k in REQUIREMENT_KEYS}
+        keep: dict[str, Any] = {k: (getattr(self, k) if CATEGORY[k] == category else None) for k in REQUIREMENT_KEYS}
         lat = self.max_read_latency_us if category == "latency" else None
         return replace(self, **keep, max_read_latency_us=lat)
 
@@ -141,7 +141,7 @@ def requirement_from_history(doc: dict[str, Any], source: str, overrides: dict[s
     if not isinstance(req, dict):
         raise DbtierError(f"{source}: no 'requirement' object in its result.json (a {doc.get('command') or '?'} run)",
                           "pass a run directory written by `dbtier history`, or give the requirement as options")
-    values: dict[str, float | None] = {}
+    values: dict[str, Any] = {}     # Requirement's figures (float or None), by keyword
     for k in REQUIREMENT_KEYS:
         v = req.get(k)
         if v is None:           # the history run did not measure it: absent, not 0

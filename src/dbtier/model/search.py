@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import (DEFAULT_BACKING_LAYOUT, EPS, MIXED_LAYOUTS, REDUNDANT_LAYOUTS, SELF_REDUNDANT_KINDS,
@@ -99,7 +99,7 @@ class Shape:
     second_layout: str | None = None
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[str, str, str | None, str | None]:
         return (self.device.id, self.layout, self.second.id if self.second else None, self.second_layout)
 
 
@@ -122,7 +122,7 @@ class Search:
         # (None: wear is not a constraint, e.g. worn devices are replaced and priced)
         self.lasts = lasts
         self._ovs: dict[str, tuple[Overhead, ...]] = {}
-        self._memo: dict[tuple, int | None] = {}
+        self._memo: dict[tuple[Any, ...], int | None] = {}
 
     def ovs(self, d: Device) -> tuple[Overhead, ...]:
         if d.id not in self._ovs:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from dbtier.core.errors import DbtierError
 from dbtier.model.array import Config, Evaluation
@@ -184,7 +184,7 @@ class Life:
 
     # -- wear --------------------------------------------------------------------------------------------
 
-    def wear_test(self):
+    def wear_test(self) -> Callable[[Device, str, int, str, tuple[float, float, float, float]], bool] | None:
         """The count search's test: every device of a set lasts the service life (None when worn are replaced)."""
         if self.terms.worn != "fail" or not (self.host.write_tb_per_day or self.host.read_tb_per_day):
             return None
@@ -206,7 +206,7 @@ class Life:
         if not self.host.write_tb_per_day and not self.host.read_tb_per_day:
             return None, "the requirement has no writes or reads a day: nothing wears", repl
 
-        def worst(e: dict[str, Any]) -> tuple:
+        def worst(e: dict[str, Any]) -> tuple[Any, ...]:
             life = e.get("lifetime_years")
             return (e["passes"], e["checked"], math.inf if life is None else life, -(e.get("used_fraction") or 0))
         limiting = min(per_set, key=worst)
@@ -232,7 +232,7 @@ class Life:
         judged = [sized[s.device].durable for s in sets]
         prot = [j.protected for j in judged]
         protected = False if False in prot else (None if None in prot else True)
-        durable = {"required": self.durable_required, "protected": protected,
+        durable: dict[str, Any] = {"required": self.durable_required, "protected": protected,
                    "reason": self.durable_reason + ": " + "; ".join(dict.fromkeys(j.reason for j in judged))}
         stated = [s.device.durability_pct for s in sets if s.device.durability_pct is not None]
         if stated:   # a cloud volume's provider states how rarely it loses one
@@ -248,7 +248,7 @@ class Life:
                 "tco": cost}
 
 
-def _worst_basis(values) -> str:
+def _worst_basis(values: Iterable[str]) -> str:
     vs = list(values)
     for b in ("flush-bound", "burst", "sustained"):
         if b in vs:

@@ -84,7 +84,7 @@ class Candidate:
     def cost(self, basis: str) -> float:
         """What ranks it: cost over the service life (tco) or the purchase price."""
         if basis == "tco" and self.life is not None:
-            return self.life["tco"]["total_usd"]
+            return float(self.life["tco"]["total_usd"])
         return self.evaluation.price_usd
 
     def contract(self) -> dict[str, Any]:
@@ -128,6 +128,9 @@ class Sizing:
     cloud_left_out: tuple[str, ...] = ()               # cloud volumes the default search leaves to --cloud
 
 
+# A design that meets the requirement: its shape, evaluation, the figures met (meets) and its life (Life.figures).
+Found = tuple[Shape, Evaluation, dict[str, dict[str, Any]], dict[str, Any]]
+
 # Device failures a single-set layout of n devices survives whatever devices fail: raid10 survives one (a
 # second may take the same pair's other half); stripes survive none. What folding prefers.
 def failures_survived(layout: str, n: int) -> int:
@@ -138,20 +141,21 @@ def _same(a: float, b: float) -> bool:
     return abs(a - b) <= EPS * max(abs(a), abs(b), 1.0)
 
 
-def _varied(t: tuple) -> tuple[str, int]:
+def _varied(t: tuple[Any, ...]) -> tuple[str, int]:
     """The layout folding may vary, and its count: a single set's, or a read cache's backing set's."""
     shape, c = t[0], t[1].config
     return (shape.second_layout, c.second_count) if shape.layout == "read-cache" else (shape.layout, c.count)
 
 
-def fold(designs: Sequence[tuple], spent: Callable[[tuple], float]) -> list[tuple[tuple, tuple[str, ...]]]:
+def fold(designs: Sequence[tuple[Any, ...]], spent: Callable[[tuple[Any, ...]], float]
+         ) -> list[tuple[tuple[Any, ...], tuple[str, ...]]]:
     """Designs (shape, evaluation, ...) with those of the same devices and counts at the same price and the
     same `spent` (what else is bought for them: replacements) that differ only in layout (a read cache: in
     its backing set's) folded into one, in the order of the first of each: (the preferred one, the layouts
     folded, its own first). Preferred: the layout that survives the most device failures
     (`failures_survived`), on a tie the first in `array.LAYOUTS`. A preferred-read mirror has one layout."""
-    groups: list[list[tuple]] = []
-    open_groups: dict[tuple, list[list[tuple]]] = {}
+    groups: list[list[tuple[Any, ...]]] = []
+    open_groups: dict[tuple[Any, ...], list[list[tuple[Any, ...]]]] = {}
     for t in designs:
         shape, c = t[0], t[1].config
         mixed = shape.second is not None
@@ -193,7 +197,7 @@ def _binding(search: Search, shape: Shape, e: Evaluation, m: dict[str, dict[str,
     tied = [c for c in cats if prices[c][0] >= top * (1 - EPS)]
 
     def margin(c: str) -> float:
-        return min(v["margin"] for k, v in m.items() if CATEGORY[k] == c)
+        return float(min(v["margin"] for k, v in m.items() if CATEGORY[k] == c))
 
     pick = min(tied, key=margin)
     alone = "; ".join(f"{c} alone needs {desc} (${fmt(p)})" for c, (p, desc) in prices.items())
@@ -258,13 +262,13 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
                           "--redundancy is required",
                           "add a redundant layout (raid10, raid5, raid6, mirror2 ...) or use --redundancy none")
     dr = terms.data_reduction
-    gm = {} if terms.wide_parity_groups else None
+    gm: dict[str, int] | None = {} if terms.wide_parity_groups else None
     search = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, life.wear_test(),
                     amap, dr, gm)
     free = Search(catalog, req, hit_ratio, max_devices, cache_fraction, ports, devices_only, None, amap, dr, gm)
 
-    found: list[tuple[Shape, Evaluation, dict[str, dict[str, Any]], dict[str, Any]]] = []
-    cheaper_wo_latency: tuple[Shape, Evaluation, dict] | None = None
+    found: list[Found] = []
+    cheaper_wo_latency: tuple[Shape, Evaluation, dict[str, dict[str, Any]]] | None = None
     for shape in all_shapes:
         options = [(shape, search.config(shape))]
         burst = life.burst_variant(by_device[shape.device]) if shape.second is None else None
@@ -290,15 +294,15 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
             _worn_out(free, all_shapes, life, read_fraction)
         _unmeetable(search, all_shapes, req, read_fraction)
 
-    def cost(t: tuple) -> float:
-        return t[3]["tco"]["total_usd"] if terms.cost == "tco" else t[1].price_usd
+    def cost(t: Found) -> float:
+        return float(t[3]["tco"]["total_usd"]) if terms.cost == "tco" else t[1].price_usd
 
-    def rank(t: tuple) -> tuple:
+    def rank(t: Found) -> tuple[float, float, int, str]:
         e = t[1]
         return (cost(t), -e.capacity_gb.value, e.config.count + e.config.second_count, e.config.spec)
     found.sort(key=rank)
     # one design per shape: a burst variant and its sustained twin are one design, the cheaper kept
-    seen: set = set()
+    seen: set[tuple[str, str, str | None, str | None]] = set()
     unique = []
     for t in found:
         key = (t[0].device.id, t[0].layout, t[0].second.id if t[0].second else None, t[0].second_layout)
@@ -316,9 +320,9 @@ def size(catalog: Catalog, req: Requirement, devices: Sequence[str] | None = Non
         mine = (shape.layout,) if shape.layout == "read-cache" else lays
         arr = None
         if isinstance(e.config, ArrayConfig) and e.config.array is not None:
-            t = targets(*(req.target(k) for k in ("read_iops", "write_iops", "read_mbps", "write_mbps",
-                                                  "capacity_gb")))
-            arr = design(e.config.array, e.config.count, t, dr)
+            tg = targets(req.target("read_iops"), req.target("write_iops"), req.target("read_mbps"),
+                         req.target("write_mbps"), req.target("capacity_gb"))
+            arr = design(e.config.array, e.config.count, tg, dr)
             why += (f"; {arr['id']}: {arr['drives']} drives on {arr['shelves']} shel"
                     f"{'f' if arr['shelves'] == 1 else 'ves'}, sized on {arr['sized_on']}, tightest limit "
                     f"{arr['limit']} ({arr['loads'][arr['limit']]:.0%} used); {arr['note']}")

@@ -30,6 +30,7 @@ from dbtier.report.base import (
     yes_no,
 )
 from dbtier.report.svg import Series
+from dbtier.core.parts import dict_at
 
 # -- bench backup -----------------------------------------------------------------------------------------
 
@@ -52,8 +53,8 @@ def _median_text(sp: Any) -> str:
 
 def backup_section(doc: dict[str, Any], i: int) -> str:
     out = [run_head(doc, i, f"run-{i + 1}"), errors_html(doc), guards_html(doc)]
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
-    src = doc.get("source") if isinstance(doc.get("source"), dict) else {}
+    p = dict_at(doc, "params")
+    src = dict_at(doc, "source")
     engine = doc.get("engine") or p.get("engine")
     methods = F.backup_methods(doc)
     targets = [t for t in (doc.get("targets") or []) if isinstance(t, dict)]
@@ -97,7 +98,7 @@ def backup_section(doc: dict[str, Any], i: int) -> str:
                    "directory (source read, target write, or the CPU compressing).") + "</div>")
     trows = []
     for t in targets:
-        devs = t.get("devices") if isinstance(t.get("devices"), dict) else {}
+        devs = dict_at(t, "devices")
         run_no = (f"{num(t.get('run'))} of {num(t.get('runs'))}" if isnum(t.get("runs")) and t["runs"] > 1
                   else "1")
         trows.append([esc(t.get("method")), esc(t.get("target")), run_no, num(t.get("mbps")), num(t.get("seconds"), 2),

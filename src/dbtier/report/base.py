@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from dbtier.core.units import human_bytes
 from dbtier.model.guards import doc_guards
 from dbtier.report.figures import get, isnum  # one definition, shared with the Markdown report and `show`
+from dbtier.core.parts import dict_at
 
 
 # -- escaping, numbers and times, tables, key-value lists, figure frames --------------------------
@@ -310,7 +311,7 @@ def block_device_of(doc: dict[str, Any], path: Any) -> str:
     best, name = -1, ""
     for t in get(doc, "machine", "targets") or []:
         if isinstance(t, dict) and isinstance(t.get("path"), str) and path_under(path, t["path"]):
-            bd = t.get("block_device") if isinstance(t.get("block_device"), dict) else {}
+            bd = dict_at(t, "block_device")
             if len(t["path"]) > best:
                 best = len(t["path"])
                 name = " · ".join(str(x) for x in (bd.get("name"), t.get("filesystem")) if x)

@@ -17,6 +17,7 @@ from dbtier.report.probe import machine_target, verdict_html
 from dbtier.report.svg import Series
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results.probe import HIGHER_BETTER, SUMMARY_KEYS
+from dbtier.core.parts import dict_at
 
 # -- comparison ------------------------------------------------------------------------
 
@@ -74,7 +75,7 @@ def _probe_comparison(entries: Sequence[Entry]) -> str:
 def _run_hint(doc: dict[str, Any]) -> str:
     """What sets a run apart from others of its kind: its temp directory, its backup target ..."""
     k = F.kind(doc)
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    p = dict_at(doc, "params")
     if k == "bench dss" and p.get("temp"):
         return f"temp on {p['temp']}"
     if k == "bench backup" and p.get("to"):

@@ -29,6 +29,7 @@ from dbtier.report.base import (
     to_mb,
 )
 from dbtier.report.svg import Series
+from dbtier.core.parts import dict_at
 
 # -- bench dss ---------------------------------------------------------------------------------------------
 
@@ -40,8 +41,8 @@ def _queries(n: Any) -> str:
 def _dss_placement(doc: dict[str, Any]) -> str:
     """Data's and temp's directory, device, filesystem and mount (placed.where), and when the run keeps them
     apart on one device, that said."""
-    pl = doc.get("placement") if isinstance(doc.get("placement"), dict) else {}
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    pl = dict_at(doc, "placement")
+    p = dict_at(doc, "params")
     w = P.where(doc)
     rows = []
     for role, label in (("data", "database"), ("temp", "temp (spills)")):
@@ -59,7 +60,7 @@ def _dss_placement(doc: dict[str, Any]) -> str:
 
 
 def _dss_summary(doc: dict[str, Any], s: dict[str, Any]) -> str:
-    load = doc.get("load") if isinstance(doc.get("load"), dict) else {}
+    load = dict_at(doc, "load")
     ver = get(doc, "machine", "versions", s["engine"]) if isinstance(s["engine"], str) else None
     rows: list[tuple[str, str]] = [
         ("engine", esc(engine_label(s["engine"])) + (f" {esc(ver)}" if ver else "")),
@@ -80,7 +81,7 @@ def _dss_summary(doc: dict[str, Any], s: dict[str, Any]) -> str:
     if isnum(s["cpu_pct"]):
         rows.append(("CPU busy", f"{num(s['cpu_pct'], 0)}% of all cores, weighted by each query's time"))
     if isnum(s["scan_mbps"]):
-        scan = doc.get("scan") if isinstance(doc.get("scan"), dict) else {}
+        scan = dict_at(doc, "scan")
         rows.append(("cold scan", f"{num(s['scan_mbps'])} MB/s from {esc(scan.get('device') or '?')}"
                      + (f": {num(100 * s['scan_ratio'])}% of the probe's sequential read "
                         f"({num(s['probe_mbps'])} MB/s)" if isnum(s["scan_ratio"]) else "")))
@@ -167,7 +168,7 @@ def _dss_table(doc: dict[str, Any]) -> str:
 
 
 def _dss_method(doc: dict[str, Any]) -> str:
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    p = dict_at(doc, "params")
     rep = p.get("repeat")
     spreads = [(sp["spread_pct"], q["query"]) for q in F.dss_queries(doc) for sp in [F.query_spread(q)]
                if sp and isnum(sp.get("spread_pct"))]
@@ -233,7 +234,7 @@ def temp_tier_name(doc: dict[str, Any]) -> str:
 
 
 def _exercised_text(doc: dict[str, Any]) -> str:
-    tt = doc.get("temp_tier") if isinstance(doc.get("temp_tier"), dict) else {}
+    tt = dict_at(doc, "temp_tier")
     ex = tt.get("temp_tier_exercised")
     runs = [r for r in tt.get("runs") or [] if isinstance(r, dict) and r.get("spill_bytes")]
     figs = "; ".join(f"run {r.get('run')}: {num(to_mb(r.get('spill_bytes')), 1)} MB spilled, "

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbtier.report.figures import Table, dicts, get, is_fleet
+from dbtier.core.parts import dict_at
 
 
 # The per-host figures show and the Markdown report put side by side: summary key, column, digits.
@@ -23,7 +24,7 @@ def fleet_hosts(doc: dict[str, Any]) -> list[dict[str, Any]]:
     for h in dicts(doc.get("hosts")):
         ts = dicts(h.get("targets"))
         t = ts[0] if ts else {}
-        s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
+        s = dict_at(t, "summary")
         out.append({"host": str(h.get("host") or h.get("address") or "?"), "address": h.get("address"),
                     "port": h.get("port"), "status": h.get("status"), "checks": h.get("checks"),
                     "path": t.get("path"), "target": t, "summary": s})
@@ -59,7 +60,7 @@ def fleet_tables(doc: dict[str, Any]) -> list[Table]:
     for h in fleet_hosts(doc):
         rows.append([h["host"], h["status"], *(h["summary"].get(k) for k, _, _ in FLEET_HOST_COLUMNS)])
     agg = doc["aggregate"]
-    s = agg.get("summary") if isinstance(agg.get("summary"), dict) else {}
+    s = dict_at(agg, "summary")
     rows.append([f"all {agg.get('hosts') or len(rows)}", agg.get("status"),
                  *(s.get(k) for k, _, _ in FLEET_HOST_COLUMNS)])
     out.append(Table("Per host (all: the aggregate)", ["host", "status", *(c for _, c, _ in FLEET_HOST_COLUMNS)],

@@ -11,11 +11,12 @@ from dbtier.report import mrc_figures
 from dbtier.report.figures import (engine_words, fmt, fmt_auto, get, is_fleet, isnum, kind, not_measured, oltp_points,
                                    oltp_steps, oltp_view, point_spread, spread_of, spread_text)
 from dbtier.report.figures_fleet import fleet_method
+from dbtier.core.parts import dict_at
 
 
 def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """How a document's numbers were obtained, as (what, how) lines."""
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    p = dict_at(doc, "params")
     k = kind(doc)
     out: list[tuple[str, str]] = []
     if k == "probe":

@@ -22,6 +22,7 @@ from dbtier.report.base import (
 )
 from dbtier.report.plan import REQ_LABELS
 from dbtier.report.tables import SUMMARY_LABELS
+from dbtier.core.parts import dict_at
 
 # -- lab -------------------------------------------------------------------------------------------------------
 
@@ -49,7 +50,7 @@ def lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int]) -> str:
     """The lab itself: its directories, a table of its steps (each linked to its run's section, which
     follows), and what it passed between steps. `anchors` maps a step's position to its section's number."""
     out = [run_head(doc, i, f"run-{i + 1}"), errors_html(doc)]
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    p = dict_at(doc, "params")
     rows: list[tuple[str, str]] = []
     dirs = p.get("dirs")
     if isinstance(dirs, list):

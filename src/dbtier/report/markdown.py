@@ -16,6 +16,7 @@ from dbtier.report import figures_fleet as FF
 from dbtier.report import figures_method as FM
 from dbtier.report import figures_tables as FT
 from dbtier.report.verdict import TOPIC_LABELS, TOPICS, thresholds, verdict
+from dbtier.core.parts import dict_at
 
 
 # Text from documents (database, host, device and path names, error messages) is written so that it
@@ -117,7 +118,7 @@ def _machines(docs: Sequence[dict[str, Any]]) -> list[str]:
                    f"{_md(m.get('cpu_model') or '—')} × {_md(m.get('cpu_count') or '?')}"
                    + (f", {mem / 2**30:.1f} GiB memory" if F.isnum(mem) else ""))
         for t in F.dicts(m.get("targets")):
-            bd = t.get("block_device") if isinstance(t.get("block_device"), dict) else {}
+            bd = dict_at(t, "block_device")
             out.append(f"  - {_code(t.get('path') or t.get('device'))}: {_md(t.get('filesystem') or '—')} on "
                        f"{_md(bd.get('name') or '—')} ({_md(bd.get('model') or bd.get('driver') or '—')}"
                        + (", virtual" if bd.get("virtual") else "")

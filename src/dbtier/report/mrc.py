@@ -12,6 +12,7 @@ from dbtier.report import svg
 from dbtier.report.base import esc, figure_frame, html_table, kv_table
 from dbtier.report.figures import isnum
 from dbtier.report.svg import Series
+from dbtier.core.parts import dict_at
 
 BOUND_LABEL = "Belady (optimal bound)"
 # one colour per policy, whichever others share the chart (svg's palette, then two more for twelve)
@@ -97,8 +98,8 @@ def _headroom_table(m: dict[str, Any]) -> str:
 def section_html(doc: dict[str, Any]) -> str:
     """HTML for one simulate mrc document (headings from h3 down; the caller places it)."""
     m = doc["mrc"]
-    tr = m.get("trace") if isinstance(m.get("trace"), dict) else {}
-    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    tr = dict_at(m, "trace")
+    params = dict_at(doc, "params")
     names = ", ".join(M.policy_name(c.get("policy")) for c in M.curves(m))
     out = [f"<h3>Miss-ratio curves: {esc(names)}</h3>"]
     if m.get("estimates"):

@@ -34,6 +34,7 @@ from dbtier.report.base import (
     to_mb,
 )
 from dbtier.report.svg import Marker, Series
+from dbtier.core.parts import dict_at
 
 # -- bench oltp ------------------------------------------------------------------------------------
 
@@ -100,7 +101,7 @@ def _clients_label(c: Any) -> str:
 
 
 def _oltp_workload(doc: dict[str, Any], load: Any) -> str:
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    p = dict_at(doc, "params")
     w = p.get("workload") or get(load, "workload")
     name = _WORKLOAD_NAMES.get(w, str(w or "?"))
     if w == "tpcc":
@@ -184,7 +185,7 @@ def _oltp_summary(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any, 
     else:
         rows.append(("best TPS", "—"))
     if kp:
-        lat = kp.get("lat_ms") if isinstance(kp.get("lat_ms"), dict) else {}
+        lat = dict_at(kp, "lat_ms")
         rows.append(("latency at the knee", f"p50 {num(lat.get('p50'), 2)} · p95 {num(lat.get('p95'), 2)} · "
                                             f"p99 {num(lat.get('p99'), 2)} ms"))
         rows.append(("bottleneck at the knee",
@@ -268,7 +269,7 @@ def _wait_colour(cls: str, i: int) -> str:
 
 
 def _chart_oltp_waits(points: list[dict[str, Any]], driver: str = "pgbench") -> str | None:
-    waits = [p.get("waits") if isinstance(p.get("waits"), dict) else {} for p in points]
+    waits = [dict_at(p, "waits") for p in points]
     classes = _wait_order(k for w in waits for k, v in w.items() if isnum(v) and v > 0)
     if not classes:
         return None
@@ -397,8 +398,8 @@ def _innodb_rows(points: list[dict[str, Any]]) -> tuple[list[str], list[list[str
              "sysbench output in raw/"]
     rows = []
     for p in points:
-        ib = p.get("innodb") if isinstance(p.get("innodb"), dict) else {}
-        ov = p.get("overhead") if isinstance(p.get("overhead"), dict) else {}
+        ib = dict_at(p, "innodb")
+        ov = dict_at(p, "overhead")
         hit = ib.get("buffer_pool_hit_ratio")
         rows.append([num(p.get("clients")), num(100 * hit, 2) if isnum(hit) else "—",
                      num(ib.get("buffer_pool_reads")), num(ib.get("data_reads_per_s")),
@@ -421,8 +422,8 @@ def _oltp_points_table(points: list[dict[str, Any]], doc: dict[str, Any] | None 
     heads += ["runs", "TPS min–max", "TPS spread %"] if repeated else []
     rows = []
     for p in points:
-        lat = p.get("lat_ms") if isinstance(p.get("lat_ms"), dict) else {}
-        cpu = p.get("cpu_util") if isinstance(p.get("cpu_util"), dict) else {}
+        lat = dict_at(p, "lat_ms")
+        cpu = dict_at(p, "cpu_util")
         rows.append([num(p.get("clients")), num(p.get("tps"), 1), num(p.get("tpm")), num(p.get("nopm")),
                      num(lat.get("p50"), 2), num(lat.get("p95"), 2), num(lat.get("p99"), 2),
                      num(lat.get("max"), 1), num(cpu.get("user_pct"), 0), num(cpu.get("system_pct"), 0),
@@ -436,8 +437,8 @@ def _oltp_points_table(points: list[dict[str, Any]], doc: dict[str, Any] | None 
               "sampler % of CPU", "pgbench output in raw/"]
     rows2 = []
     for p in points:
-        pg = p.get("pg") if isinstance(p.get("pg"), dict) else {}
-        ov = p.get("overhead") if isinstance(p.get("overhead"), dict) else {}
+        pg = dict_at(p, "pg")
+        ov = dict_at(p, "overhead")
         syncs, sync_ms = pg.get("wal_syncs"), pg.get("wal_sync_ms")
         per_sync = sync_ms / syncs if isnum(syncs) and isnum(sync_ms) and syncs else None
         rows2.append([num(p.get("clients")),
@@ -523,7 +524,7 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
     rows = []
     memory = reads_from_memory(doc_guards(doc))
     for k, (s, b, _ps) in enumerate(zip(steps, bests, pts)):
-        pl = s.get("placement") if isinstance(s.get("placement"), dict) else {}
+        pl = dict_at(s, "placement")
         cells = [f'<b title="{esc(step_label(names[k], engine))}">{esc(names[k])}</b>'
                  + ('<br><span class="bad">reads not measured</span>'
                     if s.get("reads_measured") is False or (memory and names[k] in ALL_READ_STEPS) else "")]
@@ -532,7 +533,7 @@ def _matrix_section(doc: dict[str, Any], steps: list[dict[str, Any]], dirs: dict
             tier = _tier(path, dirs)
             cells.append(f'<span title="{esc(path)}">{_tier_tag(tier)}</span>' if tier
                          else (f'<code class="wrap">{esc(path)}</code>' if path else "—"))
-        kn = s.get("knee") if isinstance(s.get("knee"), dict) else {}
+        kn = dict_at(s, "knee")
         b = b or {}
         cells += [f"{num(kn.get('clients'))} · {num(kn.get('tps'))}" if kn else "—",
                   num(b.get("tps")), num(b.get("clients")), num(b.get("tpm")),
@@ -565,7 +566,7 @@ def _oltp_sweep(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any) ->
 
 
 def _oltp_method(doc: dict[str, Any], all_points: list[dict[str, Any]], dirs: dict[str, str]) -> str:
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    p = dict_at(doc, "params")
     engine = F.engine_of(doc)
     server, driver = F.engine_words(doc)
     pg = get(doc, "machine", "versions", "postgresql" if engine == "postgres" else engine)
@@ -702,7 +703,7 @@ def oltp_section(doc: dict[str, Any], i: int) -> str:
     out.append(_oltp_sweep(doc, points, knee))
     for s in steps[:-1]:
         sp = oltp_points(s.get("points"))
-        kn = s.get("knee") if isinstance(s.get("knee"), dict) else {}
+        kn = dict_at(s, "knee")
         head = (f"Step <code>{esc(s.get('name'))}</code>: {plural(len(sp), 'point')}"
                 + (f", knee at {_clients_label(kn['clients'])} ({num(kn.get('tps'))} TPS)"
                    if isnum(kn.get("clients")) else ""))

@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from dbtier.report.figures import dicts, get, machine_target
+from dbtier.core.parts import dict_at
 
 # The words for each role, in the order they are listed.
 ROLE_WORDS = {"data": "data", "index": "indexes", "wal": "WAL", "redo": "redo", "undo": "undo", "binlog": "binlog",
@@ -45,7 +46,7 @@ def where(doc: dict[str, Any], step: dict[str, Any] | None = None) -> dict[str, 
     if isinstance(rec, dict) and rec:
         out = {r: dict(v) for r, v in rec.items() if isinstance(v, dict)}
     elif isinstance(pl, dict):
-        emu = doc.get("emulated") if isinstance(doc.get("emulated"), dict) else {}
+        emu = dict_at(doc, "emulated")
         out = {}
         for role, d in pl.items():
             if not isinstance(d, str):

@@ -25,6 +25,7 @@ from dbtier.report.base import (
     run_head,
 )
 from dbtier.report.svg import Series
+from dbtier.core.parts import dict_at
 
 # -- plan ------------------------------------------------------------------------------------------
 
@@ -105,7 +106,7 @@ def _design_name(c: dict[str, Any]) -> str:
     """A plan size candidate's name, with the layouts folded into it named together: "2 x disk raid1 / mirror2"
     (a read cache's backing layouts: its `second.layouts`)."""
     name = str(c.get("description") or _array_name(c))
-    sec = c.get("second") if isinstance(c.get("second"), dict) else {}
+    sec = dict_at(c, "second")
     own, lays = ((sec.get("layout"), sec.get("layouts")) if c.get("layout") == "read-cache"
                  else (c.get("layout"), c.get("layouts")))
     if (isinstance(own, str) and isinstance(lays, list) and len(lays) > 1 and all(isinstance(x, str) for x in lays)
@@ -115,12 +116,12 @@ def _design_name(c: dict[str, Any]) -> str:
 
 
 def _plan_equivalent(doc: dict[str, Any]) -> str:
-    ref = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
+    ref = dict_at(doc, "reference")
     using = get(doc, "using", "device") or "?"
     layout = get(doc, "using", "layout") or "jbod"
-    by = doc.get("by_metric") if isinstance(doc.get("by_metric"), dict) else {}
-    arrays = doc.get("arrays") if isinstance(doc.get("arrays"), dict) else {}
-    matched = doc.get("matched") if isinstance(doc.get("matched"), dict) else {}
+    by = dict_at(doc, "by_metric")
+    arrays = dict_at(doc, "arrays")
+    matched = dict_at(doc, "matched")
     out = [f"<h3>Equal performance: <code>{esc(using)}</code> ({esc(layout)}) against one "
            f"<code>{esc(ref.get('device'))}</code></h3>",
            f'<p class="sub">How many {esc(using)}, with their controller/enclosure overhead, match one '
@@ -205,7 +206,7 @@ REQ_LABELS = {"read_iops": "read IOPS", "write_iops": "write IOPS", "read_mbps":
 
 
 def _plan_size(doc: dict[str, Any]) -> str:
-    req = doc.get("requirement") if isinstance(doc.get("requirement"), dict) else {}
+    req = dict_at(doc, "requirement")
     cands = [c for c in (doc.get("candidates") or []) if isinstance(c, dict)]
     if cands and isinstance(cands[0].get("cloud"), dict):
         return cloud_section(doc)
@@ -238,7 +239,7 @@ def _plan_size(doc: dict[str, Any]) -> str:
 
     rows = []
     for i, c in enumerate(cands, 1):
-        meets = c.get("meets") if isinstance(c.get("meets"), dict) else {}
+        meets = dict_at(c, "meets")
         rows.append([str(i), esc(_design_name(c)), esc(_classes(c)), _usd(c.get("price_usd")),
                      num(c.get("capacity_gb")), pair(c.get("read_iops"), c.get("write_iops")),
                      pair(c.get("read_mbps"), c.get("write_mbps")), num(c.get("read_latency_us")),
@@ -259,7 +260,7 @@ def _plan_size(doc: dict[str, Any]) -> str:
 
 def _classes(c: dict[str, Any]) -> str:
     """A candidate's device class, and its second set's (a mixed design): "nvme-ri-gen4 + hdd-nl"."""
-    sec = c.get("second") if isinstance(c.get("second"), dict) else {}
+    sec = dict_at(c, "second")
     names = [str(x) for x in (c.get("device_class"), sec.get("device_class")) if isinstance(x, str)]
     return " + ".join(dict.fromkeys(names)) or "—"
 
@@ -288,9 +289,9 @@ def _grade_and_prices(doc: dict[str, Any]) -> str:
 
 
 def _plan_value(doc: dict[str, Any]) -> str:
-    v = doc.get("value") if isinstance(doc.get("value"), dict) else {}
-    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
-    res = doc.get("result") if isinstance(doc.get("result"), dict) else {}
+    v = dict_at(doc, "value")
+    cfg = dict_at(doc, "config")
+    res = dict_at(doc, "result")
     out = [f"<h3>Price/performance of <code>{esc(res.get('run_dir'))}</code> ({esc(res.get('kind') or '?')} run) as "
            f"{esc(cfg.get('description') or _array_name(cfg))}</h3>"]
     labels = (("tpm_per_usd", "TPM per $", 3), ("nopm_per_usd", "NOPM per $", 3), ("tps_per_usd", "TPS per $", 4), ("iops_per_usd", "IOPS per $", 3),

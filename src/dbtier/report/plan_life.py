@@ -13,6 +13,7 @@ from dbtier.core.units import life_cap_years, life_years_text, per_day_text
 from dbtier.report import svg
 from dbtier.report.base import esc, figure_frame, html_table, isnum, num
 from dbtier.report.svg import Series
+from dbtier.core.parts import dict_at
 
 
 def _usd(x: Any) -> str:
@@ -54,15 +55,15 @@ def dropped_sentence(doc: dict[str, Any]) -> str:
 
 
 def life_section(doc: dict[str, Any], cands: Sequence[dict[str, Any]], names: Sequence[str]) -> str:
-    terms = doc.get("terms") if isinstance(doc.get("terms"), dict) else {}
+    terms = dict_at(doc, "terms")
     if not any(isinstance(c.get("tco"), dict) for c in cands):
         return ""
     years = terms.get("service_years")
     out = [f"<h4>Over the service life ({num(years, 0) if isnum(years) else '?'} years)</h4>"]
-    host = doc.get("host_writes") if isinstance(doc.get("host_writes"), dict) else {}
+    host = dict_at(doc, "host_writes")
     if host.get("detail"):
         out.append(f'<p class="reason">Writes a day: {esc(host["detail"])}.</p>')
-    dw = doc.get("durable_writes") if isinstance(doc.get("durable_writes"), dict) else {}
+    dw = dict_at(doc, "durable_writes")
     if dw.get("reason"):
         out.append(f'<p class="reason">Durable writes {"required" if dw.get("required") else "not required"}: '
                    f'{esc(dw["reason"])}.</p>')
@@ -71,8 +72,8 @@ def life_section(doc: dict[str, Any], cands: Sequence[dict[str, Any]], names: Se
     rows = []
     for i, (c, name) in enumerate(zip(cands, names), 1):
         e = c.get("endurance")
-        t = c.get("tco") if isinstance(c.get("tco"), dict) else {}
-        on = c.get("sized_on") if isinstance(c.get("sized_on"), dict) else {}
+        t = dict_at(c, "tco")
+        on = dict_at(c, "sized_on")
         dw_day = e.get("device_writes_tb_per_day") if isinstance(e, dict) else None
         rows.append([str(i), esc(name), _life(e, c.get("endurance_reason"), years),
                      per_day_text(dw_day) if isnum(dw_day) else "—",

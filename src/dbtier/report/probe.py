@@ -40,6 +40,7 @@ from dbtier.results.probe import (
     SEQUENTIAL_TESTS,
     WRITE_4K,
 )
+from dbtier.core.parts import dict_at
 
 # Each test keeps its colour everywhere (random tests in the order their lines are drawn).
 TEST_COLOURS = {t: svg.colour(i) for i, t in enumerate(RANDOM_TESTS)}
@@ -231,7 +232,7 @@ def verdict_html(verdict: Any) -> str:
 
 def _summary_table(target: dict[str, Any], cache: dict[str, Any] | None = None) -> str:
     """`cache`: the target's cache_suspect (results/cache_suspect.py); its figures are marked as a cache's."""
-    s = target.get("summary") if isinstance(target.get("summary"), dict) else {}
+    s = dict_at(target, "summary")
     cached = set((cache or {}).get("figures") or [])
     rows = []
     for key in FIGURE_KEYS:
@@ -385,7 +386,7 @@ def _levels(levels: Any) -> str:
 
 
 def _method_section(doc: dict[str, Any]) -> str:
-    p = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    p = dict_at(doc, "params")
     fio = get(doc, "machine", "versions", "fio")
     direct = p.get("direct_io")
     rows = [("engine", esc(p.get("engine") or "fio") + (f" {esc(fio)}" if fio else "")),

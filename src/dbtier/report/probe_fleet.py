@@ -18,6 +18,7 @@ from dbtier.report.probe import OUTSTANDING_PER_HOST, probe_section, target_html
 from dbtier.report.svg import Marker, Series
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results.probe import RANDOM, READ_4K
+from dbtier.core.parts import dict_at
 
 # The per-host table's summary columns, in SUMMARY_LABELS' words.
 HOST_KEYS = ("read_iops_4k", "write_iops_4k", "mixed_iops_8k", "read_lat_us_qd1_p50", "read_lat_us_p99_at_max",
@@ -60,7 +61,7 @@ def _hosts_table(doc: dict[str, Any]) -> str:
                      f"<code>{esc(h['path'] or '—')}</code>", *(_cell(s.get(k), k) for k in HOST_KEYS),
                      verdict_html(s.get("fsync_honesty")), num(kn["outstanding"]) if kn else "—"])
     agg = doc["aggregate"]
-    s = agg.get("summary") if isinstance(agg.get("summary"), dict) else {}
+    s = dict_at(agg, "summary")
     kn = F.probe_knee(agg)
     rows.append([f"<b>aggregate of {esc(agg.get('hosts'))}</b>", badge(agg.get("status")), "",
                  f"<code>{esc(agg.get('path'))}</code>", *(_cell(s.get(k), k) for k in HOST_KEYS),

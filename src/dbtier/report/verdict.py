@@ -43,6 +43,7 @@ from dbtier.report.verdict_plan import whole as _n
 from dbtier.report.verdict_sim import sentences as _sim_sentences
 from dbtier.results.cache_suspect import of_target as cache_of_target
 from dbtier.results.probe import READ_4K, WRITE_4K
+from dbtier.core.parts import dict_at
 
 # A 4 KiB random read at queue depth 1 (p50) at or under this: flash-class, fit for latency-bound OLTP.
 OLTP_READ_LAT_US = 500.0
@@ -124,7 +125,7 @@ def _probe_needs(doc: dict[str, Any], whys: Sequence[str]) -> str:
 def _judged(doc: dict[str, Any], t: dict[str, Any], keys: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     """The summary figures of `keys` that clear the evidence guards ({key: value}) and, for the others,
     why not ('the commit latency: measured once'), figures that fall short the same way named together."""
-    s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
+    s = dict_at(t, "summary")
     ok: dict[str, Any] = {}
     short = []
     for k in keys:
@@ -164,7 +165,7 @@ def _cache_sentence(doc: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] | 
 
 
 def _good_for(doc: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
-    s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
+    s = dict_at(t, "summary")
     ok, whys = _judged(doc, t, ("read_lat_us_qd1_p50", "commit_lat_us_p50", "read_mbps_seq", "read_iops_4k"))
     rl, cl, rm = ok.get("read_lat_us_qd1_p50"), ok.get("commit_lat_us_p50"), ok.get("read_mbps_seq")
     riops, cps, wm = s.get("read_iops_4k"), s.get("commits_per_s"), s.get("write_mbps_seq")

@@ -11,6 +11,7 @@ from dbtier.model.guards import doc_guards
 from dbtier.report.figures import (NOT_DURABLE, device_of, dicts, durability, durability_clash, get, kind,
                                    machine_target, oltp_steps, probe_targets, run_name)
 from dbtier.report.placed import sharing_sentences, where
+from dbtier.core.parts import dict_at
 
 
 def cap(s: str) -> str:
@@ -61,7 +62,7 @@ def caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
                             "kind": "virtual"})
     for d in flat:
         if d.get("command") == "lab":
-            p = d.get("params") if isinstance(d.get("params"), dict) else {}
+            p = dict_at(d, "params")
             a, b = p.get("fast_dir"), p.get("slow_dir")
             # an emulated tier is a throttled loop device of its own, whatever device its directory sits on
             emulated = str(p.get("emulate") or "").rpartition("=")[0]

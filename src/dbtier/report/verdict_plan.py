@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dbtier.report.figures import dicts, fmt, fmt_auto, get, isnum
+from dbtier.core.parts import dict_at
 
 _REQ = (("read_iops", "read IOPS"), ("write_iops", "write IOPS"), ("read_mbps", "read MB/s"),
         ("write_mbps", "write MB/s"), ("capacity_gb", "GB"))
@@ -30,7 +31,7 @@ def _checks(c: dict[str, Any]) -> tuple[list[str], list[str]]:
         if not e.get("checked"):
             unchecked.append("endurance (its catalog entry has no rating)")
         elif isnum(e.get("lifetime_years")):
-            host = e.get("host") if isinstance(e.get("host"), dict) else {}
+            host = dict_at(e, "host")
             basis = " (the peak writes held all day)" if str(host.get("basis", "")).startswith("peak") else ""
             passed.append(f"lasts {fmt(e['lifetime_years'], 1)} years at the load's writes{basis}")
         elif e.get("passes"):
@@ -57,7 +58,7 @@ def cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
     if not cands:
         return None
     c = cands[0]
-    req = doc.get("requirement") if isinstance(doc.get("requirement"), dict) else {}
+    req = dict_at(doc, "requirement")
     parts = [f"{fmt_auto(req[k])} {label}" for k, label in _REQ if isnum(req.get(k)) and req[k] > 0]
     absent = [label for k, label in _REQ if k in (req.get("absent") or [])]
     h = req.get("headroom")
@@ -74,7 +75,7 @@ def cheapest(doc: dict[str, Any], from_lab: bool) -> dict[str, Any] | None:
         figs.append(f"{whole(c['capacity_gb'])} GB usable")
     if isnum(c.get("read_iops")) and isnum(c.get("write_iops")):
         figs.append(f"{whole(c['read_iops'])} read / {whole(c['write_iops'])} write IOPS")
-    tco = c.get("tco") if isinstance(c.get("tco"), dict) else {}
+    tco = dict_at(c, "tco")
     years = tco.get("service_years")
     cost = (f" at ${whole(c['price_usd'])}" if isnum(c.get("price_usd")) else "")
     month = get(c, "cloud", "monthly_usd", "total")
@@ -106,7 +107,7 @@ def _cloud_sentence(doc: dict[str, Any], c: dict[str, Any], what: str, name: str
             + (f" (${whole(life)} over the service life)" if isnum(life) else ""))
     if isinstance(cl.get("binding"), str):
         text += f"; sized by {cl['binding']}"
-    caps = cl.get("caps") if isinstance(cl.get("caps"), dict) else {}
+    caps = dict_at(cl, "caps")
     if caps.get("sustained") is True:
         text += f", within {cl.get('instance')}'s sustained caps"
     return {"text": text + ".", "configuration": name, "price_usd": c.get("price_usd"), "binding": cl.get("binding"),
@@ -114,8 +115,8 @@ def _cloud_sentence(doc: dict[str, Any], c: dict[str, Any], what: str, name: str
 
 
 def value_sentence(doc: dict[str, Any]) -> dict[str, Any] | None:
-    v = doc.get("value") if isinstance(doc.get("value"), dict) else {}
-    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    v = dict_at(doc, "value")
+    cfg = dict_at(doc, "config")
     # a tpcc run is priced in TPC-C's metric: NOPM (new orders a minute, tpmC) per $; TPM counts every transaction
     tpm = "TPM per $ (every transaction)" if isnum(v.get("nopm_per_usd")) else "TPM per $"
     parts = [f"{fmt(v[k], d)} {label}" for k, label, d in (("nopm_per_usd", "NOPM per $ (new orders a minute: "
@@ -135,8 +136,8 @@ def value_sentence(doc: dict[str, Any]) -> dict[str, Any] | None:
 def equivalent_sentence(doc: dict[str, Any]) -> dict[str, Any] | None:
     """`plan equivalent`: how many of the other device match the reference on each metric, at what price, and
     at what power and rack space (watts at the load compared on; rack units of controllers and enclosures)."""
-    by = doc.get("by_metric") if isinstance(doc.get("by_metric"), dict) else {}
-    ref = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
+    by = dict_at(doc, "by_metric")
+    ref = dict_at(doc, "reference")
     using = get(doc, "using", "device")
     parts, power, ref_w = [], {}, None
     for metric in ("iops", "throughput", "capacity"):
@@ -157,7 +158,7 @@ def equivalent_sentence(doc: dict[str, Any]) -> dict[str, Any] | None:
         power[metric] = {"watts": w, "reference_watts": ref_w, "rack_units": ru}
     if not parts or not using:
         return None
-    mix = doc.get("mix_rule") if isinstance(doc.get("mix_rule"), dict) else {}
+    mix = dict_at(doc, "mix_rule")
     rf = doc.get("read_fraction")
     rule = (f" (IOPS at {fmt(100 * rf, 0)}% reads time-weighted, the harmonic mean: {whole(mix['harmonic_iops'])}; "
             f"the average of read and write IOPS would be {whole(mix['arithmetic_mean_iops'])})"
