@@ -84,7 +84,7 @@ print(n)
 # Reading alone, in a child of its own: the whole trace in memory (read_trace) or as chunks (read_chunks).
 _READ = r"""
 import sys
-from dbtier.sim import traces
+from dbtier.sim.trace import traces
 if sys.argv[1] == "whole":
     n = len(traces.read_trace(sys.argv[2]))
 else:
@@ -348,7 +348,7 @@ def large_footprint(args: argparse.Namespace, d: Path, dbtier: list[str]) -> dic
             out["runs"][name] = res
             print(f"  {name:<22} {res['wall_s']:>7.1f} {res['cpu_s']:>7.1f} {res['peak_rss_mb']:>12,.0f} "
                   f"{res['wall_vs_duckdb']:>9.1f}  {_walls(res)}")
-    from dbtier.sim import cache
+    from dbtier.sim.cache import replay as cache
     base = out["runs"]["single"]["peak_rss_mb"]
     for name, res in out["runs"].items():
         if res.get("capacity_blocks"):

@@ -36,9 +36,10 @@ import time
 import numpy as np
 
 from dbtier.model.catalog import load_catalog
-from dbtier.sim import cache, latency
-from dbtier.sim.chunks import chunks_of
-from dbtier.sim.traces import from_arrays
+from dbtier.sim.cache import replay as cache
+from dbtier.sim.device import latency
+from dbtier.sim.trace.chunks import chunks_of
+from dbtier.sim.trace.traces import from_arrays
 
 import _figures  # noqa: E402  (bench/ is on sys.path: the script's own directory)
 

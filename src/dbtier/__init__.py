@@ -6,15 +6,15 @@ import os as _os
 __version__ = "0.1.0"
 
 # The modules holding numba kernels (`cache=True`), and the helpers those inline.
-_KERNEL_MODULES = ("history/dense.py", "sim/blocks.py", "sim/cache.py", "sim/cache_kernels.py", "sim/cache_queues.py",
-                   "sim/csvscan.py", "sim/jit.py", "sim/latency.py", "sim/mrc_kernels.py", "sim/mrc_lirs.py",
-                   "sim/mrc_queues.py", "sim/mrc_tinylfu.py", "sim/quantiles.py", "sim/routing.py", "sim/slots.py",
-                   "sim/tally.py", "sim/workingset.py")
+_KERNEL_MODULES = ("history/dense.py", "sim/cache/kernels.py", "sim/cache/queues.py", "sim/cache/replay.py",
+                   "sim/cache/slots.py", "sim/cache/workingset.py", "sim/device/latency.py", "sim/device/quantiles.py",
+                   "sim/device/tally.py", "sim/jit.py", "sim/mrc/kernels.py", "sim/mrc/lirs.py", "sim/mrc/queues.py",
+                   "sim/mrc/tinylfu.py", "sim/routing.py", "sim/trace/blocks.py", "sim/trace/csvscan.py")
 
 
 def _numba_cache_dir() -> None:
     """Numba checks a cached kernel against its own file only, while dbtier's kernels inline helpers from
-    other modules (sim/slots.py's table into sim/cache_kernels.py): after a change to a helper alone, numba
+    other modules (sim/cache/slots.py's table into sim/cache/kernels.py): after a change to a helper alone, numba
     would load the old kernel (wrong answers, or writes past an array's end). So the kernels are cached per
     content of every module that holds or lends them, under ~/.cache/dbtier/numba/ (NUMBA_CACHE_DIR, set
     before numba is imported; one set by the user is kept)."""

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbtier.sim import csvscan, fastread, tracebatch, tracereader, traces
-from dbtier.sim.tracecolumns import csv_index
+from dbtier.sim.trace import csvscan, fastread, batch as tracebatch, reader as tracereader, traces
+from dbtier.sim.trace.columns import csv_index
 
 TRACES = Path(__file__).resolve().parent.parent / "data" / "traces"
 FIELDS = ("t", "op", "offset", "length", "volume")

@@ -1,4 +1,4 @@
-"""Object-trace readers (sim/objects.py) on libCacheSim's real CloudPhysics trace in its two binary formats,
+"""Object-trace readers (sim/trace/objects.py) on libCacheSim's real CloudPhysics trace in its two binary formats,
 checked against each other and against the same trace's text (CSV) form, plus cut and damaged files."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import objects
+from dbtier.sim.trace import objects
 
 DATA = Path(__file__).parent.parent / "data" / "objects"
 OG = DATA / "cloudPhysicsIO.oracleGeneral.bin"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim.traces import detect_format, parse_columns, read_trace
+from dbtier.sim.trace.traces import detect_format, parse_columns, read_trace
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "traces"
 CLOUDPHYSICS = DATA / "cloudPhysicsIO.csv.xz"   # the real trace (README there)
@@ -409,7 +409,7 @@ def test_crlf_bom_and_blank_lines_read_as_lf(tmp_path):
 
 
 def test_too_many_volumes(tmp_path, monkeypatch):
-    from dbtier.sim import tracelimits
+    from dbtier.sim.trace import limits as tracelimits
     monkeypatch.setattr(tracelimits, "MAX_VOLUMES", 3)      # the readers look it up at the call
     p = tmp_path / "v.csv"
     p.write_text("".join(f"v{i},R,0,512,{i}\n" for i in range(5)))
@@ -448,8 +448,8 @@ def test_columns_with_another_format_is_refused():
 
 def test_block_expansion_beyond_memory_is_refused_before_allocating():
     """200,000 requests of 1 GiB in 8 KiB blocks: 26 billion blocks, refused by arithmetic (no allocation)."""
-    from dbtier.sim import cache
-    from dbtier.sim.traces import from_arrays
+    from dbtier.sim.cache import replay as cache
+    from dbtier.sim.trace.traces import from_arrays
     n = 200_000
     t = from_arrays(np.arange(n, dtype=float), np.zeros(n), np.arange(n) * 2**30, np.full(n, 2**30))
     with pytest.raises(DbtierError, match="make 26,214,400,000 blocks"):

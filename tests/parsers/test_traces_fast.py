@@ -1,4 +1,4 @@
-"""The vectorised reader (sim/fastread.py) gives exactly the line reader's Trace on every committed trace,
+"""The vectorised reader (sim/trace/fastread.py) gives exactly the line reader's Trace on every committed trace,
 and hands back to the line reader (today's messages) on anything it cannot vouch for."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import tracelimits, tracereader, traces
-from dbtier.sim.chunks import chunks_of
+from dbtier.sim.trace import limits as tracelimits, reader as tracereader, traces
+from dbtier.sim.trace.chunks import chunks_of
 
 TRACES = Path(__file__).resolve().parent.parent / "data" / "traces"
 CUSTOM = "time=1,volume=2,op=3,offset=4,length=5,time_unit=ms,offset_unit=sectors,length_unit=sectors,delimiter=semicolon"
@@ -96,7 +96,7 @@ def test_chunks_concatenate_to_read_trace():
 
 
 def test_caps_agree():
-    from dbtier.sim import tracebatch
+    from dbtier.sim.trace import batch as tracebatch
     for k in ("READ", "WRITE", "SECTOR", "MAX_REQUEST_BYTES", "MAX_ADDRESS_BYTES", "MAX_VOLUMES"):
         assert getattr(tracebatch, k) == getattr(traces, k), k
     assert tracebatch.T_LIM_TICKS == tracelimits.T_LIM

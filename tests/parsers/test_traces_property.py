@@ -33,9 +33,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import cache
-from dbtier.sim.traces import (MAX_ADDRESS_BYTES, MAX_REQUEST_BYTES, MAX_SPAN_S, MAX_VOLUMES, SECTOR, Trace,
-                               parse_columns, read_trace)
+from dbtier.sim.cache import replay as cache
+from dbtier.sim.trace.traces import (MAX_ADDRESS_BYTES, MAX_REQUEST_BYTES, MAX_SPAN_S, MAX_VOLUMES, SECTOR, Trace,
+                                     parse_columns, read_trace)
 
 pytestmark = pytest.mark.slow  # property tests (Hypothesis): `make test` runs them, `make test-fast` does not
 

@@ -9,7 +9,7 @@ import pytest
 
 from dbtier.core.errors import DbtierError
 from dbtier.measure import capture
-from dbtier.sim import capture as cap
+from dbtier.sim.trace import capture as cap
 
 # Like blktrace: -D DIR, -w SECONDS (stop by itself), else trace until SIGINT, then flush and exit 0.
 FAKE_BLKTRACE = r"""#!/bin/sh

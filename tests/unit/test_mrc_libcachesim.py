@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import libcachesim_ref as R
-from dbtier.sim import mrc, objects
+from dbtier.sim.mrc import curves as mrc
+from dbtier.sim.trace import objects
 
 # every policy against libCacheSim (each kernel compiled): the full suite's, not the fast tier's
 pytestmark = pytest.mark.slow
@@ -75,7 +76,7 @@ def test_cloudphysics_every_policy_equals_libcachesim():
 def test_spilled_in_odd_chunks_every_policy_still_equals_libcachesim(tmp_path):
     # the CLI's way: read once into codes on disk (each code's id kept, for W-TinyLFU's filter), replayed
     # 7,777 requests at a time, every kernel's state carried from chunk to chunk
-    from dbtier.sim import mrc_spill
+    from dbtier.sim.mrc import spill as mrc_spill
     spill = mrc_spill.scan(objects.read_objects(TRACE, chunk=10_000), tmp_path, "t", keep_next=True)
     spill.chunk = 7_777
     got = mrc.curves(LCS_POLICIES + ["s3fifo-2023"], spill, CP_SIZES[::3], workers=2)

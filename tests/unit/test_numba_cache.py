@@ -28,10 +28,10 @@ def test_a_change_to_an_inlined_helper_alone_moves_the_cache(tmp_path):
         shutil.copy(PKG / rel, copy / rel)
     before = dbtier.kernel_stamp(str(copy))
     assert before == dbtier.kernel_stamp(str(PKG))          # the content, not where or when it was written
-    slots = copy / "sim" / "slots.py"
+    slots = copy / "sim" / "cache" / "slots.py"
     slots.write_text(slots.read_text() + "\n# a change to the table's helpers\n")
     assert dbtier.kernel_stamp(str(copy)) != before
-    (copy / "sim" / "slots.py").unlink()
+    slots.unlink()
     assert dbtier.kernel_stamp(str(copy)) not in (before, dbtier.kernel_stamp(str(PKG)))
 
 

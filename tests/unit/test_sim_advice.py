@@ -7,10 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dbtier.sim import cache, latency, sweep
+from dbtier.sim.cache import replay as cache
+from dbtier.sim.device import latency
+from dbtier.sim import sweep
 from dbtier.sim import simulate as sim
-from dbtier.sim.latency import DeviceModel
-from dbtier.sim.traces import READ, from_arrays, read_trace
+from dbtier.sim.device.latency import DeviceModel
+from dbtier.sim.trace.traces import READ, from_arrays, read_trace
 
 TRACES = Path(__file__).parents[1] / "data" / "traces"
 

@@ -1,6 +1,6 @@
 """The block cache's state follows the cache, not the trace: rows only for the blocks a cache holds (and
-S3-FIFO's ghost, 2Q's Aout), recycled once they leave (sim/slots.py), and the working set counted in bounded
-memory (sim/workingset.py).
+S3-FIFO's ghost, 2Q's Aout), recycled once they leave (sim/cache/slots.py), and the working set counted in bounded
+memory (sim/cache/workingset.py).
 
 Exactness: on generated traces (several seeds, writes, two volumes, unaligned multi-block requests,
 sequential runs), every policy and write mode, with restarts and the sequential cutoff, caches from a few
@@ -22,12 +22,12 @@ import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import cache, slots, workingset
+from dbtier.sim.cache import replay as cache, slots, workingset
 from dbtier.sim import simulate as sim
-from dbtier.sim.chunks import chunks_of
-from dbtier.sim.latency import DeviceModel
-from dbtier.sim.traces import from_arrays
-from dbtier.sim.workingset import WorkingSet
+from dbtier.sim.trace.chunks import chunks_of
+from dbtier.sim.device.latency import DeviceModel
+from dbtier.sim.trace.traces import from_arrays
+from dbtier.sim.cache.workingset import WorkingSet
 
 BS = 8192
 
@@ -51,7 +51,7 @@ class _Reference:
     frequency counted to 3 and reset on the move to main; `s3fifo`, its current S3FIFO.c: the same, except
     that before the first eviction a miss that is not a ghost hit and finds S at or over its share enters M),
     SIEVE (a FIFO and a hand) and 2Q (Ain 25%, Aout 50%, Am the rest) with the write modes, restarts and bypass
-    of cache_kernels' docstring."""
+    of sim/cache/kernels.py's docstring."""
 
     def __init__(self, capacity: int, policy: str, mode: str):
         self.cap, self.policy, self.mode = capacity, policy, mode

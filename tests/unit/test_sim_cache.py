@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dbtier.sim import cache
-from dbtier.sim.traces import from_arrays, read_trace
+from dbtier.sim.cache import replay as cache
+from dbtier.sim.trace.traces import from_arrays, read_trace
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "traces"
 CLOUDPHYSICS = DATA / "cloudPhysicsIO.csv.xz"   # the real trace (README there)

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from dbtier.sim import capture as cap
+from dbtier.sim.trace import capture as cap
 
 OK = cap.Facts(target="/dev/sdb", block_device="/dev/sdb", filesystem=None, blktrace="/usr/sbin/blktrace",
                blkparse="/usr/bin/blkparse", root=True, trace_sysfs=True, debugfs_mounted=True, lockdown=None)

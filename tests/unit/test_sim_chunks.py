@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from dbtier.sim.chunks import chunks_of
-from dbtier.sim.traces import from_arrays
+from dbtier.sim.trace.chunks import chunks_of
+from dbtier.sim.trace.traces import from_arrays
 
 
 def test_chunks_cover_the_trace_in_order_without_copies():

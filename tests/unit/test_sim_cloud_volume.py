@@ -1,4 +1,4 @@
-"""A cloud volume in the queueing model (dbtier.sim.cloudvolume on latency.py's kernel) against closed forms.
+"""A cloud volume in the queueing model (dbtier.sim.device.cloudvolume on latency.py's kernel) against closed forms.
 
 A rate limiter of mu I/Os per second in front of a base latency L, fed a constant arrival rate lambda:
 - lambda <= mu: no I/O waits, every latency is L exactly;
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import latency
-from dbtier.sim.cloudvolume import device
-from dbtier.sim.devices import resolve
-from dbtier.sim.latency import SubIOs
+from dbtier.sim.device import latency
+from dbtier.sim.device.cloudvolume import device
+from dbtier.sim.device.devices import resolve
+from dbtier.sim.device.latency import SubIOs
 
 KIB, MIB = 1024, 1024 * 1024
 

@@ -3,9 +3,9 @@ every array equals the trace's own (or Trace.only_volume's)."""
 
 import numpy as np
 
-from dbtier.sim import columnar
-from dbtier.sim.chunks import chunks_of
-from dbtier.sim.traces import from_arrays
+from dbtier.sim.trace import columnar
+from dbtier.sim.trace.chunks import chunks_of
+from dbtier.sim.trace.traces import from_arrays
 
 
 def _trace():

@@ -1,4 +1,4 @@
-"""Device resolution of `simulate run` (dbtier.sim.devices): catalog ids, probe runs, and the
+"""Device resolution of `simulate run` (dbtier.sim.device.devices): catalog ids, probe runs, and the
 role the --probe run fills."""
 
 import json
@@ -7,7 +7,7 @@ import pytest
 
 from dbtier.core.errors import DbtierError
 from dbtier.model.catalog import load_catalog
-from dbtier.sim.devices import device, resolve
+from dbtier.sim.device.devices import device, resolve
 from samples import PROBE, run_dir
 
 

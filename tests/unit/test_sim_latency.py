@@ -1,4 +1,4 @@
-"""The queueing model on hand-worked numbers (see dbtier.sim.latency's docstring)."""
+"""The queueing model on hand-worked numbers (see dbtier.sim.device.latency's docstring)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import latency
-from dbtier.sim.latency import DeviceModel, SubIOs
+from dbtier.sim.device import latency
+from dbtier.sim.device.latency import DeviceModel, SubIOs
 
 # 1,000 read IOPS (1 ms each), 500 write IOPS (2 ms), 100 / 50 MB/s, 5 ms read and 2 ms write latency at QD1.
 DISK = DeviceModel("disk", "test", read_iops=1000, write_iops=500, read_mbps=100, write_mbps=50,

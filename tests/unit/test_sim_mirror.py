@@ -8,8 +8,8 @@ import pytest
 from dbtier.core.errors import DbtierError
 from dbtier.sim import mirror
 from dbtier.sim import simulate as sim
-from dbtier.sim.latency import DeviceModel
-from dbtier.sim.traces import from_arrays
+from dbtier.sim.device.latency import DeviceModel
+from dbtier.sim.trace.traces import from_arrays
 
 MIB = 1 << 20
 R = 64 * MIB      # md's bitmap chunk: the hand-worked designs below name --tracking md-bitmap

@@ -1,4 +1,4 @@
-"""Miss-ratio curves of object traces (sim/mrc.py): hand-worked sequences, LRU's one pass against its replay,
+"""Miss-ratio curves of object traces (sim/mrc/curves.py): hand-worked sequences, LRU's one pass against its replay,
 and libCacheSim's own test figures on its CloudPhysics trace (test/test_evictionAlgo.c), exactly."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pytest
 
 from dbtier.core.errors import DbtierError
 from dbtier.core import workdir
-from dbtier.sim import mrc, mrc_spill, objects
+from dbtier.sim.mrc import curves as mrc, spill as mrc_spill
+from dbtier.sim.trace import objects
 
 TRACE = Path(__file__).parent.parent / "data" / "objects" / "cloudPhysicsIO.oracleGeneral.bin"
 MIB = 1 << 20
@@ -246,8 +247,8 @@ def test_a_block_trace_at_block_granularity_agrees_with_the_block_cache(tmp_path
     # write-through mode does the same with a write (admitted, or refreshed/moved on a hit), so its hits,
     # reads and writes added, are each policy's here: the block cache's kernels (write modes, restarts,
     # the sequential cutoff) and these give one answer per policy, miss for miss.
-    from dbtier.sim import cache
-    from dbtier.sim.traces import read_chunks, read_trace
+    from dbtier.sim.cache import replay as cache
+    from dbtier.sim.trace.traces import read_chunks, read_trace
     src = Path(__file__).parent.parent / "data" / "traces" / "cloudPhysicsIO.csv.xz"
     blocks = mrc_spill.BlockObjects(read_chunks(src, requests=5_000), 8192, "t")
     spill = mrc_spill.scan(blocks, tmp_path, "t")
@@ -271,8 +272,8 @@ def test_a_block_trace_at_block_granularity_agrees_with_the_block_cache(tmp_path
 
 @pytest.mark.slow       # a few seconds: `make test` runs it, test-fast does not
 def test_cli_block_trace_mode(tmp_path):
-    from dbtier.sim import cache
-    from dbtier.sim.traces import read_trace
+    from dbtier.sim.cache import replay as cache
+    from dbtier.sim.trace.traces import read_trace
     src = Path(__file__).parent.parent / "data" / "traces" / "cloudPhysicsIO.csv.xz"
     r = _cli(str(src), "--policy", "lru", "--sizes", str(20_000 * 8192), "--json", "--out", str(tmp_path / "b"),
              cwd=tmp_path)

@@ -1,4 +1,4 @@
-"""sim/quantiles.py against np.quantile itself (the reference: its own selection over every value), to the
+"""sim/device/quantiles.py against np.quantile itself (the reference: its own selection over every value), to the
 bit, on latencies spread wide, tied, sorted, packed into a sliver (a saturated queue's), all equal, on
 power-of-two boundaries, and tiny arrays; and the cases it leaves to np.quantile."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dbtier.sim import latency, quantiles
+from dbtier.sim.device import latency, quantiles
 
 QS = np.concatenate([[p / 100.0 for _, p in latency.PERCENTILES], latency._CDF_P])
 RNG = np.random.default_rng(5)

@@ -1,4 +1,4 @@
-"""The queueing model (dbtier.sim.latency) against queueing theory's closed forms.
+"""The queueing model (dbtier.sim.device.latency) against queueing theory's closed forms.
 
 Every expected value here is computed independently of the code under test: Pollaczek-Khinchine and
 Crommelin for M/D/1, the exponential response time of M/M/1, Erlang C for M/M/c, and, for the
@@ -23,10 +23,10 @@ import math
 import numpy as np
 import pytest
 
-from dbtier.sim import latency
+from dbtier.sim.device import latency
 from dbtier.sim import simulate as sim
-from dbtier.sim.latency import DeviceModel, SubIOs
-from dbtier.sim.traces import from_arrays
+from dbtier.sim.device.latency import DeviceModel, SubIOs
+from dbtier.sim.trace.traces import from_arrays
 
 BATCHES = 40
 Z = 4.5

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dbtier.sim import cache
-from dbtier.sim.chunks import chunks_of
-from dbtier.sim.traces import from_arrays, read_trace
-from dbtier.sim.workingset import WorkingSet
+from dbtier.sim.cache import replay as cache
+from dbtier.sim.trace.chunks import chunks_of
+from dbtier.sim.trace.traces import from_arrays, read_trace
+from dbtier.sim.cache.workingset import WorkingSet
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "traces"
 BS = 8192

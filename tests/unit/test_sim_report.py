@@ -9,8 +9,8 @@ from dbtier.report.svg import Series
 from dbtier.report.svg_sim import Event, Window, cdf_chart, timeline_chart
 from dbtier.sim import mirror
 from dbtier.sim import simulate as sim
-from dbtier.sim.latency import DeviceModel
-from dbtier.sim.traces import read_trace
+from dbtier.sim.device.latency import DeviceModel
+from dbtier.sim.trace.traces import read_trace
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "traces"
 FAST = DeviceModel("nvme-x", "test", 100_000, 50_000, 1000, 500, 100, 30)

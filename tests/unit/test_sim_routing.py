@@ -93,7 +93,7 @@ MB = 1 << 20
 def _stream_trace():
     """64 KiB reads at 512-byte offsets continuing each other (the CloudPhysics trace's pattern), a small write
     elsewhere between them, and a random 4 KiB read: each read's bytes read for the first time."""
-    from dbtier.sim.traces import from_arrays
+    from dbtier.sim.trace.traces import from_arrays
     rows = [  # time s, op, offset, length
         (0.000, READ, 512_000, 65536),
         (0.001, READ, 577_536, 65536),      # starts where the first ended, inside its last block (70)
@@ -108,9 +108,9 @@ def test_a_read_missing_every_byte_issues_the_device_alone_io():
     """Through a one-block cache every read of the stream finds the block it starts in cached (its
     neighbour's last block), and none of its own bytes: the backing device gets exactly the trace's own
     requests, each once (by hand: the trace's rows), and the cache device serves none of them."""
-    from dbtier.sim import cache as cache_mod
-    from dbtier.sim.blocks import cut_chunk
-    from dbtier.sim.chunks import chunks_of
+    from dbtier.sim.cache import replay as cache_mod
+    from dbtier.sim.trace.blocks import cut_chunk
+    from dbtier.sim.trace.chunks import chunks_of
     tr = _stream_trace()
     c = next(chunks_of(tr, 100))
     rp = cache_mod.Replay(1, "lru", "write-around", BS)
@@ -129,7 +129,7 @@ def test_a_cache_that_never_holds_what_is_read_costs_what_the_device_alone_does(
     """The same trace through the whole simulation: with every read's bytes missing, the design's read and write
     latencies are the backing device's alone (its baseline, replayed separately), to the nanosecond."""
     from dbtier.sim import simulate as sim
-    from dbtier.sim.devices import resolve
+    from dbtier.sim.device.devices import resolve
     devs = resolve("read-cache", {"cache": "nvme-enterprise-3.84tb", "backing": "sas-15k-73gb"}, None)
     out = sim.simulate(_stream_trace(), sim.Params("read-cache", cache_gb=BS / 1e9), devs)
     assert out.contract["read_hit_ratio"] > 0                   # block hits, none of them the request's bytes
@@ -145,8 +145,8 @@ def test_a_tiny_cache_on_the_cloudphysics_trace_is_no_slower_than_the_disk_alone
     flash's own read latency (the most a hit could add), where whole-block misses made it 20.0 ms against 11.5."""
     from pathlib import Path
     from dbtier.sim import simulate as sim
-    from dbtier.sim.devices import resolve
-    from dbtier.sim.traces import read_trace
+    from dbtier.sim.device.devices import resolve
+    from dbtier.sim.trace.traces import read_trace
     trace = read_trace(Path(__file__).resolve().parent.parent / "data" / "traces" / "cloudPhysicsIO.csv.xz")
     devs = resolve("read-cache", {"cache": "fusionio-iodrive-320gb", "backing": "sas-15k-73gb"}, None)
     out = sim.simulate(trace, sim.Params("read-cache", cache_gb=1e-5), devs)

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dbtier.sim import latency, tally
+from dbtier.sim.device import latency, tally
 from dbtier.sim import simulate as sim
-from dbtier.sim.chunks import chunks_of, prefetched, whole_ticks
-from dbtier.sim.devices import resolve
-from dbtier.sim.latency import DeviceModel, SubIOs
-from dbtier.sim.traces import read_chunks, read_trace
+from dbtier.sim.trace.chunks import chunks_of, prefetched, whole_ticks
+from dbtier.sim.device.devices import resolve
+from dbtier.sim.device.latency import DeviceModel, SubIOs
+from dbtier.sim.trace.traces import read_chunks, read_trace
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "traces"
 DISK = DeviceModel("disk", "test", 200, 300, 150, 150, 10_000, 8_000, single_actuator=True)

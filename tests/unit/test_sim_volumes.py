@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import latency, tally, volumes
+from dbtier.sim.device import latency, tally
+from dbtier.sim import volumes
 from dbtier.sim.simulate import Params
 from dbtier.sim.volumes import VolumeResult
 

@@ -29,14 +29,14 @@ from dbtier.cli import simulate_convert as convert
 from dbtier.cli.simulate_mrc import register_mrc
 from dbtier.cli.common import Run, usage, add_output_options, check_out_early, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.sim import capture as cap
-from dbtier.sim import devices as sim_devices
+from dbtier.sim.trace import capture as cap
+from dbtier.sim.device import devices as sim_devices
 from dbtier.sim import names
 
 # numpy and numba load only when a simulation runs (imports inside the functions), not with every
 # `dbtier` command.
 if TYPE_CHECKING:
-    from dbtier.sim import latency
+    from dbtier.sim.device import latency
     from dbtier.sim import simulate as sim
 
 # Option bounds: a cache of 10^9 GB (an exabyte) still counts its blocks in int64 at any --block-size;
@@ -214,7 +214,7 @@ def _run_sim(args: argparse.Namespace) -> int:
     # the summary prints once the progress bar has stopped (and erased its line), never onto it
     with render.Progress(console(args), args.json) as prog:
         if path.is_dir() and args.volume == volumes.ALL:    # each worker reads its own volume's file
-            from dbtier.sim import columnar
+            from dbtier.sim.trace import columnar
             convert.check_flags(args, path)
             run, warnings = _run_volumes(args, params, devices, path, columnar.volume_source(path), prog)
         elif _streams(args, params, path):
@@ -229,7 +229,7 @@ def _run_whole(args: argparse.Namespace, params: sim.Params, devices: dict[str, 
     """The trace read whole (--in-memory, --sort, --fail, --volume NAME, a converted copy), then replayed."""
     from dbtier.sim import simulate as sim
     from dbtier.sim import volumes
-    from dbtier.sim.traces import read_trace
+    from dbtier.sim.trace.traces import read_trace
     if path.is_dir():               # a convert run: its columnar copy, one volume's file when one is asked
         trace = convert.read_converted(args, path)
     else:
@@ -250,7 +250,7 @@ def _run_whole(args: argparse.Namespace, params: sim.Params, devices: dict[str, 
 def _streams(args: argparse.Namespace, params: sim.Params, path: Path) -> bool:
     """A text trace, or a converted one of one volume, is streamed unless something needs it whole (see
     --in-memory)."""
-    from dbtier.sim import columnar
+    from dbtier.sim.trace import columnar
     if args.in_memory or args.volume is not None or params.failure is not None:
         return False
     if path.is_dir():
@@ -264,8 +264,8 @@ def _run_stream(args: argparse.Namespace, params: sim.Params, devices: dict[str,
     """The trace streamed through the design; the run directory is made once the replay has read it all
     (a malformed line stops the replay with nothing written)."""
     from dbtier.sim import simulate as sim
-    from dbtier.sim.traces import read_chunks
-    from dbtier.sim import columnar
+    from dbtier.sim.trace.traces import read_chunks
+    from dbtier.sim.trace import columnar
     check_out_early(args)
     if path.is_dir():
         chunks, meta = columnar.chunks(path, sim.CHUNK_REQUESTS)

@@ -13,7 +13,7 @@ from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.errors import DbtierError
 from dbtier.measure import capture
-from dbtier.sim import capture as cap
+from dbtier.sim.trace import capture as cap
 
 
 def register_capture(ssub: Any) -> None:
@@ -63,7 +63,7 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
     con = console(args)
     workload = capture.record(facts, raw, trace_file, cmd, duration, args.duration,
                               lambda text: con.print(esc(text), highlight=False))
-    from dbtier.sim.traces import read_trace
+    from dbtier.sim.trace.traces import read_trace
     try:
         trace = read_trace(trace_file, "blkparse")
         summary: dict[str, Any] | None = trace.summary()

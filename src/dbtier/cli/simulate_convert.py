@@ -25,8 +25,8 @@ def _room(run: Run, source_bytes: int) -> None:
 
 
 def run_convert(args: argparse.Namespace) -> int:
-    from dbtier.sim import columnar
-    from dbtier.sim.traces import read_chunks, read_trace
+    from dbtier.sim.trace import columnar
+    from dbtier.sim.trace.traces import read_chunks, read_trace
     path = Path(args.trace)
     if path.is_dir():
         raise DbtierError(f"{path} is a directory: convert reads a trace file", "pass the trace file itself")
@@ -69,7 +69,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
 def read_converted(args: argparse.Namespace, run_dir: Path) -> Any:
     """A convert run's columnar copy, read whole (one volume's file when one is asked)."""
-    from dbtier.sim import columnar
+    from dbtier.sim.trace import columnar
     check_flags(args, run_dir)
     return columnar.read(run_dir, None if args.volume in (None, "all") else args.volume)
 

@@ -19,7 +19,7 @@ from dbtier.core.units import human_bytes
 from dbtier.sim.names import FORMATS
 
 if TYPE_CHECKING:
-    from dbtier.sim.objects import ObjectChunk
+    from dbtier.sim.trace.objects import ObjectChunk
 
 _BLOCK = tuple(f for f in FORMATS if f != "csv")      # block trace layouts (csv is either, by its --columns)
 
@@ -75,7 +75,8 @@ def register_mrc(ssub: argparse._SubParsersAction) -> None:
 def run_mrc(args: argparse.Namespace) -> int:
     from dbtier.core.files import regular_file
     from dbtier.core.workdir import workdir
-    from dbtier.sim import mrc, mrc_spill, objects
+    from dbtier.sim.mrc import curves as mrc, spill as mrc_spill
+    from dbtier.sim.trace import objects
     path = regular_file(args.trace, "trace", "pass the trace file itself")
     policies = mrc.parse_policies(args.policy)
     if args.sample is not None:
@@ -89,7 +90,7 @@ def run_mrc(args: argparse.Namespace) -> int:
         if mode == "object":
             reqs = _counted(objects.read_objects(path, fmt, columns=cols), ops)
         else:           # block granularity: each request's blocks, each an object of --block-size bytes
-            from dbtier.sim.traces import read_chunks
+            from dbtier.sim.trace.traces import read_chunks
             reqs = blocks = mrc_spill.BlockObjects(read_chunks(path, fmt, cols), args.block_size, str(path),
                                                    args.reads_only)
         # one read of the trace, spilled as codes (16 bytes a request; a sample's only): memory holds no trace

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.sim import capture as cap
+from dbtier.sim.trace import capture as cap
 
 STARTUP_CHECK_S = 1.0       # blktrace still running this long after its start: it has set up its tracing
 

@@ -1,8 +1,15 @@
 """Trace-driven simulation of tier designs (pure: no subprocess, no network).
 
-traces   block I/O trace readers -> numpy arrays (time_s, op, offset_bytes, length_bytes)
-cache    cache policies as numba kernels over dense block ids (LRU, FIFO, S3-FIFO, SIEVE, 2Q)
-mirror   preferred-read mirror: failure, write-intent bitmap, resync arithmetic
-latency  service times from device figures and the queueing model
-simulate ties a trace and a design together into the result of the JSON contract
+Its packages, each importing only those listed before it (and dbtier.core, dbtier.model, dbtier.results;
+cache/ also inlines the policies' rules of mrc/):
+trace/   block and object trace readers -> numpy arrays and chunks, the blocks a request covers, blktrace capture
+cache/   the block cache: its policies as numba kernels over the blocks a cache holds, replayed over a trace
+mrc/     miss-ratio curves of object traces, libCacheSim's policies
+device/  device models from the catalog, probe runs or cloud volumes; the queueing model; latency tallies
+
+Here, beside them: simulate.py (one simulation: a trace through a design into the result of the JSON
+contract; the CLI's entry), volumes.py (each volume of a trace on its own), routing.py (the read-cache
+design's device I/Os), mirror.py (the preferred-read mirror's failure and resync), sweep.py (what a
+replay's figures advise); and what every package may import: names.py (names and help texts, without
+numpy: the CLI loads it at start-up) and jit.py (how the kernels are compiled).
 """

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from dbtier.sim.cache import MODE_CODES
-from dbtier.sim.latency import SubIOs
+from dbtier.sim.cache.replay import MODE_CODES
+from dbtier.sim.device.latency import SubIOs
 
 CACHE, BACKING = 0, 1
 

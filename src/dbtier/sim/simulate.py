@@ -11,7 +11,7 @@ baseline, the timeline, notes on every modelling choice).
 Designs and their device roles:
 - `single` (device): every request to one device; the baseline.
 - `read-cache` (cache, backing): a cache of `cache_gb` in front of the backing
-  device (policies and write modes in `cache.py`). A read's cached blocks come
+  device (policies and write modes in sim/cache/). A read's cached blocks come
   from the cache device and the rest from the backing device; a read miss
   fills the cache in the background; write-back destaging is background
   backing I/O.
@@ -44,13 +44,15 @@ import numpy as np
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import human_bytes
 from dbtier.core.priority import lower_priority
-from dbtier.sim import cache as cache_mod
-from dbtier.sim import latency, mirror, routing, sweep, tally, workingset
-from dbtier.sim.blocks import cut_chunk
-from dbtier.sim.chunks import Chunk, chunks_of, prefetched, whole_ticks
-from dbtier.sim.latency import DeviceModel, SubIOs
+from dbtier.sim.cache import replay as cache_mod
+from dbtier.sim.device import latency, tally
+from dbtier.sim import mirror, routing, sweep
+from dbtier.sim.cache import workingset
+from dbtier.sim.trace.blocks import cut_chunk
+from dbtier.sim.trace.chunks import Chunk, chunks_of, prefetched, whole_ticks
+from dbtier.sim.device.latency import DeviceModel, SubIOs
 from dbtier.sim.names import DESIGNS, ROLES
-from dbtier.sim.traces import READ, WRITE, Trace
+from dbtier.sim.trace.traces import READ, WRITE, Trace
 
 LATENCY_MODEL = (
     "Each device is a FIFO queue in front of `units` servers and a rate gate. Flash (and cloud volumes, arrays) "
@@ -228,7 +230,7 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
             devices: dict[str, DeviceModel], progress: Progress | None, res: float | None, whole: Trace | None,
             exact_limit: int) -> Outcome:
     """The replay: per chunk, the cache (read-cache), the design's device I/Os and the queueing model, for the
-    design and its baseline; what is kept of the requests is bounded by the chunk (sim/tally.py). `whole`:
+    design and its baseline; what is kept of the requests is bounded by the chunk (sim/device/tally.py). `whole`:
     the trace when it is in memory (res, its clock's tick, found over all of it); else the first chunk's."""
     progress = progress or _noop
     timings: dict[str, float] = {}

@@ -27,8 +27,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import latency, tally
-from dbtier.sim.traces import Trace
+from dbtier.sim.device import latency, tally
+from dbtier.sim.trace.traces import Trace
 
 ALL = "all"
 
