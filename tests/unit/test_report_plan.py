@@ -25,7 +25,7 @@ PROBE = Path(__file__).resolve().parent.parent / "data" / "probe" / "quick-ext4-
 
 
 def plan_doc(action: str, body: dict, name: str) -> dict:
-    doc = new_document("plan", {"action": action}, {"hostname": "h"})
+    doc = new_document(f"plan.{action}", {"action": action}, {"hostname": "h"})
     doc["plan"] = action
     doc.update(body)
     doc["catalog"] = {"files": ["shipped:legacy.toml"], "overridden": {}}

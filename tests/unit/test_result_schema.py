@@ -16,6 +16,7 @@ from samples import BACKUP_DUCKDB, DSS_SPILL, LAB, MATRIX, MATRIX_EMULATED, PROB
 
 from dbtier.core.errors import DbtierError
 from dbtier.results import types
+from dbtier.results.document import upgrade
 from dbtier.results.shape import check_document
 from dbtier.results.schema import result_schema
 from dbtier.results.schema.generate import generate, text
@@ -70,8 +71,26 @@ def validator() -> jsonschema.Draft202012Validator:
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory) -> dict[str, dict]:
     docs = _in_process(tmp_path_factory.mktemp("docs"))
-    docs.update({name: json.loads(path.read_text()) for name, path in SAVED.items()})
+    # saved by an older dbtier: read as dbtier reads them, through the upgrade (which adds result_kind)
+    docs.update({name: upgrade(json.loads(path.read_text())) for name, path in SAVED.items()})
     return docs
+
+
+# The kind each document above says it is, by hand (the saved ones: what the upgrade gives them).
+KINDS = {"plan-equivalent": "plan.equivalent", "plan-budget": "plan.budget", "plan-size": "plan.size",
+         "plan-value": "plan.value", "plan-value-bench": "plan.value", "simulate-cache": "simulate.run",
+         "simulate-single": "simulate.run", "history-import": "history.import",
+         "history-consolidate": "history.consolidate", "history-requirement": "history.requirement",
+         "advise": "advise", "report": "report", "show": "show", "show-lab": "show", "compare": "compare",
+         "catalog-list": "catalog.list", "catalog-show": "catalog.show", "cleanup": "cleanup",
+         "probe": "probe", "probe-fleet": "probe.fleet", "bench-oltp": "bench.oltp", "bench-oltp-matrix": "bench.oltp",
+         "bench-oltp-emulated": "bench.oltp", "bench-dss": "bench.dss", "bench-dss-lab": "bench.dss",
+         "bench-backup": "bench.backup", "bench-backup-lab": "bench.backup", "lab": "lab",
+         "plan-size-lab": "plan.size"}
+
+
+def test_every_document_says_its_kind(documents):
+    assert {name: doc.get("result_kind") for name, doc in documents.items()} == KINDS
 
 
 def test_the_committed_schema_is_the_generated_one():

@@ -169,7 +169,8 @@ def test_schema_version_must_be_a_plain_integer(v, says):
 
 def test_upgrades_run_step_by_step(monkeypatch):
     """A synthetic version 2 that renamed `targets` to `devices`: a version-1 document is brought
-    up through the step, and a version-2 document is left alone."""
+    up through the step (and, like every document without one, given its result_kind), and a version-2
+    document is left alone."""
     def one_to_two(doc):
         doc["devices"] = doc.pop("targets")
         doc["schema_version"] = 2
@@ -177,7 +178,7 @@ def test_upgrades_run_step_by_step(monkeypatch):
     monkeypatch.setattr(document, "SCHEMA_VERSION", 2)
     monkeypatch.setitem(document.UPGRADES, 1, one_to_two)
     old = {"schema_version": 1, "command": "probe", "targets": [1]}
-    assert document.upgrade(old) == {"schema_version": 2, "command": "probe", "devices": [1]}
+    assert document.upgrade(old) == {"schema_version": 2, "command": "probe", "result_kind": "probe", "devices": [1]}
     assert old["targets"] == [1]          # the caller's document is not changed in place
     assert document.upgrade({"schema_version": 2, "devices": []}) == {"schema_version": 2, "devices": []}
 

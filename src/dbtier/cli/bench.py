@@ -123,7 +123,7 @@ def run_oltp(args: argparse.Namespace) -> int:
     dirs = sorted({d for _, pl in steps for d in pl.values()} | {args.dir})
     # --dsn: a placed directory is this machine's (its device in the metadata) only when the server runs here
     machine_dirs = [args.dir] if args.dsn and not cls.dsn_is_local(args.dsn) else dirs
-    run = Run("bench", args, params, paths=machine_dirs, inputs=dirs)
+    run = Run("bench.oltp", args, params, paths=machine_dirs, inputs=dirs)
     doc = run.doc
     doc["bench"] = "oltp"
     doc["engine"] = cls.name

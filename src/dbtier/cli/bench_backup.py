@@ -82,7 +82,7 @@ def run_backup(args: argparse.Namespace) -> int:
                         "OS page cache dropped first when root; null sink: pg_basebackup tar / mariadb-backup "
                         "xbstream to stdout discarded / file read to /dev/null",
               "limit_rule": BACKUP_RULE}
-    run = Run("bench", args, params, paths=[args.data, args.to], inputs=[args.data, args.to])
+    run = Run("bench.backup", args, params, paths=[args.data, args.to], inputs=[args.data, args.to])
     doc = run.doc
     doc.update({"bench": "backup", "engine": args.engine, "source": None, "targets": [], "emulated": None})
     out = console(args)

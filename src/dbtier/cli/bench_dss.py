@@ -181,7 +181,7 @@ def run_dss(args: argparse.Namespace) -> int:
               "memory": args.memory, "emulate": args.emulate,
               "method": "single stream (power run); run 1 cold (database reopened, OS page cache dropped when "
                         "root), later runs warm; every answer checked where reference answers exist"}
-    run = Run("bench", args, params, paths=[p for p in (args.data, args.temp) if p],
+    run = Run("bench.dss", args, params, paths=[p for p in (args.data, args.temp) if p],
               inputs=[p for p in (args.probe, args.data, args.temp) if p])
     doc = run.doc
     doc.update({"bench": "dss", "engine": args.engine, "scale": args.scale, "placement": None,

@@ -123,7 +123,7 @@ def run_list(args: argparse.Namespace) -> int:
     else:
         overheads = list(catalog.overheads.values())
     extra = {"device_class": args.device_class} if args.device_class else {}
-    run = Run("catalog", args, _params(args, "list", kind=args.kind, **extra),
+    run = Run("catalog.list", args, _params(args, "list", kind=args.kind, **extra),
               inputs=[*args.catalog, *([args.prices] if args.prices else [])], read_only=True)
     run.doc["catalog"] = catalog.provenance()
     if prices:
@@ -161,7 +161,7 @@ def run_show(args: argparse.Namespace) -> int:
     device = catalog.device(args.id)
     overheads = catalog.overheads_for(device)
     basis = price_basis(device, prices)
-    run = Run("catalog", args, _params(args, "show", id=args.id),
+    run = Run("catalog.show", args, _params(args, "show", id=args.id),
               inputs=[*args.catalog, *([args.prices] if args.prices else [])], read_only=True)
     run.doc["catalog"] = catalog.provenance()
     run.doc["device"] = device.to_dict()
@@ -193,7 +193,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_template(args: argparse.Namespace) -> int:
     text = catalog_template.template(args.device_class, dt.date.today().strftime("%Y-%m"))
-    run = Run("catalog", args, {"action": "template", "device_class": args.device_class}, read_only=True)
+    run = Run("catalog.template", args, {"action": "template", "device_class": args.device_class}, read_only=True)
     run.doc["template"] = text
     run.doc["device_class"] = args.device_class
     run.finish()

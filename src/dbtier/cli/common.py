@@ -34,6 +34,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.core.files import full_error, full_path, is_full
 from dbtier.core import owner
 from dbtier.core.owner import me
+from dbtier.results import kinds
 from dbtier.results.document import finish, new_document
 from dbtier.results.store import RunDir, check_name, check_out, dumps
 
@@ -122,13 +123,16 @@ class Run:
 
     `read_only` commands (show, compare, catalog list|show) keep their document in memory and
     make no directory (nor ask engines for versions) unless --out or --runs-dir is given.
+    `kind`: the kind of result the command writes (dbtier.results.kinds: `probe`, `bench.oltp`,
+    `plan.size`), its first word the command; it goes in the document's envelope as `result_kind`.
     `inputs`: paths the command reads, which --force must never remove. `default_name`: the run's name
     when --name is not given (else default_name() from the command and its params)."""
 
-    def __init__(self, command: str, args: argparse.Namespace, params: dict[str, Any],
+    def __init__(self, kind: str, args: argparse.Namespace, params: dict[str, Any],
                  paths: list[str] | None = None, devices: list[str] | None = None,
                  inputs: Iterable[str | os.PathLike] = (), read_only: bool = False,
                  default_name: str | None = None):
+        command = kinds.check(kind).command
         name = run_name(args, command, params, default_name)
         out = getattr(args, "out", None)
         runs_dir = getattr(args, "runs_dir", None)
@@ -144,7 +148,7 @@ class Run:
         else:
             from dbtier.measure.machine import light_machine_info
             machine = light_machine_info()
-        doc = new_document(command, params, machine)
+        doc = new_document(kind, params, machine)
         self.doc = _named(doc, name) if name is not None else doc
         self.claim: Claim | None = None
         if self.persist:

@@ -132,7 +132,7 @@ def run_metrics(args: argparse.Namespace) -> int:
     key = exposition.grouping_key(args.group, label_names(METRICS.values()) | {"currency"}) if url else None
     data = exposition.text(fams, args.format)
     prom = data if args.format == "prometheus" else exposition.text(fams, "prometheus")
-    run = Run("export", args, {"action": "metrics", "runs": list(args.runs), "format": args.format,
+    run = Run("export.metrics", args, {"action": "metrics", "runs": list(args.runs), "format": args.format,
                                "textfile": args.textfile, "push": args.push, "group": list(args.group)},
               inputs=_inputs(pairs))
     doc = run.doc
@@ -196,7 +196,7 @@ def run_series(args: argparse.Namespace) -> int:
                           "series come from probe, bench oltp, history import/consolidate and simulate runs; "
                           "`dbtier export metrics` exports any run's figures")
     data = exposition.text(fams, "openmetrics")
-    run = Run("export", args, {"action": "series", "runs": list(args.runs), "output": args.output},
+    run = Run("export.series", args, {"action": "series", "runs": list(args.runs), "output": args.output},
               inputs=_inputs(pairs))
     doc = run.doc
     doc.update({"runs": [{**r, "first": _iso(r["first"]), "last": _iso(r["last"])} for r in records],

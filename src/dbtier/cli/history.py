@@ -129,7 +129,7 @@ def run_consolidate(args: argparse.Namespace) -> int:
             raise DbtierError(f"cannot read the series of {', '.join(d['_run_dir'] for d in docs)}: {why[:300]}",
                               "re-run `dbtier history import` for the run whose totals.parquet is damaged") from None
         bar.update(task, advance=1, description="writing Parquet")
-        run = Run("history", args, {"action": "consolidate", "runs": list(args.runs), "step": args.step,
+        run = Run("history.consolidate", args, {"action": "consolidate", "runs": list(args.runs), "step": args.step,
                                     "top": args.top, "percentile": args.percentile},
                   inputs=[d["_run_dir"] for d in docs])
         run.doc.update(part)
@@ -153,7 +153,7 @@ def run_requirement(args: argparse.Namespace) -> int:
     summed = needs_sum(doc, args.database)
     if summed is None:
         req, source = summary.requirement(doc, args.percentile, args.headroom, args.capacity_gb, args.database)
-        run = Run("history", args, params, inputs=[doc["_run_dir"]])
+        run = Run("history.requirement", args, params, inputs=[doc["_run_dir"]])
     else:      # several databases, or a cluster's instances: their sum, consolidated into this run
         run, req, source = requirement_of_sum(args, summed, params, args.percentile, args.headroom,
                                               args.capacity_gb)
@@ -200,7 +200,7 @@ def requirement_of_sum(args: argparse.Namespace, docs: list[dict[str, Any]], par
     grid_bytes = sum(input_sizes([str(p) for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))
     with store.workdir(grid_bytes) as work, store.open_db(work) as con:
         part = summary.consolidation(con, docs, None, 10, "max" if percentile == "max" else percentile, work=work)
-        run = Run("history", args, params, inputs=inputs)
+        run = Run("history.requirement", args, params, inputs=inputs)
         run.doc["consolidated"] = {k: part.get(k) for k in ("kind", "method", "bound", "databases", "clusters",
                                                             "grid", "peaks", "capacity_gb", "instances")}
         if part.get("kind") == "series":

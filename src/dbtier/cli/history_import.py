@@ -124,7 +124,7 @@ def import_into_run(args: argparse.Namespace, source: str, files: list[str], par
         params = {"action": "import", "source": source, **params, "tz": tz, "profile_tz": ptz,
                   "database": args.database, "devices": args.devices, "top": args.top, "skip_bad_files": skip_bad,
                   "memory_mb": store.memory_cap_mb(), "into": getattr(args, "into", None)}
-        run = Run("history", args, params, inputs=list(inputs) + ([args.into] if into is not None else []))
+        run = Run("history.import", args, params, inputs=list(inputs) + ([args.into] if into is not None else []))
         run.doc.update(imp.doc)
         if into is not None:
             run.doc["appended_to"] = into["_run_dir"]

@@ -215,7 +215,7 @@ def run_equivalent(args: argparse.Namespace) -> int:
     catalog, prices = load_priced(args)
     eq = equivalent(catalog, args.reference, args.using, args.read_fraction, args.layout,
                     server_ports=_server_ports(args), devices_only=args.devices_only, terms=_terms(args))
-    run = Run("plan", args, _params(args, "equivalent", reference=args.reference, using=args.using,
+    run = Run("plan.equivalent", args, _params(args, "equivalent", reference=args.reference, using=args.using,
                                     layout=args.layout, read_fraction=args.read_fraction), inputs=_inputs(args))
     doc = _doc(run, "equivalent", catalog, plandoc.equivalent_body(eq), args, prices)
     emit(doc, args, lambda: render.equivalent(console(args), eq, doc["pricing"]["text"], run.dir.path, prices))
@@ -229,7 +229,7 @@ def run_budget(args: argparse.Namespace) -> int:
     catalog, prices = load_priced(args)
     options = budget(catalog, args.usd, devices, args.layout, args.read_fraction, _server_ports(args),
                      args.devices_only, terms=_terms(args))
-    run = Run("plan", args, _params(args, "budget", usd=args.usd, devices=devices, layout=args.layout,
+    run = Run("plan.budget", args, _params(args, "budget", usd=args.usd, devices=devices, layout=args.layout,
                                     read_fraction=args.read_fraction), inputs=_inputs(args))
     doc = _doc(run, "budget", catalog, plandoc.budget_body(options, args.usd, args.layout, args.read_fraction),
                args, prices)
@@ -290,7 +290,7 @@ def run_size(args: argparse.Namespace) -> int:
     sz = size(catalog, req, devices, layouts, args.redundancy, args.hit_ratio, args.max_devices, top=args.top,
               cache_fraction=args.cache_fraction, server_ports=_server_ports(args), devices_only=args.devices_only,
               terms=terms)
-    run = Run("plan", args, _params(args, "size", requirement=req.to_dict(), layouts=layouts, devices=devices,
+    run = Run("plan.size", args, _params(args, "size", requirement=req.to_dict(), layouts=layouts, devices=devices,
                                     redundancy=args.redundancy, hit_ratio=args.hit_ratio,
                                     cache_fraction=args.cache_fraction,
                                     max_devices=args.max_devices, top=args.top, from_history=args.from_history,
@@ -308,7 +308,7 @@ def run_value(args: argparse.Namespace) -> int:
     cfg = parse_spec(catalog, args.config, args.hit_ratio, _server_ports(args), args.devices_only)
     result = load_run(args.result)
     v = value(result, evaluate(cfg), str(args.result), terms=_terms(args))
-    run = Run("plan", args, _params(args, "value", result=args.result, config=args.config),
+    run = Run("plan.value", args, _params(args, "value", result=args.result, config=args.config),
               inputs=_inputs(args, result["_run_dir"]))
     doc = _doc(run, "value", catalog,
                plandoc.value_body(v, str(args.result), result.get("command"), doc_guards(result)), args, prices)

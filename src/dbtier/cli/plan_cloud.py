@@ -118,7 +118,7 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
             raise DbtierError("every design meeting the requirement would be throttled by the history's demand: "
                               + "; ".join(f"{m['type']}: {m['reason']}" for m in throttled),
                               "choose a larger --instance or provisioned types, or --allow-throttling to list them")
-    run = Run("plan", args, params,
+    run = Run("plan.size", args, params,
               inputs=[p for p in (args.from_history, args.instances_file) if p])
     cands = [c.contract() for c in found[:args.top]]
     run.doc.update({"plan": "size", "requirement": req.to_dict(), "candidates": cands,

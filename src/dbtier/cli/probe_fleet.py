@@ -120,7 +120,7 @@ def run(args: argparse.Namespace, profile: Profile, tests: tuple[str, ...], size
               "percentiles from the hosts' latency bins merged (json+)",
               "commit_pattern": "8 KiB buffered write + fdatasync per write, psync engine, preallocated file"}
     try:
-        run_ = Run("probe", args, params, paths=[m.target.path for m in members if m.local])
+        run_ = Run("probe.fleet", args, params, paths=[m.target.path for m in members if m.local])
     except BaseException:
         fleet.cleanup(members, None)
         raise

@@ -103,5 +103,5 @@ def make_run(args: argparse.Namespace, action: str, params: dict[str, Any], writ
              inputs: list[str] | None = None) -> Run:
     ns = argparse.Namespace(out=args.out, force=args.force, runs_dir=roots(args)[0] if writes else None,
                             name=getattr(args, "name", None))
-    return Run("runs", ns, {"action": action, "runs_dirs": roots(args), **params}, inputs=inputs or [],
+    return Run(f"runs.{action}", ns, {"action": action, "runs_dirs": roots(args), **params}, inputs=inputs or [],
                read_only=not writes)

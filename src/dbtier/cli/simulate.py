@@ -240,7 +240,7 @@ def _run_whole(args: argparse.Namespace, params: sim.Params, devices: dict[str, 
     if args.volume and trace.volumes != (args.volume,):
         trace = trace.only_volume(args.volume)
     sim.check_params(params, trace, devices)
-    run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
+    run = Run("simulate.run", args, _params_doc(args, params, path), inputs=_inputs(args, path))
     out = sim.simulate(trace, params, devices, progress=prog)
     run.doc.update(out.contract)
     run.doc["simulation"] = out.details
@@ -273,7 +273,7 @@ def _run_stream(args: argparse.Namespace, params: sim.Params, devices: dict[str,
         reader = read_chunks(path, args.format, args.columns, skip_bad=args.skip_bad, requests=sim.CHUNK_REQUESTS)
         chunks, meta = (lambda: iter(reader)), (lambda: reader.meta)
     out = sim.simulate_stream(chunks, meta, params, devices, progress=prog)
-    run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
+    run = Run("simulate.run", args, _params_doc(args, params, path), inputs=_inputs(args, path))
     run.doc.update(out.contract)
     run.doc["simulation"] = out.details
     return run, out.warnings
@@ -286,7 +286,7 @@ def _run_volumes(args: argparse.Namespace, params: sim.Params, devices: dict[str
     from dbtier.sim import volumes
     sim.check_params(params, None, devices)
     client = volumes.connect(args.cluster) if args.cluster else None
-    run = Run("simulate", args, _params_doc(args, params, path), inputs=_inputs(args, path))
+    run = Run("simulate.run", args, _params_doc(args, params, path), inputs=_inputs(args, path))
     results = volumes.run(src, params, devices, jobs=args.jobs, client=client,
                           done=lambda r, k, n: prog(f"volumes replayed ({k} of {n})", k / n))
     run.doc.update(volumes.combine(results, params.design, params.policy if params.design == "read-cache" else None,

@@ -56,7 +56,7 @@ def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: d
     duration = cap.capture_seconds(args.duration, bool(cmd))
     params = {"action": "capture", "target": args.target, "block_device": facts.block_device,
               "duration_s": duration, "command": cmd or None}
-    run = Run("simulate", args, params, devices=[facts.block_device])
+    run = Run("simulate.capture", args, params, devices=[facts.block_device])
     raw = run.dir.path / "raw"
     raw.mkdir(exist_ok=True)
     trace_file = run.dir.path / cap.CAPTURE_TRACE

@@ -35,7 +35,7 @@ def run_convert(args: argparse.Namespace) -> int:
     params = {"action": "convert", "trace": str(path), "format": args.format, "columns": args.columns,
               "skip_bad": args.skip_bad, "sort": args.sort}
     with render.Progress(console(args), args.json) as prog:
-        run = Run("simulate", args, params, inputs=[str(path)])
+        run = Run("simulate.convert", args, params, inputs=[str(path)])
         out = run.dir.path / columnar.CONVERTED
         key = columnar.source_key(path, lambda f: prog("hashing the source", f))
         prog("converting", 0.0)

@@ -99,7 +99,7 @@ def run_mrc(args: argparse.Namespace) -> int:
         # with a sample, the trace's objects and footprint are the sample's, scaled
         src = spill if rate is None else mrc.Sampled(spill, rate, spill.total_requests, spill.total_bytes)
         caches = mrc.parse_sizes(args.sizes, src.footprint_bytes)
-        run = Run("simulate", args, {"action": "mrc", "trace": str(path), "format": args.format,
+        run = Run("simulate.mrc", args, {"action": "mrc", "trace": str(path), "format": args.format,
                                      "columns": args.columns, "block_size": args.block_size,
                                      "reads_only": args.reads_only,
                                      "policy": policies, "sizes": args.sizes, "sample": args.sample},

@@ -18,6 +18,7 @@ from dbtier import __version__
 from dbtier.export.families import METRICS, Builder
 from dbtier.report import figures as F
 from dbtier.report import mrc_figures
+from dbtier.results import kinds
 
 PERCENTILES = ("p50", "p95", "p99", "max")
 MB, GB, TB = 1e6, 1e9, 1e12
@@ -56,16 +57,17 @@ def target_of(doc: dict[str, Any]) -> str:
 
 
 def run_labels(run_id: str, doc: dict[str, Any]) -> dict[str, Any]:
-    k = F.kind(doc)
+    """The dbtier_run info labels; `kind` is the kind's label (dbtier.results.kinds: `bench oltp`)."""
+    k = kinds.kind_of(doc)
     engine = workload = ""
-    if k == "bench oltp":
+    if k == "bench.oltp":
         engine = F.engine_of(doc)
         workload = F.get(doc, "params", "workload") or F.workload_name(doc) or ""
-    elif k in ("bench dss", "bench backup"):
+    elif k in ("bench.dss", "bench.backup"):
         engine = doc.get("engine") or F.get(doc, "params", "engine") or ""
-        workload = "tpch" if k == "bench dss" else "backup"
+        workload = "tpch" if k == "bench.dss" else "backup"
     version = doc.get("dbtier_version") or F.get(doc, "machine", "versions", "dbtier") or ""
-    return {"run_id": run_id, "command": doc.get("command") or "", "kind": k,
+    return {"run_id": run_id, "command": doc.get("command") or "", "kind": kinds.label(k),
             "host": F.get(doc, "machine", "hostname") or "", "target": target_of(doc), "engine": engine,
             "workload": workload, "status": doc.get("status") or "", "dbtier_version": version}
 
@@ -167,7 +169,7 @@ def _backup(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
 
 
 def _plan(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
-    action = doc.get("plan")
+    action = kinds.kind_of(doc).partition(".")[2]
     if action == "size":
         c = (F.dicts(doc.get("candidates")) or [{}])[0]
         if c:
@@ -209,7 +211,7 @@ def _peaks(b: Builder, run_id: str, database: str, peaks: Any, total: Any) -> No
 
 
 def _history(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
-    action = F.get(doc, "params", "action")
+    action = kinds.kind_of(doc).partition(".")[2]
     if action == "import":
         for db in F.dicts(doc.get("databases")):
             name = str(db.get("name") or "")
@@ -272,16 +274,11 @@ def _lab(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
         b.add("dbtier_lab_steps", n, run_id=run_id, status=st)
 
 
-def _by_kind(doc: dict[str, Any]):
-    k = F.kind(doc)
-    if k.startswith("plan"):
-        return _plan
-    if k.startswith("history"):
-        return _history
-    if k.startswith("simulate"):
-        return _simulate
-    return {"probe": _probe, "bench oltp": _oltp, "bench dss": _dss, "bench backup": _backup,
-            "lab": _lab}.get(k)
+# Each kind's metrics (a kind not here: only dbtier_run's).
+_BY_KIND = {"probe": _probe, "probe.fleet": _probe, "bench.oltp": _oltp, "bench.dss": _dss, "bench.backup": _backup,
+            "lab": _lab, **{k.name: _plan for k in kinds.of_command("plan")},
+            **{k.name: _history for k in kinds.of_command("history")},
+            **{k.name: _simulate for k in kinds.of_command("simulate")}}
 
 
 def families(runs: Iterable[tuple[str, dict[str, Any]]]) -> list:
@@ -289,7 +286,7 @@ def families(runs: Iterable[tuple[str, dict[str, Any]]]) -> list:
     b = Builder(METRICS)
     for run_id, doc in runs:
         _run(b, run_id, doc)
-        fill = _by_kind(doc)
+        fill = _BY_KIND.get(kinds.kind_of(doc))
         if fill is not None:
             fill(b, run_id, doc)
     return b.families()

@@ -23,6 +23,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.export.families import SERIES, Builder, finite
 from dbtier.export.metrics import MB, epoch_s
 from dbtier.report import figures as F
+from dbtier.results import kinds
 
 HISTORY_OPS = (("read", "read_iops", "read_mbps"), ("write", "write_iops", "write_mbps"), ("total", "iops", "mbps"))
 
@@ -196,17 +197,18 @@ def families(runs: Iterable[tuple[str, dict[str, Any]]]) -> tuple[list, list[dic
     b = Builder(SERIES)
     records = []
     for run_id, doc in runs:
-        k = F.kind(doc)
+        name = kinds.kind_of(doc)
+        k, command = kinds.label(name), name.partition(".")[0]
         start = epoch_s(doc.get("started_at"))
-        if k.startswith("history"):
+        if command == "history":
             made, basis = _history(b, run_id, doc), "history"
         elif start is None:
             made, basis = [], None
-        elif k == "probe":
-            made, basis = _probe(b, run_id, doc, start), k
-        elif k == "bench oltp":
-            made, basis = _oltp(b, run_id, doc, start), k
-        elif k.startswith("simulate"):
+        elif command == "probe":
+            made, basis = _probe(b, run_id, doc, start), "probe"
+        elif name == "bench.oltp":
+            made, basis = _oltp(b, run_id, doc, start), "bench oltp"
+        elif command == "simulate":
             made, basis = _simulate(b, run_id, doc, start), "simulate"
         else:
             made, basis = [], None

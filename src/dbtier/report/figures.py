@@ -21,6 +21,7 @@ from dbtier.model.guards import doc_guards
 from dbtier.model.placement import ALL_MATRIX_MOVES
 from dbtier.report import mrc_figures
 from dbtier.report.tables import SUMMARY_LABELS
+from dbtier.results import kinds
 from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, READ_4K, SUMMARY_KEYS, knee, spreads
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
@@ -126,17 +127,8 @@ def run_name(doc: dict[str, Any], i: int | None = None) -> str:
 
 
 def kind(doc: dict[str, Any]) -> str:
-    """'probe', 'bench oltp', 'plan size', 'lab' ...: what decides which figures a document has."""
-    cmd = doc.get("command")
-    cmd = cmd if isinstance(cmd, str) and cmd else "unknown"
-    sub = None
-    if cmd == "bench":
-        sub = doc.get("bench")
-    elif cmd == "plan":
-        sub = doc.get("plan")
-    elif cmd in ("history", "simulate"):
-        sub = get(doc, "params", "action")
-    return f"{cmd} {sub}" if isinstance(sub, str) and sub else cmd
+    """'probe', 'bench oltp', 'plan size', 'lab' ...: the label of the document's kind (dbtier.results.kinds)."""
+    return kinds.label_of(doc)
 
 
 MIN_DIFFERENCE_PCT = 5.0    # below this B and A are not called different, whatever the runs' spread
@@ -724,21 +716,24 @@ def _lab_figures(doc: dict[str, Any]) -> list[Figure]:
 
 
 def figures(doc: dict[str, Any]) -> list[Figure]:
-    """The key figures of one document, by its command (a lab: every step's, prefixed by the step)."""
-    k = kind(doc)
-    if k == "probe":
+    """The key figures of one document, by its kind (dbtier.results.kinds; a lab: every step's, prefixed by
+    the step). The plans share one reader, the simulations another (an mrc's: mrc_figures, once its curves
+    are there); any other kind has its top-level numbers."""
+    k = kinds.kind_of(doc)
+    command = k.partition(".")[0]
+    if command == "probe":
         return _probe_figures(doc)
-    if k == "bench oltp":
+    if k == "bench.oltp":
         return _oltp_figures(doc)
-    if k == "bench dss":
+    if k == "bench.dss":
         return _dss_figures(doc)
-    if k == "bench backup":
+    if k == "bench.backup":
         return _backup_figures(doc)
-    if k.startswith("plan "):
+    if command == "plan":
         return _plan_figures(doc)
     if mrc_figures.is_mrc(doc):
         return [Figure(**f) for f in mrc_figures.figures(doc)]
-    if k.startswith("simulate"):
+    if command == "simulate":
         return _simulate_figures(doc)
     if k == "lab":
         return _lab_figures(doc)

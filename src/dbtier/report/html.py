@@ -20,6 +20,7 @@ from dbtier.report import figures as F
 from dbtier.report import history as history_report
 from dbtier.report import simulate as simulate_report
 from dbtier.report.backup import backup_section
+from dbtier.results import kinds
 from dbtier.report.base import (
     badge,
     duration_text,
@@ -163,17 +164,6 @@ table.backup td.num, table.backup th.num { padding-left: 8px; white-space: nowra
 """
 
 
-# -- dispatch by kind ----------------------------------------------------------------------------------------
-
-_BENCH_KINDS: dict[str, Callable[[dict[str, Any], int], str]] = {"oltp": oltp_section, "dss": dss_section,
-                                                                "backup": backup_section}
-
-
-def _bench_section(doc: dict[str, Any], i: int) -> str:
-    render = _BENCH_KINDS.get(doc.get("bench"))  # type: ignore[arg-type]
-    return render(doc, i) if render else generic_section(doc, i)
-
-
 # -- simulate and history: their own modules draw the body ------------------------------------------------
 
 def _module_section(doc: dict[str, Any], i: int, module: str, body: str) -> str:
@@ -195,13 +185,21 @@ def _history_section(doc: dict[str, Any], i: int) -> str:
     return _module_section(doc, i, "history", history_report.section_html(doc, doc.get("_run_dir")))
 
 
-SECTIONS: dict[str, Callable[[dict[str, Any], int], str]] = {"probe": probe_section, "plan": plan_section,
-                                                           "bench": _bench_section, "simulate": _simulate_section,
-                                                           "history": _history_section, "advise": _advise_section}
+# -- dispatch by kind ----------------------------------------------------------------------------------------
+
+# Each kind's section (dbtier.results.kinds); a kind not here gets the generic one (its JSON, its parameters).
+# A plan or history document of an action this dbtier does not know (its kind is then its command) gets its
+# command's section, which says so.
+SECTIONS: dict[str, Callable[[dict[str, Any], int], str]] = {
+    "probe": probe_section, "probe.fleet": probe_section, "bench.oltp": oltp_section, "bench.dss": dss_section,
+    "bench.backup": backup_section, "advise": _advise_section, "plan": plan_section, "history": _history_section,
+    **{k.name: plan_section for k in kinds.of_command("plan")},
+    **{k.name: _simulate_section for k in kinds.of_command("simulate")},
+    **{k.name: _history_section for k in kinds.of_command("history")}}
 
 
 def _section(doc: dict[str, Any], i: int) -> str:
-    render = SECTIONS.get(doc.get("command"))  # type: ignore[arg-type]
+    render = SECTIONS.get(kinds.kind_of(doc))
     if render is None:
         return generic_section(doc, i)
     try:
@@ -243,7 +241,7 @@ def _verdict_section(docs: Sequence[dict[str, Any]]) -> str:
 def _answers(docs: Sequence[dict[str, Any]]) -> str:
     """An advise run's answer opens the report (before any verdict)."""
     from dbtier.advise import html as advise_html
-    return "".join(advise_html.answer_html(d) for d in docs if d.get("command") == "advise" and d.get("advice"))
+    return "".join(advise_html.answer_html(d) for d in docs if kinds.kind_of(d) == "advise" and d.get("advice"))
 
 
 def _tiers_chart(item: dict[str, Any]) -> str:
@@ -275,7 +273,7 @@ def _thresholds_html() -> str:
 
 def _header(docs: Sequence[dict[str, Any]]) -> str:
     hosts = sorted({str(get(d, "machine", "hostname")) for d in F.expand(docs) if get(d, "machine", "hostname")})
-    steps = sum(1 for d in docs if d.get("command") == "lab" for _, c, _ in F.children(d) if c is not None)
+    steps = sum(1 for d in docs if kinds.kind_of(d) == "lab" for _, c, _ in F.children(d) if c is not None)
     sub = (f"{len(docs)} run{'s' if len(docs) != 1 else ''}"
            + (f" and {steps} lab step run{'s' if steps != 1 else ''}" if steps else "")
            + (f" on {esc(', '.join(hosts))}" if hosts else ""))
@@ -324,7 +322,7 @@ def render_html(docs: list[dict[str, Any]]) -> str:
     anchors: dict[int, dict[int, int]] = {}
     n = len(docs)
     for i, d in enumerate(docs):
-        if d.get("command") != "lab":
+        if kinds.kind_of(d) != "lab":
             continue
         lab_name = run_label(d, i)
         for k, (_, child, _) in enumerate(F.children(d)):
@@ -336,13 +334,13 @@ def render_html(docs: list[dict[str, Any]]) -> str:
     for i, d in enumerate(docs):
         entries.append((d, i))
         entries += kids.get(i, [])
-    compare = comparison_html([(d, i) for d, i in entries if d.get("command") != "lab"])
+    compare = comparison_html([(d, i) for d, i in entries if kinds.kind_of(d) != "lab"])
     body = [_header(docs), _answers(docs),
-            _verdict_section(docs) if any(d.get("command") != "advise" for d in docs) else "",
+            _verdict_section(docs) if any(kinds.kind_of(d) != "advise" for d in docs) else "",
             _runs_table(docs) if docs else "", _toc(docs, kids, bool(compare)), compare]
     with machines_once():
         for i, d in enumerate(docs):
-            if d.get("command") == "lab":
+            if kinds.kind_of(d) == "lab":
                 try:
                     body.append(lab_section(d, i, anchors.get(i, {})))
                 except Exception as exc:  # as _section: a malformed lab must not cost the report

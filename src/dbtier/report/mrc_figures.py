@@ -1,9 +1,9 @@
 """The numbers of a `dbtier simulate mrc` document: the trace, each policy's miss ratio by cache size, and
 its headroom to Belady's.
 
-Pure: a document in, plain values out. It imports nothing from the report, so dbtier.report.figures can
-dispatch to it (and wrap `figures`/`tables` as its Figure and Table) without an import cycle; the HTML
-section (report/mrc.py) draws from the same rows.
+Pure: a document in, plain values out. It imports nothing from the report (its kind is read with
+dbtier.results.kinds), so dbtier.report.figures can dispatch to it (and wrap `figures`/`tables` as its
+Figure and Table) without an import cycle; the HTML section (report/mrc.py) draws from the same rows.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Any
+
+from dbtier.results import kinds
 
 BOUND = "belady"
 POLICY_NAMES = {"lru": "LRU", "fifo": "FIFO", "clock": "CLOCK", "s3fifo": "S3-FIFO", "s3fifo-2023": "S3-FIFO (2023)",
@@ -29,7 +31,8 @@ def _num(x: Any) -> bool:
 
 
 def is_mrc(doc: dict[str, Any]) -> bool:
-    return doc.get("command") == "simulate" and isinstance(doc.get("mrc"), dict)
+    """A `simulate mrc` document that holds its curves (one that failed before them has none to draw)."""
+    return kinds.kind_of(doc) == "simulate.mrc" and isinstance(doc.get("mrc"), dict)
 
 
 def policy_name(p: Any) -> str:

@@ -1,8 +1,10 @@
 """The result document: one JSON file per run, versioned.
 
 A document is a plain dict so that it serialises as-is; the keys every command
-shares are made here, each command adds its own section. `upgrade` brings an
-older stored document to the current version (asv-style upgrade steps).
+shares are made here (its kind among them: dbtier.results.kinds), each command
+adds its own section. `upgrade` brings an older stored document to the current
+version (asv-style upgrade steps), then adds the keys added within that version
+that an older document lacks (FILLS).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, Callable
 
 from dbtier import __version__
 from dbtier.core.errors import DbtierError
+from dbtier.results import kinds
 
 SCHEMA_VERSION = 1
 
@@ -20,10 +23,14 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def new_document(command: str, params: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:
+def new_document(kind: str, params: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:
+    """A new run's document: `kind` the command's kind of result (dbtier.results.kinds: `bench.oltp`,
+    `probe`), its first word the command."""
+    k = kinds.check(kind)
     return {
         "schema_version": SCHEMA_VERSION,
-        "command": command,
+        "command": k.command,
+        kinds.KEY: k.name,
         "dbtier_version": __version__,
         "started_at": utc_now(),
         "finished_at": None,
@@ -47,9 +54,15 @@ OLDEST_READABLE = 1
 # Each step takes a document of version N (the key) and returns one of version N+1.
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
+# Keys added within SCHEMA_VERSION: optional in its types (a document without them is still of that version,
+# and other tools read it as it is), so they are added, not versioned. Each fill returns the document with
+# its key when the document lacks it and holds what the key is derived from (else the document unchanged).
+FILLS: list[Callable[[dict[str, Any]], dict[str, Any]]] = [kinds.with_kind]
+
 
 def upgrade(doc: dict[str, Any], source: str = "result.json") -> dict[str, Any]:
-    """Bring a stored document to SCHEMA_VERSION through the upgrade steps, one version at a time."""
+    """Bring a stored document to SCHEMA_VERSION through the upgrade steps, one version at a time, then add
+    the keys of that version it lacks (FILLS)."""
     version = doc.get("schema_version")
     if version is None:
         raise DbtierError(f"{source}: not a dbtier result (no schema_version)",
@@ -79,6 +92,8 @@ def upgrade(doc: dict[str, Any], source: str = "result.json") -> dict[str, Any]:
         if new != version + 1:   # a step must move exactly one version on: never loop, never skip
             raise AssertionError(f"upgrade step from {version} gave schema_version {new!r}")
         version = new
+    for fill in FILLS:
+        doc = fill(doc)
     return doc
 
 

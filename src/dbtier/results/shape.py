@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_ar
 from typing import is_typeddict
 
 from dbtier.core.errors import DbtierError
-from dbtier.results import types
+from dbtier.results import kinds, types
 
 
 class Opt:
@@ -164,10 +164,15 @@ def _fail(file: str, where: str, v: Any, shape: Any) -> None:
 
 
 def check_document(doc: dict[str, Any], file: str) -> None:
-    """Raise one DbtierError when `doc` lacks a command or has a key of the wrong type for its readers."""
+    """Raise one DbtierError when `doc` lacks a command, has a key of the wrong type for its readers, or says
+    it is a kind of another command than its own."""
     if "command" not in doc:
         raise DbtierError(f"{file}: not a dbtier result (no `command`)", HINT)
     _check(doc, COMMON, "", file)
+    said = doc.get(kinds.KEY)
+    if isinstance(said, str) and said.partition(".")[0] != doc["command"]:
+        raise DbtierError(f"{file}: `{kinds.KEY}` is {said[:60]!r}, which is not a kind of its command "
+                          f"{str(doc['command'])[:40]!r}", HINT)
     for when, shape in SECTIONS:
         if all(_value(doc, key) == value for key, value in when.items()):
             _check(doc, shape, "", file)

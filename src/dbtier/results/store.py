@@ -164,8 +164,8 @@ def _replace(path: Path, inputs: Iterable[str | os.PathLike]) -> None:
 RESERVE_FILE = ".dbtier-reserve"
 RESERVE_BYTES = 64 * 1024
 # What a document on a full filesystem keeps when even the whole document does not fit the reserve.
-_ENVELOPE = ("schema_version", "command", "name", "dbtier_version", "started_at", "finished_at", "status", "machine",
-             "params", "errors", "owner")
+_ENVELOPE = ("schema_version", "command", "name", "result_kind", "dbtier_version", "started_at", "finished_at",
+             "status", "machine", "params", "errors", "owner")
 
 
 class RunDir:

@@ -9,12 +9,14 @@ readers take it for absent, except where a key is `Required[...]`). `EXTRA[cls]`
 Keys are the JSON keys, as readers use them: renaming one here renames it in the schema only, never in what
 the commands write, so a test validates real documents of every command against the generated schema.
 
-`SECTIONS` says which command (and kind: `bench`, `plan`, or `params.action`) adds which section to the
-envelope. The sections of the newer commands list their keys as optional: a failed run stops before
+`SECTIONS` says which command, or which kind of its (`result_kind`, dbtier.results.kinds), adds which section
+to the envelope. The sections of the newer commands list their keys as optional: a failed run stops before
 writing them, and their types are checked wherever they are present.
 """
 
 from typing import Annotated, Any, Literal, Required, TypedDict
+
+from dbtier.results import kinds
 
 from dbtier.results.types_base import (doc, RunOwner, Abandoned, Def, S, Timestamp, NumOrNull, Status, Obj, Error, BlockDevice, TargetInfo, Versions, Machine, Guard, Params, Envelope)  # noqa: F401
 from dbtier.results.types_measure import (Latency, Side, Count1, NonNeg, ProbePoint, ProbeSummary, SteadyState, FillStep, HonestyCheck, FsyncHonesty, ProbeKnee, ProbeTarget, FleetAggregate, FleetHost, ScalingStep, FleetScaling, FleetInfo, ProbeResult, Role, NotMeasured, Placement, Knee, Spread, ProbeSpread, LatMs, CpuUtil, DeviceUse, WaitSamples, ReadPath, InnodbFigures, Durability, OltpPoint, OltpStep, Memory, Emulated, OltpResult, BenchParams, BenchResult, DssQuery, DssScan, DssResult, BackupTarget, BackupResult)  # noqa: F401
@@ -419,27 +421,37 @@ class CleanupResult(TypedDict, total=False):
 
 EXTRA: dict[type, Any] = {Versions: str | None, ProbeSummary: False}
 
+
+def _when(selector: str) -> dict[str, str]:
+    """Which documents a section is for: a command's (`bench`), or one kind's (`bench.oltp`: its result_kind)."""
+    if "." not in selector:
+        if selector not in kinds.COMMANDS:
+            raise ValueError(f"SECTIONS: {selector!r} is no command of dbtier.results.kinds")
+        return {"command": selector}
+    return {"command": kinds.check(selector).command, kinds.KEY: selector}
+
+
 # (which documents, their section): `when` maps a key (a dotted path into params) to the value it holds.
-SECTIONS: list[tuple[dict[str, str], type]] = [
-    ({"command": "probe"}, ProbeResult),
-    ({"command": "bench"}, BenchResult),
-    ({"command": "bench", "bench": "oltp"}, OltpResult),
-    ({"command": "bench", "bench": "dss"}, DssResult),
-    ({"command": "bench", "bench": "backup"}, BackupResult),
-    ({"command": "lab"}, LabResult),
-    ({"command": "plan", "plan": "equivalent"}, PlanEquivalent),
-    ({"command": "plan", "plan": "budget"}, PlanBudget),
-    ({"command": "plan", "plan": "size"}, PlanSize),
-    ({"command": "plan", "plan": "value"}, PlanValue),
-    ({"command": "simulate"}, SimulateResult),
-    ({"command": "history"}, HistoryResult),
-    ({"command": "history", "params.action": "import"}, HistoryImport),
-    ({"command": "history", "params.action": "consolidate"}, HistoryConsolidate),
-    ({"command": "history", "params.action": "requirement"}, HistoryRequirement),
-    ({"command": "advise"}, AdviseResult),
-    ({"command": "report"}, ReportResult),
-    ({"command": "show"}, ShowResult),
-    ({"command": "compare"}, CompareResult),
-    ({"command": "catalog"}, CatalogResult),
-    ({"command": "cleanup"}, CleanupResult),
-]
+SECTIONS: list[tuple[dict[str, str], type]] = [(_when(selector), cls) for selector, cls in (
+    ("probe", ProbeResult),
+    ("bench", BenchResult),
+    ("bench.oltp", OltpResult),
+    ("bench.dss", DssResult),
+    ("bench.backup", BackupResult),
+    ("lab", LabResult),
+    ("plan.equivalent", PlanEquivalent),
+    ("plan.budget", PlanBudget),
+    ("plan.size", PlanSize),
+    ("plan.value", PlanValue),
+    ("simulate", SimulateResult),
+    ("history", HistoryResult),
+    ("history.import", HistoryImport),
+    ("history.consolidate", HistoryConsolidate),
+    ("history.requirement", HistoryRequirement),
+    ("advise", AdviseResult),
+    ("report", ReportResult),
+    ("show", ShowResult),
+    ("compare", CompareResult),
+    ("catalog", CatalogResult),
+    ("cleanup", CleanupResult),
+)]

@@ -3,6 +3,8 @@
 
 from typing import Annotated, Any, Literal, NotRequired, Required, TypedDict
 
+from dbtier.results import kinds
+
 
 class Def:
     """Annotated metadata: give a plain type a name in `$defs`."""
@@ -115,6 +117,9 @@ class Envelope(TypedDict):
     here; each command adds its own section (dbtier.results.types.SECTIONS)."""
     schema_version: Literal[1]
     command: Required[str]        # Required: the shape check refuses null here too (readers index by it)
+    result_kind: NotRequired[Annotated[Literal[kinds.NAMES], doc(  # type: ignore[valid-type]
+        "what the document is (dbtier.results.kinds): the command, then what of it ran (bench.oltp, plan.size, "
+        "history.import, simulate.mrc); a document written before the key existed gets it when it is read")]]
     name: NotRequired[Annotated[str, S(pattern=r"^[A-Za-z0-9._-]{1,64}$"),
                                 doc("the run's name (--name; a plan, advise or history step is named after what "
                                     "it did when not given one): the end of its run directory's name")]]

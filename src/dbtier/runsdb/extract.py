@@ -20,6 +20,7 @@ from typing import Any, Iterable
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import count_text
 from dbtier.report import figures as F
+from dbtier.results import kinds
 from dbtier.results.store import RESULT_FILE, load_run, marker_of
 
 DAMAGED = "damaged"
@@ -44,17 +45,10 @@ _PROBE_PREFIX = re.compile(r"^t\d+\.")
 
 
 def kind_of(doc: dict[str, Any]) -> tuple[str, str | None]:
-    """(kind, action): 'probe'; 'oltp', 'dss', 'backup' for bench; ('plan', 'size'), ('history', 'import'),
-    ('simulate', 'mrc') ...; any other command is its own kind."""
-    words = F.kind(doc).split(" ", 1)
-    cmd, sub = words[0], (words[1] if len(words) > 1 else None)
-    if cmd == "bench":
-        return (sub or "bench"), None
-    if cmd == "simulate" and sub is None and F.get(doc, "params", "action") is None:
-        sub = "run"
-    if cmd == "runs" and isinstance(F.get(doc, "params", "action"), str):
-        sub = doc["params"]["action"]
-    return cmd, sub
+    """(kind, action), the index's columns for the document's kind (dbtier.results.kinds `index`): 'probe';
+    'oltp', 'dss', 'backup' for bench; ('plan', 'size'), ('history', 'import'), ('simulate', 'mrc'),
+    ('runs', 'check') ...; any other command is its own kind."""
+    return kinds.index_of(doc)
 
 
 def _time(ts: Any) -> _dt.datetime | None:
@@ -108,7 +102,7 @@ def _history_figures(doc: dict[str, Any]) -> list[F.Figure]:
                     key = f"{metric}_{s}"
                     out.append(F.Figure(f"{prefix}{key}", f"{metric.replace('_', ' ')} {s}", v, unit, 1, None,
                                         group))
-    action = F.get(doc, "params", "action")
+    action = kinds.kind_of(doc).partition(".")[2]
     for db in F.dicts(doc.get("databases")):
         name = str(db.get("name") or "?")
         p = f"{name}."
@@ -205,9 +199,8 @@ def continues(doc: dict[str, Any]) -> str | None:
     consolidation (`run`), a consolidation's imports (`runs`), an import appended to an earlier one (`into`),
     a plan sized from a history run (`from_history`). Runs it only reads (report, compare) continue none."""
     params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
-    cmd, action = doc.get("command"), params.get("action")
-    key = {("history", "requirement"): "run", ("history", "consolidate"): "runs", ("history", "import"): "into",
-           ("plan", "size"): "from_history"}.get((cmd, action))
+    key = {"history.requirement": "run", "history.consolidate": "runs", "history.import": "into",
+           "plan.size": "from_history"}.get(kinds.kind_of(doc))
     v = params.get(key) if key else None
     if isinstance(v, list):
         v = ", ".join(x for x in v if isinstance(x, str)) or None

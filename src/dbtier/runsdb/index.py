@@ -44,10 +44,10 @@ def fingerprint() -> str:
     """The index version, dbtier's and a hash of the modules whose code decides what a row holds: an index
     made by other code is rebuilt rather than trusted."""
     from dbtier.report import figures, mrc_figures
-    from dbtier.results import probe
+    from dbtier.results import kinds, probe
     from dbtier.runsdb import extract
     h = hashlib.sha256(f"{INDEX_VERSION}|{__version__}".encode())
-    for m in (figures, mrc_figures, probe, extract):
+    for m in (figures, mrc_figures, probe, extract, kinds):
         try:
             h.update(Path(m.__file__).read_bytes())
         except (OSError, TypeError):

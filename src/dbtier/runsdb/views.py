@@ -11,7 +11,7 @@ Views (the columns are documented here, `dbtier runs sql --help` lists them):
   database; '' for the run itself), key, figure_key (the key `compare` matches), label, value (a number)
   or text, unit, digits, better ('higher', 'lower' or NULL), detail (one of many, e.g. per query),
   median/min/max/n/spread_pct (a repeated figure's runs) and, for a probe target, device and model.
-- one view per kind (VIEWS): every `runs` column and the kind's figures as columns named as in the
+- one view per kind of the index (VIEWS; dbtier.results.kinds says which runs each holds): every `runs` column and the kind's figures as columns named as in the
   result documents; a kind whose figures are per item (probe targets, backup methods, history
   databases) has a row per item. A run without figures (failed, damaged) still has its row.
 
@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dbtier.core.errors import DbtierError
+from dbtier.results import kinds
 
 RUN_COLUMNS = ("run_id", "path", "runs_dir", "command", "name", "kind", "action", "status", "reason",
                "started_at", "finished_at", "seconds", "host", "dbtier_version", "target", "device", "model",
@@ -61,6 +62,11 @@ class View:
         return [c for c in RUN_COLUMNS if c not in shadow] + extra + own
 
 
+def _actions(view: str) -> str:
+    """The actions of the runs a view holds, as the index names them (dbtier.results.kinds)."""
+    return ", ".join(k.index[1] for k in kinds.KINDS if k.index[0] == view and k.index[1])
+
+
 _HIST = " ".join(f"{m}_{s}" for m in ("read_iops", "write_iops", "read_mbps", "write_mbps", "iops", "mbps")
                  for s in ("p50", "p95", "p99", "max"))
 VIEWS: dict[str, View] = {v.name: v for v in (
@@ -81,14 +87,14 @@ VIEWS: dict[str, View] = {v.name: v for v in (
          _cols("read_iops write_iops read_mbps write_mbps capacity_gb percentile headroom read_tb_per_day "
                "write_tb_per_day instances gain gain_mbps peak_of_sum_iops peak_of_sum_mbps sum_of_peaks_iops "
                "sum_of_peaks_mbps")),
-    View("plan", "one row per plan run (size, value, equivalent, budget: see action)", run_keys=_cols(
+    View("plan", f"one row per plan run ({_actions('plan')}: see action)", run_keys=_cols(
         "cheapest:t total_usd purchase_usd monthly_usd price_usd capacity_gb read_iops write_iops binding:t "
         "designs_meeting config:t tpm_per_usd "
         "tps_per_usd iops_per_usd mbps_per_usd usd_per_gb usd_per_tpm usd_per_tps usd_per_iops reference:t "
         "using:t usd")),
     View("advise", "one row per advise run: the recommended option and the requirement", run_keys=_cols(
         "recommended:t total_usd read_iops write_iops capacity_gb")),
-    View("simulate", "one row per simulate run (run, mrc: see action)", run_keys=_cols(
+    View("simulate", f"one row per simulate run ({_actions('simulate')}: see action)", run_keys=_cols(
         "design:t policy:t requests read_hit_ratio request_hit_ratio read_p50_us read_p99_us write_p50_us "
         "write_p99_us resync_gb resync_s unprotected_s trace_format:t objects footprint_gib best_policy:t "
         "best_miss_ratio_pct best_above_belady_pp")),
