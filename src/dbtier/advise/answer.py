@@ -94,7 +94,7 @@ def lines(advice: dict[str, Any]) -> list[str]:
 
 def rows(advice: dict[str, Any]) -> list[tuple[str, ...]]:
     """The options' table, cheapest first (the recommended one marked)."""
-    out = []
+    out: list[tuple[str, ...]] = []
     for i, o in enumerate(advice.get("options") or []):
         mark = " *" if i == advice.get("recommended") else ""
         if not o.get("meets"):

@@ -85,7 +85,8 @@ def providers(text: str) -> list[str]:
 def split_sources(sources: list[str]) -> tuple[list[str], list[str]]:
     """(run directories of `dbtier history`, files to import). A path that does not exist is refused here,
     before anything is made."""
-    runs, files = [], []
+    runs: list[str] = []
+    files: list[str] = []
     for s in sources:
         p = Path(s)
         if not p.exists():

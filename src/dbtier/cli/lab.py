@@ -28,7 +28,7 @@ from dbtier.model.lab import (oltp_steps, parse_engines, plan_cloud_argv, plan_e
                               requirement_from_oltp, standing, tiers)
 from dbtier.workloads.engine import names as engine_names
 
-PROFILES = {
+PROFILES: dict[str, dict[str, Any]] = {
     # smoke: seconds-long steps that check the wiring (the test suite uses it), not the storage; its random
     # sweeps stop at their first load level (a latency ceiling of 1 ns: every point passes it)
     "smoke": {"probe_args": ["--point-seconds", "0.2", "--size", "128M", "--max-lat-ms", "0.000001"],

@@ -221,7 +221,7 @@ def _main(argv: list[str] | None) -> int:
         return 141
     except Exception as exc:  # noqa: BLE001 - anything else is a bug: one line, the traceback saved
         from dbtier.core.files import full_error, full_path, is_full
-        if is_full(exc):           # a full filesystem is the machine's state, not a bug
+        if isinstance(exc, OSError) and is_full(exc):   # a full filesystem is the machine's state, not a bug
             err = full_error(full_path(exc), None, "its results")
             print(f"dbtier: error: {err.message}\n  next: {err.hint}", file=sys.stderr)
             return err.exit_code

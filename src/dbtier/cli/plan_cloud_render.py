@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.plan_render import plain_table, table_fits
 from dbtier.core.units import duration_text
 from dbtier.model.cloud_plan import group_volumes
-from dbtier.model.planner import LABELS, Requirement
+from dbtier.model.requirement import LABELS, Requirement
 from dbtier.model.plandoc import number_text as _n
 from dbtier.model.plandoc import usd_text as _usd
 
@@ -85,10 +86,10 @@ def _designs_table(title: str, doc: dict, on: set, sized_by: bool) -> Any:
         groups = group_volumes(cl["volumes"])
         one = len(groups) == 1
         for j, (n, v) in enumerate(groups):
-            s = next((x for x in sets if x.get("role") == v.get("role")), {}) if len(sets) > 1 else {}
+            s: dict[str, Any] = next((x for x in sets if x.get("role") == v.get("role")), {}) if len(sets) > 1 else {}
             inst = f" on {cl['instance']}" if len(on) > 1 or v.get("type") == "instance-store" else ""
             price, why = (cl["monthly_usd"]["total"], cl["binding"]) if one else (s.get("monthly_usd"), s.get("binding"))
-            row = [str(i) if j == 0 else "", lit(v.get("role") or "all"), lit(f"{n} x {v['type']}{inst}{copies}"),
+            row: list[str | Text] = [str(i) if j == 0 else "", lit(v.get("role") or "all"), lit(f"{n} x {v['type']}{inst}{copies}"),
                    _n(v.get("size_gib")), _n(v.get("iops")), throughput_text(v), _usd(price) if (one or s) else ""]
             t.add_row(*row, *([lit(why or "") if (one or s) else ""] if sized_by else []), end_section=one)
         if not one:

@@ -186,12 +186,16 @@ class Builder:
         if not finite(value):
             return False
         fam, values = self._family(name, labels)
-        fam.add_metric(values, float(value), timestamp=timestamp)  # type: ignore[call-arg]
+        if not isinstance(fam, GaugeMetricFamily):
+            raise ValueError(f"{name}: an info family takes info(), not a value")
+        fam.add_metric(values, float(value), timestamp=timestamp)
         return True
 
     def info(self, name: str, **labels: Any) -> None:
         fam, values = self._family(name, labels)
-        fam.add_metric([], dict(zip(self.specs[name].labels, values)))   # type: ignore[call-arg]
+        if not isinstance(fam, InfoMetricFamily):
+            raise ValueError(f"{name}: a gauge family takes add(), not info")
+        fam.add_metric([], dict(zip(self.specs[name].labels, values)))
 
     def families(self) -> list[Metric]:
         return [f for f in self._fams.values() if f.samples]

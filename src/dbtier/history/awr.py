@@ -240,9 +240,9 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     # RAC (several instance numbers somewhere): summary.name_units makes each instance of a database its own
     # series, NAME/INSTANCE, over all the files of the import (a batch of them may hold one instance only).
     dbexpr = sql_str(opts.database) if opts.database else "database"
-    cols = ", ".join(f"CAST({dbexpr} AS VARCHAR) AS database" if n == "database" else f"CAST({n} AS {t}) AS {n}"
-                     for n, t in zip(names, types))
-    con.execute(f"CREATE OR REPLACE VIEW awr_counters AS SELECT {cols} FROM ({union})")
+    casts = ", ".join(f"CAST({dbexpr} AS VARCHAR) AS database" if n == "database" else f"CAST({n} AS {t}) AS {n}"
+                      for n, t in zip(names, types))
+    con.execute(f"CREATE OR REPLACE VIEW awr_counters AS SELECT {casts} FROM ({union})")
     csvio.times_after_insert(con, "awr_counters", time_checks)
     raw = [t for t in ("awr_long_raw", "awr_snap_raw", "awr_ft_raw_t", "awr_wide_raw_t", "awr_wide_l_t", "awr_wide_l",
                        "awr_wide_raw", "awr_ft_raw")]

@@ -23,9 +23,12 @@ import datetime as _dt
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import duckdb
+
+if TYPE_CHECKING:
+    import _csv
 
 from dbtier.core.debris import temp_file
 from dbtier.core.errors import DbtierError
@@ -160,7 +163,7 @@ def _in_order(path: str, lineno: int, t: _dt.datetime, prev: _dt.datetime | None
                           "keep each capture in time order (pass captures as separate files)")
 
 
-def _parse_file(path: str, w: "csv._writer", opts: ReadOptions) -> set[str]:
+def _parse_file(path: str, w: _csv.Writer, opts: ReadOptions) -> set[str]:
     names: set[str] = set()
     t: _dt.datetime | None = None
     btime: str | None = None

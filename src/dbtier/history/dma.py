@@ -108,8 +108,8 @@ def _members(path: Path) -> dict[str, list[tuple[str, str]]]:
                     if info.is_dir() or not _MEMBER.search(info.filename):
                         continue
                     member = f"{path}:{info.filename}"
-                    with z.open(info) as fh:
-                        add(member, budget.read(member, fh, info.compress_size))
+                    with z.open(info) as zf:
+                        add(member, budget.read(member, zf, info.compress_size))
         elif name.endswith((".tgz", ".tar.gz", ".tar")):
             # Streaming: members one by one, each size checked before it is read or skipped (a
             # tar.gz is not seekable; skipping a member decompresses it, so it is counted too).
@@ -118,9 +118,9 @@ def _members(path: Path) -> dict[str, list[tuple[str, str]]]:
                     member = f"{path}:{m.name}"
                     budget.declare(member, m.size)
                     if m.isfile() and _MEMBER.search(m.name):
-                        f = t.extractfile(m)
-                        if f is not None:
-                            add(member, budget.read(member, f, None))
+                        tf = t.extractfile(m)
+                        if tf is not None:
+                            add(member, budget.read(member, tf, None))
                 member = None
         elif _MEMBER.search(name):
             regular_file(path, "DMA extract")
@@ -325,13 +325,13 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                 continue
             hour = _hour(name, line, r["hour"])
             key = (r["pkey"], r["instance_number"], int(hour))
-            vals = {"avg": _f(name, line, "sum_value", r["sum_value"])}
+            vals: dict[str, Any] = {"avg": _f(name, line, "sum_value", r["sum_value"])}
             for label, col in STATISTICS[1:]:
                 vals[label] = _f(name, line, col, r.get(col), required=col in ("perc50", "perc95", "perc100"))
-            for label, v in vals.items():
-                if v is not None and not (v >= 0):
+            for label, x in vals.items():
+                if x is not None and not (x >= 0):
                     col = "sum_value" if label == "avg" else dict(STATISTICS)[label]
-                    raise DbtierError(f"{name}: line {line}: column {col.upper()}: {v:g} is negative; "
+                    raise DbtierError(f"{name}: line {line}: column {col.upper()}: {x:g} is negative; "
                                       f"{r['stat_name'].strip()} only grows", "collect again with the DMA collector")
             vals["_line"], vals["_name"] = line, name
             if stat in stats.setdefault(key, {}):
@@ -357,23 +357,23 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
             continue
         secs = sn["secs"] / sn["cnt"]
         for label, _ in STATISTICS:
-            r = {}
+            rates: dict[str, float | None] = {}
             for stat in STATS.values():
-                v = (st.get(stat) or {}).get(label)
-                if v is None:
-                    r[stat] = None
+                x = (st.get(stat) or {}).get(label)
+                if x is None:
+                    rates[stat] = None
                 elif label == "avg":
-                    r[stat] = v / sn["secs"]
+                    rates[stat] = x / sn["secs"]
                 else:
-                    r[stat] = v / secs
-            _check_rates(key, label, r, sn, st)
-            rows.append((pkey, inst, hour, label, sn["cnt"], secs, r.get("read_ios"), r.get("write_ios"),
-                         None if r.get("read_bytes") is None else r["read_bytes"] / MB,
-                         None if r.get("write_bytes") is None else r["write_bytes"] / MB))
+                    rates[stat] = x / secs
+            _check_rates(key, label, rates, sn, st)
+            rb, wb = rates.get("read_bytes"), rates.get("write_bytes")
+            rows.append((pkey, inst, hour, label, sn["cnt"], secs, rates.get("read_ios"), rates.get("write_ios"),
+                         None if rb is None else rb / MB, None if wb is None else wb / MB))
     if not rows:
         raise DbtierError(f"{paths[0]}: the sysstat and snapshot extracts have no instance and hour in common",
                           "pass both from the same collection")
-    per_db = {}
+    per_db: dict[str, set[str]] = {}
     for pkey, inst, *_ in rows:
         per_db.setdefault(pkey, set()).add(inst)
     con.execute("""CREATE OR REPLACE TABLE hourly (database VARCHAR, instance VARCHAR, hour INTEGER, statistic VARCHAR,
@@ -433,7 +433,8 @@ def _check_rates(key: tuple, label: str, rates: dict[str, float | None], sn: dic
                               "collect again with the DMA collector")
 
 
-def _spans(con: duckdb.DuckDBPyConnection, snaps: dict, summary: dict, per_db: dict, opts: ReadOptions) -> dict:
+def _spans(con: duckdb.DuckDBPyConnection, snaps: dict[Any, Any], summary: dict[str, Any], per_db: dict[str, set[str]],
+           opts: ReadOptions) -> dict[str, Any]:
     """{database: (first snapshot begin, last snapshot begin)} in UTC, from the snapshot extract's times."""
     out: dict[str, list] = {}
     for (pkey, inst, _hour), sn in snaps.items():
@@ -454,7 +455,7 @@ def _spans(con: duckdb.DuckDBPyConnection, snaps: dict, summary: dict, per_db: d
 
 def summarise(con: duckdb.DuckDBPyConnection, res: ReadResult) -> dict[str, Any]:
     """databases[] (peaks as upper bounds, see the module docstring) and hour_of_day per database."""
-    spans = res.extra.get("spans", {})
+    spans: dict[str, Any] = res.extra.get("spans", {})
     dbs = [r[0] for r in con.execute("SELECT DISTINCT database FROM hourly ORDER BY database").fetchall()]
     out = []
     for db in dbs:

@@ -63,7 +63,7 @@ def summarise_import(con: duckdb.DuckDBPyConnection, res: ReadResult, top: int =
     _check_names_and_times(res, pk, fts, list(ev))
     series.profiles(con, "totals", "profiles", profile_tz)
     holes = provenance.gaps(con, "totals", res.native_step_s)
-    busy = res.extra.get("busy") or {}
+    busy: dict[str, Any] = res.extra.get("busy") or {}
     databases = []
     for name, p in pk.items():
         e = ev.get(name, {"restarts": 0, "wraps": 0, "duplicates": 0})

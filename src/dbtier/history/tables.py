@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 COUNTERS = ("read_ios", "read_bytes", "write_ios", "write_bytes", "read_time_ms", "write_time_ms")
@@ -61,7 +62,7 @@ class ReadResult:
     capacity_gb: dict[str, float] = field(default_factory=dict)  # database -> allocated GB, when the source says
     duplicates_dropped: int = 0
     limitations: list[str] = field(default_factory=list)
-    extra: dict[str, object] = field(default_factory=dict)    # reader-specific, for its own summarise()
+    extra: dict[str, Any] = field(default_factory=dict)    # reader-specific, for its own summarise()
     one_unit: bool = False          # one unit per database and file type (series.py can skip adding up)
     absent: tuple[str, ...] = ()    # counters this source never fills (NULL on every row)
     series_by: tuple[str, ...] = ("database", "file_type", "unit")   # what tells one counter series from another

@@ -354,7 +354,7 @@ class Prober:
         return point
 
     def job(self, name: str, **kw: Any) -> FioJob:
-        base = dict(name=name, filename=self.t.data_file, size_bytes=self.t.file_bytes,
+        base: dict[str, Any] = dict(name=name, filename=self.t.data_file, size_bytes=self.t.file_bytes,
                     runtime_s=self.profile.point_s, ramp_s=self.profile.ramp_s, direct=self.direct,
                     ioengine="io_uring")
         base.update(kw)
@@ -455,6 +455,7 @@ class Prober:
         pr = self.profile
         points: dict[tuple[str, int], dict[str, Any]] = {}
         for name, writers, sync in [(COMMIT_NOSYNC, 1, 0)] + [(COMMIT, w, 1) for w in pr.commit_writers]:
+            loc: dict[str, Any]
             if self.t.kind == "device":
                 loc = dict(filename=self.t.data_file, offset_increment=pr.commit_file_bytes if writers > 1 else None)
             else:

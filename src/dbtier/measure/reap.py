@@ -284,7 +284,7 @@ def _what(doc: dict[str, Any]) -> dict[str, Any]:
 def sweep_dir(parent: str | os.PathLike) -> list[str]:
     """Remove the dbtier- directories right under `parent` whose marker names a dead owner (debris whose
     registry entry was lost: another user's registry, a deleted state directory). Returns what went."""
-    out = []
+    out: list[str] = []
     try:
         names = [n for n in os.listdir(parent) if n.startswith(DIR_PREFIXES)]
     except OSError:

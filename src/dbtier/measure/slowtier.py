@@ -120,7 +120,7 @@ def blkio_root(mountinfo: str) -> str | None:
     return None
 
 
-def backing_bytes(wanted: int, usable: int) -> int:
+def backing_bytes(wanted: float, usable: int) -> int:
     """The sparse backing file's size: what the run needs, at most what DIR can spare, whole MiB."""
     return max(0, min(int(wanted), int(usable))) // MIB * MIB
 
@@ -206,8 +206,8 @@ class SlowTier:
         # every step is claimed as it is done: the watchdog undoes them all if dbtier is killed
         self.claim = claim_dir(self.base, "emulated slow tier")
         backing = self.base / "backing.img"
-        with open(backing, "wb") as f:
-            f.truncate(self.size_bytes)      # sparse: blocks are used as the tier fills
+        with open(backing, "wb") as img:
+            img.truncate(self.size_bytes)    # sparse: blocks are used as the tier fills
         self.loop = _run(["losetup", "--find", "--show", "--direct-io=on", str(backing)]).strip()
         self.claim.update(loops=[{"device": self.loop, "backing": str(backing.resolve())}])
         _run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.loop])

@@ -182,8 +182,8 @@ def machine_section(doc: dict[str, Any]) -> str:
              else "—"),
         ]
         heads = ["", *(f"<code>{esc(t.get('path') or t.get('device'))}</code>" for t in mts)]
-        rows = [[esc(name), *(fn(t) for t in mts)] for name, fn in attrs]
-        storage = "<h4>Storage</h4>" + '<div class="wide">' + html_table(heads, rows, cls="storage") + "</div>"
+        cells = [[esc(name), *(fn(t) for t in mts)] for name, fn in attrs]
+        storage = "<h4>Storage</h4>" + '<div class="wide">' + html_table(heads, cells, cls="storage") + "</div>"
         if any(bd(t).get("virtual") for t in mts):
             storage += ('<p class="reason">On a virtual disk the rotational flag and the write-cache mode are the '
                         'hypervisor driver\'s defaults and say little about the media underneath.</p>')

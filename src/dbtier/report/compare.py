@@ -63,9 +63,9 @@ def _probe_comparison(entries: Sequence[Entry]) -> str:
         vals = [get(t, "summary", key) for _, _, _, t in cols]
         nums = [v for v in vals if isnum(v)]
         best = (max(nums) if key in HIGHER_BETTER else min(nums)) if len(nums) > 1 else None
-        cells = "".join(f'<td class="num{" best" if best is not None and v == best else ""}">{num(v, digits)}</td>'
-                        for v in vals)
-        rows.append(f"<tr><td>{esc(label)}</td>{cells}<td class=unit>{esc(unit)}</td></tr>")
+        tds = "".join(f'<td class="num{" best" if best is not None and v == best else ""}">{num(v, digits)}</td>'
+                      for v in vals)
+        rows.append(f"<tr><td>{esc(label)}</td>{tds}<td class=unit>{esc(unit)}</td></tr>")
     head = "".join(f"<th{' class=num' if 0 < k < len(heads) - 1 else ''}>{h}</th>" for k, h in enumerate(heads))
     return ('<p class="sub">Every probe target in this report; the best value of each row in bold.</p>'
             f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'

@@ -70,10 +70,11 @@ def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
         vb = fb[k].value if k in fb else None
         if va is None and vb is None:
             continue
-        num = isnum(va) and isnum(vb)
+        diff = ratio = None
+        if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and isnum(va) and isnum(vb):
+            diff, ratio = vb - va, (vb / va if va != 0 else None)
         row = {"key": k, "metric": f.label, "unit": f.unit, "digits": f.digits, "better": f.better,
-               "group": f.group, "a": va, "b": vb, "diff": vb - va if num else None,
-               "ratio": vb / va if num and va != 0 else None,
+               "group": f.group, "a": va, "b": vb, "diff": diff, "ratio": ratio,
                "a_spread": fa[k].spread if k in fa else None, "b_spread": fb[k].spread if k in fb else None}
         row.update(R.judge(row))
         rows.append(row)

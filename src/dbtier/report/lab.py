@@ -79,8 +79,8 @@ def lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int]) -> str:
             rows.append((k.replace("_", " "), json_value(v)))
     out.append("<h3>The lab</h3>" + kv_table(rows))
     srows = []
-    for k, (s, _, err) in enumerate(F.children(doc)):
-        link = (f'<a href="#run-{anchors[k] + 1}"><code>{esc(s.get("run_dir"))}</code></a>' if k in anchors
+    for i, (s, _, err) in enumerate(F.children(doc)):
+        link = (f'<a href="#run-{anchors[i] + 1}"><code>{esc(s.get("run_dir"))}</code></a>' if i in anchors
                 else (f'<code>{esc(s.get("run_dir"))}</code>' if s.get("run_dir") else "—"))
         note = s.get("error") or (f"its result could not be read: {err}" if err else "")
         argv = s.get("argv")

@@ -124,7 +124,7 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.floor(lo / step + 1e-9) * step
-    ticks = []
+    ticks: list[float] = []
     v = start
     while v < hi + step * 0.5 and len(ticks) < 50:
         ticks.append(round(v, 12))

@@ -378,7 +378,7 @@ def _dss_placement(docs: list[dict[str, Any]], explained: set) -> list[dict[str,
         s = dss_stats(d)
         if s["queries"] and isnum(s["total_s"]) and isinstance(s["temp"], str):
             groups.setdefault((s["engine"], s["scale"], s["data"], s["queries"]), []).append((d, s))
-    out = []
+    out: list[dict[str, Any]] = []
     for (_, scale, _, _), runs in groups.items():
         if len({s["temp"] for _, s in runs}) < 2:
             continue

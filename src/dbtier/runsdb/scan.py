@@ -150,7 +150,7 @@ def discover(root: str, rel: str = "", depth: int = 0) -> list[Found]:
 
 
 def _lab_steps(root: str, lab_id: str) -> list[Found]:
-    out = []
+    out: list[Found] = []
     try:
         with os.scandir(os.path.join(root, lab_id)) as it:
             for e in sorted(it, key=lambda e: e.name):

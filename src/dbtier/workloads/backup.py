@@ -194,7 +194,7 @@ def pg_backups(cluster, to_dir: Path, methods: list[str], devices: list[str], sr
     import psycopg
     with psycopg.connect(cluster.conninfo("postgres"), autocommit=True, connect_timeout=15) as c:
         c.execute("CHECKPOINT")     # the load's dirty pages written now: no backup's `-c fast` checkpoint pays it
-    out = []
+    out: list[dict[str, Any]] = []
     refs: dict[str, float | None] = {}
     for method in null_first(methods):
         null_mbps = refs.get("tar") if method == "plain" else None
@@ -238,7 +238,7 @@ def _failure(stderr: str, target: str, method: str, to_dir: Path, tool: str = "p
 def duckdb_backups(db_path: Path, to_dir: Path, devices: list[str], src_dev: str | None, dst_dev: str | None,
                    on_result: Callable[[dict[str, Any]], None], repeat: int = 1) -> list[dict[str, Any]]:
     import duckdb
-    out = []
+    out: list[dict[str, Any]] = []
     null_mbps = None
     for target in ("null", "dir"):
         dest = to_dir / f"dbtier-backup-{uuid.uuid4().hex[:8]}.duckdb"
@@ -385,7 +385,7 @@ def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str]
     if any(MARIADB_METHODS[m][1] for m in methods):
         executor.require("gzip")
     placement = server.placement()
-    out = []
+    out: list[dict[str, Any]] = []
     refs: dict[str, float | None] = {}
     for method in null_first(methods):
         null_mbps = refs.get("stream") if method == "plain" else None
@@ -394,7 +394,7 @@ def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str]
             dest = to_dir / f"dbtier-backup-{uuid.uuid4().hex[:8]}-{method}"
             stages, out_file = mariadb_backup_stages(binary, server.client_args(), placement, method, target, dest)
 
-            def go() -> tuple[int, int | None]:
+            def go() -> tuple[int, int | None, str | None]:
                 try:
                     dest.mkdir()
                     done = executor.pipeline(stages, stdout_path=out_file, env=server.client_env(),

@@ -216,7 +216,7 @@ class Engine(ClosedOnFailure):
     def load(self, workload: str, warehouses: int, scale: int, log: Callable[[str], None]) -> dict[str, Any]:
         raise NotImplementedError
 
-    def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], None]) -> None:
+    def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], object]) -> None:
         raise NotImplementedError
 
     def run_point(self, workload: str, clients: int, duration_s: float, warmup_s: float, warehouses: int,

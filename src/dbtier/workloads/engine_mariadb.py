@@ -494,7 +494,7 @@ class MariaDBEngine(Engine):
                 "local": local, "device": devices[0] if devices else None,
                 "source": "information_schema.INNODB_SYS_TABLESPACES (MariaDB) or INNODB_DATAFILES (MySQL 8)"}
 
-    def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], None]) -> None:
+    def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], object]) -> None:
         self.server.cgroup_procs = procs
         self.server.restart({"innodb_buffer_pool_size": str(buffer_bytes)} if buffer_bytes else None,
                             before_start=before_start)

@@ -163,7 +163,7 @@ class PostgresEngine(Engine):
         self.scale = done["scale"]
         return done
 
-    def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], None]) -> None:
+    def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], object]) -> None:
         self.cluster.cgroup_procs = procs
         self.cluster.restart({"shared_buffers": f"{buffer_bytes // 1024}kB"} if buffer_bytes else None,
                              before_start=before_start)

@@ -273,7 +273,7 @@ def run_point(target: MysqlTarget, clients: int, duration_s: float, warmup_s: fl
     `query(sql) -> rows` (the engine's, on any database: names are qualified) reads SUM(d_next_o_id)
     before and after; without it NOPM is the Lua's count of committed new orders."""
     cpus = os.cpu_count() or 1
-    args = dict(threads=clients, warehouses=warehouses, rate=rate, sysbench=binary)
+    args: dict[str, Any] = dict(threads=clients, warehouses=warehouses, rate=rate, sysbench=binary)
     if warmup_s > 0:
         _point_run(tpcc_args(target, seconds=warmup_s, **args), raw_dir / f"{tag}-warmup.txt", clients, rate,
                    alive, log_tail)

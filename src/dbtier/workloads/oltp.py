@@ -150,7 +150,9 @@ def memory_budget(eng: Engine, study: Study, step: dict[str, Any], cg: memcg.Mem
     restarted inside it with its files' pages dropped, so measured points start cold. The load ran unbounded."""
     data_bytes = int(step["load"]["database_bytes"])
     requested = study.buffer_bytes
-    mem = {"budget_bytes": None, "mechanism": "none", "data_bytes": data_bytes, "shared_buffers_bytes": requested,
+    if requested is None:
+        raise ValueError("a managed server's memory budget needs its buffer pool's size (Study.buffer_bytes)")
+    mem: dict[str, Any] = {"budget_bytes": None, "mechanism": "none", "data_bytes": data_bytes, "shared_buffers_bytes": requested,
            "reason": None, "rule": memcg.RULE}
     if study.memory == "none":
         mem["reason"] = "--memory none: the server runs unbounded; reads may come from the page cache"

@@ -282,7 +282,7 @@ def run_point(db: Database, workload: str, clients: int, duration_s: float, warm
     r = rates(done, delta["new_orders"] if workload == "tpcc" else None, measured_s)
     overall = sampler.overall()
     remote = db.cluster is None
-    wait_counts = sum((s.extra for s in sampler.samples if s.extra), Counter())
+    wait_counts: Counter[str] = sum((s.extra for s in sampler.samples if s.extra), Counter())
     shares = wait_shares(wait_counts)
     dev_figs = [{"device": d, "iops": v["iops"], "read_iops": v["read_iops"],
                  "read_ios": v["read_ios"], "write_iops": v["write_iops"],

@@ -134,7 +134,7 @@ def run_point(target: MysqlTarget, workload: str, clients: int, duration_s: floa
     The point has a PostgreSQL point's keys where they apply (point_figures) plus `overhead`:
     sysbench's own CPU (user + system of this process's children over the run) as `client_cpu_cores`."""
     cpus = os.cpu_count() or 1
-    args = dict(tables=tables, table_size=table_size, threads=clients, rate=rate, sysbench=binary)
+    args: dict[str, Any] = dict(tables=tables, table_size=table_size, threads=clients, rate=rate, sysbench=binary)
     if warmup_s > 0 and not warmup_native:
         _point_run(sysbench_args(workload, "run", target, seconds=warmup_s, **args),
                    raw_dir / f"{tag}-warmup.txt", clients, rate, alive, log_tail)
