@@ -32,7 +32,7 @@ def test_a_cache_slower_at_the_median_is_called_slower_with_its_figures():
     assert s["read_p50_change_pct"] == pytest.approx(73.785, abs=1e-3)
     assert s["read_p99_change_pct"] == pytest.approx(1.620, abs=1e-3)
     t = s["text"]
-    assert t.startswith("read cache on cloudPhysicsIO.csv (simulated): a 1e-05 GB lru cache on "
+    assert t.startswith("read cache on cloudPhysicsIO.csv (simulated): a 10 kB lru cache on "
                         "fusionio-iodrive-320gb in front of sas-15k-73gb gains a read hit ratio of 8.3% of blocks, "
                         "0.8% of requests whole (sas-15k-73gb alone: none); ")
     assert "read p50 20.02 ms against 11.52 ms for sas-15k-73gb alone (+74%)" in t
@@ -72,7 +72,7 @@ def _mirror_doc(resync: dict | None, failure: dict | None) -> dict:
 
 
 def test_mirror_resync_and_time_without_redundancy():
-    """30 minutes down (1,800 s to 3,600 s); 781 regions of 1 MiB = 818,937,856 B = 0.819 GB copied in 8.3 s;
+    """30 minutes down (1,800 s to 3,600 s); 781 regions of 1 MiB = 818,937,856 B = 819 MB copied in 8.3 s;
     without redundancy 1,800 + 8.3 = 1,808.3 s."""
     rs = {"regions": 781, "bytes": 781 * MIB, "seconds": 8.3, "unprotected_seconds": 1808.3}
     lat, res = sentences([_mirror_doc(rs, {"side": "slow", "fail_at_s": 1800.0, "return_at_s": 3600.0})])
@@ -80,7 +80,7 @@ def test_mirror_resync_and_time_without_redundancy():
     assert lat["helps"] == "helps" and "read p50 26 µs against 5.50 ms for sas-15k-73gb alone (-100%)" in lat["text"]
     assert res["text"] == ("preferred-read mirror on trace.csv (simulated): with the slow side down from 1,800 s "
                            "to 3,600 s (1,800 s), the writes dirtied 781 regions of 1.0 MiB (asm-au tracking): "
-                           "the resync copies 0.819 GB in 8.3 s; without redundancy for 1,808 s (the failure's "
+                           "the resync copies 819 MB in 8.3 s; without redundancy for 1,808 s (the failure's "
                            "1,800 s plus the resync).")
     assert res["resync_bytes"] == 781 * MIB and res["unprotected_seconds"] == 1808.3 and res["tracking"] == "asm-au"
 
