@@ -9,7 +9,9 @@ __version__ = "0.1.0"
 _KERNEL_MODULES = ("history/dense.py", "sim/cache/kernels.py", "sim/cache/queues.py", "sim/cache/replay.py",
                    "sim/cache/slots.py", "sim/cache/workingset.py", "sim/device/latency.py", "sim/device/quantiles.py",
                    "sim/device/tally.py", "sim/jit.py", "sim/mrc/kernels.py", "sim/mrc/lirs.py", "sim/mrc/queues.py",
-                   "sim/mrc/tinylfu.py", "sim/routing.py", "sim/trace/blocks.py", "sim/trace/csvscan.py")
+                   "sim/mrc/tinylfu.py", "sim/policy/lists.py", "sim/policy/lru.py", "sim/policy/s3fifo.py",
+                   "sim/policy/sieve.py", "sim/policy/twoq.py", "sim/routing.py", "sim/trace/blocks.py",
+                   "sim/trace/csvscan.py")
 
 
 def _numba_cache_dir() -> None:

@@ -1,8 +1,9 @@
 """Trace-driven simulation of tier designs (pure: no subprocess, no network).
 
 Its packages, each importing only those listed before it (and dbtier.core, dbtier.model, dbtier.results;
-cache/ also inlines the policies' rules of mrc/):
+trace/columnar.py alone reaches up, to volumes.py's Source, imported at the call):
 trace/   block and object trace readers -> numpy arrays and chunks, the blocks a request covers, blktrace capture
+policy/  cache policies' rules (LRU, FIFO, S3-FIFO, SIEVE, 2Q), shared by the block cache and the curves
 cache/   the block cache: its policies as numba kernels over the blocks a cache holds, replayed over a trace
 mrc/     miss-ratio curves of object traces, libCacheSim's policies
 device/  device models from the catalog, probe runs or cloud volumes; the queueing model; latency tallies

@@ -4,6 +4,6 @@ replay.py runs it (whole trace or chunk by chunk, sweeps of sizes); kernels.py a
 policies as numba kernels, slots.py the rows of the blocks a cache holds, workingset.py the distinct
 blocks a trace touches.
 
-May import: dbtier.sim.trace, dbtier.sim.names, dbtier.sim.jit, dbtier.core, and the policies' rules it
-shares with the miss-ratio curves (dbtier.sim.mrc.kernels, dbtier.sim.mrc.queues); nothing else of dbtier.sim.
+May import: dbtier.sim.policy (the rules it shares with the miss-ratio curves), dbtier.sim.trace,
+dbtier.sim.names, dbtier.sim.jit, dbtier.core; not dbtier.sim.mrc.
 """

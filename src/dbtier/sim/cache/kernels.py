@@ -6,9 +6,9 @@ that left are recycled), so each policy keeps its lists as prev/next arrays: O(1
 memory follows the cache, not the trace. No answer depends on which row a block gets.
 
 Policies (`POLICIES`): one implementation each, shared with `simulate mrc`: what
-a hit does, what a miss admits and what it evicts are sim/mrc/kernels' `lru_hit`,
+a hit does, what a miss admits and what it evicts are sim/policy's `lru_hit`,
 `lru_admit`, `s3_hit`, `s3_unghost`, `s3_admit` and `s3_admit_current` and
-sim/mrc/queues' `sieve_*` and `twoq_*` (inlined), each block an object of the
+`sieve_*` and `twoq_*` (inlined), each block an object of the
 block size; these kernels (SIEVE's and 2Q's in queues.py) add what a
 block cache does around them (the write modes, restarts, the sequential
 cutoff, the counters and the per-request outputs).
@@ -69,12 +69,12 @@ from __future__ import annotations
 
 import numba
 
-from dbtier.sim.trace.blocks import prefetch as _prefetch
-from dbtier.sim.jit import hot
-from dbtier.sim.mrc.kernels import (S3_EVICTED, lru_admit, lru_hit, s3_admit, s3_admit_current, s3_caps, s3_hit,
-                                    s3_unghost)
-from dbtier.sim.mrc.kernels import unlink as _unlink
 from dbtier.sim.cache.slots import S_TSHIFT, peek, prefetch_slot, row_if_kept, row_of
+from dbtier.sim.jit import hot
+from dbtier.sim.jit import prefetch as _prefetch
+from dbtier.sim.policy.lists import unlink as _unlink
+from dbtier.sim.policy.lru import lru_admit, lru_hit
+from dbtier.sim.policy.s3fifo import S3_EVICTED, s3_admit, s3_admit_current, s3_caps, s3_hit, s3_unghost
 
 MODE_CODES = {"write-around": 0, "write-through": 1, "write-back": 2}
 

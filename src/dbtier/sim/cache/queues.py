@@ -1,5 +1,5 @@
 """The block cache's SIEVE and 2Q (kernels.py's docstring: the policies, write modes, restarts, the
-sequential cutoff and the counters): one kernel for both, on sim/mrc/queues' rules (`sieve_hit`,
+sequential cutoff and the counters): one kernel for both, on sim/policy's rules (`sieve_hit`,
 `sieve_admit`, `twoq_hit`, `twoq_unghost`, `twoq_admit`, `twoq_caps`), each block an object of the block size.
 
 Rows (slots.Rows, 16 bytes a block): prev, next, then
@@ -20,10 +20,11 @@ from __future__ import annotations
 from dbtier.sim.cache.kernels import (C_BYPASSED_REQS, C_EVICTED, C_GHOST_HITS, C_INVALIDATED,
                                       C_RESTART_DESTAGED, RING, empty_lists, prefetch_ahead,
                                       request_done)
-from dbtier.sim.jit import hot
-from dbtier.sim.mrc.kernels import unlink as _unlink
-from dbtier.sim.mrc.queues import sieve_admit, sieve_hit, twoq_admit, twoq_caps, twoq_hit, twoq_unghost
 from dbtier.sim.cache.slots import S_TSHIFT, row_if_kept, row_of
+from dbtier.sim.jit import hot
+from dbtier.sim.policy.lists import unlink as _unlink
+from dbtier.sim.policy.sieve import sieve_admit, sieve_hit
+from dbtier.sim.policy.twoq import twoq_admit, twoq_caps, twoq_hit, twoq_unghost
 
 _NO_RESTART = 1 << 62
 SIEVE_STATE = 5    # st: head (newest), tail, blocks held, hand, next restart

@@ -189,7 +189,7 @@ class Restarts:
 
 def most_held(capacity: int, policy: str, block_size: int) -> int:
     """The most blocks the policy holds a row for at once: the cache's, and S3-FIFO's ghost or 2Q's Aout
-    (its share in bytes, as sim/mrc/kernels.s3_caps and sim/mrc/queues.twoq_caps take it)."""
+    (its share in bytes, as sim/policy's s3_caps and twoq_caps take it)."""
     ghost = {"s3fifo": 0.9, "s3fifo-2023": 0.9, "twoq": 0.5}.get(policy)
     if ghost is None:
         return capacity

@@ -33,7 +33,8 @@ import numpy as np
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.malloc import populate
-from dbtier.sim.trace.blocks import memory_bytes, prefetch
+from dbtier.sim.jit import prefetch
+from dbtier.sim.trace.blocks import memory_bytes
 
 EMPTY = np.int64(0)           # an empty table slot (a slot holds its row plus one): new tables are calloc'd
 UNMAPPED = np.int64(-1)       # the key of a row that holds no block (keys are >= 0)

@@ -24,8 +24,8 @@ from numba.cpython.unsafe.numbers import leading_zeros
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.malloc import populate
-from dbtier.sim.trace.blocks import VOLUME_SHIFT, prefetch
-from dbtier.sim.jit import hot
+from dbtier.sim.trace.blocks import VOLUME_SHIFT
+from dbtier.sim.jit import hot, prefetch
 
 EXACT_BLOCKS = 1 << 22
 HLL_BITS = 16

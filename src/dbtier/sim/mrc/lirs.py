@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from dbtier.sim.jit import hot
-from dbtier.sim.mrc.kernels import push_head, unlink
+from dbtier.sim.policy.lists import push_head, unlink
 
 HIR_RATIO = 0.01          # Q's share of the bytes (LIRS.c's hirs_ratio)
 

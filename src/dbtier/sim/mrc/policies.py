@@ -13,6 +13,7 @@ import numpy as np
 from dbtier.sim.mrc import kernels as K
 from dbtier.sim.mrc import lirs, tinylfu
 from dbtier.sim.mrc import queues as Q
+from dbtier.sim.policy import twoq
 
 POLICIES = ("lru", "fifo", "clock", "s3fifo", "s3fifo-2023", "sieve", "twoq", "slru", "lfu", "arc", "lirs",
             "wtinylfu", "belady")
@@ -32,7 +33,7 @@ ABOUT: dict[str, dict[str, Any]] = {
                     "params": {"small_size_ratio": 0.1, "ghost_size_ratio": 0.9, "move_to_main_threshold": 2}},
     "sieve": {"follows": f"{LIBCACHESIM} Sieve.c"},
     "twoq": {"follows": f"{LIBCACHESIM} TwoQ.c (Ain FIFO, Aout ghost FIFO, Am LRU)",
-             "params": {"a_in_size_ratio": Q.TWOQ_AIN_RATIO, "a_out_size_ratio": Q.TWOQ_AOUT_RATIO}},
+             "params": {"a_in_size_ratio": twoq.AIN_RATIO, "a_out_size_ratio": twoq.AOUT_RATIO}},
     "slru": {"follows": f"{LIBCACHESIM} SLRU.c (S4LRU)",
              "params": {"n_seg": Q.SLRU_SEGMENTS, "seg_size_ratio": [1 / Q.SLRU_SEGMENTS] * Q.SLRU_SEGMENTS}},
     "lfu": {"follows": f"{LIBCACHESIM} LFU.c (ties: the first to reach the count goes first)"},

@@ -1,7 +1,8 @@
 """SIEVE, 2Q, SLRU and LFU for the miss-ratio curves, each as libCacheSim's Sieve.c, TwoQ.c, SLRU.c and
 LFU.c run it (libcachesim 0.3.5), with their default parameters. Same conventions as kernels.py: resumable
 `@hot` replays, `kernel(code, size, na, cap, sc, *state)`, sc = [misses, byte misses, ...], the arrays from
-`new_state`; a list is heads and tails in `ht` at an offset (kernels.unlink/push_head: head = newest).
+`new_state`; a list is heads and tails in `ht` at an offset (sim/policy/lists.py: head = newest). SIEVE's
+and 2Q's rules are sim/policy's (sieve.py, twoq.py), shared with the block cache.
 
 Every policy follows libCacheSim's request path (cache_get_base): a hit updates the policy; a miss whose
 object the policy cannot admit (can_insert) changes nothing more; otherwise the cache evicts until the
@@ -14,11 +15,11 @@ import numba
 import numpy as np
 
 from dbtier.sim.jit import hot
-from dbtier.sim.mrc.kernels import push_head, unlink
+from dbtier.sim.policy.lists import push_head, unlink
+from dbtier.sim.policy.sieve import sieve_admit, sieve_hit
+from dbtier.sim.policy.twoq import AOUT, twoq_admit, twoq_caps, twoq_hit, twoq_unghost
 
-# the defaults libCacheSim's TwoQ.c and SLRU.c take
-TWOQ_AIN_RATIO, TWOQ_AOUT_RATIO = 0.25, 0.5
-SLRU_SEGMENTS = 4
+SLRU_SEGMENTS = 4        # libCacheSim's SLRU.c default
 
 
 def new_state(policy: str, n_objects: int) -> tuple[np.ndarray, tuple]:
@@ -48,51 +49,6 @@ def new_state(policy: str, n_objects: int) -> tuple[np.ndarray, tuple]:
     raise ValueError(policy)
 
 
-# -- SIEVE (Zhang et al., NSDI '24) and 2Q: rules the block cache can inline too ------------------------------
-# As lru_admit and s3_admit in kernels.py: an object's bytes are held[x], or `unit` each when unit > 0
-# (blocks); a dirty object (the block cache's write-back) that leaves the cache counts as destaged.
-
-@numba.njit(inline="always")
-def _size(x, held, unit):
-    return unit if unit > 0 else held[x]
-
-
-@numba.njit(inline="always")
-def sieve_hit(x, vis):
-    """A hit marks the object visited."""
-    vis[x] = 1
-
-
-@numba.njit(inline="always")
-def sieve_admit(x, s, dirty, state, vis, prev, nxt, ht, hand, used, held, unit, cap):
-    """A miss of s bytes (state[x]: 0 out, 1 clean, 2 dirty): not admitted when larger than the cache. To
-    evict, the hand (from the tail at first, or when it has passed the head) walks toward the head clearing
-    the visited marks it passes (wrapping to the tail) and evicts the first unvisited object, then rests on
-    that object's newer neighbour. x enters at the head unvisited. (admitted, destaged, evicted, used, hand)."""
-    if s > cap:
-        return False, 0, 0, used, hand
-    d = 0
-    e = 0
-    while used + s > cap:
-        o = hand if hand >= 0 else ht[1]
-        while vis[o]:
-            vis[o] = 0
-            o = prev[o] if prev[o] >= 0 else ht[1]
-        hand = prev[o]
-        unlink(o, prev, nxt, ht, 0)
-        if state[o] == 2:
-            d += 1
-        state[o] = 0
-        used -= _size(o, held, unit)
-        e += 1
-    push_head(x, prev, nxt, ht, 0)
-    state[x] = 2 if dirty else 1
-    vis[x] = 0
-    if unit == 0:
-        held[x] = s
-    return True, d, e, used + s, hand
-
-
 @hot
 def sieve_replay(code, size, na, cap, sc, nxt, prv, held, state, vis, ht):
     """SIEVE as libCacheSim's Sieve.c runs it: a FIFO queue and a hand (sieve_hit, sieve_admit)."""
@@ -108,92 +64,6 @@ def sieve_replay(code, size, na, cap, sc, nxt, prv, held, state, vis, ht):
     sc[0], sc[1], sc[2], sc[3] = misses, byte_misses, used, hand
 
 
-# 2Q (Johnson and Shasha, VLDB '94) as libCacheSim's TwoQ.c runs it: where[x] & 3 is the queue (0 out, 1 Ain,
-# 2 Am, 3 Aout: lists at ht[0], ht[2], ht[4], their bytes qb[0..2]); bit 2 (4) marks a dirty block
-_AIN, _AM, _AOUT = 1, 2, 3
-
-
-@numba.njit(inline="always")
-def twoq_caps(cap_bytes):
-    """(Ain's, Aout's, Am's shares) in bytes: 25% and 50% truncated, as TwoQ.c takes them, Am the rest."""
-    ain = np.int64(cap_bytes * TWOQ_AIN_RATIO)
-    return ain, np.int64(cap_bytes * TWOQ_AOUT_RATIO), cap_bytes - ain
-
-
-@numba.njit(inline="always")
-def twoq_hit(x, where, prev, nxt, ht):
-    """True on a hit: in Ain nothing moves (a FIFO); in Am the object moves to the head (an LRU)."""
-    q = where[x] & 3
-    if q == _AIN:
-        return True
-    if q == _AM:
-        if ht[2] != x:
-            unlink(x, prev, nxt, ht, 2)
-            push_head(x, prev, nxt, ht, 2)
-        return True
-    return False
-
-
-@numba.njit(inline="always")
-def twoq_unghost(x, where, prev, nxt, ht, qb, held, unit):
-    """A request found in Aout: out of it first (whether or not it is then admitted), as TwoQ.c does."""
-    unlink(x, prev, nxt, ht, 4)
-    qb[2] -= _size(x, held, unit)
-    where[x] = 0
-
-
-@numba.njit(inline="always")
-def _twoq_drop(q, where, prev, nxt, ht, qb, held, unit):
-    """Queue q's oldest out of it: (it, whether it was dirty)."""
-    t = ht[2 * q - 1]
-    unlink(t, prev, nxt, ht, 2 * q - 2)
-    qb[q - 1] -= _size(t, held, unit)
-    d = (where[t] & 4) != 0
-    where[t] = 0
-    return t, d
-
-
-@numba.njit(inline="always")
-def twoq_admit(x, s, ghost_hit, dirty, where, prev, nxt, ht, qb, held, unit, cap, ain_cap, aout_cap, am_cap):
-    """A miss of s bytes (after twoq_unghost for a request found in Aout): nothing larger than Ain's share is
-    admitted. Evict until it fits: Ain's oldest to Aout (a FIFO of ids, trimmed oldest first to its share,
-    which must hold it) while Ain holds more than its share, else Am's oldest. Then a request found in Aout
-    enters Am (Am evicting its own oldest until x fits its share), any other Ain (which may pass its share
-    until the cache is full). (admitted, destaged, evicted)."""
-    if s > ain_cap or s > cap:
-        return False, 0, 0
-    d = 0
-    e = 0
-    while qb[0] + qb[1] + s > cap:
-        e += 1
-        if qb[0] > ain_cap:
-            t, dt = _twoq_drop(_AIN, where, prev, nxt, ht, qb, held, unit)
-            d += dt
-            st = _size(t, held, unit)
-            if st <= aout_cap:
-                while qb[2] + st > aout_cap:
-                    _twoq_drop(_AOUT, where, prev, nxt, ht, qb, held, unit)
-                push_head(t, prev, nxt, ht, 4)
-                where[t] = _AOUT
-                qb[2] += st
-        else:
-            _, dt = _twoq_drop(_AM, where, prev, nxt, ht, qb, held, unit)
-            d += dt
-    q = _AIN
-    if ghost_hit:
-        q = _AM
-        while qb[1] + s > am_cap:
-            _, dt = _twoq_drop(_AM, where, prev, nxt, ht, qb, held, unit)
-            d += dt
-            e += 1
-    push_head(x, prev, nxt, ht, 2 * q - 2)
-    where[x] = q | (4 if dirty else 0)
-    if unit == 0:
-        held[x] = s
-    qb[q - 1] += s
-    return True, d, e
-
-
 @hot
 def twoq_replay(code, size, na, cap, sc, nxt, prv, where, held, ht, qb):
     """2Q as libCacheSim's TwoQ.c runs it (twoq_hit, twoq_unghost, twoq_admit): Ain, a FIFO of 25% of the
@@ -207,7 +77,7 @@ def twoq_replay(code, size, na, cap, sc, nxt, prv, where, held, ht, qb):
             continue
         misses += 1
         byte_misses += s
-        ghost = (where[x] & 3) == _AOUT
+        ghost = (where[x] & 3) == AOUT
         if ghost:
             twoq_unghost(x, where, prv, nxt, ht, qb, held, 0)
         twoq_admit(x, s, ghost, False, where, prv, nxt, ht, qb, held, 0, cap, ain_cap, aout_cap, am_cap)

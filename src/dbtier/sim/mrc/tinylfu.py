@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from dbtier.sim.jit import hot
-from dbtier.sim.mrc.kernels import push_head, unlink
+from dbtier.sim.policy.lists import push_head, unlink
 from dbtier.sim.mrc.queues import slru_evict, slru_hit, slru_insert, slru_victim
 
 WINDOW_RATIO = 0.01

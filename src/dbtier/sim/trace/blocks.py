@@ -3,7 +3,7 @@
 A request (offset, length) covers the fixed blocks offset // B .. (offset + length - 1) // B of its volume;
 a block's key is volume << 42 | block number. `cut` gives each request's block count and every block's key,
 chunk by chunk (8 bytes a block of the chunk: memory follows the chunk, not the trace); the kernels map
-keys to rows of the blocks a cache holds (sim/cache/slots.py). `prefetch` is the CPU hint the kernels use.
+keys to rows of the blocks a cache holds (sim/cache/slots.py).
 """
 
 from __future__ import annotations
@@ -14,34 +14,11 @@ from typing import Any
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 from dbtier.core.errors import DbtierError
 from dbtier.sim.trace.chunks import Chunk
 
 VOLUME_SHIFT = 42            # block key = volume << 42 | block number
-
-
-@intrinsic
-def prefetch(typingctx, arr, idx):
-    """Hint the CPU to fetch arr[idx]'s cache line (llvm.prefetch; read, high locality). No effect on results."""
-    sig = types.void(arr, idx)
-
-    def codegen(context, builder, signature, args):
-        aryty, idxty = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        index = context.cast(builder, args[1], idxty, types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [index], wraparound=False)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-    return sig, codegen
 
 
 @dataclass
