@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.units import human_bytes
+from dbtier.core.units import human_bytes, size_text
 from dbtier.core.priority import lower_priority
 from dbtier.sim.cache import replay as cache_mod
 from dbtier.sim.device import latency, tally
@@ -583,12 +583,12 @@ class _CachePass:
         contract["curve"] = [{"cache_gb": c["cache_gb"], "read_hit_ratio": c["read_hit_ratio"]} for c in curve_detail]
         about = "" if ws.exact else "about "
         if self.defaulted:
-            notes.append(f"the cache is the trace's working set ({about}{cache_gb:.3g} GB, {about}{nids:,} distinct "
-                         f"{p.block_size}-byte blocks), the default without --cache-gb: the size at which every "
+            notes.append(f"the cache is the trace's working set ({about}{size_text(cache_gb * 1e9)}, "
+                         f"{about}{nids:,} distinct {p.block_size}-byte blocks), the default without --cache-gb: the size at which every "
                          "re-read hits, so only first-touch misses remain")
         elif self.main.covers_working_set:
-            msg = (f"the cache ({cache_gb:g} GB, {cap:,} blocks) is larger than the trace's working set "
-                   f"({about}{ws.bytes / 1e9:.3g} GB, {about}{nids:,} distinct {p.block_size}-byte blocks): once a "
+            msg = (f"the cache ({size_text(cache_gb * 1e9)}, {cap:,} blocks) is larger than the trace's working set "
+                   f"({about}{size_text(ws.bytes)}, {about}{nids:,} distinct {p.block_size}-byte blocks): once a "
                    "block is cached it stays, only first-touch misses remain")
             warnings.append(msg)
             notes.append(msg)
@@ -607,7 +607,7 @@ class _CachePass:
             contract["recommended_cache_gb"] = rec["cache_gb"] if rec else None
         over = [c["cache_gb"] for c in curve_detail if c["larger_than_working_set"] and c["cache_gb"] != cache_gb]
         if over:
-            notes.append("sweep sizes larger than the working set: " + ", ".join(f"{g:g} GB" for g in over))
+            notes.append("sweep sizes larger than the working set: " + ", ".join(size_text(g * 1e9) for g in over))
         if not ws.exact:
             notes.append(f"the working set ({nids:,} distinct {p.block_size}-byte blocks, {ws.read_nids:,} of them "
                          f"read) is an estimate: past {ws.exact_max:,} blocks it is counted by "
@@ -702,12 +702,12 @@ def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel]
     contract["resync"] = resync_block
     notes.append(f"change tracking: {track['model']} ({track['model_from']}), {human_bytes(region)} regions "
                  f"({track['region_size_from']}): the writes while the {f.side} side was down dirtied {regions:,} of "
-                 f"them, {resync_block['bytes'] / 1e9:.3g} GB to copy. {track['basis']}")
+                 f"them, {size_text(resync_block['bytes'])} to copy. {track['basis']}")
     events.append({"t_s": f.fail_at_s, "event": "fail", "label": f"{f.side} side fails"})
     if f.return_at_s is not None:
         events.append({"t_s": f.return_at_s, "event": "return", "label": f"{f.side} side returns"})
         events.append({"t_s": f.return_at_s + resync_s, "event": "resynced",
-                       "label": f"resync done ({resync_block['bytes'] / 1e9:.3g} GB)"})
+                       "label": f"resync done ({size_text(resync_block['bytes'])})"})
     else:
         notes.append(f"the {f.side} side never returns within the trace: no resync; the design ran without "
                      "redundancy to the end")
@@ -722,7 +722,7 @@ def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel]
     if copy is not None:
         fu = copy["foreground_util"]
         notes.append(
-            f"resync: {resync_block['bytes'] / 1e9:.3g} GB read from the {f.survivor} side "
+            f"resync: {size_text(resync_block['bytes'])} read from the {f.survivor} side "
             f"({copy['survivor_read_mbps']:g} MB/s) and written to the {f.side} side "
             f"({copy['returning_write_mbps']:g} MB/s): {copy['seconds_idle']:,.1f} s at "
             f"{copy['rate_mbps_idle']:g} MB/s on idle devices; the foreground kept the survivor "

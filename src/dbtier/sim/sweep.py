@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from dbtier.core.units import size_text
+
 WITHIN_PP = 2.0           # the recommendation: within this many points of the largest size's read hit ratio
 PER_DOUBLING_PP = 1.0     # the curve has flattened once the miss ratio falls less than this per doubling
 WRITE_MODE_MARGIN_PP = 10.0   # another write mode is named when its read hit ratio differs by more than this
@@ -44,8 +46,8 @@ def recommend(curve: Sequence[dict[str, Any]], within_pp: float = WITHIN_PP,
         flat = i
     return {"cache_gb": within_gb, "read_hit_ratio": within_hit,
             "rule": (f"the smallest swept size whose read hit ratio is within {within_pp:g} points of the largest "
-                     f"size's ({best_gb:.4g} GB, {best:.1%}); beside it, the size from which the miss ratio falls "
-                     f"by less than {per_doubling_pp:g} point per doubling of the cache"),
+                     f"size's ({size_text(best_gb * 1e9)}, {best:.1%}); beside it, the size from which the miss "
+                     f"ratio falls by less than {per_doubling_pp:g} point per doubling of the cache"),
             "within_pp": within_pp, "per_doubling_pp": per_doubling_pp, "within_gb": within_gb,
             "flattens_at_gb": pts[flat][0], "flattens_read_hit_ratio": pts[flat][1],
             "largest_gb": best_gb, "largest_read_hit_ratio": best}
