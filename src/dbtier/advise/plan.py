@@ -113,7 +113,8 @@ def on_prem_roles(roles: Roles, terms: Any, catalog: Any = None) -> dict[str, An
                                 service_years)
     def total(k: str) -> float | None:
         vals = [o.get(k) for o in parts.values()]
-        return sum(vals) if all(isinstance(v, (int, float)) for v in vals) else None
+        nums = [v for v in vals if isinstance(v, (int, float))]
+        return sum(nums) if len(nums) == len(vals) else None
     reserves = [o["reserve"] for o in parts.values() if o.get("reserve") is not None]
     return options.on_prem_row(
         description="; ".join(f"{r}: {o['description']}" for r, o in parts.items()),
@@ -193,9 +194,10 @@ def current_of(doc: dict[str, Any], path: str, req: dict[str, Any]) -> dict[str,
     probe = doc
     if doc.get("command") == "lab":
         kids = [c.get("doc") for c in doc.get("_children") or [] if isinstance(c, dict)]
-        probe = next((k for k in kids if isinstance(k, dict) and k.get("command") == "probe"), None)
-        if probe is None:
+        step = next((k for k in kids if isinstance(k, dict) and k.get("command") == "probe"), None)
+        if step is None:
             raise DbtierError(f"--current {path}: the lab has no probe step", "give a `dbtier probe` run")
+        probe = step
     targets = probe.get("targets") or []
     if not targets or not isinstance(targets[0].get("summary"), dict):
         raise DbtierError(f"--current {path}: the probe has no measured target", "give a finished `dbtier probe` run")

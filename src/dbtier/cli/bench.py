@@ -156,7 +156,7 @@ def run_oltp(args: argparse.Namespace) -> int:
             if tier:
                 steps = oltp.emulate(study, cls.log_reserve_bytes(args), tier, steps, doc, hooks)
             for name, placement in steps:
-                step = {"name": name, "placement": None, "placement_where": None, "points": [], "knee": None,
+                step: dict[str, Any] = {"name": name, "placement": None, "placement_where": None, "points": [], "knee": None,
                         "load": None, "memory": None}
                 if tier:
                     step["emulated_roles"] = sorted(r for r, d in placement.items() if d == tier.mount)

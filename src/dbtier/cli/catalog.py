@@ -9,6 +9,7 @@ from typing import Any
 
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
@@ -258,7 +259,7 @@ def _devices_table(devices: list[Device], width: int) -> Table:
         for d in group:
             dwpd = d.rated_dwpd
             date = d.price_date or "-"
-            row = [lit(d.id), _n(d.capacity_gb), _n(d.price_usd), lit(date if wide else date[:7])]
+            row: list[str | Text] = [lit(d.id), _n(d.capacity_gb), _n(d.price_usd), lit(date if wide else date[:7])]
             if wide:
                 row.append(_n(d.price_usd / d.capacity_gb, 2))
             row += ["-" if dwpd is None else f"{dwpd:.2g}",

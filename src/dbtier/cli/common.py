@@ -172,9 +172,8 @@ class Run:
     def __enter__(self) -> "Run":
         return self
 
-    def __exit__(self, et: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, et: Any, exc: BaseException | None, tb: Any) -> None:
         self.end(exc)
-        return False
 
     def end(self, exc: BaseException | None, failed: bool = False) -> None:
         """The final status: from the exception that ended the command (None: it returned; `failed`:
@@ -245,7 +244,7 @@ def _classify(exc: BaseException) -> tuple[str | None, dict[str, Any] | None]:
         return "interrupted", {"message": f"interrupted by {how}"}
     if isinstance(exc, DbtierError):
         return ("interrupted" if exc.exit_code == 130 else "failed"), {"message": exc.message, "hint": exc.hint}
-    if is_full(exc):
+    if isinstance(exc, OSError) and is_full(exc):
         e = full_error(full_path(exc), None, "its results")
         return "failed", {"message": e.message, "hint": e.hint}
     if isinstance(exc, SystemExit):

@@ -22,8 +22,10 @@ from dbtier.core.errors import DbtierError
 from dbtier.model import plandoc
 from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
                                 check_server_ports, evaluate, parse_spec)
-from dbtier.model.planner import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, Requirement, budget, equivalent, size,
-                                  value)
+from dbtier.model.planner import budget, equivalent, value
+from dbtier.model.requirement import Requirement
+from dbtier.model.search import DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES
+from dbtier.model.sizing import size
 from dbtier.model.durable import probe_flush
 from dbtier.model.prices import grade_filter
 from dbtier.model.guards import doc_guards

@@ -12,6 +12,7 @@ from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
+from rich.progress import TaskID
 from rich.table import Table
 
 from dbtier.cli.markup import esc
@@ -25,7 +26,7 @@ class Progress:
         self.enabled = con.is_terminal and not json_out
         self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                             console=con, transient=True) if self.enabled else None
-        self.task = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> "Progress":
         if self.bar:

@@ -19,6 +19,7 @@ from dbtier.export.families import METRICS, Builder
 from dbtier.report import figures as F
 from dbtier.report import mrc_figures
 from dbtier.results import kinds
+from dbtier.core.parts import dict_at
 
 PERCENTILES = ("p50", "p95", "p99", "max")
 MB, GB, TB = 1e6, 1e9, 1e12
@@ -46,7 +47,7 @@ def target_of(doc: dict[str, Any]) -> str:
     paths = [p for p in paths if isinstance(p, str) and p]
     if paths:
         return ",".join(dict.fromkeys(paths))
-    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    params = dict_at(doc, "params")
     for key in ("trace", "files", "runs", "run"):
         v = params.get(key)
         names = v if isinstance(v, list) else [v]
@@ -92,7 +93,7 @@ PROBE_LATENCY = (("read_lat_us_qd1_p50", "read_4k_qd1", "p50"), ("write_lat_us_q
 
 def _probe(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     for j, t in enumerate(F.probe_targets(doc)):
-        s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
+        s = dict_at(t, "summary")
         target = str(t.get("path") or f"target {j + 1}")
         for key, test in PROBE_RATES:
             b.add("dbtier_probe_operations_per_second", s.get(key), run_id=run_id, target=target, test=test)
@@ -226,7 +227,7 @@ def _history(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
 
 
 def _requirement(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
-    req = doc.get("requirement") if isinstance(doc.get("requirement"), dict) else {}
+    req = dict_at(doc, "requirement")
     pct = req.get("percentile")
     pct = f"p{pct}" if F.isnum(pct) else str(pct or "")
     for basis, src in (("measured", req), ("with_headroom", doc.get("with_headroom"))):
@@ -256,10 +257,10 @@ def _simulate(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
             b.add("dbtier_simulate_latency_seconds", _num(F.get(lat, pct), 1e-6), run_id=run_id, op=op,
                   percentile=pct)
     b.add("dbtier_simulate_requests", F.get(doc, "trace", "requests"), run_id=run_id)
-    util = doc.get("device_util") if isinstance(doc.get("device_util"), dict) else {}
+    util = dict_at(doc, "device_util")
     for role, u in util.items():
         b.add("dbtier_simulate_device_busy_ratio", u, run_id=run_id, role=role)
-    rs = doc.get("resync") if isinstance(doc.get("resync"), dict) else {}
+    rs = dict_at(doc, "resync")
     b.add("dbtier_simulate_resync_bytes", rs.get("bytes"), run_id=run_id)
     b.add("dbtier_simulate_resync_seconds", rs.get("seconds"), run_id=run_id)
     b.add("dbtier_simulate_unprotected_seconds", rs.get("unprotected_seconds"), run_id=run_id)

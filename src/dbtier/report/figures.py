@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, TypeGuard
 
 from dbtier.model.guards import doc_guards
 from dbtier.model.placement import ALL_MATRIX_MOVES
@@ -23,6 +23,7 @@ from dbtier.report import mrc_figures
 from dbtier.report.tables import SUMMARY_LABELS
 from dbtier.results import kinds
 from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, READ_4K, SUMMARY_KEYS, knee, spreads
+from dbtier.core.parts import dict_at
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
 
@@ -56,7 +57,7 @@ class Table:
 
 # -- small helpers -----------------------------------------------------------------------------------
 
-def isnum(x: Any) -> bool:
+def isnum(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
@@ -233,7 +234,7 @@ def _probe_figures(doc: dict[str, Any]) -> list[Figure]:
     fleet = is_fleet(doc)
     out: list[Figure] = []
     for j, t in enumerate(targets):
-        s = t.get("summary") if isinstance(t.get("summary"), dict) else {}
+        s = dict_at(t, "summary")
         prefix = f"t{j + 1}." if len(targets) > 1 else ""
         group = str(t.get("path") or f"target {j + 1}")
         for key in SUMMARY_KEYS:
@@ -368,7 +369,7 @@ def durability_clash(docs: Iterable[dict[str, Any]]) -> str | None:
     if not (durable and loose):
         return None
     names = lambda ds: ", ".join(run_name(d) for d in ds)  # noqa: E731
-    why = "; ".join(f"{run_name(d)}: {durability(d)['reason']}" for d in loose if durability(d)["reason"])
+    why = "; ".join(f"{run_name(d)}: {r}" for d in loose if (r := (durability(d) or {}).get("reason")))
     return (f"{names(loose)} {'is' if len(loose) == 1 else 'are'} {NOT_DURABLE} ({names(durable)}"
             + (f"; {why}" if why else "") + "): the difference between them is durability, not the storage or "
             "the engine, so neither is called better")
@@ -416,7 +417,7 @@ def matrix_moves(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def not_measured(doc: dict[str, Any], p: dict[str, Any] | None = None) -> list[str]:
     """What a run could not measure (--dsn: ['server_cpu', 'server_devices']), from the point, the
     document or its params; an older --dsn document without the key: inferred from params.mode."""
-    for src in (p or {}, doc, doc.get("params") if isinstance(doc.get("params"), dict) else {}):
+    for src in (p or {}, doc, dict_at(doc, "params")):
         v = src.get("not_measured")
         if isinstance(v, list) and v:
             return [str(x) for x in v]
@@ -496,7 +497,7 @@ def dss_stats(doc: dict[str, Any]) -> dict[str, Any]:
     wsum = sum(q["seconds"] for q in timed)
     cpu = sum(q["seconds"] * q["cpu_util"] for q in timed) / wsum if wsum > 0 else None
     peak = max((q["temp_bytes"] for q in spilled), default=0 if qs else None)
-    scan = doc.get("scan") if isinstance(doc.get("scan"), dict) else {}
+    scan = dict_at(doc, "scan")
     return {"engine": doc.get("engine") or get(doc, "params", "engine"),
             "scale": doc.get("scale") if isnum(doc.get("scale")) else get(doc, "params", "scale"),
             "data": get(doc, "params", "data"), "temp": get(doc, "params", "temp"),
@@ -556,7 +557,8 @@ def backup_methods(doc: dict[str, Any]) -> list[dict[str, Any]]:
         side = t.get("target")
         if side in ("null", "dir"):    # a run measured once (or an older document): n=1
             from dbtier.core.stats import spread
-            rec[f"{side}_spread"] = spread_of(t.get("mbps_spread")) or spread_of(spread([t.get("mbps")]))
+            rec[f"{side}_spread"] = (spread_of(t.get("mbps_spread"))
+                                     or spread_of(spread([t["mbps"]] if isnum(t.get("mbps")) else [])))
         if side == "null":
             rec["null_mbps"] = t.get("mbps") if isnum(t.get("mbps")) else None
             if rec["limit"] is None:
@@ -610,7 +612,7 @@ def _life_cost(c: dict[str, Any]) -> list[Figure]:
     """A design's cost on one basis, its total over the service life (compared), with the purchase and the
     monthly price as detail (not compared): a purchase beside a five-year cloud total would mislead."""
     cloud = c.get("cloud") if isinstance(c.get("cloud"), dict) else None
-    tco = c.get("tco") if isinstance(c.get("tco"), dict) else {}
+    tco = dict_at(c, "tco")
     total = cloud.get("service_life_usd") if cloud else tco.get("total_usd", c.get("price_usd"))
     years = tco.get("service_years") or (c.get("endurance") or {}).get("service_years") if not cloud else None
     out = [Figure("total_usd", "its total over the service life" + (f" ({fmt(years)} years)" if years else ""),
@@ -635,7 +637,7 @@ def _plan_figures(doc: dict[str, Any]) -> list[Figure]:
                 Figure("binding", "binding requirement", doc.get("binding")),
                 Figure("designs_meeting", "designs meeting the requirement", doc.get("designs_meeting"), "", 0)]
     elif action == "value":
-        cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+        cfg = dict_at(doc, "config")
         out += [Figure("config", "configuration", config_name(cfg)),
                 Figure("price_usd", "price", cfg.get("price_usd"), "$", 0, "lower")]
         out += [Figure(k, label, get(doc, "value", k), "", d, better) for k, label, d, better in _VALUE_KEYS]
@@ -744,11 +746,11 @@ def figures(doc: dict[str, Any]) -> list[Figure]:
 
 def _advise_figures(doc: dict[str, Any]) -> list[Figure]:
     """The recommended option, its total over the service life, and the requirement it was sized for."""
-    a = doc.get("advice") if isinstance(doc.get("advice"), dict) else {}
+    a = dict_at(doc, "advice")
     opts = dicts(a.get("options"))
     rec = a.get("recommended")
     best = opts[rec] if isinstance(rec, int) and not isinstance(rec, bool) and 0 <= rec < len(opts) else {}
-    req = a.get("requirement") if isinstance(a.get("requirement"), dict) else {}
+    req = dict_at(a, "requirement")
     years = best.get("service_years")
     return [Figure("recommended", "recommended", f"{best.get('where')}: {best.get('description')}" if best else None),
             Figure("total_usd", "its total over the service life" + (f" ({fmt(years)} years)" if years else ""),

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from dbtier.results import kinds
+from dbtier.core.parts import dict_at
 
 BOUND = "belady"
 POLICY_NAMES = {"lru": "LRU", "fifo": "FIFO", "clock": "CLOCK", "s3fifo": "S3-FIFO", "s3fifo-2023": "S3-FIFO (2023)",
@@ -26,7 +27,7 @@ HEADROOM_NOTE = ("a policy's miss ratio minus Belady's at the same cache size, i
 _UNITS = (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024), ("B", 1))
 
 
-def _num(x: Any) -> bool:
+def _num(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
@@ -76,7 +77,7 @@ def _points(c: dict[str, Any]) -> dict[Any, dict[str, Any]]:
 
 def sizes(m: dict[str, Any]) -> list[int]:
     """The cache sizes, in the curves' order (every curve has the same)."""
-    pts = next((c["points"] for c in curves(m) if isinstance(c.get("points"), list)), [])
+    pts: list[Any] = next((c["points"] for c in curves(m) if isinstance(c.get("points"), list)), [])
     return [p["cache_bytes"] for p in pts if isinstance(p, dict) and _num(p.get("cache_bytes"))]
 
 
@@ -155,7 +156,7 @@ def not_computed(m: dict[str, Any]) -> str:
 
 def figures(doc: dict[str, Any]) -> list[dict[str, Any]]:
     m = doc["mrc"]
-    tr = m.get("trace") if isinstance(m.get("trace"), dict) else {}
+    tr = dict_at(m, "trace")
     fp = tr.get("footprint_bytes")
     out = [dict(key="trace_format", label="trace format", value=tr.get("format")),
            dict(key="requests", label="requests", value=tr.get("requests"), digits=0),

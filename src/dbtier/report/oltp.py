@@ -49,7 +49,7 @@ _ROLE_LABELS = {"data": "tables (data)", "index": "indexes", "wal": "WAL", "temp
 _ENGINE_ROLES = {"postgres": ("data", "index", "wal", "temp"), "mariadb": ("data", "redo", "undo", "temp")}
 _MATRIX_HEADS = {"data": "tables", "index": "indexes", "wal": "WAL", "temp": "temp", "redo": "redo", "undo": "undo"}
 _WORKLOAD_NAMES = F.WORKLOAD_NAMES
-_WORKLOAD_METHOD = {
+_WORKLOAD_METHOD: dict[Any, str] = {     # looked up with a document's value, which may be anything
     "tpcc": "TPC-C-like: the five transactions (new-order, payment, order-status, delivery, stock-level in a "
             "45/43/4/4/4 mix) as PL/pgSQL functions driven by pgbench, 1% of new orders rolled back, TPC-C's "
             "cardinalities. NOPM counts new orders per minute (from district.d_next_o_id); TPM counts all "

@@ -14,7 +14,7 @@ from dbtier.report.base import esc, figure_frame, html_table, kv_table
 from dbtier.report.svg import Marker, Series
 from dbtier.report.svg_sim import Event, Window, cdf_chart, timeline_chart
 
-DESIGN_NAMES = {"single": "one device", "read-cache": "flash read cache",
+DESIGN_NAMES: dict[Any, str] = {"single": "one device", "read-cache": "flash read cache",
                 "preferred-read-mirror": "preferred-read mirror"}
 
 

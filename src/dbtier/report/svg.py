@@ -325,7 +325,7 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
     fr.parts = open_svg(width, height, title, desc) + legend_parts
 
     xs = [x for s in series for x, _ in s.points] + [b.x0 for b in bands] + [b.x1 for b in bands]
-    ys = [y for s in series for _, y in s.points] + [r.y for r in ref_lines] + [m.y for m in markers]
+    ys = [y for s in series for _, y in s.points if y is not None] + [r.y for r in ref_lines] + [m.y for m in markers]
     fixed = y_max is not None and not y_log
     xa = _Axis(xs, "log2" if x_log2 else "linear", fr.left + 8, fr.width - fr.right - 8, tight=True)
     ya = _Axis(ys + ([y_max] if fixed else []), "log10" if y_log else "linear", fr.height - fr.bottom, fr.top,

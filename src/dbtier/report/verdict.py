@@ -60,7 +60,7 @@ TOPICS = ("tiers", "good_for", "saturates", "bottleneck", "placement", "designs"
 TOPIC_LABELS = {"tiers": "tiers", "good_for": "good for", "saturates": "saturates", "bottleneck": "bottleneck",
                 "placement": "placement", "designs": "simulated designs", "cheapest": "cheapest",
                 "caveats": "caveats"}
-_ENGINES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
+_ENGINES: dict[Any, str] = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
 
 
 def thresholds() -> list[tuple[str, str]]:

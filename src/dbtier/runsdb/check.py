@@ -39,6 +39,7 @@ def baseline(runs: list[list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
     out = {}
     for k, rs in by.items():
         nums = [r["value"] for r in rs if F.isnum(r.get("value"))]
+        sp: dict[str, Any] | None
         if len(nums) > 1:
             sp = spread(nums)
             value = sp["median"]

@@ -22,6 +22,7 @@ from dbtier.core.units import count_text
 from dbtier.report import figures as F
 from dbtier.results import kinds
 from dbtier.results.store import RESULT_FILE, load_run, marker_of
+from dbtier.core.parts import dict_at
 
 DAMAGED = "damaged"
 
@@ -172,7 +173,7 @@ def row_of(doc: dict[str, Any], run_id: str, mtime_ns: int, size: int, lab: str 
     t = _first_target(doc)
     errors = F.dicts(doc.get("errors"))
     status = doc.get("status") if isinstance(doc.get("status"), str) else "unknown"
-    row = {"run_id": run_id, "mtime_ns": mtime_ns, "size": size, "command": _text(doc.get("command")),
+    row: dict[str, Any] = {"run_id": run_id, "mtime_ns": mtime_ns, "size": size, "command": _text(doc.get("command")),
            "name": _text(doc.get("name")), "continues": continues(doc), "kind": kind, "action": action, "status": status,
            "reason": _text(errors[0].get("message")) if errors and status != "ok" else None,
            "started_at": started, "finished_at": finished,
@@ -198,7 +199,7 @@ def continues(doc: dict[str, Any]) -> str | None:
     """The run(s) this one continues, as its params name them: a history requirement's import or
     consolidation (`run`), a consolidation's imports (`runs`), an import appended to an earlier one (`into`),
     a plan sized from a history run (`from_history`). Runs it only reads (report, compare) continue none."""
-    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    params = dict_at(doc, "params")
     key = {"history.requirement": "run", "history.consolidate": "runs", "history.import": "into",
            "plan.size": "from_history"}.get(kinds.kind_of(doc))
     v = params.get(key) if key else None

@@ -49,8 +49,8 @@ def fingerprint() -> str:
     h = hashlib.sha256(f"{INDEX_VERSION}|{__version__}".encode())
     for m in (figures, mrc_figures, probe, extract, kinds):
         try:
-            h.update(Path(m.__file__).read_bytes())
-        except (OSError, TypeError):
+            h.update(Path(m.__file__ or m.__name__).read_bytes())
+        except OSError:
             h.update(m.__name__.encode())
     return h.hexdigest()[:24]
 
