@@ -20,7 +20,7 @@ The rules, each stated once:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 from dbtier.core.stats import median
 from dbtier.core.units import human_bytes
@@ -40,7 +40,7 @@ RAID_MODELS = ("perc", "megaraid", "mr9", "logical volume", "smart array", "raid
 ARRAY_NAMES = ("md", "dm-")
 
 
-def _num(x: Any) -> bool:
+def _num(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
@@ -61,7 +61,7 @@ def device_class(bd: Any) -> str | None:
 
 def _iops_at(points: list[dict[str, Any]], test: str, outstanding: Any) -> float | None:
     """The best median IOPS of `test`'s points at that outstanding I/O (each point's runs give their median)."""
-    groups: dict[tuple, list[float]] = {}
+    groups: dict[tuple[Any, ...], list[float]] = {}
     for p in points:
         if isinstance(p, dict) and p.get("test") == test and p.get("outstanding") == outstanding \
                 and _num(p.get("iops")):

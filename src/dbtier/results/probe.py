@@ -61,7 +61,7 @@ def _of(points: Iterable[dict[str, Any]], test: str) -> list[dict[str, Any]]:
 MIN_MEASUREMENTS = 2
 
 
-def point_config(p: dict[str, Any]) -> tuple:
+def point_config(p: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two points measurements of the same thing: the test, its threads and outstanding I/O,
     the block size, and the streams or writers (a sweep point, its confirming run and a repeat share it)."""
     return (p.get("test"), p.get("jobs"), p.get("outstanding"), p.get("bs_bytes"), p.get("streams"),
@@ -69,7 +69,7 @@ def point_config(p: dict[str, Any]) -> tuple:
 
 
 def _groups(points: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    out: dict[tuple, list[dict[str, Any]]] = {}
+    out: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for p in points:
         out.setdefault(point_config(p), []).append(p)
     return list(out.values())
@@ -106,7 +106,7 @@ def _commit(pct: str) -> Callable[[dict[str, Any]], Any]:
     return lambda p: (p.get("commit_lat_us") or {}).get(pct)
 
 
-def headlines(points: list[dict[str, Any]]) -> dict[str, tuple[list[dict[str, Any]], Callable]]:
+def headlines(points: list[dict[str, Any]]) -> dict[str, tuple[list[dict[str, Any]], Callable[..., Any]]]:
     """{summary key: (the measurements of its point, what each gives)} for the keys measured. A peak is the
     point whose median is the highest (a lucky single run does not win over a repeated one by chance alone)."""
     rr, rw, mix = _of(points, READ_4K), _of(points, WRITE_4K), _of(points, MIX_8K)
@@ -143,7 +143,7 @@ GROUP_HEADLINES = {
 def under_measured(points: list[dict[str, Any]], keys: Iterable[str]) -> list[dict[str, Any]]:
     """The first measurement of each headline point (of keys) measured fewer than MIN_MEASUREMENTS times."""
     h = headlines(points)
-    out: dict[tuple, dict[str, Any]] = {}
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
     for k in keys:
         if k in h and len(h[k][0]) < MIN_MEASUREMENTS:
             out.setdefault(point_config(h[k][0][0]), h[k][0][0])
@@ -228,7 +228,7 @@ def _p99(p: dict[str, Any], side: str) -> float | None:
     own = p.get(side)
     for lat in (own.get("lat_us") if isinstance(own, dict) else None, p.get("lat_us")):
         if isinstance(lat, dict) and _num(lat.get("p99")):
-            return lat["p99"]
+            return float(lat["p99"])
     return None
 
 

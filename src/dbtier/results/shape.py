@@ -15,6 +15,7 @@ from typing import is_typeddict
 
 from dbtier.core.errors import DbtierError
 from dbtier.results import kinds, types
+from dbtier.results.types_base import Envelope
 
 
 class Opt:
@@ -86,7 +87,7 @@ def _of(tp: Any) -> Any:
     raise TypeError(f"no shape for {tp!r}")
 
 
-COMMON: dict[str, Any] = _of(types.Envelope)
+COMMON: dict[str, Any] = _of(Envelope)
 # The commands whose sections other commands read (report, show's verdict, compare, plan value and
 # --from-history, simulate --device, bench dss --probe); the others' documents are shown as they are.
 READ_BACK = {"probe", "bench", "lab", "history", "plan", "simulate"}

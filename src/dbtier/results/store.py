@@ -63,12 +63,12 @@ def is_run_dir(path: Path) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def has_marker(path: str | os.PathLike) -> bool:
+def has_marker(path: str | os.PathLike[str]) -> bool:
     """True when `path` carries the marker of a run directory dbtier made."""
     return os.path.isfile(os.path.join(path, RUN_MARKER))
 
 
-def marker_of(path: str | os.PathLike) -> dict[str, Any] | None:
+def marker_of(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """What a run directory's marker says ({command, name}), None when it has none (or not one of ours)."""
     try:
         with open(os.path.join(path, RUN_MARKER), "rb") as f:
@@ -105,7 +105,7 @@ def _within(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
 
 
-def check_out(out: str | os.PathLike | None, force: bool = False) -> None:
+def check_out(out: str | os.PathLike[str] | None, force: bool = False) -> None:
     """Refuse an --out that would overwrite or mix a run (before any work is done)."""
     if out is None:
         return
@@ -144,7 +144,7 @@ def check_out(out: str | os.PathLike | None, force: bool = False) -> None:
                           "choose a new directory with --out DIR, or empty it yourself")
 
 
-def _replace(path: Path, inputs: Iterable[str | os.PathLike]) -> None:
+def _replace(path: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
     """--force: remove the run directory `path` whole, unless it holds something this command reads."""
     real = os.path.realpath(path)
     held = [str(i) for i in inputs if str(i) and _within(os.path.realpath(i), real)]
@@ -173,9 +173,9 @@ class RunDir:
         self.path = Path(path)
 
     @classmethod
-    def create(cls, command: str, out: str | os.PathLike | None = None,
-               root: str | os.PathLike | None = "runs", force: bool = False,
-               inputs: Iterable[str | os.PathLike] = (), name: str | None = None) -> "RunDir":
+    def create(cls, command: str, out: str | os.PathLike[str] | None = None,
+               root: str | os.PathLike[str] | None = "runs", force: bool = False,
+               inputs: Iterable[str | os.PathLike[str]] = (), name: str | None = None) -> "RunDir":
         check_name(name)
         if out is not None:
             path = Path(out)
@@ -314,7 +314,7 @@ def _depth_over(doc: Any, limit: int) -> bool:
     return False
 
 
-def parse_document(data: bytes, file: str | os.PathLike) -> dict[str, Any]:
+def parse_document(data: bytes, file: str | os.PathLike[str]) -> dict[str, Any]:
     """Bytes of a result.json to its object, or a DbtierError naming `file` and what is wrong."""
     if data.startswith(b"\xef\xbb\xbf"):   # a BOM some editors add: still UTF-8
         data = data[3:]
@@ -340,7 +340,7 @@ def parse_document(data: bytes, file: str | os.PathLike) -> dict[str, Any]:
     return doc
 
 
-def load_run(path: str | os.PathLike) -> dict[str, Any]:
+def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a run directory (or a result.json path) and bring it to the current schema.
 
     Checks, in order, each failing with one DbtierError naming the file: it is a regular file (a FIFO

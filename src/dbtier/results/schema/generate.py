@@ -13,6 +13,7 @@ import types as _pytypes
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 from dbtier.results import types as T
+from dbtier.results.types_base import Def, Envelope, S
 
 _PRIMITIVE = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 
@@ -32,9 +33,9 @@ class _Gen:
             out = dict(self.of(base))
             named = None
             for m in meta:
-                if isinstance(m, T.Def):
+                if isinstance(m, Def):
                     named = m.name
-                elif isinstance(m, T.S):
+                elif isinstance(m, S):
                     out.update(m.keywords)
             if named is None:
                 return out
@@ -78,7 +79,7 @@ class _Gen:
             return {**one, "type": [one["type"], "null"]}
         return {"oneOf": [{"type": "null"}, one]}
 
-    def object(self, cls: type) -> dict[str, Any]:
+    def object(self, cls: type[Any]) -> dict[str, Any]:
         hints = get_type_hints(cls, include_extras=True)
         out: dict[str, Any] = {"type": "object"}
         if cls.__doc__ and cls.__doc__ != getattr(cls.__mro__[1], "__doc__", None):
@@ -115,7 +116,7 @@ def _when(cond: dict[str, str]) -> dict[str, Any]:
 
 def generate() -> dict[str, Any]:
     g = _Gen()
-    envelope = g.object(T.Envelope)
+    envelope = g.object(Envelope)
     sections = [{"if": _when(cond), "then": g.of(cls)} for cond, cls in T.SECTIONS]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
