@@ -51,7 +51,7 @@ def running(pid: int, ticks: int) -> bool:
     its parent, is dead (a watchdog woken by the exit sees it so before the parent's wait)."""
     rest = _stat(pid)
     try:
-        return bool(rest) and int(rest[19]) == ticks and rest[0] not in (b"Z", b"X")
+        return rest is not None and int(rest[19]) == ticks and rest[0] not in (b"Z", b"X")
     except (IndexError, ValueError):
         return False
 

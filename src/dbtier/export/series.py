@@ -176,7 +176,7 @@ def _history(b: Builder, run_id: str, doc: dict[str, Any]) -> list[_Series]:
     for r in rows:
         by_db.setdefault(str(r[0]), []).append(r)
     for database, rs in by_db.items():
-        for col, (op, iops_k, mbps_k) in enumerate(HISTORY_OPS):
+        for col, (op, _iops_k, _mbps_k) in enumerate(HISTORY_OPS):
             s = _Series(b, "dbtier_series_history_operations_per_second",
                         {"run_id": run_id, "database": database, "op": op})
             for r in rs:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Sequence, TypeGuard
 
 from dbtier.report.base import esc
 
@@ -197,7 +197,7 @@ class _Axis:
             return (self.p0 + self.p1) / 2
         return self.p0 + (self._t(v) - lo) / (hi - lo) * (self.p1 - self.p0)
 
-    def ok(self, v: float | None) -> bool:
+    def ok(self, v: float | None) -> TypeGuard[float]:
         return v is not None and math.isfinite(v) and (self.kind == "linear" or v > 0)
 
 
@@ -328,7 +328,7 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
     ys = [y for s in series for _, y in s.points if y is not None] + [r.y for r in ref_lines] + [m.y for m in markers]
     fixed = y_max is not None and not y_log
     xa = _Axis(xs, "log2" if x_log2 else "linear", fr.left + 8, fr.width - fr.right - 8, tight=True)
-    ya = _Axis(ys + ([y_max] if fixed else []), "log10" if y_log else "linear", fr.height - fr.bottom, fr.top,
+    ya = _Axis(ys + ([y_max] if y_max is not None and fixed else []), "log10" if y_log else "linear", fr.height - fr.bottom, fr.top,
                include_zero=y_zero and not y_log, pad=0.0 if fixed else 0.04)
     has_data = any(xa.ok(x) and ya.ok(y) for s in series for x, y in s.points)
     if not has_data:
@@ -365,9 +365,9 @@ def line_chart(title: str, series: Sequence[Series], *, x_label: str = "", y_lab
                 run = []
             else:
                 run.append(pt)
-        for pt, (x, y) in zip(pts, ordered):
+        for pt, (dx, dy) in zip(pts, ordered):
             if pt is not None:
-                tip = f"{name}: {fmt_num(x)} → {fmt_num(y)}"
+                tip = f"{name}: {fmt_num(dx)} → {fmt_num(dy)}"
                 fr.parts.append(f'<circle cx="{coord(pt[0])}" cy="{coord(pt[1])}" r="3" fill="{col}">'
                                 f"<title>{esc(tip)}</title></circle>")
         fr.parts.append("</g>")
@@ -638,7 +638,7 @@ def heat_map(title: str, row_labels: Sequence[str], col_labels: Sequence[str],
             v = values[i][j] if j < len(values[i]) else None
             x = left + j * cell_w
             ok = v is not None and math.isfinite(v)
-            fill = shade(v, lo, hi) if ok else "url(#hm-empty)"
+            fill = shade(v, lo, hi) if v is not None and ok else "url(#hm-empty)"
             tip = f"{lab}, {col_labels[j]}: " + (f"{fmt_num(v)}{(' ' + unit) if unit else ''}" if ok else "no data")
             parts.append(f'<rect x="{x:.1f}" y="{y}" width="{cell_w - 1:.1f}" height="{cell_h - 1}" fill="{fill}">'
                          f"<title>{esc(tip)}</title></rect>")

@@ -178,8 +178,8 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
         if p.restart_at_s:
             raise DbtierError(f"--restart-at applies to --design read-cache, not {p.design}", "drop --restart-at")
     if p.design != "preferred-read-mirror":
-        for flag, val in (("--tracking", p.tracking), ("--region-size", p.region_size)):
-            if val is not None:
+        for flag, given in (("--tracking", p.tracking), ("--region-size", p.region_size)):
+            if given is not None:
                 raise DbtierError(f"{flag} applies to --design preferred-read-mirror, not {p.design}", f"drop {flag}")
     if p.failure is not None:
         if p.design != "preferred-read-mirror":

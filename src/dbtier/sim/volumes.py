@@ -157,6 +157,7 @@ def details(results: Sequence[VolumeResult], src: Source, p: Any, devices: dict[
     if caches:
         counters = [k for k, v in caches[0].items() if isinstance(v, int) and not isinstance(v, bool)
                     and k not in ("capacity_blocks", "capacity_bytes")]
+        cache: dict[str, Any]
         cache = {**{k: caches[0][k] for k in ("policy", "write_mode", "cache_gb", "capacity_blocks",
                                                "capacity_bytes", "seq_cutoff_bytes") if k in caches[0]},
                  **{k: sum(c.get(k) or 0 for c in caches) for k in dict.fromkeys([*counters, *_SUMMED])

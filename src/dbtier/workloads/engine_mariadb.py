@@ -37,7 +37,7 @@ from dbtier.model.oltp import NOT_MEASURED_REMOTE, Evidence, throttles_of, wait_
 from dbtier.model.placement import INNODB_MATRIX
 from dbtier.model.sysbench import WORKLOADS as SYSBENCH_WORKLOADS, MysqlTarget, layout, sysbench_seconds
 from dbtier.workloads.backup import MARIADB_METHODS
-from dbtier.workloads.engine import Engine
+from dbtier.workloads.engine import Engine, ServerSpec
 from dbtier.workloads.mariadb import (DATA_DIRECTORY_ROLES, DSN_PLACE_REFUSED, FLUSH_METHODS, INDEX_REFUSED, ROLES,
                                       TABLE_FILES_MARIADB, TABLE_FILES_MYSQL, USER, Attached, Server, Settings,
                                       data_directory_clause, data_directory_failure, durable, find_binaries,
@@ -261,7 +261,7 @@ class MariaDBEngine(Engine):
     # 140 MiB budget with a 32 MiB pool was OOM-killed at start; the memory budget adds this on top
     server_base_bytes = 256 * 2**20
 
-    def __init__(self, spec):
+    def __init__(self, spec: ServerSpec) -> None:
         super().__init__(spec)
         self.server: Server | None = None
         self.attached: Attached | None = None

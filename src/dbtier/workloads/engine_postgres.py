@@ -13,15 +13,20 @@ import shutil
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from dbtier.core.debris import temp_dir
 from dbtier.cli import settings_options as pgopt
 from dbtier.model.oltp import WORKLOADS, pgbench_seconds
 from dbtier.model.placement import MATRIX
 from dbtier.workloads.backup import PG_METHODS
-from dbtier.workloads.engine import Engine
+from dbtier.workloads.engine import Engine, ServerSpec
 from dbtier.workloads.postgres import ROLES, Cluster, Settings, find_bindir
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from dbtier.workloads.pgbench import Database
 
 # What the DSS indexes are, as the load record says.
 TPCH_PG_INDEXES = "primary keys; lineitem (l_partkey, l_suppkey), orders (o_custkey), partsupp (ps_suppkey)"
@@ -39,11 +44,11 @@ class PostgresEngine(Engine):
     dsn_place_refused = ("on your server dbtier creates only its own database: placing PostgreSQL's parts takes "
                          "tablespaces and a WAL directory, which dbtier makes only in a cluster it created")
 
-    def __init__(self, spec):
+    def __init__(self, spec: ServerSpec) -> None:
         super().__init__(spec)
         self.cluster: Cluster | None = None
-        self.db = None
-        self.conn = None
+        self.db: Database | None = None
+        self.conn: psycopg.Connection | None = None
         self.texts: dict[int, str] = {}
         self.db_path: Path | None = None
         self.temp_path: Path | None = None

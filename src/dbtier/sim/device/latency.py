@@ -218,7 +218,8 @@ def from_probe(doc: dict[str, Any], where: str, target: int | None = None) -> De
         raise DbtierError(f"{where}: the probe summary of {t.get('path')} lacks {', '.join(missing)}",
                           "run a probe with the random and sequential tests (the quick profile has them)")
     # A rotating disk has one actuator; a virtual disk's rotational flag is the driver's default (says nothing).
-    info = next((m for m in (doc.get("machine") or {}).get("targets") or [] if m.get("path") == t.get("path")), {})
+    info: dict[str, Any] = next((m for m in (doc.get("machine") or {}).get("targets") or []
+                                 if m.get("path") == t.get("path")), {})
     bd = info.get("block_device") or {}
     single = bd.get("rotational") is True and not bd.get("virtual")
     return DeviceModel(f"probe:{t.get('path')}", f"probe run {where}, target {t.get('path')}",

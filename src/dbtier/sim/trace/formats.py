@@ -245,7 +245,7 @@ def csv_line(cols: Columns, index: dict[str, int]):
                 except ValueError:
                     raise Bad(f"time '{shown(tok)}' is not a number") from None
                 if not math.isfinite(t):
-                    raise Bad(f"time '{shown(tok)}' is not a finite number")
+                    raise Bad(f"time '{shown(tok)}' is not a finite number") from None
         off = _nonneg(_int(f[fi].strip(), "offset"), "offset") * cols.offset_scale
         ln = _int(f[li].strip(), "length") * cols.length_scale
         return (t, op, off, ln, f[vi].strip() if vi is not None else "0", None)

@@ -432,8 +432,8 @@ def _times(col: Any, cols: ObjectColumns, where: _Where) -> np.ndarray:
     except pa.ArrowInvalid:
         t = None
     ok = None if t is None else np.isfinite(t) & (np.abs(t) < 2.0**62)
-    if t is None or not ok.all():
-        i = _culprit(col, _NUMBER) if t is None else int(np.argmin(ok))
+    if ok is None or not ok.all():
+        i = _culprit(col, _NUMBER) if ok is None else int(np.argmin(ok))
         raise DbtierError(f"{where.line(i)}: time {_shown(col, i)} is not a finite number of seconds",
                           "map the time column (and its time_unit), or leave time out")
     return np.floor(t).astype(np.int64)
