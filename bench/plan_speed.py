@@ -110,7 +110,7 @@ def main() -> None:
     probe_code = ("import time; t = time.perf_counter(); import dbtier.cli.main as m; m.build_parser(); "
                   "a = time.perf_counter() - t\n"
                   "import sys; own = [k for k in sys.modules if k.startswith(('dbtier.model.array', "
-                  "'dbtier.model.planner', 'dbtier.cli.plan'))]\n"
+                  "'dbtier.model.planner', 'dbtier.cli.plan.command'))]\n"
                   "from dbtier.measure.machine import machine_info; t = time.perf_counter(); machine_info(); "
                   "b = time.perf_counter() - t\n"
                   "print(a, b)")
@@ -119,8 +119,8 @@ def main() -> None:
     imports_s, machine_s = map(float, r.stdout.split())
     own_us = sum(int(line.split("|")[1]) for line in r.stderr.splitlines()
                  if line.startswith("import time:") and line.split("|")[2].strip() in
-                 ("dbtier.model.array", "dbtier.model.planner", "dbtier.model.plandoc", "dbtier.cli.plan",
-                  "dbtier.cli.plan_render"))
+                 ("dbtier.model.array", "dbtier.model.planner", "dbtier.model.plandoc", "dbtier.cli.plan.command",
+                  "dbtier.cli.plan.render"))
     heavy = sorted(((int(line.split("|")[1]), line.split("|")[2].strip()) for line in r.stderr.splitlines()
                     if line.startswith("import time:") and line.split("|")[2].strip().startswith("dbtier.")),
                    reverse=True)[:3]

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import call_main
 
-from dbtier.cli.bench_backup import line
+from dbtier.cli.bench.backup import line
 from dbtier.core.errors import DbtierError
 from dbtier.measure import slowtier
 from dbtier.workloads import backup

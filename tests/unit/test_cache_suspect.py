@@ -179,7 +179,8 @@ def test_the_report_marks_the_cache_figure_and_the_virtual_flag():
 def test_the_terminal_summary_marks_the_cache_figure():
     from rich.console import Console
 
-    from dbtier.report.tables import probe_summary_table, rotational_text
+    from dbtier.cli.probe.tables import probe_summary_table
+    from dbtier.report.probe_labels import rotational_text
     doc, t = _real("quick-ext4-virtio.json")
     t["cache_suspect"] = cache_suspect(t["summary"], t["points"], VIRTIO)
     console = Console(width=200, record=True)

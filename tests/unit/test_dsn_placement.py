@@ -1,4 +1,4 @@
-"""--dsn's rules (workloads/engine.py, engine_mariadb.py, cli/bench.py): on a user's server MariaDB places
+"""--dsn's rules (workloads/engine.py, engine_mariadb.py, cli/bench/command.py): on a user's server MariaDB places
 only its own tables, per table with DATA DIRECTORY (the clause quoted, sysbench's tables through a
 wrapper of the stock Lua test, tpcc's schema with the clause on every table, the files read back and
 checked); every other role, PostgreSQL's placement and the managed server's own options are refused

@@ -146,7 +146,7 @@ def _dss_args(**kw):
 
 
 def test_bench_dss_emulate_and_temp_refusals(tmp_path):
-    from dbtier.cli.bench_dss import _budget, _emulation, _temp_arg
+    from dbtier.cli.bench.dss import _budget, _emulation, _temp_arg
     bad = [(_dss_args(temp=str(tmp_path), emulate=f"{tmp_path}=fast"), "cannot read the rate 'fast'"),
            (_dss_args(temp=str(tmp_path), emulate=f"{tmp_path}=0iops"), "0 IOPS is outside"),
            (_dss_args(temp=str(tmp_path), emulate="150iops"), "expected DIR=RATE"),

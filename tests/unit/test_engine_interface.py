@@ -118,7 +118,7 @@ def test_a_new_engine_is_one_registry_line_and_no_cli_change(monkeypatch):
     assert args.engine == "toy" and args.toy_flush == "2"
     assert eng.engine_class("toy", "oltp") is Toy
     # cli/ names no engine module: it reaches engines only through the registry
-    import dbtier.cli.bench as bench
+    import dbtier.cli.bench.command as bench
     assert "engine_postgres" not in inspect.getsource(bench) and "pgbench import" not in inspect.getsource(bench)
 
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.cli import bench, bench_oltp_checks
+from dbtier.cli.bench import command as bench
+
+from dbtier.cli.bench import oltp_checks as bench_oltp_checks
 from dbtier.core.errors import DbtierError
 from dbtier.model.innodb import session_classes, status_values
 from dbtier.model.sysbench import parse_sysbench, point_figures

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.cli.probe_fleet import target_paths, trust_networks
+from dbtier.cli.probe.fleet import target_paths, trust_networks
 from dbtier.core.errors import DbtierError
 from dbtier.measure import fio, fleet
 
@@ -125,7 +125,7 @@ def test_job_file_carries_the_command_lines_options():
 
 
 def test_scaling_names_the_host_count_and_the_rule_that_tripped():
-    from dbtier.cli.probe_fleet import scaling_verdict
+    from dbtier.cli.probe.fleet import scaling_verdict
 
     def step(hosts, per_host, p99):
         return {"hosts": hosts, "iops_per_host": per_host, "worst_host_lat_us_p99": p99}

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from dbtier.cli.history_fetch import parse_time
+from dbtier.cli.history.fetch import parse_time
 from dbtier.core.errors import DbtierError
 from dbtier.history import azure, cloudwatch, promfetch, prometheus, provenance
 from dbtier.history.store import connect

@@ -184,7 +184,7 @@ def test_equivalent_power_rack_space_and_mix_rule(docs):
 
     from rich.console import Console
 
-    from dbtier.cli.plan_render import power_table
+    from dbtier.cli.plan.render import power_table
     from dbtier.report.verdict import verdict
     from dbtier.report.verdict_plan import equivalent_sentence
     html = render_html([docs["equivalent"]])

@@ -183,16 +183,16 @@ def test_every_run_a_command_makes_names_a_kind_from_the_list():
     """Each `Run(KIND, ...)` in dbtier.cli names its kind: a literal from KINDS, or `runs.{action}` whose every
     action is one."""
     calls = []
-    for path in sorted((SRC / "cli").glob("*.py")):
+    for path in sorted((SRC / "cli").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Run":
-                calls.append((path.name, node.args[0]))
+                calls.append((path.relative_to(SRC / "cli").as_posix(), node.args[0]))
     assert len(calls) >= 30
     for where, arg in calls:
         if isinstance(arg, ast.Constant):
             assert arg.value in kinds.NAMES, (where, arg.value)
         else:           # runs_common.make_run: f"runs.{action}", action one of the runs verbs
-            assert isinstance(arg, ast.JoinedStr) and where == "runs_common.py", where
+            assert isinstance(arg, ast.JoinedStr) and where == "runs/common.py", where
             assert ast.unparse(arg) == "f'runs.{action}'"
     made = {a.value for _, a in calls if isinstance(a, ast.Constant)} | {k.name for k in kinds.of_command("runs")}
     assert made == set(kinds.NAMES)         # and every kind in the list is made by some command

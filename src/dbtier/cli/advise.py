@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from dbtier.advise import answer, options
-from dbtier.cli import history_import
+from dbtier.cli.history import imports as history_import
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, add_output_options, console, emit
-from dbtier.cli.plan_options import add_array_options, add_grade_option, add_prices_option
+from dbtier.cli.plan.options import add_array_options, add_grade_option, add_prices_option
 from dbtier.core.errors import DbtierError
 from dbtier.history import SOURCES, combine, days, store, summary
 from dbtier.results.store import is_run_dir, load_run
@@ -138,7 +138,7 @@ def import_into(args: argparse.Namespace, run_dir: Path, groups: list[tuple[str,
 
 
 def fetch_into(args: argparse.Namespace, run_dir: Path) -> list[dict[str, Any]]:
-    from dbtier.cli import history_fetch
+    from dbtier.cli.history import fetch as history_fetch
     sub = copy.copy(args)
     sub.out, sub.force, sub.runs_dir, sub.name = str(run_dir / "history" / "prometheus"), False, None, None
     sub.step, sub.match, sub.timeout = None, None, history_fetch.promfetch.DEFAULT_TIMEOUT_S

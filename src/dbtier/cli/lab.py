@@ -18,7 +18,7 @@ from typing import Any
 from rich.table import Table
 
 from dbtier.cli import options as argtypes
-from dbtier.cli.bench_dss import MAX_TPCH_SCALE
+from dbtier.cli.bench.dss import MAX_TPCH_SCALE
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.settings_options import pg_memory
 from dbtier.cli.common import Run, add_output_options, console, emit

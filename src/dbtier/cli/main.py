@@ -17,7 +17,7 @@ from dbtier import __version__
 from dbtier.cli.options import Parser
 from dbtier.core.errors import DbtierError
 
-# Each subcommand, in help order: its module under dbtier.cli (register() and run()) and its line in
+# Each subcommand, in help order: its module (command_module: register() and run()) and its line in
 # `dbtier --help`, the same words as its register() gives (tests/unit/test_cli_lazy_parser.py compares them).
 SUBCOMMANDS = {
     "advise": "from a database's history to where it should live and what it costs, on-prem and on each cloud",
@@ -38,6 +38,15 @@ SUBCOMMANDS = {
 }
 
 
+# The subcommands with a package of their own under dbtier.cli: register() and run() are in its command.py.
+FAMILIES = frozenset({"probe", "bench", "plan", "history", "runs", "simulate"})
+
+
+def command_module(name: str) -> str:
+    """The module of subcommand `name`: register() and run()."""
+    return f"dbtier.cli.{name}.command" if name in FAMILIES else f"dbtier.cli.{name}"
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The whole parser; given the command line, only what it needs: its subcommand's parser, or where it
     names none (--version, --help, a mistyped name) each subcommand's name and help line alone. A
@@ -51,11 +60,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     if argv is None:
         for name in SUBCOMMANDS:
-            importlib.import_module(f"dbtier.cli.{name}").register(sub)
+            importlib.import_module(command_module(name)).register(sub)
         return parser
     first = next((a for a in argv if not a.startswith("-")), None)
     if first in SUBCOMMANDS:
-        importlib.import_module(f"dbtier.cli.{first}").register(sub)
+        importlib.import_module(command_module(first)).register(sub)
     else:
         for name, summary in SUBCOMMANDS.items():
             sub.add_parser(name, help=summary)

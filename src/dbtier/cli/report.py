@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     # Load everything first: a bad input fails before anything is written.
     sel = None
     if query is not None:
-        from dbtier.cli.runs_report import select
+        from dbtier.cli.runs.report import select
         sel = select(args)
         docs = sel.docs
     else:

@@ -2,7 +2,7 @@
 
 Pure: planner results and option values in, the document's top-level keys out
 (the contract keys the report and `--json` read; see README, "dbtier plan").
-`dbtier.cli.plan` parses and prints; what the document says is decided here.
+`dbtier.cli.plan.command` parses and prints; what the document says is decided here.
 """
 
 from __future__ import annotations

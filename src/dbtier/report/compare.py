@@ -15,7 +15,7 @@ from dbtier.report import verdict_rules as R
 from dbtier.report.base import esc, figure_frame, get, isnum, num, run_label
 from dbtier.report.probe import machine_target, verdict_html
 from dbtier.report.svg import Series
-from dbtier.report.tables import SUMMARY_LABELS
+from dbtier.report.probe_labels import SUMMARY_LABELS
 from dbtier.results.probe import HIGHER_BETTER, SUMMARY_KEYS
 from dbtier.core.parts import dict_at
 

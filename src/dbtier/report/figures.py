@@ -20,7 +20,7 @@ from typing import Any, Iterable, Sequence, TypeGuard
 from dbtier.model.guards import doc_guards
 from dbtier.model.placement import ALL_MATRIX_MOVES
 from dbtier.report import mrc_figures
-from dbtier.report.tables import SUMMARY_LABELS
+from dbtier.report.probe_labels import SUMMARY_LABELS
 from dbtier.results import kinds
 from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, READ_4K, SUMMARY_KEYS, knee, spreads
 from dbtier.core.parts import dict_at

@@ -21,7 +21,7 @@ from dbtier.report.base import (
     run_head,
 )
 from dbtier.report.plan import REQ_LABELS
-from dbtier.report.tables import SUMMARY_LABELS
+from dbtier.report.probe_labels import SUMMARY_LABELS
 from dbtier.core.parts import dict_at
 
 # -- lab -------------------------------------------------------------------------------------------------------

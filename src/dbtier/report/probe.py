@@ -26,7 +26,7 @@ from dbtier.report.base import (
     yes_no,
 )
 from dbtier.report.svg import Band, Marker, RefLine, Series
-from dbtier.report.tables import SUMMARY_LABELS, cache_note, rotational_text
+from dbtier.report.probe_labels import SUMMARY_LABELS, cache_note, rotational_text
 from dbtier.results.cache_suspect import of_target as cache_of_target
 from dbtier.results.probe import (
     COMMIT,

@@ -16,7 +16,7 @@ from dbtier.report import svg
 from dbtier.report.base import badge, esc, figure_frame, get, html_table, isnum, num
 from dbtier.report.probe import OUTSTANDING_PER_HOST, probe_section, target_html, target_points, verdict_html
 from dbtier.report.svg import Marker, Series
-from dbtier.report.tables import SUMMARY_LABELS
+from dbtier.report.probe_labels import SUMMARY_LABELS
 from dbtier.results.probe import RANDOM, READ_4K
 from dbtier.core.parts import dict_at
 

@@ -40,7 +40,7 @@ class LabResult(TypedDict, total=False):
     report: Obj | None
 
 
-# -- plan (cli/plan.py, model/planner) ----------------------------------------------------------------------------
+# -- plan (cli/plan/command.py, model/planner) ----------------------------------------------------------------------------
 
 class CatalogUsed(TypedDict, total=False):
     files: list[str]
@@ -111,7 +111,7 @@ class PlanValue(PlanCommon, total=False):
     figures_used: list[str]
 
 
-# -- simulate (cli/simulate.py, sim/) -----------------------------------------------------------------------------
+# -- simulate (cli/simulate/command.py, sim/) -----------------------------------------------------------------------------
 
 class TraceFigures(TypedDict, total=False):
     requests: int
@@ -194,7 +194,7 @@ class SimulateResult(TypedDict, total=False):
     mrc: Mrc
 
 
-# -- history (cli/history.py, history/) ------------------------------------------------------------------------------
+# -- history (cli/history/command.py, history/) ------------------------------------------------------------------------------
 
 Peaks = dict[str, dict[str, float | None] | None]
 

@@ -190,7 +190,7 @@ class ProbeResult(TypedDict):
     fleet: NotRequired[FleetInfo]
 
 
-# -- bench oltp (cli/bench.py, workloads/) ------------------------------------------------------------------------
+# -- bench oltp (cli/bench/command.py, workloads/) ------------------------------------------------------------------------
 
 Role = Literal["data", "index", "wal", "temp", "redo", "undo", "binlog"]
 NotMeasured = Literal["server_cpu", "server_devices"]
@@ -411,7 +411,7 @@ class BenchResult(TypedDict, total=False):
     params: BenchParams
 
 
-# -- bench dss and bench backup (cli/bench_dss.py, cli/bench_backup.py) -----------------------------------------
+# -- bench dss and bench backup (cli/bench/dss.py, cli/bench/backup.py) -----------------------------------------
 
 class DssQuery(TypedDict, total=False):
     query: int

@@ -32,7 +32,7 @@ MAX_PGBENCH_SCALE = 1_000_000   # about 16 TB
 
 @dataclass
 class Study:
-    """One `bench oltp` request, engine-neutral (cli/bench.py builds it from the options)."""
+    """One `bench oltp` request, engine-neutral (cli/bench/command.py builds it from the options)."""
     workload: str
     warehouses: int
     scale: int

@@ -1,7 +1,7 @@
 """`dbtier plan equivalent|budget|size|value`: arrays from the catalog, their cost, and the cheapest that fits.
 
 Thin: parse, check the numbers, call `dbtier.model.planner`, build the document with
-`dbtier.model.plandoc`, write the run directory, print with `dbtier.cli.plan_render`.
+`dbtier.model.plandoc`, write the run directory, print with `dbtier.cli.plan.render`.
 The document has `plan` (which action) and the action's contract keys at top level
 (see README, "dbtier plan").
 """
@@ -13,9 +13,9 @@ import math
 from typing import Any, Sequence
 
 from dbtier.cli import options as argtypes
-from dbtier.cli import plan_render as render
-from dbtier.cli.plan_cloud import add_cloud_options
-from dbtier.cli.plan_options import add_array_options, add_cost_options, add_grade_option, add_pricing_options
+from dbtier.cli.plan import render
+from dbtier.cli.plan.cloud import add_cloud_options
+from dbtier.cli.plan.options import add_array_options, add_cost_options, add_grade_option, add_pricing_options
 from dbtier.cli.catalog import add_catalog_option, load_priced
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -264,7 +264,7 @@ def run_size(args: argparse.Namespace) -> int:
             if given:
                 raise DbtierError(f"{opt} goes with an on-prem plan: --cloud prices the providers' volumes at "
                                   "their list prices", f"drop {opt}, or drop --cloud to size owned devices")
-        from dbtier.cli.plan_cloud import run_cloud
+        from dbtier.cli.plan.cloud import run_cloud
         return run_cloud(args, req, history, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
                                                      instance=args.instance, from_history=args.from_history,
                                                      roles=args.roles, mirror_zones=args.mirror_zones,

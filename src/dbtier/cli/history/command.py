@@ -1,8 +1,8 @@
 """`dbtier history import|fetch|consolidate|requirement`: IOPS and MB/s from a database's own I/O history.
 
 import reads one source's exports (AWR, DMA, SQL Server, PostgreSQL, diskstats, iostat, sar, Prometheus,
-CloudWatch, Azure Monitor: cli/history_import.py) into intervals and peaks; fetch reads a Prometheus' API
-first (cli/history_fetch.py); consolidate puts several imports on one UTC time grid and compares the peak
+CloudWatch, Azure Monitor: cli/history/imports.py) into intervals and peaks; fetch reads a Prometheus' API
+first (cli/history/fetch.py); consolidate puts several imports on one UTC time grid and compares the peak
 of the sum with the sum of the peaks; requirement writes what `dbtier plan size --from-history`
 reads. Full series go to Parquet files in the run directory; result.json has the summaries.
 """
@@ -14,12 +14,14 @@ from typing import Any
 
 import duckdb
 
-from dbtier.cli import history_fetch, history_import
-from dbtier.cli import history_render as render
+from dbtier.cli.history import fetch as history_fetch
+
+from dbtier.cli.history import imports as history_import
+from dbtier.cli.history import render
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.cli.markup import esc
-from dbtier.cli.history_import import MAX_TOP, apply_memory, input_sizes, memory_option, progress_bar
+from dbtier.cli.history.imports import MAX_TOP, apply_memory, input_sizes, memory_option, progress_bar
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES

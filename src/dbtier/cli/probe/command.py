@@ -15,7 +15,7 @@ from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.probe import PROFILES, TESTS, check_device, check_directory, load_levels, probe_target, with_profile
-from dbtier.report.tables import probe_points_table, probe_summary_table
+from dbtier.cli.probe.tables import probe_points_table, probe_summary_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise DbtierError("--trust, --hosts-step and --hosts-remote go with --hosts",
                           "add --hosts HOSTS, or leave them out")
     if args.hosts is not None:
-        from dbtier.cli import probe_fleet
+        from dbtier.cli.probe import fleet as probe_fleet
         size = args.size
         _positive("--size", size)
         _positive("--point-seconds", args.point_seconds)

@@ -15,7 +15,7 @@ from dbtier.cli.markup import esc
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor, fleet
 from dbtier.measure.probe import Profile, load_levels, probe_target
-from dbtier.report.tables import probe_points_table, probe_summary_table
+from dbtier.cli.probe.tables import probe_points_table, probe_summary_table
 from dbtier.results.probe import READ_4K, RANDOM, knees, spreads, summarize
 
 DEGRADED_P99 = 1.5          # per-host p99 this many times the one-host figure: the shared storage degrades

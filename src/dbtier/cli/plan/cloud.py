@@ -1,6 +1,6 @@
 """`dbtier plan size --cloud PROVIDER`: cloud volumes as the providers sell them (dbtier.model.cloud_plan).
 
-Thin: the requirement is parsed by `dbtier.cli.plan`; this sizes each volume type's cheapest stripe, replays a
+Thin: the requirement is parsed by `dbtier.cli.plan.command`; this sizes each volume type's cheapest stripe, replays a
 history through its credit buckets (--from-history), writes the document and prints it.
 
 A clustered requirement (more than one instance) is sized only on volumes every instance can attach, and
@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from dbtier.cli import plan_cloud_render as render
+from dbtier.cli.plan import cloud_render as render
 from dbtier.cli.common import Run, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.model.cloud_cluster import ENGINES
@@ -55,7 +55,7 @@ def add_cloud_options(sp: argparse.ArgumentParser) -> None:
 
 
 def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None, params: dict[str, Any]) -> int:
-    """`params`: the run's params as `dbtier.cli.plan` builds them for every plan action."""
+    """`params`: the run's params as `dbtier.cli.plan.command` builds them for every plan action."""
     from dbtier.model import cloud, cloud_plan
     types, instances = cloud.load_volume_types(), cloud.load_instances()
     notes: list[str] = []

@@ -1,5 +1,5 @@
 """`dbtier runs`: every run under the runs directories as one table; `runs sql`, `runs trend`, `runs check`
-(cli/runs_verbs.py, cli/runs_check.py).
+(cli/runs/verbs.py, cli/runs/check.py).
 
 The runs are read in place and kept in a cached index per runs directory (dbtier.runsdb.index); the table
 and every query are DuckDB over it (dbtier.runsdb.views). Listing, sql and trend only read: like `show` and
@@ -12,10 +12,10 @@ import argparse
 import os
 import sys
 
-from dbtier.cli import runs_render as R
-from dbtier.cli.runs_render import terminal_width
+from dbtier.cli.runs import render as R
+from dbtier.cli.runs.render import terminal_width
 from dbtier.cli.common import console, emit
-from dbtier.cli.runs_common import add_filters, add_runs_options, catalogue, make_run, parse_since
+from dbtier.cli.runs.common import add_filters, add_runs_options, catalogue, make_run, parse_since
 from dbtier.core.errors import DbtierError
 
 BASE = ("run_id", "name", "kind", "status", "started_at", "host", "device", "model", "continues", "summary")
@@ -27,7 +27,8 @@ FOLDED = frozenset({"host", "device", "model", "continues", "summary"})
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from dbtier.cli import runs_check, runs_verbs
+    from dbtier.cli.runs import check as runs_check
+    from dbtier.cli.runs import verbs as runs_verbs
     p = sub.add_parser("runs", help="every run as one table; sql, trend and check over them",
                        description="List every run under the runs directories (command, kind, status, start, "
                        "host, target device and model, key figures), read in place through a cached index "

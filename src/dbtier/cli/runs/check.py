@@ -26,7 +26,7 @@ _FIGURE_COLS = ("path", "figure_key", "item", "key", "label", "value", "text", "
 
 
 def register(verbs: argparse._SubParsersAction) -> None:
-    from dbtier.cli.runs_common import add_runs_options
+    from dbtier.cli.runs.common import add_runs_options
     from dbtier.runsdb.check import DEFAULT_TOLERANCE_PCT
     c = verbs.add_parser("check", help="a run against a baseline: exit 1 when a headline figure regressed",
                          description="Compare RUN's headline figures with a baseline run, or with the runs a "
@@ -111,7 +111,7 @@ def _baseline(con: Any, args: argparse.Namespace, run_path: str, kind: str, acti
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from dbtier.cli.runs_common import catalogue, make_run
+    from dbtier.cli.runs.common import catalogue, make_run
     from dbtier.runsdb import check, extract
     con, done = catalogue(args)
     doc = _load(con, args.run, "RUN")

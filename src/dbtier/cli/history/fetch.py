@@ -15,8 +15,8 @@ import urllib.request
 import zoneinfo
 from pathlib import Path
 
-from dbtier.cli import history_import
-from dbtier.cli import history_render as render
+from dbtier.cli.history import imports as history_import
+from dbtier.cli.history import render
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import add_output_options, console, emit
 from dbtier.core.errors import DbtierError

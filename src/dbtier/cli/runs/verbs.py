@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbtier.cli import runs_render as R
+from dbtier.cli.runs import render as R
 from dbtier.cli.common import console, emit
 
 
@@ -21,7 +21,7 @@ def _views_help() -> str:
 
 
 def register(verbs: argparse._SubParsersAction) -> None:
-    from dbtier.cli.runs_common import add_filters, add_runs_options
+    from dbtier.cli.runs.common import add_filters, add_runs_options
     from dbtier.runsdb.trend import BY
     p = verbs.add_parser("sql", help="read-only SQL over the runs (DuckDB)", epilog=_views_help(),
                          formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -47,7 +47,7 @@ def register(verbs: argparse._SubParsersAction) -> None:
 
 
 def run_sql(args: argparse.Namespace) -> int:
-    from dbtier.cli.runs_common import catalogue, make_run
+    from dbtier.cli.runs.common import catalogue, make_run
     from dbtier.runsdb import views as V
     con, done = catalogue(args)
     V.check_select(con, args.query)
@@ -69,7 +69,7 @@ def run_sql(args: argparse.Namespace) -> int:
 
 
 def run_trend(args: argparse.Namespace) -> int:
-    from dbtier.cli.runs_common import catalogue, make_run, parse_since
+    from dbtier.cli.runs.common import catalogue, make_run, parse_since
     from dbtier.cli.report import write_text_atomic
     from dbtier.runsdb.trend import parse_figure, series
     parse_figure(args.figure)                   # a bad name fails before the runs are read

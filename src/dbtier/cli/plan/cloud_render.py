@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from dbtier.cli.markup import esc, lit
-from dbtier.cli.plan_render import plain_table, table_fits
+from dbtier.cli.plan.render import plain_table, table_fits
 from dbtier.core.units import duration_text
 from dbtier.model.cloud_plan import group_volumes
 from dbtier.model.requirement import LABELS, Requirement

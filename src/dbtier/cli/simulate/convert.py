@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from dbtier.cli import simulate_render as render
+from dbtier.cli.simulate import render
 from dbtier.cli.common import Run, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.errors import DbtierError

@@ -8,7 +8,7 @@ import shlex
 from typing import Any
 
 from dbtier.cli import options as argtypes
-from dbtier.cli import simulate_render as render
+from dbtier.cli.simulate import render
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.errors import DbtierError

@@ -12,7 +12,7 @@ from rich import box
 from rich.table import Table
 
 from dbtier.cli import options as argtypes
-from dbtier.cli import simulate_render as render
+from dbtier.cli.simulate import render
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.units import human_bytes
@@ -25,7 +25,7 @@ _BLOCK = tuple(f for f in FORMATS if f != "csv")      # block trace layouts (csv
 
 
 def register_mrc(ssub: argparse._SubParsersAction) -> None:
-    """`simulate mrc` and its options (cli/simulate.py registers the other actions)."""
+    """`simulate mrc` and its options (cli/simulate/command.py registers the other actions)."""
     mp = ssub.add_parser("mrc", help="miss-ratio curves of an object trace (oracleGeneral, vscsi, txt, csv) "
                          "for several policies",
                          description="Miss-ratio curves of an object trace for each --policy, from one read of "

@@ -30,7 +30,7 @@ def _by(points: list[dict[str, Any]]) -> str | None:
 
 
 def select(args: argparse.Namespace) -> Selection:
-    from dbtier.cli.runs_common import DEFAULT_RUNS_DIR, catalogue
+    from dbtier.cli.runs.common import DEFAULT_RUNS_DIR, catalogue
     from dbtier.report.inputs import load_runs
     from dbtier.report.runs import SECTIONS_MAX
     from dbtier.runsdb import trend, views as V

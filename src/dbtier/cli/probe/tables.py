@@ -1,4 +1,4 @@
-"""Terminal tables (rich). They only read result documents."""
+"""The probe's terminal tables (rich): each point as it is measured, and a target's headline figures."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 from rich.table import Table
 
 from dbtier.cli.markup import esc, lit
+from dbtier.report.probe_labels import SUMMARY_LABELS, cache_note
 
 # One line per point as the probe measures it: at most 79 columns (one space between columns), each figure
 # whole; latencies keep one decimal below 10,000 µs, whole microseconds above.
@@ -33,36 +34,6 @@ def probe_points_table(points: list[dict[str, Any]], header: bool = True) -> Tab
         t.add_row(lit(p["test"]), f"{p['jobs']}x{p['iodepth']}", _num(p["iops"]), _num(p["mbps"], 1),
                   _lat(lat.get("p50")), _lat(lat.get("p99")), _lat(lat.get("p999")), f"{p['cpu_cores']:.2f}")
     return t
-
-
-SUMMARY_LABELS = {
-    "read_iops_4k": ("4 KiB random read, peak", "IOPS", 0),
-    "write_iops_4k": ("4 KiB random write, peak", "IOPS", 0),
-    "mixed_iops_8k": ("8 KiB 70/30 mix, peak", "IOPS", 0),
-    "read_lat_us_qd1_p50": ("read latency at QD1, p50", "µs", 1),
-    "write_lat_us_qd1_p50": ("write latency at QD1, p50", "µs", 1),
-    "read_lat_us_p99_at_max": ("read latency at peak, p99", "µs", 1),
-    "read_mbps_seq": ("sequential read", "MB/s", 0),
-    "write_mbps_seq": ("sequential write", "MB/s", 0),
-    "commit_lat_us_p50": ("commit (8 KiB + fdatasync), p50", "µs", 1),
-    "commit_lat_us_p99": ("commit, p99", "µs", 1),
-    "commits_per_s": ("commits per second, best", "/s", 0),
-}
-
-
-def rotational_text(bd: Any) -> str:
-    """A block device's rotational flag for people: a virtual disk's is its driver's default, so unknown."""
-    if not isinstance(bd, dict) or "rotational" not in bd:
-        return "—"
-    if bd.get("virtual") is True or bd.get("rotational_note"):
-        return "unknown (virtual disk)"
-    return {True: "yes", False: "no"}.get(bd["rotational"], "unknown")
-
-
-def cache_note(cache: dict[str, Any]) -> str:
-    """What a target's cache_suspect says: whose figures they are and what would measure the media."""
-    names = [SUMMARY_LABELS[k][0] if k in SUMMARY_LABELS else k for k in cache.get("figures") or []]
-    return f"{' and '.join(names)}: a write-back cache's figure, not the media's ({cache.get('why')}); {cache.get('test')}."
 
 
 def probe_summary_table(entry: dict[str, Any]) -> Table:

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from dbtier.cli import entry
 from dbtier.cli import options as argtypes
-from dbtier.cli import simulate_render as render
+from dbtier.cli.simulate import render
 from dbtier.cli.catalog import add_catalog_option
-from dbtier.cli.simulate_capture import register_capture
-from dbtier.cli import simulate_convert as convert
-from dbtier.cli.simulate_mrc import register_mrc
+from dbtier.cli.simulate.capture import register_capture
+from dbtier.cli.simulate import convert
+from dbtier.cli.simulate.mrc import register_mrc
 from dbtier.cli.common import Run, usage, add_output_options, check_out_early, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.sim.trace import capture as cap

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dbtier.cli import history_render as render
+from dbtier.cli.history import render
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, console, emit
 from dbtier.cli.markup import esc

@@ -20,9 +20,9 @@ from dbtier.workloads import oltp
 from dbtier.workloads.engine import ServerSpec, engine_class, names
 from dbtier.workloads.oltp import MAX_PGBENCH_SCALE, MAX_WAREHOUSES
 from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
-from dbtier.cli.bench_backup import register_backup
-from dbtier.cli.bench_dss import register_dss
-from dbtier.cli.bench_oltp_checks import MAX_CLIENTS, checked, workload
+from dbtier.cli.bench.backup import register_backup
+from dbtier.cli.bench.dss import register_dss
+from dbtier.cli.bench.oltp_checks import MAX_CLIENTS, checked, workload
 from dbtier.cli.own_checkout import default_dir
 
 # Upper bounds of the numeric options: far past any real run, and small enough that nothing derived

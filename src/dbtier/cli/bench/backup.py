@@ -10,7 +10,7 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dbtier.cli import options as argtypes
-from dbtier.cli.bench_dss import MAX_TPCH_SCALE
+from dbtier.cli.bench.dss import MAX_TPCH_SCALE
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.own_checkout import default_dir
