@@ -115,8 +115,6 @@ def _step_seconds(text: str | None) -> int | None:
 def run_consolidate(args: argparse.Namespace) -> int:
     step = _step_seconds(args.step)
     apply_memory(args)
-    if args.top < 1:
-        raise DbtierError(f"--top {args.top}: must be at least 1", "e.g. --top 10")
     docs = [load_run(r) for r in args.runs]
     bar, _ = progress_bar(args, 2)
     # the grid goes to Parquet files in the work directory, a batch of databases at a time: about the totals' size
@@ -147,8 +145,6 @@ def run_consolidate(args: argparse.Namespace) -> int:
 
 
 def run_requirement(args: argparse.Namespace) -> int:
-    if args.capacity_gb is not None and not (args.capacity_gb >= 0):
-        raise DbtierError(f"--capacity-gb {args.capacity_gb}: must be 0 or more", "e.g. --capacity-gb 500")
     doc = load_run(args.run)
     params = {"action": "requirement", "run": args.run, "percentile": args.percentile, "headroom": args.headroom,
               "capacity_gb": args.capacity_gb, "database": args.database}

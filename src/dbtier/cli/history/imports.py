@@ -105,8 +105,6 @@ def import_into_run(args: argparse.Namespace, source: str, files: list[str], par
     its document, its series and raw/ (`raw_files` moved there whole, else copies of small inputs)."""
     tz = check_tz(args.tz)
     ptz = check_tz(args.profile_tz or tz)
-    if args.top < 1:
-        raise DbtierError(f"--top {args.top}: must be at least 1", "e.g. --top 10")
     opts = ReadOptions(tz=tz, database=args.database, devices=args.devices)
     apply_memory(args)
     into = earlier_import(args.into, source, ptz) if getattr(args, "into", None) else None

@@ -9,7 +9,6 @@ The document has `plan` (which action) and the action's contract keys at top lev
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any, Sequence
 
 from dbtier.cli import options as argtypes
@@ -173,16 +172,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # -- checks ----------------------------------------------------------------------------------------
 
-def _positive(option: str, x: float | None) -> None:
-    if x is not None and (not math.isfinite(x) or x <= 0):
-        raise DbtierError(f"{option} must be a positive number, got {x:g}", f"give {option} a value above 0")
-
-
-def _fraction(option: str, x: float) -> None:
-    if not math.isfinite(x) or not 0 <= x <= 1:
-        raise DbtierError(f"{option} must be between 0 and 1, got {x:g}", f"e.g. {option} 0.5")
-
-
 def _inputs(args: argparse.Namespace, *paths: str | None) -> list[str]:
     """What the run reads (never removed by --force): the given paths, the catalog files and the quote file."""
     return [p for p in (*paths, *args.catalog, args.prices) if p]
@@ -213,7 +202,6 @@ def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argpar
 # -- the actions ---------------------------------------------------------------------------------------
 
 def run_equivalent(args: argparse.Namespace) -> int:
-    _fraction("--read-fraction", args.read_fraction)
     catalog, prices = load_priced(args)
     eq = equivalent(catalog, args.reference, args.using, args.read_fraction, args.layout,
                     server_ports=_server_ports(args), devices_only=args.devices_only, terms=_terms(args))
@@ -225,8 +213,6 @@ def run_equivalent(args: argparse.Namespace) -> int:
 
 
 def run_budget(args: argparse.Namespace) -> int:
-    _positive("--usd", args.usd)
-    _fraction("--read-fraction", args.read_fraction)
     devices = _list(args.devices)
     catalog, prices = load_priced(args)
     options = budget(catalog, args.usd, devices, args.layout, args.read_fraction, _server_ports(args),
@@ -245,11 +231,7 @@ _REQ_OPTIONS = {"read_iops": "--read-iops", "write_iops": "--write-iops", "read_
 
 
 def _requirement(args: argparse.Namespace) -> tuple[Requirement, dict[str, Any] | None]:
-    for key, opt in _REQ_OPTIONS.items():
-        _positive(opt, getattr(args, key))
-    _positive("--max-read-latency-us", args.max_read_latency_us)
-    if args.headroom is not None and (not math.isfinite(args.headroom) or args.headroom < 0):
-        raise DbtierError(f"--headroom must be 0 or more, got {args.headroom:g}", "e.g. --headroom 0.3 for 30% on top")
+    # every figure's range is checked once, by its option's type (cli/options.py)
     history = load_run(args.from_history) if args.from_history else None
     daily = {"write_tb_per_day": args.write_tb_per_day, "read_tb_per_day": args.read_tb_per_day,
              "instances": args.instances}
@@ -273,18 +255,12 @@ def run_size(args: argparse.Namespace) -> int:
     for opt in ("instance", "instances_file", "instance_store", "mirror_zones", "roles", "engine"):
         if getattr(args, opt):
             raise DbtierError(f"--{opt.replace('_', '-')} goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
-    _fraction("--hit-ratio", args.hit_ratio)
-    if args.top < 1:
-        raise DbtierError(f"--top must be at least 1, got {args.top}", "e.g. --top 10")
-    if args.max_devices < 1:
-        raise DbtierError(f"--max-devices must be at least 1, got {args.max_devices}", "e.g. --max-devices 1024")
     layouts = _list(args.layouts) or list(LAYOUTS)
     devices = _list(args.devices) or None
     grade = args.grade or "production"
     catalog, prices = load_priced(args)
     # the grade before the search: the devices it leaves out are listed, never sized
     catalog, graded = grade_filter(catalog, grade, devices)
-    _fraction("--cache-fraction", args.cache_fraction)
     probe = probe_flush(load_run(args.probe), args.probe) if args.probe else None
     terms = _terms(args, worn=args.worn, waf=args.waf, durable_writes=args.durable_writes,
                    write_burst_seconds=args.write_burst_seconds, probe=probe, data_reduction=args.data_reduction,
@@ -305,7 +281,6 @@ def run_size(args: argparse.Namespace) -> int:
 
 
 def run_value(args: argparse.Namespace) -> int:
-    _fraction("--hit-ratio", args.hit_ratio)
     catalog, prices = load_priced(args)
     cfg = parse_spec(catalog, args.config, args.hit_ratio, _server_ports(args), args.devices_only)
     result = load_run(args.result)

@@ -69,32 +69,18 @@ def _tests(text: str) -> tuple[str, ...]:
     return chosen
 
 
-def _positive(name: str, value: float | None) -> None:
-    if value is not None and not (value > 0):
-        raise DbtierError(f"{name} must be positive, got {value}", f"pass a number above zero to {name}")
-
-
 def run(args: argparse.Namespace) -> int:
     if args.hosts is None and (args.trust or args.hosts_step or args.hosts_remote):
         raise DbtierError("--trust, --hosts-step and --hosts-remote go with --hosts",
                           "add --hosts HOSTS, or leave them out")
     if args.hosts is not None:
         from dbtier.cli.probe import fleet as probe_fleet
-        size = args.size
-        _positive("--size", size)
-        _positive("--point-seconds", args.point_seconds)
-        _positive("--max-lat-ms", args.max_lat_ms)
-        return probe_fleet.run(args, with_profile(args.profile, args.point_seconds), _tests(args.only), size)
+        return probe_fleet.run(args, with_profile(args.profile, args.point_seconds), _tests(args.only), args.size)
     if not args.paths and not args.device:
         default_dir(None, "PATH", "dbtier probe /mnt/nvme")   # inside dbtier's own checkout: say what to pass
         raise DbtierError("nothing to probe", "pass one or more directories, e.g. `dbtier probe /var/lib/postgresql`")
     tests = _tests(args.only)
-    _positive("--point-seconds", args.point_seconds)
-    _positive("--max-lat-ms", args.max_lat_ms)
-    if not (0 <= args.margin_pct < 100):
-        raise DbtierError(f"--margin-pct must be between 0 and 100, got {args.margin_pct}", "for example --margin-pct 10")
-    size, fill_max = args.size, args.fill_max       # bytes: argtypes.size() parsed and checked them
-    _positive("--size", size)
+    size, fill_max = args.size, args.fill_max   # every figure's range is checked once, by its option's type
     profile = with_profile(args.profile, args.point_seconds)
     executor.require("fio")
 
