@@ -39,7 +39,7 @@ class _Fixed:
 
 def registry(fams: list) -> CollectorRegistry:
     reg = CollectorRegistry(auto_describe=False)
-    reg.register(_Fixed(fams))      # type: ignore[arg-type]
+    reg.register(_Fixed(fams))
     return reg
 
 
