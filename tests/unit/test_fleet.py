@@ -125,7 +125,7 @@ def test_job_file_carries_the_command_lines_options():
 
 
 def test_scaling_names_the_host_count_and_the_rule_that_tripped():
-    from dbtier.cli.probe.fleet import scaling_verdict
+    from dbtier.measure.scaling import verdict as scaling_verdict
 
     def step(hosts, per_host, p99):
         return {"hosts": hosts, "iops_per_host": per_host, "worst_host_lat_us_p99": p99}
@@ -136,6 +136,22 @@ def test_scaling_names_the_host_count_and_the_rule_that_tripped():
     iops = scaling_verdict([step(1, 10_000, 500), step(2, 7_900, 400)])
     assert iops["degraded_at_hosts"] == 2 and "7,900 IOPS a host vs 10,000" in iops["verdict"]
     assert "p99" not in iops["verdict"]
+
+
+def test_scaling_steps_double_up_to_the_live_hosts_and_read_each_hosts_points():
+    from dbtier.measure import scaling
+    assert scaling.host_counts(1) == [1] and scaling.host_counts(4) == [1, 2, 4]
+    assert scaling.host_counts(5) == [1, 2, 4, 5] and scaling.host_counts(12) == [1, 2, 4, 8, 12]
+    rr = [{"iops": 900, "jobs": 1, "iodepth": 8}, {"iops": 1_500, "jobs": 2, "iodepth": 16}]
+    assert scaling.peak_load(rr)["iodepth"] == 16 and scaling.peak_load([]) == {"jobs": 1, "iodepth": 32}
+    # 3 hosts at once, 6,000 IOPS: 2,000 a host; the worst host's p99 is the largest of theirs, a host
+    # without a p99 left out
+    agg = {"hosts": 3, "iops": 6_000, "lat_us": {"p99": 700}, "raw": "x.json"}
+    hosts = [{"iops": 2_100, "lat_us": {"p99": 650}}, {"iops": 1_900, "lat_us": {"p99": 810}},
+             {"iops": 2_000, "lat_us": None}]
+    s = scaling.step(agg, hosts)
+    assert (s["iops_per_host"], s["lat_us_p99"], s["worst_host_lat_us_p99"]) == (2_000, 700, 810)
+    assert s["host_iops"] == [2_100, 1_900, 2_000] and s["raw"] == "x.json"
 
 
 def test_plan_value_prices_the_fleets_aggregate(tmp_path):

@@ -12,6 +12,9 @@ its margin, a raw device only blank and with --destroy-data); on another host th
 is --size (or the profile's), fio makes it, a host without the space fails with ENOSPC and is named, and
 raw devices are refused. Test files are named `.dbtier-probe-<id>-...` inside the target and removed at the
 end (and on Ctrl-C) by an fio job with unlink=1 on each host still answering.
+
+`probe(FleetRequest, ...)` runs the plan on the members and, with --hosts-step, the scaling steps
+(measure/scaling.py judges them); the CLI makes the members, stores the document and shows the points.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from dbtier.core.owner import Owner, alive
 from dbtier.core.units import MIB
 from dbtier.measure import executor, fio
 from dbtier.measure.fio import FioJob
+from dbtier.measure import scaling as scale
 from dbtier.measure.probe import (COMMIT, COMMIT_NOSYNC, Profile, Prober, Target, check_device, check_directory,
-                                  honesty)
+                                  honesty, probe_target)
+from dbtier.results.probe import READ_4K, RANDOM, knees, spreads, summarize
 from dbtier.results.store import RunDir
 from dbtier.core.parts import dict_at
 
@@ -121,6 +126,34 @@ def untrusted(host: Host, trusted: list[ipaddress.IPv4Network | ipaddress.IPv6Ne
         return None
     return (f"{host.name} ({', '.join(map(str, bad))}) is not on loopback or a network given with --trust: fio's "
             "client/server protocol has no authentication, and a fio server runs any job it is sent")
+
+
+PING_JOB = "[dbtier-ping]\nrw=read\nbs=4k\nsize=4k\nfilename=/dev/zero\nioengine=psync\n"   # makes no file
+
+
+def reachable(hosts: list[Host], scratch: str) -> None:
+    """Refuse, naming them, the hosts whose fio server does not run a 4 KiB read of /dev/zero (before
+    anything is made there). `scratch`: a directory for the job file."""
+    from concurrent.futures import ThreadPoolExecutor
+    job = os.path.join(scratch, "dbtier-ping.fio")
+    with open(job, "w") as f:
+        f.write(PING_JOB)
+
+    def ping(h: Host) -> str | None:
+        try:
+            done = executor.run(["fio", f"--client={h.client()}", job, "--output-format=json"], timeout_s=60)
+        except executor.TimedOut:
+            return f"{h.name} (no answer in 60 s)"
+        if done.returncode != 0:
+            last = (done.stderr.strip() or done.stdout.strip() or "no answer").splitlines()[-1]
+            return f"{h.name} ({last})"
+        return None
+
+    with ThreadPoolExecutor(max_workers=min(16, len(hosts))) as pool:
+        down = [d for d in pool.map(ping, hosts) if d]
+    if down:
+        raise DbtierError(f"no fio server answers on {', '.join(down)}",
+                          "start `fio --server` on each host (see the README), or leave it out of --hosts")
 
 
 def is_local(host: Host) -> bool:
@@ -346,6 +379,64 @@ class FleetProber(Prober):
             if (COMMIT, 1) in pts and (COMMIT_NOSYNC, 1) in pts:
                 m.tentry["fsync_honesty"] = honesty(pts[(COMMIT, 1)], pts[(COMMIT_NOSYNC, 1)], m.target)
         return agg
+
+
+@dataclass(frozen=True)
+class FleetRequest:
+    """What `probe` runs on a fleet's members: the profile's plan (`tests`) on every host at once and, with
+    `hosts_step`, the 4 KiB random read at the aggregate's peak on 1, 2, 4, ... N hosts."""
+    profile: Profile
+    tests: tuple[str, ...]
+    max_lat_ms: float
+    direct: bool
+    hosts_step: bool
+    cpus: int
+
+
+def probe(req: FleetRequest, members: list[Member], agg: dict[str, Any], run_dir: RunDir, save: Callable[[], None],
+          on_point: Callable[[dict[str, Any]], None], errors: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The plan on all members at once: `agg` gets the aggregate points, each member's target entry its own
+    (with its summary, spread and knee, and `ok` unless dropped, also when the plan fails); `errors` the hosts
+    dropped. Returns the scaling steps and their verdict: None without hosts_step, the random tests or a
+    second host still answering."""
+    fp = FleetProber(members, agg, req.profile, run_dir, save, on_point, req.max_lat_ms, req.direct, req.cpus, errors)
+    try:
+        probe_target(members[0].target, agg, req.profile, run_dir, save, on_point, tests=req.tests,
+                     max_lat_ms=req.max_lat_ms, direct=req.direct, prober=fp)
+        if req.hosts_step and RANDOM in req.tests and len(fp.live()) > 1:
+            return scaling(fp, agg)
+        return None
+    finally:
+        for m in members:
+            te = m.tentry
+            te["summary"] = summarize(te["points"], te.get("fsync_honesty"))
+            te["spread"] = spreads(te["points"])
+            te["knee"] = knees(te["points"])
+            if m.dropped is None:
+                te["status"] = m.entry["status"] = "ok"
+
+
+def scaling(fp: FleetProber, agg: dict[str, Any]) -> dict[str, Any]:
+    """The 4 KiB random read at the aggregate's peak load with 1, 2, 4, ... N hosts: how the shared storage
+    scales, and the host count where each host's p99 or IOPS degrades (measure/scaling.py)."""
+    best = scale.peak_load([p for p in agg["points"] if p["test"] == READ_4K])
+    live = fp.live()
+    steps = []
+    members = fp.members
+    for k in scale.host_counts(len(live)):
+        fp.members = live[:k]
+        try:
+            job = fp.job(f"scale-{READ_4K}-h{k}", rw="randread", bs_bytes=4096, iodepth=best["iodepth"],
+                         numjobs=best["jobs"])
+            p = fp.measure(job, READ_4K, "scaling", 100, phase="scaling")
+        finally:
+            fp.members = members
+        # the step's points are its own, not the plan's: out of the curves and summaries
+        agg["points"].remove(p)
+        per_host = [m.tentry["points"].pop() for m in live[:k] if m.dropped is None]
+        steps.append(scale.step(p, per_host))
+    return {"test": READ_4K, "jobs": best["jobs"], "iodepth": best["iodepth"], "steps": steps,
+            **scale.verdict(steps)}
 
 
 def _why(host: Host, text: str, res: dict[str, Any] | None) -> str:

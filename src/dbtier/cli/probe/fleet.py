@@ -14,12 +14,8 @@ from dbtier.cli.common import Run, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor, fleet
-from dbtier.measure.probe import Profile, load_levels, probe_target
+from dbtier.measure.probe import Profile, load_levels
 from dbtier.cli.probe.tables import probe_points_table, probe_summary_table
-from dbtier.results.probe import READ_4K, RANDOM, knees, spreads, summarize
-
-DEGRADED_P99 = 1.5          # per-host p99 this many times the one-host figure: the shared storage degrades
-DEGRADED_IOPS = 0.8         # or per-host IOPS below this share of one host's
 
 
 def trust_networks(items: list[str]) -> list[Any]:
@@ -60,34 +56,6 @@ def target_paths(hosts: list[fleet.Host], items: list[str]) -> dict[str, str]:
     return out
 
 
-PING_JOB = "[dbtier-ping]\nrw=read\nbs=4k\nsize=4k\nfilename=/dev/zero\nioengine=psync\n"   # makes no file
-
-
-def reachable(hosts: list[fleet.Host], scratch: str) -> None:
-    """Refuse, naming them, the hosts whose fio server does not run a 4 KiB read of /dev/zero (before
-    anything is made there)."""
-    from concurrent.futures import ThreadPoolExecutor
-    job = os.path.join(scratch, "dbtier-ping.fio")
-    with open(job, "w") as f:
-        f.write(PING_JOB)
-
-    def ping(h: fleet.Host) -> str | None:
-        try:
-            done = executor.run(["fio", f"--client={h.client()}", job, "--output-format=json"], timeout_s=60)
-        except executor.TimedOut:
-            return f"{h.name} (no answer in 60 s)"
-        if done.returncode != 0:
-            last = (done.stderr.strip() or done.stdout.strip() or "no answer").splitlines()[-1]
-            return f"{h.name} ({last})"
-        return None
-
-    with ThreadPoolExecutor(max_workers=min(16, len(hosts))) as pool:
-        down = [d for d in pool.map(ping, hosts) if d]
-    if down:
-        raise DbtierError(f"no fio server answers on {', '.join(down)}",
-                          "start `fio --server` on each host (see the README), or leave it out of --hosts")
-
-
 def run(args: argparse.Namespace, profile: Profile, tests: tuple[str, ...], size: int | None) -> int:
     if args.fill:
         raise DbtierError("--fill with --hosts: filling needs each host's free space, which fio cannot report",
@@ -104,7 +72,7 @@ def run(args: argparse.Namespace, profile: Profile, tests: tuple[str, ...], size
         print(f"dbtier: warning: {w}", file=sys.stderr)
     import tempfile
     with tempfile.TemporaryDirectory(prefix="dbtier-fleet-") as scratch:
-        reachable(hosts, scratch)
+        fleet.reachable(hosts, scratch)
     swept = fleet.remove_dead_remote(hosts)       # what a dbtier that died left on these hosts
     if swept:
         print(f"dbtier: removed the test files an earlier fleet probe left (its dbtier died): {', '.join(swept)}",
@@ -153,21 +121,9 @@ def run(args: argparse.Namespace, profile: Profile, tests: tuple[str, ...], size
                 if not args.json:
                     progress.console.print(probe_points_table([point], header=point is agg["points"][0]))
 
-            fp = fleet.FleetProber(members, agg, profile, run_.dir, run_.save, on_point, args.max_lat_ms,
-                                   not args.buffered, os.cpu_count() or 1, doc["errors"])
-            try:
-                probe_target(members[0].target, agg, profile, run_.dir, run_.save, on_point, tests=tests,
-                             max_lat_ms=args.max_lat_ms, direct=not args.buffered, prober=fp)
-                if args.hosts_step and RANDOM in tests and len(fp.live()) > 1:
-                    doc["fleet"]["scaling"] = scaling(fp, agg)
-            finally:
-                for m in members:
-                    te = m.tentry
-                    te["summary"] = summarize(te["points"], te.get("fsync_honesty"))
-                    te["spread"] = spreads(te["points"])
-                    te["knee"] = knees(te["points"])
-                    if m.dropped is None:
-                        te["status"] = m.entry["status"] = "ok"
+            req = fleet.FleetRequest(profile, tests, args.max_lat_ms, not args.buffered, args.hosts_step,
+                                     os.cpu_count() or 1)
+            doc["fleet"]["scaling"] = fleet.probe(req, members, agg, run_.dir, run_.save, on_point, doc["errors"])
         agg["status"] = "ok" if agg["complete"] else "incomplete"
         if not agg["complete"]:
             status = "failed"
@@ -198,58 +154,3 @@ def run(args: argparse.Namespace, profile: Profile, tests: tuple[str, ...], size
         out.print(f"result: {esc(run_.dir.result_path)}")
     emit(doc, args, render)
     return 0 if status == "ok" else 1
-
-
-def scaling(fp: fleet.FleetProber, agg: dict[str, Any]) -> dict[str, Any]:
-    """The 4 KiB random read at the aggregate's peak load with 1, 2, 4, ... N hosts: how the shared storage
-    scales, and the host count where each host's p99 or IOPS degrades (DEGRADED_P99, DEGRADED_IOPS)."""
-    rr = [p for p in agg["points"] if p["test"] == READ_4K]
-    best = max(rr, key=lambda p: p["iops"]) if rr else {"jobs": 1, "iodepth": 32}
-    live = fp.live()
-    counts = sorted({min(2 ** k, len(live)) for k in range(len(live).bit_length() + 1)})
-    steps = []
-    members = fp.members
-    for k in counts:
-        fp.members = live[:k]
-        try:
-            job = fp.job(f"scale-{READ_4K}-h{k}", rw="randread", bs_bytes=4096, iodepth=best["iodepth"],
-                         numjobs=best["jobs"])
-            p = fp.measure(job, READ_4K, "scaling", 100, phase="scaling")
-        finally:
-            fp.members = members
-        # the step's points are its own, not the plan's: out of the curves and summaries
-        agg["points"].remove(p)
-        per_host = [m.tentry["points"].pop() for m in live[:k] if m.dropped is None]
-        p99s = [(q["lat_us"] or {}).get("p99") for q in per_host]
-        steps.append({"hosts": p["hosts"], "iops": p["iops"], "iops_per_host": p["iops"] / max(1, p["hosts"]),
-                      "lat_us_p99": (p["lat_us"] or {}).get("p99"),
-                      "worst_host_lat_us_p99": max((x for x in p99s if x is not None), default=None),
-                      "host_iops": [q["iops"] for q in per_host], "raw": p["raw"]})
-    return {"test": READ_4K, "jobs": best["jobs"], "iodepth": best["iodepth"], "steps": steps,
-            **scaling_verdict(steps)}
-
-
-def scaling_verdict(steps: list[dict[str, Any]]) -> dict[str, Any]:
-    """Where each host's share degrades as hosts are added (pure): the first step whose worst host's p99 is
-    over DEGRADED_P99 times the one-host step's, or whose IOPS per host is under DEGRADED_IOPS of it."""
-    one = steps[0]
-    lat1 = one["worst_host_lat_us_p99"]
-    for s in steps[1:]:
-        why = []
-        if lat1 and (s["worst_host_lat_us_p99"] or 0) > DEGRADED_P99 * lat1:
-            why.append(f"the worst host's p99 {s['worst_host_lat_us_p99']:,.0f} µs vs {lat1:,.0f} µs alone")
-        if s["iops_per_host"] < DEGRADED_IOPS * one["iops_per_host"]:
-            why.append(f"{s['iops_per_host']:,.0f} IOPS a host vs {one['iops_per_host']:,.0f} alone")
-        if why:
-            return {"degraded_at_hosts": s["hosts"],
-                    "verdict": f"each host's 4 KiB random reads degrade at {s['hosts']} hosts at once: "
-                               + " and ".join(why), "rule": SCALING_RULE}
-    last = steps[-1]
-    return {"degraded_at_hosts": None, "rule": SCALING_RULE,
-            "verdict": (f"each host's 4 KiB random reads hold up to {last['hosts']} hosts at once "
-                        f"({last['iops_per_host']:,.0f} IOPS a host vs {one['iops_per_host']:,.0f} alone)")}
-
-
-SCALING_RULE = (f"degraded: the worst host's p99 over {DEGRADED_P99}x its one-host figure, or IOPS per host under "
-                f"{DEGRADED_IOPS:.0%} of it")
-
