@@ -27,9 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-from dbtier.model.array import evaluate, parse_spec  # noqa: E402
-from dbtier.model.catalog import load_catalog  # noqa: E402
-from dbtier.model.planner import Requirement, budget, equivalent, size, value  # noqa: E402
+from dbtier.model.plan.array import evaluate, parse_spec  # noqa: E402
+from dbtier.model.plan.catalog import load_catalog  # noqa: E402
+from dbtier.model.plan.planner import Requirement, budget, equivalent, size, value  # noqa: E402
 
 import _figures  # noqa: E402  (bench/ is on sys.path: the script's own directory)
 
@@ -109,8 +109,8 @@ def main() -> None:
            ("plan value", ("plan", "value", "--result", str(PROBE), "--config", f"{DISK}:8:raid10"))]
     probe_code = ("import time; t = time.perf_counter(); import dbtier.cli.main as m; m.build_parser(); "
                   "a = time.perf_counter() - t\n"
-                  "import sys; own = [k for k in sys.modules if k.startswith(('dbtier.model.array', "
-                  "'dbtier.model.planner', 'dbtier.cli.plan.command'))]\n"
+                  "import sys; own = [k for k in sys.modules if k.startswith(('dbtier.model.plan.array', "
+                  "'dbtier.model.plan.planner', 'dbtier.cli.plan.command'))]\n"
                   "from dbtier.measure.machine import machine_info; t = time.perf_counter(); machine_info(); "
                   "b = time.perf_counter() - t\n"
                   "print(a, b)")
@@ -119,7 +119,7 @@ def main() -> None:
     imports_s, machine_s = map(float, r.stdout.split())
     own_us = sum(int(line.split("|")[1]) for line in r.stderr.splitlines()
                  if line.startswith("import time:") and line.split("|")[2].strip() in
-                 ("dbtier.model.array", "dbtier.model.planner", "dbtier.model.plandoc", "dbtier.cli.plan.command",
+                 ("dbtier.model.plan.array", "dbtier.model.plan.planner", "dbtier.model.plan.plandoc", "dbtier.cli.plan.command",
                   "dbtier.cli.plan.render"))
     heavy = sorted(((int(line.split("|")[1]), line.split("|")[2].strip()) for line in r.stderr.splitlines()
                     if line.startswith("import time:") and line.split("|")[2].strip().startswith("dbtier.")),

@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from dbtier.model.catalog import load_catalog
+from dbtier.model.plan.catalog import load_catalog
 from dbtier.sim.cache import replay as cache
 from dbtier.sim.device import latency
 from dbtier.sim.trace.chunks import chunks_of

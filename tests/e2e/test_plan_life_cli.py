@@ -89,7 +89,7 @@ def test_written_bytes_and_instances_from_a_history_run(tmp_path):
     assert "p95 of 30 days" in doc["requirement"]["daily_source"]
     # a RAC database: only storage every node reaches (a shared array or a multi-attach volume)
     assert doc["topology"]["clustered"] is True
-    from dbtier.model.catalog import load_catalog
+    from dbtier.model.plan.catalog import load_catalog
     cat = load_catalog()
     for c in doc["candidates"]:     # a shared array (its controllers serve every node) or a shared catalog device
         assert "array" in c or cat.device(c["device"]).shared_access, c["device"]
@@ -163,8 +163,8 @@ def test_a_rac_history_plans_shared_storage(tmp_path):
                 "--out", str(tmp_path / "r"))
     doc = ok_json(tmp_path, "plan", "size", "--from-history", str(tmp_path / "r"), out="p")
     assert doc["requirement"]["instances"] == 2 and doc["topology"]["clustered"] is True
-    from dbtier.model.catalog import load_catalog
-    from dbtier.model.shared_array import shipped_arrays
+    from dbtier.model.plan.catalog import load_catalog
+    from dbtier.model.plan.shared_array import shipped_arrays
     shared = {d.id for d in load_catalog().devices.values() if d.shared_access} | {a.id for a in shipped_arrays()}
     assert {c["device"] for c in doc["candidates"]} <= shared
     # the bytes a day came from the history (its days), not the peak held 24 h

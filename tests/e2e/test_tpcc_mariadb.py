@@ -15,7 +15,7 @@ import pytest
 
 from conftest import have
 from dbtier.core.errors import DbtierError
-from dbtier.model.sysbench import MysqlTarget
+from dbtier.workloads.parsers.sysbench import MysqlTarget
 from dbtier.workloads import mariadb_tpcc as mt
 from dbtier.workloads.mariadb import USER, Server
 

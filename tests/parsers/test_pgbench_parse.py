@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.model.oltp import latency_summary, parse_pgbench_log, parse_pgbench_summary
+from dbtier.workloads.parsers.oltp import latency_summary, parse_pgbench_log, parse_pgbench_summary
 
 DATA = Path(__file__).parent.parent / "data" / "pgbench"
 
@@ -51,7 +51,7 @@ def test_a_fractional_duration_divides_by_the_second_pgbench_ran():
     """A real `bench oltp --duration 0.4` point (tpcc, 1 client, PostgreSQL 15.18): pgbench ran `-T 1`,
     137 transactions at tps = 137.360572, so it measured 137 / 137.360572 = 0.99738 s. TPS over the
     measured time: 137.36; over the 0.4 s asked for (the old rule): 137 / 0.4 = 342.5, 2.5x too high."""
-    from dbtier.model.oltp import measured_window, rates
+    from dbtier.workloads.parsers.oltp import measured_window, rates
     s = parse_pgbench_summary((DATA / "tpcc-c1-duration0.4-stdout.txt").read_text())
     assert s["duration_s"] == 1 and s["transactions"] == 137 and s["tps"] == pytest.approx(137.360572)
     secs, src = measured_window(s, 1.05)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.model.sysbench import histogram_percentile, parse_sysbench, point_figures
+from dbtier.workloads.parsers.sysbench import histogram_percentile, parse_sysbench, point_figures
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
 RUNS = sorted(DATA.glob("sysbench-*.txt"))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import (LAYOUTS, SET_LAYOUTS, Config, configure, evaluate, iops_at, parse_spec, rule)
-from dbtier.model.catalog import Catalog, Device, Overhead, load_catalog
+from dbtier.model.plan.array import (LAYOUTS, SET_LAYOUTS, Config, configure, evaluate, iops_at, parse_spec, rule)
+from dbtier.model.plan.catalog import Catalog, Device, Overhead, load_catalog
 
 approx = pytest.approx
 

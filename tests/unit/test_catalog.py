@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import dbtier.model.catalog as catalog_module
+import dbtier.model.plan.catalog as catalog_module
 from dbtier.core.errors import DbtierError
-from dbtier.model.catalog import KINDS, Catalog, Device, Overhead, load_catalog, parse_catalog_text
+from dbtier.model.plan.catalog import KINDS, Catalog, Device, Overhead, load_catalog, parse_catalog_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "catalog"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.catalog import load_catalog, parse_catalog_text
+from dbtier.model.plan.catalog import load_catalog, parse_catalog_text
 
 QLC = """
 [[device]]
@@ -74,7 +74,7 @@ def test_without_dwpd_4k_the_dwpd_rating_holds():
 
 
 def test_endurance_reports_the_4k_basis():
-    from dbtier.model.endurance import SetLoad, set_endurance
+    from dbtier.model.plan.endurance import SetLoad, set_endurance
     d = parse_one(QLC)
     load = SetLoad(write_tb_per_day=1.0, read_tb_per_day=0.0, random=True, role="data")
     doc = set_endurance(d, "jbod", 1, load, waf=1.0, service_years=5)

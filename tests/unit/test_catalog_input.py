@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from conftest import with_timeout
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import configure, evaluate
-from dbtier.model.catalog import load_catalog, parse_catalog_file
+from dbtier.model.plan.array import configure, evaluate
+from dbtier.model.plan.catalog import load_catalog, parse_catalog_file
 
 # The bounds the README documents for catalog figures (written out here, not imported: the test is the spec).
 BOUNDS = {

@@ -1,6 +1,6 @@
 """Clustered databases on cloud volumes: which volume types N instances can attach read-write at once
 (`max_attach`, Azure Premium SSD's maxShares by size), whether the engine's vendor supports its cluster there
-(dbtier.model.cloud_cluster: Oracle RAC on none of AWS, Azure, Google Cloud), and the burst risk said in words
+(dbtier.model.cloud.cluster: Oracle RAC on none of AWS, Azure, Google Cloud), and the burst risk said in words
 where a history cannot be replayed.
 
 Expected figures are from the reference note cloud-shared-disks.md (2026-11-28), written out here, or worked
@@ -12,10 +12,10 @@ import pytest
 from pytest import approx
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.cloud import Volume, VolumeSet, load_volume_types
-from dbtier.model.cloud_cluster import cluster_support, engine_of, load_clusters
-from dbtier.model.cloud_plan import CloudCandidate, Part, burst_unchecked, part_buckets, size_cloud, types_for
-from dbtier.model.requirement import Requirement
+from dbtier.model.cloud.volumes import Volume, VolumeSet, load_volume_types
+from dbtier.model.cloud.cluster import cluster_support, engine_of, load_clusters
+from dbtier.model.cloud.sizing import CloudCandidate, Part, burst_unchecked, part_buckets, size_cloud, types_for
+from dbtier.model.plan.requirement import Requirement
 from test_cloud_model import GP3 as MODEL_GP3
 
 S = {"source": "test", "as_of": "2026-11-28"}
@@ -85,7 +85,7 @@ def test_azure_premium_ssd_is_shared_by_more_vms_only_from_the_larger_tiers():
 
 
 def test_a_cluster_is_never_offered_an_instance_store():
-    from dbtier.model.cloud import load_instances
+    from dbtier.model.cloud.volumes import load_instances
     insts = load_instances()
     found, missed = size_cloud(TYPES, insts, "aws", SMALL, None, clustered=True, attach=2, instance_store=True)
     assert {c.name for c in found} == {"io2"}

@@ -14,7 +14,7 @@ import json
 import pytest
 from pytest import approx
 
-from dbtier.model.cloud import load_instances
+from dbtier.model.cloud.volumes import load_instances
 
 # name: (vcpus, memory GiB, IOPS cap, MiB/s cap), from the tables:
 #   N2 VMs, 8-15 vCPUs: pd-balanced and pd-ssd 15,000 read / write IOPS, 800 MiBps

@@ -1,4 +1,4 @@
-"""Cloud volumes as the providers sell them (dbtier.model.cloud): limits and prices as formulas, stripes,
+"""Cloud volumes as the providers sell them (dbtier.model.cloud.volumes): limits and prices as formulas, stripes,
 instance caps and burst buckets, each against hand-worked numbers from the providers' own examples.
 
 The volume types here are written out in the test (the providers' published rules, as of 2026-11-26) so
@@ -12,8 +12,8 @@ import pytest
 from pytest import approx
 
 from dbtier.core.errors import DbtierError
-from dbtier.model import cloud
-from dbtier.model.cloud import (Need, cheapest_set, gp2_bucket, instance_bucket, load_instances,
+from dbtier.model.cloud import volumes as cloud
+from dbtier.model.cloud.volumes import (Need, cheapest_set, gp2_bucket, instance_bucket, load_instances,
                                 load_volume_types, need_for, replay, under_caps)
 
 S = {"source": "test", "as_of": "2026-11-26"}
@@ -210,8 +210,8 @@ def test_plan_size_cloud_on_an_instance_that_cannot_carry_it_says_so(tmp_path):
 
 
 def test_the_history_replayed_a_gp2_500_gib_volume_runs_dry_after_one_hour():
-    from dbtier.model.cloud_plan import CloudCandidate, Part, replay_history
-    from dbtier.model.cloud import Volume, VolumeSet
+    from dbtier.model.cloud.sizing import CloudCandidate, Part, replay_history
+    from dbtier.model.cloud.volumes import Volume, VolumeSet
     vt = TYPES["aws:gp2"]
     part = Part(None, vt, VolumeSet((Volume(vt, 500, 1500, 250),), "capacity"))
     c = CloudCandidate("aws", None, (part,), None, 5.0)

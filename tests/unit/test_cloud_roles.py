@@ -12,11 +12,11 @@ from pytest import approx
 
 from conftest import call_main
 from dbtier.core.errors import DbtierError
-from dbtier.model.cloud import load_instances, load_volume_types
-from dbtier.model.cloud_instances import parse_describe_instance_types
-from dbtier.model.cloud_plan import size_cloud
-from dbtier.model.cloud_roles import parse_spec, role_of, role_requirements, size_roles
-from dbtier.model.requirement import Requirement
+from dbtier.model.cloud.volumes import load_instances, load_volume_types
+from dbtier.model.cloud.instances import parse_describe_instance_types
+from dbtier.model.cloud.sizing import size_cloud
+from dbtier.model.cloud.roles import parse_spec, role_of, role_requirements, size_roles
+from dbtier.model.plan.requirement import Requirement
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REAL = DATA / "cloud" / "describe-instance-types.json"

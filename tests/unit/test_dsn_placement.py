@@ -14,7 +14,7 @@ import pytest
 
 from conftest import assert_clean_error, call_main
 from dbtier.core.errors import DbtierError
-from dbtier.model.sysbench import WORKLOADS, lua_string, sysbench_args, table_options_script, MysqlTarget
+from dbtier.workloads.parsers.sysbench import WORKLOADS, lua_string, sysbench_args, table_options_script, MysqlTarget
 from dbtier.workloads.engine_mariadb import MariaDBEngine
 from dbtier.workloads.engine_postgres import PostgresEngine
 from dbtier.workloads.mariadb import (data_directory_clause, data_directory_failure, local_host, sql_string,

@@ -1,6 +1,6 @@
 """The fsync-honesty judgement on hand-made evidence."""
 
-from dbtier.model.durability import CommitEvidence, judge
+from dbtier.model.fsync_honesty import CommitEvidence, judge
 
 
 def ev(**kw):

@@ -14,8 +14,8 @@ from dbtier.cli.bench import command as bench
 
 from dbtier.cli.bench import oltp_checks as bench_oltp_checks
 from dbtier.core.errors import DbtierError
-from dbtier.model.innodb import session_classes, status_values
-from dbtier.model.sysbench import parse_sysbench, point_figures
+from dbtier.workloads.parsers.innodb import session_classes, status_values
+from dbtier.workloads.parsers.sysbench import parse_sysbench, point_figures
 from dbtier.workloads import engine as eng
 from dbtier.workloads.engine_mariadb import (MariaDBEngine, buffer_pool_size, dsn_password, innodb_point,
                                              parse_wait_rows, server_conf, settings_of, size_bytes)

@@ -1,4 +1,4 @@
-"""model/innodb.py on saved MariaDB 10.11 output (tests/data/innodb/README.md says how it was made).
+"""workloads/parsers/innodb.py on saved MariaDB 10.11 output (tests/data/innodb/README.md says how it was made).
 
 Expected figures are worked by hand from the saved numbers (the differences written out), never by
 calling the code under test; the classifier is checked on every instrument name in the samples."""
@@ -11,10 +11,10 @@ from importlib import resources
 
 import pytest
 
-from dbtier.model.innodb import (STATUS_COUNTERS, bypasses_page_cache, classify_session, classify_wait,
+from dbtier.workloads.parsers.innodb import (STATUS_COUNTERS, bypasses_page_cache, classify_session, classify_wait,
                                  counters_delta, innodb_bottleneck, innodb_figures, innodb_read_path,
                                  session_classes, status_values)
-from dbtier.model.oltp import WAIT_CLASSES, Evidence, wait_shares
+from dbtier.workloads.parsers.oltp import WAIT_CLASSES, Evidence, wait_shares
 from samples import DATA
 
 D = DATA / "innodb"

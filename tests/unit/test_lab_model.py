@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from dbtier.model.catalog import load_catalog
+from dbtier.model.plan.catalog import load_catalog
 from dbtier.model.lab import requirement_from_oltp, standing, tiers
 
 

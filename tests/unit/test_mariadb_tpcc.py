@@ -11,7 +11,7 @@ from importlib import resources
 
 import pytest
 
-from dbtier.model.sysbench import MysqlTarget
+from dbtier.workloads.parsers.sysbench import MysqlTarget
 from dbtier.workloads import mariadb_tpcc as mt
 from dbtier.workloads import tpcc
 from dbtier.workloads.pgbench import TPCC_MIX

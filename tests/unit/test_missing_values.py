@@ -8,7 +8,7 @@ from dbtier.model.lab import plan_size_argv, requirement_from_oltp
 from dbtier.core.errors import DbtierError
 from dbtier.history.summary import requirement
 from dbtier.measure.fio import parse_output
-from dbtier.model.planner import Requirement
+from dbtier.model.plan.planner import Requirement
 
 
 def _oltp(devices, duration_s=10.0, database_bytes=2e9):

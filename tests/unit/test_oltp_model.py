@@ -2,7 +2,7 @@
 
 import pytest
 
-from dbtier.model.oltp import Evidence, bottleneck, classify_wait, knee, wait_shares
+from dbtier.workloads.parsers.oltp import Evidence, bottleneck, classify_wait, knee, wait_shares
 
 
 def pt(clients, tps, p95):
@@ -77,7 +77,7 @@ def test_michaelis_menten_knee_by_hand():
 
 
 def test_gain_per_doubling_normalises_uneven_steps():
-    from dbtier.model.oltp import gain_per_doubling
+    from dbtier.workloads.parsers.oltp import gain_per_doubling
     # 8 -> 12 clients at +10%: log2(1.5) = 0.585 doublings; 1.1 ** (1 / 0.585) = 1.177
     assert gain_per_doubling(8, 100, 12, 110) == pytest.approx(0.1770, abs=1e-4)
     assert gain_per_doubling(1, 100, 4, 200) == pytest.approx(2 ** 0.5 - 1)
@@ -151,7 +151,7 @@ def test_io_waits_without_a_queue_are_cpu_scheduling_when_the_cpu_is_near_busy()
 
 
 def throttled(read_iops, write_iops, read_limit=1000, write_limit=500):
-    from dbtier.model.oltp import Throttle
+    from dbtier.workloads.parsers.oltp import Throttle
     return (Throttle("loop1", read_iops, write_iops, read_limit, write_limit),)
 
 
@@ -192,7 +192,7 @@ def test_io_waits_without_a_queue_or_a_busy_cpu_are_not_determined():
 
 
 def test_throttles_of_matches_the_points_devices():
-    from dbtier.model.oltp import Throttle, throttles_of
+    from dbtier.workloads.parsers.oltp import Throttle, throttles_of
     devs = [{"device": "sda", "read_iops": 50.0, "write_iops": 9.0}, {"device": "loop1", "read_iops": 998.0,
                                                                        "write_iops": 3.0}]
     assert throttles_of(devs, {"loop1": {"read_iops": 1000, "write_iops": 500}}) == (
@@ -220,7 +220,7 @@ def test_client_bound_when_pgbench_threads_saturate():
     ("host=db user=alice", "host=db user=alice"),
 ])
 def test_redact_never_shows_a_password(dsn, shown):
-    from dbtier.model.oltp import redact
+    from dbtier.workloads.parsers.oltp import redact
     assert redact(dsn) == shown
 
 
@@ -327,7 +327,7 @@ def test_two_runs_give_the_mean_of_the_middle_two():
     """Runs of 140 and 100 TPS: TPS (100 + 140) / 2 = 120 (the old rule showed the lower run: 100),
     TPM 7,200, NOPM (63 + 45) / 2 = 54, p95 (14 + 10) / 2 = 12, max the larger, 50; the spread
     100-140, n=2, 40 / 120 = 33.3%; CPU, devices, bottleneck from the lower middle run (100 TPS, run 2)."""
-    from dbtier.model.oltp import combine_repeats
+    from dbtier.workloads.parsers.oltp import combine_repeats
     p = combine_repeats([run(140, 63, 14, 50, "lock"), run(100, 45, 10, 30, "cpu")])
     assert (p["tps"], p["tpm"], p["nopm"]) == (120, 7200, 54)
     assert p["lat_ms"] == {"p50": 6, "p95": 12, "p99": 24, "mean": 6, "max": 50}
@@ -338,7 +338,7 @@ def test_two_runs_give_the_mean_of_the_middle_two():
 
 
 def test_one_run_says_n1_not_a_zero_spread():
-    from dbtier.model.oltp import combine_repeats
+    from dbtier.workloads.parsers.oltp import combine_repeats
     p = combine_repeats([run(100, None, 10, 30, "cpu")])
     assert p["tps"] == 100 and p["nopm"] is None and p["repeats"] == 1
     assert p["tps_spread"]["n"] == 1 and p["tps_spread_pct"] is None and "runs" not in p
@@ -348,7 +348,7 @@ def test_one_run_says_n1_not_a_zero_spread():
 
 def test_pgbench_seconds_round_up():
     """-T takes whole seconds: 0.4 -> 1, 2.5 -> 3 (round() gave 2: a 20% overstatement), 5 -> 5."""
-    from dbtier.model.oltp import pgbench_seconds
+    from dbtier.workloads.parsers.oltp import pgbench_seconds
     assert [pgbench_seconds(x) for x in (0.4, 2.5, 5, 0.001, 30.0)] == [1, 3, 5, 1, 30]
 
 
@@ -376,7 +376,7 @@ def test_the_scaling_factor_line_is_checked_against_the_loaded_scale():
     from pathlib import Path
 
     from dbtier.core.errors import DbtierError
-    from dbtier.model.oltp import check_scale, parse_pgbench_summary
+    from dbtier.workloads.parsers.oltp import check_scale, parse_pgbench_summary
     text = (Path(__file__).resolve().parents[1] / "data" / "pgbench" / "readmix-s2-c2-stdout.txt").read_text()
     got = parse_pgbench_summary(text)["scaling_factor"]
     assert got == 2
@@ -393,7 +393,7 @@ def test_the_scaling_factor_line_is_checked_against_the_loaded_scale():
 def test_rates_over_the_measured_window():
     """137 transactions and 100 new orders over 0.997375 s: 137.36 TPS, 8,241.7 TPM, 6,015.8 NOPM
     (dividing by the --duration 0.4 asked for gave 342.5 TPS: 2.5x)."""
-    from dbtier.model.oltp import rates
+    from dbtier.workloads.parsers.oltp import rates
     r = rates(137, 100, 0.997375)
     assert r["tps"] == pytest.approx(137 / 0.997375) == pytest.approx(137.36057, rel=1e-6)
     assert r["tpm"] == pytest.approx(60 * 137 / 0.997375)
@@ -404,7 +404,7 @@ def test_rates_over_the_measured_window():
 def test_measured_window_prefers_pgbench_then_the_wall_clock():
     """pgbench reports tps = transactions / its time: 2608 at 522.862399 -> 4.98793 s; no transaction:
     the wall time measured around pgbench (1.02 s); nothing at all: None."""
-    from dbtier.model.oltp import measured_window
+    from dbtier.workloads.parsers.oltp import measured_window
     s, src = measured_window({"transactions": 2608.0, "tps": 522.862399}, 5.3)
     assert src == "pgbench" and s == pytest.approx(4.98793, abs=1e-5)
     assert measured_window({"transactions": 0.0, "tps": 0.0}, 1.02) == (1.02, "wall clock")

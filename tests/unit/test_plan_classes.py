@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from dbtier.model.catalog import load_catalog
-from dbtier.model.prices import grade_filter
-from dbtier.model.requirement import Requirement
-from dbtier.model.search import PARITY_GROUP_MAX
-from dbtier.model.sizing import size
+from dbtier.model.plan.catalog import load_catalog
+from dbtier.model.plan.prices import grade_filter
+from dbtier.model.plan.requirement import Requirement
+from dbtier.model.plan.search import PARITY_GROUP_MAX
+from dbtier.model.plan.sizing import size
 
 pytestmark = pytest.mark.slow      # each runs the CLI end to end for a second or more
 

@@ -14,13 +14,13 @@ import pytest
 from pytest import approx
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import LAYOUTS, evaluate, parse_spec
-from dbtier.model.catalog import Catalog, load_catalog, parse_catalog_text
-from dbtier.model.planner import budget, equivalent, value
-from dbtier.model.requirement import Requirement
-from dbtier.model.search import shapes
-from dbtier.model.service import Terms
-from dbtier.model.sizing import failures_survived, size
+from dbtier.model.plan.array import LAYOUTS, evaluate, parse_spec
+from dbtier.model.plan.catalog import Catalog, load_catalog, parse_catalog_text
+from dbtier.model.plan.planner import budget, equivalent, value
+from dbtier.model.plan.requirement import Requirement
+from dbtier.model.plan.search import shapes
+from dbtier.model.plan.service import Terms
+from dbtier.model.plan.sizing import failures_survived, size
 
 HDD, SSD, CLOUD = "f-hdd-1tb", "f-ssd-1tb", "f-cloud-1tb"
 HOURS = 5 * 8766          # five years of 365.25 days

@@ -11,13 +11,13 @@ import pytest
 from pytest import approx
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.catalog import load_catalog, parse_catalog_text
-from dbtier.model.durable import ProbeFlush, probe_flush
-from dbtier.model.endurance import layout_write_factor, replacements
-from dbtier.model.requirement import Requirement
-from dbtier.model.service import Terms
-from dbtier.model.shared_array import shipped_arrays
-from dbtier.model.sizing import size
+from dbtier.model.plan.catalog import load_catalog, parse_catalog_text
+from dbtier.model.plan.power_loss import ProbeFlush, probe_flush
+from dbtier.model.plan.endurance import layout_write_factor, replacements
+from dbtier.model.plan.requirement import Requirement
+from dbtier.model.plan.service import Terms
+from dbtier.model.plan.shared_array import shipped_arrays
+from dbtier.model.plan.sizing import size
 
 LIFE = Path(__file__).parent.parent / "data" / "catalog" / "life.toml"
 ENT, CLIENT, NOFLUSH, HDD, CLOUD, ARRAY = ("t-ent-3.84tb", "t-client-2tb", "t-client-noflush-2tb", "t-hdd-10tb",

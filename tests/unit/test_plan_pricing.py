@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import Config, check_server_ports, configure, evaluate, parse_spec
-from dbtier.model.catalog import Catalog, Device, Overhead, Server, load_catalog
-from dbtier.model.planner import value
+from dbtier.model.plan.array import Config, check_server_ports, configure, evaluate, parse_spec
+from dbtier.model.plan.catalog import Catalog, Device, Overhead, Server, load_catalog
+from dbtier.model.plan.planner import value
 
 approx = pytest.approx
 STUDY_PRICES = Path(__file__).resolve().parent.parent / "data" / "catalog" / "mysql-study-2009.toml"

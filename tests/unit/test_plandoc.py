@@ -1,4 +1,4 @@
-"""`dbtier.model.plandoc`: the plan document's pricing note, budget body, number texts and the
+"""`dbtier.model.plan.plandoc`: the plan document's pricing note, budget body, number texts and the
 requirement from options; every expected value written out by hand."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import math
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.catalog import load_catalog
-from dbtier.model.plandoc import (budget_body, number_text, pricing, requirement_from_options, usd_text)
-from dbtier.model.planner import budget
+from dbtier.model.plan.catalog import load_catalog
+from dbtier.model.plan.plandoc import (budget_body, number_text, pricing, requirement_from_options, usd_text)
+from dbtier.model.plan.planner import budget
 
 NO_REQ = {"read_iops": None, "write_iops": None, "read_mbps": None, "write_mbps": None, "capacity_gb": None}
 

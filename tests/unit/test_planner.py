@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import evaluate, parse_spec
-from dbtier.model.catalog import load_catalog
-from dbtier.model.service import Terms
-from dbtier.model.planner import (Requirement, budget, equivalent, meets, requirement_from_history, size,
+from dbtier.model.plan.array import evaluate, parse_spec
+from dbtier.model.plan.catalog import load_catalog
+from dbtier.model.plan.service import Terms
+from dbtier.model.plan.planner import (Requirement, budget, equivalent, meets, requirement_from_history, size,
                                   smallest_count, value)
 
 approx = pytest.approx

@@ -1,5 +1,5 @@
-"""model/prices.py: quotes read, checked and applied to a catalog; stale quotes; the grade filter; and the
-catalog template (model/catalog_template.py) loading as a catalog file. Pure, engine-free; every expected
+"""model/plan/prices.py: quotes read, checked and applied to a catalog; stale quotes; the grade filter; and the
+catalog template (model/plan/catalog_template.py) loading as a catalog file. Pure, engine-free; every expected
 figure is worked by hand from tests/data/catalog/grades.toml."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.model import catalog_template
-from dbtier.model.catalog import DEVICE_CLASSES, load_catalog, parse_catalog_file
-from dbtier.model.prices import apply_prices, grade_filter, is_stale, load_prices, parse_prices, price_basis
-from dbtier.model.requirement import Requirement
-from dbtier.model.service import Terms
-from dbtier.model.sizing import size
+from dbtier.model.plan import catalog_template
+from dbtier.model.plan.catalog import DEVICE_CLASSES, load_catalog, parse_catalog_file
+from dbtier.model.plan.prices import apply_prices, grade_filter, is_stale, load_prices, parse_prices, price_basis
+from dbtier.model.plan.requirement import Requirement
+from dbtier.model.plan.service import Terms
+from dbtier.model.plan.sizing import size
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 GRADES = DATA / "catalog" / "grades.toml"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.model.plandoc import budget_body, equivalent_body, size_body, value_body
-from dbtier.model.array import evaluate, parse_spec
-from dbtier.model.catalog import load_catalog
-from dbtier.model.planner import Requirement, budget, equivalent, size, value
-from dbtier.model.service import Terms
+from dbtier.model.plan.plandoc import budget_body, equivalent_body, size_body, value_body
+from dbtier.model.plan.array import evaluate, parse_spec
+from dbtier.model.plan.catalog import load_catalog
+from dbtier.model.plan.planner import Requirement, budget, equivalent, size, value
+from dbtier.model.plan.service import Terms
 from dbtier.report import svg
 from dbtier.report.html import render_html
 from dbtier.report.svg import Series

@@ -38,7 +38,7 @@ LOOP_B = "   7       0 loop0 404608 20449 15169922 134273 611285 227118 51624241
 
 
 def test_merged_ios_count_toward_a_throttle():
-    from dbtier.model.oltp import throttles_of
+    from dbtier.workloads.parsers.oltp import throttles_of
     d = disk_between(parse_diskstats(LOOP_A)["loop0"], parse_diskstats(LOOP_B)["loop0"], 5.0)
     # 1,757 writes completed and 759 merged into them in 5 s: 351.4 + 151.8 = 503.2 a second, the throttle's 500
     assert d["write_iops"] == pytest.approx(1757 / 5) and d["write_merged_iops"] == pytest.approx(759 / 5)

@@ -1,4 +1,4 @@
-"""Shared arrays as controllers and shelves (dbtier.model.shared_array): hand-worked figures on a small test
+"""Shared arrays as controllers and shelves (dbtier.model.plan.shared_array): hand-worked figures on a small test
 array, then the planner on it and on the shipped arrays."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import pytest
 from pytest import approx
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import evaluate
-from dbtier.model.catalog import load_catalog
-from dbtier.model.requirement import Requirement
-from dbtier.model.service import Terms
-from dbtier.model.shared_array import Targets, array_config, parse_arrays, shipped_arrays, size_array
-from dbtier.model.sizing import size
+from dbtier.model.plan.array import evaluate
+from dbtier.model.plan.catalog import load_catalog
+from dbtier.model.plan.requirement import Requirement
+from dbtier.model.plan.service import Terms
+from dbtier.model.plan.shared_array import Targets, array_config, parse_arrays, shipped_arrays, size_array
+from dbtier.model.plan.sizing import size
 
 # Controller pair: $10,000, 100,000 IOPS, 2,000 / 1,000 MB/s, 400 W. Drives: 1,000 GB at $500, 50,000 read /
 # 10,000 write IOPS, 500 / 250 MB/s, 10 W busy / 5 W idle. Shelves of 10 at $2,000 and 100 W; 4 to 40 drives.

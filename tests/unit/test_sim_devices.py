@@ -6,7 +6,7 @@ import json
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.catalog import load_catalog
+from dbtier.model.plan.catalog import load_catalog
 from dbtier.sim.device.devices import device, resolve
 from samples import PROBE, run_dir
 

@@ -139,7 +139,7 @@ def test_catalog_kinds():
     enterprise NVMe 1,000,000 x 80 us = 80 (writes 180,000 x 20 us = 3.6); X25-E 35,000 x 75 us = 2.625 -> 3;
     gp3 3,000 x 1 ms = 3 (a cloud volume spreads its I/O over many devices; the catalog leaves a file's cloud
     volumes out, so it is parsed here)."""
-    from dbtier.model.catalog import load_catalog, parse_catalog_text
+    from dbtier.model.plan.catalog import load_catalog, parse_catalog_text
     cat = load_catalog()
     text = (Path(__file__).resolve().parent.parent / "data" / "catalog" / "cloud-volume.toml").read_text()
     cat.devices["aws-gp3-1tb"] = next(d for d in parse_catalog_text(text, "t")[0] if d.kind == "cloud-volume")

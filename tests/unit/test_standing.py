@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from dbtier.model.catalog import Device
+from dbtier.model.plan.catalog import Device
 from dbtier.model.standing import closest, ratios
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.model.sysbench import MysqlTarget
+from dbtier.workloads.parsers.sysbench import MysqlTarget
 from dbtier.workloads import sysbench as sb
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"

@@ -1,8 +1,8 @@
-"""sysbench's command line and a point's figures, from plain values (model/sysbench.py)."""
+"""sysbench's command line and a point's figures, from plain values (workloads/parsers/sysbench.py)."""
 
 import pytest
 
-from dbtier.model.sysbench import (MysqlTarget, histogram_percentile, layout, point_figures, sysbench_args,
+from dbtier.workloads.parsers.sysbench import (MysqlTarget, histogram_percentile, layout, point_figures, sysbench_args,
                                    sysbench_seconds)
 
 SOCK = MysqlTarget(user="dbtier", db="dbtier_bench", socket="/run/x/mysqld.sock")

@@ -18,13 +18,13 @@ HOURLY_BURST = ("burst credits not checked: hour-of-day statistics are not the t
 
 def engine_of(sources: set[Any]) -> str | None:
     """The database engine the history's sources tell (AWR and DMA: Oracle), None when they do not or disagree."""
-    from dbtier.model.cloud_cluster import engine_of as of_source
+    from dbtier.model.cloud.cluster import engine_of as of_source
     engines = {of_source(str(s)) for s in sources}
     return engines.pop() if len(engines) == 1 else None
 
 
 def requirement(req: dict[str, Any], label: str) -> Any:
-    from dbtier.model.requirement import requirement_from_history
+    from dbtier.model.plan.requirement import requirement_from_history
     return requirement_from_history({"requirement": req}, label)
 
 
@@ -32,7 +32,7 @@ def on_prem(R: Any, terms: Any, catalog: Any = None) -> dict[str, Any]:
     """The catalog's cheapest design for R under `terms` (model/service.Terms: the service life, a shared
     array's data reduction, parity group widths); `catalog`: the one to search, quotes applied and graded by
     `prepared_catalog`; None: the shipped catalog graded for production."""
-    from dbtier.model.sizing import size
+    from dbtier.model.plan.sizing import size
     service_years = terms.service_years
     if catalog is None:
         catalog = prepared_catalog(None, "production")[0]
@@ -47,10 +47,10 @@ def on_prem(R: Any, terms: Any, catalog: Any = None) -> dict[str, Any]:
 
 def prepared_catalog(prices_file: str | None, grade: str
                      ) -> tuple[Any, dict[str, Any] | None, dict[str, Any]]:
-    """The shipped catalog with --prices applied and graded (model/prices.py): (catalog, the document's
+    """The shipped catalog with --prices applied and graded (model/plan/prices.py): (catalog, the document's
     `prices` or None, the grade's {grade, allows, text, left_out, unstated})."""
-    from dbtier.model.catalog import load_catalog
-    from dbtier.model.prices import grade_filter, load_prices
+    from dbtier.model.plan.catalog import load_catalog
+    from dbtier.model.plan.prices import grade_filter, load_prices
     catalog, prices = load_catalog(), None
     if prices_file:
         catalog, prices = load_prices(prices_file, catalog)
@@ -61,8 +61,10 @@ def prepared_catalog(prices_file: str | None, grade: str
 def on_cloud(R: Any, source: dict[str, Any], provider: str, instance: str, service_years: float, hourly: bool,
              engine: str | None, roles: "Roles | None" = None) -> dict[str, Any]:
     """The provider's cheapest volume set (one per role with `roles`) as an option, or why there is none."""
-    from dbtier.model import cloud, cloud_plan, cloud_roles
-    from dbtier.model.cloud_cluster import for_cluster
+    from dbtier.model.cloud import volumes as cloud
+    from dbtier.model.cloud import sizing as cloud_plan
+    from dbtier.model.cloud import roles as cloud_roles
+    from dbtier.model.cloud.cluster import for_cluster
     clustered = bool(R.instances and R.instances > 1)
     attach = R.instances if clustered else 1
     types = cloud.load_volume_types()
@@ -93,11 +95,11 @@ def on_cloud(R: Any, source: dict[str, Any], provider: str, instance: str, servi
 
 
 class Roles:
-    """--roles: each role's requirement from the history's file types (model/cloud_roles.py), for every provider."""
+    """--roles: each role's requirement from the history's file types (model/cloud/roles.py), for every provider."""
 
     def __init__(self, spec_text: str, source: dict[str, Any], R: Any):
         from dbtier.history.intervals import by_file_type
-        from dbtier.model import cloud_roles
+        from dbtier.model.cloud import roles as cloud_roles
         self.spec = cloud_roles.parse_spec(spec_text)
         self.reqs, self.by_role, self.separated = cloud_roles.role_requirements(
             by_file_type(source), R, str(source.get("statistic")), self.spec)
@@ -144,7 +146,7 @@ def options_for(req: dict[str, Any], source: dict[str, Any], clouds: Sequence[st
         raise DbtierError(f"{source.get('run_dir')}: the history holds no rate and no capacity to size for",
                           "give history with read or write figures, or --capacity-gb")
     split = Roles(roles, source, R) if roles else None
-    from dbtier.model.service import Terms
+    from dbtier.model.plan.service import Terms
     terms = Terms(service_years=service_years, **(terms_extra or {}))
     opts = [on_prem_roles(split, terms, catalog) if split else on_prem(R, terms, catalog)]
     opts += [on_cloud(R, source, p, instance, service_years, hourly, engine, split) for p in clouds]

@@ -2,8 +2,8 @@
 
 Thin: the history is imported (each source's files into a `history import` run inside this run's
 directory, or import runs given as they are), summed into one requirement (history/combine.py, the same
-rules `history requirement` and `history consolidate` follow), sized on-prem (model/sizing.py) and on each
-provider (model/cloud_plan.py), and put side by side by dbtier.advise.
+rules `history requirement` and `history consolidate` follow), sized on-prem (model/plan/sizing.py) and on each
+provider (model/cloud/sizing.py), and put side by side by dbtier.advise.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ from rich.text import Text
 
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
-from dbtier.model import catalog_template
-from dbtier.model.catalog import DEVICE_CLASSES, KINDS, Catalog, Device, Overhead, load_catalog
-from dbtier.model.prices import load_prices, price_basis
+from dbtier.model.plan import catalog_template
+from dbtier.model.plan.catalog import DEVICE_CLASSES, KINDS, Catalog, Device, Overhead, load_catalog
+from dbtier.model.plan.prices import load_prices, price_basis
 
 
 def add_catalog_option(p: argparse.ArgumentParser) -> None:

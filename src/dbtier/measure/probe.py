@@ -2,7 +2,7 @@
 
 Side effects live here: test files, fio runs, cleanup. What to run is decided
 by small pure helpers (profiles, load levels, sizing); what it means is decided
-in results/probe.py and model/durability.py.
+in results/probe.py and model/fsync_honesty.py.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dbtier.core.units import GIB, KIB, MIB, human_bytes
 from dbtier.measure import executor, fio
 from dbtier.measure.fio import FioJob
 from dbtier.measure.machine import parse_mountinfo, path_info
-from dbtier.model.durability import CommitEvidence, judge
+from dbtier.model.fsync_honesty import CommitEvidence, judge
 from dbtier.results.probe import (
     COMMIT,
     COMMIT_NOSYNC,

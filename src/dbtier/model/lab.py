@@ -8,7 +8,7 @@ import os
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.catalog import load_catalog
+from dbtier.model.plan.catalog import load_catalog
 from dbtier.model.standing import closest
 from dbtier.core.parts import dict_at
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from dbtier.model.catalog import Device
+from dbtier.model.plan.catalog import Device
 
 # probe summary key -> catalog field; latency compares the other way round (lower is better)
 FIGURES = (("read_iops_4k", "read_iops"), ("write_iops_4k", "write_iops"), ("read_mbps_seq", "read_mbps"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
-from dbtier.model.plandoc import mix_rule
+from dbtier.model.plan.plandoc import mix_rule
 from dbtier.report import svg
 from dbtier.report.plan_cloud import cloud_section
 from dbtier.report.plan_life import dropped_sentence, life_section
@@ -328,6 +328,6 @@ def plan_section(doc: dict[str, Any], i: int) -> str:
         over = get(doc, "catalog", "overridden")
         extra = f"; overridden: {json_value(list(over))}" if isinstance(over, dict) and over else ""
         out.append(f'<p class="reason">Catalog: {json_value(files)}{extra}. Figures are the catalog\'s datasheet '
-                   "figures; the array model is described in <code>dbtier.model.array</code>.</p>")
+                   "figures; the array model is described in <code>dbtier.model.plan.array</code>.</p>")
     out.append(json_details(doc))
     return f'<section class="run plan">{"".join(out)}</section>'

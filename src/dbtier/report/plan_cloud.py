@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbtier.model.cloud_plan import group_volumes
+from dbtier.model.cloud.sizing import group_volumes
 from dbtier.report import svg
 from dbtier.report.base import esc, figure_frame, html_table, isnum, num
 from dbtier.report.svg import Series

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dbtier.core.errors import DbtierError
-from dbtier.model.oltp import redact
+from dbtier.workloads.parsers.oltp import redact
 
 HINT = ("a libpq connection string, e.g. 'host=db1 port=5432 user=bench dbname=postgres' or "
         "postgresql://bench@db1/postgres; the password goes in PGPASSWORD or ~/.pgpass")

@@ -22,7 +22,7 @@ settings. They look the engine up here (`engine_class(name, kind)`), let it add 
                                  file), its buffer pool set to buffer_bytes, with before_start() run while
                                  it is down (dbtier drops its files' cached pages there)
     eng.run_point(...)           drive N clients for a time, sampling server counters, wait events,
-                                 devices and CPU -> one point with model/oltp's keys (tps, lat_ms, ...)
+                                 devices and CPU -> one point with parsers/oltp.py's keys (tps, lat_ms, ...)
     eng.load_tpch(scale), eng.connect(), eng.run_query(q), eng.close_conn()
                                  DSS: TPC-H loaded, then each query run and timed by workloads/dss
     eng.backup_source(scale), eng.backup(to_dir, methods, devices, src_dev, dst_dev, on_result)
@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 from dbtier.core.closing import ClosedOnFailure
 from dbtier.core.errors import DbtierError
-from dbtier.model.oltp import combine_repeats, knee
+from dbtier.workloads.parsers.oltp import combine_repeats, knee
 
 # name -> "module:Class", imported only when used (a command's start-up stays fast).
 ENGINES = {
@@ -299,7 +299,7 @@ def run_sweep(engine: Engine, workload: str, clients: list[int], repeat: int, du
               on_clients: Callable[[int], None], on_run: Callable[[], None],
               on_point: Callable[[dict[str, Any], dict[str, Any] | None], None]) -> list[dict[str, Any]]:
     """The sweep over client counts, for any engine: `repeat` runs per count (engine.run_point), the
-    point the true medians over them with their spread (model.oltp.combine_repeats). on_clients(c)
+    point the true medians over them with their spread (parsers.oltp.combine_repeats). on_clients(c)
     before a count, on_run() after each run, and on_point(point, knee over the points so far) after
     each count, so the caller saves and prints as the figures come. Raw files are tagged STEP-cN-rR."""
     points: list[dict[str, Any]] = []

@@ -10,7 +10,7 @@ workloads/mariadb_tpcc.py for tpcc (imported when used).
 
 A point: sysbench's own figures, with the device and CPU Sampler around the measured run and, as its
 `extra`, the wait sampler (workloads/sql/mariadb_waits.sql on its own client session, every half
-second -> model.innodb.session_classes); InnoDB's counters (mariadb_status.sql) before and after. The
+second -> parsers.innodb.session_classes); InnoDB's counters (mariadb_status.sql) before and after. The
 point is assembled by `innodb_point`, pure, with the PostgreSQL point's keys where `pg` becomes
 `innodb`.
 """
@@ -31,11 +31,11 @@ from typing import Any, Callable, Mapping
 from dbtier.core.debris import Claim, temp_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.model.innodb import (bypasses_page_cache, counters_delta, innodb_bottleneck, innodb_figures, innodb_read_path,
+from dbtier.workloads.parsers.innodb import (bypasses_page_cache, counters_delta, innodb_bottleneck, innodb_figures, innodb_read_path,
                                  session_classes, status_values)
-from dbtier.model.oltp import NOT_MEASURED_REMOTE, Evidence, throttles_of, wait_shares
+from dbtier.workloads.parsers.oltp import NOT_MEASURED_REMOTE, Evidence, throttles_of, wait_shares
 from dbtier.model.placement import INNODB_MATRIX
-from dbtier.model.sysbench import WORKLOADS as SYSBENCH_WORKLOADS, MysqlTarget, layout, sysbench_seconds
+from dbtier.workloads.parsers.sysbench import WORKLOADS as SYSBENCH_WORKLOADS, MysqlTarget, layout, sysbench_seconds
 from dbtier.workloads.backup import MARIADB_METHODS
 from dbtier.workloads.engine import Engine, ServerSpec
 from dbtier.workloads.mariadb import (DATA_DIRECTORY_ROLES, DSN_PLACE_REFUSED, FLUSH_METHODS, INDEX_REFUSED, ROLES,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from dbtier.core.debris import temp_dir
 from dbtier.cli import settings_options as pgopt
-from dbtier.model.oltp import WORKLOADS, pgbench_seconds
+from dbtier.workloads.parsers.oltp import WORKLOADS, pgbench_seconds
 from dbtier.model.placement import MATRIX
 from dbtier.workloads.backup import PG_METHODS
 from dbtier.workloads.engine import Engine, ServerSpec

@@ -33,7 +33,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.model.sysbench import MysqlTarget, parse_sysbench, point_figures, sysbench_seconds
+from dbtier.workloads.parsers.sysbench import MysqlTarget, parse_sysbench, point_figures, sysbench_seconds
 from dbtier.workloads import tpcc
 from dbtier.workloads.mariadb import sql_string
 from dbtier.workloads.sysbench import sysbench_failure
@@ -137,7 +137,7 @@ def parse_mix(text: str) -> dict[str, Any]:
 def tpcc_args(target: MysqlTarget, *, threads: int, seconds: float, warehouses: int, rate: float | None = None,
               percentile: int = 95, histogram: bool = True, report_interval_s: int = 1,
               sysbench: str = "sysbench", lua: str | None = None) -> list[str]:
-    """sysbench's command line for one tpcc run (pure): model/sysbench's options and target, our script."""
+    """sysbench's command line for one tpcc run (pure): parsers/sysbench.py's options and target, our script."""
     a = [sysbench, lua or lua_path(), "--db-driver=mysql", *target.args(), f"--warehouses={int(warehouses)}",
          f"--threads={max(1, int(threads))}", f"--time={sysbench_seconds(seconds)}",
          f"--report-interval={int(report_interval_s)}", f"--percentile={int(percentile)}",

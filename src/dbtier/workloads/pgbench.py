@@ -25,7 +25,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
 from dbtier.model.guards import read_path
-from dbtier.model.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, check_scale, classify_wait, throttles_of,
+from dbtier.workloads.parsers.oltp import (NOT_MEASURED_REMOTE, Evidence, bottleneck, check_scale, classify_wait, throttles_of,
                                latency_summary,
                                measured_window, parse_pgbench_log, parse_pgbench_summary, pgbench_seconds, rates,
                                redact, wait_shares)

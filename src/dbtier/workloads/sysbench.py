@@ -3,7 +3,7 @@
 The counterpart of pgbench.py for the sysbench workloads (`sysbench-rw`, `-ro`, `-wo`, `-point`).
 The server is someone else's business (the managed MariaDB server, or the user's by --dsn): this
 module gets a `MysqlTarget` (where to connect) and runs sysbench against it. The command lines and
-the report's figures are pure (model/sysbench.py); here are the runs, the raw output saved to the
+the report's figures are pure (workloads/parsers/sysbench.py); here are the runs, the raw output saved to the
 run directory, sysbench's own CPU time, and the failures in words.
 
 Passwords: sysbench reads none from the environment, and `--mysql-password` on the command line is
@@ -25,7 +25,7 @@ from typing import Any, Callable, ContextManager
 
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.model.sysbench import (TABLES, WORKLOADS, MysqlTarget, layout, parse_sysbench, point_figures,
+from dbtier.workloads.parsers.sysbench import (TABLES, WORKLOADS, MysqlTarget, layout, parse_sysbench, point_figures,
                                    sysbench_args, sysbench_seconds, table_options_script)
 
 INSTALL_HINT = ("install sysbench: `apt-get install sysbench` (Debian/Ubuntu), `dnf install sysbench` "
@@ -91,7 +91,7 @@ def prepare(target: MysqlTarget, workload: str, scale: int, raw_dir: Path, *, ta
     """Create and fill sysbench's tables (scale x 100,000 rows over `tables`) -> what was loaded.
 
     `table_options` (e.g. DATA DIRECTORY='/srv/x') end each CREATE TABLE, through a wrapper script of the
-    stock test written to raw_dir (model.sysbench.table_options_script).
+    stock test written to raw_dir (parsers.sysbench.table_options_script).
     database_bytes is None here: the engine, which holds a connection, measures the size."""
     n_tables, table_size = layout(scale, tables)
     t0 = time.monotonic()

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dbtier.model.sysbench import MysqlTarget, layout, sysbench_args
+from dbtier.workloads.parsers.sysbench import MysqlTarget, layout, sysbench_args
 
 HERE = Path(__file__).parent
 RATES = {"sysbench-rw": 150, "sysbench-ro": 150, "sysbench-wo": 300, "sysbench-point": 2000}

@@ -1,4 +1,4 @@
-"""`dbtier plan size --cloud PROVIDER`: cloud volumes as the providers sell them (dbtier.model.cloud_plan).
+"""`dbtier plan size --cloud PROVIDER`: cloud volumes as the providers sell them (dbtier.model.cloud.sizing).
 
 Thin: the requirement is parsed by `dbtier.cli.plan.command`; this sizes each volume type's cheapest stripe, replays a
 history through its credit buckets (--from-history), writes the document and prints it.
@@ -18,7 +18,7 @@ from typing import Any
 from dbtier.cli.plan import cloud_render as render
 from dbtier.cli.common import Run, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.model.cloud_cluster import ENGINES
+from dbtier.model.cloud.cluster import ENGINES
 from dbtier.results.store import load_run
 
 
@@ -56,14 +56,15 @@ def add_cloud_options(sp: argparse.ArgumentParser) -> None:
 
 def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None, params: dict[str, Any]) -> int:
     """`params`: the run's params as `dbtier.cli.plan.command` builds them for every plan action."""
-    from dbtier.model import cloud, cloud_plan
+    from dbtier.model.cloud import volumes as cloud
+    from dbtier.model.cloud import sizing as cloud_plan
     types, instances = cloud.load_volume_types(), cloud.load_instances()
     notes: list[str] = []
     if args.instances_file:
         if args.cloud != "aws":
             raise DbtierError("--instances-file reads `aws ec2 describe-instance-types` output: it goes with --cloud aws",
                               "drop it, or use --cloud aws")
-        from dbtier.model.cloud_instances import parse_describe_instance_types
+        from dbtier.model.cloud.instances import parse_describe_instance_types
         path = Path(args.instances_file)
         try:
             text = path.read_text(encoding="utf-8")
@@ -88,7 +89,7 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
     by_role, separated = None, None
     if args.roles:
         from dbtier.history.intervals import by_file_type
-        from dbtier.model import cloud_roles
+        from dbtier.model.cloud import roles as cloud_roles
         spec = cloud_roles.parse_spec(args.roles)
         reqs, by_role, separated = cloud_roles.role_requirements(by_file_type(source), req,
                                                                  str(source.get("statistic")), spec)
@@ -138,7 +139,7 @@ def cluster_check(args: argparse.Namespace, source: dict[str, Any], attach: int,
     """(the types the cluster may use, the engine's support for its `attach`-instance cluster on the provider's
     shared volumes) (--engine, else the history's source); one clear error where its vendor does not support
     it, naming the route."""
-    from dbtier.model.cloud_cluster import engine_of, for_cluster
+    from dbtier.model.cloud.cluster import engine_of, for_cluster
     engine = args.engine or engine_of(source.get("source"))
     engine_from = "--engine" if args.engine else (f"the history's source ({source.get('source')})" if engine else None)
     types, support = for_cluster(types, args.cloud, engine, attach)

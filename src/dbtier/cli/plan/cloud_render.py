@@ -12,10 +12,10 @@ from rich.text import Text
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.plan.render import plain_table, table_fits
 from dbtier.core.units import duration_text
-from dbtier.model.cloud_plan import group_volumes
-from dbtier.model.requirement import LABELS, Requirement
-from dbtier.model.plandoc import number_text as _n
-from dbtier.model.plandoc import usd_text as _usd
+from dbtier.model.cloud.sizing import group_volumes
+from dbtier.model.plan.requirement import LABELS, Requirement
+from dbtier.model.plan.plandoc import number_text as _n
+from dbtier.model.plan.plandoc import usd_text as _usd
 
 
 def _dur(s: Any) -> str:

@@ -1,7 +1,7 @@
 """`dbtier plan equivalent|budget|size|value`: arrays from the catalog, their cost, and the cheapest that fits.
 
-Thin: parse, check the numbers, call `dbtier.model.planner`, build the document with
-`dbtier.model.plandoc`, write the run directory, print with `dbtier.cli.plan.render`.
+Thin: parse, check the numbers, call `dbtier.model.plan.planner`, build the document with
+`dbtier.model.plan.plandoc`, write the run directory, print with `dbtier.cli.plan.render`.
 The document has `plan` (which action) and the action's contract keys at top level
 (see README, "dbtier plan").
 """
@@ -18,17 +18,17 @@ from dbtier.cli.plan.options import add_array_options, add_cost_options, add_gra
 from dbtier.cli.catalog import add_catalog_option, load_priced
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.model import plandoc
-from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
+from dbtier.model.plan import plandoc
+from dbtier.model.plan.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
                                 check_server_ports, evaluate, parse_spec)
-from dbtier.model.planner import budget, equivalent, value
-from dbtier.model.requirement import Requirement
-from dbtier.model.search import DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES
-from dbtier.model.sizing import size
-from dbtier.model.durable import probe_flush
-from dbtier.model.prices import grade_filter
+from dbtier.model.plan.planner import budget, equivalent, value
+from dbtier.model.plan.requirement import Requirement
+from dbtier.model.plan.search import DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES
+from dbtier.model.plan.sizing import size
+from dbtier.model.plan.power_loss import probe_flush
+from dbtier.model.plan.prices import grade_filter
 from dbtier.model.guards import doc_guards
-from dbtier.model.service import Terms
+from dbtier.model.plan.service import Terms
 from dbtier.results.store import load_run
 
 _LAYOUT_LIST = "; ".join(f"{k}: {v}" for k, v in LAYOUT_HELP.items())

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from dbtier.cli import options as argtypes
-from dbtier.model.endurance import DEFAULT_SERVICE_YEARS
-from dbtier.model.tco import DEFAULT_USD_PER_KWH
+from dbtier.model.plan.endurance import DEFAULT_SERVICE_YEARS
+from dbtier.model.plan.tco import DEFAULT_USD_PER_KWH
 
 
 def add_prices_option(g: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -22,7 +22,7 @@ def add_prices_option(g: argparse.ArgumentParser | argparse._ArgumentGroup) -> N
 
 def add_grade_option(p: argparse.ArgumentParser, default: str | None = None) -> None:
     """`--grade production|lab`: which drives an on-prem design may use (plan size, advise; None: production)."""
-    from dbtier.model.prices import GRADES
+    from dbtier.model.plan.prices import GRADES
     p.add_argument("--grade", choices=GRADES, default=default,
                    help="production (default): datacenter drives only (power-loss protection, a datacenter "
                         "warranty), with shared arrays; lab: client drives too, for a test box or a developer's "

@@ -1,7 +1,7 @@
 """`dbtier plan`'s terminal output: one rich table (and its notes) per action.
 
 Only formatting: every figure comes from the planner's results and the document
-(`dbtier.model.planner`, `dbtier.model.plandoc`); nothing here is computed.
+(`dbtier.model.plan.planner`, `dbtier.model.plan.plandoc`); nothing here is computed.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from rich.text import Text
 
 from dbtier.cli.markup import esc, lit
 from dbtier.core.units import life_cap_years, life_years_text, plain_number
-from dbtier.model.array import Evaluation
-from dbtier.model.planner import LABELS, BudgetOption, Equivalence, Requirement, Sizing, Value
-from dbtier.model.plandoc import mix_rule
-from dbtier.model.plandoc import number_text as _n
-from dbtier.model.plandoc import usd_text as _usd
-from dbtier.model.prices import grade_line
+from dbtier.model.plan.array import Evaluation
+from dbtier.model.plan.planner import LABELS, BudgetOption, Equivalence, Requirement, Sizing, Value
+from dbtier.model.plan.plandoc import mix_rule
+from dbtier.model.plan.plandoc import number_text as _n
+from dbtier.model.plan.plandoc import usd_text as _usd
+from dbtier.model.plan.prices import grade_line
 
 
 def _si(x: float) -> str:

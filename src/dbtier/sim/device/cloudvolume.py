@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 
 from dbtier.core.errors import DbtierError
-from dbtier.model import cloud
+from dbtier.model.cloud import volumes as cloud
 from dbtier.sim.device.latency import MAX_UNITS, DeviceModel
 from dbtier.sim.names import CLOUD_EXAMPLE as EXAMPLE
 from dbtier.sim.names import CLOUD_GRAMMAR as GRAMMAR

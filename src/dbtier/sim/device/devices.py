@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.catalog import load_catalog
+from dbtier.model.plan.catalog import load_catalog
 from dbtier.results.store import load_run
 from dbtier.sim import names
 
@@ -25,7 +25,7 @@ def device(value: str, catalog_files: Sequence[str], catalog_cache: dict[str, An
     """A catalog id, a probe run directory (RUN_DIR or RUN_DIR#N) or a cloud volume (cloud:...)."""
     from dbtier.sim.device import latency
     if value.startswith(names.CLOUD_PREFIX):
-        from dbtier.model import cloud
+        from dbtier.model.cloud import volumes as cloud
         from dbtier.sim.device import cloudvolume
         if "cloud_types" not in catalog_cache:          # the data file is read once for all roles
             catalog_cache["cloud_types"] = cloud.load_volume_types()

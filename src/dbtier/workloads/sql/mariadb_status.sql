@@ -1,6 +1,6 @@
 -- dbtier: the server-wide counters sampled before and after each point (MariaDB 10.11 names; a
 -- missing one reads as absent, never as 0). Rows: VARIABLE_NAME, VARIABLE_VALUE. The list is
--- model/innodb.py's STATUS_COUNTERS; keep the two in step (a unit test checks).
+-- parsers/innodb.py's STATUS_COUNTERS; keep the two in step (a unit test checks).
 SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
  WHERE VARIABLE_NAME IN (
   'INNODB_DATA_READS', 'INNODB_DATA_WRITES', 'INNODB_DATA_READ', 'INNODB_DATA_WRITTEN', 'INNODB_DATA_FSYNCS',

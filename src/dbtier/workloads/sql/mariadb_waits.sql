@@ -5,7 +5,7 @@
 -- whether the event is still running (END_EVENT_ID IS NULL) or has ended and the thread moved on.
 -- InnoDB's redo log writes and fsyncs, and its row lock waits, have no instrument in MariaDB 10.11:
 -- PROCESSLIST_STATE = 'Commit' and INNODB_TRX.trx_state = 'LOCK WAIT' tell those apart
--- (model/innodb.py classify_session). Sessions without a wait row come out with NULL event columns.
+-- (parsers/innodb.py classify_session). Sessions without a wait row come out with NULL event columns.
 -- DATABASE() is the benchmark's database: connect the sampler to it.
 SELECT t.PROCESSLIST_ID AS conn_id, t.PROCESSLIST_COMMAND AS command, t.PROCESSLIST_STATE AS state,
        x.trx_state AS trx_state,

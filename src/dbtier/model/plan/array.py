@@ -130,7 +130,7 @@ from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import parse_int
-from dbtier.model.catalog import Catalog, Device, Overhead
+from dbtier.model.plan.catalog import Catalog, Device, Overhead
 
 LAYOUTS = ("jbod", "raid0", "raid1", "raid10", "raid5", "raid6", "mirror2", "mirror3",
            "preferred-read-mirror", "read-cache")

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.catalog import Device
+from dbtier.model.plan.catalog import Device
 
 PAGE_BYTES = 8192             # a database page: the size of a random write when only IOPS are given
 DAYS_PER_YEAR = 365

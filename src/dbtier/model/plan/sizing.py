@@ -3,9 +3,9 @@
 Pure: a catalog, a requirement and the service-life terms in, ranked candidates out.
 
 Every device x layout (and the mixed designs: a preferred-read mirror of flash with a cheaper set,
-a flash read cache in front of a cheaper backing set; see `dbtier.model.search`) at the smallest
-count that meets the requirement with headroom (`dbtier.model.requirement`), with the devices as
-they are sized over the service life (`dbtier.model.service`):
+a flash read cache in front of a cheaper backing set; see `dbtier.model.plan.search`) at the smallest
+count that meets the requirement with headroom (`dbtier.model.plan.requirement`), with the devices as
+they are sized over the service life (`dbtier.model.plan.service`):
 
 - random writes are sized on the sustained figure (after the SLC cache, on a full drive); the burst
   figure only where `--write-burst-seconds` says the writes come in bursts that fit each device's
@@ -17,7 +17,7 @@ they are sized over the service life (`dbtier.model.service`):
   with replace, worn devices are bought again and priced;
 - a clustered database (2 or more instances) keeps only storage every node reaches (`shared_access`).
 
-Shared arrays (`dbtier.model.shared_array`, the shipped `arrays.toml` unless `arrays` is given) are
+Shared arrays (`dbtier.model.plan.shared_array`, the shipped `arrays.toml` unless `arrays` is given) are
 designs of their own: a controller pair, shelves and the smallest drive count behind it that meets the
 requirement; performance is the least of the drives (after the protection's write cost) and the
 controllers' ceiling. Every node of a cluster reaches them. Their capacity assumes the terms'
@@ -27,8 +27,8 @@ kind = "shared-array" devices (one device per usable TB with a controller overhe
 sized as before, as devices.
 
 Cloud volumes (kind cloud-volume) are not on-prem storage: the search leaves them out unless `devices`
-names them, and then builds stripes of them only (`dbtier.model.search.STRIPE_ONLY_KINDS`: the provider
-replicates each volume); `plan size --cloud PROVIDER` (`dbtier.model.cloud_plan`) sizes them in full.
+names them, and then builds stripes of them only (`dbtier.model.plan.search.STRIPE_ONLY_KINDS`: the provider
+replicates each volume); `plan size --cloud PROVIDER` (`dbtier.model.cloud.sizing`) sizes them in full.
 
 Designs of the same devices and counts at the same price (and the same replacements over the service
 life) that differ only in layout (2 disks as raid1 or as mirror2, 6 as raid10 or raid5; a read cache's
@@ -60,14 +60,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, EPS, LAYOUTS, Config, Evaluation,
+from dbtier.model.plan.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, EPS, LAYOUTS, Config, Evaluation,
                                 check_hit_ratio, check_read_fraction, check_server_ports, evaluate)
-from dbtier.model.catalog import Catalog, Device
-from dbtier.model.requirement import CATEGORY, LABELS, Requirement, meets
-from dbtier.model.search import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, STRIPE_ONLY_KINDS, Shape, fmt, Search,
+from dbtier.model.plan.catalog import Catalog, Device
+from dbtier.model.plan.requirement import CATEGORY, LABELS, Requirement, meets
+from dbtier.model.plan.search import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, STRIPE_ONLY_KINDS, Shape, fmt, Search,
                                  shapes)
-from dbtier.model.service import Life, Sized, Terms
-from dbtier.model.shared_array import Array, ArrayConfig, array_device, design, shipped_arrays, targets
+from dbtier.model.plan.service import Life, Sized, Terms
+from dbtier.model.plan.shared_array import Array, ArrayConfig, array_device, design, shipped_arrays, targets
 
 
 @dataclass(frozen=True)

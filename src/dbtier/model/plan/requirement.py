@@ -18,7 +18,7 @@ Pure. Requirements (rates happen together; see `meets`):
 
 Beside the rates, what the service life needs: `write_tb_per_day` (the average day's written
 TB, from the database's history or the command line; endurance is sized on it, see
-`dbtier.model.endurance`), `read_tb_per_day` (HDD workload ratings) and `instances` (a clustered
+`dbtier.model.plan.endurance`), `read_tb_per_day` (HDD workload ratings) and `instances` (a clustered
 database, e.g. Oracle RAC with 2 instances, needs storage every node reaches).
 
 - `requirement_from_history`: a run directory's result.json `requirement`
@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import EPS, Evaluation, offered
+from dbtier.model.plan.array import EPS, Evaluation, offered
 
 REQUIREMENT_KEYS = ("read_iops", "write_iops", "read_mbps", "write_mbps", "capacity_gb")
 CATEGORY = {"read_iops": "iops", "write_iops": "iops", "read_mbps": "throughput", "write_mbps": "throughput",

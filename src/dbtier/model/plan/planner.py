@@ -2,7 +2,7 @@
 
 Pure: a catalog and numbers (or an already loaded result document) in, plain
 results out. The array model, its layouts and what limits each figure are in
-`dbtier.model.array`; this module searches over it.
+`dbtier.model.plan.array`; this module searches over it.
 
 - `equivalent`: how many `using` devices (with their controller/enclosure
   overhead, in a layout, jbod by default) match one `reference` device, metric by
@@ -17,7 +17,7 @@ results out. The array model, its layouts and what limits each figure are in
   and what it delivers. A device the budget cannot buy one valid array of gets
   count 0.
 - `size` (the cheapest configuration for a requirement, with endurance, durable writes and cost
-  over the service life): `dbtier.model.sizing`; the requirement: `dbtier.model.requirement`.
+  over the service life): `dbtier.model.plan.sizing`; the requirement: `dbtier.model.plan.requirement`.
 - `value`: price/performance of a measured run for a configuration priced from
   the catalog: a probe run gives IOPS from `targets[0].summary`
   (mixed_iops_8k as the headline, the OLTP-like 8 KiB 70/30 mix; read_iops_4k
@@ -28,7 +28,7 @@ results out. The array model, its layouts and what limits each figure are in
   checked against it.
 
 Cloud volumes (kind cloud-volume) are replicated by their provider: every action takes them as a stripe
-(jbod or raid0) and refuses a parity or mirror layout over them (`dbtier.model.search.check_stripe_only`).
+(jbod or raid0) and refuses a parity or mirror layout over them (`dbtier.model.plan.search.check_stripe_only`).
 
 Pricing (every action): devices plus the overhead units bought, where a port
 overhead (an HBA/enclosure, `after_server_ports`) is bought only for the devices
@@ -50,17 +50,17 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import (DEFAULT_READ_FRACTION, EPS, SET_LAYOUTS, Config, Evaluation, check_layout,
+from dbtier.model.plan.array import (DEFAULT_READ_FRACTION, EPS, SET_LAYOUTS, Config, Evaluation, check_layout,
                                 check_read_fraction, check_server_ports, configure, count_step, evaluate, min_count,
                                 valid_counts_from)
-from dbtier.model.catalog import Catalog, Device
-from dbtier.model.requirement import (CATEGORY, LABELS, REQUIREMENT_KEYS, Requirement, positive,  # noqa: F401
+from dbtier.model.plan.catalog import Catalog, Device
+from dbtier.model.plan.requirement import (CATEGORY, LABELS, REQUIREMENT_KEYS, Requirement, positive,  # noqa: F401
                                       meets, requirement_from_history)
-from dbtier.model.search import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, check_stripe_only, fmt,  # noqa: F401
+from dbtier.model.plan.search import (DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES, check_stripe_only, fmt,  # noqa: F401
                                  smallest_count)
-from dbtier.model.service import Terms
-from dbtier.model.sizing import Candidate, Sizing, size  # noqa: F401
-from dbtier.model.tco import tco
+from dbtier.model.plan.service import Terms
+from dbtier.model.plan.sizing import Candidate, Sizing, size  # noqa: F401
+from dbtier.model.plan.tco import tco
 
 
 def _full_load_tco(e: Evaluation, terms: Terms | None) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from dbtier.model.guards import read_path
-from dbtier.model.oltp import Evidence, bottleneck
+from dbtier.workloads.parsers.oltp import Evidence, bottleneck
 
 # SHOW GLOBAL STATUS names sampled around a point, spelled as SHOW STATUS spells them
 # (information_schema.GLOBAL_STATUS gives them in capitals: `status_values` maps them back).

@@ -14,7 +14,7 @@ and an assumed data reduction d (`Terms.data_reduction`, 1.0:1 unless said):
 Performance is the least of what the drives deliver after the protection's write cost and the
 controller pair's ceiling; it grows with drives only up to that ceiling, never with terabytes beyond it.
 Every figure comes from resources that each spend a share of a second per host I/O (as in
-`dbtier.model.array`); at read fraction r the array sustains 1 / max(r x read + (1 - r) x write):
+`dbtier.model.plan.array`); at read fraction r the array sustains 1 / max(r x read + (1 - r) x write):
 
     drives, IOPS       read 1 / (n R)                     write (write_reads / R + write_writes / W) / n
     drives, MB/s       read s / (n Sr)                    write s / (n Sw)       s = (data + parity) / data
@@ -52,8 +52,8 @@ from importlib import resources
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import EPS, Config, Resource
-from dbtier.model.catalog import Device, Overhead
+from dbtier.model.plan.array import EPS, Config, Resource
+from dbtier.model.plan.catalog import Device, Overhead
 
 FAMILIES = ("all-flash", "hybrid")
 MIN_DATA_REDUCTION, MAX_DATA_REDUCTION = 1.0, 10.0

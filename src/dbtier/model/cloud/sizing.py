@@ -1,6 +1,6 @@
 """`plan size --cloud PROVIDER`: for each of the provider's volume types, the cheapest stripe that meets the
 requirement with headroom, within one instance's caps (or, with `--instances auto`, on the cheapest instance
-whose caps carry it sustained), ranked by the monthly price. Pure: dbtier.model.cloud does the arithmetic.
+whose caps carry it sustained), ranked by the monthly price. Pure: dbtier.model.cloud.volumes does the arithmetic.
 
 Parity RAID over cloud volumes is never offered (the provider replicates each volume): a stripe only.
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.cloud import (GIB_PER_GB, MIB_PER_MB, PROVIDERS, Bucket, Instance, VolumeSet, VolumeType,
+from dbtier.model.cloud.volumes import (GIB_PER_GB, MIB_PER_MB, PROVIDERS, Bucket, Instance, VolumeSet, VolumeType,
                                 cheapest_set, gp2_bucket, instance_bucket, need_for, replay, to_unit, under_caps_of)
-from dbtier.model.requirement import Requirement
+from dbtier.model.plan.requirement import Requirement
 
 MAX_VOLUMES = 16
 
@@ -271,7 +271,7 @@ def instances_for(instances: dict[str, Instance], provider: str, instance_name: 
         return sorted((i for i in instances.values() if i.provider == provider),
                       key=lambda i: (i.usd_per_month if i.usd_per_month is not None else math.inf, i.baseline_iops,
                                      i.baseline_throughput, i.name))
-    from dbtier.model.cloud import instance as find
+    from dbtier.model.cloud.volumes import instance as find
     return [find(instances, provider, instance_name)]
 
 

@@ -22,7 +22,7 @@ plan of n devices needs ceil(n / per_devices) units of each overhead returned by
 `max_mbps`. An overhead with `after_server_ports = true` supplies drive ports
 (an HBA and enclosure for SAS/SATA drives): the server's own drive ports
 (`[server] drive_ports`, or `--server-ports`) are used first, and units are
-bought only for the devices beyond them (see `dbtier.model.array`).
+bought only for the devices beyond them (see `dbtier.model.plan.array`).
 
 Input hardening (a catalog file is user input): only a regular file of at most
 MAX_FILE_BYTES is read (FIFOs and devices are refused before opening); it must

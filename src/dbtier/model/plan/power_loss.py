@@ -23,7 +23,7 @@ from typing import Any
 
 from dbtier.core.errors import DbtierError
 
-from dbtier.model.catalog import Device
+from dbtier.model.plan.catalog import Device
 
 POLICIES = ("required", "no")
 

@@ -16,10 +16,10 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.cloud import Instance, VolumeType, volume_type
-from dbtier.model.cloud_plan import (MAX_VOLUMES, CloudCandidate, Intervals, Part, instances_for, place, shared_by,
+from dbtier.model.cloud.volumes import Instance, VolumeType, volume_type
+from dbtier.model.cloud.sizing import (MAX_VOLUMES, CloudCandidate, Intervals, Part, instances_for, place, shared_by,
                                      types_for, part_for)
-from dbtier.model.requirement import Requirement
+from dbtier.model.plan.requirement import Requirement
 
 ROLES = ("data", "log", "temp", "archive")
 _LOG = {"log file", "redo", "redo log", "log", "wal"}

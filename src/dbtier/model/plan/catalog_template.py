@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.catalog import DEVICE_CLASSES, FIELD_RANGES, Device
+from dbtier.model.plan.catalog import DEVICE_CLASSES, FIELD_RANGES, Device
 
 DEFAULT_CLASS = "nvme-ri-gen4"
 

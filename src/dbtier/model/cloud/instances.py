@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.cloud import Instance
+from dbtier.model.cloud.volumes import Instance
 from dbtier.core.parts import dict_at
 
 _SHAPE = ("the JSON that `aws ec2 describe-instance-types --output json` prints: {\"InstanceTypes\": [{\"InstanceType\": "

@@ -4,7 +4,7 @@ the smallest count of each device set that meets a requirement.
 Pure. The counts come from `smallest_count`, a binary search over a layout's valid counts of a
 monotone test (more devices never offer less); the test is the array model's `fits` for the rates,
 the capacity, and (when the service life is checked) the endurance of every device of the set.
-A shared array (`dbtier.model.shared_array`: a controller pair and drives behind it) is one design of its
+A shared array (`dbtier.model.plan.shared_array`: a controller pair and drives behind it) is one design of its
 own: its drive count comes from that module's closed form, and it joins no mixed design.
 """
 
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Collection, Mapping, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import (DEFAULT_BACKING_LAYOUT, EPS, MIXED_LAYOUTS, REDUNDANT_LAYOUTS, SELF_REDUNDANT_KINDS,
+from dbtier.model.plan.array import (DEFAULT_BACKING_LAYOUT, EPS, MIXED_LAYOUTS, REDUNDANT_LAYOUTS, SELF_REDUNDANT_KINDS,
                                 Config, DeviceSet, check_layout, count_step, fits, min_count, valid_counts_from)
-from dbtier.model.catalog import FLASH_KINDS, Catalog, Device, Overhead
-from dbtier.model.requirement import Requirement
-from dbtier.model.shared_array import Array, ArrayConfig, array_overheads, size_array, targets
+from dbtier.model.plan.catalog import FLASH_KINDS, Catalog, Device, Overhead
+from dbtier.model.plan.requirement import Requirement
+from dbtier.model.plan.shared_array import Array, ArrayConfig, array_overheads, size_array, targets
 
 DEFAULT_MAX_DEVICES = 1024
 DEFAULT_CACHE_FRACTION = 0.1

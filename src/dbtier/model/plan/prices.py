@@ -48,7 +48,7 @@ from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import read_small_text
-from dbtier.model.catalog import Catalog, Device
+from dbtier.model.plan.catalog import Catalog, Device
 
 COLUMNS = ("id", "price_usd", "currency", "date", "source")
 REQUIRED = ("id", "price_usd", "currency", "date")

@@ -14,7 +14,7 @@ from importlib import resources
 from typing import Any
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.cloud import PROVIDERS
+from dbtier.model.cloud.volumes import PROVIDERS
 
 ENGINES = ("oracle", "sqlserver", "postgresql", "mysql")
 GRADES = ("V", "T", "P", "L", "D")

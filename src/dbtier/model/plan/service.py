@@ -2,10 +2,10 @@
 design, the figures it was sized on, its endurance, its durable writes and its cost over time.
 
 Pure. `Terms` carries the options; `Life` applies them to a requirement: the host's average day
-(`dbtier.model.endurance`), the durable-writes policy (`dbtier.model.durable`), the devices as they
+(`dbtier.model.plan.endurance`), the durable-writes policy (`dbtier.model.plan.power_loss`), the devices as they
 are sized (their sustained or burst write figures, or the flush-bound rate of an unprotected
 device), the wear test the count search uses, and each candidate's `endurance`, `durable_writes`,
-`sized_on` and `tco` objects (`dbtier.model.tco`).
+`sized_on` and `tco` objects (`dbtier.model.plan.tco`).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import Config, Evaluation
-from dbtier.model.catalog import Device
-from dbtier.model.durable import Durable, ProbeFlush, check_policy, judge, policy_for
-from dbtier.model.endurance import (DEFAULT_SERVICE_YEARS, PAGE_BYTES, HostWrites, SetLoad, check_service_years,
+from dbtier.model.plan.array import Config, Evaluation
+from dbtier.model.plan.catalog import Device
+from dbtier.model.plan.power_loss import Durable, ProbeFlush, check_policy, judge, policy_for
+from dbtier.model.plan.endurance import (DEFAULT_SERVICE_YEARS, PAGE_BYTES, HostWrites, SetLoad, check_service_years,
                                     check_waf, host_writes, lasts, layout_write_factor, replacements, set_endurance)
-from dbtier.model.requirement import Requirement
-from dbtier.model.shared_array import check_data_reduction
-from dbtier.model.tco import DEFAULT_USD_PER_KWH, USD_PER_KWH_SOURCE, check_usd_per_kwh, tco, utilisation
+from dbtier.model.plan.requirement import Requirement
+from dbtier.model.plan.shared_array import check_data_reduction
+from dbtier.model.plan.tco import DEFAULT_USD_PER_KWH, USD_PER_KWH_SOURCE, check_usd_per_kwh, tco, utilisation
 
 WORN = ("fail", "replace")
 COSTS = ("tco", "purchase")

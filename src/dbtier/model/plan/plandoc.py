@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.planner import BudgetOption, Equivalence, Value
-from dbtier.model.requirement import Requirement, requirement_from_history
-from dbtier.model.sizing import Sizing
+from dbtier.model.plan.planner import BudgetOption, Equivalence, Value
+from dbtier.model.plan.requirement import Requirement, requirement_from_history
+from dbtier.model.plan.sizing import Sizing
 
 # the headroom `plan size` adds on top when neither --headroom nor a history run gives one
 DEFAULT_HEADROOM = 0.3

@@ -24,7 +24,7 @@ import math
 from typing import Any, Sequence
 
 from dbtier.core.errors import DbtierError
-from dbtier.model.array import DeviceSet, Evaluation
+from dbtier.model.plan.array import DeviceSet, Evaluation
 
 HOURS_PER_YEAR = 8766          # 365.25 days
 # US EIA, Electric Power Monthly table 5.6.A: average retail price of electricity to the commercial
