@@ -199,7 +199,7 @@ def run_sim(args: argparse.Namespace) -> int:
 def _run_sim(args: argparse.Namespace) -> int:
     from dbtier.core.malloc import tune_for_chunks
     tune_for_chunks()               # chunk after chunk of arrays: their memory goes back (see core/malloc.py)
-    from dbtier.sim import volumes
+    from dbtier.sim import request, volumes
     # Everything that can be refused is refused before the run directory exists.
     if args.cluster and args.volume != "all":
         raise DbtierError("--cluster replays volumes on a Dask cluster: it needs --volume all",
@@ -209,90 +209,22 @@ def _run_sim(args: argparse.Namespace) -> int:
         volumes.check(params)
     devices = resolve_devices(args)
     path = cap.trace_path(args.trace)
+    req = request.SimRequest(path, params, devices, format=args.format, columns=args.columns,
+                             skip_bad=args.skip_bad, sort=args.sort, in_memory=args.in_memory, volume=args.volume,
+                             cluster=args.cluster)
     from dbtier.measure.machine import warm_tool_versions
     warm_tool_versions()            # the run document's, asked while the process is small
+    runs: list[Run] = []
+
+    def start() -> None:            # when sim/request.py has refused all it can: before or after the replay
+        runs.append(Run("simulate.run", args, _params_doc(args, params, path), inputs=_inputs(args, path)))
+
     # the summary prints once the progress bar has stopped (and erased its line), never onto it
     with render.Progress(console(args), args.json) as prog:
-        if path.is_dir() and args.volume == volumes.ALL:    # each worker reads its own volume's file
-            from dbtier.sim.trace import columnar
-            convert.check_flags(args, path)
-            run, warnings = _run_volumes(args, params, devices, path, columnar.volume_source(path), prog)
-        elif _streams(args, params, path):
-            run, warnings = _run_stream(args, params, devices, path, prog)
-        else:
-            run, warnings = _run_whole(args, params, devices, path, prog)
-    return _finish(args, run, warnings)
-
-
-def _run_whole(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel], path: Path,
-               prog: render.Progress) -> tuple[Run, list[str]]:
-    """The trace read whole (--in-memory, --sort, --fail, --volume NAME, a converted copy), then replayed."""
-    from dbtier.sim import simulate as sim
-    from dbtier.sim import volumes
-    from dbtier.sim.trace.traces import read_trace
-    if path.is_dir():               # a convert run: its columnar copy, one volume's file when one is asked
-        trace = convert.read_converted(args, path)
-    else:
-        trace = read_trace(path, args.format, args.columns, skip_bad=args.skip_bad, sort=args.sort,
-                           progress=prog.reading)
-    if args.volume == volumes.ALL:
-        return _run_volumes(args, params, devices, path, volumes.from_trace(trace), prog)
-    if args.volume and trace.volumes != (args.volume,):
-        trace = trace.only_volume(args.volume)
-    sim.check_params(params, trace, devices)
-    run = Run("simulate.run", args, _params_doc(args, params, path), inputs=_inputs(args, path))
-    out = sim.simulate(trace, params, devices, progress=prog)
-    run.doc.update(out.contract)
-    run.doc["simulation"] = out.details
-    return run, out.warnings
-
-
-def _streams(args: argparse.Namespace, params: sim.Params, path: Path) -> bool:
-    """A text trace, or a converted one of one volume, is streamed unless something needs it whole (see
-    --in-memory)."""
-    from dbtier.sim.trace import columnar
-    if args.in_memory or args.volume is not None or params.failure is not None:
-        return False
-    if path.is_dir():
-        convert.check_flags(args, path)
-        return columnar.streamable(path)
-    return not args.sort
-
-
-def _run_stream(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel], path: Path,
-                prog: render.Progress) -> tuple[Run, list[str]]:
-    """The trace streamed through the design; the run directory is made once the replay has read it all
-    (a malformed line stops the replay with nothing written)."""
-    from dbtier.sim import simulate as sim
-    from dbtier.sim.trace.traces import read_chunks
-    from dbtier.sim.trace import columnar
-    check_out_early(args)
-    if path.is_dir():
-        chunks, meta = columnar.chunks(path, sim.CHUNK_REQUESTS)
-    else:
-        reader = read_chunks(path, args.format, args.columns, skip_bad=args.skip_bad, requests=sim.CHUNK_REQUESTS)
-        chunks, meta = (lambda: iter(reader)), (lambda: reader.meta)
-    out = sim.simulate_stream(chunks, meta, params, devices, progress=prog)
-    run = Run("simulate.run", args, _params_doc(args, params, path), inputs=_inputs(args, path))
-    run.doc.update(out.contract)
-    run.doc["simulation"] = out.details
-    return run, out.warnings
-
-
-def _run_volumes(args: argparse.Namespace, params: sim.Params, devices: dict[str, latency.DeviceModel],
-                 path: Path, src: Any, prog: render.Progress) -> tuple[Run, list[str]]:
-    """--volume all: each volume through the design on its own (sim/volumes.py), then the total."""
-    from dbtier.sim import simulate as sim
-    from dbtier.sim import volumes
-    sim.check_params(params, None, devices)
-    client = volumes.connect(args.cluster) if args.cluster else None
-    run = Run("simulate.run", args, _params_doc(args, params, path), inputs=_inputs(args, path))
-    results = volumes.run(src, params, devices, jobs=args.jobs, client=client,
-                          done=lambda r, k, n: prog(f"volumes replayed ({k} of {n})", k / n))
-    run.doc.update(volumes.combine(results, params.design, params.policy if params.design == "read-cache" else None,
-                                   src.summary))
-    run.doc["simulation"] = volumes.details(results, src, params, devices, args.cluster)
-    return run, [f"volume {r.volume}: {w}" for r in results for w in r.warnings]
+        out = request.replay(req, prog, start, early=lambda: check_out_early(args))
+    run = runs[0]
+    run.doc.update(out.doc)
+    return _finish(args, run, out.warnings)
 
 
 def _finish(args: argparse.Namespace, run: Run, warnings: list[str]) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import shutil
 from pathlib import Path
-from typing import Any
 
 from dbtier.cli.simulate import render
 from dbtier.cli.common import Run, console, emit
@@ -65,19 +64,3 @@ def run_convert(args: argparse.Namespace) -> int:
         f"{esc(str(out))} ({m['bytes_written'] / 1e6:,.1f} MB, source {key['bytes'] / 1e6:,.1f} MB)\n"
         f"[dim]replay it: dbtier simulate run {esc(str(run.dir.path))} --design ...[/dim]", highlight=False))
     return 0
-
-
-def read_converted(args: argparse.Namespace, run_dir: Path) -> Any:
-    """A convert run's columnar copy, read whole (one volume's file when one is asked)."""
-    from dbtier.sim.trace import columnar
-    check_flags(args, run_dir)
-    return columnar.read(run_dir, None if args.volume in (None, "all") else args.volume)
-
-
-def check_flags(args: argparse.Namespace, run_dir: Path) -> None:
-    """A converted copy was read with its convert run's options: those of a text trace are refused."""
-    for flag, given in (("--format", args.format != "auto"), ("--columns", args.columns), ("--sort", args.sort),
-                        ("--skip-bad", args.skip_bad)):
-        if given:
-            raise DbtierError(f"{flag} reads a text trace; {run_dir} is a converted one (read with the options of "
-                              "its convert run)", f"leave {flag} out, or convert the trace again with it")
