@@ -117,7 +117,7 @@ def test_awr_snap_timezone_with_nine_day_digits(tmp_path, monkeypatch, slow):
     f.write_text((H / "awr" / "awr_sysstat_PROD.csv").read_text()
                  .replace('"+0 01:00:00"', '"+000000000 01:00:00.000000"'))
     if slow:
-        from dbtier.history import csvio
+        from dbtier.history.sources import csvio
         real = csvio._create
 
         def typed_refused(con, table, layouts, columns, numeric, typed, times=()):
@@ -343,7 +343,8 @@ def _awr_three_snapshots(path, last_end):
 
 
 def test_awr_plain_iso_times_are_typed_and_read_in_tz(tmp_path):
-    from dbtier.history import awr, csvio
+    from dbtier.history.sources import awr
+    from dbtier.history.sources import csvio
     f = _awr_three_snapshots(tmp_path / "a.csv", "2024-03-04 12:00:00")
     con = connect()
     csvio.load(con, "raw", [awr.sniff_awr(str(f))], ["end_interval_time", "startup_time", "db_name"],
@@ -357,7 +358,8 @@ def test_awr_plain_iso_times_are_typed_and_read_in_tz(tmp_path):
 
 
 def test_awr_a_time_with_an_offset_keeps_the_times_text_and_the_offset_wins(tmp_path):
-    from dbtier.history import awr, csvio
+    from dbtier.history.sources import awr
+    from dbtier.history.sources import csvio
     # The last row says 13:00 at +02:00, which is 11:00 UTC (read as plain Paris time it would be 12:00 UTC).
     f = _awr_three_snapshots(tmp_path / "b.csv", "2024-03-04 13:00:00+02:00")
     con = connect()

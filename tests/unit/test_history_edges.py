@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import call_main
-from dbtier.history.diskstats import is_partition_of, whole_disks
+from dbtier.history.sources.diskstats import is_partition_of, whole_disks
 from dbtier.history.summary import own_sum_of_peaks
 
 T0 = 1_700_000_000

@@ -11,7 +11,11 @@ import pytest
 
 from dbtier.cli.history.fetch import parse_time
 from dbtier.core.errors import DbtierError
-from dbtier.history import azure, cloudwatch, promfetch, prometheus, provenance
+from dbtier.history import provenance
+from dbtier.history.sources import azure
+from dbtier.history.sources import cloudwatch
+from dbtier.history.sources import promfetch
+from dbtier.history.sources import prometheus
 from dbtier.history.store import connect
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from dbtier.core.errors import DbtierError
 from dbtier.history.tables import database_name_from_file
-from dbtier.history.times import check_tz, interval_sql, utc_sql
+from dbtier.history.sources.times import check_tz, interval_sql, utc_sql
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,24 @@
-"""I/O history of databases: one reader per source, series maths, consolidation, Parquet store.
+"""I/O history of databases: the sources' exports read, the series' maths, consolidation, the Parquet store.
 
-readers (pure parsing into a tidy DuckDB table, see tables.py):
-  awr.py (Oracle AWR CSV), dma.py (Google DMA collections), sqlserver.py
-  (sys.dm_io_virtual_file_stats), postgres.py (pg_stat_* views), diskstats.py (/proc/diskstats),
-  iostat.py (`iostat -x` and `sar -d`), prometheus.py (query_range answers, `promtool tsdb dump`,
-  VictoriaMetrics exports: promfiles.py), cloudwatch.py (EBS get-metric-data), azure.py (az monitor metrics);
-provenance.py: what each source's numbers are (counters, deltas or the source's averages), its step, gaps;
-series.py: counters -> intervals -> rates, peaks, profiles (exact, tested on hand-worked tables);
-consolidate.py: many databases on one UTC grid, peak of the sum vs sum of the peaks;
-days.py: read and written bytes per calendar day (the requirement's TB/day);
-store.py: the run directory's Parquet files and the DuckDB connection.
+sources/       one reader per source (awr, dma, sqlserver, postgres, diskstats, iostat and sar,
+               prometheus, cloudwatch, azure) into one of tables.py's tables, what they share (csvio.py,
+               times.py, detect.py), and promfetch.py, the live fetch from Prometheus; `read` below picks
+               the reader
+tables.py      the tables every reader produces, the reader's options and result
+limits.py      the plausibility limits every reader checks numbers against
+store.py       the run's Parquet series and the DuckDB connection that writes them
+series.py      counters -> intervals -> rates, peaks and profiles (exact, tested on hand-worked tables)
+provenance.py  what each source's numbers are (counters, deltas or averages), its step, its gaps
+consolidate.py many databases on one UTC grid (dense.py: the grid at fleet scale, a numba kernel)
+combine.py     a cluster's instances and several databases summed into one load
+days.py        read and written bytes per calendar day (the requirement's TB/day)
+split.py       the requirement per file type (WAL, redo, temp apart from the data files)
+summary.py     a reader's table to the result document's sections; fleet.py the same in batches
+intervals.py   a history's per-interval rates for the cloud burst replay
+
+What each may import: dbtier.core (intervals.py also dbtier.results.store); sources/ each other and
+tables.py, limits.py, series.py (dma.py); summary.py and fleet.py take sources/ further (summary.py reads
+DMA's hourly statistics through sources/dma.py). Never model/, report/ or cli/.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.history.tables import ReadOptions, ReadResult
 
-# --source name -> module (each has read(con, paths, opts) -> ReadResult)
+# --source name -> module of sources/ (each has read(con, paths, opts) -> ReadResult)
 SOURCES = {
     "awr": "awr",
     "dma": "dma",
@@ -44,7 +53,7 @@ def read(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str | Path
         raise DbtierError(f"unknown source {source!r}", f"use one of {', '.join(SOURCES)}")
     if not paths:
         raise DbtierError("no files given", "pass the exported files after --source")
-    mod = importlib.import_module(f"dbtier.history.{SOURCES[source]}")
+    mod = importlib.import_module(f"dbtier.history.sources.{SOURCES[source]}")
     try:
         if source == "sar":
             return mod.read_sar(con, paths, opts)

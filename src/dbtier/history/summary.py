@@ -16,7 +16,8 @@ from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import combine
 from dbtier.history import consolidate as cons
-from dbtier.history import days, dma, limits, provenance, series, split, store
+from dbtier.history import days, limits, provenance, series, split, store
+from dbtier.history.sources import dma
 from dbtier.history.tables import INTERVAL_COLUMNS, ReadResult, instance_fields
 
 PERCENTILES = {"95": ("p95", 95), "99": ("p99", 99), "max": ("max", 100)}

@@ -10,12 +10,12 @@ A reader turns one source's files into one DuckDB table of one of three kinds:
   boot time, a stats reset): a new epoch starts a new segment. series.py turns them into intervals.
 - **intervals** (iostat, sar): the source already gives rates per interval, in the same columns
   series.py makes from counters (INTERVAL_COLUMNS).
-- **hourly** (dma): hour-of-day statistics of per-snapshot deltas, see dma.py.
+- **hourly** (dma): hour-of-day statistics of per-snapshot deltas, see sources/dma.py.
 
 `role` says how a row adds up into its database: `total` (the source's own total, e.g. AWR's
 `physical read total IO requests`), `part` (file types or devices that add up to the total when
 there is no `total` row), or `detail` (a breakdown kept for the report, never added).
-Times are UTC (times.py turns a source's times into UTC).
+Times are UTC (sources/times.py turns a source's times into UTC).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`dbtier history fetch --prometheus URL --start T --end T [--step D] [--match SELECTOR ...]`: a Prometheus'
-disk and database counters over a time range (history/promfetch.py), kept in the run's raw/ and imported
+disk and database counters over a time range (history/sources/promfetch.py), kept in the run's raw/ and imported
 as `history import` does (the same document: `dbtier history import RUN/raw/*.json` reads them again).
 """
 
@@ -22,7 +22,7 @@ from dbtier.cli.common import add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, parse_duration
 from dbtier.core.workdir import workdir
-from dbtier.history import promfetch
+from dbtier.history.sources import promfetch
 
 _REL = re.compile(r"^now(?:\s*-\s*(\S+))?$")
 _PROM_DUR = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")

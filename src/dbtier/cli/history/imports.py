@@ -18,9 +18,10 @@ from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.errors import DbtierError
-from dbtier.history import SOURCES, detect, fleet, store
+from dbtier.history import SOURCES, fleet, store
+from dbtier.history.sources import detect
 from dbtier.history.tables import ReadOptions
-from dbtier.history.times import check_tz
+from dbtier.history.sources.times import check_tz
 from dbtier.results.store import load_run
 
 # --top: DuckDB's arg_max(x, by, n) takes n below 10^6; 10^4 busiest intervals is more than a table shows.

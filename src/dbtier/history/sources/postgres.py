@@ -37,10 +37,11 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
-from dbtier.history import csvio, detect
-from dbtier.history.csvio import Layout
+from dbtier.history.sources import csvio
+from dbtier.history.sources import detect
+from dbtier.history.sources.csvio import Layout
 from dbtier.history.tables import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult
-from dbtier.history.times import utc_sql
+from dbtier.history.sources.times import utc_sql
 
 SOURCE = "postgres"
 BASE = ("sample_time",)

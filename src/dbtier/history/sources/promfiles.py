@@ -223,7 +223,7 @@ def _labels(path: str, lineno: int, body: str) -> dict[str, str]:
 
 
 def _read_dump(path: str) -> tuple[list[Series], int]:
-    from dbtier.history import csvio
+    from dbtier.history.sources import csvio
     series: dict[str, Series] = {}
     stale = 0
     with csvio.text_io(path) as f:

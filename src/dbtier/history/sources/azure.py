@@ -31,7 +31,9 @@ from typing import Any, Sequence
 import duckdb
 
 from dbtier.core.errors import DbtierError
-from dbtier.history import csvio, detect, limits
+from dbtier.history import limits
+from dbtier.history.sources import csvio
+from dbtier.history.sources import detect
 from dbtier.history.tables import INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult, database_name_from_file
 
 SOURCE = "azure"

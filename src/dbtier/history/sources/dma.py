@@ -43,10 +43,11 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import is_regular, regular_file
-from dbtier.history import detect, limits
+from dbtier.history import limits
+from dbtier.history.sources import detect
 from dbtier.history.series import finite_or_none, iso
 from dbtier.history.tables import MB, ReadOptions, ReadResult, instance_fields
-from dbtier.history.times import utc_sql
+from dbtier.history.sources.times import utc_sql
 
 # What the result's `limitations` says about this source (see the module docstring).
 DMA_LIMITATION = ("dma gives hour-of-day statistics of per-snapshot deltas, not a time series: it cannot give "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dbtier.core.errors import DbtierError
 
-from dbtier.history import csvio
+from dbtier.history.sources import csvio
 
 NAMES = {
     "awr": "awr (Oracle AWR CSV)",
@@ -64,7 +64,7 @@ def guess(path: str | Path) -> str | None:
 
 def _json_source(p: Path) -> str | None:
     """prometheus, cloudwatch or azure, from the first 8 KiB (JSON answers are often one long line)."""
-    from dbtier.history import promfiles
+    from dbtier.history.sources import promfiles
     if promfiles.sniff(p):
         return "prometheus"
     try:

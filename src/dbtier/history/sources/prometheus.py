@@ -44,7 +44,10 @@ import duckdb
 from dbtier.core.debris import temp_file
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
-from dbtier.history import csvio, detect, diskstats, promfiles
+from dbtier.history.sources import csvio
+from dbtier.history.sources import detect
+from dbtier.history.sources import diskstats
+from dbtier.history.sources import promfiles
 from dbtier.history.tables import (COUNTER_TABLE_COLUMNS, INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult,
                                    database_name_from_file)
 

@@ -34,8 +34,10 @@ import duckdb
 from dbtier.core.debris import temp_file
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
-from dbtier.history import csvio, detect, limits
-from dbtier.history.diskstats import roles
+from dbtier.history import limits
+from dbtier.history.sources import csvio
+from dbtier.history.sources import detect
+from dbtier.history.sources.diskstats import roles
 from dbtier.history.tables import INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult, database_name_from_file
 
 _HEADER = re.compile(r"^Linux\s+\S+\s+\(([^)]*)\)\s+(\S+)")

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 from dbtier.core.debris import temp_file
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
-from dbtier.history import csvio, detect, limits
+from dbtier.history import limits
+from dbtier.history.sources import csvio
+from dbtier.history.sources import detect
 from dbtier.history.tables import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult, database_name_from_file
 
 SOURCE = "diskstats"
