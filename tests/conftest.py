@@ -212,7 +212,7 @@ def with_timeout(fn, seconds: float = 20.0, what: str = "the call"):
 def unguarded(monkeypatch):
     """The verdict with its evidence guards lowered to nothing: for tests of a sentence's wording on saved
     real documents, whose runs are short and single (the guards themselves: tests/unit/test_verdict_evidence.py)."""
-    from dbtier.report import verdict_rules
+    from dbtier.report.verdict import rules as verdict_rules
     for name, value in (("MIN_RUNS", 1), ("MAX_SPREAD_PCT", float("inf")), ("MIN_PROBE_POINT_S", 0.0),
                         ("MIN_OLTP_POINT_S", 0.0), ("MIN_DSS_RUN_S", 0.0)):
         monkeypatch.setattr(verdict_rules, name, value)

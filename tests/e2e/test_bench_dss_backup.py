@@ -78,9 +78,9 @@ def test_memory_limit_forces_spills_to_the_emulated_temp_tier(pg_dir, monkeypatc
     assert r.returncode == 0, r.stderr
     other = json.loads(r.stdout)
     assert other["queries"][1]["temp_bytes"] > 1e6
-    from dbtier.report import verdict_rules
+    from dbtier.report.verdict import rules as verdict_rules
     from dbtier.report.inputs import load_runs
-    from dbtier.report.verdict import verdict
+    from dbtier.report.verdict.topics import verdict
     # second-long runs: the length and spread guards lowered, so the noise rule itself decides
     monkeypatch.setattr(verdict_rules, "MIN_DSS_RUN_S", 0.0)
     monkeypatch.setattr(verdict_rules, "MAX_SPREAD_PCT", float("inf"))

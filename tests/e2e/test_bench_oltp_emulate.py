@@ -91,8 +91,8 @@ def test_tables_on_the_emulated_slow_tier_lose_most_of_the_tps(pg_dir):
     assert tps["index-fast"] < 0.5 * tps["all-fast"]
     assert tps["tables-fast"] > 2 * tps["index-fast"]
     assert tps["all-slow"] < 0.5 * tps["all-fast"]
-    # the verdict sets the two tiers against each other, the slow one named by its throttle (report.verdict_oltp)
-    from dbtier.report.verdict import verdict
+    # the verdict sets the two tiers against each other, the slow one named by its throttle (report/verdict/oltp.py)
+    from dbtier.report.verdict.topics import verdict
     [t] = [x for x in verdict([doc])["tiers"] if "ratios" in x]
     assert f"all-slow — {slow} (emulated: 150 read / 1,500 write IOPS) — " in t["text"]
     assert t["ratios"][0]["peak_ratio"] == pytest.approx(tps["all-fast"] / tps["all-slow"])

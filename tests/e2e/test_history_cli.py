@@ -384,7 +384,7 @@ def test_help_mentions_every_source():
 
 @pytest.mark.slow       # a second or more: `make test` runs it, test-fast does not
 def test_report_section_draws_every_kind_of_run(tmp_path):
-    from dbtier.report.history import section_html
+    from dbtier.report.sections.history import section_html
     dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(tmp_path / "m"))
     dbtier_json(tmp_path, "history", "import", "--source", "awr", str(AWR), "--out", str(tmp_path / "a"))
     dbtier_json(tmp_path, "history", "consolidate", str(tmp_path / "m"), str(tmp_path / "a"), "--step", "5m",

@@ -12,9 +12,9 @@ from rich.console import Console
 from dbtier.cli.show import print_summary, print_verdict
 from dbtier.model.guards import (backup_guards, doc_guards, dss_guards, mark_oltp, oltp_guards, point_read_path,
                                  probe_guards, read_path)
-from dbtier.report.figures_compare import summary
+from dbtier.report.summary import summary
 from dbtier.report.html import render_html
-from dbtier.report.verdict import verdict
+from dbtier.report.verdict.topics import verdict
 from dbtier.results.store import load_run
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bench"

@@ -7,7 +7,7 @@ import copy
 import json
 
 from dbtier.model.lab import media_figures
-from dbtier.report.verdict import verdict
+from dbtier.report.verdict.topics import verdict
 from dbtier.results.cache_suspect import cache_suspect, device_class
 from samples import DATA
 
@@ -167,7 +167,7 @@ def test_the_catalog_standing_leaves_a_cache_figure_out():
 # -- what the renderers show ------------------------------------------------------------------------------------
 
 def test_the_report_marks_the_cache_figure_and_the_virtual_flag():
-    from dbtier.report.probe import probe_section
+    from dbtier.report.sections.probe import probe_section
     doc, _ = _real("quick-ext4-virtio.json")        # saved before either check: both recomputed from it
     html = probe_section(doc, 0)
     assert '2,405 <span class="bad"' in html and "(cache)</span>" in html
@@ -180,7 +180,7 @@ def test_the_terminal_summary_marks_the_cache_figure():
     from rich.console import Console
 
     from dbtier.cli.probe.tables import probe_summary_table
-    from dbtier.report.probe_labels import rotational_text
+    from dbtier.report.figures.labels import rotational_text
     doc, t = _real("quick-ext4-virtio.json")
     t["cache_suspect"] = cache_suspect(t["summary"], t["points"], VIRTIO)
     console = Console(width=200, record=True)

@@ -41,7 +41,7 @@ def _rec(q, seconds, temp=0, dev=None, cold=False, run=1):
 def test_two_spilling_queries_are_two_of_22_and_the_tier_was_not_exercised():
     """The issue's run: Q9 spilled 21.9 MB and Q18 88.1 MB, the fast device wrote 0 and 86 KB meanwhile.
     Spill 110.0 MB, device 0.086 MB < 50% of it: stayed in memory; the verdict counts 2 of 22."""
-    from dbtier.report.figures import dss_stats
+    from dbtier.report.figures.core import dss_stats
     recs = [_rec(q, 0.3, dev=0) for q in range(1, 23)]
     recs[8] = _rec(9, 1.0, temp=21_900_000, dev=0)
     recs[17] = _rec(18, 1.5, temp=88_100_000, dev=86_000)
@@ -57,7 +57,7 @@ def test_two_spilling_queries_are_two_of_22_and_the_tier_was_not_exercised():
     s = dss_stats(doc)
     assert [q for q, _ in s["spilled"]] == [9, 18] and s["queries"] == 22
     # the verdict counts them: (1.0 + 1.5) s of 2.5 + 20 x 0.3 = 8.5 s is 29% of the time
-    from dbtier.report.verdict import verdict
+    from dbtier.report.verdict.topics import verdict
     doc.update(command="bench", bench="dss", engine="duckdb", scale=1.0, params={"temp": "/t", "scale": 1.0})
     [text] = [t for t in verdict([doc])["sentences"] if "spilled" in t]
     assert "2 of 22 queries spilled to temp (peak 88.1 MB in Q18, 29% of the time)" in text
@@ -184,7 +184,7 @@ def test_lab_emulate_refusals(tmp_path):
 
 
 def test_two_tier_table_names_each_tier_and_marks_the_spills():
-    from dbtier.report.dss import dss_tiers_html, temp_tier_name
+    from dbtier.report.sections.dss import dss_tiers_html, temp_tier_name
 
     def doc(temp, secs, spill, emulated=False):
         d = {"command": "bench", "bench": "dss", "engine": "duckdb", "scale": 1, "params": {"temp": temp},

@@ -1,4 +1,4 @@
-"""Key figures per command (dbtier.report.figures), from saved real result documents: exact values."""
+"""Key figures per command (dbtier.report.figures.core), from saved real result documents: exact values."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import copy
 
 import pytest
 
-from dbtier.report import figures as F
-from dbtier.report import figures_compare as FC
-from dbtier.report import figures_method as FM
-from dbtier.report import figures_tables as FT
+from dbtier.report.figures import core as F
+from dbtier.report import summary as FC
+from dbtier.report.figures import method as FM
+from dbtier.report.figures import tables as FT
 from dbtier.report.inputs import load_runs
 from dbtier.results.store import load_run
 from samples import BACKUP_DUCKDB, DSS_SPILL, LAB, MATRIX, PROBE, TPCC, make_lab
@@ -307,7 +307,7 @@ def test_duration_words_say_what_pgbench_ran():
 def test_compare_calls_a_difference_only_past_the_runs_spread():
     """B / A is better or worse only past the runs' combined spread (A's and B's (max - min) / median added)
     and at least 5%; within it, "within noise". Single runs: only the 5% floor, and said."""
-    from dbtier.report.figures import judge_difference
+    from dbtier.report.figures.core import judge_difference
 
     def sp(pct):
         return None if pct is None else {"median": 100.0, "min": 100 - pct / 2, "max": 100 + pct / 2, "n": 3,

@@ -106,7 +106,7 @@ def test_the_lab_report_shows_the_catalog_standing_as_a_table():
     import json
     import re
     from pathlib import Path
-    from dbtier.report.lab import lab_section
+    from dbtier.report.sections.lab import lab_section
     data = Path(__file__).resolve().parent.parent / "data"
     doc = json.loads((data / "lab" / "lab.json").read_text())
     probe = json.loads((data / "probe" / "quick-ext4-virtio.json").read_text())

@@ -115,8 +115,8 @@ def test_show_summary_names_a_part_it_could_not_draw(monkeypatch, capsys):
     from rich.console import Console
 
     from dbtier.cli.show import print_summary
-    from dbtier.report import figures as F
-    from dbtier.report import figures_compare as FC
+    from dbtier.report.figures import core as F
+    from dbtier.report import summary as FC
 
     def broken(doc):
         raise ValueError("clients is not a number")
@@ -134,7 +134,7 @@ def test_show_summary_names_a_part_it_could_not_draw(monkeypatch, capsys):
 
 def test_history_report_says_when_a_series_file_cannot_be_read(tmp_path):
     """An import run whose totals.parquet is not Parquet: the section says a chart was left out and why."""
-    from dbtier.report.history import section_html
+    from dbtier.report.sections.history import section_html
     (tmp_path / "totals.parquet").write_bytes(b"not parquet at all")
     doc = {"command": "history", "params": {"action": "import"}, "source": "awr", "kind": "counters",
            "databases": [{"name": "PROD", "peaks": {}, "total": {}}], "files": []}
@@ -145,7 +145,7 @@ def test_history_report_says_when_a_series_file_cannot_be_read(tmp_path):
 def test_verdict_names_the_figures_a_plan_was_not_sized_for():
     """A plan size run given only write figures (the lab's OLTP read nothing from the device): the verdict
     names the missing reads instead of reading as if they had been sized for."""
-    from dbtier.report.verdict import verdict
+    from dbtier.report.verdict.topics import verdict
     doc = {"schema_version": 1, "command": "plan", "plan": "size", "binding": "throughput",
            "requirement": {"read_iops": None, "write_iops": 5357.0, "read_mbps": None, "write_mbps": 45.1,
                            "capacity_gb": 10.0, "headroom": 0.3, "absent": ["read_iops", "read_mbps"]},
@@ -161,7 +161,7 @@ def test_history_report_reads_the_run_directory_it_is_given_even_with_glob_chara
     r1/totals.parquet. The report reads the literal one (1 row, not r1's 2)."""
     import duckdb
 
-    from dbtier.report.history import _pq, _query
+    from dbtier.report.sections.history import _pq, _query
     for name, n in (("r[1]", 1), ("r1", 2)):
         (tmp_path / name).mkdir()
         duckdb.sql(f"COPY (SELECT range AS x FROM range({n})) TO '{tmp_path / name / 'totals.parquet'}' (FORMAT parquet)")

@@ -2,7 +2,7 @@
 names and what the cache guard judges all come from it."""
 
 from dbtier.model import guards, placement
-from dbtier.report import figures
+from dbtier.report.figures import core as figures
 
 
 def test_the_six_steps_in_order():

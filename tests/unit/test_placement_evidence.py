@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 from dbtier.cli.compare import _ratio
-from dbtier.report import figures_compare as FC
-from dbtier.report import verdict_rules as R
-from dbtier.report.figures import Figure
-from dbtier.report.placed import comparison_sentences, sharing_sentences, where
-from dbtier.report.verdict import verdict
+from dbtier.report import summary as FC
+from dbtier.report.verdict import rules as R
+from dbtier.report.figures.core import Figure
+from dbtier.report.figures.placed import comparison_sentences, sharing_sentences, where
+from dbtier.report.verdict.topics import verdict
 from dbtier.runsdb import check
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
@@ -119,7 +119,7 @@ def test_wal_apart_on_the_same_disk_is_said_in_the_verdict_show_and_report():
     caveats = [c for c in verdict([b])["caveats"] if c["kind"] == "same_device"]
     assert [c["text"] for c in caveats] == [f"b (bench oltp): {text}"]
     assert FC.summary(b)["placement"]["notes"] == [text]
-    from dbtier.report.oltp import oltp_section
+    from dbtier.report.sections.oltp import oltp_section
     html = oltp_section(b, 0)
     assert "/var/tmp/w/dbtier-pg-5e31caac-wal/pg_wal" in html and text in html
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbtier.report import figures as F
+from dbtier.report.figures import core as F
 from dbtier.results.probe import KNEE_FIELDS, KNEE_TESTS, PROBE_MIN_GAIN, knee, knees, sweep_done
 
 

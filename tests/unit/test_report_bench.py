@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.report import svg
+from dbtier.report.svg import charts as svg
 from dbtier.report.html import render_html
-from dbtier.report.svg import Series
+from dbtier.report.svg.charts import Series
 from dbtier.results.store import load_run
 from test_report_html import check_structure, external_references
 
@@ -521,7 +521,7 @@ def test_a_lab_without_its_step_runs_still_renders():
 
 
 def test_simulate_and_history_sections_are_drawn_by_their_modules(monkeypatch):
-    import dbtier.report.history as history_report
+    import dbtier.report.sections.history as history_report
 
     monkeypatch.setattr(history_report, "section_html", lambda doc, run_dir: f"<h3>History of {run_dir}</h3>")
     doc = {"schema_version": 1, "command": "history", "status": "ok", "params": {"action": "import"},

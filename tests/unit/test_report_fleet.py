@@ -14,10 +14,10 @@ from conftest import call_main
 from samples import DATA, PROBE, run_dir
 from test_report_html import check_structure, external_references
 
-from dbtier.report import figures as F
-from dbtier.report import figures_compare as FC
-from dbtier.report import figures_fleet as FF
-from dbtier.report import figures_tables as FT
+from dbtier.report.figures import core as F
+from dbtier.report import summary as FC
+from dbtier.report.figures import fleet as FF
+from dbtier.report.figures import tables as FT
 from dbtier.report.html import render_html
 from dbtier.report.markdown import render_markdown
 

@@ -15,11 +15,11 @@ from rich.console import Console
 from dbtier.cli.main import main
 from dbtier.cli.show import print_summary, print_verdict
 from dbtier.model.guards import oltp_guards, page_counts, point_read_path, read_path
-from dbtier.report import figures as F
-from dbtier.report import figures_method as FM
+from dbtier.report.figures import core as F
+from dbtier.report.figures import method as FM
 from dbtier.report.html import render_html
 from dbtier.report.markdown import render_markdown
-from dbtier.report.verdict import verdict
+from dbtier.report.verdict.topics import verdict
 from dbtier.results.store import load_run
 from samples import TPCC, mariadb_doc, mariadb_matrix_doc
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, call_main, load_doc
-from dbtier.report import figures as F
-from dbtier.report import figures_tables as FT
+from dbtier.report.figures import core as F
+from dbtier.report.figures import tables as FT
 from dbtier.report.html import render_html
 from dbtier.report.markdown import render_markdown
 from test_report_html import check_structure, external_references

@@ -14,9 +14,9 @@ from dbtier.model.plan.array import evaluate, parse_spec
 from dbtier.model.plan.catalog import load_catalog
 from dbtier.model.plan.planner import Requirement, budget, equivalent, size, value
 from dbtier.model.plan.service import Terms
-from dbtier.report import svg
+from dbtier.report.svg import charts as svg
 from dbtier.report.html import render_html
-from dbtier.report.svg import Series
+from dbtier.report.svg.charts import Series
 from dbtier.results.document import finish, new_document
 from test_report_html import check_structure, external_references
 
@@ -185,8 +185,8 @@ def test_equivalent_power_rack_space_and_mix_rule(docs):
     from rich.console import Console
 
     from dbtier.cli.plan.render import power_table
-    from dbtier.report.verdict import verdict
-    from dbtier.report.verdict_plan import equivalent_sentence
+    from dbtier.report.verdict.topics import verdict
+    from dbtier.report.verdict.plan import equivalent_sentence
     html = render_html([docs["equivalent"]])
     assert ">9,787 W against 20 W</td>" in html and ">74.6</td>" in html
     assert "1 / (0.5 / 185,000 + 0.5 / 278,000) = 222,160" in html and "= 231,500" in html

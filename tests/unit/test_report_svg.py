@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from dbtier.report import svg
-from dbtier.report.svg import Band, Marker, RefLine, Series
+from dbtier.report.svg import charts as svg
+from dbtier.report.svg.charts import Band, Marker, RefLine, Series
 
 NS = "{http://www.w3.org/2000/svg}"
 

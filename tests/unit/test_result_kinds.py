@@ -130,7 +130,7 @@ def test_a_document_whose_markers_do_not_tell_gets_no_kind(doc, says):
 
 def test_labels_are_what_show_compare_and_the_exports_always_said():
     """The human label of each kind, by hand: a fleet probe reads `probe`, a simulate run `simulate`, and the
-    catalog, export and runs commands their command alone, as report/figures.py's kind() gave them."""
+    catalog, export and runs commands their command alone, as report/figures/core.py's kind() gave them."""
     want = {"probe": "probe", "probe.fleet": "probe", "bench.oltp": "bench oltp", "bench.dss": "bench dss",
             "bench.backup": "bench backup", "lab": "lab", "plan.equivalent": "plan equivalent",
             "plan.budget": "plan budget", "plan.size": "plan size", "plan.value": "plan value",

@@ -1,5 +1,5 @@
 """The runs index (dbtier.runsdb): every kind of saved real document becomes a row whose figures match the
-document (read here independently, not through report/figures.py); damaged directories are rows with
+document (read here independently, not through report/figures/core.py); damaged directories are rows with
 their reason; the cached index is reused by mtime and size, re-read where a file changed, rebuilt when the
 code that makes it changed; the DuckDB side refuses anything but a read; check's verdict on hand-made
 figures."""

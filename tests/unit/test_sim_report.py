@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dbtier.report.simulate import compare_html, section_html
-from dbtier.report.svg import Series
-from dbtier.report.svg_sim import Event, Window, cdf_chart, timeline_chart
+from dbtier.report.sections.simulate import compare_html, section_html
+from dbtier.report.svg.charts import Series
+from dbtier.report.svg.sim import Event, Window, cdf_chart, timeline_chart
 from dbtier.sim import mirror
 from dbtier.sim import simulate as sim
 from dbtier.sim.device.latency import DeviceModel

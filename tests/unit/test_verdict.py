@@ -1,4 +1,4 @@
-"""The verdict (dbtier.report.verdict) on saved real documents: exact sentences and the figures they cite.
+"""The verdict (dbtier.report.verdict.topics) on saved real documents: exact sentences and the figures they cite.
 
 Where a branch needs storage this project's VM does not have (a slow disk, a second device), the
 saved document is changed in one named place and the sentence checked against that change.
@@ -13,7 +13,7 @@ import copy
 import pytest
 
 from dbtier.report.inputs import load_runs
-from dbtier.report.verdict import TOPICS, verdict
+from dbtier.report.verdict.topics import TOPICS, verdict
 from dbtier.results.store import load_run
 from samples import BACKUP_DUCKDB, DSS_SPILL, LAB, MATRIX, PROBE, TPCC, make_lab
 

@@ -1,10 +1,10 @@
-"""The verdict's backup sentences (dbtier.report.verdict_backup) on hand-made documents: a target throttled at
+"""The verdict's backup sentences (dbtier.report.verdict.backup) on hand-made documents: a target throttled at
 40 MiB/s limited by that throttle, the study's comparison of a fast and a slow target, and a difference that
 the runs' spread does not allow to call."""
 
 from __future__ import annotations
 
-from dbtier.report.verdict import verdict
+from dbtier.report.verdict.topics import verdict
 
 MIB = 2**20
 

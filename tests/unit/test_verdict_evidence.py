@@ -12,7 +12,7 @@ import copy
 
 import pytest
 
-from dbtier.report.verdict import thresholds, verdict
+from dbtier.report.verdict.topics import thresholds, verdict
 from dbtier.results.store import load_run
 from samples import DSS_SPILL, MATRIX, PROBE, TPCC
 
@@ -132,7 +132,7 @@ def test_a_matrix_of_single_runs_is_not_judged():
             q["tps_spread"] = {"median": q["tps"], "min": q["tps"] * 0.25, "max": q["tps"] * 1.75, "n": 2,
                                "spread_pct": 150.0}
     with pytest.MonkeyPatch.context() as mp:    # the spread guard off: the noise rule alone decides
-        import dbtier.report.verdict_rules as V
+        import dbtier.report.verdict.rules as V
         mp.setattr(V, "MAX_SPREAD_PCT", 1000.0)
         v = verdict([m])
     assert v["placement"][0]["recommended"]["fast"] == []          # no move beats 150% + 150% of noise

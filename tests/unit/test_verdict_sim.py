@@ -1,4 +1,4 @@
-"""The verdict's sentences for simulate runs (report/verdict_sim.py), on hand-made documents: the figures each
+"""The verdict's sentences for simulate runs (report/verdict/sim.py), on hand-made documents: the figures each
 sentence cites, the call on whether a cache helps (the 5% floor by hand), and the mirror's resync and time
 without redundancy."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbtier.report.verdict_sim import sentences
+from dbtier.report.verdict.sim import sentences
 
 MIB = 1 << 20
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from dbtier.report.html import render_html
-from dbtier.report.verdict import verdict
+from dbtier.report.verdict.topics import verdict
 
 
 def texts(v: dict, topic: str) -> list[str]:

@@ -12,11 +12,11 @@ from dbtier.cli.fit import Col, fitted
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
-from dbtier.report import figures as F
-from dbtier.report import figures_compare as FC
-from dbtier.report import verdict_rules as R
+from dbtier.report.figures import core as F
+from dbtier.report import summary as FC
+from dbtier.report.verdict import rules as R
 from dbtier.report.inputs import load_runs
-from dbtier.report.verdict import verdict
+from dbtier.report.verdict.topics import verdict
 from dbtier.cli.show import print_verdict
 
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _ratio(r: dict, judge: bool = True) -> str:
-    """B / A coloured by the one evidence rule (verdict_rules.judge, which compare_rows applied): green when
+    """B / A coloured by the one evidence rule (report/verdict/rules.py's judge, which compare_rows applied): green when
     B is better and red when worse, "~" within noise, "?" too little evidence (single runs, a wide spread);
     uncoloured when not `judge`d (a durable and a non-durable run: neither is better)."""
     x = r["ratio"]

@@ -21,7 +21,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.core.files import write_bytes_atomic
 from dbtier.export import exposition, metrics, series
 from dbtier.export.families import METRICS, label_names
-from dbtier.report import figures as F
+from dbtier.report.figures import core as F
 from dbtier.report.inputs import load_runs
 from dbtier.results.store import RESULT_FILE
 

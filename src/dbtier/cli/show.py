@@ -1,7 +1,7 @@
 """`dbtier show RUN_DIR`: a run's summary as terminal tables (any command; a lab with every step).
 
 The summary (figures, tables, how they were obtained; for a lab each step's too) comes from
-dbtier.report.figures, the verdict from dbtier.report.verdict: the same the reports print.
+dbtier.report.figures.core, the verdict from dbtier.report.verdict.topics: the same the reports print.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from dbtier.model.guards import doc_guards
 from dbtier.cli.fit import Col, fitted
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
-from dbtier.report import figures as F
-from dbtier.report import figures_compare as FC
-from dbtier.report import figures_fleet as FF
-from dbtier.report import placed as P
+from dbtier.report.figures import core as F
+from dbtier.report import summary as FC
+from dbtier.report.figures import fleet as FF
+from dbtier.report.figures import placed as P
 from dbtier.report.inputs import load_runs
-from dbtier.report.verdict import TOPIC_LABELS, TOPICS, verdict
+from dbtier.report.verdict.topics import TOPIC_LABELS, TOPICS, verdict
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -108,7 +108,7 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
 
 def placement_lines(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     """Where each part of an OLTP or DSS run went (directory, device, filesystem, mount). Parts the run keeps
-    apart on one device are said by the verdict's caveats (verdict_caveats), printed above."""
+    apart on one device are said by the verdict's caveats (report/verdict/caveats.py), printed above."""
     if F.kind(doc) not in ("bench oltp", "bench dss"):
         return
     w = P.where(doc)

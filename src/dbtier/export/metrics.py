@@ -2,7 +2,7 @@
 prometheus_client metric families out; no timestamps (the textfile collector and the Pushgateway refuse
 them).
 
-The figures are the ones `dbtier show` and the report lead with, found the same way (report/figures.py):
+The figures are the ones `dbtier show` and the report lead with, found the same way (report/figures/core.py):
 a probe's summary, an OLTP sweep's knee and best point, a TPC-H power run, a backup's MB/s per method, the
 plan's cheapest configuration, a history's peaks and requirement, a simulation's hit ratio and latency.
 dbtier's MB are 10^6 bytes, GB 10^9, µs and ms are converted to seconds, percentages to 0-1 ratios.
@@ -16,8 +16,8 @@ from typing import Any, Iterable
 
 from dbtier import __version__
 from dbtier.export.families import METRICS, Builder
-from dbtier.report import figures as F
-from dbtier.report import mrc_figures
+from dbtier.report.figures import core as F
+from dbtier.report.figures import mrc as mrc_figures
 from dbtier.results import kinds
 from dbtier.core.parts import dict_at
 

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from dbtier.core.errors import DbtierError
 from dbtier.export.families import SERIES, Builder, finite
 from dbtier.export.metrics import MB, epoch_s
-from dbtier.report import figures as F
+from dbtier.report.figures import core as F
 from dbtier.results import kinds
 
 HISTORY_OPS = (("read", "read_iops", "read_mbps"), ("write", "write_iops", "write_mbps"), ("total", "iops", "mbps"))

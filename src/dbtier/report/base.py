@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from dbtier.core.units import human_bytes
 from dbtier.model.guards import doc_guards
-from dbtier.report.figures import get, isnum  # one definition, shared with the Markdown report and `show`
+from dbtier.report.figures.core import get, isnum  # one definition, shared with the Markdown report and `show`
 from dbtier.core.parts import dict_at
 
 

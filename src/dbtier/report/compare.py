@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from dbtier.report import figures as F
-from dbtier.report import figures_compare as FC
-from dbtier.report import simulate as sim_report
-from dbtier.report import placed as P
-from dbtier.report import svg
-from dbtier.report import verdict_rules as R
+from dbtier.report.figures import core as F
+from dbtier.report import summary as FC
+from dbtier.report.sections import simulate as sim_report
+from dbtier.report.figures import placed as P
+from dbtier.report.svg import charts as svg
+from dbtier.report.verdict import rules as R
 from dbtier.report.base import esc, figure_frame, get, isnum, num, run_label
-from dbtier.report.probe import machine_target, verdict_html
-from dbtier.report.svg import Series
-from dbtier.report.probe_labels import SUMMARY_LABELS
+from dbtier.report.sections.probe import machine_target, verdict_html
+from dbtier.report.svg.charts import Series
+from dbtier.report.figures.labels import SUMMARY_LABELS
 from dbtier.results.probe import HIGHER_BETTER, SUMMARY_KEYS
 from dbtier.core.parts import dict_at
 
@@ -97,7 +97,7 @@ def _figures_comparison(kind: str, group: Sequence[Entry]) -> str:
     clash = F.durability_clash([d for d, _ in group])
     unjudged: dict[str, list[str]] = {}
     for f0, vals, judged in table:
-        # the best in bold only where the one evidence rule (verdict_rules.judge, compare's) calls it better
+        # the best in bold only where the one evidence rule (verdict/rules.py's judge, compare's) calls it better
         best = judged["best"] if not clash else None
         label = (f"{f0.group}: " if f0.group and f0.group not in f0.label else "") + f0.label
         if not clash and judged["verdict"] == R.TOO_LITTLE:
@@ -138,7 +138,7 @@ def _placement_comparison(docs: Sequence[dict[str, Any]]) -> str:
 
 
 def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
-    from dbtier.report.dss import dss_tiers_html
+    from dbtier.report.sections.dss import dss_tiers_html
     names = [f"{run_label(d, i)}" + (f" ({_run_hint(d)})" if _run_hint(d) else "") for d, i in group]
     out = []
     if kind == "bench dss":

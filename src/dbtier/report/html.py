@@ -7,7 +7,7 @@ fails on a newer or partial document.
 
 This module is the page: its style, the verdict, the runs table, the contents,
 the side by side (report/compare.py) and one section per run, drawn by the
-module of its kind (report/probe.py, with probe_fleet.py for a fleet, plan.py, oltp.py, dss.py, backup.py,
+module of its kind (report/sections/: probe.py, with fleet.py for a fleet, plan.py, oltp.py, dss.py, backup.py,
 simulate.py with mrc.py for miss-ratio curves, history.py, lab.py), all built from report/base.py.
 """
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from dbtier import __version__
-from dbtier.report import figures as F
-from dbtier.report import history as history_report
-from dbtier.report import simulate as simulate_report
-from dbtier.report.backup import backup_section
+from dbtier.report.figures import core as F
+from dbtier.report.sections import history as history_report
+from dbtier.report.sections import simulate as simulate_report
+from dbtier.report.sections.backup import backup_section
 from dbtier.results import kinds
 from dbtier.report.base import (
     badge,
@@ -37,13 +37,13 @@ from dbtier.report.base import (
     time_text,
 )
 from dbtier.report.compare import Entry, comparison_html
-from dbtier.report.dss import dss_section
-from dbtier.report.lab import lab_section
-from dbtier.report.oltp import oltp_section
-from dbtier.report.plan import plan_section
-from dbtier.report.probe_fleet import section as probe_section
-from dbtier.report import svg
-from dbtier.report.verdict import TOPIC_LABELS, TOPICS, thresholds, verdict
+from dbtier.report.sections.dss import dss_section
+from dbtier.report.sections.lab import lab_section
+from dbtier.report.sections.oltp import oltp_section
+from dbtier.report.sections.plan import plan_section
+from dbtier.report.sections.fleet import section as probe_section
+from dbtier.report.svg import charts as svg
+from dbtier.report.verdict.topics import TOPIC_LABELS, TOPICS, thresholds, verdict
 
 CSS = """
 :root { --ink:#1f2328; --muted:#59636e; --line:#d8dee4; --soft:#f6f8fa;

@@ -10,12 +10,12 @@ import re
 from typing import Any, Sequence
 
 from dbtier import __version__
-from dbtier.report import figures as F
-from dbtier.report import figures_compare as FC
-from dbtier.report import figures_fleet as FF
-from dbtier.report import figures_method as FM
-from dbtier.report import figures_tables as FT
-from dbtier.report.verdict import TOPIC_LABELS, TOPICS, thresholds, verdict
+from dbtier.report.figures import core as F
+from dbtier.report import summary as FC
+from dbtier.report.figures import fleet as FF
+from dbtier.report.figures import method as FM
+from dbtier.report.figures import tables as FT
+from dbtier.report.verdict.topics import TOPIC_LABELS, TOPICS, thresholds, verdict
 from dbtier.core.parts import dict_at
 
 

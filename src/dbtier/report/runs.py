@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Sequence
 
-from dbtier.report import figures as F
-from dbtier.report import svg
+from dbtier.report.figures import core as F
+from dbtier.report.svg import charts as svg
 from dbtier.report.base import esc, figure_frame, html_table, num, time_text
 
 SECTIONS_MAX = 20       # more runs than this: the trends and the table of runs, no section per run

@@ -1,4 +1,4 @@
-"""A run against a baseline, figure by figure, with `compare`'s evidence rule (report/verdict_rules.judge).
+"""A run against a baseline, figure by figure, with `compare`'s evidence rule (report/verdict/rules.py's judge).
 
 Pure: index figure rows in, a verdict out. The baseline is one run, or several (a query): then each figure
 is the median of their values and its spread their min–max over the median (core/stats.spread), so a
@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from dbtier.core.stats import spread
-from dbtier.report import figures as F
-from dbtier.report import verdict_rules as R
+from dbtier.report.figures import core as F
+from dbtier.report.verdict import rules as R
 
 EXIT_PASS, EXIT_REGRESSION = 0, 1       # errors (bad input, nothing to compare) exit 2, as every command's
 DEFAULT_TOLERANCE_PCT = F.MIN_DIFFERENCE_PCT

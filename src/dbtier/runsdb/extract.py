@@ -1,6 +1,6 @@
 """One run directory -> one index row: who ran what, where and when, and its key figures.
 
-The figures are report/figures.py's (`figures(doc)`: the same keys, labels, units, better direction and
+The figures are report/figures/core.py's (`figures(doc)`: the same keys, labels, units, better direction and
 spread that `show` and `compare` use), split into an `item` (a probe's target path, a backup method, a
 query, a plan device) and a `key` (the figure's own name, e.g. `read_iops_4k`). History documents have no
 headline figures there beyond their top-level numbers, so their per-database peaks are added here, named
@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import count_text
-from dbtier.report import figures as F
+from dbtier.report.figures import core as F
 from dbtier.results import kinds
 from dbtier.results.store import RESULT_FILE, load_run, marker_of
 from dbtier.core.parts import dict_at

@@ -43,7 +43,8 @@ SCHEMA = pa.schema([
 def fingerprint() -> str:
     """The index version, dbtier's and a hash of the modules whose code decides what a row holds: an index
     made by other code is rebuilt rather than trusted."""
-    from dbtier.report import figures, mrc_figures
+    from dbtier.report.figures import core as figures
+    from dbtier.report.figures import mrc as mrc_figures
     from dbtier.results import kinds, probe
     from dbtier.runsdb import extract
     h = hashlib.sha256(f"{INDEX_VERSION}|{__version__}".encode())

@@ -6,7 +6,7 @@ Views (the columns are documented here, `dbtier runs sql --help` lists them):
   step was named after); `continues`: the run(s) it continues, as its params name them (a history
   requirement's import run, a plan's --from-history ...); `runs_dir`: the runs directory it is under, NULL
   for a run listed from the run registry (made elsewhere with --out: its run_id is its absolute path).
-- `figures`: one row per figure of a run, as report/figures.py names it: the run's path, kind, action,
+- `figures`: one row per figure of a run, as report/figures/core.py names it: the run's path, kind, action,
   started_at, host and status, then item (a probe target, backup method, query, plan device, history
   database; '' for the run itself), key, figure_key (the key `compare` matches), label, value (a number)
   or text, unit, digits, better ('higher', 'lower' or NULL), detail (one of many, e.g. per query),

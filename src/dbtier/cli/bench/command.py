@@ -14,7 +14,7 @@ from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.measure import slowtier
-from dbtier.report.figures import busiest_device, spread_text
+from dbtier.report.figures.core import busiest_device, spread_text
 from dbtier.workloads.parsers.oltp import KNEE_RULE, NOT_MEASURED_REMOTE
 from dbtier.workloads import oltp
 from dbtier.workloads.engine import ServerSpec, engine_class, names

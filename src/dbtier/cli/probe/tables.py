@@ -7,7 +7,7 @@ from typing import Any
 from rich.table import Table
 
 from dbtier.cli.markup import esc, lit
-from dbtier.report.probe_labels import SUMMARY_LABELS, cache_note
+from dbtier.report.figures.labels import SUMMARY_LABELS, cache_note
 
 # One line per point as the probe measures it: at most 79 columns (one space between columns), each figure
 # whole; latencies keep one decimal below 10,000 µs, whole microseconds above.

@@ -18,8 +18,8 @@ from dbtier.cli.common import console, emit
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.options import nonneg_float, positive_int
 from dbtier.core.errors import DbtierError
-from dbtier.report import figures as F
-from dbtier.report import figures_compare as FC
+from dbtier.report.figures import core as F
+from dbtier.report import summary as FC
 
 _FIGURE_COLS = ("path", "figure_key", "item", "key", "label", "value", "text", "unit", "digits", "better", "detail",
                 "median", "min", "max", "n", "spread_pct")

@@ -11,7 +11,7 @@ import textwrap
 import uuid
 from typing import Any, Sequence
 
-from dbtier.report import figures as F
+from dbtier.report.figures import core as F
 
 _MAX_CELL = 60
 

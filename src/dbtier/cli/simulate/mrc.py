@@ -156,7 +156,7 @@ def _render(args: argparse.Namespace, m: dict, path: Path) -> None:
         what = f"{tr['requests']:,} requests, {tr['objects']:,} objects"
     con.print(f"{esc(str(path))} ({tr['format']}, {tr['mode']}s): {what}, footprint "
               f"{human_bytes(tr['footprint_bytes'])}", highlight=False)
-    from dbtier.report.mrc_figures import policy_name
+    from dbtier.report.figures.mrc import policy_name
     rate = m["curves"][0]["sample_rate"]
     est = f": estimates from a {rate:g} SHARDS sample" if rate < 1 else ""
     points = m["curves"][0]["points"]
