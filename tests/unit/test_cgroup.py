@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.cli import options, settings_options
+from dbtier.cli import options
 from dbtier.measure import cgroup
 from dbtier.measure.cgroup import Place
+from dbtier.workloads.settings import pg_memory_bytes
 
 DATA = Path(__file__).parent.parent / "data" / "cgroup"
 MIB = 1024 * 1024
@@ -90,8 +91,8 @@ def test_memory_option():
     for bad in ("1k", "nan", "-1G", "lots", "0"):
         with pytest.raises(argparse.ArgumentTypeError):
             conv(bad)
-    assert settings_options.pg_memory_bytes("128MB") == 128 * MIB
-    assert settings_options.pg_memory_bytes("16384", plain_kb=8) == 128 * MIB   # a bare shared_buffers is 8 kB pages
+    assert pg_memory_bytes("128MB") == 128 * MIB
+    assert pg_memory_bytes("16384", plain_kb=8) == 128 * MIB   # a bare shared_buffers is 8 kB pages
 
 
 def _writable_memory_controller() -> bool:

@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_clean_error, call_main
+from dbtier.cli.settings_options import add_engine_options, engine_options
 from dbtier.core.errors import DbtierError
 from dbtier.workloads.parsers.sysbench import WORKLOADS, lua_string, sysbench_args, table_options_script, MysqlTarget
 from dbtier.workloads.engine_mariadb import MariaDBEngine
 from dbtier.workloads.engine_postgres import PostgresEngine
+from dbtier.workloads.settings import EngineOptions
 from dbtier.workloads.mariadb import (data_directory_clause, data_directory_failure, local_host, sql_string,
                                       table_placement)
 from dbtier.workloads.mariadb_tpcc import TABLE_COLUMNS, _sql, with_table_options
@@ -57,10 +59,10 @@ def test_local_hosts():
 
 
 # ------------------------------------------------------------------ the server's own options
-def parsed(cls, *argv: str) -> argparse.Namespace:
+def parsed(cls, *argv: str) -> EngineOptions:
     p = argparse.ArgumentParser()
-    cls.add_options(p, "oltp")
-    return p.parse_args(list(argv))
+    add_engine_options(p, cls, "oltp")
+    return engine_options(cls, "oltp", p.parse_args(list(argv)))
 
 
 @pytest.mark.parametrize("argv, want", [
@@ -71,7 +73,7 @@ def parsed(cls, *argv: str) -> argparse.Namespace:
     (("--flush-method", "fsync", "--binlog", "on"), ["--flush-method fsync", "--binlog on"]),
 ])
 def test_mariadb_options_given_are_found_without_a_list(argv, want):
-    assert MariaDBEngine.server_options_given(parsed(MariaDBEngine, *argv), "oltp") == want
+    assert MariaDBEngine.server_options_given(parsed(MariaDBEngine, *argv)) == want
 
 
 @pytest.mark.parametrize("argv, want", [
@@ -82,12 +84,16 @@ def test_mariadb_options_given_are_found_without_a_list(argv, want):
     (("--max-wal-size", "4GB"), ["--max-wal-size 4GB"]),
 ])
 def test_postgres_options_given(argv, want):
-    assert PostgresEngine.server_options_given(parsed(PostgresEngine, *argv), "oltp") == want
+    assert PostgresEngine.server_options_given(parsed(PostgresEngine, *argv)) == want
 
 
 def test_another_engines_options_in_the_namespace_are_not_this_ones():
-    ns = parsed(MariaDBEngine, "--buffer-pool-size", "1G")
-    assert PostgresEngine.server_options_given(ns, "oltp") == []
+    p = argparse.ArgumentParser()            # both engines' options, as `bench oltp` has them
+    for cls in (PostgresEngine, MariaDBEngine):
+        add_engine_options(p, cls, "oltp")
+    ns = p.parse_args(["--buffer-pool-size", "1G"])
+    assert PostgresEngine.server_options_given(engine_options(PostgresEngine, "oltp", ns)) == []
+    assert MariaDBEngine.server_options_given(engine_options(MariaDBEngine, "oltp", ns)) == ["--buffer-pool-size 1G"]
 
 
 SHORT = ["bench", "oltp", "--clients", "1", "--duration", "1", "--warmup", "0"]

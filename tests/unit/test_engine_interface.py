@@ -2,17 +2,18 @@
 bench kinds it claims, placement parsing by the engine's roles, and the seam the CLI builds on -- an
 engine added to the registry gets `--engine NAME` and its own options without a change in cli/."""
 
-import argparse
 import inspect
 from pathlib import Path
 
 import pytest
 
 from dbtier.cli.main import build_parser
+from dbtier.cli.settings_options import engine_options
 from dbtier.core.errors import DbtierError
 from dbtier.model.placement import matrix_steps
 from dbtier.workloads import engine as eng
 from dbtier.workloads.oltp import Study
+from dbtier.workloads.settings import Option
 
 # The calls each bench kind makes (the module docstring's list): an engine claiming the kind overrides them.
 NEEDS = {"oltp": ("open", "placement", "close", "load", "bound_memory", "run_point"),
@@ -92,11 +93,12 @@ def test_postgres_settings_come_from_its_own_options():
     cls = eng.engine_class("postgres", "oltp")
     args = build_parser().parse_args(["bench", "oltp", "--shared-buffers", "64MB", "--synchronous-commit", "off",
                                       "--clients", "1,4"])
-    conf = cls.settings(args, [1, 4])
+    opts = engine_options(cls, "oltp", args)
+    conf = cls.settings(opts, [1, 4])
     assert conf["shared_buffers"] == "64MB" and conf["synchronous_commit"] == "off"
     assert conf["max_connections"] == "14"          # the largest client count + 10
-    assert cls.buffer_request_bytes(args) == 64 * 2**20
-    assert cls.log_reserve_bytes(args) == 2**30      # max_wal_size 1GB
+    assert cls.buffer_request_bytes(opts) == 64 * 2**20
+    assert cls.log_reserve_bytes(opts) == 2**30      # max_wal_size 1GB
 
 
 def test_a_new_engine_is_one_registry_line_and_no_cli_change(monkeypatch):
@@ -105,8 +107,8 @@ def test_a_new_engine_is_one_registry_line_and_no_cli_change(monkeypatch):
         name, kinds, roles = "toy", ("oltp",), ("data", "redo")
 
         @classmethod
-        def add_options(cls, parser: argparse.ArgumentParser, kind: str) -> None:
-            parser.add_argument("--toy-flush", choices=("0", "1", "2"), default="1")
+        def options(cls, kind: str) -> tuple[Option, ...]:
+            return (Option("--toy-flush", "1", choices=("0", "1", "2")),)
     import sys
     import types
     mod = types.ModuleType("dbtier_test_toy_engine")

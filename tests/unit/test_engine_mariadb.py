@@ -13,22 +13,25 @@ import pytest
 from dbtier.cli.bench import command as bench
 
 from dbtier.cli.bench import oltp_checks as bench_oltp_checks
+from dbtier.cli.settings_options import add_engine_options, engine_options
 from dbtier.core.errors import DbtierError
 from dbtier.workloads.parsers.innodb import session_classes, status_values
 from dbtier.workloads.parsers.sysbench import parse_sysbench, point_figures
 from dbtier.workloads import engine as eng
 from dbtier.workloads.engine_mariadb import (MariaDBEngine, buffer_pool_size, dsn_password, innodb_point,
                                              parse_wait_rows, server_conf, settings_of, size_bytes)
-from dbtier.workloads.engine_postgres import PostgresEngine
+from dbtier.workloads.engine_postgres import PostgresEngine, PostgresOptions
+from dbtier.workloads.settings import EngineOptions
 from samples import DATA
 
 D = DATA / "innodb"
 
 
-def parse(*argv: str) -> argparse.Namespace:
+def parse(*argv: str) -> EngineOptions:
+    """The options as `bench oltp --engine mariadb` gives them to the engine."""
     p = argparse.ArgumentParser()
-    MariaDBEngine.add_options(p, "oltp")
-    return p.parse_args(list(argv))
+    add_engine_options(p, MariaDBEngine, "oltp")
+    return engine_options(MariaDBEngine, "oltp", p.parse_args(list(argv)))
 
 
 def test_defaults_are_durable_with_a_small_buffer_pool():
@@ -78,8 +81,8 @@ def test_bad_option_values_are_refused():
 
 
 def test_postgres_durability():
-    base = PostgresEngine.settings(argparse.Namespace(shared_buffers="128MB", synchronous_commit="on",
-                                                      checkpoint_timeout="5min", max_wal_size="1GB"), [1])
+    base = PostgresEngine.settings(PostgresOptions("oltp", shared_buffers="128MB", synchronous_commit="on",
+                                                   checkpoint_timeout="5min", max_wal_size="1GB"), [1])
     assert PostgresEngine.durability(base)[0] is True
     off = {**base, "synchronous_commit": "off"}
     assert PostgresEngine.durability(off) == (False, "synchronous_commit=off: a commit returns before its WAL is "

@@ -27,8 +27,6 @@ NO_DOCSTRING = {
 # Imports of dbtier.cli from outside it: (importing module, imported module) -> why.
 CLI_IMPORTS = {
     ("dbtier.__main__", "dbtier.cli.entry"): "`python -m dbtier` is the command line's own entry point",
-    ("dbtier.workloads.engine_postgres", "dbtier.cli.settings_options"):
-        "PostgreSQL's settings' argparse types; moving out of cli/ in its own change",
 }
 
 

@@ -4,9 +4,9 @@ engine.py is the interface an engine implements and the registry; one module per
 (engine_postgres.py, engine_duckdb.py, engine_mariadb.py) over its managed server (postgres.py, mariadb.py,
 what they share in throwaway.py) and its drivers (pgbench.py, sysbench.py, mariadb_tpcc.py; tpcc.py the
 TPC-C-like data; duck_sql.py DuckDB statements Ctrl-C stops); the bench kinds for any engine (oltp.py,
-dss.py, backup.py); dsn.py a user's connection string. parsers/ reads what the drivers print (pure);
-sql/, pgbench/ and lua/ hold the engines' scripts.
+dss.py, backup.py); dsn.py a user's connection string; settings.py the engines' own options, declared
+and typed without argparse (the CLI registers them and builds each engine's typed options from its
+arguments). parsers/ reads what the drivers print (pure); sql/, pgbench/ and lua/ hold the engines' scripts.
 
-They may import measure/, model/, results/ and core/, never report/, history/ or cli/ (an exception still
-waiting to move is named in tests/unit/test_layout.py).
+They may import measure/, model/, results/ and core/, never report/, history/ or cli/.
 """

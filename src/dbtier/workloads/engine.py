@@ -1,12 +1,15 @@
 """The engine interface: what a database engine implements for dbtier to benchmark it.
 
 `bench oltp`, `bench dss`, `bench backup` and `lab` never name an engine's programs, SQL or
-settings. They look the engine up here (`engine_class(name, kind)`), let it add its own options
-(`add_options`), build a `ServerSpec`, and drive it through these calls, in this order:
+settings. They look the engine up here (`engine_class(name, kind)`), register the options it declares
+(`options`), build a `ServerSpec`, and drive it through these calls, in this order:
 
     cls.check()                  its programs are installed, else one DbtierError with the install hint
-    cls.add_options(parser, kind)  its settings as options of that bench kind (e.g. --shared-buffers)
-    cls.settings(args, clients)  those options as the server's settings (a dict, kept in the result)
+    cls.options(kind)            its settings as options of that bench kind (e.g. --shared-buffers), declared
+                                 as workloads/settings.Option; the CLI registers them with its parser
+    cls.options_type(kind, ...)  what was given for them, typed (a frozen dataclass per engine, a field
+                                 per option), built by the CLI from the parsed arguments: `opts` below
+    cls.settings(opts, clients)  those options as the server's settings (a dict, kept in the result)
     cls.durability(settings)     (durable, reason): whether a commit survives a power loss with them
     eng = cls(spec)              nothing started yet
     eng.open()                   create a managed throw-away server -- under the placement directories,
@@ -40,7 +43,6 @@ SQL/Lua under workloads/, and one line in ENGINES below; cli/ and the report tak
 
 from __future__ import annotations
 
-import argparse
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +50,7 @@ from typing import Any, Callable
 
 from dbtier.core.closing import ClosedOnFailure
 from dbtier.core.errors import DbtierError
+from dbtier.workloads.settings import EngineOptions, Option
 from dbtier.workloads.parsers.oltp import combine_repeats, knee
 
 # name -> "module:Class", imported only when used (a command's start-up stays fast).
@@ -68,7 +71,7 @@ class ServerSpec:
     dsn: str | None = None                      # the user's server instead of a managed one
     port: int | None = None
     os_user: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)    # the server's own, from cls.settings(args)
+    settings: dict[str, Any] = field(default_factory=dict)    # the server's own, from cls.settings(opts)
     options: dict[str, Any] = field(default_factory=dict)     # the bench's knobs (DSS: memory_limit, threads,
                                                               # compression, generator)
 
@@ -90,6 +93,7 @@ class Engine(ClosedOnFailure):
     backup_methods: tuple[str, ...] = ()     # what `bench backup --methods` chooses from (all by default)
     backup_fixed: tuple[str, ...] = ()       # ... or, without a choice, what the engine always runs
     conn: Any = None          # DSS: the open query connection
+    options_type: type[EngineOptions] = EngineOptions   # what was given for options(kind), typed
 
     def __init__(self, spec: ServerSpec):
         self.spec = spec
@@ -100,11 +104,12 @@ class Engine(ClosedOnFailure):
         """Raise DbtierError naming what is missing and how to install it."""
 
     @classmethod
-    def add_options(cls, parser: argparse.ArgumentParser, kind: str) -> None:
-        """Add the engine's own settings to `bench KIND`'s parser."""
+    def options(cls, kind: str) -> tuple[Option, ...]:
+        """The engine's own settings as options of `bench KIND` (its options_type's fields)."""
+        return ()
 
     @classmethod
-    def settings(cls, args: argparse.Namespace, clients: list[int]) -> dict[str, Any]:
+    def settings(cls, opts: EngineOptions, clients: list[int]) -> dict[str, Any]:
         return {}
 
     @classmethod
@@ -144,19 +149,16 @@ class Engine(ClosedOnFailure):
                                   "e.g. --place data=/srv/fast")
 
     @classmethod
-    def server_options_given(cls, args: argparse.Namespace, kind: str) -> list[str]:
-        """The engine's own server options (add_options') whose value in args differs from its default, as
+    def server_options_given(cls, opts: EngineOptions) -> list[str]:
+        """The engine's own server options (options(kind)) whose value in opts differs from its default, as
         `--name value` (with --dsn they are refused: dbtier never changes a user's server). A value given
         equal to the default cannot be told apart, and changes nothing."""
-        p = argparse.ArgumentParser(add_help=False)
-        cls.add_options(p, kind)
-        defaults = vars(p.parse_args([]))
         out = []
-        for dest, default in defaults.items():
-            v = getattr(args, dest, default)
-            if v != default:
+        for o in cls.options(opts.kind):
+            v = getattr(opts, o.dest)
+            if v != o.default_value():
                 shown = ("on" if v else "off") if isinstance(v, bool) else v
-                out.append(f"--{dest.replace('_', '-')} {shown}")
+                out.append(f"{o.flag} {shown}")
         return out
 
     @classmethod
@@ -166,7 +168,7 @@ class Engine(ClosedOnFailure):
         return redact_dsn(dsn)
 
     @classmethod
-    def buffer_text(cls, args: argparse.Namespace) -> str:
+    def buffer_text(cls, opts: EngineOptions) -> str:
         """The buffer pool as the user wrote it (the memory budget's reason quotes it)."""
         return ""
 
@@ -177,12 +179,12 @@ class Engine(ClosedOnFailure):
         return 4
 
     @classmethod
-    def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:
+    def buffer_request_bytes(cls, opts: EngineOptions) -> int | None:
         """The buffer pool the user asked for, in bytes (a memory budget takes it out of the cache part)."""
         return None
 
     @classmethod
-    def log_reserve_bytes(cls, args: argparse.Namespace) -> int:
+    def log_reserve_bytes(cls, opts: EngineOptions) -> int:
         """How much log (WAL/redo) the server may keep on disk between checkpoints."""
         return 0
 

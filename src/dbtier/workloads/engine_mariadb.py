@@ -17,7 +17,6 @@ point is assembled by `innodb_point`, pure, with the PostgreSQL point's keys whe
 
 from __future__ import annotations
 
-import argparse
 import configparser
 import contextlib
 import os
@@ -25,6 +24,7 @@ import re
 import shutil
 from collections import Counter
 from importlib import resources
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -38,6 +38,7 @@ from dbtier.model.placement import INNODB_MATRIX
 from dbtier.workloads.parsers.sysbench import WORKLOADS as SYSBENCH_WORKLOADS, MysqlTarget, layout, sysbench_seconds
 from dbtier.workloads.backup import MARIADB_METHODS
 from dbtier.workloads.engine import Engine, ServerSpec
+from dbtier.workloads.settings import BadValue, EngineOptions, Option
 from dbtier.workloads.mariadb import (DATA_DIRECTORY_ROLES, DSN_PLACE_REFUSED, FLUSH_METHODS, INDEX_REFUSED, ROLES,
                                       TABLE_FILES_MARIADB, TABLE_FILES_MYSQL, USER, Attached, Server, Settings,
                                       data_directory_clause, data_directory_failure, durable, find_binaries,
@@ -70,33 +71,48 @@ def size_bytes(text: str) -> int:
 
 
 def buffer_pool_size(text: str) -> str:
-    """--buffer-pool-size: a MariaDB size of at least 8M, as MariaDB spells it (argparse type)."""
+    """--buffer-pool-size: a MariaDB size of at least 8M, as MariaDB spells it (an option's check)."""
     try:
         n = size_bytes(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size: a number with an optional K, M, G or T, "
-                                         "e.g. 128M") from None
+        raise BadValue(f"{text!r} is not a size: a number with an optional K, M, G or T, e.g. 128M") from None
     if n < 8 * 2**20:
-        raise argparse.ArgumentTypeError(f"{text!r}: InnoDB's buffer pool needs at least 8M")
+        raise BadValue(f"{text!r}: InnoDB's buffer pool needs at least 8M")
     return text.strip().upper()
 
 
 def whole(text: str) -> int:
-    """A whole number >= 0 (argparse type)."""
+    """A whole number >= 0 (an option's check)."""
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise BadValue(f"{text!r} is not a whole number") from None
     if not 0 <= n < 2**32:
-        raise argparse.ArgumentTypeError(f"{text!r}: from 0 to 4294967295")
+        raise BadValue(f"{text!r}: from 0 to 4294967295")
     return n
 
 
 def on_off(text: str) -> bool:
     t = text.strip().lower()
     if t not in ("on", "off"):
-        raise argparse.ArgumentTypeError(f"{text!r}: on or off")
+        raise BadValue(f"{text!r}: on or off")
     return t == "on"
+
+
+@dataclass(frozen=True)
+class MariaDBOptions(EngineOptions):
+    """MariaDB's options as given to `bench oltp` (`bench backup` takes none: the defaults)."""
+    buffer_pool_size: str = "128M"
+    flush_log_at_trx_commit: int = 1
+    sync_binlog: int = 1
+    doublewrite: bool = True
+    flush_method: str = "O_DIRECT"
+    binlog: bool = False
+
+
+def _given(opts: EngineOptions) -> MariaDBOptions:
+    """opts as MariaDB's (options another engine's, or none: each at its default)."""
+    return opts if isinstance(opts, MariaDBOptions) else MariaDBOptions(opts.kind)
 
 
 def settings_of(conf: Mapping[str, str]) -> Settings:
@@ -257,6 +273,7 @@ class MariaDBEngine(Engine):
     workloads = ("tpcc", *SYSBENCH_WORKLOADS)
     matrix = INNODB_MATRIX
     buffer_name = "innodb_buffer_pool_size"
+    options_type = MariaDBOptions
     # mariadbd's memory outside the buffer pool (performance_schema's tables, log buffer, threads): a
     # 140 MiB budget with a 32 MiB pool was OOM-killed at start; the memory budget adds this on top
     server_base_bytes = 256 * 2**20
@@ -284,31 +301,31 @@ class MariaDBEngine(Engine):
         find_sysbench()
 
     @classmethod
-    def add_options(cls, parser: argparse.ArgumentParser, kind: str) -> None:
+    def options(cls, kind: str) -> tuple[Option, ...]:
         if kind != "oltp":
-            return
-        g = parser.add_argument_group("MariaDB (--engine mariadb)")
-        g.add_argument("--buffer-pool-size", type=buffer_pool_size, default="128M",
-                       help="innodb_buffer_pool_size (default 128M, small so that reads reach the storage)")
-        g.add_argument("--flush-log-at-trx-commit", type=int, choices=(1, 2, 0), default=1,
-                       help="innodb_flush_log_at_trx_commit: 1 durable (default); 2 and 0 lose up to a second")
-        g.add_argument("--sync-binlog", type=whole, metavar="N", default=1,
-                       help="sync_binlog with --binlog on (default 1: durable)")
-        g.add_argument("--doublewrite", type=on_off, default=True, metavar="on|off",
-                       help="innodb_doublewrite (default on; off: a torn page cannot be repaired)")
-        g.add_argument("--flush-method", choices=FLUSH_METHODS, default="O_DIRECT",
-                       help="innodb_flush_method (default O_DIRECT)")
-        g.add_argument("--binlog", type=on_off, default=False, metavar="on|off",
-                       help="the binary log (default off)")
+            return ()
+        g = "MariaDB (--engine mariadb)"
+        return (Option("--buffer-pool-size", "128M", parse=buffer_pool_size, group=g,
+                       help="innodb_buffer_pool_size (default 128M, small so that reads reach the storage)"),
+                Option("--flush-log-at-trx-commit", 1, parse=int, choices=(1, 2, 0), group=g,
+                       help="innodb_flush_log_at_trx_commit: 1 durable (default); 2 and 0 lose up to a second"),
+                Option("--sync-binlog", 1, parse=whole, metavar="N", group=g,
+                       help="sync_binlog with --binlog on (default 1: durable)"),
+                Option("--doublewrite", True, parse=on_off, metavar="on|off", group=g,
+                       help="innodb_doublewrite (default on; off: a torn page cannot be repaired)"),
+                Option("--flush-method", "O_DIRECT", choices=FLUSH_METHODS, group=g,
+                       help="innodb_flush_method (default O_DIRECT)"),
+                Option("--binlog", False, parse=on_off, metavar="on|off", group=g,
+                       help="the binary log (default off)"))
 
     @classmethod
-    def settings(cls, args: argparse.Namespace, clients: list[int]) -> dict[str, Any]:
+    def settings(cls, opts: EngineOptions, clients: list[int]) -> dict[str, Any]:
         """The [mariadbd] settings of the managed server's my.cnf (the result keeps them)."""
-        s = Settings(innodb_buffer_pool_size=getattr(args, "buffer_pool_size", "128M"),
-                     innodb_flush_log_at_trx_commit=getattr(args, "flush_log_at_trx_commit", 1),
-                     sync_binlog=getattr(args, "sync_binlog", 1), innodb_doublewrite=getattr(args, "doublewrite", True),
-                     innodb_flush_method=getattr(args, "flush_method", "O_DIRECT"),
-                     binlog=getattr(args, "binlog", False), max_connections=max(clients) + 10)
+        o = _given(opts)
+        s = Settings(innodb_buffer_pool_size=o.buffer_pool_size,
+                     innodb_flush_log_at_trx_commit=o.flush_log_at_trx_commit, sync_binlog=o.sync_binlog,
+                     innodb_doublewrite=o.doublewrite, innodb_flush_method=o.flush_method, binlog=o.binlog,
+                     max_connections=max(clients) + 10)
         s.check()
         return s.conf()
 
@@ -348,15 +365,15 @@ class MariaDBEngine(Engine):
         return 1 if bypasses_page_cache(settings.get("innodb_flush_method")) else 4
 
     @classmethod
-    def buffer_text(cls, args: argparse.Namespace) -> str:
-        return str(getattr(args, "buffer_pool_size", "128M"))
+    def buffer_text(cls, opts: EngineOptions) -> str:
+        return str(_given(opts).buffer_pool_size)
 
     @classmethod
-    def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:
-        return size_bytes(getattr(args, "buffer_pool_size", "128M"))
+    def buffer_request_bytes(cls, opts: EngineOptions) -> int | None:
+        return size_bytes(_given(opts).buffer_pool_size)
 
     @classmethod
-    def log_reserve_bytes(cls, args: argparse.Namespace) -> int:
+    def log_reserve_bytes(cls, opts: EngineOptions) -> int:
         return REDO_BYTES
 
     # ------------------------------------------------------------------ server

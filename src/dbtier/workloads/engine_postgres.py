@@ -8,25 +8,41 @@ when a server is opened, not at start-up.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import time
 from importlib import resources
 from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from dbtier.core.debris import temp_dir
-from dbtier.cli import settings_options as pgopt
 from dbtier.workloads.parsers.oltp import WORKLOADS, pgbench_seconds
 from dbtier.model.placement import MATRIX
 from dbtier.workloads.backup import PG_METHODS
 from dbtier.workloads.engine import Engine, ServerSpec
 from dbtier.workloads.postgres import ROLES, Cluster, Settings, find_bindir
+from dbtier.workloads.settings import PG_SHARED_BUFFERS, EngineOptions, Option, pg_memory, pg_memory_bytes, pg_time
 
 if TYPE_CHECKING:
     import psycopg
 
     from dbtier.workloads.pgbench import Database
+
+
+@dataclass(frozen=True)
+class PostgresOptions(EngineOptions):
+    """PostgreSQL's options as given: `bench oltp` takes all four, `bench dss` shared_buffers alone (its
+    default there 256MB), `bench backup` none."""
+    shared_buffers: str = "128MB"
+    synchronous_commit: str = "on"
+    checkpoint_timeout: str = "5min"
+    max_wal_size: str = "1GB"
+
+
+def _given(opts: EngineOptions) -> PostgresOptions:
+    """opts as PostgreSQL's (options another engine's, or none: each at its default)."""
+    return opts if isinstance(opts, PostgresOptions) else PostgresOptions(opts.kind)
+
 
 # What the DSS indexes are, as the load record says.
 TPCH_PG_INDEXES = "primary keys; lineitem (l_partkey, l_suppkey), orders (o_custkey), partsupp (ps_suppkey)"
@@ -43,6 +59,7 @@ class PostgresEngine(Engine):
     buffer_name = "shared_buffers"
     dsn_place_refused = ("on your server dbtier creates only its own database: placing PostgreSQL's parts takes "
                          "tablespaces and a WAL directory, which dbtier makes only in a cluster it created")
+    options_type = PostgresOptions
 
     def __init__(self, spec: ServerSpec) -> None:
         super().__init__(spec)
@@ -60,26 +77,28 @@ class PostgresEngine(Engine):
         find_bindir()
 
     @classmethod
-    def add_options(cls, parser: argparse.ArgumentParser, kind: str) -> None:
+    def options(cls, kind: str) -> tuple[Option, ...]:
         if kind == "oltp":
-            parser.add_argument("--shared-buffers", type=pgopt.PG_SHARED_BUFFERS, default="128MB",
-                                help="default 128MB; under a memory budget at most a quarter of it")
-            parser.add_argument("--synchronous-commit", default="on", choices=("on", "off", "local", "remote_write"))
-            parser.add_argument("--checkpoint-timeout", type=pgopt.pg_time(30, 86400), default="5min",
-                                help="PostgreSQL checkpoint_timeout, 30s to 1d (default 5min)")
-            parser.add_argument("--max-wal-size", type=pgopt.pg_memory(32 * 1024, 2**31 * 1024.0, example="1GB"),
-                                default="1GB", help="PostgreSQL max_wal_size, at least 32MB (default 1GB)")
-        elif kind == "dss":
-            parser.add_argument("--shared-buffers", type=pgopt.PG_SHARED_BUFFERS, default="256MB",
-                                help="postgres: shared_buffers (default 256MB)")
+            return (Option("--shared-buffers", "128MB", parse=PG_SHARED_BUFFERS,
+                           help="default 128MB; under a memory budget at most a quarter of it"),
+                    Option("--synchronous-commit", "on", choices=("on", "off", "local", "remote_write")),
+                    Option("--checkpoint-timeout", "5min", parse=pg_time(30, 86400),
+                           help="PostgreSQL checkpoint_timeout, 30s to 1d (default 5min)"),
+                    Option("--max-wal-size", "1GB", parse=pg_memory(32 * 1024, 2**31 * 1024.0, example="1GB"),
+                           help="PostgreSQL max_wal_size, at least 32MB (default 1GB)"))
+        if kind == "dss":
+            return (Option("--shared-buffers", "256MB", parse=PG_SHARED_BUFFERS,
+                           help="postgres: shared_buffers (default 256MB)"),)
+        return ()
 
     @classmethod
-    def settings(cls, args: argparse.Namespace, clients: list[int]) -> dict[str, Any]:
+    def settings(cls, opts: EngineOptions, clients: list[int]) -> dict[str, Any]:
         """The server's settings as postgresql.auto.conf gets them (the result keeps them)."""
-        s = Settings(shared_buffers=getattr(args, "shared_buffers", "128MB"))
-        if hasattr(args, "synchronous_commit"):
-            s = Settings(shared_buffers=args.shared_buffers, synchronous_commit=args.synchronous_commit,
-                         checkpoint_timeout=args.checkpoint_timeout, max_wal_size=args.max_wal_size,
+        o = _given(opts)
+        s = Settings(shared_buffers=o.shared_buffers)
+        if o.kind == "oltp":
+            s = Settings(shared_buffers=o.shared_buffers, synchronous_commit=o.synchronous_commit,
+                         checkpoint_timeout=o.checkpoint_timeout, max_wal_size=o.max_wal_size,
                          max_connections=max(clients) + 10)
         return s.conf()
 
@@ -105,16 +124,16 @@ class PostgresEngine(Engine):
         return out
 
     @classmethod
-    def buffer_text(cls, args: argparse.Namespace) -> str:
-        return str(args.shared_buffers)
+    def buffer_text(cls, opts: EngineOptions) -> str:
+        return str(_given(opts).shared_buffers)
 
     @classmethod
-    def buffer_request_bytes(cls, args: argparse.Namespace) -> int | None:
-        return pgopt.pg_memory_bytes(args.shared_buffers, plain_kb=8)
+    def buffer_request_bytes(cls, opts: EngineOptions) -> int | None:
+        return pg_memory_bytes(_given(opts).shared_buffers, plain_kb=8)
 
     @classmethod
-    def log_reserve_bytes(cls, args: argparse.Namespace) -> int:
-        return pgopt.pg_memory_bytes(args.max_wal_size, plain_kb=1024)
+    def log_reserve_bytes(cls, opts: EngineOptions) -> int:
+        return pg_memory_bytes(_given(opts).max_wal_size, plain_kb=1024)
 
     # ------------------------------------------------------------------ server
     def open(self) -> None:

@@ -13,6 +13,7 @@ from dbtier.cli import options as argtypes
 from dbtier.cli.bench.dss import MAX_TPCH_SCALE
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.settings_options import engine_options
 from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import slowtier
@@ -155,7 +156,7 @@ def _run_backups(args: argparse.Namespace, cls, methods: list[str], doc: dict[st
         run.save()
         if not args.json:
             out.print(esc(line(rec)))
-    engine = cls(ServerSpec(Path(data), {}, port=args.port, os_user=args.os_user, settings=cls.settings(args, [1])))
+    engine = cls(ServerSpec(Path(data), {}, port=args.port, os_user=args.os_user, settings=cls.settings(engine_options(cls, "backup", args), [1])))
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
                                    console=out, transient=True, disable=args.json) as progress:

@@ -13,6 +13,7 @@ from rich.table import Table
 from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
+from dbtier.cli.settings_options import add_engine_options, engine_options
 from dbtier.measure import slowtier
 from dbtier.report.figures.core import busiest_device, spread_text
 from dbtier.workloads.parsers.oltp import KNEE_RULE, NOT_MEASURED_REMOTE
@@ -80,7 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--engine", choices=names("oltp"), default="postgres",
                    help=f"the database engine ({', '.join(names('oltp'))}; default postgres)")
     for name in names("oltp"):   # each engine's own settings (PostgreSQL: --shared-buffers, ...)
-        engine_class(name, "oltp").add_options(o, "oltp")
+        add_engine_options(o, engine_class(name, "oltp"), "oltp")
     add_output_options(o)
     o.set_defaults(func=run_oltp)
     register_dss(bsub)
@@ -105,12 +106,13 @@ def run_oltp(args: argparse.Namespace) -> int:
     args.scale = DEFAULT_SCALE if args.scale is None else args.scale
     clients, steps, emulation = checked(args, cls)
     args.dir = os.path.abspath(args.dir)
+    opts = engine_options(cls, "oltp", args)
     study = oltp.Study(args.workload, args.warehouses, args.scale, clients, args.repeat, args.duration, args.warmup,
-                       args.rate, args.memory, cls.buffer_request_bytes(args), cls.buffer_text(args),
+                       args.rate, args.memory, cls.buffer_request_bytes(opts), cls.buffer_text(opts),
                        matrix=bool(args.placement_matrix), remote=bool(args.dsn))
     fallback = None if args.dsn or args.memory == "none" else \
         oltp.no_cgroup_fallback(study, steps[0][1].get("data") or args.dir, sized)
-    settings = cls.settings(args, clients)
+    settings = cls.settings(opts, clients)
     params = {"workload": study.workload, "warehouses": study.warehouses, "scale": study.scale, "clients": clients,
               "duration_s": args.duration, "warmup_s": args.warmup, "repeat": args.repeat, "rate": args.rate,
               "mode": "dsn" if args.dsn else "managed", "dsn": cls.shown_dsn(args.dsn) if args.dsn else None,
@@ -154,7 +156,7 @@ def run_oltp(args: argparse.Namespace) -> int:
                 point=lambda p, first, name: progress.console.print(
                     _points_table([p], header=first, step=name, width=progress.console.width)))
             if tier:
-                steps = oltp.emulate(study, cls.log_reserve_bytes(args), tier, steps, doc, hooks)
+                steps = oltp.emulate(study, cls.log_reserve_bytes(opts), tier, steps, doc, hooks)
             for name, placement in steps:
                 step: dict[str, Any] = {"name": name, "placement": None, "placement_where": None, "points": [], "knee": None,
                         "load": None, "memory": None}

@@ -24,6 +24,7 @@ from dbtier.measure.placed import where
 from dbtier.measure.probe import spare_bytes
 from dbtier.model.dss import dss_scan, dss_totals
 from dbtier.workloads.engine import ServerSpec, engine_class, names
+from dbtier.workloads.settings import pg_memory_bytes
 
 
 MAX_TPCH_SCALE = 100_000        # TPC-H's largest official scale factor
@@ -71,7 +72,7 @@ def register_dss(bsub: argparse._SubParsersAction) -> None:
     d.add_argument("--port", type=argtypes.port(), help="postgres: the managed cluster's port")
     d.add_argument("--os-user", help="postgres: the OS user the cluster runs as")
     for name in names("dss"):   # each engine's own settings (PostgreSQL: --shared-buffers)
-        engine_class(name, "dss").add_options(d, "dss")
+        pgopt.add_engine_options(d, engine_class(name, "dss"), "dss")
     add_output_options(d)
     d.set_defaults(func=run_dss)
 
@@ -113,7 +114,7 @@ def _budget(args: argparse.Namespace) -> int | None:
     if args.memory is not None:
         return int(args.memory)
     if args.engine == "duckdb" and args.memory_limit:
-        return pgopt.pg_memory_bytes(args.memory_limit) + DSS_BUDGET_MARGIN_BYTES
+        return pg_memory_bytes(args.memory_limit) + DSS_BUDGET_MARGIN_BYTES
     return None
 
 
@@ -199,7 +200,7 @@ def run_dss(args: argparse.Namespace) -> int:
             if not args.json:
                 out.print(f"note: {esc(doc['emulated']['note'])}", highlight=False)
         spec = ServerSpec(Path(placement["data"]), placement,
-                          port=args.port, os_user=args.os_user, settings=cls.settings(args, [1]),
+                          port=args.port, os_user=args.os_user, settings=cls.settings(pgopt.engine_options(cls, "dss", args), [1]),
                           options={"memory_limit": args.memory_limit, "threads": args.threads,
                                    "compression": args.compression, "generator": args.generator,
                                    "memory_budget_bytes": budget})

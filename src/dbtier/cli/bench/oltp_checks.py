@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from dbtier.cli import options as argtypes
+from dbtier.cli.settings_options import engine_options
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import human_bytes
 from dbtier.measure import slowtier
@@ -44,7 +45,7 @@ def _check(args: argparse.Namespace, cls: type[Engine]) -> None:
         raise DbtierError(f"--rate must be positive, got {args.rate}", "transactions per second, e.g. --rate 500")
     if args.dsn is not None:
         cls.check_dsn(args.dsn)
-        given = cls.server_options_given(args, "oltp")
+        given = cls.server_options_given(engine_options(cls, "oltp", args))
         if given:
             raise DbtierError(f"{given[0]} with --dsn: with --dsn dbtier reads your server's own settings and "
                               "never changes them", "set it on your server, and leave the option out")
