@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from dbtier.core.errors import DbtierError
@@ -109,3 +111,20 @@ def test_a_work_directory_without_the_space_it_needs_says_where_and_what_to_do(t
     assert str(tmp_path) in e.value.message and "GB free" in e.value.message
     assert "DBTIER_TMPDIR" in e.value.hint
     assert list(tmp_path.iterdir()) == []                      # nothing made
+
+
+def test_a_commands_memory_is_its_own_and_goes_with_it(monkeypatch):
+    """--memory reaches the store as memory_cap's argument: over DBTIER_MEMORY_MB inside, gone after (the
+    environment left as it was), and below 256 MB refused with the option named."""
+    monkeypatch.setenv("DBTIER_MEMORY_MB", "768")
+    with store.memory_cap(1536):
+        assert store.memory_cap_mb() == 1536 and store.memory_limit_mb() == 1024      # two thirds to DuckDB
+        assert store.batch_bytes() == 1024 * 2**20 // 3
+    assert store.memory_cap_mb() == 768
+    with store.memory_cap(None):                                 # not given: the environment's, or the default
+        assert store.memory_cap_mb() == 768
+    assert os.environ["DBTIER_MEMORY_MB"] == "768"
+    with pytest.raises(DbtierError) as e:
+        with store.memory_cap(100):
+            pass
+    assert e.value.message == "--memory 100: at least 256 MB" and e.value.hint == "e.g. --memory 1024"

@@ -20,6 +20,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -39,12 +40,32 @@ SUM_FILE = "sum.parquet"
 RAW_COPY_MAX_BYTES = 50_000_000
 
 
+MIN_MEMORY_MB = 256
+_GIVEN_MB: ContextVar[int | None] = ContextVar("dbtier_history_memory_mb", default=None)
+
+
+@contextlib.contextmanager
+def memory_cap(mb: int | None) -> Iterator[None]:
+    """Within: `mb` (a command's --memory; None: the default's) is memory_cap_mb(), for every batch,
+    connection and quantile batch the command's calls make, however deep."""
+    if mb is not None and mb < MIN_MEMORY_MB:
+        raise DbtierError(f"--memory {mb}: at least {MIN_MEMORY_MB} MB", "e.g. --memory 1024")
+    token = _GIVEN_MB.set(mb)
+    try:
+        yield
+    finally:
+        _GIVEN_MB.reset(token)
+
+
 def memory_cap_mb() -> int:
-    """What a history command may hold in all (DuckDB, Python, the batch in hand): DBTIER_MEMORY_MB (or
-    `--memory`, which sets it), else a quarter of the machine's memory between 768 MB and 3 GiB. A fleet's
-    size changes the number of batches, never this."""
+    """What a history command may hold in all (DuckDB, Python, the batch in hand): its `--memory` (given to
+    memory_cap), else DBTIER_MEMORY_MB, else a quarter of the machine's memory between 768 MB and 3 GiB. A
+    fleet's size changes the number of batches, never this."""
+    given = _GIVEN_MB.get()
+    if given is not None:
+        return given
     env = os.environ.get("DBTIER_MEMORY_MB", "")
-    if env.isdigit() and int(env) >= 256:
+    if env.isdigit() and int(env) >= MIN_MEMORY_MB:
         return int(env)
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)

@@ -21,7 +21,7 @@ from dbtier.cli.history import render
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.cli.markup import esc
-from dbtier.cli.history.imports import MAX_TOP, apply_memory, input_sizes, memory_option, progress_bar
+from dbtier.cli.history.imports import MAX_TOP, input_sizes, memory_option, progress_bar
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES
@@ -114,7 +114,11 @@ def _step_seconds(text: str | None) -> int | None:
 
 def run_consolidate(args: argparse.Namespace) -> int:
     step = _step_seconds(args.step)
-    apply_memory(args)
+    with store.memory_cap(args.memory):
+        return _consolidate(args, step)
+
+
+def _consolidate(args: argparse.Namespace, step: int | None) -> int:
     docs = [load_run(r) for r in args.runs]
     bar, _ = progress_bar(args, 2)
     # the grid goes to Parquet files in the work directory, a batch of databases at a time: about the totals' size

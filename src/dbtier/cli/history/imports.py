@@ -35,11 +35,6 @@ def memory_option(p: argparse.ArgumentParser) -> None:
                    "DBTIER_TMPDIR (else TMPDIR), never more memory")
 
 
-def apply_memory(args: argparse.Namespace) -> None:
-    if getattr(args, "memory", None):
-        os.environ["DBTIER_MEMORY_MB"] = str(args.memory)   # store.memory_cap_mb() reads it
-
-
 def progress_bar(args: argparse.Namespace, total: int):
     con = console(args)
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(), console=con,
@@ -103,11 +98,17 @@ def run_import(args: argparse.Namespace) -> int:
 def import_into_run(args: argparse.Namespace, source: str, files: list[str], params: dict[str, Any],
                     inputs: Sequence[str], raw_files: Sequence[Path] = ()) -> tuple[dict[str, Any], Path]:
     """Read `files` (all of it before the run directory is made: bad input leaves nothing), then the run:
-    its document, its series and raw/ (`raw_files` moved there whole, else copies of small inputs)."""
+    its document, its series and raw/ (`raw_files` moved there whole, else copies of small inputs), in the
+    memory --memory gives."""
+    with store.memory_cap(getattr(args, "memory", None)):
+        return _import_into_run(args, source, files, params, inputs, raw_files)
+
+
+def _import_into_run(args: argparse.Namespace, source: str, files: list[str], params: dict[str, Any],
+                     inputs: Sequence[str], raw_files: Sequence[Path]) -> tuple[dict[str, Any], Path]:
     tz = check_tz(args.tz)
     ptz = check_tz(args.profile_tz or tz)
     opts = ReadOptions(tz=tz, database=args.database, devices=args.devices)
-    apply_memory(args)
     into = earlier_import(args.into, source, ptz) if getattr(args, "into", None) else None
     skip_bad = bool(getattr(args, "skip_bad_files", False))
     sizes = input_sizes(files)
