@@ -65,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--end", metavar="TIME", help="with --prometheus: where it ends (now)")
     add_array_options(p)
     history_import.read_options(p)
+    history_import.timing_options(p)
     add_output_options(p)
     p.set_defaults(func=run_advise)
 

@@ -49,6 +49,8 @@ class ReadOptions:
     tz: str = "UTC"                 # zone of times printed without an offset
     database: str | None = None     # name to give (sources that do not carry one, or to override)
     devices: str | None = None      # diskstats/iostat/sar: comma-separated device names that count
+    interval_s: float | None = None # sources whose snapshots carry no time of their own: seconds between them
+    start: str | None = None        # ... and the first snapshot's time (ISO 8601; without an offset, in tz)
 
 
 @dataclass

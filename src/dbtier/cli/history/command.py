@@ -46,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="what the files are (default: told from their first bytes)")
     ip.add_argument("files", nargs="+", metavar="FILE", help="exported files (a DMA collection: its .zip or .tgz)")
     history_import.read_options(ip)
+    history_import.timing_options(ip)
     ip.add_argument("--into", metavar="RUN_DIR",
                     help="add these files to an earlier import run: a new run holding its databases (their series "
                     "linked, not read again) and these; a database the new files add to is read again from its "

@@ -69,6 +69,17 @@ def read_options(p: argparse.ArgumentParser) -> None:
                    help="busiest intervals kept per database (10)")
 
 
+def timing_options(p: argparse.ArgumentParser) -> None:
+    """For snapshots that carry no time of their own (psql output without \\watch headers or now(), iostat
+    without -t): how far apart they were taken, and when the first was."""
+    p.add_argument("--interval", type=argtypes.duration(0, 7 * 86400), metavar="DURATION",
+                   help="seconds between snapshots that carry no time (psql without \\watch or now(), iostat "
+                   "without -t): 60, 1m")
+    p.add_argument("--start", metavar="TIME",
+                   help="with --interval: the first snapshot's time, ISO 8601 (2026-11-02T09:00; without an "
+                   "offset, in --tz); iostat's header date is used when it is not given")
+
+
 def sniff_source(files: Sequence[str]) -> str:
     """The one source every file looks like (detect.guess), or a clear error naming the file."""
     seen: dict[str, str] = {}
@@ -108,7 +119,8 @@ def _import_into_run(args: argparse.Namespace, source: str, files: list[str], pa
                      inputs: Sequence[str], raw_files: Sequence[Path]) -> tuple[dict[str, Any], Path]:
     tz = check_tz(args.tz)
     ptz = check_tz(args.profile_tz or tz)
-    opts = ReadOptions(tz=tz, database=args.database, devices=args.devices)
+    opts = ReadOptions(tz=tz, database=args.database, devices=args.devices,
+                       interval_s=getattr(args, "interval", None), start=getattr(args, "start", None))
     into = earlier_import(args.into, source, ptz) if getattr(args, "into", None) else None
     skip_bad = bool(getattr(args, "skip_bad_files", False))
     sizes = input_sizes(files)
