@@ -61,11 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a `dbtier probe` run of the storage the database is on today: whether it already meets "
                         "the requirement, and by what margin")
     p.add_argument("--prometheus", metavar="URL", help="fetch the history from this Prometheus (as `history fetch`)")
-    p.add_argument("--start", metavar="TIME", help="with --prometheus: where the history starts (2026-11-01T00:00:00Z, now-7d)")
+    p.add_argument("--start", metavar="TIME", help="with --prometheus: where the history starts (2026-11-01T00:00:00Z, now-7d); with --interval: "
+                   "the first snapshot's time of files that carry none")
     p.add_argument("--end", metavar="TIME", help="with --prometheus: where it ends (now)")
     add_array_options(p)
     history_import.read_options(p)
-    history_import.timing_options(p)
+    history_import.timing_options(p, start=False)
     add_output_options(p)
     p.set_defaults(func=run_advise)
 

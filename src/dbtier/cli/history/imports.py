@@ -69,15 +69,16 @@ def read_options(p: argparse.ArgumentParser) -> None:
                    help="busiest intervals kept per database (10)")
 
 
-def timing_options(p: argparse.ArgumentParser) -> None:
+def timing_options(p: argparse.ArgumentParser, start: bool = True) -> None:
     """For snapshots that carry no time of their own (psql output without \\watch headers or now(), iostat
     without -t): how far apart they were taken, and when the first was."""
     p.add_argument("--interval", type=argtypes.duration(0, 7 * 86400), metavar="DURATION",
                    help="seconds between snapshots that carry no time (psql without \\watch or now(), iostat "
                    "without -t): 60, 1m")
-    p.add_argument("--start", metavar="TIME",
-                   help="with --interval: the first snapshot's time, ISO 8601 (2026-11-02T09:00; without an "
-                   "offset, in --tz); iostat's header date is used when it is not given")
+    if start:       # advise has its own --start (the history's first time), which the readers take as well
+        p.add_argument("--start", metavar="TIME",
+                       help="with --interval: the first snapshot's time, ISO 8601 (2026-11-02T09:00; without an "
+                       "offset, in --tz); iostat's header date is used when it is not given")
 
 
 def sniff_source(files: Sequence[str]) -> str:
