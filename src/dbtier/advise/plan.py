@@ -62,9 +62,8 @@ def on_cloud(R: Any, source: dict[str, Any], provider: str, instance: str, servi
              engine: str | None, roles: "Roles | None" = None) -> dict[str, Any]:
     """The provider's cheapest volume set (one per role with `roles`) as an option, or why there is none."""
     from dbtier.model.cloud import volumes as cloud
-    from dbtier.model.cloud import sizing as cloud_plan
-    from dbtier.model.cloud import roles as cloud_roles
     from dbtier.model.cloud.cluster import for_cluster
+    from dbtier.model.cloud.design import CloudRequest, designs
     clustered = bool(R.instances and R.instances > 1)
     attach = R.instances if clustered else 1
     types = cloud.load_volume_types()
@@ -72,23 +71,23 @@ def on_cloud(R: Any, source: dict[str, Any], provider: str, instance: str, servi
         types, support = for_cluster(types, provider, engine, attach)
         if not support.get("offered"):
             return options.none_for(provider, str(support.get("statement")), service_years, support.get("route"))
+    rates = None
     try:
-        if roles is not None:
-            found, _missed = cloud_roles.size_roles(types, cloud.load_instances(), provider, roles.reqs, roles.spec,
-                                                    instance, service_years, clustered, attach=attach)
-        else:
-            found, _missed = cloud_plan.size_cloud(types, cloud.load_instances(), provider, R, instance,
-                                                   service_years, clustered, attach=attach)
         if not hourly:
-            from dbtier.history.intervals import rates
-            found, throttled = cloud_plan.with_history(found, rates(source), False,
-                                                       roles.by_role if roles is not None else None)
-            if not found:
-                why = "; ".join(f"{m['type']}: {m['reason']}" for m in throttled[:3])
-                return options.none_for(provider, f"every design would be throttled by the history's bursts ({why})",
-                                        service_years)
+            from dbtier.history.intervals import rates as history_rates
+            rates = history_rates(source)
+        got = designs(CloudRequest(provider=provider, requirement=R, instance=instance, service_years=service_years,
+                                   clustered=clustered, attach=attach, roles=roles.spec_text if roles else None,
+                                   file_types=roles.file_types if roles else (),
+                                   statistic=str(source.get("statistic")), rates=rates),
+                      types, cloud.load_instances())
     except DbtierError as exc:
         return options.none_for(provider, exc.message, service_years)
+    found = got.found
+    if rates is not None and not found:
+        why = "; ".join(f"{m['type']}: {m['reason']}" for m in got.throttled[:3])
+        return options.none_for(provider, f"every design would be throttled by the history's bursts ({why})",
+                                service_years)
     best = found[0]
     need = {"iops": sum(p.need_iops for p in best.parts)}
     return options.cloud(best.contract(), service_years, need, R.headroom, HOURLY_BURST if hourly else None)
@@ -100,9 +99,11 @@ class Roles:
     def __init__(self, spec_text: str, source: dict[str, Any], R: Any):
         from dbtier.history.intervals import by_file_type
         from dbtier.model.cloud import roles as cloud_roles
+        self.spec_text = spec_text
+        self.file_types = by_file_type(source)
         self.spec = cloud_roles.parse_spec(spec_text)
         self.reqs, self.by_role, self.separated = cloud_roles.role_requirements(
-            by_file_type(source), R, str(source.get("statistic")), self.spec)
+            self.file_types, R, str(source.get("statistic")), self.spec)
 
 
 def on_prem_roles(roles: Roles, terms: Any, catalog: Any = None) -> dict[str, Any]:

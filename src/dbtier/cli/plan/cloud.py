@@ -19,7 +19,6 @@ from dbtier.cli.plan import cloud_render as render
 from dbtier.cli.common import Run, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.model.cloud.cluster import ENGINES
-from dbtier.results.store import load_run
 
 
 def add_cloud_options(sp: argparse.ArgumentParser) -> None:
@@ -54,10 +53,14 @@ def add_cloud_options(sp: argparse.ArgumentParser) -> None:
                          "--roles log=io2:200,data=gp3 (default: each role its cheapest type)")
 
 
-def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None, params: dict[str, Any]) -> int:
-    """`params`: the run's params as `dbtier.cli.plan.command` builds them for every plan action."""
+def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None, source: dict[str, Any],
+              params: dict[str, Any]) -> int:
+    """`history`: the document's `history` (None without --from-history); `source`: the history run's `from`
+    (which import or consolidation its figures came from); `params`: the run's params as
+    `dbtier.cli.plan.command` builds them for every plan action."""
     from dbtier.model.cloud import volumes as cloud
     from dbtier.model.cloud import sizing as cloud_plan
+    from dbtier.model.cloud.design import CloudRequest, designs
     types, instances = cloud.load_volume_types(), cloud.load_instances()
     notes: list[str] = []
     if args.instances_file:
@@ -76,8 +79,6 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
         instances = {**instances, **loaded}
     clustered = args.instances is not None and args.instances > 1 or bool(req.instances and req.instances > 1)
     attach = (req.instances or args.instances or 2) if clustered else 1
-    copies = 2 if args.mirror_zones else 1
-    source = (load_run(args.from_history).get("from") or {}) if args.from_history else {}
     cluster = None
     if clustered:
         types, cluster = cluster_check(args, source, attach, types)
@@ -86,22 +87,8 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
     if args.roles and not args.from_history:
         raise DbtierError("--roles sizes one volume set per role from the history's file types: it needs "
                           "--from-history", "e.g. --from-history REQ_RUN --roles, or size without --roles")
-    by_role, separated = None, None
-    if args.roles:
-        from dbtier.history.intervals import by_file_type
-        from dbtier.model.cloud import roles as cloud_roles
-        spec = cloud_roles.parse_spec(args.roles)
-        reqs, by_role, separated = cloud_roles.role_requirements(by_file_type(source), req,
-                                                                 str(source.get("statistic")), spec)
-        found, missed = cloud_roles.size_roles(types, instances, args.cloud, reqs, spec, args.instance,
-                                               args.service_years, clustered, copies, attach=attach)
-        separated["requirements"] = {r: q.to_dict() for r, q in reqs.items()}
-    else:
-        found, missed = cloud_plan.size_cloud(types, instances, args.cloud, req, args.instance, args.service_years,
-                                              clustered, copies=copies, instance_store=args.instance_store,
-                                              attach=attach)
     from dbtier.history import intervals
-    burst_checked, burst_note = None, None
+    burst_checked, burst_note, unchecked, rates = None, None, None, None
     if args.from_history and intervals.hourly(source):
         # no time series to replay: size on the statistic and say the burst risk on each design with a bucket
         burst_checked = False
@@ -109,16 +96,20 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
         burst_note = (f"burst credits not checked: {intervals.HOURLY_WHY}; the designs are sized on {basis}, within "
                       "each volume's baseline, but a burst longer than a bucket lasts would be throttled (said on "
                       "each design that has one)")
-        found = cloud_plan.burst_unchecked(found, intervals.HOURLY_WHY, basis)
+        unchecked = (intervals.HOURLY_WHY, basis)
     elif args.from_history:       # replay the history's intervals through every credit bucket of each design
-        from dbtier.history.intervals import rates
-        burst_checked = True
-        found, throttled = cloud_plan.with_history(found, rates(source), args.allow_throttling, by_role)
-        missed += throttled
-        if not found:
-            raise DbtierError("every design meeting the requirement would be throttled by the history's demand: "
-                              + "; ".join(f"{m['type']}: {m['reason']}" for m in throttled),
-                              "choose a larger --instance or provisioned types, or --allow-throttling to list them")
+        burst_checked, rates = True, intervals.rates(source)
+    got = designs(CloudRequest(
+        provider=args.cloud, requirement=req, instance=args.instance, service_years=args.service_years,
+        clustered=clustered, attach=attach, copies=2 if args.mirror_zones else 1, instance_store=args.instance_store,
+        roles=args.roles, file_types=intervals.by_file_type(source) if args.roles else (),
+        statistic=str(source.get("statistic")), rates=rates, allow_throttling=args.allow_throttling,
+        unchecked=unchecked), types, instances)
+    if rates is not None and not got.found:
+        raise DbtierError("every design meeting the requirement would be throttled by the history's demand: "
+                          + "; ".join(f"{m['type']}: {m['reason']}" for m in got.throttled),
+                          "choose a larger --instance or provisioned types, or --allow-throttling to list them")
+    found, missed = got.found, got.missed + got.throttled
     run = Run("plan.size", args, params,
               inputs=[p for p in (args.from_history, args.instances_file) if p])
     cands = [c.contract() for c in found[:args.top]]
@@ -126,7 +117,7 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
                     "binding": cands[0]["cloud"]["binding"], "binding_detail": None,
                     "designs_tried": len(found) + len(missed), "designs_meeting": len(found),
                     "cloud_missed": missed, "limits_as_of": cloud_plan.limits_as_of(types, instances, args.cloud),
-                    "ranked_by": "cloud.monthly_usd.total", "history": history, "roles": separated,
+                    "ranked_by": "cloud.monthly_usd.total", "history": history, "roles": got.separated,
                     "cloud_notes": notes, "cluster": cluster, "burst_checked": burst_checked,
                     "burst_note": burst_note})
     run.finish()

@@ -230,9 +230,9 @@ _REQ_OPTIONS = {"read_iops": "--read-iops", "write_iops": "--write-iops", "read_
                 "write_mbps": "--write-mbps", "capacity_gb": "--capacity-gb"}
 
 
-def _requirement(args: argparse.Namespace) -> tuple[Requirement, dict[str, Any] | None]:
+def _requirement(args: argparse.Namespace, history: dict[str, Any] | None
+                 ) -> tuple[Requirement, dict[str, Any] | None]:
     # every figure's range is checked once, by its option's type (cli/options.py)
-    history = load_run(args.from_history) if args.from_history else None
     daily = {"write_tb_per_day": args.write_tb_per_day, "read_tb_per_day": args.read_tb_per_day,
              "instances": args.instances}
     return plandoc.requirement_from_options({k: getattr(args, k) for k in _REQ_OPTIONS}, args.max_read_latency_us,
@@ -240,14 +240,15 @@ def _requirement(args: argparse.Namespace) -> tuple[Requirement, dict[str, Any] 
 
 
 def run_size(args: argparse.Namespace) -> int:
-    req, history = _requirement(args)
+    loaded = load_run(args.from_history) if args.from_history else None     # read once
+    req, history = _requirement(args, loaded)
     if args.cloud:
         for opt, given in (("--prices", args.prices), ("--grade", args.grade)):
             if given:
                 raise DbtierError(f"{opt} goes with an on-prem plan: --cloud prices the providers' volumes at "
                                   "their list prices", f"drop {opt}, or drop --cloud to size owned devices")
         from dbtier.cli.plan.cloud import run_cloud
-        return run_cloud(args, req, history, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
+        return run_cloud(args, req, history, (loaded or {}).get("from") or {}, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
                                                      instance=args.instance, from_history=args.from_history,
                                                      roles=args.roles, mirror_zones=args.mirror_zones,
                                                      instance_store=args.instance_store,

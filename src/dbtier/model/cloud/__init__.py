@@ -6,6 +6,8 @@ instances.py  instances from `aws ec2 describe-instance-types` output
 cluster.py    whether a clustered database may use a provider's shared volumes (catalog/cloud_clusters.toml)
 sizing.py     per volume type the cheapest stripe that meets the requirement, within an instance's caps
 roles.py      one volume set per role of the database (data, log, temp, archive) under one instance
+design.py     one provider's designs for a CloudRequest: the sizing, the roles, the history's burst replay
+              (plan size --cloud and advise call it; the history's rates come in as data)
 
 Pure. They may import model/plan/ (the requirement) and dbtier.core; model/plan/ never imports them.
 """
