@@ -90,8 +90,7 @@ def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[
         raise summary.no_intervals([f for b in batches for f in b.files])
     prov = next((b.doc["provenance"] for b in batches if b.doc.get("provenance")), None)   # (an --into run may
     if doc.get("kind") != "hourly" and prov:                    # predate it) every batch's resets and gaps, once
-        doc["provenance"] = provenance.run_level({k: prov.get(k) for k in
-                                                  ("source", "semantics", "native_step_s", "averaging_s")},
+        doc["provenance"] = provenance.run_level({k: prov[k] for k in provenance.KEYS if k in prov},
                                                  doc["databases"])
     parts: dict[str, list[Path]] = {}
     for b in batches:

@@ -13,6 +13,10 @@
   the previous one ended (a missing sample, a dropped interval over a reset), or one at least 1.5 steps
   long (counters sampled across a missed scrape: the rate there is the average over the longer interval).
 
+- what the reader says of its numbers, when the source tells it (`ReadResult.extra["provenance"]`, SAID):
+  `statistic` (CloudWatch's Sum, Average or Maximum), `unit` (Count, Bytes/Second, ...), `period_s`, and
+  `basis` in words when the semantics alone would not say it (a Maximum is a peak minute, not a mean).
+
 The requirement says which statistic of what it is: "p99 of 60-s averages (the source's)", "max of 1-s
 intervals between counter samples". Pure: SQL over the import's `totals`, and the documents' dicts.
 """
@@ -28,6 +32,10 @@ from dbtier.history.tables import ReadResult
 
 SEMANTICS = {"awr": "counter", "sqlserver": "counter", "postgres": "counter", "diskstats": "counter",
              "iostat": "rate", "sar": "rate", "dma": "rate"}
+# What a reader may say of its numbers (ReadResult.extra["provenance"]), and what a batched import keeps of a
+# batch's provenance (fleet.py): the reader's part, never the resets and gaps it adds up again.
+SAID = ("statistic", "unit", "period_s", "basis")
+KEYS = ("source", "semantics", "native_step_s", "averaging_s") + SAID
 
 
 def gaps(con: duckdb.DuckDBPyConnection, totals: str, step: float | None) -> dict[str, int]:
@@ -44,9 +52,12 @@ def gaps(con: duckdb.DuckDBPyConnection, totals: str, step: float | None) -> dic
 
 
 def base(res: ReadResult) -> dict[str, Any]:
-    """The reader's part of the provenance (older readers do not say their semantics: SEMANTICS does)."""
+    """The reader's part of the provenance (older readers do not say their semantics: SEMANTICS does), with
+    what it said of its numbers (SAID)."""
+    said = res.extra.get("provenance") or {}
     return {"source": res.source, "semantics": SEMANTICS.get(res.source, res.semantics),
-            "native_step_s": res.native_step_s, "averaging_s": res.averaging_s}
+            "native_step_s": res.native_step_s, "averaging_s": res.averaging_s,
+            **{k: said[k] for k in SAID if said.get(k) is not None}}
 
 
 def run_level(prov: dict[str, Any], databases: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -63,7 +74,7 @@ def run_level(prov: dict[str, Any], databases: Sequence[dict[str, Any]]) -> dict
         out["step_from"] = "the median interval"
     else:
         out["step_from"] = "the source"
-    out["basis"] = basis(out)
+    out["basis"] = out.get("basis") or basis(out)      # the reader's words, when it said them
     return out
 
 
