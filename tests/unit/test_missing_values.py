@@ -115,12 +115,12 @@ def test_show_summary_names_a_part_it_could_not_draw(monkeypatch, capsys):
     from rich.console import Console
 
     from dbtier.cli.show import print_summary
-    from dbtier.report.figures import core as F
+    from dbtier.report.figures import oltp
     from dbtier.report import summary as FC
 
     def broken(doc):
         raise ValueError("clients is not a number")
-    monkeypatch.setattr(F, "_oltp_figures", broken)
+    monkeypatch.setattr(oltp, "figures", broken)     # the bench.oltp kind's figures face
     doc = {"schema_version": 1, "command": "bench", "bench": "oltp", "params": {"workload": "tpcc"},
            "status": "ok", "points": [{"clients": 1, "tps": 10.0}]}
     s = FC.summary(doc)

@@ -259,12 +259,12 @@ def test_several_runs_side_by_side(sample):
 
 
 def test_a_section_that_fails_falls_back_to_the_generic_one(sample, monkeypatch):
-    import dbtier.report.html as report_html
+    import dbtier.report.sections.fleet as probe_sections
 
     def broken(doc, i):
         raise KeyError("targets")
 
-    monkeypatch.setitem(report_html.SECTIONS, "probe", broken)
+    monkeypatch.setattr(probe_sections, "section", broken)     # the probe kind's section face
     html = render_html([sample])
     check_structure(html)
     assert "could not be drawn in full (KeyError" in html

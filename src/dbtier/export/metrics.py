@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from dbtier import __version__
 from dbtier.export.families import METRICS, Builder
 from dbtier.report.figures import core as F
 from dbtier.report.figures import mrc as mrc_figures
-from dbtier.results import kinds
+from dbtier.results import kinds, registry
 from dbtier.core.parts import dict_at
 
 PERCENTILES = ("p50", "p95", "p99", "max")
@@ -81,7 +81,7 @@ def _run(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
         b.add("dbtier_run_duration_seconds", end - start, run_id=run_id)
 
 
-# -- per kind ------------------------------------------------------------------------------------------------
+# -- per kind: each kind's `metrics` face (dbtier.results.kinds) ----------------------------------------------
 
 PROBE_RATES = (("read_iops_4k", "read_4k"), ("write_iops_4k", "write_4k"), ("mixed_iops_8k", "mixed_8k"),
                ("commits_per_s", "commit"))
@@ -91,7 +91,7 @@ PROBE_LATENCY = (("read_lat_us_qd1_p50", "read_4k_qd1", "p50"), ("write_lat_us_q
                  ("commit_lat_us_p99", "commit", "p99"))
 
 
-def _probe(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+def probe(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     for j, t in enumerate(F.probe_targets(doc)):
         s = dict_at(t, "summary")
         target = str(t.get("path") or f"target {j + 1}")
@@ -115,7 +115,7 @@ def _latencies(b: Builder, name: str, lat_ms: Any, **labels: Any) -> None:
         b.add(name, _num(lat.get(pct), 1e-3), percentile=pct, **labels)
 
 
-def _oltp(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+def oltp(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     v = F.oltp_view(doc)
     remote = F.not_measured(doc, v["knee_point"])
     for point, p in (("knee", v["knee_point"]), ("best", v["best"])):
@@ -144,7 +144,7 @@ def _oltp(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
                        clients=p.get("clients"))
 
 
-def _dss(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+def dss(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     s = F.dss_stats(doc)
     b.add("dbtier_dss_power_run_seconds", s["total_s"], run_id=run_id)
     b.add("dbtier_dss_query_geomean_seconds", s["geomean_s"], run_id=run_id)
@@ -159,7 +159,7 @@ def _dss(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     b.add("dbtier_dss_cold_scan_throughput_bytes_per_second", _num(s["scan_mbps"], MB), run_id=run_id)
 
 
-def _backup(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+def backup(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     b.add("dbtier_backup_source_bytes", F.get(doc, "source", "database_bytes"), run_id=run_id)
     for m in F.backup_methods(doc):
         for sink, key in (("directory", "dir_mbps"), ("null", "null_mbps")):
@@ -169,35 +169,39 @@ def _backup(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
         b.add("dbtier_backup_duration_seconds", m["seconds"], run_id=run_id, method=m["method"])
 
 
-def _plan(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
-    action = kinds.kind_of(doc).partition(".")[2]
-    if action == "size":
-        c = (F.dicts(doc.get("candidates")) or [{}])[0]
-        if c:
-            b.info("dbtier_plan_cheapest", run_id=run_id, configuration=F.config_name(c) or "",
-                   binding=doc.get("binding") if isinstance(doc.get("binding"), str) else "")
-        b.add("dbtier_plan_cheapest_price", c.get("price_usd"), run_id=run_id, currency="USD")
-        b.add("dbtier_plan_cheapest_monthly_price", F.get(c, "cloud", "monthly_usd", "total"), run_id=run_id,
-              currency="USD")
-        b.add("dbtier_plan_cheapest_capacity_bytes", _num(c.get("capacity_gb"), GB), run_id=run_id)
-        for op in ("read", "write"):
-            b.add("dbtier_plan_cheapest_operations_per_second", c.get(f"{op}_iops"), run_id=run_id, op=op)
-            b.add("dbtier_plan_cheapest_throughput_bytes_per_second", _num(c.get(f"{op}_mbps"), MB), run_id=run_id,
-                  op=op)
-        b.add("dbtier_plan_designs_meeting", doc.get("designs_meeting"), run_id=run_id)
-    elif action == "value":
-        b.add("dbtier_plan_price", F.get(doc, "config", "price_usd"), run_id=run_id, currency="USD")
-    elif action == "equivalent":
-        for metric in ("iops", "throughput", "capacity"):
-            m = F.get(doc, "by_metric", metric)
-            b.add("dbtier_plan_match_devices", F.get(m, "count"), run_id=run_id, metric=metric)
-            b.add("dbtier_plan_match_price", F.get(m, "price_usd"), run_id=run_id, metric=metric, currency="USD")
-    elif action == "budget":
-        for o in F.dicts(doc.get("options")):
-            d = str(o.get("device"))
-            b.add("dbtier_plan_budget_devices", o.get("count"), run_id=run_id, device=d)
-            b.add("dbtier_plan_budget_operations_per_second", o.get("iops"), run_id=run_id, device=d)
-            b.add("dbtier_plan_budget_capacity_bytes", _num(o.get("capacity_gb"), GB), run_id=run_id, device=d)
+def plan_size(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+    c = (F.dicts(doc.get("candidates")) or [{}])[0]
+    if c:
+        b.info("dbtier_plan_cheapest", run_id=run_id, configuration=F.config_name(c) or "",
+               binding=doc.get("binding") if isinstance(doc.get("binding"), str) else "")
+    b.add("dbtier_plan_cheapest_price", c.get("price_usd"), run_id=run_id, currency="USD")
+    b.add("dbtier_plan_cheapest_monthly_price", F.get(c, "cloud", "monthly_usd", "total"), run_id=run_id,
+          currency="USD")
+    b.add("dbtier_plan_cheapest_capacity_bytes", _num(c.get("capacity_gb"), GB), run_id=run_id)
+    for op in ("read", "write"):
+        b.add("dbtier_plan_cheapest_operations_per_second", c.get(f"{op}_iops"), run_id=run_id, op=op)
+        b.add("dbtier_plan_cheapest_throughput_bytes_per_second", _num(c.get(f"{op}_mbps"), MB), run_id=run_id,
+              op=op)
+    b.add("dbtier_plan_designs_meeting", doc.get("designs_meeting"), run_id=run_id)
+
+
+def plan_value(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+    b.add("dbtier_plan_price", F.get(doc, "config", "price_usd"), run_id=run_id, currency="USD")
+
+
+def plan_equivalent(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+    for metric in ("iops", "throughput", "capacity"):
+        m = F.get(doc, "by_metric", metric)
+        b.add("dbtier_plan_match_devices", F.get(m, "count"), run_id=run_id, metric=metric)
+        b.add("dbtier_plan_match_price", F.get(m, "price_usd"), run_id=run_id, metric=metric, currency="USD")
+
+
+def plan_budget(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+    for o in F.dicts(doc.get("options")):
+        d = str(o.get("device"))
+        b.add("dbtier_plan_budget_devices", o.get("count"), run_id=run_id, device=d)
+        b.add("dbtier_plan_budget_operations_per_second", o.get("iops"), run_id=run_id, device=d)
+        b.add("dbtier_plan_budget_capacity_bytes", _num(o.get("capacity_gb"), GB), run_id=run_id, device=d)
 
 
 def _peaks(b: Builder, run_id: str, database: str, peaks: Any, total: Any) -> None:
@@ -211,22 +215,20 @@ def _peaks(b: Builder, run_id: str, database: str, peaks: Any, total: Any) -> No
                 b.add(name, _num(F.get(stats, pct), scale), run_id=run_id, database=database, op=op, percentile=pct)
 
 
-def _history(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
-    action = kinds.kind_of(doc).partition(".")[2]
-    if action == "import":
-        for db in F.dicts(doc.get("databases")):
-            name = str(db.get("name") or "")
-            _peaks(b, run_id, name, db.get("peaks"), db.get("total"))
-            b.add("dbtier_history_intervals", db.get("intervals"), run_id=run_id, database=name)
-    elif action == "consolidate":
-        _peaks(b, run_id, "sum", doc.get("peaks"), doc.get("total"))
-        b.add("dbtier_history_intervals", doc.get("intervals"), run_id=run_id, database="sum")
-        b.add("dbtier_history_consolidation_gain", doc.get("gain"), run_id=run_id)
-    elif action == "requirement":
-        _requirement(b, run_id, doc)
+def history_import(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+    for db in F.dicts(doc.get("databases")):
+        name = str(db.get("name") or "")
+        _peaks(b, run_id, name, db.get("peaks"), db.get("total"))
+        b.add("dbtier_history_intervals", db.get("intervals"), run_id=run_id, database=name)
 
 
-def _requirement(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+def history_consolidate(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+    _peaks(b, run_id, "sum", doc.get("peaks"), doc.get("total"))
+    b.add("dbtier_history_intervals", doc.get("intervals"), run_id=run_id, database="sum")
+    b.add("dbtier_history_consolidation_gain", doc.get("gain"), run_id=run_id)
+
+
+def history_requirement(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     req = dict_at(doc, "requirement")
     pct = req.get("percentile")
     pct = f"p{pct}" if F.isnum(pct) else str(pct or "")
@@ -243,12 +245,16 @@ def _requirement(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     b.add("dbtier_requirement_headroom_ratio", req.get("headroom"), run_id=run_id)
 
 
-def _simulate(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
-    if mrc_figures.is_mrc(doc):
-        for r in mrc_figures.rows(doc["mrc"]):
-            b.add("dbtier_simulate_miss_ratio", r.miss_ratio, run_id=run_id, policy=r.policy,
-                  cache_bytes=r.cache_bytes)
+def simulate_mrc(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+    """Each policy's miss ratio at each cache size (a run that stopped before its curves: a simulate run's)."""
+    if not mrc_figures.is_mrc(doc):
+        simulate_run(b, run_id, doc)
         return
+    for r in mrc_figures.rows(doc["mrc"]):
+        b.add("dbtier_simulate_miss_ratio", r.miss_ratio, run_id=run_id, policy=r.policy, cache_bytes=r.cache_bytes)
+
+
+def simulate_run(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     for counted, key in (("blocks", "read_hit_ratio"), ("requests", "request_hit_ratio")):
         b.add("dbtier_simulate_read_hit_ratio", doc.get(key), run_id=run_id, counted=counted)
     for op in ("read", "write"):
@@ -266,7 +272,7 @@ def _simulate(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     b.add("dbtier_simulate_unprotected_seconds", rs.get("unprotected_seconds"), run_id=run_id)
 
 
-def _lab(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
+def lab(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
     counts: dict[str, int] = {}
     for s in F.dicts(doc.get("steps")):
         st = str(s.get("status") or "unknown")
@@ -275,19 +281,12 @@ def _lab(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
         b.add("dbtier_lab_steps", n, run_id=run_id, status=st)
 
 
-# Each kind's metrics (a kind not here: only dbtier_run's).
-_BY_KIND = {"probe": _probe, "probe.fleet": _probe, "bench.oltp": _oltp, "bench.dss": _dss, "bench.backup": _backup,
-            "lab": _lab, **{k.name: _plan for k in kinds.of_command("plan")},
-            **{k.name: _history for k in kinds.of_command("history")},
-            **{k.name: _simulate for k in kinds.of_command("simulate")}}
-
-
 def families(runs: Iterable[tuple[str, dict[str, Any]]]) -> list:
     """The metric families of (run_id, document) pairs (a lab's step runs are pairs of their own)."""
     b = Builder(METRICS)
     for run_id, doc in runs:
         _run(b, run_id, doc)
-        fill = _BY_KIND.get(kinds.kind_of(doc))
+        fill: Callable[[Builder, str, dict[str, Any]], None] | None = registry.face_of(doc, "metrics")
         if fill is not None:
             fill(b, run_id, doc)
     return b.families()

@@ -17,13 +17,14 @@ Other kinds have no series. A sample whose value is missing (NULL, NaN) is left 
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
 from dbtier.core.errors import DbtierError
 from dbtier.export.families import SERIES, Builder, finite
 from dbtier.export.metrics import MB, epoch_s
 from dbtier.report.figures import core as F
-from dbtier.results import kinds
+from dbtier.results import kinds, registry
 
 HISTORY_OPS = (("read", "read_iops", "read_mbps"), ("write", "write_iops", "write_mbps"), ("total", "iops", "mbps"))
 
@@ -150,20 +151,19 @@ def _simulate(b: Builder, run_id: str, doc: dict[str, Any], start: float) -> lis
     return [rate, mean, p99, hits]
 
 
-def _history(b: Builder, run_id: str, doc: dict[str, Any]) -> list[_Series]:
-    import duckdb
+def _history(b: Builder, run_id: str, doc: dict[str, Any], name: str, database: str) -> list[_Series]:
+    """The history's intervals from the Parquet file `name` beside its result.json, per database (`database`:
+    the SQL that names it, its column or a constant)."""
     from dbtier.history import store
-    action = F.get(doc, "params", "action")
-    name = {"import": store.TOTALS_FILE, "consolidate": store.SUM_FILE}.get(action)
     run_dir = doc.get("_run_dir")
-    if name is None or not isinstance(run_dir, str):
+    if not isinstance(run_dir, str):
         return []
     paths = store.series_files(run_dir, name)
     if not paths:
         raise DbtierError(f"{run_dir}: no {name} beside its result.json: the history's intervals are missing",
                           "export the run directory `dbtier history` wrote (its Parquet files with it), or re-run it")
-    db_col = "database" if action == "import" else "'sum'"
-    sql = (f'SELECT {db_col} AS database, epoch_us("end") / 1e6 AS t, read_iops, write_iops, iops, read_mbps, '
+    import duckdb
+    sql = (f'SELECT {database} AS database, epoch_us("end") / 1e6 AS t, read_iops, write_iops, iops, read_mbps, '
            f'write_mbps, mbps FROM {store.read_sql(paths)} ORDER BY 1, 2')
     try:
         with duckdb.connect() as con:
@@ -192,28 +192,48 @@ def _history(b: Builder, run_id: str, doc: dict[str, Any]) -> list[_Series]:
     return out
 
 
+def history_import(b: Builder, run_id: str, doc: dict[str, Any], start: float | None) -> list[_Series]:
+    """Each database's totals (totals.parquet)."""
+    from dbtier.history.store import TOTALS_FILE
+    return _history(b, run_id, doc, TOTALS_FILE, "database")
+
+
+def history_consolidate(b: Builder, run_id: str, doc: dict[str, Any], start: float | None) -> list[_Series]:
+    """The consolidation's sum (sum.parquet)."""
+    from dbtier.history.store import SUM_FILE
+    return _history(b, run_id, doc, SUM_FILE, "'sum'")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A kind's time series (its `series` face, dbtier.results.kinds): what draws them, from the run's start
+    when `clocked` (a run without one has none), and where their times come from (a key of BASIS)."""
+    draw: Callable[[Builder, str, dict[str, Any], Any], list[_Series]]
+    basis: str
+    clocked: bool = True
+
+
+PROBE = Source(_probe, "probe")
+OLTP = Source(_oltp, "bench oltp")
+SIMULATE = Source(_simulate, "simulate")
+HISTORY_IMPORT = Source(history_import, "history", clocked=False)
+HISTORY_CONSOLIDATE = Source(history_consolidate, "history", clocked=False)
+
+
 def families(runs: Iterable[tuple[str, dict[str, Any]]]) -> tuple[list, list[dict[str, Any]]]:
     """(metric families, one record per run: {run_id, kind, series, samples, first, last, time_basis})."""
     b = Builder(SERIES)
     records = []
     for run_id, doc in runs:
-        name = kinds.kind_of(doc)
-        k, command = kinds.label(name), name.partition(".")[0]
         start = epoch_s(doc.get("started_at"))
-        if command == "history":
-            made, basis = _history(b, run_id, doc), "history"
-        elif start is None:
+        src: Source | None = registry.face_of(doc, "series")
+        if src is None or (src.clocked and start is None):
             made, basis = [], None
-        elif command == "probe":
-            made, basis = _probe(b, run_id, doc, start), "probe"
-        elif name == "bench.oltp":
-            made, basis = _oltp(b, run_id, doc, start), "bench oltp"
-        elif command == "simulate":
-            made, basis = _simulate(b, run_id, doc, start), "simulate"
         else:
-            made, basis = [], None
+            made, basis = src.draw(b, run_id, doc, start), src.basis
         made = [s for s in made if s.count]
-        records.append({"run_id": run_id, "kind": k, "series": len(made), "samples": sum(s.count for s in made),
+        records.append({"run_id": run_id, "kind": kinds.label_of(doc), "series": len(made),
+                        "samples": sum(s.count for s in made),
                         "first": min((s.first for s in made), default=None),   # type: ignore[type-var]
                         "last": max((s.last for s in made), default=None),     # type: ignore[type-var]
                         "time_basis": BASIS.get(basis) if made and basis else None})

@@ -270,6 +270,13 @@ def generic_section(doc: dict[str, Any], i: int, note: str = "") -> str:
     return f'<section class="run generic">{"".join(out)}</section>'
 
 
+def module_section(doc: dict[str, Any], i: int, module: str, body: str) -> str:
+    """A run's section around a body its kind's module drew: heading, errors, the body, parameters, machine,
+    JSON (the simulate, history and advise sections)."""
+    out = [run_head(doc, i, f"run-{i + 1}"), errors_html(doc), body, run_tail(doc)]
+    return f'<section class="run {esc(module)}">{"".join(out)}</section>'
+
+
 def run_tail(doc: dict[str, Any]) -> str:
     """What closes a run's section: its parameters, machine and result document."""
     out = []

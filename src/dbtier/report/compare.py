@@ -16,6 +16,7 @@ from dbtier.report.base import esc, figure_frame, get, isnum, num, run_label
 from dbtier.report.sections.probe import machine_target, verdict_html
 from dbtier.report.svg.charts import Series
 from dbtier.report.figures.labels import SUMMARY_LABELS
+from dbtier.results import kinds
 from dbtier.results.probe import HIGHER_BETTER, SUMMARY_KEYS
 from dbtier.core.parts import dict_at
 
@@ -23,7 +24,7 @@ from dbtier.core.parts import dict_at
 
 Entry = tuple[dict[str, Any], int]     # a document and its section number (0-based)
 
-_NO_COMPARE = {"probe", "lab", "report", "show", "compare", "unknown"}
+_NO_COMPARE = {"probe", "lab", "report", "show", "compare", "unknown"}   # kinds, and commands, not set side by side
 
 
 def _probe_targets(entries: Sequence[Entry]) -> list[tuple[int, int, dict[str, Any], dict[str, Any]]]:
@@ -74,13 +75,13 @@ def _probe_comparison(entries: Sequence[Entry]) -> str:
 
 def _run_hint(doc: dict[str, Any]) -> str:
     """What sets a run apart from others of its kind: its temp directory, its backup target ..."""
-    k = F.kind(doc)
+    k = kinds.kind_of(doc)
     p = dict_at(doc, "params")
-    if k == "bench dss" and p.get("temp"):
+    if k == "bench.dss" and p.get("temp"):
         return f"temp on {p['temp']}"
-    if k == "bench backup" and p.get("to"):
+    if k == "bench.backup" and p.get("to"):
         return f"to {p['to']}"
-    if k == "bench oltp":   # the engine first: a lab's engines run the same workload side by side
+    if k == "bench.oltp":   # the engine first: a lab's engines run the same workload side by side
         return " · ".join(x for x in (F.engine_words(doc)[0], F.workload_name(doc)) if x)
     host = get(doc, "machine", "hostname")
     return f"on {host}" if host else ""
@@ -138,10 +139,12 @@ def _placement_comparison(docs: Sequence[dict[str, Any]]) -> str:
 
 
 def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
+    """The charts that set runs of one kind (`kind`, its name) side by side: a bench run's (TPC-H query times,
+    TPS against clients, backup MB/s); other kinds have none here."""
     from dbtier.report.sections.dss import dss_tiers_html
     names = [f"{run_label(d, i)}" + (f" ({_run_hint(d)})" if _run_hint(d) else "") for d, i in group]
     out = []
-    if kind == "bench dss":
+    if kind == "bench.dss":
         qs = sorted({q["query"] for d, _ in group for q in F.dss_queries(d)})
         if qs:
             series = []
@@ -157,7 +160,7 @@ def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
         tiers = dss_tiers_html([d for d, _ in group])
         if tiers:
             out.append(tiers)
-    elif kind == "bench oltp":
+    elif kind == "bench.oltp":
         lines = [Series(names[k], [(p["clients"], p.get("tps")) for p in F.oltp_view(d)["points"]], svg.colour(k))
                  for k, (d, _) in enumerate(group)]
         if any(s.points for s in lines):
@@ -165,7 +168,7 @@ def _comparison_charts(kind: str, group: Sequence[Entry]) -> list[str]:
                                                    y_label="transactions per second", x_log2=True,
                                                    desc="One line per run."),
                                     "One line per run (a placement matrix: its last step)."))
-    elif kind == "bench backup":
+    elif kind == "bench.backup":
         methods = list(dict.fromkeys(m["method"] for d, _ in group for m in F.backup_methods(d)))
         if methods:
             series = []
@@ -184,18 +187,18 @@ def comparison_html(entries: Sequence[Entry]) -> str:
     probes = _probe_comparison(entries)
     if probes:
         parts.append(probes)
-    groups: dict[str, list[Entry]] = {}
+    groups: dict[str, list[Entry]] = {}      # by label: a kind's runs, a fleet's with the single hosts'
     for d, i in entries:
-        k = F.kind(d)
-        if k not in _NO_COMPARE and d.get("command") not in _NO_COMPARE:
-            groups.setdefault(k, []).append((d, i))
+        if kinds.kind_of(d) not in _NO_COMPARE and d.get("command") not in _NO_COMPARE:
+            groups.setdefault(kinds.label_of(d), []).append((d, i))
     for k, group in groups.items():
         if len(group) < 2:
             continue
+        name = kinds.kind_of(group[0][0])
         try:
             table = _figures_comparison(k, group)
-            charts = _comparison_charts(k, group)
-            if k.startswith("simulate"):
+            charts = _comparison_charts(name, group)
+            if group[0][0].get("command") == "simulate":
                 extra = sim_report.compare_html([d for d, _ in group])
                 if extra:
                     charts.append(extra)
@@ -204,7 +207,7 @@ def comparison_html(entries: Sequence[Entry]) -> str:
                          f"({esc(type(exc).__name__)}: {esc(exc)}).</p>")
             continue
         if table or charts:
-            parts.append(table + (f'<div class="charts{" one" if k == "bench dss" else ""}">' + "".join(charts)
+            parts.append(table + (f'<div class="charts{" one" if name == "bench.dss" else ""}">' + "".join(charts)
                                   + "</div>" if charts else ""))
     if not parts:
         return ""

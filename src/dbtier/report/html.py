@@ -17,31 +17,21 @@ from typing import Any, Callable, Sequence
 
 from dbtier import __version__
 from dbtier.report.figures import core as F
-from dbtier.report.sections import history as history_report
-from dbtier.report.sections import simulate as simulate_report
-from dbtier.report.sections.backup import backup_section
-from dbtier.results import kinds
+from dbtier.results import kinds, registry
 from dbtier.report.base import (
     badge,
     duration_text,
-    errors_html,
     esc,
     figure_frame,
     generic_section,
     get,
     html_table,
     machines_once,
-    run_head,
     run_label,
-    run_tail,
     time_text,
 )
 from dbtier.report.compare import Entry, comparison_html
-from dbtier.report.sections.dss import dss_section
 from dbtier.report.sections.lab import lab_section
-from dbtier.report.sections.oltp import oltp_section
-from dbtier.report.sections.plan import plan_section
-from dbtier.report.sections.fleet import section as probe_section
 from dbtier.report.svg import charts as svg
 from dbtier.report.verdict.topics import TOPIC_LABELS, TOPICS, thresholds, verdict
 
@@ -164,44 +154,13 @@ table.backup td.num, table.backup th.num { padding-left: 8px; white-space: nowra
 """
 
 
-# -- simulate and history: their own modules draw the body ------------------------------------------------
-
-def _module_section(doc: dict[str, Any], i: int, module: str, body: str) -> str:
-    """A run's section around a body drawn by dbtier.report.<module>: heading, errors, parameters, machine, JSON."""
-    out = [run_head(doc, i, f"run-{i + 1}"), errors_html(doc), body, run_tail(doc)]
-    return f'<section class="run {esc(module)}">{"".join(out)}</section>'
-
-
-def _simulate_section(doc: dict[str, Any], i: int) -> str:
-    return _module_section(doc, i, "simulate", simulate_report.section_html(doc))
-
-
-def _advise_section(doc: dict[str, Any], i: int) -> str:
-    from dbtier.advise import html as advise_html
-    return _module_section(doc, i, "advise", advise_html.section_html(doc))
-
-
-def _history_section(doc: dict[str, Any], i: int) -> str:
-    return _module_section(doc, i, "history", history_report.section_html(doc, doc.get("_run_dir")))
-
-
-# -- dispatch by kind ----------------------------------------------------------------------------------------
-
-# Each kind's section (dbtier.results.kinds); a kind not here gets the generic one (its JSON, its parameters).
-# A plan or history document of an action this dbtier does not know (its kind is then its command) gets its
-# command's section, which says so.
-SECTIONS: dict[str, Callable[[dict[str, Any], int], str]] = {
-    "probe": probe_section, "probe.fleet": probe_section, "bench.oltp": oltp_section, "bench.dss": dss_section,
-    "bench.backup": backup_section, "advise": _advise_section, "plan": plan_section, "history": _history_section,
-    **{k.name: plan_section for k in kinds.of_command("plan")},
-    **{k.name: _simulate_section for k in kinds.of_command("simulate")},
-    **{k.name: _history_section for k in kinds.of_command("history")}}
-
+# -- each run's section: its kind's (dbtier.results.kinds) --------------------------------------------------
 
 def _section(doc: dict[str, Any], i: int) -> str:
-    render = SECTIONS.get(kinds.kind_of(doc))
-    if render is None:
-        return generic_section(doc, i)
+    """The run's section as its kind's module draws it (a kind without one: the generic section, its JSON and
+    parameters; a plan or history document of an action this dbtier does not know: its command's, which says
+    so)."""
+    render: Callable[[dict[str, Any], int], str] = registry.face_of(doc, "section")
     try:
         return render(doc, i)
     except Exception as exc:  # a malformed document must not cost the rest of the report

@@ -17,6 +17,7 @@ from dbtier.report.figures import method as FM
 from dbtier.report.figures import tables as FT
 from dbtier.report.verdict.topics import TOPIC_LABELS, TOPICS, thresholds, verdict
 from dbtier.core.parts import dict_at
+from dbtier.results import kinds
 
 
 # Text from documents (database, host, device and path names, error messages) is written so that it
@@ -144,12 +145,11 @@ def render_markdown(docs: list[dict[str, Any]]) -> str:
                     [[i + 1, F.kind(d), F.run_name(d, i), d.get("status") or "unknown", d.get("started_at"),
                       d.get("finished_at")] for i, d in enumerate(docs)], numeric=[True, False, False, False, False,
                                                                                      False]), ""]
-    flat = [d for d in F.expand(docs) if d.get("command") != "lab"]
-    groups: dict[str, list[dict[str, Any]]] = {}
+    flat = [d for d in F.expand(docs) if kinds.kind_of(d) not in ("lab", "report", "unknown")]
+    groups: dict[str, list[dict[str, Any]]] = {}      # by label: a kind's runs, a fleet's with the single hosts'
     for d in flat:
-        groups.setdefault(F.kind(d), []).append(d)
-    sbs = [line for k, g in groups.items() if len(g) >= 2 and k not in ("unknown", "report")
-           for line in _side_by_side(k, g)]
+        groups.setdefault(kinds.label_of(d), []).append(d)
+    sbs = [line for k, g in groups.items() if len(g) >= 2 for line in _side_by_side(k, g)]
     if sbs:
         out += ["## Side by side", ""] + sbs
     for i, d in enumerate(docs):

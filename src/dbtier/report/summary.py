@@ -12,6 +12,7 @@ from dbtier.report.verdict import rules as R
 from dbtier.report.figures.core import Figure, Table, children, figures, get, is_fleet, isnum, kind
 from dbtier.report.figures.method import method
 from dbtier.report.figures.tables import tables
+from dbtier.results.kinds import kind_of
 
 
 def run_info(doc: dict[str, Any]) -> dict[str, Any]:
@@ -43,7 +44,7 @@ def summary(doc: dict[str, Any]) -> dict[str, Any]:
            "tables": [t.as_dict() for t in tabs],
            "method": [{"what": a, "how": b} for a, b in meth], "problems": problems,
            "guards": doc_guards(doc)}
-    if kind(doc) in ("bench oltp", "bench dss"):   # where each part went, and parts kept apart on one device
+    if kind_of(doc) in ("bench.oltp", "bench.dss"):   # where each part went, and parts kept apart on one device
         w = P.where(doc)
         out["placement"] = {"where": w, "notes": P.sharing_sentences(w)}
     if doc.get("command") == "lab":

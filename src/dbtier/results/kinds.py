@@ -16,6 +16,16 @@ Each kind has a `label` (what `show`, `compare`, the reports and the exported me
 `bench oltp`, `plan size`; a fleet probe reads `probe` and a simulate run `simulate`, as they always have),
 and `index`, the (kind, action) columns of the runs index (`dbtier runs`: `oltp`, `plan`+`size` ...).
 
+This is also the registry of what every part of dbtier makes of a kind, its faces (`Faces`), declared with
+the kind: its typed result (the sections its documents carry, in dbtier.results.types: the JSON Schema and
+the shape check are made from them), its headline figures, what `dbtier show` and the Markdown report print
+beyond them (`terminal`), its HTML report section, its Prometheus metric families and time series, and its
+`dbtier runs sql` view. The report, `show`, the exports, the runs index and the schema look a kind's face up
+here (dbtier.results.registry resolves the paths) instead of each telling kinds apart. A kind without a face
+by nature (a cleanup has no metrics) says None; the figures, the terminal and the section always have one
+(GENERIC_*: a document's top-level numbers, nothing more to print, its JSON and parameters). Adding a kind:
+its module(s), and one entry in KINDS; tests/unit/test_kind_registry.py checks that every face resolves.
+
 Imports nothing from dbtier: the results types, the loader, the reports and the runs index all read it.
 """
 
@@ -27,8 +37,44 @@ from typing import Any
 KEY = "result_kind"
 
 
-@dataclass(frozen=True)
-class Kind:
+# Where the faces live: "module:name" paths, resolved when asked (dbtier.results.registry), so that this
+# module imports none of them and none of them is imported before it is needed.
+_FIG = "dbtier.report.figures."
+_SEC = "dbtier.report.sections."
+_MET = "dbtier.export.metrics:"
+_SER = "dbtier.export.series:"
+_VIEW = "dbtier.runsdb.views:"
+GENERIC_FIGURES = _FIG + "generic:figures"          # its top-level numbers (and a `requirement`'s)
+GENERIC_TERMINAL = _FIG + "generic:TERMINAL"        # no tables, no method lines
+GENERIC_SECTION = "dbtier.report.base:generic_section"   # a note, its parameters, machine and JSON
+
+
+@dataclass(frozen=True, kw_only=True)
+class Faces:
+    """What each part of dbtier makes of a kind: a "module:name" path each (None: none, on purpose).
+
+    result    the TypedDicts of dbtier.results.types its documents add to the envelope, by name; one that every
+              kind of the command lists is the command's section (older documents without result_kind are
+              checked by it too), any other the kind's own; () when the kind has no typed result
+    figures   (doc) -> list[Figure]: its headline figures (show, compare, the reports, the runs index)
+    terminal  a report.figures.core.Terminal: its tables and method lines (show, the Markdown report)
+    section   (doc, i) -> str: its section of the HTML report
+    metrics   (Builder, run_id, doc) -> None: its Prometheus families (dbtier export metrics), beside the
+              dbtier_run families every run has
+    series    an export.series.Source: its time series (dbtier export series)
+    view      a runsdb.views.View: its view of `dbtier runs sql`, the one of its index kind
+    """
+    result: tuple[str, ...]
+    figures: str
+    terminal: str
+    section: str
+    metrics: str | None
+    series: str | None
+    view: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kind(Faces):
     name: str                       # dotted: "bench.oltp"
     label: str                      # what a person reads: "bench oltp"
     index: tuple[str, str | None]   # the runs index's (kind, action)
@@ -40,44 +86,87 @@ class Kind:
 
 
 def _k(name: str, label: str | None = None, index: tuple[str, str | None] | None = None,
-       writers: tuple[str, ...] | None = None) -> Kind:
+       writers: tuple[str, ...] | None = None, *, result: tuple[str, ...], figures: str, terminal: str,
+       section: str, metrics: str | None, series: str | None, view: str | None) -> Kind:
     cmd, _, sub = name.partition(".")
-    return Kind(name, label if label is not None else name.replace(".", " "),
-                index if index is not None else (cmd, sub or None), writers or (name.replace(".", " "),))
+    return Kind(name=name, label=label if label is not None else name.replace(".", " "),
+                index=index if index is not None else (cmd, sub or None),
+                writers=writers or (name.replace(".", " "),),
+                result=result, figures=figures, terminal=terminal, section=section, metrics=metrics, series=series,
+                view=view)
+
+
+def _plain(*result: str) -> dict[str, Any]:
+    """The faces of a kind the reports draw generically, with no metrics, series or view of its own."""
+    return dict(result=result, figures=GENERIC_FIGURES, terminal=GENERIC_TERMINAL, section=GENERIC_SECTION,
+                metrics=None, series=None, view=None)
+
+
+def _probe() -> dict[str, Any]:
+    """A probe's faces, a fleet's too: the same figures, tables and section, with its hosts where it has them."""
+    return dict(result=("ProbeResult",), figures=_FIG + "probe:figures", terminal=_FIG + "probe:TERMINAL",
+                section=_SEC + "fleet:section", metrics=_MET + "probe", series=_SER + "PROBE", view=_VIEW + "PROBE")
+
+
+def _bench(sub: str, result: str, series: str | None) -> dict[str, Any]:
+    return dict(result=("BenchResult", result), figures=_FIG + f"{sub}:figures", terminal=_FIG + f"{sub}:TERMINAL",
+                section=_SEC + f"{sub}:{sub}_section", metrics=_MET + sub, series=series, view=_VIEW + sub.upper())
+
+
+def _plan(action: str, result: str, terminal: str = "TERMINAL") -> dict[str, Any]:
+    return dict(result=(result,), figures=_FIG + f"plan:{action}", terminal=_FIG + f"plan:{terminal}",
+                section=_SEC + "plan:plan_section", metrics=_MET + f"plan_{action}", series=None, view=_VIEW + "PLAN")
+
+
+def _simulate(figures: str = "simulate:figures", terminal: str = GENERIC_TERMINAL,
+              metrics: str = "simulate_run") -> dict[str, Any]:
+    return dict(result=("SimulateResult",), figures=_FIG + figures, terminal=terminal,
+                section=_SEC + "simulate:section", metrics=_MET + metrics, series=_SER + "SIMULATE",
+                view=_VIEW + "SIMULATE")
+
+
+def _history(action: str, result: str, series: str | None) -> dict[str, Any]:
+    return dict(result=("HistoryResult", result), figures=GENERIC_FIGURES, terminal=GENERIC_TERMINAL,
+                section=_SEC + "history:section", metrics=_MET + f"history_{action}", series=series,
+                view=_VIEW + "HISTORY")
 
 
 KINDS: tuple[Kind, ...] = (
-    _k("probe", writers=("probe",)),
-    _k("probe.fleet", "probe", ("probe", None), ("probe",)),          # probe --hosts
-    _k("bench.oltp", index=("oltp", None)),
-    _k("bench.dss", index=("dss", None)),
-    _k("bench.backup", index=("backup", None)),
-    _k("lab"),
-    _k("plan.equivalent"),
-    _k("plan.budget"),
-    _k("plan.size"),
-    _k("plan.value"),
-    _k("simulate.run", "simulate"),
-    _k("simulate.mrc"),
-    _k("simulate.capture"),
-    _k("simulate.convert"),
-    _k("history.import", writers=("history import", "history fetch")),
-    _k("history.consolidate"),
-    _k("history.requirement"),
-    _k("advise"),
-    _k("report"),
-    _k("show"),
-    _k("compare"),
-    _k("catalog.list", "catalog", ("catalog", None)),
-    _k("catalog.show", "catalog", ("catalog", None)),
-    _k("catalog.template", "catalog", ("catalog", None)),
-    _k("export.metrics", "export", ("export", None)),
-    _k("export.series", "export", ("export", None)),
-    _k("cleanup"),
-    _k("runs.list", "runs", writers=("runs",)),
-    _k("runs.sql", "runs"),
-    _k("runs.trend", "runs"),
-    _k("runs.check", "runs"),
+    _k("probe", writers=("probe",), **_probe()),
+    _k("probe.fleet", "probe", ("probe", None), ("probe",), **_probe()),          # probe --hosts
+    _k("bench.oltp", index=("oltp", None), **_bench("oltp", "OltpResult", _SER + "OLTP")),
+    _k("bench.dss", index=("dss", None), **_bench("dss", "DssResult", None)),
+    _k("bench.backup", index=("backup", None), **_bench("backup", "BackupResult", None)),
+    _k("lab", result=("LabResult",), figures=_FIG + "lab:figures", terminal=_FIG + "lab:TERMINAL",
+       section=_SEC + "lab:lab_section", metrics=_MET + "lab", series=None,
+       view=None),      # its steps are runs of their own, in their kinds' views
+    _k("plan.equivalent", **_plan("equivalent", "PlanEquivalent")),
+    _k("plan.budget", **_plan("budget", "PlanBudget")),
+    _k("plan.size", **_plan("size", "PlanSize", "SIZE_TERMINAL")),
+    _k("plan.value", **_plan("value", "PlanValue")),
+    _k("simulate.run", "simulate", **_simulate()),
+    _k("simulate.mrc", **_simulate("mrc:figures", _FIG + "mrc:TERMINAL", "simulate_mrc")),
+    _k("simulate.capture", **_simulate()),
+    _k("simulate.convert", **_simulate()),
+    _k("history.import", writers=("history import", "history fetch"),
+       **_history("import", "HistoryImport", _SER + "HISTORY_IMPORT")),
+    _k("history.consolidate", **_history("consolidate", "HistoryConsolidate", _SER + "HISTORY_CONSOLIDATE")),
+    _k("history.requirement", **_history("requirement", "HistoryRequirement", None)),
+    _k("advise", result=("AdviseResult",), figures=_FIG + "advise:figures", terminal=GENERIC_TERMINAL,
+       section=_SEC + "advise:section", metrics=None, series=None, view=_VIEW + "ADVISE"),
+    _k("report", **_plain("ReportResult")),
+    _k("show", **_plain("ShowResult")),
+    _k("compare", **_plain("CompareResult")),
+    _k("catalog.list", "catalog", ("catalog", None), **_plain("CatalogResult")),
+    _k("catalog.show", "catalog", ("catalog", None), **_plain("CatalogResult")),
+    _k("catalog.template", "catalog", ("catalog", None), **_plain("CatalogResult")),
+    _k("export.metrics", "export", ("export", None), **_plain()),
+    _k("export.series", "export", ("export", None), **_plain()),
+    _k("cleanup", **_plain("CleanupResult")),
+    _k("runs.list", "runs", writers=("runs",), **_plain()),
+    _k("runs.sql", "runs", **_plain()),
+    _k("runs.trend", "runs", **_plain()),
+    _k("runs.check", "runs", **_plain()),
 )
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 NAMES: tuple[str, ...] = tuple(BY_NAME)
@@ -87,6 +176,26 @@ COMMANDS: tuple[str, ...] = tuple(dict.fromkeys(k.command for k in KINDS))
 def of_command(command: str) -> list[Kind]:
     """The kinds a command writes, in KINDS order."""
     return [k for k in KINDS if k.command == command]
+
+
+# A document of a known command whose action this dbtier does not know (a newer one's: its kind is then its
+# command): a plan's section says it has no known action, a history's the same; a simulation reads as one.
+UNKNOWN_ACTION: dict[str, Faces] = {
+    "plan": Faces(result=(), figures=_FIG + "plan:unknown", terminal=GENERIC_TERMINAL,
+                  section=_SEC + "plan:plan_section", metrics=None, series=None, view=_VIEW + "PLAN"),
+    "simulate": Faces(result=(), figures=_FIG + "simulate:figures", terminal=GENERIC_TERMINAL,
+                      section=GENERIC_SECTION, metrics=None, series=_SER + "SIMULATE", view=_VIEW + "SIMULATE"),
+    "history": Faces(result=(), figures=GENERIC_FIGURES, terminal=GENERIC_TERMINAL,
+                     section=_SEC + "history:section", metrics=None, series=None, view=_VIEW + "HISTORY"),
+}
+# Anything else: a document of a command this dbtier does not know, or of none.
+GENERIC = Faces(**_plain())
+
+
+def faces(name: str) -> Faces:
+    """The faces of a kind (by name); of a name that is no kind, its command's for an unknown action, else
+    the generic ones."""
+    return BY_NAME.get(name) or UNKNOWN_ACTION.get(name) or GENERIC
 
 
 def check(name: str) -> Kind:

@@ -9,9 +9,10 @@ readers take it for absent, except where a key is `Required[...]`). `EXTRA[cls]`
 Keys are the JSON keys, as readers use them: renaming one here renames it in the schema only, never in what
 the commands write, so a test validates real documents of every command against the generated schema.
 
-`SECTIONS` says which command, or which kind of its (`result_kind`, dbtier.results.kinds), adds which section
-to the envelope. The sections of the newer commands list their keys as optional: a failed run stops before
-writing them, and their types are checked wherever they are present.
+`SECTIONS` says which command, or which kind of its (`result_kind`), adds which section to the envelope: each
+kind's `result` in dbtier.results.kinds, where the kind is declared. The sections of the newer commands list
+their keys as optional: a failed run stops before writing them, and their types are checked wherever they
+are present.
 """
 
 from typing import Annotated, Any, Literal, Required, TypedDict
@@ -422,36 +423,22 @@ class CleanupResult(TypedDict, total=False):
 EXTRA: dict[type, Any] = {Versions: str | None, ProbeSummary: False}
 
 
-def _when(selector: str) -> dict[str, str]:
-    """Which documents a section is for: a command's (`bench`), or one kind's (`bench.oltp`: its result_kind)."""
-    if "." not in selector:
-        if selector not in kinds.COMMANDS:
-            raise ValueError(f"SECTIONS: {selector!r} is no command of dbtier.results.kinds")
-        return {"command": selector}
-    return {"command": kinds.check(selector).command, kinds.KEY: selector}
+def _sections() -> list[tuple[dict[str, str], type]]:
+    """Each kind's typed result (dbtier.results.kinds: `result`), command by command: a type every kind of the
+    command lists is the command's section (`when` its command), any other the kind's own (`when` its
+    result_kind), in the order the kinds list them."""
+    out: list[tuple[dict[str, str], type]] = []
+    for command in kinds.COMMANDS:
+        of = kinds.of_command(command)
+        for name in dict.fromkeys(t for k in of for t in k.result):
+            cls = globals()[name]
+            owners = [k for k in of if name in k.result]
+            if len(owners) == len(of):
+                out.append(({"command": command}, cls))
+            else:
+                out += [({"command": command, kinds.KEY: k.name}, cls) for k in owners]
+    return out
 
 
-# (which documents, their section): `when` maps a key (a dotted path into params) to the value it holds.
-SECTIONS: list[tuple[dict[str, str], type]] = [(_when(selector), cls) for selector, cls in (
-    ("probe", ProbeResult),
-    ("bench", BenchResult),
-    ("bench.oltp", OltpResult),
-    ("bench.dss", DssResult),
-    ("bench.backup", BackupResult),
-    ("lab", LabResult),
-    ("plan.equivalent", PlanEquivalent),
-    ("plan.budget", PlanBudget),
-    ("plan.size", PlanSize),
-    ("plan.value", PlanValue),
-    ("simulate", SimulateResult),
-    ("history", HistoryResult),
-    ("history.import", HistoryImport),
-    ("history.consolidate", HistoryConsolidate),
-    ("history.requirement", HistoryRequirement),
-    ("advise", AdviseResult),
-    ("report", ReportResult),
-    ("show", ShowResult),
-    ("compare", CompareResult),
-    ("catalog", CatalogResult),
-    ("cleanup", CleanupResult),
-)]
+# (which documents, their section): `when` maps a key of the document to the value it holds.
+SECTIONS: list[tuple[dict[str, str], type]] = _sections()

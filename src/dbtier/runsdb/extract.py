@@ -20,24 +20,16 @@ from typing import Any, Iterable
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import count_text
 from dbtier.report.figures import core as F
-from dbtier.results import kinds
+from dbtier.results import kinds, registry
 from dbtier.results.store import RESULT_FILE, load_run, marker_of
+from dbtier.runsdb.views import VIEWS, View
 from dbtier.core.parts import dict_at
 
 DAMAGED = "damaged"
 
-# The figures shown in the listing's `figures` column, per kind (the first item's when a kind has items).
-SUMMARY_KEYS: dict[str, tuple[str, ...]] = {
-    "probe": ("read_iops_4k", "read_mbps_seq", "commit_lat_us_p50"),
-    "oltp": ("best_tps", "knee_tps", "knee_p95_ms"),
-    "dss": ("total_seconds", "geomean_seconds"),
-    "backup": ("dir_mbps", "null_mbps"),
-    "plan": ("cheapest", "config", "total_usd", "price_usd", "iops_per_usd", "reference", "using", "usd"),
-    "advise": ("recommended", "total_usd"),
-    "history": ("iops_p99", "mbps_p99", "peak_of_sum_iops", "gain", "read_iops", "write_iops"),
-    "simulate": ("read_hit_ratio", "read_p99_us", "best_policy", "best_miss_ratio_pct"),
-    "lab": ("steps_ok", "steps_failed"),
-}
+# The figures shown in the listing's `summary` column first, per kind of the index: its view's (the first
+# item's when the kind has items); a kind without them (a lab: its step counts) shows its first figures.
+SUMMARY_KEYS: dict[str, tuple[str, ...]] = {v.name: v.summary for v in VIEWS.values()}
 _SUMMARY_MAX = 3
 
 _HISTORY_METRICS = ("read_iops", "write_iops", "read_mbps", "write_mbps")
@@ -67,15 +59,16 @@ def _text(x: Any) -> str | None:
     return x if isinstance(x, str) and x else None
 
 
-def _figure_row(f: F.Figure, kind: str, doc: dict[str, Any]) -> dict[str, Any]:
+def _figure_row(f: F.Figure, view: View | None, doc: dict[str, Any]) -> dict[str, Any]:
     key, item = f.key, ""
-    if kind == "probe":         # a probe's figures are per target: the item is the target's path
+    targets = view is not None and view.targets
+    if targets:                 # a probe's figures are per target: the item is the target's path
         key, item = _PROBE_PREFIX.sub("", f.key), f.group or ""
     elif "." in f.key:
         item, key = f.key.rsplit(".", 1)
     v = f.value
     sp = F.spread_of(f.spread) or {}
-    target = F.machine_target(doc, item) if kind == "probe" else None
+    target = F.machine_target(doc, item) if targets else None
     return {"item": item, "key": key, "figure_key": f.key, "label": f.label,
             "value": float(v) if F.isnum(v) else None,
             "text": v if isinstance(v, str) else (F.fmt(v) if isinstance(v, bool) else None),
@@ -130,18 +123,19 @@ def _history_figures(doc: dict[str, Any]) -> list[F.Figure]:
     return out
 
 
-def figure_rows(doc: dict[str, Any], kind: str | None = None) -> list[dict[str, Any]]:
-    """The figures of a document as index rows (may raise on a malformed document)."""
-    kind = kind or kind_of(doc)[0]
+def figure_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The figures of a document as index rows, as its kind's view takes them (dbtier.results.kinds `view`;
+    may raise on a malformed document)."""
+    view: View | None = registry.face_of(doc, "view")
     figs = F.figures(doc)
-    if kind == "history":       # figures.py's generic figures repeat a requirement under `requirement.`
+    if view is not None and view.peaks:     # the generic figures repeat a requirement under `requirement.`
         figs = [f for f in figs if f.group != "requirement"] + _history_figures(doc)
-    return [_figure_row(f, kind, doc) for f in figs]
+    return [_figure_row(f, view, doc) for f in figs]
 
 
-def _summary(kind: str, rows: list[dict[str, Any]]) -> str | None:
+def _summary(view: View | None, rows: list[dict[str, Any]]) -> str | None:
     """'read_iops_4k=12,345 read_mbps_seq=980': the kind's headline figures, named as the columns are."""
-    wanted = SUMMARY_KEYS.get(kind, ())
+    wanted = view.summary if view is not None else ()
     have = [r for r in rows if not r["detail"] and (r["value"] is not None or r["text"] is not None)]
     items = list(dict.fromkeys(r["item"] for r in have))
     first = next((i for i in [""] + items if any(r["key"] in wanted and r["item"] == i for r in have)),
@@ -156,8 +150,9 @@ def _summary(kind: str, rows: list[dict[str, Any]]) -> str | None:
         parts.append(f"{k}={v}")
     if not parts:
         return None
-    more = len([i for i in items if i]) - 1 if kind in ("probe", "backup", "history") and first else 0
-    head = f"{first}: " if first and kind in ("backup", "history") else ""
+    per_item = view is not None and view.item is not None      # probe targets, backup methods, databases
+    more = len([i for i in items if i]) - 1 if per_item and first else 0
+    head = f"{first}: " if first and view is not None and view.item is not None and not view.targets else ""
     return head + " ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
@@ -184,14 +179,14 @@ def row_of(doc: dict[str, Any], run_id: str, mtime_ns: int, size: int, lab: str 
            "model": _text(F.get(t, "block_device", "model")), "filesystem": _text(t.get("filesystem")),
            "lab": lab, "summary": None, "figures": []}
     try:
-        rows = figure_rows(doc, kind)
+        rows = figure_rows(doc)
         if kind == "lab":       # its steps are runs of their own: the lab row keeps its own counts
             rows = [r for r in rows if "/" not in r["figure_key"]]
     except Exception as exc:  # noqa: BLE001 - a document figures.py cannot read is listed as damaged
         row.update(status=DAMAGED, reason=f"its figures cannot be read ({type(exc).__name__}: {exc})")
         return row
     row["figures"] = rows
-    row["summary"] = _summary(kind, rows)
+    row["summary"] = _summary(registry.face_of(doc, "view"), rows)
     return row
 
 

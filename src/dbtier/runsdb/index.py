@@ -19,36 +19,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dbtier import __version__
+from dbtier.runsdb.views import SCHEMA
 
 INDEX_FILE = ".dbtier-runs-index.parquet"
 INDEX_VERSION = "2"
 
-FIGURE = pa.struct([
-    ("item", pa.string()), ("key", pa.string()), ("figure_key", pa.string()), ("label", pa.string()),
-    ("value", pa.float64()), ("text", pa.string()), ("unit", pa.string()), ("digits", pa.int32()),
-    ("better", pa.string()), ("detail", pa.bool_()), ("median", pa.float64()), ("min", pa.float64()),
-    ("max", pa.float64()), ("n", pa.int64()), ("spread_pct", pa.float64()), ("device", pa.string()),
-    ("model", pa.string()),
-])
-SCHEMA = pa.schema([
-    ("run_id", pa.string()), ("mtime_ns", pa.int64()), ("size", pa.int64()), ("command", pa.string()),
-    ("name", pa.string()), ("continues", pa.string()), ("kind", pa.string()), ("action", pa.string()), ("status", pa.string()), ("reason", pa.string()),
-    ("started_at", pa.timestamp("us")), ("finished_at", pa.timestamp("us")), ("seconds", pa.float64()),
-    ("host", pa.string()), ("dbtier_version", pa.string()), ("target", pa.string()), ("device", pa.string()),
-    ("model", pa.string()), ("filesystem", pa.string()), ("lab", pa.string()), ("summary", pa.string()),
-    ("figures", pa.list_(FIGURE)),
-])
-
 
 def fingerprint() -> str:
-    """The index version, dbtier's and a hash of the modules whose code decides what a row holds: an index
-    made by other code is rebuilt rather than trusted."""
+    """The index version, dbtier's and a hash of the modules whose code decides what a row holds (the
+    extraction, the kinds' registry and views, and each kind's figures module): an index made by other code
+    is rebuilt rather than trusted."""
+    import importlib
     from dbtier.report.figures import core as figures
-    from dbtier.report.figures import mrc as mrc_figures
-    from dbtier.results import kinds, probe
-    from dbtier.runsdb import extract
+    from dbtier.results import kinds, probe, registry
+    from dbtier.runsdb import extract, views
+    faces = [importlib.import_module(k.figures.partition(":")[0])
+             for k in (*kinds.KINDS, *kinds.UNKNOWN_ACTION.values(), kinds.GENERIC)]
     h = hashlib.sha256(f"{INDEX_VERSION}|{__version__}".encode())
-    for m in (figures, mrc_figures, probe, extract, kinds):
+    for m in dict.fromkeys((figures, probe, extract, kinds, registry, views, *faces)):
         try:
             h.update(Path(m.__file__ or m.__name__).read_bytes())
         except OSError:

@@ -39,6 +39,23 @@ FIGURE_COLUMNS = ("path", "run_id", "kind", "action", "started_at", "host", "sta
                   "label", "value", "text", "unit", "digits", "better", "detail", "median", "min", "max", "n",
                   "spread_pct", "device", "model")
 
+# The index's table (dbtier.runsdb.index writes it): one row per run, its figures nested.
+FIGURE = pa.struct([
+    ("item", pa.string()), ("key", pa.string()), ("figure_key", pa.string()), ("label", pa.string()),
+    ("value", pa.float64()), ("text", pa.string()), ("unit", pa.string()), ("digits", pa.int32()),
+    ("better", pa.string()), ("detail", pa.bool_()), ("median", pa.float64()), ("min", pa.float64()),
+    ("max", pa.float64()), ("n", pa.int64()), ("spread_pct", pa.float64()), ("device", pa.string()),
+    ("model", pa.string()),
+])
+SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("mtime_ns", pa.int64()), ("size", pa.int64()), ("command", pa.string()),
+    ("name", pa.string()), ("continues", pa.string()), ("kind", pa.string()), ("action", pa.string()), ("status", pa.string()), ("reason", pa.string()),
+    ("started_at", pa.timestamp("us")), ("finished_at", pa.timestamp("us")), ("seconds", pa.float64()),
+    ("host", pa.string()), ("dbtier_version", pa.string()), ("target", pa.string()), ("device", pa.string()),
+    ("model", pa.string()), ("filesystem", pa.string()), ("lab", pa.string()), ("summary", pa.string()),
+    ("figures", pa.list_(FIGURE)),
+])
+
 N, T = "num", "text"
 
 
@@ -49,15 +66,20 @@ def _cols(spec: str) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True)
 class View:
+    """A kind's view (its `view` face, dbtier.results.kinds): the runs of one index kind (`name`) with their
+    figures as columns, and what the runs index and `dbtier runs` take from it."""
     name: str
     about: str
     item: str | None = None                 # the column a figure's item goes in (None: run figures only)
     item_keys: tuple[tuple[str, str], ...] = ()
     run_keys: tuple[tuple[str, str], ...] = ()
+    summary: tuple[str, ...] = ()           # the figures the listing's `summary` names first (the first item's)
+    targets: bool = False                   # its items are probe targets: the figure's group, with device, model
+    peaks: bool = False                     # its databases' peaks are figures too, named as in the document
 
     def columns(self) -> list[str]:
         own = [k for k, _ in self.item_keys] + [k for k, _ in self.run_keys if k not in dict(self.item_keys)]
-        extra = ([self.item] if self.item else []) + (["device", "model"] if self.name == "probe" else [])
+        extra = ([self.item] if self.item else []) + (["device", "model"] if self.targets else [])
         shadow = set(own) | set(extra)
         return [c for c in RUN_COLUMNS if c not in shadow] + extra + own
 
@@ -69,36 +91,41 @@ def _actions(view: str) -> str:
 
 _HIST = " ".join(f"{m}_{s}" for m in ("read_iops", "write_iops", "read_mbps", "write_mbps", "iops", "mbps")
                  for s in ("p50", "p95", "p99", "max"))
-VIEWS: dict[str, View] = {v.name: v for v in (
-    View("probe", "one row per probe target (target, its device and model)", "target", _cols(
-        "read_iops_4k write_iops_4k mixed_iops_8k read_lat_us_qd1_p50 write_lat_us_qd1_p50 read_lat_us_p99_at_max "
-        "read_mbps_seq write_mbps_seq commit_lat_us_p50 commit_lat_us_p99 commits_per_s fsync_honesty:t "
-        "read_knee_outstanding hosts")),
-    View("oltp", "one row per bench oltp run (its sweep; a placement matrix: its last step)", run_keys=_cols(
-        "workload:t engine:t durability:t best_tps best_clients best_tpm best_nopm knee_clients knee_tps "
-        "knee_p95_ms knee_bottleneck:t knee_cpu_busy_pct knee_device_busy_pct cache_guard:t device_read_fraction")),
-    View("dss", "one row per bench dss run (per query: the figures view, item q1 ... q22)", run_keys=_cols(
-        "engine:t scale temp:t total_seconds geomean_seconds queries answers:t peak_temp_mb spilled_queries cpu_pct "
-        "scan_mbps scan_pct_of_probe")),
-    View("backup", "one row per backup method (target: the backup directory)", "method",
-         _cols("dir_mbps null_mbps limit:t"), _cols("engine:t target:t source_mb")),
-    View("history", "one row per database of an import or consolidation; a requirement's own row", "database",
-         _cols(f"intervals start:t end:t {_HIST} capacity_gb instances peak_iops peak_mbps"),
-         _cols("read_iops write_iops read_mbps write_mbps capacity_gb percentile headroom read_tb_per_day "
-               "write_tb_per_day instances gain gain_mbps peak_of_sum_iops peak_of_sum_mbps sum_of_peaks_iops "
-               "sum_of_peaks_mbps")),
-    View("plan", f"one row per plan run ({_actions('plan')}: see action)", run_keys=_cols(
-        "cheapest:t total_usd purchase_usd monthly_usd price_usd capacity_gb read_iops write_iops binding:t "
-        "designs_meeting config:t tpm_per_usd "
-        "tps_per_usd iops_per_usd mbps_per_usd usd_per_gb usd_per_tpm usd_per_tps usd_per_iops reference:t "
-        "using:t usd")),
-    View("advise", "one row per advise run: the recommended option and the requirement", run_keys=_cols(
-        "recommended:t total_usd read_iops write_iops capacity_gb")),
-    View("simulate", f"one row per simulate run ({_actions('simulate')}: see action)", run_keys=_cols(
-        "design:t policy:t requests read_hit_ratio request_hit_ratio read_p50_us read_p99_us write_p50_us "
-        "write_p99_us resync_gb resync_s unprotected_s trace_format:t objects footprint_gib best_policy:t "
-        "best_miss_ratio_pct best_above_belady_pp")),
-)}
+PROBE = View("probe", "one row per probe target (target, its device and model)", "target", _cols(
+    "read_iops_4k write_iops_4k mixed_iops_8k read_lat_us_qd1_p50 write_lat_us_qd1_p50 read_lat_us_p99_at_max "
+    "read_mbps_seq write_mbps_seq commit_lat_us_p50 commit_lat_us_p99 commits_per_s fsync_honesty:t "
+    "read_knee_outstanding hosts"), summary=("read_iops_4k", "read_mbps_seq", "commit_lat_us_p50"), targets=True)
+OLTP = View("oltp", "one row per bench oltp run (its sweep; a placement matrix: its last step)", run_keys=_cols(
+    "workload:t engine:t durability:t best_tps best_clients best_tpm best_nopm knee_clients knee_tps "
+    "knee_p95_ms knee_bottleneck:t knee_cpu_busy_pct knee_device_busy_pct cache_guard:t device_read_fraction"),
+    summary=("best_tps", "knee_tps", "knee_p95_ms"))
+DSS = View("dss", "one row per bench dss run (per query: the figures view, item q1 ... q22)", run_keys=_cols(
+    "engine:t scale temp:t total_seconds geomean_seconds queries answers:t peak_temp_mb spilled_queries cpu_pct "
+    "scan_mbps scan_pct_of_probe"), summary=("total_seconds", "geomean_seconds"))
+BACKUP = View("backup", "one row per backup method (target: the backup directory)", "method",
+              _cols("dir_mbps null_mbps limit:t"), _cols("engine:t target:t source_mb"),
+              summary=("dir_mbps", "null_mbps"))
+HISTORY = View("history", "one row per database of an import or consolidation; a requirement's own row", "database",
+               _cols(f"intervals start:t end:t {_HIST} capacity_gb instances peak_iops peak_mbps"),
+               _cols("read_iops write_iops read_mbps write_mbps capacity_gb percentile headroom read_tb_per_day "
+                     "write_tb_per_day instances gain gain_mbps peak_of_sum_iops peak_of_sum_mbps sum_of_peaks_iops "
+                     "sum_of_peaks_mbps"),
+               summary=("iops_p99", "mbps_p99", "peak_of_sum_iops", "gain", "read_iops", "write_iops"), peaks=True)
+PLAN = View("plan", f"one row per plan run ({_actions('plan')}: see action)", run_keys=_cols(
+    "cheapest:t total_usd purchase_usd monthly_usd price_usd capacity_gb read_iops write_iops binding:t "
+    "designs_meeting config:t tpm_per_usd "
+    "tps_per_usd iops_per_usd mbps_per_usd usd_per_gb usd_per_tpm usd_per_tps usd_per_iops reference:t "
+    "using:t usd"),
+    summary=("cheapest", "config", "total_usd", "price_usd", "iops_per_usd", "reference", "using", "usd"))
+ADVISE = View("advise", "one row per advise run: the recommended option and the requirement", run_keys=_cols(
+    "recommended:t total_usd read_iops write_iops capacity_gb"), summary=("recommended", "total_usd"))
+SIMULATE = View("simulate", f"one row per simulate run ({_actions('simulate')}: see action)", run_keys=_cols(
+    "design:t policy:t requests read_hit_ratio request_hit_ratio read_p50_us read_p99_us write_p50_us "
+    "write_p99_us resync_gb resync_s unprotected_s trace_format:t objects footprint_gib best_policy:t "
+    "best_miss_ratio_pct best_above_belady_pp"),
+    summary=("read_hit_ratio", "read_p99_us", "best_policy", "best_miss_ratio_pct"))
+# Every kind's view (dbtier.results.kinds `view`), in the order `dbtier runs sql --help` lists them.
+VIEWS: dict[str, View] = {v.name: v for v in (PROBE, OLTP, DSS, BACKUP, HISTORY, PLAN, ADVISE, SIMULATE)}
 
 
 def _q(name: str) -> str:
@@ -118,7 +145,7 @@ def view_sql(v: View) -> str:
     item_keys, run_keys = dict(v.item_keys), dict(v.run_keys)
     parts, joins = [], []
     if v.item:
-        extra = "any_value(device) AS device, any_value(model) AS model, " if v.name == "probe" else ""
+        extra = "any_value(device) AS device, any_value(model) AS model, " if v.targets else ""
         parts.append(f"it AS (SELECT path, item, {extra}{_pivot(v.item_keys, 'i_')} FROM index_figures "
                      f"WHERE kind = {_lit(v.name)} AND item <> '' AND key IN ({', '.join(map(_lit, item_keys))}) "
                      "GROUP BY path, item)")
@@ -137,7 +164,7 @@ def view_sql(v: View) -> str:
             cols.append(f"rl.{_q('r_' + c)} AS {_q(c)}")
         elif c == v.item:
             cols.append(f"it.item AS {_q(c)}")
-        elif v.name == "probe" and c in ("device", "model"):
+        elif v.targets and c in ("device", "model"):
             cols.append(f"it.{c} AS {c}")
         else:
             cols.append(f"r.{_q(c)}")
@@ -165,7 +192,6 @@ def connect(indexes: list[tuple[str, pa.Table]], registry: pa.Table | None = Non
     """An in-memory connection holding the runs directories' indexes (and the run registry's runs, made
     elsewhere), the documented views, and nothing else it can reach: no files, no configuration changes."""
     con = duckdb.connect(":memory:")
-    from dbtier.runsdb.index import SCHEMA
     parts = [_with_root(r, x) for r, x in indexes] + ([_with_root("/", registry, True)] if registry is not None
                                                       else [])
     t = pa.concat_tables(parts) if parts else _with_root("", SCHEMA.empty_table())

@@ -91,7 +91,7 @@ def _baseline(con: Any, args: argparse.Namespace, run_path: str, kind: str, acti
             raise DbtierError(f"--baseline {args.baseline} is a run of kind {' '.join(x for x in bk if x)} and RUN "
                               f"of kind {' '.join(x for x in (kind, action) if x)}: check takes runs of one kind",
                               "name a baseline of the same kind, or a query")
-        return [extract.figure_rows(doc, kind)], {"how": "run", "runs": [doc["_run_dir"]]}
+        return [extract.figure_rows(doc)], {"how": "run", "runs": [doc["_run_dir"]]}
     src = kind if kind in V.VIEWS else "runs"
     sql = (f"SELECT path, max(started_at) AS t FROM {src} WHERE kind = ? AND action IS NOT DISTINCT FROM ? AND "
            f"status = 'ok' AND path <> ? AND {V.check_where(args.baseline, '--baseline')} GROUP BY path "
@@ -117,7 +117,7 @@ def run_check(args: argparse.Namespace) -> int:
     doc = _load(con, args.run, "RUN")
     kind, action = extract.kind_of(doc)
     run_path = os.path.abspath(doc["_run_dir"])
-    rows = extract.figure_rows(doc, kind)
+    rows = extract.figure_rows(doc)
     base_runs, base_info = _baseline(con, args, run_path, kind, action)
     mine, theirs = _durable(rows), {_durable(r) for r in base_runs} - {None}
     if mine is not None and theirs - {mine}:

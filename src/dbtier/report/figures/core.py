@@ -1,13 +1,14 @@
-"""Key figures of a result document, per command: one pure module that `dbtier show`, `dbtier
-compare`, the Markdown report, the HTML side-by-side tables and the verdict all read.
+"""Key figures of a result document: what `dbtier show`, `dbtier compare`, the Markdown report, the HTML
+side-by-side tables, the verdict, the runs index and the exported metrics all read.
 
 Documents in, plain values out; nothing here touches a file. A lab document's step runs are
 read by `dbtier.report.inputs` and attached under `_children`; `children()` and `expand()`
 give them back. Every figure has a stable `key` (what `compare` matches two runs on), a
 label, a unit, how many digits to show, and whether higher or lower is better.
 
-Beside it, on these helpers: figures_tables.py (the tables beyond the figures), figures_method.py (how the
-numbers were obtained) and figures_compare.py (what `show` and `compare` print of one run or two).
+Here the shared readers (a sweep's view, a probe's knee, a power run's stats, a backup's methods ...) and
+`figures(doc)`, which looks up the figures of the document's kind (dbtier.results.kinds: each kind's in its
+own module beside this one); tables.py and method.py look up the rest of what `show` prints (a Terminal).
 """
 
 from __future__ import annotations
@@ -15,15 +16,13 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence, TypeGuard
+from typing import Any, Callable, Iterable, Sequence, TypeGuard
 
-from dbtier.model.guards import doc_guards
 from dbtier.model.placement import ALL_MATRIX_MOVES
-from dbtier.report.figures import mrc as mrc_figures
-from dbtier.report.figures.labels import SUMMARY_LABELS
-from dbtier.results import kinds
-from dbtier.results.probe import HIGHER_BETTER, KNEE_FIELDS, READ_4K, SUMMARY_KEYS, knee, spreads
+from dbtier.results import kinds, registry
+from dbtier.results.probe import KNEE_FIELDS, READ_4K, knee, spreads
 from dbtier.core.parts import dict_at
+
 WORKLOAD_NAMES = {"tpcc": "TPC-C-like", "tpcb": "pgbench tpcb (TPC-B-like)",
                   "select-only": "pgbench select-only", "readmix": "80/20 read mix"}
 
@@ -53,6 +52,27 @@ class Table:
 
     def as_dict(self) -> dict[str, Any]:
         return {"title": self.title, "columns": list(self.columns), "rows": [list(r) for r in self.rows]}
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """What `dbtier show` and the Markdown report print of a kind beyond its figures: its key tables and how
+    its numbers were obtained, as (what, how) lines (a kind's `terminal` face, dbtier.results.kinds)."""
+    tables: Callable[[dict[str, Any]], list[Table]]
+    method: Callable[[dict[str, Any]], list[tuple[str, str]]]
+
+
+def figures(doc: dict[str, Any]) -> list[Figure]:
+    """The key figures of one document: its kind's (dbtier.results.kinds `figures`; a lab: every step's,
+    prefixed by the step; a kind without its own: its top-level numbers)."""
+    fn: Callable[[dict[str, Any]], list[Figure]] = registry.face_of(doc, "figures")
+    return fn(doc)
+
+
+def terminal(doc: dict[str, Any]) -> Terminal:
+    """The tables and method lines of the document's kind (dbtier.results.kinds `terminal`)."""
+    t: Terminal = registry.face_of(doc, "terminal")
+    return t
 
 
 # -- small helpers -----------------------------------------------------------------------------------
@@ -229,42 +249,12 @@ def probe_knee(target: dict[str, Any], test: str = READ_4K) -> dict[str, Any] | 
     return knee(dicts(target.get("points")), test)
 
 
-def _probe_figures(doc: dict[str, Any]) -> list[Figure]:
-    targets = probe_targets(doc)
-    fleet = is_fleet(doc)
-    out: list[Figure] = []
-    for j, t in enumerate(targets):
-        s = dict_at(t, "summary")
-        prefix = f"t{j + 1}." if len(targets) > 1 else ""
-        group = str(t.get("path") or f"target {j + 1}")
-        for key in SUMMARY_KEYS:
-            if key == "fsync_honesty_reason":
-                continue
-            if key == "fsync_honesty":
-                out.append(Figure(prefix + key, "fsync honesty", s.get(key) if isinstance(s.get(key), str) else None,
-                                  group=group))
-                continue
-            label, unit, digits = SUMMARY_LABELS.get(key, (key.replace("_", " "), "", 1))
-            v = s.get(key)
-            out.append(Figure(prefix + key, label, v if isnum(v) else None, unit, digits,
-                              "higher" if key in HIGHER_BETTER else "lower", group, spread=probe_spread(t, key)))
-        k = probe_knee(t)
-        if k:
-            out.append(Figure(prefix + "read_knee_outstanding", "4 KiB random read knee", k["outstanding"],
-                              "outstanding I/O" + (" per host" if fleet else ""), 0, None, group))
-    if fleet:   # the aggregate's host count (how many hosts answered: the rows of the per-host table)
-        out.append(Figure("hosts", "hosts at once", doc["aggregate"].get("hosts"), "hosts", 0, None,
-                          str(doc["aggregate"].get("path") or "aggregate")))
-    return out
-
-
-# -- fleet probe (probe --hosts): the rest in figures_fleet.py -------------------------------------------
+# -- fleet probe (probe --hosts): the rest in fleet.py ---------------------------------------------------
 
 def is_fleet(doc: dict[str, Any]) -> bool:
     """A `probe --hosts` document: its one target is the aggregate of the hosts in `hosts`."""
     return doc.get("command") == "probe" and isinstance(doc.get("aggregate"), dict) and isinstance(
         doc.get("hosts"), list)
-
 
 
 # -- bench oltp --------------------------------------------------------------------------------------------
@@ -424,49 +414,6 @@ def not_measured(doc: dict[str, Any], p: dict[str, Any] | None = None) -> list[s
     return ["server_cpu", "server_devices"] if get(doc, "params", "mode") == "dsn" else []
 
 
-def _scaled(sp: dict[str, Any] | None, k: float) -> dict[str, Any] | None:
-    if sp is None:
-        return None
-    return {**sp, **{key: sp[key] * k for key in ("median", "min", "max") if isnum(sp.get(key))}}
-
-
-def _oltp_figures(doc: dict[str, Any]) -> list[Figure]:
-    v = oltp_view(doc)
-    best, knee, kp = v["best"] or {}, v["knee"] or {}, v["knee_point"] or {}
-    nopm = [p for p in v["points"] if isnum(p.get("nopm"))]
-    dev = busiest_device(kp)
-    bs, ks = point_spread(best), point_spread(kp)
-    remote = not_measured(doc, kp)
-    out = [Figure("workload", "workload", workload_name(doc)),
-           Figure("engine", "engine", get(doc, "params", "engine") or "{1} ({0})".format(*engine_words(doc))),
-           Figure("durability", "durability", durability_text(doc)),
-           Figure("best_tps", "best TPS", best.get("tps"), "TPS", 1, "higher", spread=bs),
-           Figure("best_clients", "clients at the best TPS", best.get("clients"), "clients", 0),
-           Figure("best_tpm", "TPM at the best TPS", best.get("tpm"), "TPM", 0, "higher",
-                  spread=_scaled(bs, 60.0))]
-    if nopm:
-        out.append(Figure("best_nopm", "best NOPM", max(p["nopm"] for p in nopm), "NOPM", 0, "higher"))
-    out += [Figure("knee_clients", "knee: clients", knee.get("clients"), "clients", 0),
-            Figure("knee_tps", "knee: TPS", knee.get("tps"), "TPS", 1, "higher", spread=ks),
-            Figure("knee_p95_ms", "p95 latency at the knee", get(kp, "lat_ms", "p95"), "ms", 2, "lower"),
-            Figure("knee_bottleneck", "bottleneck at the knee", kp.get("bottleneck")),
-            Figure("knee_cpu_busy_pct", "CPU busy at the knee", None if "server_cpu" in remote
-                   else get(kp, "cpu_util", "busy_pct"), "%", 0),
-            Figure("knee_device_busy_pct", "busiest device at the knee", None if "server_devices" in remote
-                   else (dev or {}).get("busy_pct"), "%", 0)]
-    if remote:
-        out.append(Figure("not_measured", "not measured", ", ".join(x.replace("_", " ") for x in remote)))
-    g = next((x for x in doc_guards(doc) if x.get("kind") != "remote"), None)
-    if g is not None:
-        out.append(Figure("cache_guard", "cache guard", str(g.get("kind"))))
-    if g is not None and isnum(g.get("device_fraction")):
-        out.append(Figure("device_read_fraction", "device read I/Os per page read", g["device_fraction"], "", 3))
-    for b in matrix_bests(doc):
-        out.append(Figure(f"step.{b['name']}.best_tps", f"{b['name']}: best TPS", b["tps"], "TPS", 1, "higher",
-                          "placement matrix"))
-    return out
-
-
 # -- bench dss -----------------------------------------------------------------------------------------------
 
 def dss_queries(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -516,31 +463,6 @@ def answers_text(ok: Any) -> str:
     return "all correct" if ok is True else ("a wrong answer" if ok is False else "not checked")
 
 
-def _dss_figures(doc: dict[str, Any]) -> list[Figure]:
-    s = dss_stats(doc)
-    out = [Figure("engine", "engine", s["engine"]),
-           Figure("scale", "TPC-H scale factor", s["scale"], "SF", 2),
-           Figure("temp", "temp directory", s["temp"] if isinstance(s["temp"], str) else None),
-           Figure("total_seconds", "power run, total", s["total_s"], "s", 3, "lower", spread=s["warm_totals"]),
-           Figure("geomean_seconds", "per query, geometric mean", s["geomean_s"], "s", 4, "lower"),
-           Figure("queries", "queries run", s["queries"], "", 0),
-           Figure("answers", "answers", answers_text(s["answers_ok"]) if s["queries"] else None),
-           Figure("peak_temp_mb", "peak temp spilled", s["peak_temp_bytes"] / 1e6
-                  if isnum(s["peak_temp_bytes"]) else None, "MB", 1, "lower"),
-           Figure("spilled_queries", "queries that spilled", len(s["spilled"]) if s["queries"] else None, "", 0,
-                  "lower"),
-           Figure("cpu_pct", "CPU busy (time-weighted)", s["cpu_pct"], "%", 0)]
-    if s["scan_mbps"] is not None:
-        out.append(Figure("scan_mbps", "cold scan", s["scan_mbps"], "MB/s", 0, "higher"))
-    if s["scan_ratio"] is not None:
-        out.append(Figure("scan_pct_of_probe", "cold scan / probe sequential read", 100 * s["scan_ratio"], "%", 0,
-                          "higher"))
-    for q in dss_queries(doc):
-        out.append(Figure(f"q{q['query']}.seconds", f"Q{q['query']}", q.get("seconds") if isnum(q.get("seconds"))
-                          else None, "s", 3, "lower", "per query", detail=True, spread=query_spread(q)))
-    return out
-
-
 # -- bench backup --------------------------------------------------------------------------------------------
 
 def backup_methods(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -575,28 +497,7 @@ def backup_methods(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return list(by.values())
 
 
-def _backup_figures(doc: dict[str, Any]) -> list[Figure]:
-    src = get(doc, "source", "database_bytes")
-    out = [Figure("engine", "engine", doc.get("engine") or get(doc, "params", "engine")),
-           Figure("target", "backup directory", get(doc, "params", "to")),
-           Figure("source_mb", "source database", src / 1e6 if isnum(src) else None, "MB", 0)]
-    for m in backup_methods(doc):
-        name = m["method"]
-        out += [Figure(f"{name}.dir_mbps", f"{name} → directory", m["dir_mbps"], "MB/s", 0, "higher", name,
-                       spread=m["dir_spread"]),
-                Figure(f"{name}.null_mbps", f"{name} → null", m["null_mbps"], "MB/s", 0, "higher", name,
-                       spread=m["null_spread"]),
-                Figure(f"{name}.limit", f"{name}: limiting side", m["limit"], group=name)]
-    return out
-
-
 # -- plan ------------------------------------------------------------------------------------------------------
-
-_VALUE_KEYS = (("tpm_per_usd", "TPM per $", 3, "higher"), ("tps_per_usd", "TPS per $", 4, "higher"),
-               ("iops_per_usd", "IOPS per $", 3, "higher"), ("mbps_per_usd", "MB/s per $", 4, "higher"),
-               ("usd_per_gb", "$ per usable GB", 2, "lower"), ("usd_per_tpm", "$ per TPM", 3, "lower"),
-               ("usd_per_tps", "$ per TPS", 2, "lower"), ("usd_per_iops", "$ per IOPS", 4, "lower"))
-
 
 def config_name(a: Any) -> str | None:
     if not isinstance(a, dict):
@@ -606,155 +507,3 @@ def config_name(a: Any) -> str | None:
     if a.get("device") is None:
         return None
     return f"{fmt(a.get('count'))} x {a.get('device')}" + (f" {a['layout']}" if a.get("layout") else "")
-
-
-def _life_cost(c: dict[str, Any]) -> list[Figure]:
-    """A design's cost on one basis, its total over the service life (compared), with the purchase and the
-    monthly price as detail (not compared): a purchase beside a five-year cloud total would mislead."""
-    cloud = c.get("cloud") if isinstance(c.get("cloud"), dict) else None
-    tco = dict_at(c, "tco")
-    total = cloud.get("service_life_usd") if cloud else tco.get("total_usd", c.get("price_usd"))
-    years = tco.get("service_years") or (c.get("endurance") or {}).get("service_years") if not cloud else None
-    out = [Figure("total_usd", "its total over the service life" + (f" ({fmt(years)} years)" if years else ""),
-                  total, "$", 0, "lower")]
-    if cloud:
-        out.append(Figure("monthly_usd", "its price a month (detail)", get(cloud, "monthly_usd", "total"), "$", 2))
-    else:
-        out.append(Figure("purchase_usd", "its purchase (detail)", tco.get("purchase_usd", c.get("price_usd")), "$", 0))
-    return out
-
-
-def _plan_figures(doc: dict[str, Any]) -> list[Figure]:
-    action = doc.get("plan")
-    out: list[Figure] = []
-    if action == "size":
-        c = (dicts(doc.get("candidates")) or [{}])[0]
-        out += [Figure("cheapest", "cheapest configuration", config_name(c)),
-                *_life_cost(c),
-                Figure("capacity_gb", "its usable capacity", c.get("capacity_gb"), "GB", 0, "higher"),
-                Figure("read_iops", "its random read IOPS", c.get("read_iops"), "IOPS", 0, "higher"),
-                Figure("write_iops", "its random write IOPS", c.get("write_iops"), "IOPS", 0, "higher"),
-                Figure("binding", "binding requirement", doc.get("binding")),
-                Figure("designs_meeting", "designs meeting the requirement", doc.get("designs_meeting"), "", 0)]
-    elif action == "value":
-        cfg = dict_at(doc, "config")
-        out += [Figure("config", "configuration", config_name(cfg)),
-                Figure("price_usd", "price", cfg.get("price_usd"), "$", 0, "lower")]
-        out += [Figure(k, label, get(doc, "value", k), "", d, better) for k, label, d, better in _VALUE_KEYS]
-    elif action == "equivalent":
-        out.append(Figure("reference", "reference", get(doc, "reference", "device")))
-        out.append(Figure("using", "matched with", get(doc, "using", "device")))
-        for metric in ("iops", "throughput", "capacity"):
-            m = get(doc, "by_metric", metric)
-            out += [Figure(f"{metric}.count", f"count to match on {metric}", get(m, "count"), "", 0, "lower", metric),
-                    Figure(f"{metric}.price_usd", f"price to match on {metric}", get(m, "price_usd"), "$", 0,
-                           "lower", metric),
-                    Figure(f"{metric}.price_ratio", f"× the reference's price ({metric})", get(m, "price_ratio"),
-                           "×", 2, "lower", metric)]
-    elif action == "budget":
-        out.append(Figure("usd", "budget", doc.get("usd"), "$", 0))
-        for o in dicts(doc.get("options")):
-            d = str(o.get("device"))
-            out += [Figure(f"{d}.count", f"{d}: count", o.get("count"), "", 0, None, d),
-                    Figure(f"{d}.iops", f"{d}: IOPS (mix)", o.get("iops"), "IOPS", 0, "higher", d),
-                    Figure(f"{d}.capacity_gb", f"{d}: capacity", o.get("capacity_gb"), "GB", 0, "higher", d)]
-    return [f for f in out if isnum(f.value) or isinstance(f.value, str) or f.value is None]
-
-
-# -- simulate, history, lab, anything else -------------------------------------------------------------------
-
-def _simulate_figures(doc: dict[str, Any]) -> list[Figure]:
-    out = [Figure("design", "design", doc.get("design") if isinstance(doc.get("design"), str) else None),
-           Figure("policy", "cache policy", doc.get("policy") if isinstance(doc.get("policy"), str) else None),
-           Figure("requests", "requests converted" if "convert" in doc else "requests replayed",
-                  get(doc, "trace", "requests"), "", 0),
-           Figure("read_hit_ratio", "read hit ratio (blocks)", 100 * doc["read_hit_ratio"]
-                  if isnum(doc.get("read_hit_ratio")) else None, "%", 1, "higher"),
-           Figure("request_hit_ratio", "read hit ratio (requests)", 100 * doc["request_hit_ratio"]
-                  if isnum(doc.get("request_hit_ratio")) else None, "%", 1, "higher")]
-    for op in ("read", "write"):
-        for pct in ("p50", "p99"):
-            v = get(doc, "latency_us", op, pct)
-            out.append(Figure(f"{op}_{pct}_us", f"{op} latency {pct}", v if isnum(v) else None, "µs", 0, "lower"))
-    rs = doc.get("resync") if isinstance(doc.get("resync"), dict) else None
-    if rs:
-        out += [Figure("resync_gb", "resync volume", rs["bytes"] / 1e9 if isnum(rs.get("bytes")) else None, "GB", 3,
-                       "lower"),
-                Figure("resync_s", "resync time", rs.get("seconds") if isnum(rs.get("seconds")) else None, "s", 1,
-                       "lower"),
-                Figure("unprotected_s", "time without redundancy", rs.get("unprotected_seconds")
-                       if isnum(rs.get("unprotected_seconds")) else None, "s", 1, "lower")]
-    return out
-
-
-def _generic_figures(doc: dict[str, Any]) -> list[Figure]:
-    """Top-level numbers (and a `requirement` object's): what any document has to compare."""
-    out = []
-    for k, v in doc.items():
-        if k.startswith("_") or k == "schema_version" or isinstance(v, bool):
-            continue
-        if isnum(v):
-            out.append(Figure(k, k.replace("_", " "), v, "", 2))
-    req = doc.get("requirement")
-    if isinstance(req, dict):
-        out += [Figure(f"requirement.{k}", f"requirement: {k.replace('_', ' ')}", v, "", 1, None, "requirement")
-                for k, v in req.items() if isnum(v) and not isinstance(v, bool)]
-    return out
-
-
-def _lab_figures(doc: dict[str, Any]) -> list[Figure]:
-    steps = children(doc)
-    statuses = [str(s.get("status")) for s, _, _ in steps]
-    out = [Figure("steps_ok", "steps ok", statuses.count("ok"), "", 0, "higher"),
-           Figure("steps_failed", "steps failed", statuses.count("failed"), "", 0, "lower")]
-    for s, child, _ in steps:
-        if child is None:
-            continue
-        name = str(s.get("name"))
-        for f in figures(child):
-            out.append(Figure(f"{name}/{f.key}", f"{name}: {f.label}", f.value, f.unit, f.digits, f.better,
-                              name + (f" · {f.group}" if f.group else ""), f.detail, f.spread))
-    return out
-
-
-def figures(doc: dict[str, Any]) -> list[Figure]:
-    """The key figures of one document, by its kind (dbtier.results.kinds; a lab: every step's, prefixed by
-    the step). The plans share one reader, the simulations another (an mrc's: mrc_figures, once its curves
-    are there); any other kind has its top-level numbers."""
-    k = kinds.kind_of(doc)
-    command = k.partition(".")[0]
-    if command == "probe":
-        return _probe_figures(doc)
-    if k == "bench.oltp":
-        return _oltp_figures(doc)
-    if k == "bench.dss":
-        return _dss_figures(doc)
-    if k == "bench.backup":
-        return _backup_figures(doc)
-    if command == "plan":
-        return _plan_figures(doc)
-    if mrc_figures.is_mrc(doc):
-        return [Figure(**f) for f in mrc_figures.figures(doc)]
-    if command == "simulate":
-        return _simulate_figures(doc)
-    if k == "lab":
-        return _lab_figures(doc)
-    if k == "advise":
-        return _advise_figures(doc)
-    return _generic_figures(doc)
-
-
-def _advise_figures(doc: dict[str, Any]) -> list[Figure]:
-    """The recommended option, its total over the service life, and the requirement it was sized for."""
-    a = dict_at(doc, "advice")
-    opts = dicts(a.get("options"))
-    rec = a.get("recommended")
-    best = opts[rec] if isinstance(rec, int) and not isinstance(rec, bool) and 0 <= rec < len(opts) else {}
-    req = dict_at(a, "requirement")
-    years = best.get("service_years")
-    return [Figure("recommended", "recommended", f"{best.get('where')}: {best.get('description')}" if best else None),
-            Figure("total_usd", "its total over the service life" + (f" ({fmt(years)} years)" if years else ""),
-                   best.get("total_usd"), "$", 0, "lower"),
-            Figure("read_iops", "required read IOPS", req.get("read_iops"), "IOPS", 0),
-            Figure("write_iops", "required write IOPS", req.get("write_iops"), "IOPS", 0),
-            Figure("capacity_gb", "required capacity", req.get("capacity_gb"), "GB", 0)]

@@ -1,9 +1,9 @@
 """The numbers of a `dbtier simulate mrc` document: the trace, each policy's miss ratio by cache size, and
 its headroom to Belady's.
 
-Pure: a document in, plain values out. It imports nothing from the report (its kind is read with
-dbtier.results.kinds), so dbtier.report.figures.core can dispatch to it (and wrap `figures`/`tables` as its
-Figure and Table) without an import cycle; the HTML section (report/sections/mrc.py) draws from the same rows.
+Pure: a document in, plain values out: the `simulate.mrc` kind's figures and terminal faces
+(dbtier.results.kinds; a run that stopped before its curves has a simulate run's figures); the HTML section
+(report/sections/mrc.py) draws from the same rows.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from dbtier.results import kinds
 from dbtier.core.parts import dict_at
+from dbtier.report.figures import simulate
+from dbtier.report.figures.core import Figure, Table, Terminal
+from dbtier.results import kinds
 
 BOUND = "belady"
 POLICY_NAMES = {"lru": "LRU", "fifo": "FIFO", "clock": "CLOCK", "s3fifo": "S3-FIFO", "s3fifo-2023": "S3-FIFO (2023)",
@@ -152,42 +154,47 @@ def not_computed(m: dict[str, Any]) -> str:
     return f"Belady's bound was not computed: run again with {rerun_hint(m)} to see each policy's headroom"
 
 
-# -- for dbtier.report.figures.core: keyword arguments of its Figure and Table ----------------------------------
+# -- the kind's faces -------------------------------------------------------------------------------------------
 
-def figures(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def figures(doc: dict[str, Any]) -> list[Figure]:
+    """The trace, the best real policy at the largest cache, and each policy's miss ratios as detail."""
+    if not is_mrc(doc):
+        return simulate.figures(doc)
     m = doc["mrc"]
     tr = dict_at(m, "trace")
     fp = tr.get("footprint_bytes")
-    out = [dict(key="trace_format", label="trace format", value=tr.get("format")),
-           dict(key="requests", label="requests", value=tr.get("requests"), digits=0),
-           dict(key="objects", label="objects", value=tr.get("objects"), digits=0),
-           dict(key="footprint_gib", label="footprint", value=fp / 1024**3 if _num(fp) else None, unit="GiB",
+    out = [Figure(key="trace_format", label="trace format", value=tr.get("format")),
+           Figure(key="requests", label="requests", value=tr.get("requests"), digits=0),
+           Figure(key="objects", label="objects", value=tr.get("objects"), digits=0),
+           Figure(key="footprint_gib", label="footprint", value=fp / 1024**3 if _num(fp) else None, unit="GiB",
                 digits=2)]
     if m.get("estimates"):
         rate = sample_rate(m)
-        out.append(dict(key="sample_rate", label="SHARDS sample rate (the figures are estimates)",
+        out.append(Figure(key="sample_rate", label="SHARDS sample rate (the figures are estimates)",
                         value=f"{rate:g}" if rate is not None else "not stated"))
     bs = best(m)
     if bs:      # the largest cache: the headline
         b = max(bs, key=lambda x: x.cache_bytes)
         at = f"at {size_text(b.cache_bytes)}"
-        out += [dict(key="best_policy", label="best real policy", value=best_names(b),
+        out += [Figure(key="best_policy", label="best real policy", value=best_names(b),
                      group=at),
-                dict(key="best_miss_ratio_pct", label="its miss ratio", value=pct(b.miss_ratio), unit="%",
+                Figure(key="best_miss_ratio_pct", label="its miss ratio", value=pct(b.miss_ratio), unit="%",
                      digits=2, better="lower", group=at),
-                dict(key="best_above_belady_pp", label="its headroom to Belady", value=b.gap_pp, unit="pp",
+                Figure(key="best_above_belady_pp", label="its headroom to Belady", value=b.gap_pp, unit="pp",
                      digits=2, better="lower", group=at)]
     for r in rows(m):
         at = size_text(r.cache_bytes)
         key = f"{r.policy}@{r.cache_bytes}"
-        out += [dict(key=f"{key}.miss_ratio_pct", label=f"{policy_name(r.policy)}: miss ratio",
+        out += [Figure(key=f"{key}.miss_ratio_pct", label=f"{policy_name(r.policy)}: miss ratio",
                      value=pct(r.miss_ratio), unit="%", digits=2, better="lower", group=at, detail=True),
-                dict(key=f"{key}.byte_miss_ratio_pct", label=f"{policy_name(r.policy)}: byte miss ratio",
+                Figure(key=f"{key}.byte_miss_ratio_pct", label=f"{policy_name(r.policy)}: byte miss ratio",
                      value=pct(r.byte_miss_ratio), unit="%", digits=2, better="lower", group=at, detail=True)]
     return out
 
 
-def tables(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def tables(doc: dict[str, Any]) -> list[Table]:
+    if not is_mrc(doc):
+        return []
     m = doc["mrc"]
     ran = bound_ran(m)
     est = f" (SHARDS estimates{sample_words(m)})" if m.get("estimates") else ""
@@ -195,13 +202,13 @@ def tables(doc: dict[str, Any]) -> list[dict[str, Any]]:
            r.gap_pp if r.policy != BOUND else "the bound", r.misses, pct(r.byte_miss_ratio)] for r in rows(m)]
     bs = [[size_text(b.cache_bytes), best_names(b), pct(b.miss_ratio),
            pct(b.bound) if ran else "not computed", b.gap_pp] for b in best(m)]
-    out = []
+    out: list[Table] = []
     if hr:
-        out.append(dict(title=f"Miss ratio and headroom to Belady, per cache size and policy{est}",
+        out.append(Table(title=f"Miss ratio and headroom to Belady, per cache size and policy{est}",
                         columns=["cache", "policy", "miss ratio %", "above Belady (pp)", "misses",
                                  "byte miss ratio %"], rows=hr, digits=(0, 0, 2, 2, 0, 2)))
     if bs:
-        out.append(dict(title=f"Best real policy at each cache size{est}",
+        out.append(Table(title=f"Best real policy at each cache size{est}",
                         columns=["cache", "best real policy", "miss ratio %", "Belady %", "above Belady (pp)"],
                         rows=bs, digits=(0, 0, 2, 2, 2)))
     return out
@@ -214,6 +221,8 @@ def _params_text(params: Any) -> str:
 
 
 def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    if not is_mrc(doc):
+        return []
     m = doc["mrc"]
     out = [("replay", "whole objects at their byte sizes: a miss admits the object, whole objects are evicted "
                       "until it fits, an object larger than the cache is never admitted; miss ratio = misses / "
@@ -229,3 +238,6 @@ def method(doc: dict[str, Any]) -> list[tuple[str, str]]:
         out.append(("estimates", str(note) if note else f"a SHARDS sample{sample_words(m)}: every figure is an "
                                                         "estimate"))
     return out
+
+
+TERMINAL = Terminal(tables, method)

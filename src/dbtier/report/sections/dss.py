@@ -30,6 +30,7 @@ from dbtier.report.base import (
 )
 from dbtier.report.svg.charts import Series
 from dbtier.core.parts import dict_at
+from dbtier.results.kinds import kind_of
 
 # -- bench dss ---------------------------------------------------------------------------------------------
 
@@ -251,7 +252,7 @@ def _exercised_text(doc: dict[str, Any]) -> str:
 def dss_tiers_html(docs: list[dict[str, Any]]) -> str:
     """TPC-H runs with temp on different directories (same engine, scale and queries), per query side by
     side: each tier's time (the median of its warm runs) and spill, spilling queries marked; '' otherwise."""
-    runs = [d for d in docs if F.kind(d) == "bench dss" and F.dss_queries(d)
+    runs = [d for d in docs if kind_of(d) == "bench.dss" and F.dss_queries(d)
             and isinstance(get(d, "params", "temp"), str)]
     keys = {(F.dss_stats(d)["engine"], F.dss_stats(d)["scale"]) for d in runs}
     if len(runs) < 2 or len(keys) != 1 or len({get(d, "params", "temp") for d in runs}) < 2:

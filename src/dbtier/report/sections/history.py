@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from dbtier.core.files import duck_path, sql_str
 from dbtier.report.svg import charts as svg
-from dbtier.report.base import esc, figure_frame, html_table
+from dbtier.report.base import esc, figure_frame, html_table, module_section
 from dbtier.report.svg.charts import Marker, Series, heat_map
 
 MAX_POINTS = 600
@@ -286,6 +286,11 @@ def _requirement(doc: dict[str, Any]) -> str:
             f"{_n((req.get('headroom') or 0) * 100)}% headroom; capacity from {esc(src.get('capacity_from'))}."
             f"{inst}{days}</p>"
             + html_table(["", "measured", "with headroom"], rows, num_from=1, wide=True))
+
+
+def section(doc: dict[str, Any], i: int) -> str:
+    """The report section of any history document (the history kinds' section face, dbtier.results.kinds)."""
+    return module_section(doc, i, "history", section_html(doc, doc.get("_run_dir")))
 
 
 def section_html(doc: dict[str, Any], run_dir: str) -> str:

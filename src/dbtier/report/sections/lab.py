@@ -46,9 +46,11 @@ def standing_html(s: dict[str, Any]) -> str:
                               num_from=2, wide=True)
             + f'<p class="reason">{esc(STANDING_NOTE)}</p>')
 
-def lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int]) -> str:
+def lab_section(doc: dict[str, Any], i: int, anchors: dict[int, int] | None = None) -> str:
     """The lab itself: its directories, a table of its steps (each linked to its run's section, which
-    follows), and what it passed between steps. `anchors` maps a step's position to its section's number."""
+    follows), and what it passed between steps. `anchors` maps a step's position to its section's number
+    (none: no step is linked)."""
+    anchors = anchors or {}
     out = [run_head(doc, i, f"run-{i + 1}"), errors_html(doc)]
     p = dict_at(doc, "params")
     rows: list[tuple[str, str]] = []

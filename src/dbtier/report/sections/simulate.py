@@ -11,7 +11,7 @@ from dbtier.core.units import human_bytes, human_pct, human_us, size_text
 from dbtier.report.figures import mrc as mrc_figures
 from dbtier.report.svg import charts as svg
 from dbtier.report.sections import mrc as mrc_report
-from dbtier.report.base import esc, figure_frame, html_table, kv_table
+from dbtier.report.base import esc, figure_frame, html_table, kv_table, module_section
 from dbtier.report.svg.charts import Marker, Series
 from dbtier.report.svg.sim import Event, Window, cdf_chart, timeline_chart
 
@@ -132,6 +132,11 @@ def timeline_charts(doc: dict[str, Any]) -> list[str]:
 
 
 # -- the section ---------------------------------------------------------------------------------------
+
+def section(doc: dict[str, Any], i: int) -> str:
+    """The report section of any simulate document (the simulate kinds' section face, dbtier.results.kinds)."""
+    return module_section(doc, i, "simulate", section_html(doc))
+
 
 def section_html(doc: dict[str, Any]) -> str:
     """HTML for one simulate document (headings from h3 down; the caller places it)."""

@@ -11,6 +11,7 @@ from dbtier.model.guards import doc_guards
 from dbtier.report.figures.core import (NOT_DURABLE, device_of, dicts, durability, durability_clash, get, kind,
                                    machine_target, oltp_steps, probe_targets, run_name)
 from dbtier.report.figures.placed import sharing_sentences, where
+from dbtier.results.kinds import kind_of
 from dbtier.core.parts import dict_at
 
 
@@ -37,12 +38,12 @@ def caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
                 out.append({"text": f"{run_name(d)} ({kind(d)}): {cap(str(g.get('message')))}",
                             "kind": "reads-from-memory", "guard": g})
     for d in flat:   # a non-durable OLTP run: its figures skipped flushes a durable one pays for
-        dur = durability(d) if kind(d) == "bench oltp" else None
+        dur = durability(d) if kind_of(d) == "bench.oltp" else None
         if dur is not None and dur["durable"] is False:
             out.append({"text": f"{run_name(d)} ({kind(d)}) is {NOT_DURABLE}"
                                 + (f" ({dur['reason']})" if dur["reason"] else "") + ".",
                         "kind": "not-durable", "reason": dur["reason"]})
-    clash = durability_clash([d for d in flat if kind(d) == "bench oltp"])
+    clash = durability_clash([d for d in flat if kind_of(d) == "bench.oltp"])
     if clash:
         out.append({"text": cap(clash) + ".", "kind": "not-comparable"})
     for d in flat:
@@ -84,7 +85,7 @@ def caveats(flat: list[dict[str, Any]], explained: set) -> list[dict[str, Any]]:
             out.append({"text": f"{run_name(d)} ({kind(d)}) is {d.get('status')}: only what it finished counts "
                                 "here.", "kind": "status"})
     for d in flat:   # a run that keeps parts apart on one device cannot show what separating them does
-        if kind(d) in ("bench oltp", "bench dss") and not oltp_steps(d):
+        if kind_of(d) in ("bench.oltp", "bench.dss") and not oltp_steps(d):
             w = where(d)
             if not _told(w, explained):
                 for text in sharing_sentences(w):

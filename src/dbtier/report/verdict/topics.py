@@ -30,7 +30,7 @@ from dbtier.model.lab import plan_engine
 from dbtier.report.verdict import oltp as _oltp
 from dbtier.report.verdict import rules as R
 from dbtier.report.figures.core import (engine_of, device_of, dss_stats, expand, fmt, fmt_auto,
-                                   get, isnum, judge_difference, kind, machine_target, probe_knee, probe_spread,
+                                   get, isnum, judge_difference, machine_target, probe_knee, probe_spread,
                                    probe_targets, run_name, spread_of)
 from dbtier.report.verdict.backup import sentences as _backup_sentences
 from dbtier.report.verdict.caveats import caveats as _caveats
@@ -42,6 +42,7 @@ from dbtier.report.verdict.plan import value_sentence as _value
 from dbtier.report.verdict.plan import whole as _n
 from dbtier.report.verdict.sim import sentences as _sim_sentences
 from dbtier.results.cache_suspect import of_target as cache_of_target
+from dbtier.results.kinds import kind_of
 from dbtier.results.probe import READ_4K, WRITE_4K
 from dbtier.core.parts import dict_at
 
@@ -513,16 +514,16 @@ def _priced_on_memory(doc: dict[str, Any], flat: list[dict[str, Any]], lab_child
     of that run, or a lab's `plan size` for the load its OLTP step measured. Such a run measured the write
     and commit path, not the reads a study prices, so no price/performance or cheapest sentence is built on
     it: this says why instead. None when the run is not given or passed the guard."""
-    if kind(doc) == "plan value":
+    if kind_of(doc) == "plan.value":
         src_dir = get(doc, "result", "run_dir")
-        srcs = [d for d in flat if kind(d) == "bench oltp" and _same_run(d.get("_run_dir"), src_dir)]
+        srcs = [d for d in flat if kind_of(d) == "bench.oltp" and _same_run(d.get("_run_dir"), src_dir)]
         if not srcs and isinstance(get(doc, "result", "guards"), list):   # the guard plan value recorded
             srcs = [{"_run_dir": src_dir, "guards": get(doc, "result", "guards")}]
         what = "Price/performance of " + (os.path.basename(os.path.normpath(src_dir)) if isinstance(src_dir, str)
                                           else "the run")
     elif id(doc) in lab_children:
         labs = [d for d in flat if d.get("command") == "lab" and any(c is doc for c in expand([d])[1:])]
-        steps = [c for lab in labs for c in expand([lab])[1:] if kind(c) == "bench oltp"]
+        steps = [c for lab in labs for c in expand([lab])[1:] if kind_of(c) == "bench.oltp"]
         # the lab sizes for one engine's OLTP step (model.lab.plan_engine: PostgreSQL's when it ran)
         srcs = [c for c in steps if engine_of(c) == plan_engine([engine_of(x) for x in steps])] if steps else []
         what = "The cheapest configuration for the measured load"
@@ -548,9 +549,9 @@ def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
     flat = expand(docs)
     lab_children = {id(c) for d in flat if d.get("command") == "lab" for c in expand([d])[1:]}
     probes = [(d, t) for d in flat for t in probe_targets(d)]
-    oltps = [d for d in flat if kind(d) == "bench oltp"]
-    dsss = [d for d in flat if kind(d) == "bench dss"]
-    backups = [d for d in flat if kind(d) == "bench backup"]
+    oltps = [d for d in flat if kind_of(d) == "bench.oltp"]
+    dsss = [d for d in flat if kind_of(d) == "bench.dss"]
+    backups = [d for d in flat if kind_of(d) == "bench.backup"]
     out: dict[str, list[dict[str, Any]]] = {t: [] for t in TOPICS}
     explained: set = set()
 
@@ -580,16 +581,16 @@ def verdict(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
         out["placement"] += _probe_placement(probes)
 
     for d in flat:
-        k = kind(d)
-        if k == "plan equivalent":
+        k = kind_of(d)
+        if k == "plan.equivalent":
             out["cheapest"] += [e for e in [_equivalent(d)] if e]
-        if k not in ("plan size", "plan value"):
+        if k not in ("plan.size", "plan.value"):
             continue
         unjudged = _priced_on_memory(d, flat, lab_children)
         if unjudged:
             out["cheapest"].append(unjudged)
             continue
-        c = _cheapest(d, id(d) in lab_children) if k == "plan size" else _value(d)
+        c = _cheapest(d, id(d) in lab_children) if k == "plan.size" else _value(d)
         if c:
             out["cheapest"].append(c)
 
