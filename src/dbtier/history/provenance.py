@@ -15,7 +15,9 @@
 
 - what the reader says of its numbers, when the source tells it (`ReadResult.extra["provenance"]`, SAID):
   `statistic` (CloudWatch's Sum, Average or Maximum), `unit` (Count, Bytes/Second, ...), `period_s`, and
-  `basis` in words when the semantics alone would not say it (a Maximum is a peak minute, not a mean).
+  `basis` in words when the semantics alone would not say it (a Maximum is a peak minute, not a mean);
+  `times_from`: where the sample times came from when the samples carry none of their own (node_exporter
+  scrapes: the `# TIME` lines, the samples' timestamps, the file names or their modification times).
 
 The requirement says which statistic of what it is: "p99 of 60-s averages (the source's)", "max of 1-s
 intervals between counter samples". Pure: SQL over the import's `totals`, and the documents' dicts.
@@ -34,7 +36,7 @@ SEMANTICS = {"awr": "counter", "sqlserver": "counter", "postgres": "counter", "d
              "iostat": "rate", "sar": "rate", "dma": "rate"}
 # What a reader may say of its numbers (ReadResult.extra["provenance"]), and what a batched import keeps of a
 # batch's provenance (fleet.py): the reader's part, never the resets and gaps it adds up again.
-SAID = ("statistic", "unit", "period_s", "basis")
+SAID = ("statistic", "unit", "period_s", "basis", "times_from")
 KEYS = ("source", "semantics", "native_step_s", "averaging_s") + SAID
 
 
@@ -94,7 +96,8 @@ def basis(prov: dict[str, Any]) -> str:
         return f"{duration(avg)} averages (the source's own; dbtier cannot see inside them)"
     if sem == "delta":
         return f"{duration(step)} sums divided by the period (the source's)"
-    return f"{duration(step)} intervals between counter samples (dbtier's differences)"
+    when = f"; sample times from {prov['times_from']}" if prov.get("times_from") else ""
+    return f"{duration(step)} intervals between counter samples (dbtier's differences{when})"
 
 
 def statistic(prov: dict[str, Any] | None, key: str) -> str | None:
