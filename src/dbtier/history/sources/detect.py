@@ -17,7 +17,8 @@ NAMES = {
     "diskstats": "diskstats (/proc/diskstats snapshots)",
     "iostat": "iostat (`iostat -x` output)",
     "sar": "sar (`sar -d` output)",
-    "prometheus": "prometheus (a query_range answer, `promtool tsdb dump` or a VictoriaMetrics export)",
+    "prometheus": "prometheus (a query_range answer, `promtool tsdb dump`, a VictoriaMetrics export or "
+                  "node_exporter's text scrapes)",
     "cloudwatch": "cloudwatch (`aws cloudwatch get-metric-data` output)",
     "azure": "azure (`az monitor metrics list` output)",
 }
