@@ -1,6 +1,7 @@
 # The two commands: `make lab` (the main job on the embedded default) and
 # `make test` (the whole suite). Each installs what is missing first.
 # `make test-fast`: no engine, no browser, no property tests (markers in pyproject.toml), under a minute.
+# `make docs`: the documentation site in site/ (mkdocs.yml).
 # `make lint`: ruff and mypy (their settings in pyproject.toml); both test targets run it first.
 SHELL := /bin/bash
 export PATH := $(HOME)/.local/bin:$(PATH)
@@ -8,7 +9,7 @@ export PATH := $(HOME)/.local/bin:$(PATH)
 unexport PYTHONDONTWRITEBYTECODE
 LAB_DIR ?= runs/lab-$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: setup lab lint test test-fast bench clean
+.PHONY: setup lab lint test test-fast bench docs clean
 
 setup:
 	@scripts/bootstrap.sh
@@ -37,6 +38,10 @@ test-fast: lint
 
 bench: setup
 	for b in bench/[!_]*.py; do echo "== $$b"; uv run python $$b || exit 1; done
+
+# The documentation site into site/ with mkdocs --strict (a broken link or a missing page fails). Offline.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 uv run mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf runs .pytest_cache
