@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from dbtier.report.base import esc
-from dbtier.report.svg.charts import (CHAR_W, GRID, INK, LEGEND_ROW, MUTED, Series, colour, coord, fmt_num, log10_ticks,
-                               nice_ticks, open_svg, text_el)
+from dbtier.report.svg.charts import (CHAR_W, GRID, INK, LEGEND_ROW, MUTED, Series, colour, coord, fmt_num,
+                                      log10_ticks, nice_ticks, open_svg, text_el)
 
 
 @dataclass(frozen=True)

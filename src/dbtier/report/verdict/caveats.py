@@ -9,7 +9,7 @@ from typing import Any
 
 from dbtier.model.guards import doc_guards
 from dbtier.report.figures.core import (NOT_DURABLE, device_of, dicts, durability, durability_clash, get, kind,
-                                   machine_target, oltp_steps, probe_targets, run_name)
+                                        machine_target, oltp_steps, probe_targets, run_name)
 from dbtier.report.figures.placed import sharing_sentences, where
 from dbtier.results.kinds import kind_of
 from dbtier.core.parts import dict_at

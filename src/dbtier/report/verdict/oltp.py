@@ -16,10 +16,10 @@ from typing import Any
 from dbtier.model.guards import doc_guards, reads_from_memory
 from dbtier.model.placement import ALL_READ_STEPS, engine_steps
 from dbtier.report.verdict import rules as R
-from dbtier.report.figures.core import (NOT_DURABLE, busiest_device, durability, engine_of, engine_words, fmt_auto, get,
-                                   isnum, machine_target, matrix_bests, matrix_dirs, matrix_moves,
-                                   not_measured, oltp_points, oltp_steps, oltp_view, point_spread, run_name,
-                                   workload_name)
+from dbtier.report.figures.core import (NOT_DURABLE, busiest_device, durability, engine_of, engine_words, fmt_auto,
+                                        get, isnum, machine_target, matrix_bests, matrix_dirs, matrix_moves,
+                                        not_measured, oltp_points, oltp_steps, oltp_view, point_spread, run_name,
+                                        workload_name)
 from dbtier.report.verdict.caveats import cap as _cap
 from dbtier.report.verdict.caveats import pair as _pair
 from dbtier.report.verdict.caveats import same_device as _same_device

@@ -29,9 +29,9 @@ from dbtier.model.guards import doc_guards
 from dbtier.model.lab import plan_engine
 from dbtier.report.verdict import oltp as _oltp
 from dbtier.report.verdict import rules as R
-from dbtier.report.figures.core import (engine_of, device_of, dss_stats, expand, fmt, fmt_auto,
-                                   get, isnum, judge_difference, machine_target, probe_knee, probe_spread,
-                                   probe_targets, run_name, spread_of)
+from dbtier.report.figures.core import (engine_of, device_of, dss_stats, expand, fmt, fmt_auto, get, isnum,
+                                        judge_difference, machine_target, probe_knee, probe_spread, probe_targets,
+                                        run_name, spread_of)
 from dbtier.report.verdict.backup import sentences as _backup_sentences
 from dbtier.report.verdict.caveats import caveats as _caveats
 from dbtier.report.verdict.caveats import pair as _pair
