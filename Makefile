@@ -39,8 +39,10 @@ test-fast: lint
 bench: setup
 	for b in bench/[!_]*.py; do echo "== $$b"; uv run python $$b || exit 1; done
 
-# The documentation site into site/ with mkdocs --strict (a broken link or a missing page fails). Offline.
+# The documentation site into site/: the generated pages first (the command reference from the parser, the
+# benchmarks from bench/), then mkdocs with --strict (a broken link or a missing page fails). Offline.
 docs: setup
+	uv run python docs/gen_pages.py
 	NO_MKDOCS_2_WARNING=1 uv run mkdocs build --strict --site-dir site
 
 clean:
