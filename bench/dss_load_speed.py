@@ -1,4 +1,4 @@
-"""TPC-H generation + load time at a scale factor (issue target: SF 1 under a minute).
+"""TPC-H generation + load time at a scale factor. Target: SF 1 under a minute.
 
 Usage: uv run python bench/dss_load_speed.py [--scale 1] [--repeat 3] [--generator dbgen|tpchgen] [--json PATH]
 """

@@ -20,7 +20,7 @@ What is timed, each the wall time of `python -m dbtier runs --runs-dir DIR` with
 - warm: the index present and current (best and median of 3); then --json, a --kind/--where/--sort listing,
   `runs sql`, `runs trend` and the `--version` start-up alone for scale.
 
-Targets (issue 39): warm under 5 s, cold under 30 s on the project's 2-core machine.
+Targets: warm under 5 s, cold under 30 s on the project's 2-core machine.
 """
 
 from __future__ import annotations

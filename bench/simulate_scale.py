@@ -72,7 +72,7 @@ print(json.dumps({"rc": r.returncode, "wall_s": wall, "cpu_s": u.ru_utime + u.ru
 """
 
 
-# DuckDB counting the trace's lines, in a child of its own (as the issue's figure was taken).
+# DuckDB counting the trace's lines, in a child of its own, as dbtier runs in a process of its own.
 _DUCKDB = r"""
 import sys, duckdb
 n = duckdb.sql(f"SELECT count(*) FROM read_csv('{sys.argv[1]}', header = false)").fetchone()[0]

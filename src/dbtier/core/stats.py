@@ -99,7 +99,7 @@ def spread(values: Sequence[float]) -> dict[str, float | int | None]:
 def representative(values: Sequence[float]) -> int:
     """Index of the sample that stands for a repeated measurement where only the headline figures can
     be medians (its CPU, devices, bottleneck): the middle sample by value; for an even count the lower
-    of the two middle ones (both are equally near the median), the earlier run among equal values."""
+    of the two middle ones (both are equally near the median), the first of equal values."""
     if not values:
         raise ValueError("representative of no values")
     order = sorted(range(len(values)), key=lambda i: (values[i], i))

@@ -133,7 +133,7 @@ def _fadvise(paths: Sequence[str], advice: int | None) -> None:
 
 
 def _earlier(doc: dict[str, Any], out: Path) -> _Batch:
-    """An earlier import as the first batch: its parts linked into `out` (the earlier run is never changed:
+    """An earlier import as the first batch: its parts linked into `out` (that run is never changed:
     a part rewritten without some databases is a new file), its databases' files from `database_files`."""
     run_dir = Path(doc["_run_dir"])
     held = doc.get("database_files")

@@ -1,5 +1,5 @@
 """What a history input may hold: the plausibility limits every reader checks numbers against,
-and the caps on DMA archives. One place, so README and tests name the same figures.
+and the caps on DMA archives. One place, so the docs and tests name the same figures.
 
 A number beyond these is refused with the file (and line where known), never carried into a
 peak: a 1e308 AWR sample would otherwise be a peak of 1e304 IOPS.

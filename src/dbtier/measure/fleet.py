@@ -153,7 +153,7 @@ def reachable(hosts: list[Host], scratch: str) -> None:
         down = [d for d in pool.map(ping, hosts) if d]
     if down:
         raise DbtierError(f"no fio server answers on {', '.join(down)}",
-                          "start `fio --server` on each host (see the README), or leave it out of --hosts")
+                          "start `fio --server` on each host (docs/commands/probe.md), or leave it out of --hosts")
 
 
 def is_local(host: Host) -> bool:

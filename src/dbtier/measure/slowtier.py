@@ -1,4 +1,4 @@
-"""An emulated slow tier: a loop device on a file, throttled to HDD-like I/O rates (issue 22).
+"""An emulated slow tier: a loop device on a file, throttled to HDD-like I/O rates.
 
 A placement study needs two tiers that differ; one machine often has one disk. `bench oltp --emulate
 DIR=150iops` makes, inside DIR, `dbtier-slow-<random>/` holding a sparse backing file and a mount

@@ -2,7 +2,7 @@
 
 A benchmark whose data set fits in memory measures the write and commit path, not the data and
 index read path, and a placement study over it would wrongly conclude that data placement does not
-matter (issue 22). Every OLTP, DSS, backup and buffered probe result gets `guards[]`, each
+matter. Every OLTP, DSS, backup and buffered probe result gets `guards[]`, each
 `{kind, message, ...figures}`:
 
 - `reads-from-memory`: the reads were served from memory (the engine's buffer: PostgreSQL's

@@ -156,7 +156,7 @@ def _replace(path: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
     try:
         shutil.rmtree(path)
     except OSError as exc:
-        raise DbtierError(f"--out {path} --force: cannot remove the earlier run: {exc.strerror or exc}",
+        raise DbtierError(f"--out {path} --force: cannot remove the existing run: {exc.strerror or exc}",
                           "remove it yourself or choose another with --out DIR") from exc
 
 

@@ -3,7 +3,7 @@ its password.
 
 libpq raises ProgrammingError (not OperationalError) for a string it cannot parse (`host=`, `foo`,
 `dbname='unterminated`); both become one DbtierError naming --dsn. A password may sit in the DSN
-(the README says to use PGPASSWORD or ~/.pgpass, but users paste what they have), so every message
+(the docs say to use PGPASSWORD or ~/.pgpass, but users paste what they have), so every message
 and the result document show the DSN with it masked.
 """
 

@@ -27,7 +27,7 @@ C_LAST_DELTAS = tuple(d for d in range(65, 120) if d not in (96, 112))
 ITEMS, DISTRICTS, CUSTOMERS, ORDERS, FIRST_NEW_ORDER = 100_000, 10, 3000, 3000, 2101
 CHUNK_ROWS = 2000
 
-# What dbtier's `tpcc` workload is not: stated in the README and in every tpcc result document.
+# What dbtier's `tpcc` workload is not: stated in docs/commands/bench-oltp.md and in every tpcc result document.
 DEVIATIONS = (
     "not an audited TPC-C: figures are NOPM and TPM, never tpmC, and must not be compared with published tpmC",
     "no keying or think time: each pgbench client sends its next transaction as soon as the last one ends, "

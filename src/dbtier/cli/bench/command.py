@@ -135,7 +135,7 @@ def run_oltp(args: argparse.Namespace) -> int:
     doc["not_measured"] = params["not_measured"]
     if params.get("duration_note") and not args.json:
         console(args).print(f"note: {params['duration_note']}", highlight=False)
-    # What a tpcc run is not, next to its figures (workloads/tpcc.py; README, `bench oltp`).
+    # What a tpcc run is not, next to its figures (workloads/tpcc.py; docs/commands/bench-oltp.md).
     doc["deviations"] = list(TPCC_DEVIATIONS) if args.workload == "tpcc" else None
     doc.update({"points": [], "knee": None, "placement": None, "placement_where": None, "memory": None, "guards": [],
                 "emulated": None})

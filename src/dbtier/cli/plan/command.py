@@ -3,7 +3,7 @@
 Thin: parse, check the numbers, call `dbtier.model.plan.planner`, build the document with
 `dbtier.model.plan.plandoc`, write the run directory, print with `dbtier.cli.plan.render`.
 The document has `plan` (which action) and the action's contract keys at top level
-(see README, "dbtier plan").
+(docs/commands/plan.md).
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     f = p.add_argument_group("many hosts at once (fio client/server)")
     f.add_argument("--hosts", metavar="HOSTS", help="probe on these hosts at once, each running `fio --server`: "
                    "host[:port] comma list or a file of them; PATH is then the target on every host, or host=path "
-                   "each (see the README: fio's protocol has no authentication)")
+                   "each (docs/commands/probe.md: fio's protocol has no authentication)")
     f.add_argument("--trust", action="append", default=[], metavar="CIDR",
                    help="a network whose hosts may be sent fio jobs without a warning (loopback always may)")
     f.add_argument("--hosts-remote", action="store_true",

@@ -95,8 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "re-read hits, counted in a first read of the trace)")
     c.add_argument("--policy", default="lru", choices=names.POLICIES, help="eviction policy (default lru), each "
                    "as simulate mrc and libCacheSim 0.3.5 run it: lru, fifo; s3fifo (resists scans) is libCacheSim's "
-                   "current S3-FIFO, dbtier's s3fifo since November 2026 (issue 38); s3fifo-2023 the original "
-                   "(SOSP '23), dbtier's s3fifo until then; sieve (NSDI '24); twoq (2Q: Ain 25%%, Aout 50%%)")
+                   "current S3-FIFO (S3FIFO.c); s3fifo-2023 the original (SOSP '23, S3FIFOv0.c); "
+                   "sieve (NSDI '24); twoq (2Q: Ain 25%%, Aout 50%%)")
     c.add_argument("--write-mode", default="write-around", choices=names.WRITE_MODES,
                    help="what writes do to the cache (default write-around); a note names write-through "
                         "(or write-around) when its read hit ratio differs by more than 10 points, from a second "

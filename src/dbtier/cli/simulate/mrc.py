@@ -59,9 +59,9 @@ def register_mrc(ssub: argparse._SubParsersAction) -> None:
                     "lfu, arc, lirs, wtinylfu, belady (the optimal bound) (default lru). Each runs as libCacheSim "
                     "0.3.5 (the libcachesim package) runs it, with its default parameters, miss for miss: s3fifo is "
                     "its current S3FIFO.c (since December 2024: before the first eviction a miss that finds the "
-                    "small queue full goes to main), dbtier's s3fifo since November 2026 (issue 38); "
+                    "small queue full goes to main); "
                     "s3fifo-2023 is the original S3-FIFO (SOSP '23, libCacheSim's S3FIFOv0.c and its test "
-                    "suite's figures), dbtier's s3fifo until then; slru is S4LRU (four segments of 25%%), twoq "
+                    "suite's figures); slru is S4LRU (four segments of 25%%), twoq "
                     "Ain 25%% and Aout 50%%, wtinylfu a 1%% window and an SLRU main cache of 1:4")
     mp.add_argument("--sizes", metavar="LIST", help="cache sizes: 128MiB (binary), 1GB (decimal), 5%% of the "
                     "footprint, comma-separated (default: 1%% to 100%% of the footprint)")

@@ -99,7 +99,7 @@ def sniff_awr(path: str) -> Layout:
         raise DbtierError(f"{path}: line 1: not an AWR export: the header has none of the columns of "
                           "dba_hist_sysstat (SNAP_ID, DBID, INSTANCE_NUMBER, STAT_NAME, VALUE), "
                           "dba_hist_iostat_filetype (FILETYPE_NAME, SMALL_READ_REQS, ...) or dba_hist_snapshot",
-                          "export with collectors/oracle_awr.sql (see README, `dbtier history`)")
+                          "export with collectors/oracle_awr.sql (docs/commands/history.md)")
     raise csvio.header_error(path, _header_line(path), "awr", missing, delim, other)
 
 

@@ -161,7 +161,7 @@ def header_error(path: str, line: int, source: str, missing: list[str], delim: s
     names = ", ".join(missing)
     return DbtierError(f"{path}: line {line}: missing columns: {names} (the {source} reader needs them; "
                        f"looked for {_DELIM_NAMES.get(delim, repr(delim))}-separated names)",
-                       "export with the collector in collectors/ (see README, `dbtier history`), or fix the header")
+                       "export with the collector in collectors/ (docs/commands/history.md), or fix the header")
 
 
 def load(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[Layout], columns: Sequence[str],

@@ -93,7 +93,7 @@ def _view(path: str) -> tuple[str, Layout]:
         raise csvio.header_error(path, 1, "postgres", missing, delim, other)
     raise DbtierError(f"{path}: line 1: not a PostgreSQL statistics export: no columns of pg_stat_io, "
                       "pg_stat_database, pg_stat_bgwriter, pg_stat_wal or pg_statio_*_tables (and sample_time)",
-                      "export with collectors/postgres_stats.sql (see README, `dbtier history`)")
+                      "export with collectors/postgres_stats.sql (docs/commands/history.md)")
 
 
 def io_version(lay: Layout) -> str:

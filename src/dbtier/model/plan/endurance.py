@@ -44,7 +44,7 @@ SECONDS_PER_DAY = 86_400
 DEFAULT_SERVICE_YEARS = 5.0
 
 # The write amplification a database's small random writes add beyond the rating, by class. See
-# the catalog README note; `--waf` replaces it for every flash device.
+# docs/commands/plan.md (endurance); `--waf` replaces it for every flash device.
 DEFAULT_WAF = {
     "enterprise": (1.0, "enterprise ratings (JEDEC JESD218) are host writes under the JESD219 enterprise workload "
                         "(random writes over the full drive), so the drive's own amplification for a random-write "

@@ -1,7 +1,7 @@
 """The `dbtier plan` document: each action's body, the pricing note, and the requirement from options.
 
 Pure: planner results and option values in, the document's top-level keys out
-(the contract keys the report and `--json` read; see README, "dbtier plan").
+(the contract keys the report and `--json` read; docs/commands/plan.md).
 `dbtier.cli.plan.command` parses and prints; what the document says is decided here.
 """
 

@@ -15,12 +15,12 @@ cutoff, the counters and the per-request outputs).
 - `lru`: least recently used; a hit moves the block to the head.
 - `fifo`: first in, first out; a hit changes nothing.
 - `s3fifo`: S3-FIFO exactly as libCacheSim's current S3FIFO.c runs it
-  (libcachesim 0.3.5; dbtier's `s3fifo` since November 2026, issue 38):
+  (libcachesim 0.3.5):
   `s3fifo-2023`, except that until the cache first has to evict, a miss that
   is not a ghost hit and finds S at or over its share enters M.
 - `s3fifo-2023`: the original S3-FIFO (Yang et al., SOSP 2023) as
-  libCacheSim's S3FIFOv0.c runs it (its test suite's figures; dbtier's
-  `s3fifo` until November 2026): a small FIFO S of 10% of the blocks, a
+  libCacheSim's S3FIFOv0.c runs it (the figures its test suite
+  asserts): a small FIFO S of 10% of the blocks, a
   main FIFO M of the rest, a ghost FIFO G of 90% (blocks that
   left S, by key). A miss found in G
   leaves it and enters M, any other enters S; a hit raises a frequency (counted

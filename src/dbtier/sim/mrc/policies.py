@@ -29,7 +29,7 @@ ABOUT: dict[str, dict[str, Any]] = {
                           "evicts, a miss that finds the small queue full goes to main)",
                "params": {"small_size_ratio": 0.1, "ghost_size_ratio": 0.9, "move_to_main_threshold": 2}},
     "s3fifo-2023": {"follows": "the original S3-FIFO (SOSP '23), libCacheSim's S3FIFOv0.c, the figures its "
-                               "test suite asserts; dbtier's s3fifo until November 2026 (issue 38)",
+                               "test suite asserts",
                     "params": {"small_size_ratio": 0.1, "ghost_size_ratio": 0.9, "move_to_main_threshold": 2}},
     "sieve": {"follows": f"{LIBCACHESIM} Sieve.c"},
     "twoq": {"follows": f"{LIBCACHESIM} TwoQ.c (Ain FIFO, Aout ghost FIFO, Am LRU)",

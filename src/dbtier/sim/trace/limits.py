@@ -1,5 +1,5 @@
 """What a block request is made of in the trace readers, and the caps on what one trace line may say
-(README, simulate section; traces.py says what each cap stops). fastread.py keeps its own copy of these values
+(docs/commands/simulate.md; traces.py says what each cap stops). fastread.py keeps its own copy of these values
 (tests/parsers/test_traces_fast.py checks they agree)."""
 
 from __future__ import annotations
