@@ -22,6 +22,7 @@ from dbtier.report import summary as FC
 from dbtier.report.figures import fleet as FF
 from dbtier.report.figures import placed as P
 from dbtier.report.inputs import load_runs
+from dbtier.results.kinds import kind_of
 from dbtier.report.verdict.topics import TOPIC_LABELS, TOPICS, verdict
 
 
@@ -80,7 +81,7 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
         colour = "bold red" if g.get("kind") == "reads-from-memory" else "bold yellow"
         out.print(f"{indent}[{colour}]guard {esc(str(g.get('kind')))}[/{colour}]: {esc(str(g.get('message')))}",
                   highlight=False)
-    if F.kind(doc) == "bench oltp" and (F.durability(doc) or {}).get("durable") is False:
+    if kind_of(doc) == "bench.oltp" and (F.durability(doc) or {}).get("durable") is False:
         out.print(f"{indent}[bold red]{esc(F.durability_text(doc))}[/bold red]", highlight=False)
     notice = FF.fleet_notice(doc)   # a host dropped: the aggregate is not the whole fleet's
     if notice:
@@ -109,7 +110,7 @@ def print_summary(out: Console, doc: dict[str, Any], indent: str = "") -> None:
 def placement_lines(out: Console, doc: dict[str, Any], indent: str = "") -> None:
     """Where each part of an OLTP or DSS run went (directory, device, filesystem, mount). Parts the run keeps
     apart on one device are said by the verdict's caveats (report/verdict/caveats.py), printed above."""
-    if F.kind(doc) not in ("bench oltp", "bench dss"):
+    if kind_of(doc) not in ("bench.oltp", "bench.dss"):
         return
     w = P.where(doc)
     if not w:
