@@ -1,7 +1,7 @@
 """The monitoring-system readers on saved outputs: real Prometheus answers (query_range as curl and
 `promtool query range -o json` saved them, `promtool tsdb dump`, a rate() result) and a real
-VictoriaMetrics export, captured on this machine (tests/data/history/README.md); CloudWatch and Azure
-Monitor answers copied from public docs, and files written in their layouts; pg_stat_io of PostgreSQL
+VictoriaMetrics export, captured on this machine (tests/data/history/README.md); Azure Monitor answers
+copied from public docs, and files written in their layouts (CloudWatch's: test_history_cloudwatch.py); pg_stat_io of PostgreSQL
 16/17 and 18 in the collector's layout. Figures are checked against an independent computation from the
 files; bad input gets one message naming the file and line."""
 
@@ -230,57 +230,6 @@ def test_not_a_prometheus_file(tmp_path):
         imp("prometheus", f)
     with pytest.raises(DbtierError, match="looks like a diskstats"):
         imp("prometheus", H / "real" / "diskstats-vm.txt")
-
-
-# -- CloudWatch ----------------------------------------------------------------------------------------------
-
-CW = H / "cloudwatch"
-
-
-def test_cloudwatch_get_metric_data_pages_merged_newest_first():
-    doc, _ = imp("cloudwatch", CW / "get-metric-data-ebs.json", database="ebsdb")
-    db = one(doc)
-    # volume 1 reads per 300 s: 90000, 180000, 150000, 60000; volume 2: 30000, 30000, -, 60000
-    assert db["intervals"] == 4
-    assert db["peaks"]["read_iops"]["max"] == pytest.approx((180000 + 30000) / 300)
-    assert db["peaks"]["read_iops"]["p95"] == pytest.approx(500 + 0.85 * 200)
-    assert db["peaks"]["read_mbps"]["max"] == pytest.approx(2949120000 / 300 / 1e6)
-    assert db["start"] == "2026-11-02T10:00:00Z" and db["end"] == "2026-11-02T10:20:00Z"
-    ft = {f["file_type"]: f for f in db["file_types"]}
-    assert set(ft) == {"vol-0a1b2c3d4e5f60718", "vol-0f0e0d0c0b0a09080"}
-    assert ft["vol-0a1b2c3d4e5f60718"]["read_lat_ms"]["p50"] == pytest.approx(0.5)   # 45 s / 90000 reads ...
-    p = doc["provenance"]
-    assert (p["semantics"], p["native_step_s"]) == ("delta", 300.0)
-    assert p["basis"] == "5-minute sums divided by the period (the source's)"
-
-
-def test_cloudwatch_real_outputs():
-    """Real CLI output: an EBS get-metric-statistics answer (DataDog's guide; unordered), and the aws-cli's own
-    get-metric-data example, whose label names no EBS metric."""
-    db = one(imp("cloudwatch", CW / "get-metric-statistics-ebs-datadog.json")[0])
-    assert db["intervals"] == 3 and db["start"] == "2018-02-08T20:00:00Z"
-    assert db["peaks"]["write_mbps"]["max"] == pytest.approx(1601536 / 300 / 1e6)
-    assert db["peaks"]["read_iops"]["max"] is None            # not fetched: missing, never 0
-    with pytest.raises(DbtierError, match=r"example\.json: line 4: Id 'm3' \(label 'Avg Total IOPS'\) names none"):
-        imp("cloudwatch", CW / "get-metric-data-awscli-example.json")
-
-
-@pytest.mark.parametrize("edit, needle", [
-    (lambda d: d["MetricDataResults"][1].pop("Values"), r"line \d+: MetricDataResults\[1\] \(Id w0.* has no Values"),
-    (lambda d: d["MetricDataResults"][5].update(Timestamps=["2026-11-02T10:15:00+00:00", "2026-11-02T10:14:00+00:00",
-                                                              "2026-11-02T10:13:00+00:00"]), r"a mixed period: .* 60 s apart, .* 300 s apart"),
-    (lambda d: d["MetricDataResults"][2].update(StatusCode="Forbidden"), r"rb0.*StatusCode Forbidden"),
-    (lambda d: d["MetricDataResults"].append({**d["MetricDataResults"][6], "Values": [1.0, 90000.0]}),
-     r"line 1\d\d: Id 'r0' .*: 2026-11-02T10:05:00\+00:00 is 1 here and 180000 in .*cw\.json line 100"),
-])
-def test_bad_cloudwatch(tmp_path, edit, needle):
-    """No Values, a mixed period, a Forbidden result, and one page overlapping another with other values."""
-    d = json.loads((CW / "get-metric-data-ebs.json").read_text())
-    edit(d)
-    f = tmp_path / "cw.json"
-    f.write_text(json.dumps(d, indent=4))
-    with pytest.raises(DbtierError, match=needle):
-        imp("cloudwatch", f)
 
 
 # -- Azure Monitor -------------------------------------------------------------------------------------------

@@ -19,12 +19,14 @@ NAMES = {
     "sar": "sar (`sar -d` output)",
     "prometheus": "prometheus (a query_range answer, `promtool tsdb dump`, a VictoriaMetrics export or "
                   "node_exporter's text scrapes)",
-    "cloudwatch": "cloudwatch (`aws cloudwatch get-metric-data` output)",
+    "cloudwatch": "cloudwatch (`aws cloudwatch get-metric-statistics` or `get-metric-data` output)",
     "azure": "azure (`az monitor metrics list` output)",
 }
 
 _DISKSTATS_LINE = re.compile(r"^\s*\d+\s+\d+\s+\S+(\s+\d+){10,}\s*$")
 _SAR_HEAD = re.compile(r"^\S+(\s+[AP]M)?\s+DEV\s+tps\b")
+_CLOUDWATCH = re.compile(r'"(?:MetricDataResults|Datapoints)"\s*:\s*\[', re.I)
+_CLOUDWATCH_RESULT = re.compile(r'"Timestamps"\s*:\s*\[', re.I)
 
 
 def guess(path: str | Path) -> str | None:
@@ -73,10 +75,11 @@ def _json_source(p: Path) -> str | None:
             head = f.read(8192).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     except OSError:
         return None
+    if _CLOUDWATCH.search(head) and head.startswith(("{", "[")) or \
+            head.startswith("[") and _CLOUDWATCH_RESULT.search(head) and re.search(r'"id"\s*:', head, re.I):
+        return "cloudwatch"      # answers, concatenated or in a list, pages, or MetricDataResults alone
     if not head.startswith("{"):
         return None
-    if '"MetricDataResults"' in head or ('"Datapoints"' in head and '"Label"' in head):
-        return "cloudwatch"
     if '"timeseries"' in head or ('"value"' in head and ('"timespan"' in head or '"resourceregion"' in head)):
         return "azure"
     return None
