@@ -1,9 +1,10 @@
-"""Prometheus history (query_range answers, `promtool tsdb dump`, VictoriaMetrics exports: promfiles.py)
-as dbtier's counters, or as rates when the file holds `rate()` results.
+"""Prometheus history (query_range answers, `promtool tsdb dump`, VictoriaMetrics exports: promfiles.py;
+node_exporter's text scrapes and `/federate` answers, two or more: promtext.py) as dbtier's counters, or as
+rates when the file holds `rate()` results.
 
 **Which metrics.** node_exporter's disk counters map to the diskstats model one to one (a unit per
-`device`, its file type the device, as diskstats.py; the `instance` label is the database, else
-`--database`, else the file name):
+`device`, its file type the device, as diskstats.py; `--database` names the database, else the `instance`
+label, else the file name, a scrape's without its time):
 
 | metric | counter |
 |---|---|
@@ -48,6 +49,7 @@ from dbtier.history.sources import csvio
 from dbtier.history.sources import detect
 from dbtier.history.sources import diskstats
 from dbtier.history.sources import promfiles
+from dbtier.history.sources import promtext
 from dbtier.history.tables import (COUNTER_TABLE_COLUMNS, INTERVAL_TABLE_COLUMNS, MB, ReadOptions, ReadResult,
                                    database_name_from_file)
 
@@ -116,30 +118,59 @@ class _Found:
         self.stale = 0
         self.formats: set[str] = set()
         self.rows = 0
+        self.times_from: dict[str, int] = {}    # text scrapes: where their times came from -> files
+        self.scrapes: dict[str, int] = {}       # text scrapes: database -> scrape times
+        self.single: list[str] = []             # text scrapes: databases of one scrape (no interval)
 
 
 def _parse_all(paths: Sequence[str | Path], w, opts: ReadOptions) -> _Found:
     f = _Found()
+    scrapes = []
     for p in paths:
         csvio.check_file(p)
         path = str(p)
-        if promfiles.sniff(path) is None:
+        fmt = promfiles.sniff(path)
+        if fmt is None:
             detect.refuse_other(path, SOURCE, "a Prometheus file")
+        if fmt == "text":           # scrapes are a history together: read after the others, all at once
+            scrapes.append(path)
+            continue
         fmt, series, stale = promfiles.read(path)
         f.formats.add(fmt)
         f.stale += stale
         for s in series:
             _one_series(path, s, w, opts, f)
+    if scrapes:
+        _scrapes(scrapes, w, opts, f)
     return f
 
 
-def _one_series(path: str, s: promfiles.Series, w, opts: ReadOptions, f: _Found) -> None:
+def wanted(name: str) -> bool:
+    """A series name this reader maps (METRICS, with or without _total, as a counter or a named rate)."""
+    return name == BOOT or base_name(name)[0] in METRICS
+
+
+def _scrapes(paths: Sequence[str], w, opts: ReadOptions, f: _Found) -> None:
+    got = promtext.read_all(paths, wanted, opts)
+    f.formats.add("text scrapes")
+    for name in got.ignored:
+        base = base_name(name)[0]
+        f.ignored[base] = f.ignored.get(base, 0) + 1
+    f.steps += got.steps
+    f.times_from = got.times_from
+    f.scrapes = got.scrapes
+    f.single = got.single
+    for path, db, s in got.series:
+        _one_series(path, s, w, opts, f, db)
+
+
+def _one_series(path: str, s: promfiles.Series, w, opts: ReadOptions, f: _Found, db: str | None = None) -> None:
     if s.name is None:
         raise DbtierError(f"{path}: line {s.line}: series {s.describe()} has no metric name (a function result such "
                           "as rate(...)): dbtier cannot tell what it counts",
                           "query the counters themselves, or name the result: label_replace(rate(X[1m]), \"__name__\", "
                           "\"instance:X_without_total:rate1m\", \"\", \"\")")
-    db = opts.database or s.labels.get("instance") or database_name_from_file(path)
+    db = db or opts.database or s.labels.get("instance") or database_name_from_file(path)
     if s.name == BOOT:
         for t, v in zip(s.times, s.values):
             w.writerow([db, "", "", "", repr(t), "epoch", repr(v), path])
@@ -223,9 +254,21 @@ def _load(con: duckdb.DuckDBPyConnection, tmp: str, f: _Found, paths: Sequence[s
                      + ", ".join(sorted(f.ignored)[:4]) + (" ..." if len(f.ignored) > 4 else "") + ")")
     if f.stale:
         notes.append(f"{f.stale} staleness markers (NaN: the target went away) skipped")
+    times_from = [b for b in promtext.BASES if b in f.times_from]
+    if f.scrapes:
+        notes.append(f"text scrapes: {sum(f.scrapes.values()):,} scrape times of {len(f.scrapes)} database(s), "
+                     "their times from " + " and ".join(f"{b} ({f.times_from[b]:,} file(s))" for b in times_from))
+    if f.single:
+        notes.append(f"one scrape of {', '.join(f.single[:5])}{' ...' if len(f.single) > 5 else ''} in these files: a "
+                     "rate needs two, so no interval from it")
+    if promtext.MTIMES in f.times_from:
+        notes.append("a file's modification time is its scrape's time only as curl wrote it: a copy without "
+                     "cp -p, an edit or a restore moves it")
     step = statistics.median(f.steps) if f.steps else None
     busy = _busy(con, rate)
-    extra = {"busy": busy} if busy else {}
+    extra: dict = {"busy": busy} if busy else {}
+    if times_from:
+        extra["provenance"] = {"times_from": " and ".join(times_from)}
     if rate:
         _rates(con, step)
         return ReadResult(SOURCE, "intervals", "prom_intervals", files, notes=notes, semantics="rate",

@@ -10,6 +10,9 @@ Formats, told apart by their first bytes (`sniff`):
 - `dump`: `promtool tsdb dump` text, one raw scrape sample a line: `{__name__="x", device="vda"} 812334411 1761955200123`
   (value `%g`, milliseconds). A NaN there is a staleness marker (the target went away): skipped, counted.
 - `vmexport`: VictoriaMetrics' `/api/v1/export` JSON lines: `{"metric":{...},"values":[...],"timestamps":[ms,...]}`.
+- `text`: the text exposition a scrape answers (`curl .../metrics`, `/federate`): a `# TIME`, `# HELP` or
+  `# TYPE` line first, or a `node_` sample. Scrapes are a history only together (their times may come from
+  the file's name): promtext.py reads them, all files at once.
 
 Every refusal names the file and line (a JSON answer is often one line: the line is where the sample is).
 Pure parsing: no DuckDB, no network.
@@ -32,6 +35,8 @@ from dbtier.history import limits
 MAX_JSON_BYTES = 256 * 2**20
 MS_THRESHOLD = 1e11          # unix seconds past this are year 5138: milliseconds
 
+_TEXT_COMMENT = re.compile(r"# (TIME|HELP|TYPE)(\s|$)")
+_TEXT_SAMPLE = re.compile(r"node_[A-Za-z0-9_:]*(\{.*\})?[ \t]+\S+([ \t]+\S+)?$")
 _DUMP_LINE = re.compile(r"^\{(.*)\}\s+(\S+)\s+(-?\d+)\s*$")
 _LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(?:,|$)')
 _METRIC_KEY = re.compile(r'"metric"\s*:')
@@ -55,7 +60,7 @@ class Series:
 
 
 def sniff(path: str | os.PathLike) -> str | None:
-    """query_range | dump | vmexport, or None."""
+    """query_range | dump | vmexport | text, or None."""
     try:
         with open(path, "rb") as f:
             head = f.read(8192).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
@@ -70,6 +75,9 @@ def sniff(path: str | os.PathLike) -> str | None:
     first = head.splitlines()[0] if head else ""
     if _DUMP_LINE.match(first) and "__name__=" in first:
         return "dump"
+    line = first.strip()
+    if _TEXT_COMMENT.match(line) or _TEXT_SAMPLE.match(line):
+        return "text"
     return None
 
 
@@ -84,8 +92,11 @@ def read(path: str | os.PathLike) -> tuple[str, list[Series], int]:
     if fmt == "dump":
         series, stale = _read_dump(p)
         return fmt, series, stale
-    raise DbtierError(f"{p}: line 1: not a Prometheus query_range answer, `promtool tsdb dump` text or a "
-                      "VictoriaMetrics export", "save the API's answer as it is (curl -o FILE .../api/v1/query_range?...) "
+    if fmt == "text":
+        raise DbtierError(f"{p}: a scrape's text (`curl .../metrics`): read with the others by the prometheus source",
+                          "import it with dbtier history import (--source prometheus)")
+    raise DbtierError(f"{p}: line 1: not a Prometheus query_range answer, `promtool tsdb dump` text, a "
+                      "VictoriaMetrics export or a scrape's text (`# HELP`, `# TYPE` or `# TIME` first)", "save the API's answer as it is (curl -o FILE .../api/v1/query_range?...) "
                       "or use `dbtier history fetch --prometheus URL`")
 
 
