@@ -15,7 +15,7 @@ NAMES = {
     "sqlserver": "sqlserver (sys.dm_io_virtual_file_stats)",
     "postgres": "postgres (pg_stat_* views)",
     "diskstats": "diskstats (/proc/diskstats snapshots)",
-    "iostat": "iostat (`iostat -x` output)",
+    "iostat": "iostat (`iostat -x` output, text or -o JSON)",
     "sar": "sar (`sar -d` output)",
     "prometheus": "prometheus (a query_range answer, `promtool tsdb dump`, a VictoriaMetrics export or "
                   "node_exporter's text scrapes)",
@@ -75,6 +75,8 @@ def _json_source(p: Path) -> str | None:
             head = f.read(8192).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     except OSError:
         return None
+    if re.match(r'\{\s*"sysstat"\s*:', head):      # sysstat's JSON: iostat -o JSON (the reader refuses sadf -j)
+        return "iostat"
     if _CLOUDWATCH.search(head) and head.startswith(("{", "[")) or \
             head.startswith("[") and _CLOUDWATCH_RESULT.search(head) and re.search(r'"id"\s*:', head, re.I):
         return "cloudwatch"      # answers, concatenated or in a list, pages, or MetricDataResults alone
