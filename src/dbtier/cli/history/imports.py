@@ -74,7 +74,8 @@ def timing_options(p: argparse.ArgumentParser, start: bool = True) -> None:
     without -t): how far apart they were taken, and when the first was."""
     p.add_argument("--interval", type=argtypes.duration(0, 7 * 86400), metavar="DURATION",
                    help="seconds between snapshots that carry no time (psql without \\watch or now(), iostat "
-                   "without -t): 60, 1m")
+                   "without -t): 60, 1m; CloudWatch: the --period the answers were fetched with (needed when a "
+                   "metric has one point)")
     if start:       # advise has its own --start (the history's first time), which the readers take as well
         p.add_argument("--start", metavar="TIME",
                        help="with --interval: the first snapshot's time, ISO 8601 (2026-11-02T09:00; without an "

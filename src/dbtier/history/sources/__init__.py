@@ -6,7 +6,8 @@ awr.py (Oracle AWR CSV), dma.py (Google DMA collections: hour-of-day statistics)
 iostat.py (`iostat -x` text or JSON, and `sar -d`) over iostat_json.py (sysstat's `-o JSON`,
 report by report), prometheus.py (node_exporter's counters or rates) over promfiles.py
 (query_range answers, `promtool tsdb dump`, VictoriaMetrics exports) and promtext.py (node_exporter's
-text scrapes, `/federate` answers), cloudwatch.py (EBS metrics),
+text scrapes, `/federate` answers), cloudwatch.py (RDS, Aurora,
+EBS and EC2 disk metrics) over cloudwatch_shapes.py (the answers' saved shapes),
 azure.py (Azure Monitor metrics).
 
 What they share: csvio.py (CSV into DuckDB, errors naming file, line and column), times.py (the sources'

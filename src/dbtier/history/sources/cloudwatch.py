@@ -197,7 +197,7 @@ def _take(path: str, s: shapes.Series, opts: ReadOptions, acc: _Acc) -> None:
     stat, values = _statistic(s, name, col, unit, acc)
     if stat is None:
         return
-    db = opts.database or database_name_from_file(path)
+    db = opts.database or database_name_from_file(path[:-5] if path.lower().endswith(".json") else path)
     k = (db, family, _unit_name(s, name, family), col)
     old = acc.stat_of.get(k)
     if old and (old[0], old[1]) != (stat, unit):
