@@ -8,12 +8,13 @@ from pathlib import Path
 from dbtier.core.errors import DbtierError
 
 from dbtier.history.sources import csvio
+from dbtier.history.sources import psql
 
 NAMES = {
     "awr": "awr (Oracle AWR CSV)",
     "dma": "dma (Google Database Migration Assessment collection)",
     "sqlserver": "sqlserver (sys.dm_io_virtual_file_stats)",
-    "postgres": "postgres (pg_stat_* views)",
+    "postgres": "postgres (pg_stat_* views: psql's output or the collector's CSV)",
     "diskstats": "diskstats (/proc/diskstats snapshots)",
     "iostat": "iostat (`iostat -x` output, text or -o JSON)",
     "sar": "sar (`sar -d` output)",
@@ -59,10 +60,14 @@ def guess(path: str | Path) -> str | None:
     if "snap_id" in fields and (fields & {"stat_name", "filetype_name", "end_interval_time",
                                           "physical read total io requests"}):
         return "awr"
-    if fields & {"blks_read", "wal_bytes", "heap_blks_read", "buffers_clean"} or \
-            {"backend_type", "object", "context"} <= fields:
+    if _postgres(fields) or _postgres(psql.names_in(lines)):      # the collector's CSV, or psql's output
         return "postgres"
     return None
+
+
+def _postgres(fields: set[str]) -> bool:
+    return bool(fields & {"blks_read", "wal_bytes", "heap_blks_read", "buffers_clean"}) or \
+        {"backend_type", "object", "context"} <= fields
 
 
 def _json_source(p: Path) -> str | None:

@@ -25,20 +25,42 @@ background writer, checkpointer and backends, the WAL from pg_stat_wal; on 16+ f
 The database is the cluster (`cluster` column, else `--database`, else "postgresql"): WAL and
 the buffer pool are per cluster, and that is what moves to new storage. `stats_reset` is the
 epoch (a reset, or a crash, which discards the statistics, starts a new segment); counters are
-64-bit and never wrap. Capacity is the sum of `size_bytes` (pg_database_size) at the last sample.
+64-bit and never wrap, so one that goes down (pg_stat_reset_shared('io'), pg_stat_reset() with stats_reset
+not selected) starts a new segment too. Capacity is the sum of `size_bytes` (pg_database_size) at the last
+sample.
+
+psql's own output of the same views is read too (sources/psql.py reads the formats: aligned, `-A`, `--csv`,
+`\\x`, repeated with `\\watch` or appended), any file whose first line is not the collector's header. Its
+snapshots' times, first that applies:
+
+1. `--interval SECONDS` with `--start TIME`: the file's results are snapshots `--interval` apart from
+   `--start`, in the order of the files given (the file's own times are then not read);
+2. a time column (TIME_COLUMNS: `SELECT now(), * FROM pg_stat_database`), in any DateStyle;
+3. the `\\watch` header above each result (psql's client time: `--tz` says its zone when it prints none).
+
+Without --interval, a result is one snapshot; with it, a result whose key (KEYS: datname, or backend_type,
+object and context) comes round again holds several (psql --csv -x prints no boundary). One snapshot of a
+view is refused: a rate needs two. Without a `block_size` column a block is 8192 bytes (PostgreSQL's
+default, said in the notes); without `cluster` the database is `--database`, else "postgresql".
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+import zoneinfo
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import duckdb
+import pyarrow as pa
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
+from dbtier.history import limits
 from dbtier.history.sources import csvio
 from dbtier.history.sources import detect
+from dbtier.history.sources import psql
 from dbtier.history.sources.csvio import Layout
 from dbtier.history.tables import COUNTER_TABLE_COLUMNS, ReadOptions, ReadResult
 from dbtier.history.sources.times import utc_sql
@@ -77,34 +99,59 @@ IO_COLUMNS = {"16/17": frozenset(_IO_COMMON + ("op_bytes",)),
 COLLECTOR_COLUMNS = frozenset({"sample_time", "cluster", "block_size", "server_version_num"})
 REQUIRED_NUMERIC = {"io": (), "database": ("blks_read",), "bgwriter": ("buffers_clean", "buffers_backend"),
                     "wal": ("wal_bytes",), "statio": ("heap_blks_read", "idx_blks_read")}
+VIEW_NAMES = {"io": "pg_stat_io", "database": "pg_stat_database", "bgwriter": "pg_stat_bgwriter", "wal": "pg_stat_wal",
+              "statio": "pg_statio_*_tables"}
+# psql output: a column of the snapshot's time (SELECT now(), * ...), and what names a row within a snapshot
+# (a key seen again starts the next snapshot when --interval gives the times).
+TIME_COLUMNS = ("sample_time", "now", "clock_timestamp", "statement_timestamp", "transaction_timestamp",
+                "current_timestamp", "localtimestamp", "time", "ts")
+KEYS = {"io": ("backend_type", "object", "context"), "database": ("datid", "datname"), "bgwriter": (), "wal": (),
+        "statio": ("datname", "relid", "schemaname", "relname")}
 
 
-def _view(path: str) -> tuple[str, Layout]:
-    best = None
+def view_of(names: Sequence[str]) -> str | None:
+    """The view whose columns `names` holds (VIEWS), or None."""
+    have = set(names)
+    return next((v for v, cols in VIEWS.items() if set(cols) <= have), None)
+
+
+def _collector_view(path: str) -> tuple[str, Layout] | None:
+    """The view and layout of a collector file (sample_time and the view's columns in its first line)."""
     for view, cols in VIEWS.items():
         got = csvio.sniff(path, BASE + cols)
         if isinstance(got, Layout):
             return view, got
-        if best is None or got[0] > best[0]:
+    return None
+
+
+def _refuse(path: str) -> None:
+    """Neither the collector's CSV nor psql output of a view: the columns it lacks, or another source."""
+    best = None
+    for cols in VIEWS.values():
+        got = csvio.sniff(path, BASE + cols)
+        if not isinstance(got, Layout) and (best is None or got[0] > best[0]):
             best = got
     other = detect.other_source(path, SOURCE)
-    found, delim, missing = best
+    found, delim, missing = best if best else (0, ",", [])
     if other or found > 1:
         raise csvio.header_error(path, 1, "postgres", missing, delim, other)
     raise DbtierError(f"{path}: line 1: not a PostgreSQL statistics export: no columns of pg_stat_io, "
-                      "pg_stat_database, pg_stat_bgwriter, pg_stat_wal or pg_statio_*_tables (and sample_time)",
-                      "export with collectors/postgres_stats.sql (docs/commands/history.md)")
+                      "pg_stat_database, pg_stat_bgwriter, pg_stat_wal or pg_statio_*_tables (psql's output of "
+                      "them, or the collector's CSV with sample_time)",
+                      "run SELECT * FROM pg_stat_database (or pg_stat_io) in psql, or export with "
+                      "collectors/postgres_stats.sql (see README, `dbtier history`)")
 
 
-def io_version(lay: Layout) -> str:
-    """Which PostgreSQL's pg_stat_io the file's columns are (IO_COLUMNS), or a clear refusal."""
-    cols = frozenset(lay.names) - COLLECTOR_COLUMNS
+def io_version(names: Sequence[str], where: str) -> str:
+    """Which PostgreSQL's pg_stat_io the columns are (IO_COLUMNS), or a clear refusal naming `where`
+    (the file and line of the header)."""
+    cols = frozenset(names) - COLLECTOR_COLUMNS - set(TIME_COLUMNS)
     for version, known in IO_COLUMNS.items():
         if cols == known:
             return version
     near = min(IO_COLUMNS.items(), key=lambda kv: len(kv[1] ^ cols))
     extra, missing = sorted(cols - near[1]), sorted(near[1] - cols)
-    raise DbtierError(f"{lay.path}: line {lay.header_line}: pg_stat_io of an unknown PostgreSQL version: its columns "
+    raise DbtierError(f"{where}: pg_stat_io of an unknown PostgreSQL version: its columns "
                       f"are neither 16/17's nor 18's (against {near[0]}'s: "
                       + "; ".join(x for x in (f"not there: {', '.join(missing)}" if missing else "",
                                               f"unknown: {', '.join(extra)}" if extra else "") if x) + ")",
@@ -114,35 +161,58 @@ def io_version(lay: Layout) -> str:
 
 def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: ReadOptions) -> ReadResult:
     by_view: dict[str, list[Layout]] = {}
+    printed: list[psql.Parsed] = []
     io_versions: dict[str, str] = {}
     for p in paths:
         csvio.check_file(p)
-        view, lay = _view(str(p))
+        got = _collector_view(str(p))
+        if got is None:
+            parsed = psql.parse(str(p), lambda names: view_of(names) is not None)
+            if parsed is None or not parsed.results:
+                _refuse(str(p))
+            printed.append(parsed)
+            continue
+        view, lay = got
         if view == "io":
-            io_versions.setdefault(io_version(lay), lay.path)
+            io_versions.setdefault(io_version(lay.names, f"{lay.path}: line {lay.header_line}"), lay.path)
         by_view.setdefault(view, []).append(lay)
     con.execute(f"CREATE OR REPLACE TABLE pg_counters ({COUNTER_TABLE_COLUMNS})")
     notes: list[str] = []
     t = utc_sql("sample_time", opts.tz)
     name = (sql_str(opts.database) if opts.database else
             "coalesce(nullif(trim(cluster), ''), 'postgresql')")
-    tables = {}
+    tables: dict[str, str] = {}
+    files: dict[str, list[str]] = {v: [l.path for l in lays] for v, lays in by_view.items()}
+    cleanup: list[str] = []
     for view, lays in by_view.items():
         table = f"pg_{view}_raw"
-        cols = list(BASE) + ["cluster", "block_size"] + list(VIEWS[view]) + list(COLUMNS[view])
-        cols = list(dict.fromkeys(cols))
         req = REQUIRED_NUMERIC[view]
-        csvio.load(con, table, lays, cols, numeric=NUMERIC[view], required=req)
+        csvio.load(con, table, lays, _raw_columns(view), numeric=NUMERIC[view], required=req)
         if con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0:
             raise DbtierError(f"{lays[0].path}: no samples after the header", "run the collector at least twice")
         tables[view] = table
+        cleanup.append(f"DROP TABLE {table}")
+    said: dict[str, Any] = {}
+    if printed:
+        got_psql = _load_printed(con, printed, opts, notes, io_versions)
+        for view, (table, paths_) in got_psql.tables.items():
+            files.setdefault(view, []).extend(paths_)
+            cleanup.append(f"DROP TABLE {table}")
+            if view in tables:          # the collector's files and psql's of one view: one relation
+                both = f"pg_{view}_all"
+                con.execute(f"CREATE OR REPLACE TEMP VIEW {both} AS SELECT * REPLACE (CAST(_file AS VARCHAR) AS _file) "
+                            f"FROM {tables[view]} UNION ALL BY NAME SELECT * FROM {table}")
+                cleanup.insert(0, f"DROP VIEW {both}")
+                table = both
+            tables[view] = table
+        said = got_psql.said
 
     def n(c: str) -> str:
         return f'"{c}"'
 
     bs = "coalesce(block_size, 8192)"
     has_io = "io" in tables
-    has_io_wal = has_io and con.execute("SELECT count(*) FROM pg_io_raw WHERE lower(trim(object)) = 'wal'"
+    has_io_wal = has_io and con.execute(f"SELECT count(*) FROM {tables['io']} WHERE lower(trim(object)) = 'wal'"
                                         ).fetchone()[0] > 0
     ins = "INSERT INTO pg_counters SELECT"
     if has_io:
@@ -160,13 +230,13 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                 {n('read_time')},
                 CASE WHEN {n('write_time')} IS NULL AND {n('extend_time')} IS NULL THEN NULL
                      ELSE coalesce({n('write_time')}, 0) + coalesce({n('extend_time')}, 0) END, NULL, _file, NULL
-            FROM pg_io_raw""")
+            FROM {tables['io']}""")
         con.execute(f"""{ins} {name},
                 CASE lower(trim(object)) WHEN 'wal' THEN 'wal fsync' ELSE 'data fsync' END,
                 trim(backend_type) || '/' || trim(object) || '/' || trim(context), 'detail', {t},
                 nullif(trim(stats_reset), ''), NULL, NULL, {n('fsyncs')}, NULL, NULL, {n('fsync_time')}, NULL,
                 _file, NULL
-            FROM pg_io_raw WHERE {n('fsyncs')} IS NOT NULL""")
+            FROM {tables['io']} WHERE {n('fsyncs')} IS NOT NULL""")
         versions = " and ".join(sorted(io_versions))
         notes.append(f"PostgreSQL: data and WAL I/O from pg_stat_io of PostgreSQL {versions} (writes include relation "
                      "extends; fsyncs kept as detail: `data fsync`, `wal fsync`)")
@@ -182,10 +252,10 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         con.execute(f"""{ins} {name}, 'data', {unit}, {role}, {t}, nullif(trim(stats_reset), ''),
                 {n('blks_read')}, {n('blks_read')} * {bs}, NULL, NULL, {n('blk_read_time')}, NULL,
                 {n('size_bytes')}, _file, NULL
-            FROM pg_database_raw""")
+            FROM {tables['database']}""")
         con.execute(f"""{ins} {name}, 'temp files', {unit}, 'part', {t}, nullif(trim(stats_reset), ''),
                 NULL, NULL, NULL, {n('temp_bytes')}, NULL, NULL, NULL, _file, NULL
-            FROM pg_database_raw WHERE temp_bytes IS NOT NULL""")
+            FROM {tables['database']} WHERE temp_bytes IS NOT NULL""")
         if not has_io:
             notes.append("PostgreSQL: data reads from pg_stat_database.blks_read (reads that missed shared_buffers; "
                          "some are served by the OS page cache)")
@@ -193,7 +263,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         role = "'detail'" if has_io else "'part'"
         w = (f"{n('buffers_clean')} + {n('buffers_backend')} + coalesce({n('buffers_checkpoint')}, 0)")
         con.execute(f"""{ins} {name}, 'data', 'bgwriter', {role}, {t}, nullif(trim(stats_reset), ''),
-                NULL, NULL, {w}, ({w}) * {bs}, NULL, NULL, NULL, _file, NULL FROM pg_bgwriter_raw""")
+                NULL, NULL, {w}, ({w}) * {bs}, NULL, NULL, NULL, _file, NULL FROM {tables['bgwriter']}""")
         if not has_io:
             notes.append("PostgreSQL: data writes from pg_stat_bgwriter (checkpointer + background writer + "
                          "backends, in pages)")
@@ -201,30 +271,264 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         role = "'detail'" if has_io_wal else "'part'"
         con.execute(f"""{ins} {name}, 'wal', 'wal', {role}, {t}, nullif(trim(stats_reset), ''),
                 NULL, NULL, {n('wal_write')}, {n('wal_bytes')}, NULL, {n('wal_write_time')}, NULL, _file, NULL
-            FROM pg_wal_raw""")
+            FROM {tables['wal']}""")
     if "statio" in tables:
         unit = "coalesce(nullif(trim(datname), ''), 'database')"
         con.execute(f"""{ins} {name}, 'table reads', {unit}, 'detail', {t}, NULL,
                 {n('heap_blks_read')} + coalesce({n('toast_blks_read')}, 0),
                 ({n('heap_blks_read')} + coalesce({n('toast_blks_read')}, 0)) * {bs}, NULL, NULL, NULL, NULL, NULL,
-                _file, NULL FROM pg_statio_raw""")
+                _file, NULL FROM {tables['statio']}""")
         con.execute(f"""{ins} {name}, 'index reads', {unit}, 'detail', {t}, NULL,
                 {n('idx_blks_read')} + coalesce({n('tidx_blks_read')}, 0),
                 ({n('idx_blks_read')} + coalesce({n('tidx_blks_read')}, 0)) * {bs}, NULL, NULL, NULL, NULL, NULL,
-                _file, NULL FROM pg_statio_raw""")
+                _file, NULL FROM {tables['statio']}""")
     if not ({"io", "database", "bgwriter", "wal"} & set(tables)):
-        raise DbtierError(f"{by_view['statio'][0].path}: pg_statio_* alone is a breakdown of reads, not the "
+        raise DbtierError(f"{files['statio'][0]}: pg_statio_* alone is a breakdown of reads, not the "
                           "database's I/O", "add pg_stat_database, pg_stat_wal (and pg_stat_io or pg_stat_bgwriter)")
     if "io" not in tables and "bgwriter" not in tables:
         notes.append("PostgreSQL: no pg_stat_io or pg_stat_bgwriter export, so data-file writes are not counted")
     if "wal" not in tables and not has_io_wal:
         notes.append("PostgreSQL: no pg_stat_wal export, so WAL writes are not counted")
-    csvio.times_after_insert(con, "pg_counters", [(tables[v], by_view[v], "sample_time", t) for v in tables])
-    for t_ in tables.values():
-        con.execute(f"DROP TABLE {t_}")
+    csvio.times_after_insert(con, "pg_counters", [(f"pg_{v}_raw", by_view[v], "sample_time", t) for v in by_view])
+    for drop in cleanup:
+        con.execute(drop)
     cap = con.execute("""
         WITH last AS (SELECT database, unit, arg_max(size_bytes, sample_time) AS b FROM pg_counters
                       WHERE size_bytes IS NOT NULL GROUP BY database, unit)
         SELECT database, sum(b) / 1e9 FROM last GROUP BY database""").fetchall()
-    return ReadResult(SOURCE, "counters", "pg_counters", [str(p) for p in paths], notes=notes,
-                      capacity_gb={d: float(g) for d, g in cap if g is not None})
+    res = ReadResult(SOURCE, "counters", "pg_counters", [str(p) for p in paths], notes=notes,
+                     capacity_gb={d: float(g) for d, g in cap if g is not None})
+    if said:
+        res.extra["provenance"] = said
+        res.native_step_s = said.get("period_s")
+    return res
+
+
+def _raw_columns(view: str) -> list[str]:
+    """The columns of a view's raw table (the collector's and psql's alike)."""
+    return list(dict.fromkeys(list(BASE) + ["cluster", "block_size"] + list(VIEWS[view]) + list(COLUMNS[view])))
+
+
+# -- psql's output ----------------------------------------------------------------------------------------
+
+class Printed:
+    """What _load_printed made: a table per view (and the files it came from), and what the provenance says."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, tuple[str, list[str]]] = {}
+        self.said: dict[str, Any] = {}
+
+
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def _number(path: str, line: int, col: str, v: str | None, required: bool) -> float | None:
+    if v is None:
+        if required:
+            raise DbtierError(f"{path}: line {line}: column {col} is empty; a number is needed",
+                              "pass psql's output of the whole view (SELECT *), as it printed it")
+        return None
+    if not _NUMBER.fullmatch(v):
+        if re.fullmatch(r"\d{1,3}([,.' \u00a0\u202f]\d{3})+([.,]\d+)?", v):
+            raise DbtierError(f"{path}: line {line}: column {col}: {v!r} has its digits grouped (psql's \\pset "
+                              "numericlocale)", "print it again with \\pset numericlocale off")
+        raise DbtierError(f"{path}: line {line}: column {col}: {v!r} is not a number",
+                          "pass psql's output as it printed it")
+    x = float(v)
+    if not (0 <= x < limits.COUNTER_MAX):
+        raise DbtierError(f"{path}: line {line}: column {col}: {v} is negative or beyond 64 bits; no counter of "
+                          "PostgreSQL is", "pass psql's output as it printed it")
+    return x
+
+
+def _start(opts: ReadOptions) -> dt.datetime:
+    """--start as a UTC time (without an offset: in --tz)."""
+    if not opts.start:
+        raise DbtierError("--interval without --start: psql's output carries no time to count from",
+                          "give --start TIME too: when the first snapshot was taken (ISO 8601)")
+    try:
+        t = dt.datetime.fromisoformat(opts.start.strip())
+    except ValueError:
+        raise DbtierError(f"--start {opts.start}: not a time", "give ISO 8601: 2026-11-02T09:00:00 (without an "
+                          "offset, in --tz)") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=zoneinfo.ZoneInfo(opts.tz))
+    return t.astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+
+def _utc(stamp: psql.Stamp, tz: str, where: str, text: str) -> dt.datetime:
+    """A printed time in UTC: its offset when it has one; else local time in --tz, whose name for that time
+    must be the abbreviation printed (CET, EST) when there is one."""
+    if stamp.offset_s is not None:
+        return stamp.local - dt.timedelta(seconds=stamp.offset_s)
+    zone = zoneinfo.ZoneInfo(tz)
+    if stamp.zone is not None:
+        names = {stamp.local.replace(tzinfo=zone, fold=f).tzname() for f in (0, 1)}
+        if stamp.zone not in names:
+            if tz == "UTC":
+                raise DbtierError(f"{where}: {text!r} is in {stamp.zone}, a zone dbtier cannot tell from its "
+                                  "abbreviation", f"give --tz, the zone {stamp.zone} is in (e.g. Europe/Paris for CET, "
+                                  "America/New_York for EST)")
+            raise DbtierError(f"{where}: {text!r} is in {stamp.zone}, but --tz {tz} calls that time "
+                              f"{' or '.join(sorted(n for n in names if n))}", "give the --tz the times were printed in")
+    local = stamp.local.replace(tzinfo=zone)
+    return local.astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+
+def _time_source(res: psql.Result, tcol: str | None, interval: bool) -> str:
+    if interval:
+        return "--start and --interval"
+    if tcol:
+        return f"the {tcol} column"
+    if res.title is not None:
+        return "the \\watch headers"
+    return ""
+
+
+def _load_printed(con: duckdb.DuckDBPyConnection, printed: Sequence[psql.Parsed], opts: ReadOptions,
+                  notes: list[str], io_versions: dict[str, str]) -> Printed:
+    """psql's results of the views into one table a view, columns as the collector's (_raw_columns)."""
+    interval = opts.interval_s
+    start = _start(opts) if interval else None
+    rows: dict[str, dict[str, list]] = {}
+    files: dict[str, list[str]] = {}
+    snaps: dict[str, set] = {}          # view -> the snapshot times
+    counter: dict[str, int] = {}        # view -> snapshots numbered so far (--interval)
+    every: set[float | None] = set()
+    said_how: dict[str, list[str]] = {}  # "aligned, times from the \watch headers" -> files
+    no_block_size = False
+    _one_snapshot(printed)
+    for parsed in printed:
+        path = parsed.path
+        order = None
+        for res in parsed.results:
+            view = view_of(res.columns)
+            tcol = next((c for c in TIME_COLUMNS if c in res.columns), None)
+            texts = [r[res.columns.index(tcol)] for _, r in res.rows] if tcol else []
+            order = order or psql.slash_order([x for x in texts if x] + [res.title or ""])
+        for res in parsed.results:
+            view = view_of(res.columns)
+            if view is None:
+                continue
+            where = f"{path}: line {res.header_line}"
+            dup = next((c for c in res.columns if res.columns.count(c) > 1 and c in _raw_columns(view)), None)
+            if dup:
+                raise DbtierError(f"{where}: the header names column {dup} twice; dbtier cannot tell which holds it",
+                                  "select each column once")
+            if view == "io":
+                io_versions.setdefault(io_version(res.columns, where), path)
+            tcol = next((c for c in TIME_COLUMNS if c in res.columns), None)
+            how = _time_source(res, tcol, bool(interval))
+            if not how:
+                raise DbtierError(f"{where}: a snapshot of {VIEW_NAMES[view]} without a time: no \\watch header "
+                                  "above it, no now() column in it",
+                                  "give --interval SECONDS and --start TIME (how far apart the snapshots were taken, "
+                                  "and when the first was), or print them with \\watch or SELECT now(), *")
+            said_how.setdefault(f"{parsed.form}, times from {how}", []).append(path)
+            if not interval and not tcol:
+                every.add(res.every_s)
+            idx = {c: res.columns.index(c) for c in _raw_columns(view) if c in res.columns}
+            no_block_size |= "block_size" not in idx
+            out = rows.setdefault(view, {c: [] for c in _raw_columns(view) + ["_file"]})
+            if path not in files.setdefault(view, []):
+                files[view].append(path)
+            keycols = [res.columns.index(c) for c in KEYS[view] if c in res.columns]
+            seen: set = set()
+            title_t = None
+            if not interval and not tcol:
+                title_t = _printed_time(res.title or "", order, opts.tz, f"{path}: line {res.title_line}")
+            for k, (line, vals) in enumerate(res.rows):
+                if interval:
+                    key = tuple(vals[i] for i in keycols)
+                    if k == 0 or not keycols or key in seen:
+                        counter[view] = counter.get(view, 0) + 1
+                        seen = set()
+                    seen.add(key)
+                    when = start + dt.timedelta(seconds=interval * (counter[view] - 1))
+                elif tcol:
+                    when = _printed_time(vals[res.columns.index(tcol)] or "", order, opts.tz,
+                                         f"{path}: line {line}")
+                else:
+                    when = title_t
+                snaps.setdefault(view, set()).add(when)
+                for c in _raw_columns(view):
+                    if c == "sample_time":
+                        out[c].append(when.isoformat(sep=" ") + "+00:00")
+                    elif c not in idx:
+                        out[c].append(None)
+                    elif c in NUMERIC[view]:
+                        out[c].append(_number(path, line, c, vals[idx[c]], c in REQUIRED_NUMERIC[view]))
+                    else:
+                        out[c].append(vals[idx[c]])
+                out["_file"].append(path)
+    for view, times in snaps.items():
+        if len(times) < 2:
+            names = ", ".join(files[view][:3])
+            raise DbtierError(f"{names}: one snapshot of {VIEW_NAMES[view]}: a rate needs two",
+                              "run the query again later and import both (psql's \\watch 60 repeats it every minute)")
+    got = Printed()
+    for view, cols in rows.items():
+        table = f"pg_{view}_psql"
+        data = {c: pa.array(v, type=pa.float64() if c in NUMERIC[view] else pa.string()) for c, v in cols.items()}
+        con.register("_pg_printed", pa.table(data))
+        try:
+            con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM _pg_printed")
+        finally:
+            con.unregister("_pg_printed")
+        got.tables[view] = (table, files[view])
+    for how, paths_ in said_how.items():
+        uniq = list(dict.fromkeys(paths_))
+        names = ", ".join(uniq[:3]) + (f" and {len(uniq) - 3} more" if len(uniq) > 3 else "")
+        notes.append(f"psql output ({how}): {names}")
+    if no_block_size and "database" in rows:
+        notes.append("psql output without a block_size column: pg_stat_database's blocks taken as 8192 bytes "
+                     "(PostgreSQL's default; SELECT current_setting('block_size') AS block_size, * says otherwise)")
+    step = interval if interval else (next(iter(every)) if len(every) == 1 else None)
+    views = " and ".join(VIEW_NAMES[v] for v in rows)
+    got.said = {"statistic": f"cumulative counters of {views} (psql output)",
+                "unit": "I/Os; bytes as blocks x block_size" + (" (pg_stat_io 18: its byte columns)"
+                                                               if "18" in io_versions else ""),
+                "period_s": step}
+    return got
+
+
+def _one_snapshot(printed: Sequence[psql.Parsed]) -> None:
+    """Refuse a view printed once (one result, its keys once, one time if it has a time column), before asking
+    for times it could not use anyway."""
+    count: dict[str, int] = {}
+    files: dict[str, list[str]] = {}
+    for parsed in printed:
+        for res in parsed.results:
+            view = view_of(res.columns)
+            if view is None:
+                continue
+            files.setdefault(view, []).append(parsed.path)
+            tcol = next((c for c in TIME_COLUMNS if c in res.columns), None)
+            if not res.rows:
+                n = 0
+            elif tcol:
+                n = len({r[res.columns.index(tcol)] for _, r in res.rows})
+            else:
+                keycols = [res.columns.index(c) for c in KEYS[view] if c in res.columns]
+                keys = [tuple(r[i] for i in keycols) for _, r in res.rows]
+                n = 1 if keycols and len(set(keys)) == len(keys) else len(keys) if not keycols else 2
+            count[view] = count.get(view, 0) + min(n, 2)
+    for view, n in count.items():
+        if n < 2:
+            names = ", ".join(dict.fromkeys(files[view][:3]))
+            raise DbtierError(f"{names}: one snapshot of {VIEW_NAMES[view]}: a rate needs two",
+                              "run the query again later and import both (psql's \\watch 60 repeats it every minute)")
+
+
+def _printed_time(text: str, order: str | None, tz: str, where: str) -> dt.datetime:
+    try:
+        stamp = psql.parse_time(text, order)
+    except ValueError as exc:
+        raise DbtierError(f"{where}: {text.strip()[:80]!r} is not a time dbtier reads ({exc})",
+                          "give --interval SECONDS and --start TIME instead (the file's times are then not "
+                          "read), or print times in ISO 8601 (SET DateStyle = ISO)") from None
+    t = _utc(stamp, tz, where, text.strip())
+    problem = limits.time_problem(t)
+    if problem:
+        raise DbtierError(f"{where}: {problem}", "check the file's times")
+    return t
