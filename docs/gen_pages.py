@@ -66,6 +66,8 @@ def _default(action: argparse.Action) -> str:
     if d is None or d is argparse.SUPPRESS or isinstance(action, (argparse._StoreTrueAction,
                                                                   argparse._StoreFalseAction)):
         return ""
+    if isinstance(d, bool):      # an on|off option parsed to a bool: said as the user writes it
+        return f"`{'on' if d else 'off'}`"
     if isinstance(d, (list, tuple)):
         d = ",".join(str(x) for x in d)
     return f"`{d}`" if str(d) != "" else ""
@@ -142,7 +144,11 @@ def reference_pages() -> dict[Path, str]:
             index.append(f"| [`dbtier {name}`]({name}.md) | {_escape(' '.join(summary.split()))} |")
             body = _command_section(sub, [name], summary, 1)
             pages[REFERENCE / f"{name}.md"] = HEADER + "\n".join(body).rstrip() + "\n"
+        index += ["", "What each command writes: [result kinds](result-kinds.md). What each package of the source "
+                  "holds and may import: [packages](packages.md)."]
         pages[REFERENCE / "index.md"] = "\n".join(index) + "\n"
+        pages[REFERENCE / "result-kinds.md"] = result_kinds_page()
+        pages[REFERENCE / "packages.md"] = packages_page()
         return pages
     finally:
         if old is None:
@@ -151,34 +157,103 @@ def reference_pages() -> dict[Path, str]:
             os.environ["COLUMNS"] = old
 
 
+def result_kinds_page() -> str:
+    """docs/reference/result-kinds.md: every kind of result document, from dbtier.results.kinds.KINDS."""
+    from dbtier.results import kinds
+    lines = [HEADER + "# Result kinds", "",
+             f"Every result document names its kind in `{kinds.KEY}` (see [the result document]"
+             "(../concepts/result-document.md)). Each kind, the command lines that write it, the typed sections "
+             "its document adds to the envelope (`src/dbtier/results/types.py`, from which the JSON Schema is "
+             "made), its `dbtier runs` index kind and action, and whether `dbtier export` gives its metrics "
+             "and time series.", "",
+             "| `result_kind` | label | written by | typed sections | runs index | metrics | series |",
+             "|---|---|---|---|---|---|---|"]
+    for k in kinds.KINDS:
+        index = " ".join(x for x in k.index if x)
+        lines.append(f"| `{k.name}` | {k.label} | {', '.join(f'`dbtier {w}`' for w in k.writers)} | "
+                     f"{', '.join(f'`{r}`' for r in k.result) or '–'} | `{index}` | "
+                     f"{'yes' if k.metrics else '–'} | {'yes' if k.series else '–'} |")
+    return "\n".join(lines) + "\n"
+
+
+def packages_page() -> str:
+    """docs/reference/packages.md: every package of src/dbtier with its __init__.py docstring, which says what
+    it holds and what it may import (tests/unit/test_layout.py requires one; test_module_boundaries.py
+    checks the imports)."""
+    src = ROOT / "src" / "dbtier"
+    lines = [HEADER + "# Packages", "",
+             "Every package of `src/dbtier`, with what its `__init__.py` says it holds and what it may import. "
+             "The [design](../design.md) page tells how they fit together.", ""]
+    for init in sorted(src.rglob("__init__.py"), key=lambda p: p.parent.relative_to(src).parts):
+        if "__pycache__" in init.parts:
+            continue
+        rel = init.parent.relative_to(src.parent)
+        name = ".".join(rel.parts)
+        doc = _docstring(init).strip()
+        lines += [f"## `{name}`", "", f"`src/{rel.as_posix()}/`", ""]
+        if doc:
+            lines += ["```text", doc, "```", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 # ---- the benchmarks page ---------------------------------------------------------------------------
 
 def _docstring(script: Path) -> str:
     return ast.get_docstring(ast.parse(script.read_text())) or ""
 
 
-def _recorded() -> dict[str, str]:
-    """bench/RESULTS.md's sections, by the script each one names in its heading (`## script.py`)."""
+def _recorded() -> tuple[str, dict[str, str], list[tuple[str, str]]]:
+    """bench/RESULTS.md: its opening (after the title), its sections by the script each names in its heading
+    (`## script.py`), and the other sections (`## By hand`) as (heading, text)."""
     path = BENCH / "RESULTS.md"
     if not path.exists():
-        return {}
-    out: dict[str, str] = {}
-    for part in re.split(r"^## ", path.read_text(), flags=re.M)[1:]:
+        return "", {}, []
+    parts = re.split(r"^## ", path.read_text(), flags=re.M)
+    opening = re.sub(r"^# [^\n]*\n", "", parts[0]).strip()
+    scripts: dict[str, str] = {}
+    others: list[tuple[str, str]] = []
+    for part in parts[1:]:
         head, _, body = part.partition("\n")
-        m = re.search(r"([a-z0-9_]+)\.py", head)
+        m = re.fullmatch(r"([a-z0-9_]+)\.py", head.strip())
         if m:
-            out[m.group(1)] = body.strip()
-    return out
+            scripts[m.group(1)] = body.strip()
+        else:
+            others.append((head.strip(), body.strip()))
+    return opening, scripts, others
+
+
+def _label(item: object, i: int) -> str:
+    """A list entry's name in a figure's key: its `action` or `name` where it has one, else its index."""
+    if isinstance(item, dict):
+        for key in ("action", "name", "policy", "workload"):
+            if isinstance(item.get(key), str):
+                return item[key]
+    return str(i)
 
 
 def _flatten(figures: object, prefix: str = "") -> list[tuple[str, object]]:
+    """(key, value) rows of a figures document; a list of plain values is one row (the values, or their count
+    and range when there are more than 8: every run of a repeated timing)."""
     if isinstance(figures, dict):
         return [kv for k, v in figures.items() for kv in _flatten(v, f"{prefix}.{k}" if prefix else str(k))]
-    if isinstance(figures, list) and len(figures) <= 12 and all(not isinstance(v, (dict, list)) for v in figures):
-        return [(prefix, ", ".join(str(v) for v in figures))]
+    if isinstance(figures, list) and all(not isinstance(v, (dict, list)) for v in figures):
+        if len(figures) > 8 and all(isinstance(v, (int, float)) for v in figures):
+            return [(prefix, f"{len(figures)} values, {_number(min(figures))} to {_number(max(figures))}")]
+        return [(prefix, ", ".join(_number(v) for v in figures))]
     if isinstance(figures, list):
-        return [kv for i, v in enumerate(figures) for kv in _flatten(v, f"{prefix}[{i}]")]
+        out = []
+        for i, v in enumerate(figures):
+            label = _label(v, i)
+            rest = {k: x for k, x in v.items() if x is not label} if isinstance(v, dict) else v
+            out += _flatten(rest, f"{prefix}[{label}]")
+        return out
     return [(prefix, figures)]
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    return str(value)
 
 
 def _committed_figures(script: str) -> list[str]:
@@ -197,22 +272,23 @@ def _committed_figures(script: str) -> list[str]:
                   + (f"; options {params}" if params else "") + ":", "",
                   "| figure | value |", "|---|---:|"]
         for key, value in _flatten(doc.get("figures", {})):
-            if isinstance(value, float):
-                value = f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
-            lines.append(f"| `{key}` | {_escape(str(value))} |")
+            lines.append(f"| `{key}` | {_escape(_number(value))} |")
         lines.append("")
     return lines
 
 
 def benchmarks_page() -> str:
-    recorded = _recorded()
+    _, recorded, others = _recorded()
     lines = [HEADER + "# Benchmarks", "",
              "dbtier's own speed and accuracy, one script each in `bench/`. Every script prints its figures and "
              "writes them as JSON (`runs/bench/<script>-<UTC timestamp>.json`, or `--json PATH`; "
              "`make bench` runs them all). Figures shown here come from the JSON files committed under "
              "`bench/results/`, with the machine and the date they were measured on, and from "
-             "`bench/RESULTS.md`, where figures measured by hand are kept with their command, machine and "
-             "date. A script with neither says the command that makes its figures.", ""]
+             "`bench/RESULTS.md`, where recorded figures are kept with their command, machine and date. A "
+             "script with neither says the command that makes its figures.", ""]
+    for head, body in others:
+        if not head.startswith("By hand"):
+            lines += [f"## {head}", "", body, ""]
     for script in sorted(p for p in BENCH.glob("[!_]*.py")):
         name = script.stem
         doc = _docstring(script)
@@ -229,6 +305,9 @@ def benchmarks_page() -> str:
         if not committed and name not in recorded:
             lines += [f"No figures committed: run `uv run python bench/{script.name} --json "
                       f"bench/results/{name}.json` on the machine to measure and commit the file.", ""]
+    for head, body in others:
+        if head.startswith("By hand"):
+            lines += [f"## {head}", "", body, ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "measured load, and write the report.")
     p.add_argument("dirs", nargs="*", metavar="DIR", help="directories to study (tiers); default: .")
     p.add_argument("--profile", choices=sorted(PROFILES), default="quick",
-                   help="quick (every step, about 5 minutes for one directory here), full, or smoke "
+                   help="quick (every step, a few minutes for one directory on 2 cores), full, or smoke "
                    "(seconds-long steps that only check the wiring)")
     p.add_argument("--engines", default="postgres",
                    help="comma-separated OLTP engines, each run on the same storage (bench oltp --engine E): "
