@@ -311,3 +311,19 @@ def test_a_capture_under_another_name_reads_the_same(tmp_path):
     shutil.copyfile(P / "database-watch.txt", f)
     doc, _ = imp(f)
     assert doc["databases"][0]["intervals"] == 5
+
+
+def test_interval_and_start_win_over_the_files_own_times():
+    doc, con = imp(P / "database-watch.txt", interval_s=20, start="2026-11-28 15:00:00")
+    assert doc["databases"][0]["start"] == "2026-11-28T15:00:00Z"
+    assert data_reads(con)[0] == pytest.approx((15 + 1528) / 20)
+    assert any("times from --start and --interval (the file's own times not read)" in n for n in doc["notes"])
+
+
+def test_psql_output_beyond_the_size_read_is_refused(monkeypatch):
+    from dbtier.history.sources import psql
+    monkeypatch.setattr(psql, "MAX_BYTES", 1000)
+    with pytest.raises(DbtierError, match=r"database-watch\.txt: 0 MiB of psql output; dbtier reads psql's output up "
+                       r"to 0 MiB") as e:
+        imp(P / "database-watch.txt")
+    assert "collectors/postgres_stats.sql" in e.value.hint

@@ -2,7 +2,8 @@
 history/tables.py's tables (pure parsing into DuckDB; `dbtier.history.read` picks the reader by --source):
 
 awr.py (Oracle AWR CSV), dma.py (Google DMA collections: hour-of-day statistics), sqlserver.py
-(sys.dm_io_virtual_file_stats), postgres.py (pg_stat_* views), diskstats.py (/proc/diskstats snapshots),
+(sys.dm_io_virtual_file_stats), postgres.py (pg_stat_* views) over psql.py (psql's printed output: its
+formats and times), diskstats.py (/proc/diskstats snapshots),
 iostat.py (`iostat -x` text or JSON, and `sar -d`) over iostat_json.py (sysstat's `-o JSON`,
 report by report), prometheus.py (node_exporter's counters or rates) over promfiles.py
 (query_range answers, `promtool tsdb dump`, VictoriaMetrics exports) and promtext.py (node_exporter's

@@ -206,6 +206,8 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                 table = both
             tables[view] = table
         said = got_psql.said
+    if not tables:
+        _refuse(str(paths[0]))
 
     def n(c: str) -> str:
         return f'"{c}"'
@@ -377,7 +379,8 @@ def _utc(stamp: psql.Stamp, tz: str, where: str, text: str) -> dt.datetime:
 
 def _time_source(res: psql.Result, tcol: str | None, interval: bool) -> str:
     if interval:
-        return "--start and --interval"
+        own = " (the file's own times not read)" if tcol or res.title is not None else ""
+        return f"--start and --interval{own}"
     if tcol:
         return f"the {tcol} column"
     if res.title is not None:
@@ -424,7 +427,7 @@ def _load_printed(con: duckdb.DuckDBPyConnection, printed: Sequence[psql.Parsed]
                                   "above it, no now() column in it",
                                   "give --interval SECONDS and --start TIME (how far apart the snapshots were taken, "
                                   "and when the first was), or print them with \\watch or SELECT now(), *")
-            said_how.setdefault(f"{parsed.form}, times from {how}", []).append(path)
+            local: list[bool] = []          # times printed without an offset: read in --tz
             if not interval and not tcol:
                 every.add(res.every_s)
             idx = {c: res.columns.index(c) for c in _raw_columns(view) if c in res.columns}
@@ -436,7 +439,7 @@ def _load_printed(con: duckdb.DuckDBPyConnection, printed: Sequence[psql.Parsed]
             seen: set = set()
             title_t = None
             if not interval and not tcol:
-                title_t = _printed_time(res.title or "", order, opts.tz, f"{path}: line {res.title_line}")
+                title_t = _printed_time(res.title or "", order, opts.tz, f"{path}: line {res.title_line}", local)
             for k, (line, vals) in enumerate(res.rows):
                 if interval:
                     key = tuple(vals[i] for i in keycols)
@@ -447,7 +450,7 @@ def _load_printed(con: duckdb.DuckDBPyConnection, printed: Sequence[psql.Parsed]
                     when = start + dt.timedelta(seconds=interval * (counter[view] - 1))
                 elif tcol:
                     when = _printed_time(vals[res.columns.index(tcol)] or "", order, opts.tz,
-                                         f"{path}: line {line}")
+                                         f"{path}: line {line}", local)
                 else:
                     when = title_t
                 snaps.setdefault(view, set()).add(when)
@@ -461,6 +464,8 @@ def _load_printed(con: duckdb.DuckDBPyConnection, printed: Sequence[psql.Parsed]
                     else:
                         out[c].append(vals[idx[c]])
                 out["_file"].append(path)
+            zone = f", {opts.tz} time" if any(local) and not interval else ""
+            said_how.setdefault(f"{parsed.form}, times from {how}{zone}", []).append(path)
     for view, times in snaps.items():
         if len(times) < 2:
             names = ", ".join(files[view][:3])
@@ -520,7 +525,8 @@ def _one_snapshot(printed: Sequence[psql.Parsed]) -> None:
                               "run the query again later and import both (psql's \\watch 60 repeats it every minute)")
 
 
-def _printed_time(text: str, order: str | None, tz: str, where: str) -> dt.datetime:
+def _printed_time(text: str, order: str | None, tz: str, where: str, local: list[bool]) -> dt.datetime:
+    """`text` in UTC; `local` gets whether it was printed without an offset (read in --tz)."""
     try:
         stamp = psql.parse_time(text, order)
     except ValueError as exc:
@@ -528,6 +534,7 @@ def _printed_time(text: str, order: str | None, tz: str, where: str) -> dt.datet
                           "give --interval SECONDS and --start TIME instead (the file's times are then not "
                           "read), or print times in ISO 8601 (SET DateStyle = ISO)") from None
     t = _utc(stamp, tz, where, text.strip())
+    local.append(stamp.offset_s is None)
     problem = limits.time_problem(t)
     if problem:
         raise DbtierError(f"{where}: {problem}", "check the file's times")

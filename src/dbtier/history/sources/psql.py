@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ from typing import Callable, Iterable
 from dbtier.core.errors import DbtierError
 from dbtier.history.sources import csvio
 
+# psql's output is read line by line in Python: a few hundred MiB is weeks of \watch 60 of pg_stat_io.
+MAX_BYTES = 512 * 2**20
 # `\pset null` markers read as NULL besides the blank psql prints by default.
 NULL_MARKERS = frozenset({"", "(null)", "null", "<null>", "[null]", "∅", "¤"})
 
@@ -129,8 +132,20 @@ def names_in(lines: Iterable[str]) -> set[str]:
 def parse(path: str, is_header: Callable[[tuple[str, ...]], bool]) -> Parsed | None:
     """The file's results, or None when no line of its beginning is a header `is_header` accepts (not psql
     output of anything the caller reads). Malformed output is a DbtierError naming the line."""
+    size = os.path.getsize(path)
+    if size > MAX_BYTES:
+        raise DbtierError(f"{path}: {size / 2**20:,.0f} MiB of psql output; dbtier reads psql's output up to "
+                          f"{MAX_BYTES / 2**20:,.0f} MiB", "split it, or collect long histories with "
+                          "collectors/postgres_stats.sql (CSV, read without a Python loop)")
     with csvio.text_io(path) as f:
         lines = [l.rstrip("\r\n") for l in csvio.bounded(f, path)]
+    got = _parse(path, lines, is_header)
+    if got is None or not any(is_header(r.columns) for r in got.results):
+        return None
+    return got
+
+
+def _parse(path: str, lines: list[str], is_header: Callable[[tuple[str, ...]], bool]) -> Parsed | None:
     start = _first_content(lines)
     if start is None:
         return None
@@ -493,8 +508,8 @@ for _m, _names in enumerate((
     for _n in _names.split():
         MONTHS[_fold(_n)] = _m
 
-_AM = {"am", "a.m.", "πμ", "오전", "午前", "上午"}
-_PM = {"pm", "p.m.", "μμ", "오후", "午後", "下午"}
+_AM = {_fold(w) for w in ("am", "a.m", "πμ", "오전", "午前", "上午")}
+_PM = {_fold(w) for w in ("pm", "p.m", "μμ", "오후", "午後", "下午")}
 _UTC = {"utc", "gmt", "ut", "z", "zulu"}
 _ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?\s*(Z|[+-]\d\d(?::?\d\d){0,2})?")
 _TIME = re.compile(r"(?<![\d.:])(\d{1,2})\s*[:.時时시]\s*(\d{2})\s*(?:[:.分분]\s*(\d{2})(?:[.,](\d{1,9}))?)?\s*[秒초]?"
