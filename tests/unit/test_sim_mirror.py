@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from dbtier.core.errors import DbtierError
-from dbtier.sim import mirror
+from dbtier.sim import mirror, mirror_plan
 from dbtier.sim import simulate as sim
 from dbtier.sim.device.latency import DeviceModel
 from dbtier.sim.trace.traces import from_arrays
@@ -83,6 +85,28 @@ def _trace():
     op = [0, 0, 1, 0, 1, 0, 0]
     off = [0, 8192, 16384, 24576, 2 * R, 32768, 40960]
     return from_arrays(t, op, off, [4096] * 7)
+
+
+def test_plan_is_a_value_of_the_failure_alone():
+    """The fast side fails at 2 s and never returns: of _trace's writes only the one at 3 s (region 2) falls in
+    the window, one 64 MiB region; requests from 2 s on (2, 3, 4, 10) are degraded; the design is unprotected
+    from 2 s to the trace's end at 10 s. No resync: no copy, no return or resynced event."""
+    roles = ("fast", "slow")
+    devices = {"fast": FAST, "slow": SLOW}
+    f = mirror.Failure("fast", 2.0)
+    plan = mirror_plan.plan(_trace(), f, "md-bitmap", None, devices, roles, None, lambda *a: None)
+    assert list(plan.phases) == [0, 0, 0, 1, 1, 1, 1]
+    assert plan.resync == {"regions": 1, "bytes": R, "seconds": None, "unprotected_seconds": 8.0}
+    assert plan.events == ({"t_s": 2.0, "event": "fail", "label": "fast side fails"},)
+    assert len(plan.notes) == 2 and plan.notes[1].startswith("the fast side never returns within the trace")
+    assert plan.mirror["failure"] == {"side": "fast", "fail_at_s": 2.0, "return_at_s": None, "survivor": "slow"}
+    assert (plan.mirror["requests_degraded"], plan.mirror["requests_resyncing"]) == (4, 0)
+    assert plan.mirror["resync_copy"] is None and plan.resync_timing_s is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.notes = ()  # type: ignore[misc]
+    none = mirror_plan.plan(None, None, "md-bitmap", None, devices, roles, None, lambda *a: None)
+    assert (none.phases, none.resync, none.events, none.notes) == (None, None, (), ())
+    assert none.mirror["region_size"] == R and none.mirror["failure"] is None
 
 
 def test_mirror_design_routes_by_phase():

@@ -11,7 +11,8 @@ device/  device models from the catalog, probe runs or cloud volumes; the queuei
 Here, beside them: request.py (what `simulate run` asks, and whether its trace is streamed, read whole or
 replayed volume by volume; the CLI's entry), simulate.py (one simulation: a trace through a design into the
 result of the JSON contract), volumes.py (each volume of a trace on its own), routing.py (the read-cache
-design's device I/Os), mirror.py (the preferred-read mirror's failure and resync), sweep.py (what a
-replay's figures advise); and what every package may import: names.py (names and help texts, without
-numpy: the CLI loads it at start-up) and jit.py (how the kernels are compiled).
+design's device I/Os), mirror.py (the preferred-read mirror's failure and resync), mirror_plan.py (that model
+over a whole trace, and the mirror's device I/Os), sweep.py (what a replay's figures advise); and what every
+package may import: names.py (names and help texts, without numpy: the CLI loads it at start-up) and jit.py
+(how the kernels are compiled).
 """

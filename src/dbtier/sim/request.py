@@ -42,7 +42,7 @@ class SimRequest:
     cluster: str | None = None      # with volumes.ALL: a Dask scheduler's address
 
 
-@dataclass
+@dataclass(frozen=True)
 class Replayed:
     """The result document's keys (the contract's and `simulation`) and the warnings to print."""
     doc: dict[str, Any]

@@ -6,7 +6,10 @@ latency_us, device_util, resync; busiest_utilisation, each device's busiest
 second beside its average; recommended_cache_gb and recommended, the size a
 --sweep's curve recommends and its rule: sim/sweep.py), `details` everything else a reader
 or the report needs (device figures and their source, counters, CDFs, the
-baseline, the timeline, notes on every modelling choice).
+baseline, the timeline, notes on every modelling choice). Each part of the
+replay returns its figures as an immutable result (mirror_plan.MirrorPlan,
+CacheFigures, the models' figures) and `_document` alone puts them into the
+two dicts, in the document's order.
 
 Designs and their device roles:
 - `single` (device): every request to one device; the baseline.
@@ -15,7 +18,8 @@ Designs and their device roles:
   from the cache device and the rest from the backing device; a read miss
   fills the cache in the background; write-back destaging is background
   backing I/O.
-- `preferred-read-mirror` (fast, slow): see `mirror.py`.
+- `preferred-read-mirror` (fast, slow): see `mirror.py`; its failure and resync
+  over the trace are mirror_plan.py's.
 The read-cache and mirror also replay the trace on their backing/slow device
 alone, the baseline their latency is compared with.
 
@@ -42,11 +46,11 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from dbtier.core.errors import DbtierError
-from dbtier.core.units import human_bytes, size_text
+from dbtier.core.units import size_text
 from dbtier.core.priority import lower_priority
 from dbtier.sim.cache import replay as cache_mod
 from dbtier.sim.device import latency, tally
-from dbtier.sim import mirror, routing, sweep
+from dbtier.sim import mirror, mirror_plan, routing, sweep
 from dbtier.sim.cache import workingset
 from dbtier.sim.trace.blocks import cut_chunk
 from dbtier.sim.trace.chunks import Chunk, chunks_of, prefetched, whole_ticks
@@ -74,16 +78,6 @@ LATENCY_MODEL = (
     "stripe's and the instance's), an I/O of b bytes counts as max(1, ceil(b / the type's accounting size)) "
     "I/Os, its gate is max(counted / IOPS, b / bandwidth) sequential or not, and it completes the base latency "
     "after passing the gate; utilisation is the limiter's busy share.")
-
-RESYNC_MODEL = (
-    "The copy reads each dirty region whole from the survivor and writes it to the returning side "
-    "(sequential on both): with no other load at min(survivor read MB/s, returning write MB/s). It gets the "
-    "device time the trace's requests leave: per bucket of time, min(read MB/s x (1 - survivor busy), write "
-    "MB/s x (1 - returning busy)), the busy fractions from replaying the trace with the resync's routing "
-    "(reads on the survivor, writes to both); full rate after the trace ends. The requests' latency during the "
-    "resync is modelled without the copy's I/O (the copy yields, as md's throttle intends): optimistic for "
-    "that window. The unprotected window runs from the failure to the end of the copy.")
-
 
 @dataclass
 class Params:
@@ -231,35 +225,50 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
             exact_limit: int) -> Outcome:
     """The replay: per chunk, the cache (read-cache), the design's device I/Os and the queueing model, for the
     design and its baseline; what is kept of the requests is bounded by the chunk (sim/device/tally.py). `whole`:
-    the trace when it is in memory (res, its clock's tick, found over all of it); else the first chunk's."""
+    the trace when it is in memory (res, its clock's tick, found over all of it); else the first chunk's.
+    Each part returns its figures; `_document` alone puts them into the result document."""
     progress = progress or _noop
-    timings: dict[str, float] = {}
-    notes: list[str] = []
-    warnings: list[str] = []
-    events: list[dict[str, Any]] = []
     roles = ROLES[p.design]
-    models = [devices[r] for r in roles]
-    rc = p.design == "read-cache"
     base_role = {"read-cache": "backing", "preferred-read-mirror": "slow"}.get(p.design)
-    contract: dict[str, Any] = {
-        "trace": None, "design": p.design, "policy": p.policy if rc else None, "read_hit_ratio": None,
-        "request_hit_ratio": None, "curve": None, "latency_us": None, "device_util": None, "resync": None,
-        "busiest_utilisation": None, "recommended_cache_gb": None, "recommended": None,
-    }
-    details: dict[str, Any] = {
-        "trace_info": None, "block_size": p.block_size, "params": p.to_dict(),
-        "devices": {r: devices[r].to_dict() for r in roles}, "latency_model": LATENCY_MODEL,
-        "cache": None, "curve_detail": None, "mirror": None, "baseline": None, "cdf_us": None,
-        "timeline": None, "time_spread_resolution_s": res, "notes": notes, "timings_s": timings,
-    }
-    phases = None
-    if p.design == "preferred-read-mirror":
-        phases = _mirror_plan(whole, p, devices, roles, res, contract, details, events, progress, timings)
-    cache = _CachePass(p, chunks, whole.path if whole is not None else "trace", progress, timings) if rc else None
+    plan = (mirror_plan.plan(whole, p.failure, p.tracking, p.region_size, devices, roles, res, progress)
+            if p.design == "preferred-read-mirror" else None)
+    cache = (_CachePass(p, chunks, whole.path if whole is not None else "trace", progress)
+             if p.design == "read-cache" else None)
+    run = _run(chunks, meta, p, devices, roles, base_role, cache, None if plan is None else plan.phases, res,
+               whole, exact_limit, progress)
+    tr = meta()
+    figs = cache.finish(run.last_t) if cache is not None else None
+    return _document(p, devices, roles, tr, run, plan, figs, _device_figures(run, roles, base_role, devices))
 
-    lat = tally.Latencies(exact_limit)
-    blat = tally.Latencies(exact_limit)
-    timeline = tally.Timeline(rc)
+
+@dataclass(frozen=True)
+class _Pass:
+    """The replay's outcome before it is summarised: the counts, the design's model and its baseline's, the
+    design's tallies, the clock's tick the ties were spread over (and a finer one seen later)."""
+    requests: int
+    reads: int
+    bytes: int
+    last_t: float               # the last request's time
+    last_spread: float          # its time with the ties spread
+    timed: bool
+    srv: latency.Server
+    bsrv: latency.Server | None
+    res: float | None
+    finer: float | None
+    lat: tally.Latencies
+    timeline: tally.Timeline
+    baseline: Future | None     # the baseline's (percentiles, cdf), computed on a thread
+    seconds: float              # the replay's wall time
+
+
+def _run(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p: Params, devices: dict[str, DeviceModel],
+         roles: Sequence[str], base_role: str | None, cache: "_CachePass | None", phases: np.ndarray | None,
+         res: float | None, whole: Trace | None, exact_limit: int, progress: Progress) -> _Pass:
+    """The chunks through the design and its baseline (`_chunks`), the clock's tick found on the first chunk
+    when the trace is streamed; then the baseline's exact percentiles start on a thread."""
+    models = [devices[r] for r in roles]
+    lat, blat = tally.Latencies(exact_limit), tally.Latencies(exact_limit)
+    timeline = tally.Timeline(cache is not None)
     t0 = time.perf_counter()
     if phases is None and (p.sweep_gb is None or p.sweep_gb):
         threading.Thread(target=_load_kernels, args=(p, devices, models, base_role), name="dbtier-kernels",
@@ -268,7 +277,6 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
     first = next(it, None)
     if first is not None and whole is None and p.spread_ties and first.timed:
         res = latency.tie_resolution(first.time_s)
-        details["time_spread_resolution_s"] = res
     stream: Iterable[Chunk] = [] if first is None else itertools.chain([first], it)
     if res is not None:
         stream = whole_ticks(stream)
@@ -276,7 +284,7 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
     side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-baseline",
                               initializer=lower_priority) if base_role else None
     try:
-        n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer = _chunks(
+        tot, timed, srv, bsrv, finer = _chunks(
             stream, p, devices, models, base_role, cache, phases, res, lat, blat, timeline, side, progress)
     finally:
         it.close()                  # stops the reader thread
@@ -286,89 +294,133 @@ def _replay(chunks: Callable[[], Iterable[Chunk]], meta: Callable[[], Trace], p:
             cache.close()
     if srv is None:
         raise DbtierError(f"{meta().path}: no requests to replay", "pass a trace with read or write requests")
-    timings["replay"] = time.perf_counter() - t0
-    if finer is not None:
-        notes.append(f"the trace's clock ticked every {res:g} s in its first requests and every {finer:g} s later: "
-                     f"ties were spread over {res:g} s throughout (reading the trace whole spreads them over the "
-                     "finest tick)")
-
+    seconds = time.perf_counter() - t0
     # the baseline's exact percentiles (a selection over millions of latencies) beside the design's
-    bsum = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-summary") if bsrv is not None else None
-    bsummary = bsum.submit(blat.summary) if bsum is not None else None
-    if bsum is not None:
+    bsummary = None
+    if bsrv is not None:
+        bsum = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbtier-summary")
+        bsummary = bsum.submit(blat.summary)
         bsum.shutdown(wait=False)           # its one task still runs; its thread ends after it, whatever follows
-    tr = meta()
-    contract["trace"] = {"requests": n_req, "reads": n_reads, "writes": n_req - n_reads, "bytes": n_bytes,
-                         "duration_s": last_t if timed else None}
-    details["trace_info"] = tr.info()
-    if res is not None:
-        notes.insert(0, f"the trace's clock ticks every {res:g} s; requests sharing a tick were spread evenly "
-                        "across it for the queueing model (--no-spread keeps them as bursts)")
-    if cache is not None:
-        cache.finish(contract, details, notes, warnings, events, last_t, timed)
-    span = max(srv.last_s, last_spread if timed else 0.0)
-    util = np.minimum(srv.busy / span, 1.0) if span > 0 else np.zeros(len(models))
-    contract["latency_us"], details["cdf_us"] = lat.summary()
-    contract["device_util"] = {role: float(u) for role, u in zip(roles, util)}
-    contract["busiest_utilisation"] = dict(zip(roles, srv.busiest()))
-    sweep.burst_notes(notes, contract, roles, devices, contract["latency_us"], "")
+    return _Pass(tot.requests, tot.reads, tot.bytes, tot.last_t, tot.last_spread, timed, srv, bsrv, res, finer, lat,
+                 timeline, bsummary, seconds)
+
+
+@dataclass(frozen=True)
+class _DeviceFigures:
+    """What the queueing models give the document: the design's latency percentiles and CDFs, each role's
+    utilisation and busiest interval, the baseline's block (None for `single`), their notes and warnings."""
+    latency_us: dict[str, Any]
+    cdf_us: dict[str, Any]
+    device_util: dict[str, float]
+    busiest: dict[str, Any]
+    percentiles: str            # how the percentiles were found (tally.Latencies.method)
+    baseline: dict[str, Any] | None
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def _device_figures(run: _Pass, roles: Sequence[str], base_role: str | None,
+                    devices: dict[str, DeviceModel]) -> _DeviceFigures:
+    """Each role's utilisation over the replay's span, bursts the average hides, saturated devices; the same
+    for the baseline."""
+    span = max(run.srv.last_s, run.last_spread if run.timed else 0.0)
+    util = np.minimum(run.srv.busy / span, 1.0) if span > 0 else np.zeros(len(roles))
+    pct, cdf = run.lat.summary()
+    device_util = {role: float(u) for role, u in zip(roles, util)}
+    busiest = dict(zip(roles, run.srv.busiest()))
+    notes = sweep.burst_notes({"device_util": device_util, "busiest_utilisation": busiest}, roles, devices, pct, "")
+    warnings = []
     for role, u in zip(roles, util):
         if u >= 0.99:
             msg = (f"the {role} device ({devices[role].id}) is saturated (utilisation {u:.0%}): requests queue "
                    "without bound and latency reflects the backlog")
             warnings.append(msg)
             notes.append(msg)
-    details["latency_percentiles"] = lat.method()
-    if bsrv is not None:
-        bspan = max(bsrv.last_s, last_spread if timed else 0.0)
-        b_pct, b_cdf = bsummary.result()
-        details["baseline"] = {
+    method = run.lat.method()
+    baseline = None
+    if run.bsrv is not None and run.baseline is not None and base_role is not None:
+        bspan = max(run.bsrv.last_s, run.last_spread if run.timed else 0.0)
+        b_pct, b_cdf = run.baseline.result()
+        baseline = {
             "design": "single", "role": base_role, "device": devices[base_role].id, "latency_us": b_pct,
-            "device_util": float(min(bsrv.busy[0] / bspan, 1.0)) if bspan > 0 else 0.0, "cdf_us": b_cdf,
-            "busiest_utilisation": bsrv.busiest()[0],
+            "device_util": float(min(run.bsrv.busy[0] / bspan, 1.0)) if bspan > 0 else 0.0, "cdf_us": b_cdf,
+            "busiest_utilisation": run.bsrv.busiest()[0],
         }
-        b = details["baseline"]
-        sweep.burst_notes(notes, {"device_util": {base_role: b["device_util"]},
-                             "busiest_utilisation": {base_role: b["busiest_utilisation"]}},
-                     [base_role], devices, b_pct, " alone (the baseline)")
-    details["timeline"] = timeline.result(timed, events)
-    return Outcome(contract, details, warnings, lat)
+        notes += sweep.burst_notes({"device_util": {base_role: baseline["device_util"]},
+                                    "busiest_utilisation": {base_role: baseline["busiest_utilisation"]}},
+                                   [base_role], devices, b_pct, " alone (the baseline)")
+    return _DeviceFigures(pct, cdf, device_util, busiest, method, baseline, tuple(notes), tuple(warnings))
+
+
+def _document(p: Params, devices: dict[str, DeviceModel], roles: Sequence[str], tr: Trace, run: _Pass,
+              plan: mirror_plan.MirrorPlan | None, figs: "CacheFigures | None", dev: _DeviceFigures) -> Outcome:
+    """The one place the parts become the result document: the contract's keys and `simulation`'s (their
+    order is the document's), the notes and warnings in the order the parts come, the timeline's events."""
+    cf = figs if figs is not None else _NO_CACHE
+    contract: dict[str, Any] = {
+        "trace": {"requests": run.requests, "reads": run.reads, "writes": run.requests - run.reads,
+                  "bytes": run.bytes, "duration_s": run.last_t if run.timed else None},
+        "design": p.design, "policy": p.policy if p.design == "read-cache" else None,
+        "read_hit_ratio": cf.read_hit_ratio, "request_hit_ratio": cf.request_hit_ratio,
+        "curve": None if cf.curve is None else list(cf.curve), "latency_us": dev.latency_us,
+        "device_util": dev.device_util, "resync": None if plan is None else plan.resync,
+        "busiest_utilisation": dev.busiest, "recommended_cache_gb": cf.recommended_cache_gb,
+        "recommended": cf.recommended,
+    }
+    notes = [*_tick_note(run.res), *(plan.notes if plan is not None else ()), *_finer_note(run.res, run.finer),
+             *cf.notes, *dev.notes]
+    timings = {k: v for k, v in (("resync", None if plan is None else plan.resync_timing_s),
+                                 ("working_set", cf.working_set_s), ("replay", run.seconds)) if v is not None}
+    events = [*(plan.events if plan is not None else ()), *cf.events]
+    details: dict[str, Any] = {
+        "trace_info": tr.info(), "block_size": p.block_size, "params": p.to_dict(),
+        "devices": {r: devices[r].to_dict() for r in roles}, "latency_model": LATENCY_MODEL,
+        "cache": cf.cache, "curve_detail": None if cf.curve_detail is None else list(cf.curve_detail),
+        "mirror": None if plan is None else plan.mirror, "baseline": dev.baseline, "cdf_us": dev.cdf_us,
+        "timeline": run.timeline.result(run.timed, events), "time_spread_resolution_s": run.res, "notes": notes,
+        "timings_s": timings, "latency_percentiles": dev.percentiles,
+    }
+    return Outcome(contract, details, [*cf.warnings, *dev.warnings], run.lat)
+
+
+def _tick_note(res: float | None) -> list[str]:
+    """The clock's tick the ties were spread over (none when they were not)."""
+    if res is None:
+        return []
+    return [f"the trace's clock ticks every {res:g} s; requests sharing a tick were spread evenly across it for "
+            "the queueing model (--no-spread keeps them as bursts)"]
+
+
+def _finer_note(res: float | None, finer: float | None) -> list[str]:
+    """A finer tick seen past the first chunk of a streamed trace: its ties were spread over the coarser one."""
+    if finer is None:
+        return []
+    return [f"the trace's clock ticked every {res:g} s in its first requests and every {finer:g} s later: "
+            f"ties were spread over {res:g} s throughout (reading the trace whole spreads them over the finest tick)"]
 
 
 def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel], models: list[DeviceModel],
             base_role: str | None, cache: "_CachePass | None", phases: np.ndarray | None, res: float | None,
             lat: tally.Latencies, blat: tally.Latencies, timeline: tally.Timeline, side: ThreadPoolExecutor | None,
-            progress: Progress) -> tuple[Any, ...]:
+            progress: Progress) -> tuple["_Totals", bool, latency.Server | None, latency.Server | None, float | None]:
     """Each chunk through the design (and its baseline, on `side`), then the models' last requests. One chunk
     ahead: a chunk's cache replay (and its baseline) start before the previous chunk's queueing model runs,
-    so they overlap; every model still takes the chunks in order."""
+    so they overlap; every model still takes the chunks in order. (The totals, whether the trace is timed,
+    the design's model and the baseline's (None without requests), a tick finer than `res` seen.)"""
     srv: latency.Server | None = None
     bsrv: latency.Server | None = None
-    n_req = n_reads = n_bytes = 0
-    last_t = last_spread = 0.0
+    tot = _Totals()
     timed = True
     finer = None
 
     def finish(c: Chunk, times: np.ndarray, idx: np.ndarray, is_read: np.ndarray, bdone: Any, started: Any) -> None:
-        nonlocal n_req, n_reads, n_bytes, last_t, last_spread
-        n = len(c)
-        extra: dict[str, np.ndarray] = {"t": c.time_s, "read": is_read}
-        subs = SubIOs.empty()
-        if p.design == "single":
-            subs.add(idx, 0, c.op, c.length_bytes, offset=c.offset_bytes, volume=c.volume)
-        elif cache is not None:
-            extra["hits"], extra["nblk"] = cache.finish_chunk(started, c, subs)
-        else:
-            ph = np.zeros(n, dtype=np.int8) if phases is None else phases[c.first_request:c.first_request + n]
-            subs = _mirror_subs(c, idx, ph, p.failure)
-        _take(srv.feed(subs, c.first_request, times, extra, consume=True), lat, timeline)
+        subs, extra = _design_ios(p, cache, phases, c, idx, started)
+        _take(srv.feed(subs, c.first_request, times, {"t": c.time_s, "read": is_read, **extra}, consume=True),
+              lat, timeline)
         if bdone is not None:
             bdone.result()
-        n_req += n
-        n_reads += int(np.count_nonzero(is_read))
-        n_bytes += int(c.length_bytes.sum())
-        last_t, last_spread = float(c.time_s[-1]), float(times[-1])
-        progress(f"replaying ({n_req:,} requests)", c.read_fraction or 0.0)
+        tot.add(c, times, is_read)
+        progress(f"replaying ({tot.requests:,} requests)", c.read_fraction or 0.0)
 
     # the previous chunk's model runs on a helper of lower priority while this thread waits for it (the same
     # work in the same order; the cache replay, which the run waits on, keeps a core: core/priority.py)
@@ -381,20 +433,11 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
             if n == 0:
                 continue
             if res is not None and finer is None:
-                steps = np.diff(c.time_s)
-                pos = steps[steps > 0]
-                if pos.size and pos.min() < res:
-                    finer = float(pos.min())
+                finer = _finer_tick(c.time_s, res)
             times = latency.spread_ties(c.time_s, res)
             if srv is None:
                 timed = c.timed
-                if p.restart_at_s and not timed:
-                    raise DbtierError("--restart-at needs a timed trace; this one has no timestamps",
-                                      "leave --restart-at out")
-                # busy time per second from the first request (the busiest second beside the average)
-                srv = latency.Server(models, timed, float(times[0]), BUSIEST_S, grow=True)
-                bsrv = latency.Server([devices[base_role]], timed, float(times[0]), BUSIEST_S,
-                                      grow=True) if base_role else None
+                srv, bsrv = _servers(p, models, devices[base_role] if base_role else None, timed, float(times[0]))
             idx = np.arange(c.first_request, c.first_request + n, dtype=np.int64)
             is_read = c.op == READ
             # the baseline on `side` and the cache on its pool while the previous chunk's model runs on `model`
@@ -412,15 +455,70 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
             modelled.popleft().result()
     finally:
         model.shutdown()
-    if srv is None:
-        return n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer
-    ends = {"t": np.zeros(0), "read": np.zeros(0, dtype=bool)}
+    if srv is not None:
+        _drain(srv, bsrv, tot.requests, cache is not None, lat, blat, timeline)
+    return tot, timed, srv, bsrv, finer
+
+
+@dataclass
+class _Totals:
+    """What the replay counts as the chunks' models finish (on the model's thread, chunks in order)."""
+    requests: int = 0
+    reads: int = 0
+    bytes: int = 0
+    last_t: float = 0.0             # the last request's time
+    last_spread: float = 0.0        # its time with the ties spread
+
+    def add(self, c: Chunk, times: np.ndarray, is_read: np.ndarray) -> None:
+        self.requests += len(c)
+        self.reads += int(np.count_nonzero(is_read))
+        self.bytes += int(c.length_bytes.sum())
+        self.last_t, self.last_spread = float(c.time_s[-1]), float(times[-1])
+
+
+def _servers(p: Params, models: list[DeviceModel], base: DeviceModel | None, timed: bool,
+             t0: float) -> tuple[latency.Server, latency.Server | None]:
+    """The design's queueing model and its baseline's (`base`: the baseline's device), from the first request
+    at `t0`: busy time per second from it (the busiest second beside the average)."""
+    if p.restart_at_s and not timed:
+        raise DbtierError("--restart-at needs a timed trace; this one has no timestamps", "leave --restart-at out")
+    srv = latency.Server(models, timed, t0, BUSIEST_S, grow=True)
+    return srv, (latency.Server([base], timed, t0, BUSIEST_S, grow=True) if base is not None else None)
+
+
+def _design_ios(p: Params, cache: "_CachePass | None", phases: np.ndarray | None, c: Chunk, idx: np.ndarray,
+                started: Any) -> tuple[SubIOs, dict[str, np.ndarray]]:
+    """The chunk's device I/Os under the design, and what the timeline takes beside them (a cache's hits and
+    blocks per request)."""
+    if p.design == "single":
+        subs = SubIOs.empty()
+        subs.add(idx, 0, c.op, c.length_bytes, offset=c.offset_bytes, volume=c.volume)
+        return subs, {}
     if cache is not None:
+        subs = SubIOs.empty()
+        hits, nblk = cache.finish_chunk(started, c, subs)
+        return subs, {"hits": hits, "nblk": nblk}
+    n = len(c)
+    ph = np.zeros(n, dtype=np.int8) if phases is None else phases[c.first_request:c.first_request + n]
+    return mirror_plan.subios(c, idx, ph, p.failure), {}
+
+
+def _finer_tick(time_s: np.ndarray, res: float) -> float | None:
+    """The smallest step between distinct times when it is finer than the tick `res`, else None."""
+    steps = np.diff(time_s)
+    pos = steps[steps > 0]
+    return float(pos.min()) if pos.size and pos.min() < res else None
+
+
+def _drain(srv: latency.Server, bsrv: latency.Server | None, n_req: int, cached: bool, lat: tally.Latencies,
+           blat: tally.Latencies, timeline: tally.Timeline) -> None:
+    """The models' last requests, once every chunk has been fed, into the tallies."""
+    ends = {"t": np.zeros(0), "read": np.zeros(0, dtype=bool)}
+    if cached:
         ends.update(hits=np.zeros(0, dtype=np.int32), nblk=np.zeros(0, dtype=np.int32))
     _take(srv.feed(SubIOs.empty(), n_req, np.zeros(0), ends, final=True), lat, timeline)
     if bsrv is not None:
         blat.add(*_feed(bsrv, [], n_req, np.zeros(0), ends["read"], final=True))
-    return n_req, n_reads, n_bytes, last_t, last_spread, timed, srv, bsrv, finer
 
 
 def _feed(srv: latency.Server, ios: list[tuple[np.ndarray, ...]], first: int, times: np.ndarray,
@@ -441,7 +539,7 @@ def _load_kernels(p: Params, devices: dict[str, DeviceModel], models: list[Devic
     try:
         c = Chunk(np.array([0.0, 1e-3]), np.array([READ, WRITE], dtype=np.uint8), np.array([0, 8192], dtype=np.int64),
                   np.array([8192, 8192], dtype=np.int64), np.zeros(2, dtype=np.int32))
-        cache = _CachePass(p, lambda: [c], "warm-up", _noop, {}) if p.design == "read-cache" else None
+        cache = _CachePass(p, lambda: [c], "warm-up", _noop) if p.design == "read-cache" else None
         try:
             _chunks([c], p, devices, models, base_role, cache, None, None, tally.Latencies(0), tally.Latencies(0),
                     tally.Timeline(cache is not None), None, _noop)
@@ -468,12 +566,12 @@ class _CachePass:
     the same blocks), each chunk's device I/Os, and the working set (exact while small, else an estimate:
     workingset.py)."""
 
-    def __init__(self, p: Params, chunks: Callable[[], Iterable[Chunk]], path: str, progress: Progress,
-                 timings: dict[str, float]):
+    def __init__(self, p: Params, chunks: Callable[[], Iterable[Chunk]], path: str, progress: Progress):
         self.p = p
         self.path = path
         self.ws = workingset.WorkingSet(p.block_size, workingset.EXACT_BLOCKS)
         self.counted = False            # the working set known before the replay (an automatic sweep's pass)
+        self.counted_s: float | None = None     # that pass's wall time
         sizes = None
         # the working set is counted first for an automatic sweep's sizes and for the default cache size
         if p.cache_gb is None or p.sweep_gb == ():
@@ -482,7 +580,7 @@ class _CachePass:
             for c in chunks():
                 self.ws.feed_chunk(c, path)
             self.counted = True
-            timings["working_set"] = time.perf_counter() - t0
+            self.counted_s = time.perf_counter() - t0
         # no --cache-gb: the working set, the size at which every re-read hits (at least one block)
         self.defaulted = p.cache_gb is None
         self.cap = max(1, self.ws.nids) if self.defaulted else cache_mod.capacity_blocks(p.cache_gb, p.block_size)
@@ -561,26 +659,44 @@ class _CachePass:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)      # after a failure: the chunks not started are dropped
 
-    def finish(self, contract: dict[str, Any], details: dict[str, Any], notes: list[str], warnings: list[str],
-               events: list[dict[str, Any]], end_s: float, timed: bool) -> None:
+    def finish(self, end_s: float) -> "CacheFigures":
+        """The cache's figures once the replay is done (`end_s`: the trace's last request)."""
         p = self.p
-        ws = self.ws
-        nids = ws.nids
+        for t in p.restart_at_s:
+            if t > end_s:               # a streamed trace's end is known only now (check_params's message)
+                raise DbtierError(f"--restart-at {t:g} s is outside the trace (0 to {end_s:g} s)",
+                                  "give a time within the trace, in seconds from its first request")
         cr = self.main.result()
-        cap, cache_gb = self.cap, self.cache_gb
-        # whether a cache holds the whole working set is exact even where its size is an estimate (Replay)
-        if self.sizes is not None:
-            curve_detail = [{"cache_gb": g, "capacity_blocks": rp.capacity, "read_hit_ratio": r.read_hit_ratio,
-                             "request_hit_ratio": r.request_hit_ratio,
-                             "larger_than_working_set": rp.covers_working_set}
-                            for g, rp, r in zip(self.sizes, self.sweeps, (rp.result() for rp in self.sweeps))]
-        else:
-            curve_detail = [{"cache_gb": cache_gb, "capacity_blocks": cap, "read_hit_ratio": cr.read_hit_ratio,
-                             "request_hit_ratio": cr.request_hit_ratio,
-                             "larger_than_working_set": self.main.covers_working_set}]
-        contract["read_hit_ratio"] = cr.read_hit_ratio
-        contract["request_hit_ratio"] = cr.request_hit_ratio
-        contract["curve"] = [{"cache_gb": c["cache_gb"], "read_hit_ratio": c["read_hit_ratio"]} for c in curve_detail]
+        curve_detail = self._curve_detail(cr)
+        alt = self.alt.result() if self.alt is not None else None
+        rec = sweep.recommend(curve_detail) if self.sizes is not None else None
+        notes, warnings = self._notes(cr, alt, curve_detail)
+        return CacheFigures(
+            read_hit_ratio=cr.read_hit_ratio, request_hit_ratio=cr.request_hit_ratio,
+            curve=tuple({"cache_gb": c["cache_gb"], "read_hit_ratio": c["read_hit_ratio"]} for c in curve_detail),
+            recommended_cache_gb=rec["cache_gb"] if rec else None, recommended=rec, cache=self._block(cr, alt),
+            curve_detail=tuple(curve_detail), notes=notes, warnings=warnings,
+            events=tuple({"t_s": t, "event": "restart", "label": "cache emptied (restart)"} for t in p.restart_at_s),
+            working_set_s=self.counted_s)
+
+    def _curve_detail(self, cr: Any) -> list[dict[str, Any]]:
+        """Each size's hit ratios: the sweep's sizes, else the one cache's. Whether a cache holds the whole
+        working set is exact even where its size is an estimate (Replay)."""
+        if self.sizes is None:
+            return [{"cache_gb": self.cache_gb, "capacity_blocks": self.cap, "read_hit_ratio": cr.read_hit_ratio,
+                     "request_hit_ratio": cr.request_hit_ratio,
+                     "larger_than_working_set": self.main.covers_working_set}]
+        return [{"cache_gb": g, "capacity_blocks": rp.capacity, "read_hit_ratio": r.read_hit_ratio,
+                 "request_hit_ratio": r.request_hit_ratio, "larger_than_working_set": rp.covers_working_set}
+                for g, rp, r in zip(self.sizes, self.sweeps, (rp.result() for rp in self.sweeps))]
+
+    def _notes(self, cr: Any, alt: Any, curve_detail: list[dict[str, Any]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(notes, warnings): the cache's size against the working set, the other write mode, the sweep's
+        sizes past the working set, an estimated working set, write-back's destaging."""
+        p, ws, cap, cache_gb = self.p, self.ws, self.cap, self.cache_gb
+        nids = ws.nids
+        notes: list[str] = []
+        warnings: list[str] = []
         about = "" if ws.exact else "about "
         if self.defaulted:
             notes.append(f"the cache is the trace's working set ({about}{size_text(cache_gb * 1e9)}, "
@@ -592,7 +708,6 @@ class _CachePass:
                    "block is cached it stays, only first-touch misses remain")
             warnings.append(msg)
             notes.append(msg)
-        alt = self.alt.result() if self.alt is not None else None
         alt_note = sweep.write_mode_note(p.write_mode, cr.read_hit_ratio, self.alt_mode,
                                          alt.read_hit_ratio if alt else None)
         if alt_note:
@@ -601,10 +716,6 @@ class _CachePass:
             notes.append(f"{self.alt_mode} was not compared: the trace touches more than {ALT_MAX_BLOCKS:,} blocks, "
                          "past which a second cache in the same replay costs too much memory (run it with "
                          f"--write-mode {self.alt_mode})")
-        if self.sizes is not None:
-            rec = sweep.recommend(curve_detail)
-            contract["recommended"] = rec
-            contract["recommended_cache_gb"] = rec["cache_gb"] if rec else None
         over = [c["cache_gb"] for c in curve_detail if c["larger_than_working_set"] and c["cache_gb"] != cache_gb]
         if over:
             notes.append("sweep sizes larger than the working set: " + ", ".join(size_text(g * 1e9) for g in over))
@@ -613,26 +724,46 @@ class _CachePass:
                          f"read) is an estimate: past {ws.exact_max:,} blocks it is counted by "
                          f"{ws.describe()['working_set_method']}"
                          + ("; the sweep's sizes are halvings of it" if self.counted else ""))
-        details["cache"] = {
-            **cr.to_dict(), "cache_gb": cache_gb, "capacity_bytes": cap * p.block_size,
+        if p.write_mode == "write-back":
+            notes.append(f"write-back: {cr.counters['destaged_blocks']:,} dirty blocks destaged on eviction or "
+                         f"restart; {cr.counters['dirty_blocks_at_end']:,} still dirty at the end of the trace")
+        return tuple(notes), tuple(warnings)
+
+    def _block(self, cr: Any, alt: Any) -> dict[str, Any]:
+        """The document's `simulation.cache` block: the counters, the sizes, the working set, the other write mode."""
+        p, ws = self.p, self.ws
+        return {
+            **cr.to_dict(), "cache_gb": self.cache_gb, "capacity_bytes": self.cap * p.block_size,
             "seq_cutoff_bytes": p.seq_cutoff_bytes, "restart_at_s": list(p.restart_at_s),
             "working_set_bytes": ws.bytes, "read_working_set_bytes": ws.read_bytes,
-            "working_set_blocks": nids, **ws.describe(), "cache_gb_from": "working set" if self.defaulted
+            "working_set_blocks": ws.nids, **ws.describe(), "cache_gb_from": "working set" if self.defaulted
             else "--cache-gb",
             "write_mode_alternative": None if alt is None else {
                 "write_mode": self.alt_mode, "read_hit_ratio": alt.read_hit_ratio,
                 "request_hit_ratio": alt.request_hit_ratio, "margin_pp": sweep.WRITE_MODE_MARGIN_PP,
                 "method": "a second cache of the same size fed the same blocks in the same replay"},
         }
-        details["curve_detail"] = curve_detail
-        for t in p.restart_at_s:
-            if t > end_s:               # a streamed trace's end is known only now (check_params's message)
-                raise DbtierError(f"--restart-at {t:g} s is outside the trace (0 to {end_s:g} s)",
-                                  "give a time within the trace, in seconds from its first request")
-            events.append({"t_s": t, "event": "restart", "label": "cache emptied (restart)"})
-        if p.write_mode == "write-back":
-            notes.append(f"write-back: {cr.counters['destaged_blocks']:,} dirty blocks destaged on eviction or "
-                         f"restart; {cr.counters['dirty_blocks_at_end']:,} still dirty at the end of the trace")
+
+
+@dataclass(frozen=True)
+class CacheFigures:
+    """The read-cache's part of the result document: the contract's hit ratios, curve and recommendation,
+    the `cache` and `curve_detail` blocks, its notes, warnings and timeline events (restarts), and the
+    working-set pass's wall time (None when the working set was counted during the replay)."""
+    read_hit_ratio: float | None
+    request_hit_ratio: float | None
+    curve: tuple[dict[str, Any], ...] | None
+    recommended_cache_gb: float | None
+    recommended: dict[str, Any] | None
+    cache: dict[str, Any] | None
+    curve_detail: tuple[dict[str, Any], ...] | None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    events: tuple[dict[str, Any], ...] = ()
+    working_set_s: float | None = None
+
+
+_NO_CACHE = CacheFigures(None, None, None, None, None, None, None)      # a design without a cache
 
 
 def _after(before: Future | None, task: Callable[[], Any]) -> Any:
@@ -645,131 +776,3 @@ def _done(value: Any) -> Future:
     f: Future = Future()
     f.set_result(value)
     return f
-
-
-def _mirror_plan(trace: Trace | None, p: Params, devices: dict[str, DeviceModel], roles: Sequence[str],
-                 res: float | None, contract: dict[str, Any], details: dict[str, Any],
-                 events: list[dict[str, Any]], progress: Progress, timings: dict[str, float]) -> np.ndarray | None:
-    """The preferred-read mirror's failure, return and resync (from the whole trace): each request's phase
-    (0 in sync, 1 one side down, 2 resyncing), or None without a failure; fills `mirror`, `resync`, events
-    and notes."""
-    notes = details["notes"]
-    f = p.failure
-    track = mirror.tracking_of(p.tracking, p.region_size)
-    region = track["region_size"]
-    details["mirror"] = {"region_size": region, "tracking": track, "failure": None, "resync_rate_mbps": None,
-                         "resync_copy": None, "resync_model": None, "requests_degraded": 0,
-                         "requests_resyncing": 0}
-    if f is None:
-        return None
-    assert trace is not None
-    models = [devices[r] for r in roles]
-    times = latency.spread_ties(trace.time_s, res)
-    is_read = trace.op == READ
-    down_end = np.inf if f.return_at_s is None else f.return_at_s
-    in_window = (~is_read) & (trace.time_s >= f.fail_at_s) & (trace.time_s < down_end)
-    regions = mirror.dirty_regions(trace.offset_bytes[in_window], trace.length_bytes[in_window],
-                                   trace.volume[in_window], region)
-    returning, surviving = devices[f.side], devices[f.survivor]
-    end = float(trace.time_s[-1])
-    resync_s = None
-    copy: dict[str, Any] | None = None
-    if f.return_at_s is not None:
-        # The copy gets the device time the foreground leaves: replay the trace with the resync's routing
-        # from the return on, take each side's busy time per bucket, and integrate the copy over it.
-        progress("resync: foreground load", 0.0)
-        t0 = time.perf_counter()
-        span = float(times[-1] - times[0])
-        bucket = span / max(1, math.ceil(span / max(1.0, span / 100_000))) if span > 0 else 1.0
-        idx = np.arange(len(trace), dtype=np.int64)
-        fg_load = latency.serve(_mirror_subs(trace, idx, mirror.phases(trace.time_s, f, np.inf), f),
-                                models, times, True, bucket_s=bucket)
-        surv_i, ret_i = roles.index(f.survivor), roles.index(f.side)
-        nbytes = regions * region
-        resync_s = mirror.copy_seconds(nbytes, f.return_at_s, surviving.read_mbps, returning.write_mbps,
-                                       fg_load.busy_by_bucket_s[surv_i], fg_load.busy_by_bucket_s[ret_i],
-                                       float(times[0]), bucket)
-        idle_s = nbytes / mirror.copy_rate_bytes_per_s(surviving.read_mbps, returning.write_mbps)
-        timings["resync"] = time.perf_counter() - t0
-        copy = {"survivor_read_mbps": surviving.read_mbps, "returning_write_mbps": returning.write_mbps,
-                "rate_mbps_idle": min(surviving.read_mbps, returning.write_mbps),
-                "rate_mbps_mean": nbytes / resync_s / 1e6 if resync_s else None,
-                "seconds_idle": idle_s, "bucket_s": bucket,
-                "foreground_util": _window_util(fg_load, bucket, float(times[0]), f.return_at_s,
-                                                f.return_at_s + resync_s, {"survivor": surv_i,
-                                                                          "returning": ret_i})}
-    resync_block = mirror.resync(regions, region, f, end, resync_s)
-    contract["resync"] = resync_block
-    notes.append(f"change tracking: {track['model']} ({track['model_from']}), {human_bytes(region)} regions "
-                 f"({track['region_size_from']}): the writes while the {f.side} side was down dirtied {regions:,} of "
-                 f"them, {size_text(resync_block['bytes'])} to copy. {track['basis']}")
-    events.append({"t_s": f.fail_at_s, "event": "fail", "label": f"{f.side} side fails"})
-    if f.return_at_s is not None:
-        events.append({"t_s": f.return_at_s, "event": "return", "label": f"{f.side} side returns"})
-        events.append({"t_s": f.return_at_s + resync_s, "event": "resynced",
-                       "label": f"resync done ({size_text(resync_block['bytes'])})"})
-    else:
-        notes.append(f"the {f.side} side never returns within the trace: no resync; the design ran without "
-                     "redundancy to the end")
-    if f.return_at_s is not None and f.return_at_s + resync_s > end:
-        notes.append("the resync ends after the trace does (it runs at the full copy rate from then on)")
-    ph = mirror.phases(trace.time_s, f, resync_s)
-    details["mirror"].update({
-        "failure": {"side": f.side, "fail_at_s": f.fail_at_s, "return_at_s": f.return_at_s, "survivor": f.survivor},
-        "resync_rate_mbps": None if copy is None else copy["rate_mbps_idle"], "resync_copy": copy,
-        "resync_model": None if copy is None else RESYNC_MODEL,
-        "requests_degraded": int((ph == 1).sum()), "requests_resyncing": int((ph == 2).sum())})
-    if copy is not None:
-        fu = copy["foreground_util"]
-        notes.append(
-            f"resync: {size_text(resync_block['bytes'])} read from the {f.survivor} side "
-            f"({copy['survivor_read_mbps']:g} MB/s) and written to the {f.side} side "
-            f"({copy['returning_write_mbps']:g} MB/s): {copy['seconds_idle']:,.1f} s at "
-            f"{copy['rate_mbps_idle']:g} MB/s on idle devices; the foreground kept the survivor "
-            f"{_pct(fu['survivor'])} and the returning side {_pct(fu['returning'])} busy meanwhile, so it took "
-            f"{resync_s:,.1f} s (mean {copy['rate_mbps_mean']:,.1f} MB/s). " + RESYNC_MODEL)
-    return ph
-
-
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{x:.0%}"
-
-
-def _window_util(served: latency.Served, bucket_s: float, t0: float, start_s: float, end_s: float,
-                 which: dict[str, int]) -> dict[str, float | None]:
-    """Each device's mean foreground busy fraction over [start_s, end_s) (buckets overlapping it, weighted by
-    overlap; None when the window lies past the trace)."""
-    b = served.busy_by_bucket_s
-    lo = np.arange(b.shape[1]) * bucket_s + t0
-    w = np.clip(np.minimum(lo + bucket_s, end_s) - np.maximum(lo, start_s), 0.0, None)
-    if not w.sum() > 0:
-        return {k: None for k in which}
-    return {k: float((np.minimum(b[i] / bucket_s, 1.0) * w).sum() / w.sum()) for k, i in which.items()}
-
-
-def _mirror_subs(tr: Any, idx: np.ndarray, ph: np.ndarray, f: mirror.Failure | None) -> SubIOs:
-    """Device I/Os of the preferred-read mirror for requests `idx` of `tr` (a Trace or a Chunk) in phases `ph`
-    (0 in sync, 1 one side down, 2 resyncing): reads from the fast side in sync, else from the survivor;
-    writes to both, or to the survivor while down."""
-    subs = SubIOs.empty()
-    is_read = tr.op == READ
-    fast, slow = 0, 1
-    survivor = None if f is None else (fast if f.survivor == "fast" else slow)
-    normal = ph == 0
-    r = is_read
-    w = ~is_read
-    subs.add(idx[r & normal], fast, READ, tr.length_bytes[r & normal],
-             offset=tr.offset_bytes[r & normal], volume=tr.volume[r & normal])
-    if survivor is not None:
-        degraded_r = r & ~normal
-        subs.add(idx[degraded_r], survivor, READ, tr.length_bytes[degraded_r],
-                 offset=tr.offset_bytes[degraded_r], volume=tr.volume[degraded_r])
-        down_w = w & (ph == 1)
-        subs.add(idx[down_w], survivor, WRITE, tr.length_bytes[down_w],
-                 offset=tr.offset_bytes[down_w], volume=tr.volume[down_w])
-    both_w = w & (ph != 1)
-    subs.add(idx[both_w], fast, WRITE, tr.length_bytes[both_w],
-             offset=tr.offset_bytes[both_w], volume=tr.volume[both_w])
-    subs.add(idx[both_w], slow, WRITE, tr.length_bytes[both_w],
-             offset=tr.offset_bytes[both_w], volume=tr.volume[both_w])
-    return subs

@@ -1,7 +1,7 @@
 """What a replay's figures advise, as pure functions: the cache size a hit-ratio curve recommends, whether
 another write mode would change the answer, and whether a device's average utilisation hides bursts.
 
-Each takes figures the replay has already computed and returns a plain dict or a note (or None).
+Each takes figures the replay has already computed and returns a plain dict, a note (or None) or a list of notes.
 """
 
 from __future__ import annotations
@@ -85,11 +85,12 @@ def burst_note(who: str, avg: float | None, busiest: dict[str, Any] | None, medi
             "requests queue behind the bursts")
 
 
-def burst_notes(notes: list[str], figs: dict[str, Any], roles: Sequence[str], devices: dict[str, Any],
-                pct: dict[str, dict[str, float | None]], alone: str) -> None:
-    """burst_note for each device role (figs: device_util and busiest_utilisation by role; devices:
-    latency.DeviceModel by role): against the median read, else write (pct: latency percentiles by op)."""
+def burst_notes(figs: dict[str, Any], roles: Sequence[str], devices: dict[str, Any],
+                pct: dict[str, dict[str, float | None]], alone: str) -> list[str]:
+    """burst_note for each device role that has one (figs: device_util and busiest_utilisation by role;
+    devices: latency.DeviceModel by role): against the median read, else write (pct: latency percentiles by op)."""
     op = "read" if (pct.get("read") or {}).get("p50") is not None else "write"
+    notes = []
     for role in roles:
         m = devices[role]
         who = f"the device ({m.id})" if role == "device" else f"the {role} device ({m.id})"
@@ -98,6 +99,7 @@ def burst_notes(notes: list[str], figs: dict[str, Any], roles: Sequence[str], de
                           m.read_latency_us if op == "read" else m.write_latency_us, op)
         if note:
             notes.append(note)
+    return notes
 
 
 def _ms(us: float) -> str:

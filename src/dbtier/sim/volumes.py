@@ -33,7 +33,7 @@ from dbtier.sim.trace.traces import Trace
 ALL = "all"
 
 
-@dataclass
+@dataclass(frozen=True)
 class VolumeResult:
     """One volume's replay, reduced to what the total needs (arrays of a fixed size, whatever the trace)."""
     volume: str
