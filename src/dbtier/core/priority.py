@@ -3,14 +3,12 @@
 A streamed replay runs more threads than a small machine has cores: the cache replay, on which the run
 waits from its first chunk to its last, beside the working-set count and the queueing models, which only
 have to keep up. The kernel's scheduler shares a core evenly between runnable threads; a helper whose nice
-value is raised yields to the replay when both want the same core. Measured on 2 cores (the large-footprint
-bench, 64 GB cache, interleaved runs): median 4.99 -> 4.33 s. Not the reader: the replay waits on it too
-(lowered, it was seen starved while the helpers took their first chunks and the replay idled). At the
-default value or lowered the wall time is the same within the noise (16 rounds in alternating order, each
-run after the same warm-up: medians 3.99 and 4.11 s, 4.59 and 4.33). Linux only (there a thread's nice
-value is its own); elsewhere, or where refused, nothing changes. Only ever raised: an unprivileged process cannot lower
-it again, so it is set on threads that end with the run, never on the main thread (a child process would
-inherit it).
+value is raised yields to the replay when both want the same core: on 2 cores the large-footprint replay
+is quicker with its helpers lowered (bench/simulate_scale.py --sections footprint). Not the reader: the
+replay waits on it too (lowered, it starves while the helpers take their first chunks and the replay idles).
+Linux only (there a thread's nice value is its own); elsewhere, or where refused, nothing changes. Only ever
+raised: an unprivileged process cannot lower it again, so it is set on threads that end with the run, never on
+the main thread (a child process would inherit it).
 """
 
 from __future__ import annotations

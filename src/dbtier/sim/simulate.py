@@ -188,8 +188,8 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
 
 # Requests replayed at a time: their device I/Os are what the replay holds. 2^18 rather than 2^19: a chunk's
 # block keys (about 10 MB on the large-footprint bench) stay under glibc's 16 MiB mmap threshold (core/malloc.py),
-# so the heap's pages are reused instead of a fresh mapping faulted in each chunk (64 GB cache: median 4.26 ->
-# 3.66 s, peak RSS 1.19 -> 1.01 GB; 2 GB 3.52 -> 3.34 s, 0.72 -> 0.55 GB; 2^17 no quicker).
+# so the heap's pages are reused instead of a fresh mapping faulted in each chunk: quicker and a smaller peak RSS
+# at 64 GB and 2 GB caches, and 2^17 no quicker (bench/simulate_scale.py --sections footprint measures it).
 CHUNK_REQUESTS = 1 << 18
 MODEL_LAG = 1      # chunks the queueing models may fall behind the replay (each one more chunk held)
 EXACT_LATENCIES = 1 << 24       # requests whose latencies are kept for exact percentiles (9 bytes each)
