@@ -327,3 +327,16 @@ def test_psql_output_beyond_the_size_read_is_refused(monkeypatch):
                        r"to 0 MiB") as e:
         imp(P / "database-watch.txt")
     assert "collectors/postgres_stats.sql" in e.value.hint
+
+
+def test_a_script_run_with_psql_a_echoes_its_statements(tmp_path):
+    """`psql -a -f script.sql`: each statement and meta-command echoed above its result, command tags of the
+    statements that return no rows; read as the results alone."""
+    text = (P / "database-aligned.txt").read_text()
+    echoed = "SET search_path = public;\nSET\n" + text.replace(
+        " datid |", "SELECT * FROM pg_stat_database;\n datid |").replace("(5 rows)\n\n", "(5 rows)\n\n\\! sleep 10\n")
+    f = tmp_path / "echoed.txt"
+    f.write_text(echoed)
+    doc, con = imp(f, interval_s=10, start="2026-11-28 15:27:23")
+    assert doc["databases"][0]["intervals"] == 5
+    assert data_reads(con)[0] == pytest.approx((22 + 1528) / 10)

@@ -54,6 +54,10 @@ _RULE = re.compile(r"[\s+\-─━═┼┌┐└┘├┤┬┴╪╞╡╤╧�
 _CROSS = set("+┼╪╬┬┴├┤")
 _BARS = ("|", "│", "║")
 _TIMING = re.compile(r"\S[^:]{0,20}:\s*[\d.,]+\s*ms\b.*")
+# what else a script run with `psql -a` (or -e) prints between results: its statements and meta-commands
+# echoed, and the command tags of statements that return no rows (SET, CREATE TABLE, INSERT 0 1)
+_ECHO = re.compile(r"\\\S.*|(select|with|table|values|set|reset|show|begin|commit|create|insert|do)\b.*;", re.I)
+_TAG = re.compile(r"[A-Z]+( [A-Z]+)*( \d+)*")
 _DELIMS = ("|", ",", "\t", ";")
 
 
@@ -225,8 +229,10 @@ def _check_footer(path: str, n: int, count: int, res: Result | None) -> None:
 
 
 def _noise(s: str) -> bool:
-    """psql's own messages between results: `Time: 1.2 ms` (\\timing), in any language."""
-    return bool(_TIMING.fullmatch(s.strip()))
+    """psql's own lines between results: `Time: 1.2 ms` (\\timing, in any language), and what `psql -a`
+    echoes (statements ending in `;`, meta-commands) and command tags (`SET`, `INSERT 0 1`)."""
+    t = s.strip()
+    return bool(_TIMING.fullmatch(t) or _ECHO.fullmatch(t) or _TAG.fullmatch(t))
 
 
 # -- aligned ----------------------------------------------------------------------------------------------
