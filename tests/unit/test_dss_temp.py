@@ -180,7 +180,7 @@ def test_lab_emulate_refusals(tmp_path):
     assert e.value.exit_code == 2
     with pytest.raises(DbtierError, match="cannot read the rate"):
         _emulation(f"{tmp_path}=slow", [str(tmp_path)])
-    assert _emulation(None, [str(tmp_path)]) == (None, [])
+    assert _emulation(None, [str(tmp_path)]) is None
 
 
 def test_two_tier_table_names_each_tier_and_marks_the_spills():

@@ -60,11 +60,7 @@ def test_requirement_at_the_knee():
 # -- lab --engines: one OLTP step per engine ----------------------------------------------------------------------
 
 from dbtier.core.errors import DbtierError  # noqa: E402
-from dbtier.model.lab import oltp_argv, oltp_step_name, oltp_steps, parse_engines, plan_engine  # noqa: E402
-
-PROF = {"oltp_warehouses": "5", "oltp_clients": "1,2,4,8", "oltp_duration": "8", "oltp_warmup": "2",
-        "oltp_repeat": "2", "matrix_clients": "1,4", "matrix_duration": "5"}
-
+from dbtier.model.lab import parse_engines, plan_engine  # noqa: E402
 
 KNOWN = ("postgres", "mariadb")
 
@@ -78,26 +74,8 @@ def test_parse_engines():
     assert "unknown engine foo" in e.value.message and "postgres, mariadb" in e.value.hint
 
 
-def test_step_names():
-    assert oltp_step_name("postgres", ["postgres"]) == "oltp"                # as before --engines
-    assert oltp_step_name("mariadb", ["mariadb"]) == "oltp"
-    assert oltp_step_name("mariadb", ["postgres", "mariadb"]) == "oltp-mariadb"
+def test_the_plan_sizes_for_postgres_else_the_first_engine():
     assert plan_engine(["mariadb", "postgres"]) == "postgres" and plan_engine(["mariadb"]) == "mariadb"
-
-
-def test_oltp_argv_one_directory():
-    assert oltp_argv("mariadb", ["/a"], "/a", "/a", PROF) == [
-        "bench", "oltp", "--engine", "mariadb", "--workload", "tpcc", "--warehouses", "5", "--repeat", "2",
-        "--clients", "1,2,4,8", "--duration", "8", "--warmup", "2", "--dir", "/a"]
-
-
-def test_oltp_argv_matrix_and_steps():
-    steps = oltp_steps(["postgres", "mariadb"], ["/s", "/f"], "/f", "/s", PROF)
-    assert [(e, n) for e, n, _ in steps] == [("postgres", "oltp-postgres"), ("mariadb", "oltp-mariadb")]
-    for e, _, argv in steps:   # the same workload and storage for each engine; only --engine differs
-        assert argv == ["bench", "oltp", "--engine", e, "--workload", "tpcc", "--warehouses", "5", "--repeat", "2",
-                        "--placement-matrix", "/f,/s", "--clients", "1,4", "--duration", "5", "--warmup", "2",
-                        "--dir", "/f"]
 
 
 def test_the_lab_report_shows_the_catalog_standing_as_a_table():

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from dbtier.model.lab import plan_size_argv, requirement_from_oltp
+from dbtier.model.lab import requirement_from_oltp
+from dbtier.model.lab_steps import plan_size_step
 from dbtier.core.errors import DbtierError
 from dbtier.history.summary import requirement
 from dbtier.measure.fio import parse_output
 from dbtier.model.plan.planner import Requirement
+
+
+def plan_size_argv(*args):
+    """The lab's `plan size` command line for a requirement (None: no step, nothing to size for)."""
+    step = plan_size_step(*args)
+    return None if step is None else step.argv()
 
 
 def _oltp(devices, duration_s=10.0, database_bytes=2e9):

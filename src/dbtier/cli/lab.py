@@ -1,9 +1,13 @@
 """`dbtier lab [DIR ...]`: the whole study in one command.
 
 Each step is a dbtier command run as a child process into its own run
-directory under the lab's, so one failing step is reported while the others
-still run, and Ctrl-C stops the running child (which cleans up after itself)
-and keeps every finished step.
+directory under the lab's, on purpose: the step's managed database server, loop
+device and temp files, and their cleanup, belong to that process. So one failing
+or crashing step is reported while the others still run, Ctrl-C stops the
+running child (which removes what it made) and keeps every finished step, and
+the lab document records each step's `dbtier ARGV` so one step can be re-run
+alone. The steps are typed requests (model/lab_steps.py) built from the lab's
+options and the earlier steps' results; each request's argv() is its command line.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from dbtier.cli.settings_options import pg_memory
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.model.lab import (oltp_steps, parse_engines, plan_cloud_argv, plan_engine, plan_size_argv,
-                              requirement_from_oltp, standing, tiers)
+from dbtier.model.lab import parse_engines, plan_engine, requirement_from_oltp, standing, tiers
+from dbtier.model.lab_steps import (EmulatedTier, LabStep, ReportStep, backup_steps, dss_steps, oltp_steps,
+                                    plan_cloud_step, plan_size_step, probe_step)
 from dbtier.workloads.engine import names as engine_names
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -105,10 +110,10 @@ def _load(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def _emulation(text: str | None, dirs: list[str]) -> tuple[str | None, list[str]]:
-    """(the emulated directory, the --emulate argv the steps get), checked before any step runs."""
+def _emulation(text: str | None, dirs: list[str]) -> EmulatedTier | None:
+    """The emulated directory and its rate as the steps get them, checked before any step runs."""
     if not text:
-        return None, []
+        return None
     from dbtier.measure import slowtier
     emu = slowtier.parse(text)
     here = os.path.realpath(emu.dir)
@@ -118,7 +123,7 @@ def _emulation(text: str | None, dirs: list[str]) -> tuple[str | None, list[str]
     if os.geteuid() != 0:
         raise DbtierError("--emulate needs root: it makes a loop device, mounts it and sets an I/O throttle",
                           "run as root, or give the lab two real tiers")
-    return here, ["--emulate", f"{here}={text.rpartition('=')[2]}"]
+    return EmulatedTier(here, text.rpartition('=')[2])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,23 +141,25 @@ def run(args: argparse.Namespace) -> int:
                           "steps are probe,oltp,dss,backup,plan,cloud")
     engines = parse_engines(args.engines, engine_names("oltp"))
     prof = PROFILES[args.profile]
-    emulated, emu_argv = _emulation(args.emulate, dirs)
+    emu = _emulation(args.emulate, dirs)
     run_ = Run("lab", args, {"dirs": dirs, "profile": args.profile, "skip": sorted(skip), "cloud": args.cloud,
-                             "engines": engines, "settings": prof, "emulate": emu_argv[1] if emu_argv else None,
+                             "engines": engines, "settings": prof, "emulate": emu.text if emu else None,
                              "dss_memory_limit": args.dss_memory_limit, "dss_scale": args.dss_scale}, paths=dirs)
     doc = run_.doc
     doc["steps"] = []
     lab = run_.dir.path.resolve()
     out = console(args)
 
-    def step(name: str, argv: list[str] | None, why_skipped: str | None = None) -> dict[str, Any] | None:
-        rec = {"name": name, "status": "skipped", "run_dir": None, "seconds": 0.0, "error": why_skipped,
-               "argv": ["dbtier", *argv] if argv else None}
+    def skip_step(name: str, why: str) -> None:
+        doc["steps"].append({"name": name, "status": "skipped", "run_dir": None, "seconds": 0.0, "error": why,
+                             "argv": None})
+        run_.save()
+
+    def step(request: LabStep) -> dict[str, Any] | None:
+        name, argv = request.name, request.argv()
+        rec = {"name": name, "status": "running", "run_dir": None, "seconds": 0.0, "error": None,
+               "argv": ["dbtier", *argv]}
         doc["steps"].append(rec)
-        if argv is None:
-            run_.save()
-            return None
-        rec["status"] = "running"
         run_.save()
         with out.status(f"[bold]{esc(name)}[/bold]: dbtier {esc(' '.join(argv))}"):
             code, err, secs = _child(argv, lab / name)
@@ -163,63 +170,66 @@ def run(args: argparse.Namespace) -> int:
         return _load(lab / name)
 
     try:
-        probe = step("probe", ["probe", *dirs, *prof.get("probe_args", ["--profile", args.profile])]) \
-            if "probe" not in skip else \
-            step("probe", None, "skipped by --skip")
+        if "probe" in skip:
+            probe = None
+            skip_step("probe", "skipped by --skip")
+        else:
+            probe = step(probe_step(dirs, args.profile, prof))
         fast, slow = tiers(dirs, probe)
-        if emulated and len(dirs) >= 2:      # the emulated directory is the slow tier, whatever its own device
-            slow = emulated
-            fast = fast if fast != emulated else next(d for d in dirs if d != emulated)
+        if emu and len(dirs) >= 2:      # the emulated directory is the slow tier, whatever its own device
+            slow = emu.dir
+            fast = fast if fast != emu.dir else next(d for d in dirs if d != emu.dir)
         if len(dirs) >= 2:
             doc["params"].update(fast_dir=fast, slow_dir=slow)
         oltp = None
         # one OLTP step per engine, on the same storage; the plan sizes for PostgreSQL's (else the first's)
         planned = plan_engine(engines)
-        for engine, name, argv in oltp_steps(engines, dirs, fast, slow, prof):
-            if emulated:   # one directory: its data placed there, so the emulated tier holds it
-                argv += (["--place", f"data={emulated}"] if len(dirs) == 1 else []) + emu_argv
-            got = step(name, None, "skipped by --skip") if "oltp" in skip else step(name, argv)
+        for engine, request in oltp_steps(engines, dirs, fast, slow, prof, emu):
+            if "oltp" in skip:
+                skip_step(request.name, "skipped by --skip")
+                continue
+            got = step(request)
             if engine == planned:
                 oltp = got
-        for i, d in enumerate(dirs):
+        probe_dir = str(lab / "probe")
+        for dss in dss_steps(dirs, fast, prof, args.dss_scale, probe_dir if probe else None, emu,
+                             args.dss_memory_limit or None):
             if "dss" in skip:
-                step(f"dss-{i + 1}", None, "skipped by --skip")
-                continue
-            step(f"dss-{i + 1}", ["bench", "dss", "--scale", f"{args.dss_scale:g}" if args.dss_scale else prof["dss_scale"], "--repeat", prof["dss_repeat"],
-                                  "--data", fast, "--temp", d] +
-                 (["--probe", str(lab / "probe")] if probe else []) + (emu_argv if d == emulated else [])
-                 + (["--memory-limit", args.dss_memory_limit] if args.dss_memory_limit else []))
-        for i, d in enumerate(dirs):
+                skip_step(dss.name, "skipped by --skip")
+            else:
+                step(dss)
+        for backup in backup_steps(dirs, fast, prof, emu):
             if "backup" in skip:
-                step(f"backup-{i + 1}", None, "skipped by --skip")
-                continue
-            step(f"backup-{i + 1}", ["bench", "backup", "--to", d, "--data", fast, "--scale", prof["backup_scale"],
-                                     "--methods", prof["backup_methods"], "--repeat", prof["backup_repeat"]]
-                 + (emu_argv if d == emulated else []))
+                skip_step(backup.name, "skipped by --skip")
+            else:
+                step(backup)
         req = requirement_from_oltp(oltp) if oltp else None
         doc["requirement"] = req
+        size = plan_size_step(req, oltp, probe, probe_dir) if req else None
         if "plan" in skip:
-            step("plan-size", None, "skipped by --skip")
+            skip_step("plan-size", "skipped by --skip")
         elif req is None:
-            step("plan-size", None, "no measured load: the OLTP step did not finish")
-        elif plan_size_argv(req) is None:
-            step("plan-size", None, "the OLTP step measured no device load to size for")
+            skip_step("plan-size", "no measured load: the OLTP step did not finish")
+        elif size is None:
+            skip_step("plan-size", "the OLTP step measured no device load to size for")
         else:
-            step("plan-size", plan_size_argv(req, oltp, probe, str(lab / "probe")))
-        cloud_argv = plan_cloud_argv(req, args.cloud) if req else None
+            step(size)
+        cloud = plan_cloud_step(req, args.cloud) if req else None
         if "cloud" in skip or "plan" in skip:
-            step("plan-cloud", None, "skipped by --skip")
-        elif cloud_argv is None:
-            step("plan-cloud", None, "no measured load to size for")
+            skip_step("plan-cloud", "skipped by --skip")
+        elif cloud is None:
+            skip_step("plan-cloud", "no measured load to size for")
         else:
-            step("plan-cloud", cloud_argv)
+            step(cloud)
         if probe:
             doc["standing"] = standing(probe)
         # The lab's own status and time are final before the report reads them (it shows them).
         run_.finish("failed" if any(s["status"] == "failed" for s in doc["steps"]) else "ok")
-        code, err, secs = _child(["report", str(lab)], lab / "report")
-        doc["report"] = {"status": "ok" if code == 0 else "failed", "run_dir": "report",
-                         "html": str(lab / "report" / "report.html") if code == 0 else None, "error": err or None}
+        report = ReportStep(str(lab))
+        code, err, secs = _child(report.argv(), lab / report.name)
+        doc["report"] = {"status": "ok" if code == 0 else "failed", "run_dir": report.name,
+                         "html": str(lab / report.name / "report.html") if code == 0 else None,
+                         "error": err or None}
         if code != 0:
             doc["status"] = "failed"            # the report could not be written: the lab failed after all
         run_.save()

@@ -10,8 +10,8 @@ cloud/  cloud volumes and instances as the providers sell them, clustered databa
 Here, the judgements of measured runs: guards.py (the cache guard: did the reads reach the storage),
 placement.py (the placement matrix's steps), dss.py (TPC-H answers and totals, the backup's bottleneck),
 fsync_honesty.py (does a device's flush wait for the data: a probe's commit timings judged), lab.py (the
-lab's requirement, tiers and plan options) over standing.py (where measured storage stands against the
-catalog).
+lab's requirement, tiers and engines) over standing.py (where measured storage stands against the
+catalog), lab_steps.py (the lab's steps as typed requests, each writing its own command line).
 
 What each may import: dbtier.core; plan/ nothing else of dbtier; cloud/ plan/ (the requirement); the modules
 here each other and plan/ (lab.py and standing.py: the catalog). Never measure/, workloads/, history/,

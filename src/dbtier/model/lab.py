@@ -1,6 +1,6 @@
 """The lab's figures from its steps' documents (pure but for reading the catalog): the requirement
-the OLTP run measured, the `plan size` options for it, which directory is the fast tier, and where
-each probed target stands against the catalog."""
+the OLTP run measured, which directory is the fast tier, the engines the OLTP step runs on, and where
+each probed target stands against the catalog. The steps' command lines are in lab_steps.py."""
 
 from __future__ import annotations
 
@@ -48,50 +48,6 @@ def requirement_from_oltp(oltp: dict[str, Any]) -> dict[str, Any] | None:
     return req
 
 
-def plan_size_argv(req: dict[str, Any], oltp: dict[str, Any] | None = None,
-                   probe: dict[str, Any] | None = None, probe_dir: str | None = None) -> list[str] | None:
-    """`dbtier plan size` options for the figures above 0 (None when there is nothing to size for).
-
-    The OLTP run's durability sets `--durable-writes`: a durable run (or one that does not say) needs
-    writes that survive a power loss; a run that was not durable (fsync off, synchronous_commit off,
-    innodb_flush_log_at_trx_commit=2) asked for none. A probe that measured a commit rate is passed as
-    `--probe`, so devices without power-loss protection are priced at a measured flush-bound rate."""
-    argv = _rates_argv(req)
-    if not argv:
-        return None
-    dur = (oltp or {}).get("durability")
-    durable = dur.get("durable") if isinstance(dur, dict) else None
-    argv += ["--durable-writes", "no" if durable is False else "required"]
-    rate = (((probe or {}).get("targets") or [{}])[0].get("summary") or {}).get("commits_per_s") \
-        if isinstance(probe, dict) and isinstance(probe.get("targets"), list) and probe["targets"] \
-        and isinstance(probe["targets"][0], dict) else None
-    if probe_dir and isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate > 0:
-        argv += ["--probe", probe_dir]
-    return ["plan", "size", *argv, "--headroom", "0.3", "--top", "5"]
-
-
-def _rates_argv(req: dict[str, Any]) -> list[str]:
-    """The requirement's figures above 0 as `plan size` options."""
-    opts = [("--read-iops", "read_iops", ".0f"), ("--write-iops", "write_iops", ".0f"),
-            ("--read-mbps", "read_mbps", ".1f"), ("--write-mbps", "write_mbps", ".1f"),
-            ("--capacity-gb", "capacity_gb", ".0f")]
-    argv = []
-    for opt, key, fmt in opts:
-        v = req.get(key)
-        if isinstance(v, (int, float)) and float(format(v, fmt)) > 0:
-            argv += [opt, format(v, fmt)]
-    return argv
-
-
-def plan_cloud_argv(req: dict[str, Any], provider: str) -> list[str] | None:
-    """`dbtier plan size --cloud PROVIDER --instance auto` for the same measured load: the provider's volumes
-    as it sells them, on the cheapest instance whose caps carry the load sustained (None: nothing to size)."""
-    argv = _rates_argv(req)
-    if not argv:
-        return None
-    return ["plan", "size", *argv, "--cloud", provider, "--instance", "auto", "--headroom", "0.3", "--top", "5"]
-
-
 def tiers(dirs: list[str], probe: dict[str, Any] | None) -> tuple[str, str]:
     """The fast tier is the directory with the most 4 KiB random-read IOPS (the first one without a probe)."""
     real = [os.path.realpath(d) for d in dirs]
@@ -135,29 +91,6 @@ def parse_engines(text: str | None, known: Sequence[str]) -> list[str]:
         raise DbtierError(f"--engines: unknown engine {', '.join(bad)}",
                           f"engines: {', '.join(known)} (comma-separated, e.g. --engines postgres,mariadb)")
     return names
-
-
-def oltp_step_name(engine: str, engines: Sequence[str]) -> str:
-    """'oltp' for one engine (the lab's step name before --engines), 'oltp-<engine>' for each of several."""
-    return "oltp" if len(engines) == 1 else f"oltp-{engine}"
-
-
-def oltp_argv(engine: str, dirs: Sequence[str], fast: str, slow: str, prof: dict[str, str]) -> list[str]:
-    """The `dbtier bench oltp` argv of one engine's OLTP step: the same tpcc workload and storage for every
-    engine; two or more directories walk the placement matrix (the engine's own steps) fast,slow."""
-    head = ["bench", "oltp", "--engine", engine, "--workload", "tpcc", "--warehouses", prof["oltp_warehouses"],
-            "--repeat", prof["oltp_repeat"]]
-    if len(dirs) >= 2:
-        return head + ["--placement-matrix", f"{fast},{slow}", "--clients", prof["matrix_clients"],
-                       "--duration", prof["matrix_duration"], "--warmup", prof["oltp_warmup"], "--dir", fast]
-    return head + ["--clients", prof["oltp_clients"], "--duration", prof["oltp_duration"],
-                   "--warmup", prof["oltp_warmup"], "--dir", dirs[0]]
-
-
-def oltp_steps(engines: Sequence[str], dirs: Sequence[str], fast: str, slow: str,
-               prof: dict[str, str]) -> list[tuple[str, str, list[str]]]:
-    """(engine, step name, argv) of each engine's OLTP step, in the order given."""
-    return [(e, oltp_step_name(e, engines), oltp_argv(e, dirs, fast, slow, prof)) for e in engines]
 
 
 def plan_engine(engines: Sequence[str]) -> str:
