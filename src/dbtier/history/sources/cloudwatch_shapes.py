@@ -81,7 +81,7 @@ class _Lines:
 
     def __init__(self, text: str):
         self.text = text
-        self.anchors = {"datapoints": [], "id": []}
+        self.anchors: dict[str, list[int]] = {"datapoints": [], "id": []}
         for m in _ANCHOR.finditer(text):
             self.anchors[m.group(1).lower()].append(m.start())
         self.next = {"datapoints": 0, "id": 0}

@@ -40,7 +40,7 @@ import os
 import re
 import zoneinfo
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Container, Iterable, Sequence
 
 import duckdb
 
@@ -146,7 +146,7 @@ def _utf8(path: str, line: str) -> None:
             raise csvio.not_utf8_error(path, bad)
 
 
-def _pick(cols: Sequence[str], *names: str) -> str | None:
+def _pick(cols: Container[str], *names: str) -> str | None:
     for n in names:
         if n in cols:
             return n

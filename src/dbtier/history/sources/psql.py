@@ -610,8 +610,7 @@ def parse_time(text: str, order: str | None = None) -> Stamp:
         year = int(folded[ys[0]].strip("."))
         folded[ys[0]] = ""
     if month is None:
-        found = [(i, _month(w)) for i, w in enumerate(folded)]
-        found = [(i, mm) for i, mm in found if mm]
+        found: list[tuple[int, int]] = [(i, mm) for i, w in enumerate(folded) if (mm := _month(w))]
         if len(found) > 1:            # a weekday that is also a month's abbreviation (French mar. = mardi)
             found = found[1:]
         if len(found) != 1:
