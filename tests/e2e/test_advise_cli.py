@@ -126,6 +126,7 @@ def test_rac_instances_are_summed_and_oracle_rac_has_no_cloud_volumes(tmp_path):
     assert json.loads(r.stdout)["read_iops"] == pytest.approx(max(summed), rel=1e-9)
 
 
+@pytest.mark.slow
 def test_p95_of_the_rac_sum_is_the_grid_quantile(tmp_path):
     doc = advise(tmp_path, str(RAC), "--cloud", "none")
     series = _instance_cells(tmp_path / "a", "write_iops")

@@ -39,6 +39,7 @@ def test_every_command_has_help_json_out_and_name(words, parser):
     assert r.returncode == 0 and "--json" in r.stdout
 
 
+@pytest.mark.slow
 def test_the_real_entry_point_exits_0_on_help_and_2_on_a_bad_option(tmp_path):
     r = run_dbtier("plan", "size", "--help", cwd=tmp_path)
     assert r.returncode == 0 and "--read-iops" in r.stdout and r.stderr == ""
@@ -49,6 +50,7 @@ def test_the_real_entry_point_exits_0_on_help_and_2_on_a_bad_option(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("dbtier ")
 
 
+@pytest.mark.slow
 def test_in_process_and_real_process_say_the_same(tmp_path):
     """call_main is a stand-in for the real process: same exit code, stdout and stderr."""
     for argv in (["catalog", "show", "nope"], ["catalog", "list", "--kind", "tape"], ["simulate", "run", "--help"]):

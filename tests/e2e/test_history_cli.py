@@ -52,6 +52,7 @@ def test_import_json_contract_and_parquet(tmp_path):
     assert (out / "profiles.parquet").exists() and (out / "raw" / MSS.name).exists()
 
 
+@pytest.mark.slow
 def test_consolidate_and_requirement_contract(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     dbtier_json(tmp_path, "history", "import", "--source", "sqlserver", str(MSS), "--out", str(a))
@@ -163,6 +164,7 @@ def test_terminal_output_is_a_table(tmp_path):
     assert r.returncode == 0 and "SQL01/sales" in r.stdout and "read IOPS" in r.stdout
 
 
+@pytest.mark.slow
 def test_dma_import_then_requirement_p95_but_not_p99(tmp_path):
     d = dbtier_json(tmp_path, "history", "import", "--source", "dma", str(SHARED / "dma-oracle19c-single.tgz"),
                     "--out", str(tmp_path / "d"))
@@ -349,6 +351,7 @@ def test_dma_bad_archive_and_missing_extract(tmp_path):
     assert_clean_error(imp(tmp_path, "dma", t), "no opdb__awrsnapdetails__*.csv")
 
 
+@pytest.mark.slow
 def test_bad_options_and_runs(tmp_path):
     assert_clean_error(imp(tmp_path, "awr", AWR, extra=["--tz", "Mars/Olympus"]), "--tz: 'Mars/Olympus'")
     assert_clean_error(call_main("history", "consolidate", str(tmp_path / "nope"), cwd=tmp_path), "no result.json")
@@ -406,6 +409,7 @@ def test_report_section_draws_every_kind_of_run(tmp_path):
     assert "not in the run directory" in html
 
 
+@pytest.mark.slow
 def test_fifo_and_glob_characters_through_the_cli(tmp_path):
     """A FIFO given as an export is refused by name (opening it would block); files and run
     directories with glob characters are read literally, by import and by consolidate."""

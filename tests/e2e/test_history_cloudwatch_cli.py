@@ -24,6 +24,7 @@ def imported(tmp_path, *args):
     return doc
 
 
+@pytest.mark.slow
 def test_three_shapes_sniffed_and_read(tmp_path):
     # a boto3 script's JSON list (real): ReadIOPS and WriteIOPS Averages, epoch times
     boto = CW / "boto3-get-metric-statistics-rds-list.json"

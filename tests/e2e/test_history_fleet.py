@@ -160,6 +160,7 @@ def test_batches_are_runs_of_files_within_the_budget():
     assert store.plan_batches([11], 10) == [range(0, 1)]
 
 
+@pytest.mark.slow
 def test_into_adds_files_to_an_earlier_import_as_if_read_together(tmp_path):
     """Run A holds DB01's first day, DB02's first 36 hours and DB03; --into A adds DB01's other days, the
     rest of DB02 and a new DB04. The result equals importing every file at once (the reference); A is

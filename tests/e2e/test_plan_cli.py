@@ -162,6 +162,7 @@ def test_size_top_and_terminal(tmp_path):
     assert len(doc["candidates"]) == 3 and doc["designs_meeting"] > 3
 
 
+@pytest.mark.slow
 def test_size_from_history(tmp_path):
     run = history_run(tmp_path, {"read_iops": 2000, "write_iops": 500, "read_mbps": None, "write_mbps": None,
                                  "capacity_gb": 500, "percentile": 95, "headroom": 0.2})
@@ -347,6 +348,7 @@ def test_unknown_device_suggests_the_closest(tmp_path):
           needles=("unknown device id 'sas15k'",))
 
 
+@pytest.mark.slow
 def test_an_unmeetable_requirement_names_it_and_the_best_figure(tmp_path):
     err = fails(tmp_path, "plan", "size", "--capacity-gb", "100", "--max-read-latency-us", "1",
                 needles=("no configuration meets the read latency ceiling of 1 µs", "the best reachable is"))

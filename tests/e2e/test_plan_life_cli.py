@@ -153,6 +153,7 @@ def test_a_probe_that_is_not_one(tmp_path):
     fails(tmp_path, "plan", "size", *OLTP, "--probe", str(run), needles=("--probe", "not a `dbtier probe` run"))
 
 
+@pytest.mark.slow
 def test_a_rac_history_plans_shared_storage(tmp_path):
     """From a real import to the plan: PRODRAC's two instances (the AWR export with a second instance, README in
     tests/data/history) consolidated, its requirement, then plan size: only storage every node reaches."""

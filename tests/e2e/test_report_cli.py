@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import shutil
 import subprocess
@@ -143,6 +145,7 @@ def test_report_md_only(tmp_path):
     assert r.returncode == 2 and "invalid choice: 'pdf'" in r.stderr
 
 
+@pytest.mark.slow
 def test_report_as_a_real_process(tmp_path):
     """The entry point end to end: a report written, and an error's exit code and single line."""
     run = probe_run(tmp_path)

@@ -59,6 +59,7 @@ def test_out_on_a_foreign_directory_is_refused_even_with_force(tmp_path):
     assert tree_hash(out) == before
 
 
+@pytest.mark.slow
 def test_force_replaces_the_whole_run(tmp_path):
     out = tmp_path / "r"
     catalog_run(tmp_path, out)
@@ -260,6 +261,7 @@ def tripwire(tmp_path):
 
 @pytest.mark.parametrize("argv", [["show", "RUN"], ["compare", "RUN", "RUN2"], ["catalog", "list"],
                                   ["catalog", "show", "sas-15k-73gb"]])
+@pytest.mark.slow
 def test_read_only_commands_write_nothing_and_start_no_engine(tmp_path, tripwire, argv):
     env, mark = tripwire
     work = tmp_path / "work"
@@ -309,6 +311,7 @@ sys.exit(main.main(["catalog", "list", "--out", sys.argv[2]]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
 def test_an_interrupt_a_c_callback_swallowed_still_interrupts(tmp_path, sig):
     r = subprocess.run([sys.executable, "-c", SWALLOWED, sig, str(tmp_path / "run")], cwd=tmp_path,
@@ -346,6 +349,7 @@ sys.exit(main.main(["catalog", "list", "--out", sys.argv[2]]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
 def test_an_interrupt_waits_for_numba_to_finish_compiling(tmp_path, sig):
     """A signal while numba compiles (or writes its cache) is held until that code returns, then ends the

@@ -80,6 +80,7 @@ def test_since_keeps_the_later_runs(tmp_path):
     assert js(runs(root, "--since", "1d", "--json"))["count"] == 0
 
 
+@pytest.mark.slow
 def test_runs_sql_gives_the_documents_figures_in_every_view(corpus):
     def one(sql: str) -> list:
         return js(call_main("runs", "sql", sql, "--runs-dir", str(corpus), "--json", cwd=corpus.parent))["rows"]
@@ -269,6 +270,7 @@ def test_report_of_a_query_has_the_trend_charts(history, tmp_path):
     assert "probe.write_iops_4k" in html and "probe.commit_lat_us_p50:" not in html
 
 
+@pytest.mark.slow
 def test_the_real_entry_point_exits_1_on_a_regression(history, tmp_path):
     root, _ = history
     slow = _nightly(tmp_path, "slow", 0.7)

@@ -245,6 +245,7 @@ def test_json_errors_keep_stdout_empty(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
 
 
+@pytest.mark.slow
 def test_real_trace_sweep_and_restart(tmp_path):
     doc = ok(tmp_path, str(CLOUDPHYSICS), *CACHE, "--cache-gb", "0.25", "--policy", "s3fifo", "--sweep",
              "0.05,0.1,0.5", "--restart-at", "1h", "--seq-cutoff", "4M", "--jobs", "2")
@@ -364,6 +365,7 @@ def test_hostile_traces_are_refused_by_name(tmp_path, kind, needles):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_streamed_run_equals_the_whole_read(tmp_path):
     """The default streams the trace; --in-memory reads it whole first: the same document either way."""
     args = [str(CLOUDPHYSICS), *CACHE, "--cache-gb", "0.1", "--policy", "s3fifo", "--sweep", "auto",
@@ -409,6 +411,7 @@ def _on_a_terminal(args: list[str], cwd: Path, columns: int = 120) -> str:
     return out.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_the_progress_bar_ends_before_the_summary(tmp_path):
     """On a terminal the replay's progress bar is erased before the summary prints: the summary's first line
     starts a line of its own (it used to follow the bar's elapsed time, `... 0:00:08/path/x.csv (msr): ...`)."""

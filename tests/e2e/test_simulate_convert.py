@@ -30,6 +30,7 @@ def same_figures(a: dict, b: dict) -> None:
     assert a["simulation"]["cache"] == b["simulation"]["cache"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["msr-hm1.csv", "tencent-cbs.csv", "alibaba-block.csv"])
 def test_the_copy_replays_like_the_committed_trace(tmp_path, name):
     src = TRACES / name

@@ -31,6 +31,7 @@ def inst(doc):
     return {d["name"]: (d["instances"], d["clustered"]) for d in doc["databases"]}
 
 
+@pytest.mark.slow
 def test_single_instance_awr_and_dma_samples_say_one():
     assert inst(imp("awr", AWR / "awr_sysstat_PROD.csv", AWR / "awr_iostat_filetype_PROD.csv")) == {"PROD": (1, False)}
     assert inst(imp("dma", DMA19)) == {"VBOXNCDB": (1, False)}
@@ -58,6 +59,7 @@ def _extract(tgz: Path, name: str) -> list[dict[str, str]]:
     return [dict(zip(head, (v.strip() for v in l.split("|")))) for l in lines[1:]]
 
 
+@pytest.mark.slow
 def test_dma_mean_day_by_hand_from_the_collection():
     """Hour h's mean rate is SUM_VALUE / SUM_SNAPS_DIFF_SECS of that hour's snapshots; the mean day is the
     sum over the 24 hours of that rate x 3,600 s. The days: all snapshots' seconds / 86,400."""

@@ -55,6 +55,7 @@ def test_json_with_t_each_report_since_the_previous_one():
     assert doc["provenance"]["semantics"] == "rate" and doc["provenance"]["native_step_s"] == 1
 
 
+@pytest.mark.slow
 def test_json_without_t_reports_interval_apart_from_start():
     doc, con = imp(IO / "iostat-x-json.json", interval_s=1, start="2026-11-28T15:23:00")
     (db,) = doc["databases"]

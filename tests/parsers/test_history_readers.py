@@ -274,6 +274,7 @@ def test_sar_time_zone_and_a_restart_record(tmp_path):
 
 @pytest.mark.parametrize("name,db,snapshots,cap", [("dma-oracle19c-single.tgz", "VBOXNCDB", 648, 8.0),
                                                    ("dma-oracle11g-single.tgz", "DB11G", 213, 3.0)])
+@pytest.mark.slow
 def test_dma_real_samples(name, db, snapshots, cap):
     doc, con = imp("dma", SHARED / name)
     (d,) = doc["databases"]
@@ -287,6 +288,7 @@ def test_dma_real_samples(name, db, snapshots, cap):
     assert n == 24 * 6
 
 
+@pytest.mark.slow
 def test_dma_19c_figures_by_hand():
     doc, _ = imp("dma", SHARED / "dma-oracle19c-single.tgz")
     h5 = doc["databases"][0]["hour_of_day"][5]
@@ -296,6 +298,7 @@ def test_dma_19c_figures_by_hand():
     assert h5["read_mbps"]["avg"] == pytest.approx(2747329024 / 25266 / 1e6)
 
 
+@pytest.mark.slow
 def test_dma_11g_sqlplus_concatenated_headers_from_a_directory(tmp_path):
     import tarfile
     with tarfile.open(SHARED / "dma-oracle11g-single.tgz") as t:

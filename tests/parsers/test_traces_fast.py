@@ -83,6 +83,7 @@ def test_hands_back_to_line_reader(tmp_path, monkeypatch, change, expect):
             traces.read_trace(p)
 
 
+@pytest.mark.slow
 def test_chunks_concatenate_to_read_trace():
     path = TRACES / "cloudPhysicsIO.csv.xz"
     whole = traces.read_trace(path)
@@ -118,6 +119,7 @@ def _big_msr(tmp_path, n: int, bad_at: int | None = None, back_at: int | None = 
     return p
 
 
+@pytest.mark.slow
 def test_sort_and_skip_bad_through_fast_and_slow(tmp_path, monkeypatch):
     p = _big_msr(tmp_path, 60_000, back_at=45_000)
     with pytest.raises(DbtierError, match=":45001: time goes backwards"):
@@ -129,6 +131,7 @@ def test_sort_and_skip_bad_through_fast_and_slow(tmp_path, monkeypatch):
     _same(traces.read_trace(q, skip_bad=True), _slow(monkeypatch, q, skip_bad=True))
 
 
+@pytest.mark.slow
 def test_chunks_fall_back_mid_file(tmp_path):
     """A malformed line after the first chunks were yielded: the rest comes from the line reader, in order."""
     q = _big_msr(tmp_path, 60_000, bad_at=50_000)

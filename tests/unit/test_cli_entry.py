@@ -3,6 +3,8 @@ OpenBLAS thread pool, and a caller that calls main itself keeps its collector as
 
 from __future__ import annotations
 
+import pytest
+
 import gc
 import os
 import subprocess
@@ -31,6 +33,7 @@ finally:
 """
 
 
+@pytest.mark.slow
 def test_the_own_process_collects_nothing_while_it_loads_and_replays(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     r = subprocess.run([sys.executable, "-c", _CHILD, *RUN, "--out", str(tmp_path / "run")], capture_output=True,

@@ -179,6 +179,7 @@ def test_plan_roles_from_an_awr_file_type_history(tmp_path):
     assert c["monthly_usd"]["total"] == approx(sum(v["monthly_usd"]["total"] for v in c["volumes"]))
 
 
+@pytest.mark.slow
 def test_a_history_without_intervals_is_refused_for_the_roles(tmp_path):
     """Hour-of-day statistics (DMA) have no per-interval file types: --roles refuses them, naming why (sizing
     the whole database without the replay is tests/e2e/test_plan_cloud_history.py's)."""

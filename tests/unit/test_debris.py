@@ -172,6 +172,7 @@ def test_a_damaged_entry_is_named_and_removed(registry):
     assert reap()["damaged"] and not (registry / "junk.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("owner_lives_s", [0.0, 1.0])
 def test_the_watchdog_reaps_its_owner_whether_it_dies_before_or_after_the_watchdog_starts(registry, tmp_path,
                                                                                             owner_lives_s):

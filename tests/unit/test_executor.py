@@ -74,6 +74,7 @@ def test_run_restores_sigpipe_unless_told_to_keep_it_ignored():
     assert done.stderr.strip().endswith("yes:1") and "Broken pipe" in done.stderr
 
 
+@pytest.mark.slow
 def test_run_timeout_stops_the_whole_group(tmp_path):
     pid_file = tmp_path / "grandchild"
     start = time.monotonic()
@@ -93,6 +94,7 @@ def test_run_missing_program_is_oserror():
         executor.run(["dbtier-no-such-program-here"])
 
 
+@pytest.mark.slow
 def test_run_interrupted_stops_the_child_and_reraises(tmp_path):
     pid_file = tmp_path / "child"
     # SIGALRM in the middle of the wait stands in for Ctrl-C (KeyboardInterrupt out of communicate).
@@ -144,6 +146,7 @@ def test_stop_group_sends_sigint_first_and_the_process_cleans_up(tmp_path):
     assert flushed.read_text() == "bye\n"
 
 
+@pytest.mark.slow
 def test_stop_group_escalates_when_sigint_is_ignored():
     bg = executor.start(["sh", "-c", "trap '' INT; while :; do sleep 0.05; done"])
     time.sleep(0.3)
@@ -207,6 +210,7 @@ def test_pipeline_big_stderr_does_not_block():
     assert len(done[0].stderr) == 1000000 and done[1].returncode == 0
 
 
+@pytest.mark.slow
 def test_pipeline_timeout_stops_every_stage(tmp_path):
     pid_file = tmp_path / "pid"
     with pytest.raises(executor.TimedOut) as e:
@@ -215,6 +219,7 @@ def test_pipeline_timeout_stops_every_stage(tmp_path):
     assert _wait_gone(int(pid_file.read_text()))
 
 
+@pytest.mark.slow
 def test_pipeline_stops_later_stages_when_the_first_has_exited(tmp_path, monkeypatch):
     # the leader exits at once; the second stage keeps the group alive until the timeout stops it
     pid_file = tmp_path / "pid"

@@ -192,6 +192,7 @@ def test_consistent_basis_raises_only_the_disagreeing_figures():
     assert consistent_basis({"read_mbps": None}, check) == ({"read_mbps": 38.5}, ["the note"])
 
 
+@pytest.mark.slow
 def test_shipped_awr_sample_data_files_exceed_the_database_reads(tmp_path):
     out = tmp_path / "imp"
     r = run_dbtier("history", "import", "--source", "awr", str(AWR / "awr_sysstat_PROD.csv"),

@@ -318,6 +318,7 @@ def test_series_shape_taken_at_import_matches_the_one_consolidate_reads(con):
     assert cons.shape_of_imports(docs + [{"name": "C"}]) is None     # an older import: read the series
 
 
+@pytest.mark.slow
 def test_summarise_in_batches_of_databases_gives_the_one_querys_figures(con, monkeypatch):
     """An exact quantile holds its groups' values in memory: summarise takes at most BATCH_ROWS rows' groups
     a query. Seven databases of 40 intervals, batches of 100 rows (two databases each; the last alone): the

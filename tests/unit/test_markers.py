@@ -126,6 +126,7 @@ def _test_files() -> list[Path]:
                   if p.parent != TESTS / "data" and p.resolve() != Path(__file__).resolve())  # not this file's examples
 
 
+@pytest.mark.slow
 def test_every_test_that_runs_an_engine_is_marked():
     bad = [t for p in _test_files() for t in _unmarked_engine_tests(p)]
     assert bad == [], ("these tests run an engine but are not marked `engine` (add `pytestmark = "
@@ -145,6 +146,7 @@ def _is_mark(node: ast.AST, name: str) -> bool:
                and n.value.attr == "mark" for n in ast.walk(node))
 
 
+@pytest.mark.slow
 def test_every_property_test_is_marked_slow():
     """Hypothesis tests (@given) run hundreds of examples each: `make test` runs them, the fast tier not."""
     bad = []

@@ -5,6 +5,8 @@ The modules are found by reading the package, and the stamp is made when numba i
 
 from __future__ import annotations
 
+import pytest
+
 import ast
 import os
 import shutil
@@ -44,6 +46,7 @@ def _by_ast() -> list[str]:
     return sorted(out)
 
 
+@pytest.mark.slow
 def test_the_stamp_covers_every_module_with_kernels_and_what_they_import():
     found = dbtier.kernel_modules(str(PKG))
     assert found == _by_ast()
@@ -74,6 +77,7 @@ def test_a_change_to_an_inlined_helper_alone_moves_the_cache(tmp_path):
     assert "sim/new_kernels.py" in dbtier.kernel_modules(str(copy))
 
 
+@pytest.mark.slow
 def test_the_cache_directory_is_set_when_numba_is_first_imported_and_a_users_is_kept(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     ours = str(tmp_path / ".cache" / "dbtier" / "numba" / dbtier.kernel_stamp(str(PKG)))

@@ -89,6 +89,7 @@ KINDS = {"plan-equivalent": "plan.equivalent", "plan-budget": "plan.budget", "pl
          "plan-size-lab": "plan.size"}
 
 
+@pytest.mark.slow
 def test_every_document_says_its_kind(documents):
     assert {name: doc.get("result_kind") for name, doc in documents.items()} == KINDS
 

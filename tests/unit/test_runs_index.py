@@ -155,6 +155,7 @@ def test_an_index_that_cannot_be_written_is_said_and_the_runs_still_listed(tmp_p
     assert not r.written and r.not_written and r.runs == len(SOURCES) + 8 + len(DAMAGED)
 
 
+@pytest.mark.slow
 def test_many_documents_are_read_by_worker_processes_alike(tmp_path, monkeypatch):
     root = make_corpus(tmp_path / "runs")
     serial = {x["run_id"]: x for x in scan.refresh(str(root), write=False).table.to_pylist()}

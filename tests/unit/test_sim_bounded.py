@@ -329,6 +329,7 @@ def _outputs(r: cache.CacheResult) -> np.ndarray:
 SEEDS = (1, 2, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", cache.POLICIES)
 @pytest.mark.parametrize("mode", cache.WRITE_MODES)
 def test_bounded_rows_give_the_reference_hits(policy, mode):
@@ -439,6 +440,7 @@ def test_a_cache_state_beyond_memory_is_refused_before_it_is_made(monkeypatch):
 
 # -- the working set --------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_working_set_is_exact_to_its_bound_then_an_estimate():
     rng = np.random.default_rng(4)
     n = 400_000
@@ -486,6 +488,7 @@ def test_the_document_says_when_the_working_set_is_an_estimate(monkeypatch):
 
 # -- the table itself ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rows_max, universe, seed", [(5, 40, 1), (23, 200, 2), (44, 3000, 3)])
 def test_rows_table_keeps_every_mapped_row_findable(rows_max, universe, seed):
     """Random lookups over a small table (64 slots: runs wrap past its end) with rows made live and dead at

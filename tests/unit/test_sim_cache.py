@@ -439,6 +439,7 @@ def _reference(prep: cache.Prepared, capacity: int, policy: str, mode: str) -> d
 
 
 # (SIEVE and 2Q: test_sim_bounded's reference, and simulate mrc's on the whole trace in test_sim_mrc)
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ("lru", "fifo", "s3fifo", "s3fifo-2023"))
 @pytest.mark.parametrize("mode", cache.WRITE_MODES)
 def test_kernels_match_the_reference_on_cloudphysics(policy, mode):

@@ -2,6 +2,7 @@
 every array equals the trace's own (or Trace.only_volume's)."""
 
 import numpy as np
+import pytest
 
 from dbtier.sim.trace import columnar
 from dbtier.sim.trace.chunks import chunks_of
@@ -22,6 +23,7 @@ def _same(a, b):
         assert x.dtype == y.dtype and np.array_equal(x, y), k
 
 
+@pytest.mark.slow
 def test_written_in_chunks_read_back_whole_and_per_volume(tmp_path):
     tr = _trace()
     tr.volumes = ("a", "b", "c")

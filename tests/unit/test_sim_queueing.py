@@ -196,6 +196,7 @@ HDD = DeviceModel("hdd-7200-20tb", "test", read_iops=170, write_iops=550, read_m
                   read_latency_us=12_500, write_latency_us=12_500, single_actuator=True)
 
 
+@pytest.mark.slow
 def test_seventy_iops_on_a_7200_rpm_disk():
     """Issue 13's example: 70 random 4 KiB reads/s (Poisson) on a 7,200 rpm disk, 12.5 ms at QD1, 170 IOPS
     at depth. The old model (a rate server at 170 IOPS plus a 12.5 ms pipeline) said p50 12.5 ms at 41%

@@ -56,6 +56,7 @@ def _same(a: cache.CacheResult, b: cache.CacheResult) -> None:
         assert np.array_equal(getattr(a, f), getattr(b, f)), f
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", cache.POLICIES)
 @pytest.mark.parametrize("mode", cache.WRITE_MODES)
 def test_generated_trace_any_chunking_same_counters(policy, mode):

@@ -185,6 +185,7 @@ def _same_doc(a: dict, b: dict, path: str = "") -> None:
         assert a == b, path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,design,kw", CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CASES)])
 def test_streamed_equals_whole(tmp_path, name, design, kw):
     path = _coarse(tmp_path) if name == "coarse" else DATA / name
@@ -204,6 +205,7 @@ def test_streamed_equals_whole(tmp_path, name, design, kw):
         assert streamed.contract["read_hit_ratio"] is not None
 
 
+@pytest.mark.slow
 def test_past_the_exact_limit_percentiles_come_from_the_histograms():
     tr = read_trace(DATA / "cloudPhysicsIO.csv.xz")
     p = sim.Params("read-cache", cache_gb=0.05)

@@ -147,6 +147,7 @@ def warehouse_rows():
     return {stmt.split()[1]: [r.split(b"\t") for r in b"".join(chunks).splitlines()] for stmt, chunks in copies}
 
 
+@pytest.mark.slow
 def test_warehouse_cardinalities(warehouse_rows):
     """Clause 4.3.3.1 for one warehouse: 1 warehouse, 10 districts, 100,000 stock, 30,000 customers and
     history rows, 30,000 orders, 9,000 new orders (orders 2101..3000), 5..15 lines an order."""
@@ -195,6 +196,7 @@ def test_orders_and_lines(warehouse_rows):
     assert 0.09 < sum(b"ORIGINAL" in s[16] for s in stock) / len(stock) < 0.11
 
 
+@pytest.mark.slow
 def test_item_rows():
     _, chunks = tpcc.item_copy(tpcc.Gen(random.Random(5)))
     rows = [r.split(b"\t") for r in b"".join(chunks).splitlines()]
