@@ -107,6 +107,18 @@ def load_doc(run_dir: Path) -> dict:
     return json.loads((run_dir / "result.json").read_text())
 
 
+def history_imported(tmp_path: Path, source: str, *args: object) -> dict:
+    """`dbtier history import ARGS --json --out tmp_path/run`: exit 0, the printed document the one stored,
+    read as `source` (sniffed unless ARGS say it)."""
+    tmp_path.mkdir(exist_ok=True)
+    out = tmp_path / "run"
+    r = call_main("history", "import", *map(str, args), "--json", "--out", str(out), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc == load_doc(out) and doc["params"]["source"] == source
+    return doc
+
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for loop devices and mounts")
 
 

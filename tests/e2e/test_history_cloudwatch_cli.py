@@ -9,19 +9,13 @@ import json
 
 import pytest
 
-from conftest import DATA, assert_clean_error, call_main, load_doc
+from conftest import DATA, assert_clean_error, call_main, history_imported
 
 CW = DATA / "history" / "cloudwatch"
 
 
 def imported(tmp_path, *args):
-    tmp_path.mkdir(exist_ok=True)
-    out = tmp_path / "run"
-    r = call_main("history", "import", *map(str, args), "--json", "--out", str(out), cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
-    assert doc == load_doc(out) and doc["params"]["source"] == "cloudwatch"
-    return doc
+    return history_imported(tmp_path, "cloudwatch", *args)
 
 
 @pytest.mark.slow

@@ -4,22 +4,17 @@ without it (`--interval`, `--start`), and text without `-t`; the figures read of
 
 from __future__ import annotations
 
-import json
 
 import duckdb
 
-from conftest import DATA, assert_clean_error, call_main, load_doc
+from conftest import DATA, assert_clean_error, call_main, history_imported
 
 IO = DATA / "history" / "iostat"
 
 
 def imported(tmp_path, *args):
+    doc = history_imported(tmp_path, "iostat", *args)          # sniffed: no --source given
     out = tmp_path / "run"
-    r = call_main("history", "import", *map(str, args), "--out", str(out), "--json", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
-    assert doc["params"]["source"] == "iostat"          # sniffed: no --source given
-    assert load_doc(out) == doc
     totals = duckdb.connect().execute(f"SELECT strftime(start, '%H:%M:%S'), read_iops, write_iops FROM "
                                       f"read_parquet('{out / 'totals.parquet'}') ORDER BY start").fetchall()
     return doc, totals

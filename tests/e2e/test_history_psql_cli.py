@@ -5,11 +5,10 @@ there); the figures are worked by hand from their printed numbers."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from conftest import DATA, assert_clean_error, call_main, load_doc
+from conftest import DATA, assert_clean_error, call_main, history_imported
 
 P = DATA / "history" / "psql"
 
@@ -17,13 +16,7 @@ pytestmark = pytest.mark.slow       # a second or more each: `make test` runs th
 
 
 def imported(tmp_path, *args):
-    tmp_path.mkdir(exist_ok=True)
-    out = tmp_path / "run"
-    r = call_main("history", "import", *map(str, args), "--json", "--out", str(out), cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
-    assert doc == load_doc(out) and doc["params"]["source"] == "postgres"
-    return doc
+    return history_imported(tmp_path, "postgres", *args)
 
 
 def test_aligned_watch_sniffed_and_read(tmp_path):
