@@ -1,6 +1,7 @@
 """core/malloc: glibc takes the fixed mmap threshold, trim threshold and arena bound (their effect on a replay's memory is measured in
 bench/simulate_scale.py, not here); populate makes a range's pages, and only those."""
 
+import mmap
 import platform
 
 import numpy as np
@@ -23,7 +24,9 @@ def _rss_bytes() -> int:
 @pytest.mark.skipif(platform.system() != "Linux" or tuple(map(int, platform.release().split(".")[:2])) < (5, 14),
                     reason="MADV_POPULATE_WRITE is Linux 5.14's")
 def test_populate_makes_the_pages_of_the_range_asked_and_keeps_what_they_hold():
-    a = np.zeros(64 << 17)                      # 64 MiB, mapped afresh: no page made yet
+    # 64 MiB of an anonymous mapping of its own: no page made yet (np.zeros could reuse heap pages an earlier
+    # test in this worker freed and glibc kept, already resident)
+    a = np.frombuffer(mmap.mmap(-1, 64 << 20), dtype=np.float64)
     a[:8] = 7.0
     before = _rss_bytes()
     assert populate(a, 0, a.size // 2) is True
