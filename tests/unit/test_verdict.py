@@ -413,3 +413,15 @@ def test_an_emulated_slow_tier_is_not_the_same_device_and_is_labelled():
     # temp-fast against wal-fast: +4.8%, under the 5% floor of single runs
     assert f"moving it changed TPS by {(tps['temp-fast'] / tps['wal-fast'] - 1) * 100:+.0f}%, within noise of ±5%" in text
     assert EMULATED_CAVEAT in [c["text"] for c in v["caveats"]]
+
+
+def test_a_sweep_still_rising_names_no_knee_for_its_bottleneck():
+    """The knee at the largest load with throughput still rising is no knee: the sentence says where it looked
+    (the last point, 4 clients: 639 TPS, CPU 96.6%, vda 69.3% busy, 0.792 ms await in the saved run) and 'so far'."""
+    doc = copy.deepcopy(load_run(TPCC))
+    doc["knee"].update(clients=4, tps=639.0, still_rising=True)
+    [bn] = verdict([doc])["bottleneck"]
+    assert bn["text"].startswith("At the largest OLTP load measured (4 clients; throughput still rising) the "
+                                 "bottleneck so far is the CPU")
+    assert "CPU 97% busy and vda 69% busy with 0.792 ms await" in bn["text"]
+    assert "OLTP knee" not in bn["text"]

@@ -192,7 +192,8 @@ def _durable_note(doc: dict[str, Any]) -> str:
 # -- the bottleneck -------------------------------------------------------------------------------------------
 
 def bottleneck(doc: dict[str, Any], tier: str | None = None) -> dict[str, Any] | None:
-    kp = oltp_view(doc)["knee_point"]
+    v = oltp_view(doc)
+    kp = v["knee_point"]
     bn = (kp or {}).get("bottleneck")
     if not isinstance(bn, str) or not bn or _oltp_short(doc):   # not judged: saturation() says why
         return None
@@ -206,17 +207,22 @@ def bottleneck(doc: dict[str, Any], tier: str | None = None) -> dict[str, Any] |
         aw = dev.get("await_ms")
         facts.append(f"{dev.get('device')} {_n(dev['busy_pct'])}% busy"
                      + (f" with {fmt_auto(aw)} ms await" if isnum(aw) else ""))
-    at = (f"On {tier}, at" if tier else "At") + f" the OLTP knee ({_clients(kp.get('clients'))})"
+    # a sweep still rising at its largest load has no knee: what held that load back is said as such, "so far"
+    rising = isinstance(v["knee"], dict) and still_rising(v["knee"], v["points"])
+    where = "the largest OLTP load measured" if rising else "the OLTP knee"
+    at = (f"On {tier}, at" if tier else "At") + f" {where} ({_clients(kp.get('clients'))}"
+    at += "; throughput still rising)" if rising else ")"
+    so_far = " so far" if rising else ""
     if bn == "unknown":
         why = str(kp.get("bottleneck_evidence") or "")
         why = why.split(";", 1)[0].removeprefix("unknown: ") if why else "no wait samples"
-        text = f"{at} the bottleneck is unknown: {why}" + (f" ({_join(facts)})" if facts else "") + "."
+        text = f"{at} the bottleneck{so_far} is unknown: {why}" + (f" ({_join(facts)})" if facts else "") + "."
     else:
         what = _BOTTLENECKS.get(bn, bn).format(driver=engine_words(doc)[1])
         lead = str(kp.get("bottleneck_evidence") or "").split(";", 1)[0]
         if bn == "storage" and "throttle (" in lead:   # an emulated tier at its limit: its rate, not busy %
             what, facts = "the storage, at the emulated tier's throttle", [lead.removeprefix("storage: ")] + facts[:1]
-        text = f"{at} the bottleneck is {what}" + (f": {_join(facts)}" if facts else "") + "."
+        text = f"{at} the bottleneck{so_far} is {what}" + (f": {_join(facts)}" if facts else "") + "."
     if nm:
         text += (" The server's CPU and devices were not measured (--dsn): the verdict rests on the server's wait "
                  f"events and {engine_words(doc)[1]}'s own CPU.")
