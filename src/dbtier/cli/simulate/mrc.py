@@ -1,4 +1,4 @@
-"""`dbtier simulate mrc TRACE`: miss-ratio curves of an object trace (sim/mrc.py) for several policies from
+"""`dbtier simulate mrc TRACE`: miss-ratio curves of an object trace (sim/mrc/) for several policies from
 one read of the trace."""
 
 from __future__ import annotations
