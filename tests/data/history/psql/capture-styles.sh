@@ -3,21 +3,7 @@
 # pg_stat_io-16.csv rows, three results each (no \watch: times from --interval and --start), into the
 # current directory. Same throw-away PostgreSQL 15 as capture.sh; see README.md.
 set -eu
-OUT=$(pwd)
-IO=$(cd "$(dirname "$0")/../pg_stat_io" && pwd)
-B=/usr/lib/postgresql/15/bin
-D=$(mktemp -d /var/tmp/dbtier-psqlcap-XXXXXX)
-cleanup() {
-    runuser -u postgres -- $B/pg_ctl -D "$D/pgdata" -m immediate -w stop >/dev/null 2>&1 || true
-    rm -rf "$D"
-}
-trap cleanup EXIT INT TERM
-chmod 755 "$D"; chown postgres "$D"
-runuser -u postgres -- $B/initdb -D "$D/pgdata" -U dbtier --auth=trust -E UTF8 --locale=C --no-sync >/dev/null
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-printf "listen_addresses = ''\nport = $PORT\nunix_socket_directories = '$D'\n" >> "$D/pgdata/postgresql.auto.conf"
-runuser -u postgres -- $B/pg_ctl -D "$D/pgdata" -l "$D/server.log" -w start >/dev/null
-export PGHOST="$D" PGPORT="$PORT" PGUSER=dbtier PGDATABASE=postgres PSQLRC=/dev/null
+. "$(dirname "$0")/throwaway-pg.sh"
 psql -q <<SQL
 CREATE TABLE io16 (ord serial, sample_time timestamptz, cluster text, block_size int, server_version_num int,
   backend_type text, object text, context text, reads bigint, read_time float8, writes bigint, write_time float8,

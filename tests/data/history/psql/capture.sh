@@ -4,27 +4,8 @@
 # directory. Run as root on a machine with PostgreSQL 15 (Debian's postgresql-15): the server runs as the
 # unprivileged `postgres` user in a throw-away directory under /var/tmp, removed on exit. See README.md.
 set -eu
-OUT=$(pwd)
-IO=$(cd "$(dirname "$0")/../pg_stat_io" && pwd)
-B=/usr/lib/postgresql/15/bin
-D=$(mktemp -d /var/tmp/dbtier-psqlcap-XXXXXX)
-cleanup() {
-    runuser -u postgres -- $B/pg_ctl -D "$D/pgdata" -m immediate -w stop >/dev/null 2>&1 || true
-    rm -rf "$D"
-}
-trap cleanup EXIT INT TERM
-chmod 755 "$D"; chown postgres "$D"
-runuser -u postgres -- $B/initdb -D "$D/pgdata" -U dbtier --auth=trust -E UTF8 --locale=C --no-sync >/dev/null
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >> "$D/pgdata/postgresql.auto.conf" <<CONF
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$D'
-shared_buffers = '16MB'
-track_io_timing = on
-CONF
-runuser -u postgres -- $B/pg_ctl -D "$D/pgdata" -l "$D/server.log" -w start >/dev/null
-export PGHOST="$D" PGPORT="$PORT" PGUSER=dbtier PGDATABASE=postgres PSQLRC=/dev/null
+EXTRA_CONF="shared_buffers = '16MB'\ntrack_io_timing = on\n"
+. "$(dirname "$0")/throwaway-pg.sh"
 
 # Client locales for the localised captures (glibc's locale sources, compiled into the throw-away dir).
 mkdir "$D/loc"
