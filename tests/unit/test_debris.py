@@ -80,6 +80,42 @@ def test_a_claim_is_an_entry_until_released(registry, tmp_path):
     assert list(debris.entries()) == []
 
 
+def test_new_dir_is_claimed_and_watched_before_it_exists(registry, tmp_path, monkeypatch):
+    # a SIGKILL between making a directory and claiming it would leave it unseen: the entry and the
+    # watchdog's start (the on_claim hook) must come before the directory
+    seen = []
+    d = tmp_path / "dbtier-work"
+    monkeypatch.setattr(debris, "on_claim", lambda: seen.append((d.exists(), len(list(debris.entries())))))
+    c = debris.new_dir(d, "test dir")
+    assert seen == [(False, 1)]
+    assert d.is_dir() and debris.dir_marker(d) == me()
+    [(_, doc)] = list(debris.entries())
+    assert doc["what"]["dirs"] == [str(d.resolve())]
+    c.release()
+    # a name already taken: left as it was (someone else's), and no entry kept
+    taken = tmp_path / "dbtier-taken"
+    taken.mkdir()
+    with pytest.raises(FileExistsError):
+        debris.new_dir(taken, "test dir")
+    assert taken.is_dir() and list(debris.entries()) == []
+    p, c = debris.temp_dir("dbtier-t-", "test dir", tmp_path)
+    assert p.parent == tmp_path and p.name.startswith("dbtier-t-") and p.is_dir() and (p.stat().st_mode & 0o777) == 0o700
+    c.release()
+
+
+def test_a_dead_owners_directory_killed_before_its_marker_goes_by_its_name(registry, tmp_path):
+    dead = dead_owner()
+    unmarked = tmp_path / "dbtier-unmarked"          # new_dir's window: made, marker not yet written
+    unmarked.mkdir()
+    (unmarked / "partial").write_text("x")
+    foreign = tmp_path / "users-dir"                  # no dbtier- name, no marker: never ours to remove
+    foreign.mkdir()
+    debris.Claim("test dir", {"dirs": [str(unmarked), str(foreign)]}, owner=dead)
+    out = reap()
+    assert not unmarked.exists() and foreign.is_dir()
+    assert any(str(foreign) in x for e in out["removed"] for x in e["left"])
+
+
 def test_reap_removes_a_dead_owners_things_and_leaves_the_living(registry, tmp_path):
     dead = dead_owner()
     junk = tmp_path / "dbtier-probe-dead"

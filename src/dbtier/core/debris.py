@@ -15,6 +15,7 @@ and `dbtier cleanup` do (`dbtier.measure.debris.reap`). An entry of a live owner
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -102,10 +103,39 @@ def claim_dir(path: str | os.PathLike, kind: str, marker: bool = True) -> Claim:
     return Claim(kind, {"dirs": [str(p)]})
 
 
+def new_dir(path: str | os.PathLike, kind: str, mode: int = 0o777) -> Claim:
+    """Make the directory `path` (its name must start with dbtier- or .dbtier-), claimed before it exists:
+    the registry entry and the watchdog come first, then the directory, then its marker, so that a SIGKILL
+    at any moment leaves nothing the watchdog does not remove (a directory killed before its marker is
+    written is known by its name). FileExistsError and other OSErrors come back with the claim released."""
+    p = Path(path).resolve()
+    claim = Claim(kind, {"dirs": [str(p)]})
+    made = False
+    try:
+        p.mkdir(mode)
+        made = True
+        mark_dir(p, kind, claim.owner)
+    except BaseException:
+        if made:                        # ours and still empty but for a marker, if that was written
+            with contextlib.suppress(OSError):
+                (p / MARKER).unlink(missing_ok=True)
+                p.rmdir()
+        claim.release()
+        raise
+    return claim
+
+
 def temp_dir(prefix: str, kind: str, dir: str | os.PathLike | None = None) -> tuple[Path, Claim]:
-    """tempfile.mkdtemp, claimed: the caller removes it and releases the claim."""
-    p = Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
-    return p, claim_dir(p, kind)
+    """A new directory `prefix` + random under `dir` (else TMPDIR), claimed before it exists (`new_dir`):
+    the caller removes it and releases the claim."""
+    parent = Path(dir if dir is not None else tempfile.gettempdir())
+    for _ in range(100):
+        p = parent / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            return p, new_dir(p, kind, 0o700)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{parent}: no free name for {prefix}*")
 
 
 def temp_file(prefix: str, suffix: str, kind: str) -> tuple[str, Claim]:

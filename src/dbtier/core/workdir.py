@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from dbtier.core.debris import claim_dir
+from dbtier.core.debris import temp_dir
 from dbtier.core.errors import DbtierError
 
 # free space kept beyond what the work needs
@@ -38,14 +38,12 @@ def workdir(need_bytes: int = 0, what: str = "the history work", prefix: str = "
     if free < need_bytes + WORK_MARGIN_BYTES:
         raise DbtierError(f"{parent}: {free / 1e9:.1f} GB free, and {what} needs about "
                           f"{(need_bytes + WORK_MARGIN_BYTES) / 1e9:.1f} GB there (about the inputs' size)", _HINT)
-    work = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-    claim = None
+    work, claim = temp_dir(prefix, what, parent)     # the watchdog removes it if dbtier is killed
     try:
-        claim = claim_dir(work, what)        # the watchdog removes it if dbtier is killed
         yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        if claim is not None and not work.exists():
+        if not work.exists():
             claim.release()
 
 

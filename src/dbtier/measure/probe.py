@@ -50,7 +50,7 @@ from dbtier.results.probe import (
     sweep_done,
     under_measured,
 )
-from dbtier.core.debris import Claim, claim_dir
+from dbtier.core.debris import Claim, new_dir
 from dbtier.measure.reap import sweep_dir
 from dbtier.results.cache_suspect import cache_suspect
 from dbtier.results.store import RunDir
@@ -168,13 +168,11 @@ def check_directory(path: str, profile: Profile, margin_pct: float, size: int | 
         info = {**info, "debris_removed": swept}
     workdir = p / f"{WORKDIR_PREFIX}{uuid.uuid4().hex[:8]}"
     try:
-        workdir.mkdir()
+        claim = new_dir(workdir, "probe files")
     except OSError as exc:
         raise DbtierError(f"{path} is not writable ({exc.strerror}): dbtier must create its test files there",
                           "pass a directory you can write to") from exc
-    claim = None
     try:
-        claim = claim_dir(workdir, "probe files")
         if not buffered and not supports_direct_io(workdir):
             raise DbtierError(
                 f"{path} ({fs}) does not support direct I/O: every figure would include the page cache, "
@@ -201,8 +199,7 @@ def check_directory(path: str, profile: Profile, margin_pct: float, size: int | 
                                     total, wanted, margin_pct)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
-        if claim is not None:
-            claim.release()
+        claim.release()
         raise
     commit_dir = workdir / "commit"
     commit_dir.mkdir()

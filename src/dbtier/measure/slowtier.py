@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from dbtier.core.debris import Claim, claim_dir
+from dbtier.core.debris import Claim, new_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 
@@ -202,9 +202,8 @@ class SlowTier:
             raise DbtierError(f"--emulate {self.emu.dir}: only {self.size_bytes / MIB:,.0f} MiB to spare there",
                               "free some space, or emulate on another directory")
         self.base = Path(self.emu.dir, f"dbtier-slow-{uuid.uuid4().hex[:12]}")
-        self.base.mkdir(mode=0o755)
         # every step is claimed as it is done: the watchdog undoes them all if dbtier is killed
-        self.claim = claim_dir(self.base, "emulated slow tier")
+        self.claim = new_dir(self.base, "emulated slow tier", 0o755)
         backing = self.base / "backing.img"
         with open(backing, "wb") as img:
             img.truncate(self.size_bytes)    # sparse: blocks are used as the tier fills

@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from dbtier.core.debris import Claim, claim_dir
+from dbtier.core.debris import Claim, new_dir
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import duck_path, sql_str
 from dbtier.workloads.duck_sql import run_sql
@@ -61,11 +61,11 @@ class DuckDBEngine(Engine):
     def _own(self, parent: Path, name: str) -> Path:
         d = parent / name
         try:
-            d.mkdir()
+            claim = new_dir(d, "DuckDB database")
         except OSError as exc:
             raise DbtierError(f"{parent} is not writable ({exc.strerror})", "pass a directory you can write to") from exc
         self.created.append(d)
-        self.claims.append(claim_dir(d, "DuckDB database"))
+        self.claims.append(claim)
         return d
 
     def open(self) -> None:
