@@ -153,3 +153,17 @@ def test_a_kind_registered_once_is_drawn_by_every_reader(monkeypatch):
     assert 'dbtier_lab_steps{run_id="r1",status="made"} 7.0' in text
     row = row_of(doc, "r1", 0, 0)
     assert (row["kind"], row["summary"]) == ("fake", "widgets=7")
+
+
+def test_a_kinds_library_call_returns_that_kinds_typed_result():
+    # `call` names a function whose declared return type is a Result subclass of exactly this kind
+    import typing
+    from dbtier.results.result import Result
+    with_call = [k for k in kinds.KINDS if k.call is not None]
+    assert {k.name for k in with_call} == {"plan.size", "simulate.run", "history.import"}
+    for k in with_call:
+        fn = registry.resolve(k.call)
+        ret = typing.get_type_hints(fn)["return"]
+        assert issubclass(ret, Result), k.name
+        assert ret.__dataclass_fields__["kind"].default == k.name, k.name
+        assert ret.__dataclass_params__.frozen, k.name

@@ -13,10 +13,11 @@ consolidate.py many databases on one UTC grid (dense.py: the grid at fleet scale
 combine.py     a cluster's instances and several databases summed into one load
 days.py        read and written bytes per calendar day (the requirement's TB/day)
 split.py       the requirement per file type (WAL, redo, temp apart from the data files)
-summary.py     a reader's table to the result document's sections; fleet.py the same in batches
+summary.py     a reader's table to the result document's sections; fleet.py the same in batches, the
+               library call of `history import` (its typed, immutable HistoryImport)
 intervals.py   a history's per-interval rates for the cloud burst replay
 
-What each may import: dbtier.core (intervals.py also dbtier.results.store); sources/ each other and
+What each may import: dbtier.core (intervals.py also dbtier.results.store, fleet.py dbtier.results.result); sources/ each other and
 tables.py, limits.py, series.py (dma.py); summary.py and fleet.py take sources/ further (summary.py reads
 DMA's hourly statistics through sources/dma.py). Never model/, report/ or cli/.
 """

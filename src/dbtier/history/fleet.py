@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import duckdb
 
@@ -31,16 +31,21 @@ from dbtier.core.files import sql_str
 from dbtier.history import read as read_history
 from dbtier.history import provenance, store, summary
 from dbtier.history.tables import ReadOptions, ReadResult
+from dbtier.results.result import Frozen, Result
 
 # sources whose files are read as one batch (a DMA collection is a few small files per database)
 ONE_BATCH = ("dma",)
 
 
-@dataclass
-class Imported:
-    doc: dict[str, Any]                                 # summarise_import's sections, every batch's databases
-    parts: dict[str, list[Path]] = field(default_factory=dict)    # series file name -> its parts (in work)
-    skipped: list[dict[str, str]] = field(default_factory=list)   # {file, error}
+@dataclass(frozen=True, kw_only=True)
+class HistoryImport(Result):
+    """`history import`'s answer, the library call's (`import_files`): the section it adds to the document
+    (summarise_import's sections over every batch's databases), read-only; the series it wrote, as parts
+    under the working directory (series file name -> its parts, for the caller to move where it keeps
+    them); the files skipped ({file, error}) and how many batches it read."""
+    kind: str = "history.import"
+    parts: Mapping[str, tuple[Path, ...]]
+    skipped: tuple[Mapping[str, str], ...] = ()
     batches: int = 0
 
 
@@ -54,7 +59,7 @@ class _Batch:
 
 def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[int], opts: ReadOptions,
                  top: int, profile_tz: str, skip_bad: bool = False,
-                 progress: Callable[[int, str], None] | None = None, into: dict[str, Any] | None = None) -> Imported:
+                 progress: Callable[[int, str], None] | None = None, into: dict[str, Any] | None = None) -> HistoryImport:
     """Read `files` (of `sizes` bytes) batch by batch into parts under `work`/out. `progress(files done,
     what now)` after each step. `into`: an earlier import's document: its parts are taken as they are
     (hard links) but for the databases these files add to, which are done again from their earlier files
@@ -100,7 +105,8 @@ def import_files(work: Path, source: str, files: Sequence[str], sizes: Sequence[
     # which files hold which database (what a later --into reads again); the last batch that read a database
     # (the one that did it again from all its files) says it
     doc["database_files"] = {db: {"files": fs, "names": names} for b in batches for db, (fs, names) in b.owners.items()}
-    return Imported(doc, parts, skipped, len(groups))
+    return HistoryImport(section=Frozen(doc), parts={k: tuple(v) for k, v in parts.items()},
+                         skipped=tuple(skipped), batches=len(groups))
 
 
 def _prefetch(paths: Sequence[str]) -> None:
@@ -303,7 +309,7 @@ def _merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def move_parts(parts: dict[str, list[Path]], run_dir: Path) -> list[str]:
+def move_parts(parts: Mapping[str, Sequence[Path]], run_dir: Path) -> list[str]:
     """The parts into the run directory: NAME.parquet when there is one, NAME/part-*.parquet otherwise.
     Returns what the run directory holds (its `series_files`)."""
     names = []

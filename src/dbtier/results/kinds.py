@@ -24,7 +24,8 @@ beyond them (`terminal`), its HTML report section, its Prometheus metric familie
 here (dbtier.results.registry resolves the paths) instead of each telling kinds apart. A kind without a face
 by nature (a cleanup has no metrics) says None; the figures, the terminal and the section always have one
 (GENERIC_*: a document's top-level numbers, nothing more to print, its JSON and parameters). Adding a kind:
-its module(s), and one entry in KINDS; tests/unit/test_kind_registry.py checks that every face resolves.
+its module(s), and one entry in KINDS (with its library call, `call`, where it has one);
+tests/unit/test_kind_registry.py checks that every face resolves.
 
 Imports nothing from dbtier: the results types, the loader, the reports and the runs index all read it.
 """
@@ -79,6 +80,10 @@ class Kind(Faces):
     label: str                      # what a person reads: "bench oltp"
     index: tuple[str, str | None]   # the runs index's (kind, action)
     writers: tuple[str, ...]        # the command lines that write it ("bench oltp", "history fetch")
+    # its library call, "module:name": a function that returns the kind's typed, immutable result (a
+    # dbtier.results.result.Result of this kind), which the command stores and renders; None: the command
+    # still builds its document itself
+    call: str | None = None
 
     @property
     def command(self) -> str:
@@ -86,12 +91,12 @@ class Kind(Faces):
 
 
 def _k(name: str, label: str | None = None, index: tuple[str, str | None] | None = None,
-       writers: tuple[str, ...] | None = None, *, result: tuple[str, ...], figures: str, terminal: str,
-       section: str, metrics: str | None, series: str | None, view: str | None) -> Kind:
+       writers: tuple[str, ...] | None = None, *, call: str | None = None, result: tuple[str, ...], figures: str,
+       terminal: str, section: str, metrics: str | None, series: str | None, view: str | None) -> Kind:
     cmd, _, sub = name.partition(".")
     return Kind(name=name, label=label if label is not None else name.replace(".", " "),
                 index=index if index is not None else (cmd, sub or None),
-                writers=writers or (name.replace(".", " "),),
+                writers=writers or (name.replace(".", " "),), call=call,
                 result=result, figures=figures, terminal=terminal, section=section, metrics=metrics, series=series,
                 view=view)
 
@@ -142,13 +147,13 @@ KINDS: tuple[Kind, ...] = (
        view=None),      # its steps are runs of their own, in their kinds' views
     _k("plan.equivalent", **_plan("equivalent", "PlanEquivalent")),
     _k("plan.budget", **_plan("budget", "PlanBudget")),
-    _k("plan.size", **_plan("size", "PlanSize", "SIZE_TERMINAL")),
+    _k("plan.size", call="dbtier.model.plan.calls:size_plan", **_plan("size", "PlanSize", "SIZE_TERMINAL")),
     _k("plan.value", **_plan("value", "PlanValue")),
-    _k("simulate.run", "simulate", **_simulate()),
+    _k("simulate.run", "simulate", call="dbtier.sim.request:run", **_simulate()),
     _k("simulate.mrc", **_simulate("mrc:figures", _FIG + "mrc:TERMINAL", "simulate_mrc")),
     _k("simulate.capture", **_simulate()),
     _k("simulate.convert", **_simulate()),
-    _k("history.import", writers=("history import", "history fetch"),
+    _k("history.import", writers=("history import", "history fetch"), call="dbtier.history.fleet:import_files",
        **_history("import", "HistoryImport", _SER + "HISTORY_IMPORT")),
     _k("history.consolidate", **_history("consolidate", "HistoryConsolidate", _SER + "HISTORY_CONSOLIDATE")),
     _k("history.requirement", **_history("requirement", "HistoryRequirement", None)),

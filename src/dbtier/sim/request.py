@@ -1,4 +1,4 @@
-"""What `simulate run` asks (`SimRequest`) and how the trace is replayed for it: `replay` picks the way.
+"""What `simulate run` asks (`SimRequest`) and how the trace is replayed for it: `run` picks the way.
 
 - a text trace, or a converted one of one volume, is streamed chunk after chunk (`simulate_stream`): memory
   stays bounded whatever the trace's size;
@@ -14,11 +14,12 @@ streamed replay, for what the caller would refuse only when making it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, cast
 
 from dbtier.core.errors import DbtierError
+from dbtier.results.result import Frozen, Result
 from dbtier.sim import simulate as sim
 from dbtier.sim import volumes
 from dbtier.sim.device.latency import DeviceModel
@@ -42,17 +43,22 @@ class SimRequest:
     cluster: str | None = None      # with volumes.ALL: a Dask scheduler's address
 
 
-@dataclass(frozen=True)
-class Replayed:
-    """The result document's keys (the contract's and `simulation`) and the warnings to print."""
-    doc: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
+@dataclass(frozen=True, kw_only=True)
+class SimulateRun(Result):
+    """`simulate run`'s answer: the section it adds to the document (the contract's keys and `simulation`),
+    read-only, and the warnings to print."""
+    kind: str = "simulate.run"
 
 
-def replay(req: SimRequest, progress: sim.Progress, start: Callable[[], None],
-           early: Callable[[], None] = lambda: None) -> Replayed:
+def _answer(doc: dict[str, Any], warnings: list[str]) -> SimulateRun:
+    return SimulateRun(section=Frozen(doc), warnings=tuple(warnings))
+
+
+def run(req: SimRequest, progress: sim.Progress = lambda _phase, _frac: None, start: Callable[[], None] = lambda: None,
+        early: Callable[[], None] = lambda: None) -> SimulateRun:
     """The request's trace through its design, the way the module docstring says; `progress(phase, frac)`
-    as it goes."""
+    as it goes. The library call of `dbtier simulate run`: the command adds what it returns to its run's
+    document."""
     path = req.trace
     devices = dict(req.devices)
     if path.is_dir() and req.volume == volumes.ALL:      # each worker reads its own volume's file
@@ -89,7 +95,7 @@ def read_converted(req: SimRequest) -> Trace:
 
 
 def _whole(req: SimRequest, devices: dict[str, DeviceModel], progress: sim.Progress,
-           start: Callable[[], None]) -> Replayed:
+           start: Callable[[], None]) -> SimulateRun:
     """The trace read whole, then replayed."""
     if req.trace.is_dir():          # a convert run: its columnar copy, one volume's file when one is asked
         trace = read_converted(req)
@@ -103,11 +109,11 @@ def _whole(req: SimRequest, devices: dict[str, DeviceModel], progress: sim.Progr
     sim.check_params(req.params, trace, devices)
     start()
     out = sim.simulate(trace, req.params, devices, progress=progress)
-    return Replayed({**out.contract, "simulation": out.details}, out.warnings)
+    return _answer({**out.contract, "simulation": out.details}, out.warnings)
 
 
 def _stream(req: SimRequest, devices: dict[str, DeviceModel], progress: sim.Progress, start: Callable[[], None],
-            early: Callable[[], None]) -> Replayed:
+            early: Callable[[], None]) -> SimulateRun:
     """The trace streamed through the design; `start()` once the replay has read it all."""
     early()
     if req.trace.is_dir():
@@ -118,11 +124,11 @@ def _stream(req: SimRequest, devices: dict[str, DeviceModel], progress: sim.Prog
         chunks, meta = (lambda: iter(reader)), (lambda: cast(Trace, reader.meta))
     out = sim.simulate_stream(chunks, meta, req.params, devices, progress=progress)
     start()
-    return Replayed({**out.contract, "simulation": out.details}, out.warnings)
+    return _answer({**out.contract, "simulation": out.details}, out.warnings)
 
 
 def _volumes(req: SimRequest, devices: dict[str, DeviceModel], src: volumes.Source, progress: sim.Progress,
-             start: Callable[[], None]) -> Replayed:
+             start: Callable[[], None]) -> SimulateRun:
     """Each volume through the design on its own (volumes.py), then the total."""
     p = req.params
     sim.check_params(p, None, devices)
@@ -132,4 +138,4 @@ def _volumes(req: SimRequest, devices: dict[str, DeviceModel], src: volumes.Sour
                           done=lambda r, k, n: progress(f"volumes replayed ({k} of {n})", k / n))
     doc = volumes.combine(results, p.design, p.policy if p.design == "read-cache" else None, src.summary)
     doc["simulation"] = volumes.details(results, src, p, devices, req.cluster)
-    return Replayed(doc, [f"volume {r.volume}: {w}" for r in results for w in r.warnings])
+    return _answer(doc, [f"volume {r.volume}: {w}" for r in results for w in r.warnings])

@@ -139,12 +139,12 @@ def _import_into_run(args: argparse.Namespace, source: str, files: list[str], pa
                   "database": args.database, "devices": args.devices, "top": args.top, "skip_bad_files": skip_bad,
                   "memory_mb": store.memory_cap_mb(), "into": getattr(args, "into", None)}
         run = Run("history.import", args, params, inputs=list(inputs) + ([args.into] if into is not None else []))
-        run.doc.update(imp.doc)
+        run.doc.update(imp.to_json())
         if into is not None:
             run.doc["appended_to"] = into["_run_dir"]
         run.doc["batches"] = imp.batches
         if skip_bad:
-            run.doc["skipped_files"] = imp.skipped
+            run.doc["skipped_files"] = [dict(x) for x in imp.skipped]
         run.save()
         progress(len(files), f"{source}: writing the series")
         run.doc["series_files"] = fleet.move_parts(imp.parts, run.dir.path)

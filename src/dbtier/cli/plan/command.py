@@ -24,9 +24,8 @@ from dbtier.model.plan.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, L
 from dbtier.model.plan.planner import budget, equivalent, value
 from dbtier.model.plan.requirement import Requirement
 from dbtier.model.plan.search import DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES
-from dbtier.model.plan.sizing import size
+from dbtier.model.plan.calls import SizeRequest, size_plan
 from dbtier.model.plan.power_loss import probe_flush
-from dbtier.model.plan.prices import grade_filter
 from dbtier.model.guards import doc_guards
 from dbtier.model.plan.service import Terms
 from dbtier.results.store import load_run
@@ -256,28 +255,29 @@ def run_size(args: argparse.Namespace) -> int:
     for opt in ("instance", "instances_file", "instance_store", "mirror_zones", "roles", "engine"):
         if getattr(args, opt):
             raise DbtierError(f"--{opt.replace('_', '-')} goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
-    layouts = _list(args.layouts) or list(LAYOUTS)
-    devices = _list(args.devices) or None
-    grade = args.grade or "production"
     catalog, prices = load_priced(args)
-    # the grade before the search: the devices it leaves out are listed, never sized
-    catalog, graded = grade_filter(catalog, grade, devices)
     probe = probe_flush(load_run(args.probe), args.probe) if args.probe else None
     terms = _terms(args, worn=args.worn, waf=args.waf, durable_writes=args.durable_writes,
                    write_burst_seconds=args.write_burst_seconds, probe=probe, data_reduction=args.data_reduction,
                    wide_parity_groups=args.wide_parity_groups)
-    sz = size(catalog, req, devices, layouts, args.redundancy, args.hit_ratio, args.max_devices, top=args.top,
-              cache_fraction=args.cache_fraction, server_ports=_server_ports(args), devices_only=args.devices_only,
-              terms=terms)
-    run = Run("plan.size", args, _params(args, "size", requirement=req.to_dict(), layouts=layouts, devices=devices,
-                                    redundancy=args.redundancy, hit_ratio=args.hit_ratio,
+    devices = _list(args.devices) or None
+    request = SizeRequest(requirement=req, catalog=catalog, terms=terms, devices=tuple(devices) if devices else None,
+                          layouts=tuple(_list(args.layouts) or LAYOUTS), redundancy=args.redundancy,
+                          hit_ratio=args.hit_ratio, cache_fraction=args.cache_fraction, max_devices=args.max_devices,
+                          top=args.top, server_ports=_server_ports(args), devices_only=args.devices_only,
+                          grade=args.grade or "production", history=history, prices=prices)
+    result = size_plan(request)
+    run = Run("plan.size", args, _params(args, "size", requirement=req.to_dict(), layouts=list(request.layouts),
+                                    devices=devices, redundancy=args.redundancy, hit_ratio=args.hit_ratio,
                                     cache_fraction=args.cache_fraction,
                                     max_devices=args.max_devices, top=args.top, from_history=args.from_history,
-                                    terms=terms.to_dict(), grade=grade),
+                                    terms=terms.to_dict(), grade=request.grade),
               inputs=_inputs(args, args.from_history, args.probe))
-    doc = _doc(run, "size", catalog, plandoc.size_body(sz, history, graded), args, prices)
-    emit(doc, args, lambda: render.size(console(args), req, sz, args.redundancy, doc["pricing"]["text"],
-                                        run.dir.path, prices, graded))
+    run.doc.update(result.to_json())
+    run.finish()
+    doc = run.doc
+    emit(doc, args, lambda: render.size(console(args), req, result.sizing, args.redundancy, doc["pricing"]["text"],
+                                        run.dir.path, prices, doc["grade"]))
     return 0
 
 

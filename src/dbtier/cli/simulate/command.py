@@ -221,10 +221,10 @@ def _run_sim(args: argparse.Namespace) -> int:
 
     # the summary prints once the progress bar has stopped (and erased its line), never onto it
     with render.Progress(console(args), args.json) as prog:
-        out = request.replay(req, prog, start, early=lambda: check_out_early(args))
+        out = request.run(req, prog, start, early=lambda: check_out_early(args))
     run = runs[0]
-    run.doc.update(out.doc)
-    return _finish(args, run, out.warnings)
+    run.doc.update(out.to_json())
+    return _finish(args, run, list(out.warnings))
 
 
 def _finish(args: argparse.Namespace, run: Run, warnings: list[str]) -> int:

@@ -1,0 +1,116 @@
+"""Commands as library calls: `plan size`, `simulate run` and `history import` called from Python, with no
+argv and no run directory, give typed, immutable results whose section is what the command writes.
+
+Each test runs the command as a user does and the library call with the same inputs, and compares the
+section key by key with the command's stored document (the document, not the code under test, is the
+reference); the frozen mapping is checked against the plain dict it was made from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import call_main, load_doc
+from dbtier.results.result import Frozen, Result, freeze, thaw
+
+DATA = Path(__file__).parent.parent / "data"
+
+# what the command's run adds beside the call's section: the envelope, and what it did with the run
+# directory (an import's series moved into it, its inputs copied)
+ENVELOPE = {"schema_version", "command", "result_kind", "dbtier_version", "started_at", "finished_at", "status",
+            "machine", "params", "errors", "name", "owner", "_run_dir"}
+
+
+def test_a_frozen_section_cannot_change_and_gives_back_the_same_json():
+    plain = {"a": 1, "b": [1, {"c": [2.5, None]}], "d": {"e": "x"}, "t": (1, 2)}
+    f = freeze(plain)
+    assert isinstance(f, Frozen) and isinstance(f["b"], tuple) and isinstance(f["b"][1], Frozen)
+    with pytest.raises(TypeError):
+        f["a"] = 2                                        # no __setitem__
+    with pytest.raises(AttributeError):
+        f._items = {}
+    with pytest.raises(TypeError):
+        f["d"]["e"] = "y"
+    # the same JSON as the plain dict, and a new dict each time (changing it leaves the result as it was)
+    assert json.dumps(thaw(f), sort_keys=False) == json.dumps(plain, sort_keys=False)
+    out = Result(kind="plan.size", section=f).to_json()
+    out["d"]["e"] = "changed"
+    assert f["d"]["e"] == "x"
+    with pytest.raises(ValueError, match="not a kind of result"):
+        Result(kind="plan.sizes", section=f)
+    r = Result(kind="simulate.run", section={"x": [1]}, warnings=["w"])   # a plain dict is frozen on the way in
+    assert isinstance(r.section, Frozen) and r["x"] == (1,) and r.warnings == ("w",)
+    with pytest.raises(AttributeError):
+        r.kind = "probe"                                  # type: ignore[misc]
+
+
+def _section_matches(section: dict, doc: dict) -> None:
+    assert set(section) == set(doc) - ENVELOPE - {"appended_to", "batches", "skipped_files", "series_files",
+                                                  "raw_note"}
+    for k, v in section.items():
+        if isinstance(v, dict):
+            for kk, vv in v.items():
+                assert json.loads(json.dumps(vv)) == doc[k][kk], (k, kk)
+        assert json.loads(json.dumps(v)) == doc[k], k
+
+
+def test_plan_size_as_a_library_call_is_the_commands_answer(tmp_path):
+    from dbtier.model.plan.calls import PlanSize, SizeRequest, size_plan
+    from dbtier.model.plan.catalog import load_catalog
+    from dbtier.model.plan.requirement import Requirement
+    r = call_main("plan", "size", "--read-iops", "20000", "--write-iops", "5000", "--capacity-gb", "4000",
+                  "--top", "3", "--out", "run", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(tmp_path / "run")
+    req = Requirement(read_iops=20000, write_iops=5000, capacity_gb=4000)
+    res = size_plan(SizeRequest(requirement=req, catalog=load_catalog(), top=3))
+    assert isinstance(res, PlanSize) and res.kind == "plan.size" == doc["result_kind"]
+    _section_matches(res.to_json(), doc)
+    # the typed sizing beside the section: its ranked candidates are the section's
+    assert [(c.evaluation.config.device.id, c.evaluation.config.count, c.binding) for c in res.sizing.candidates] \
+        == [(c["device"], c["count"], c["binding"]) for c in doc["candidates"]]
+    assert res.section["candidates"][0]["price_usd"] == doc["candidates"][0]["price_usd"]
+    with pytest.raises(TypeError):
+        res.section["candidates"][0]["price_usd"] = 0
+
+
+def test_simulate_run_as_a_library_call_is_the_commands_answer(tmp_path):
+    from dbtier.sim import simulate as sim
+    from dbtier.sim.device import devices
+    from dbtier.sim.request import SimRequest, SimulateRun, run
+    trace = DATA / "traces" / "msr-hm1.csv"
+    r = call_main("simulate", "run", str(trace), "--design", "read-cache", "--cache", "intel-x25e-32gb",
+                  "--backing", "sas-15k-73gb", "--cache-gb", "0.01", "--out", "run", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(tmp_path / "run")
+    models = devices.resolve("read-cache", {"cache": "intel-x25e-32gb", "backing": "sas-15k-73gb"}, None)
+    phases = []
+    res = run(SimRequest(trace, sim.Params(design="read-cache", cache_gb=0.01), models),
+              progress=lambda phase, frac: phases.append(phase))
+    assert isinstance(res, SimulateRun) and res.kind == "simulate.run" == doc["result_kind"] and phases
+    got = res.to_json()
+    # the replay's own timings are the one figure two runs do not share
+    for d in (got, doc):
+        d["simulation"].pop("timings_s")
+    _section_matches(got, doc)
+    assert res["read_hit_ratio"] == doc["read_hit_ratio"]
+
+
+def test_history_import_as_a_library_call_is_the_commands_answer(tmp_path):
+    from dbtier.core.workdir import workdir
+    from dbtier.history.fleet import HistoryImport, import_files
+    from dbtier.history.tables import ReadOptions
+    src = DATA / "history" / "real" / "diskstats-vm.txt"
+    r = call_main("history", "import", "--source", "diskstats", str(src), "--out", "run", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(tmp_path / "run")
+    with workdir(0, "the test's import", "dbtier-test-") as work:
+        res = import_files(work, "diskstats", [str(src)], [src.stat().st_size], ReadOptions(), 10, "UTC")
+        assert isinstance(res, HistoryImport) and res.kind == "history.import" == doc["result_kind"]
+        # the series, as parts in the working directory: the files the command moved into its run
+        assert sorted(res.parts) == sorted(doc["series_files"]) and all(p.exists() for ps in res.parts.values()
+                                                                        for p in ps)
+    assert res.batches == doc["batches"] == 1 and res.skipped == ()
+    _section_matches(res.to_json(), doc)
