@@ -114,3 +114,40 @@ def test_history_import_as_a_library_call_is_the_commands_answer(tmp_path):
                                                                         for p in ps)
     assert res.batches == doc["batches"] == 1 and res.skipped == ()
     _section_matches(res.to_json(), doc)
+
+
+def test_plan_equivalent_budget_and_value_as_library_calls_are_the_commands_answers(tmp_path):
+    from dbtier.model.plan import calls
+    from dbtier.model.plan.catalog import load_catalog
+    from dbtier.results.store import load_run
+    catalog = load_catalog()
+    r = call_main("plan", "equivalent", "--reference", "intel-x25e-32gb", "--using", "sas-15k-73gb", "--layout",
+                  "raid10", "--out", "eq", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    res = calls.equivalent_plan(calls.EquivalentRequest(catalog=catalog, reference="intel-x25e-32gb",
+                                                        using="sas-15k-73gb", layout="raid10"))
+    doc = load_doc(tmp_path / "eq")
+    assert res.kind == doc["result_kind"] == "plan.equivalent"
+    _section_matches(res.to_json(), doc)
+    r = call_main("plan", "budget", "--usd", "50000", "--devices", "intel-x25e-32gb,sas-15k-73gb", "--out", "bu",
+                  "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    res_b = calls.budget_plan(calls.BudgetRequest(catalog=catalog, usd=50000,
+                                                  devices=("intel-x25e-32gb", "sas-15k-73gb")))
+    doc = load_doc(tmp_path / "bu")
+    assert res_b.kind == doc["result_kind"] == "plan.budget" and len(res_b.options) == 2
+    _section_matches(res_b.to_json(), doc)
+    # a measured run priced: a saved OLTP bench document, in a run directory of its own
+    bench = tmp_path / "bench" / "result.json"
+    bench.parent.mkdir()
+    bench.write_text((DATA / "bench" / "oltp-tpcc.json").read_text())
+    r = call_main("plan", "value", "--result", str(bench.parent), "--config", "sas-15k-73gb:8:raid10", "--out", "va",
+                  "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    from dbtier.model.guards import doc_guards
+    measured = load_run(str(bench.parent))
+    res_v = calls.value_plan(calls.ValueRequest(catalog=catalog, run=measured, run_dir=str(bench.parent),
+                                                config="sas-15k-73gb:8:raid10", guards=tuple(doc_guards(measured))))
+    doc = load_doc(tmp_path / "va")
+    assert res_v.kind == doc["result_kind"] == "plan.value" and res_v.configured.count == 8
+    _section_matches(res_v.to_json(), doc)

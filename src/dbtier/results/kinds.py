@@ -119,8 +119,8 @@ def _bench(sub: str, result: str, series: str | None) -> dict[str, Any]:
 
 
 def _plan(action: str, result: str, terminal: str = "TERMINAL") -> dict[str, Any]:
-    return dict(result=(result,), figures=_FIG + f"plan:{action}", terminal=_FIG + f"plan:{terminal}",
-                section=_SEC + "plan:plan_section", metrics=_MET + f"plan_{action}", series=None, view=_VIEW + "PLAN")
+    return dict(call=f"dbtier.model.plan.calls:{action}_plan", result=(result,), figures=_FIG + f"plan:{action}",
+                terminal=_FIG + f"plan:{terminal}", section=_SEC + "plan:plan_section", metrics=_MET + f"plan_{action}", series=None, view=_VIEW + "PLAN")
 
 
 def _simulate(figures: str = "simulate:figures", terminal: str = GENERIC_TERMINAL,
@@ -147,7 +147,7 @@ KINDS: tuple[Kind, ...] = (
        view=None),      # its steps are runs of their own, in their kinds' views
     _k("plan.equivalent", **_plan("equivalent", "PlanEquivalent")),
     _k("plan.budget", **_plan("budget", "PlanBudget")),
-    _k("plan.size", call="dbtier.model.plan.calls:size_plan", **_plan("size", "PlanSize", "SIZE_TERMINAL")),
+    _k("plan.size", **_plan("size", "PlanSize", "SIZE_TERMINAL")),
     _k("plan.value", **_plan("value", "PlanValue")),
     _k("simulate.run", "simulate", call="dbtier.sim.request:run", **_simulate()),
     _k("simulate.mrc", **_simulate("mrc:figures", _FIG + "mrc:TERMINAL", "simulate_mrc")),

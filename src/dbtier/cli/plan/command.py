@@ -20,11 +20,13 @@ from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.model.plan import plandoc
 from dbtier.model.plan.array import (DEFAULT_HIT_RATIO, DEFAULT_READ_FRACTION, LAYOUT_HELP, LAYOUTS, SET_LAYOUTS,
-                                check_server_ports, evaluate, parse_spec)
-from dbtier.model.plan.planner import budget, equivalent, value
+                                check_server_ports)
 from dbtier.model.plan.requirement import Requirement
 from dbtier.model.plan.search import DEFAULT_CACHE_FRACTION, DEFAULT_MAX_DEVICES
-from dbtier.model.plan.calls import SizeRequest, size_plan
+from dbtier.model.plan.calls import (BudgetRequest, EquivalentRequest, SizeRequest, ValueRequest, budget_plan,
+                                     equivalent_plan, size_plan, value_plan)
+from dbtier.model.plan.catalog import Catalog
+from dbtier.results.result import Result
 from dbtier.model.plan.power_loss import probe_flush
 from dbtier.model.guards import doc_guards
 from dbtier.model.plan.service import Terms
@@ -187,41 +189,44 @@ def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, An
             "service_years": args.service_years, "usd_per_kwh": args.usd_per_kwh, **extra}
 
 
-def _doc(run: Run, action: str, catalog: Any, body: dict[str, Any], args: argparse.Namespace,
-         prices: dict[str, Any] | None = None) -> dict[str, Any]:
-    run.doc["plan"] = action
-    run.doc.update(body)
-    run.doc["pricing"] = plandoc.pricing(catalog.server_ports, args.server_ports, args.devices_only)
-    run.doc["prices"] = prices
-    run.doc["catalog"] = catalog.provenance()
+def _store(run: Run, result: Result) -> dict[str, Any]:
+    """The action's section into its run's document, the run finished: the document."""
+    run.doc.update(result.to_json())
     run.finish()
     return run.doc
+
+
+def _pricing(args: argparse.Namespace, catalog: Catalog, prices: dict[str, Any] | None,
+             **terms: Any) -> dict[str, Any]:
+    """The request's pricing fields from the options every action has."""
+    return dict(catalog=catalog, terms=_terms(args, **terms), server_ports=_server_ports(args),
+                devices_only=args.devices_only, prices=prices)
 
 
 # -- the actions ---------------------------------------------------------------------------------------
 
 def run_equivalent(args: argparse.Namespace) -> int:
     catalog, prices = load_priced(args)
-    eq = equivalent(catalog, args.reference, args.using, args.read_fraction, args.layout,
-                    server_ports=_server_ports(args), devices_only=args.devices_only, terms=_terms(args))
+    res = equivalent_plan(EquivalentRequest(reference=args.reference, using=args.using, layout=args.layout,
+                                            read_fraction=args.read_fraction, **_pricing(args, catalog, prices)))
     run = Run("plan.equivalent", args, _params(args, "equivalent", reference=args.reference, using=args.using,
                                     layout=args.layout, read_fraction=args.read_fraction), inputs=_inputs(args))
-    doc = _doc(run, "equivalent", catalog, plandoc.equivalent_body(eq), args, prices)
-    emit(doc, args, lambda: render.equivalent(console(args), eq, doc["pricing"]["text"], run.dir.path, prices))
+    doc = _store(run, res)
+    emit(doc, args, lambda: render.equivalent(console(args), res.equivalence, doc["pricing"]["text"], run.dir.path,
+                                              prices))
     return 0
 
 
 def run_budget(args: argparse.Namespace) -> int:
     devices = _list(args.devices)
     catalog, prices = load_priced(args)
-    options = budget(catalog, args.usd, devices, args.layout, args.read_fraction, _server_ports(args),
-                     args.devices_only, terms=_terms(args))
+    res = budget_plan(BudgetRequest(usd=args.usd, devices=tuple(devices), layout=args.layout,
+                                    read_fraction=args.read_fraction, **_pricing(args, catalog, prices)))
     run = Run("plan.budget", args, _params(args, "budget", usd=args.usd, devices=devices, layout=args.layout,
                                     read_fraction=args.read_fraction), inputs=_inputs(args))
-    doc = _doc(run, "budget", catalog, plandoc.budget_body(options, args.usd, args.layout, args.read_fraction),
-               args, prices)
-    emit(doc, args, lambda: render.budget(console(args), options, args.usd, args.layout, args.read_fraction,
-                                          doc["pricing"]["text"], run.dir.path, prices))
+    doc = _store(run, res)
+    emit(doc, args, lambda: render.budget(console(args), list(res.options), args.usd, args.layout,
+                                          args.read_fraction, doc["pricing"]["text"], run.dir.path, prices))
     return 0
 
 
@@ -257,38 +262,37 @@ def run_size(args: argparse.Namespace) -> int:
             raise DbtierError(f"--{opt.replace('_', '-')} goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
     catalog, prices = load_priced(args)
     probe = probe_flush(load_run(args.probe), args.probe) if args.probe else None
-    terms = _terms(args, worn=args.worn, waf=args.waf, durable_writes=args.durable_writes,
-                   write_burst_seconds=args.write_burst_seconds, probe=probe, data_reduction=args.data_reduction,
-                   wide_parity_groups=args.wide_parity_groups)
     devices = _list(args.devices) or None
-    request = SizeRequest(requirement=req, catalog=catalog, terms=terms, devices=tuple(devices) if devices else None,
+    request = SizeRequest(requirement=req, devices=tuple(devices) if devices else None,
                           layouts=tuple(_list(args.layouts) or LAYOUTS), redundancy=args.redundancy,
                           hit_ratio=args.hit_ratio, cache_fraction=args.cache_fraction, max_devices=args.max_devices,
-                          top=args.top, server_ports=_server_ports(args), devices_only=args.devices_only,
-                          grade=args.grade or "production", history=history, prices=prices)
-    result = size_plan(request)
+                          top=args.top, grade=args.grade or "production", history=history,
+                          **_pricing(args, catalog, prices, worn=args.worn, waf=args.waf,
+                                     durable_writes=args.durable_writes,
+                                     write_burst_seconds=args.write_burst_seconds, probe=probe,
+                                     data_reduction=args.data_reduction,
+                                     wide_parity_groups=args.wide_parity_groups))
+    res = size_plan(request)
     run = Run("plan.size", args, _params(args, "size", requirement=req.to_dict(), layouts=list(request.layouts),
                                     devices=devices, redundancy=args.redundancy, hit_ratio=args.hit_ratio,
                                     cache_fraction=args.cache_fraction,
                                     max_devices=args.max_devices, top=args.top, from_history=args.from_history,
-                                    terms=terms.to_dict(), grade=request.grade),
+                                    terms=request.terms.to_dict(), grade=request.grade),
               inputs=_inputs(args, args.from_history, args.probe))
-    run.doc.update(result.to_json())
-    run.finish()
-    doc = run.doc
-    emit(doc, args, lambda: render.size(console(args), req, result.sizing, args.redundancy, doc["pricing"]["text"],
+    doc = _store(run, res)
+    emit(doc, args, lambda: render.size(console(args), req, res.sizing, args.redundancy, doc["pricing"]["text"],
                                         run.dir.path, prices, doc["grade"]))
     return 0
 
 
 def run_value(args: argparse.Namespace) -> int:
     catalog, prices = load_priced(args)
-    cfg = parse_spec(catalog, args.config, args.hit_ratio, _server_ports(args), args.devices_only)
     result = load_run(args.result)
-    v = value(result, evaluate(cfg), str(args.result), terms=_terms(args))
+    res = value_plan(ValueRequest(run=result, run_dir=str(args.result), config=args.config, hit_ratio=args.hit_ratio,
+                                  guards=tuple(doc_guards(result)), **_pricing(args, catalog, prices)))
     run = Run("plan.value", args, _params(args, "value", result=args.result, config=args.config),
               inputs=_inputs(args, result["_run_dir"]))
-    doc = _doc(run, "value", catalog,
-               plandoc.value_body(v, str(args.result), result.get("command"), doc_guards(result)), args, prices)
-    emit(doc, args, lambda: render.value(console(args), v, str(args.result), cfg.describe(), run.dir.path, prices))
+    doc = _store(run, res)
+    emit(doc, args, lambda: render.value(console(args), res.value, str(args.result), res.configured.describe(),
+                                         run.dir.path, prices))
     return 0
