@@ -151,3 +151,19 @@ def test_plan_equivalent_budget_and_value_as_library_calls_are_the_commands_answ
     doc = load_doc(tmp_path / "va")
     assert res_v.kind == doc["result_kind"] == "plan.value" and res_v.configured.count == 8
     _section_matches(res_v.to_json(), doc)
+
+
+def test_simulate_mrc_as_a_library_call_is_the_commands_answer(tmp_path):
+    from dbtier.sim.mrc.call import MrcRequest, SimulateMrc, run
+    trace = DATA / "objects" / "cloudPhysicsIO.oracleGeneral.bin"
+    r = call_main("simulate", "mrc", str(trace), "--policy", "lru,s3fifo", "--sizes", "1MiB,16MiB", "--out", "run",
+                  "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(tmp_path / "run")
+    started, seen = [], []
+    res = run(MrcRequest(trace=trace, policies=("lru", "s3fifo"), sizes="1MiB,16MiB"),
+              progress=lambda what, frac: seen.append(frac), start=lambda: started.append(len(seen)))
+    assert isinstance(res, SimulateMrc) and res.kind == doc["result_kind"] == "simulate.mrc"
+    assert started and seen and seen[-1] == 1.0          # started once the trace was read, then the replays
+    _section_matches(res.to_json(), doc)
+    assert [c["policy"] for c in res["mrc"]["curves"]] == ["lru", "s3fifo"]

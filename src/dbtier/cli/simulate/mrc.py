@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
-
-import numpy as np
 from rich import box
 from rich.table import Table
 
@@ -17,9 +14,6 @@ from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.units import human_bytes
 from dbtier.sim.names import FORMATS
-
-if TYPE_CHECKING:
-    from dbtier.sim.trace.objects import ObjectChunk
 
 _BLOCK = tuple(f for f in FORMATS if f != "csv")      # block trace layouts (csv is either, by its --columns)
 
@@ -74,76 +68,27 @@ def register_mrc(ssub: argparse._SubParsersAction) -> None:
 
 def run_mrc(args: argparse.Namespace) -> int:
     from dbtier.core.files import regular_file
-    from dbtier.core.workdir import workdir
-    from dbtier.sim.mrc import curves as mrc, spill as mrc_spill
-    from dbtier.sim.trace import objects
+    from dbtier.sim.mrc import call, curves
     path = regular_file(args.trace, "trace", "pass the trace file itself")
-    policies = mrc.parse_policies(args.policy)
-    if args.sample is not None:
-        mrc.sample(np.zeros(0, np.uint64), args.sample)    # a rate outside (0, 1] refused before reading
-    mrc.parse_sizes(args.sizes, 1 << 62)                    # and sizes that are not sizes
-    mode, fmt, cols = mrc_spill.trace_mode(path, args.format, args.columns)     # a bad --columns refused before reading
-    ops: dict[str, int] = {}
-    rate = args.sample if args.sample is not None and args.sample < 1.0 else None
-    with render.Progress(console(args), args.json) as prog, \
-            workdir(path.stat().st_size, f"the spilled codes of {path}", "dbtier-mrc-") as work:
-        if mode == "object":
-            reqs = _counted(objects.read_objects(path, fmt, columns=cols), ops)
-        else:           # block granularity: each request's blocks, each an object of --block-size bytes
-            from dbtier.sim.trace.traces import read_chunks
-            reqs = blocks = mrc_spill.BlockObjects(read_chunks(path, fmt, cols), args.block_size, str(path),
-                                                   args.reads_only)
-        # one read of the trace, spilled as codes (16 bytes a request; a sample's only): memory holds no trace
-        spill = mrc_spill.scan(reqs, work, str(path), rate, keep_next="belady" in policies,
-                               progress=lambda n: prog(f"reading the trace: {n:,} requests", 0.0))
-        # with a sample, the trace's objects and footprint are the sample's, scaled
-        src = spill if rate is None else mrc.Sampled(spill, rate, spill.total_requests, spill.total_bytes)
-        caches = mrc.parse_sizes(args.sizes, src.footprint_bytes)
-        run = Run("simulate.mrc", args, {"action": "mrc", "trace": str(path), "format": args.format,
-                                     "columns": args.columns, "block_size": args.block_size,
-                                     "reads_only": args.reads_only,
-                                     "policy": policies, "sizes": args.sizes, "sample": args.sample},
-                  inputs=[str(path)])
-        what = f"{', '.join(policies)} at {len(caches)} sizes"
-        step = lambda k, n: prog(f"{what}: {k} of {n} replays", k / n)      # noqa: E731
-        if rate is None:
-            got = mrc.curves(policies, spill, caches, progress=step)      # on every core
-        else:          # SHARDS: estimates (Belady's next requests are the sample's own)
-            got = mrc.sampled_curves(policies, src, caches, progress=step)
-        curves = [{"policy": pol, **mrc.about(pol), "sample_rate": 1.0 if rate is None else rate,
-                   "points": [p.doc() for p in got[pol]]} for pol in policies]
-    run.doc["mrc"] = {"trace": {"format": fmt, "mode": mode, "requests": spill.total_requests,
-                                "objects": src.n_objects, "footprint_bytes": src.footprint_bytes},
-                      "curves": curves,
-                      "estimates": rate is not None}
-    if mode == "block":     # requests: the block accesses the cache sees; io_requests: the trace's own
-        run.doc["mrc"]["trace"].update({"block_size": args.block_size, "io_requests": blocks.requests,
-                                        "reads_only": args.reads_only})
-    elif cols is not None and cols.op is not None:
-        run.doc["mrc"]["trace"]["ops"] = ops        # requests by op value: recorded, all of them counted
-    if rate is not None:
-        run.doc["mrc"]["note"] = (f"SHARDS spatial sample at {rate:g} of the objects (SHARDS-adj): every figure "
-                                  "of the curves, and the trace's objects and footprint, are estimates")
-        few = [c for c in caches if src.cache_objects(c) < mrc.FEW_SAMPLED_OBJECTS]
-        for cur in curves:
-            for pt in cur["points"]:
-                pt["sampled_cache_objects"] = round(src.cache_objects(pt["cache_bytes"]), 1)
-        if few:
-            run.doc["mrc"]["note"] += (
-                f"; at {len(few)} of the {len(caches)} sizes (up to {human_bytes(max(few))}) the sample's cache "
-                f"holds under {mrc.FEW_SAMPLED_OBJECTS:,} objects (sampled_cache_objects): those estimates are "
-                "rough (errors past 0.01 were measured there), take a larger --sample or no sample for them")
+    req = call.MrcRequest(trace=path, policies=tuple(curves.parse_policies(args.policy)), sizes=args.sizes,
+                          sample=args.sample, format=args.format, columns=args.columns, block_size=args.block_size,
+                          reads_only=args.reads_only)
+    runs: list[Run] = []
+
+    def start() -> None:            # the trace read: the run directory is made
+        runs.append(Run("simulate.mrc", args, {"action": "mrc", "trace": str(path), "format": args.format,
+                                               "columns": args.columns, "block_size": args.block_size,
+                                               "reads_only": args.reads_only, "policy": list(req.policies),
+                                               "sizes": args.sizes, "sample": args.sample},
+                        inputs=[str(path)]))
+
+    with render.Progress(console(args), args.json) as prog:
+        res = call.run(req, prog, start)
+    run = runs[0]
+    run.doc.update(res.to_json())
     run.finish()
     emit(run.doc, args, lambda: _render(args, run.doc["mrc"], path))
     return 0
-
-
-def _counted(chunks: Iterator[ObjectChunk], ops: dict[str, int]) -> Iterator[ObjectChunk]:
-    """The chunks, their requests by op value added into `ops` on the way (a CSV with op=COL)."""
-    for c in chunks:
-        for k, v in (c.ops or {}).items():
-            ops[k] = ops.get(k, 0) + v
-        yield c
 
 
 def _render(args: argparse.Namespace, m: dict, path: Path) -> None:
