@@ -46,9 +46,9 @@ def test_a_frozen_section_cannot_change_and_gives_back_the_same_json():
         r.kind = "probe"                                  # type: ignore[misc]
 
 
-def _section_matches(section: dict, doc: dict) -> None:
-    assert set(section) == set(doc) - ENVELOPE - {"appended_to", "batches", "skipped_files", "series_files",
-                                                  "raw_note"}
+def _section_matches(section: dict, doc: dict, added: frozenset = frozenset()) -> None:
+    """The call's section is the document but for the envelope and what the command `added` beside it."""
+    assert set(section) == set(doc) - ENVELOPE - added
     for k, v in section.items():
         if isinstance(v, dict):
             for kk, vv in v.items():
@@ -56,6 +56,7 @@ def _section_matches(section: dict, doc: dict) -> None:
         assert json.loads(json.dumps(v)) == doc[k], k
 
 
+@pytest.mark.slow
 def test_plan_size_as_a_library_call_is_the_commands_answer(tmp_path):
     from dbtier.model.plan.calls import PlanSize, SizeRequest, size_plan
     from dbtier.model.plan.catalog import load_catalog
@@ -76,6 +77,7 @@ def test_plan_size_as_a_library_call_is_the_commands_answer(tmp_path):
         res.section["candidates"][0]["price_usd"] = 0
 
 
+@pytest.mark.slow
 def test_simulate_run_as_a_library_call_is_the_commands_answer(tmp_path):
     from dbtier.sim import simulate as sim
     from dbtier.sim.device import devices
@@ -98,6 +100,7 @@ def test_simulate_run_as_a_library_call_is_the_commands_answer(tmp_path):
     assert res["read_hit_ratio"] == doc["read_hit_ratio"]
 
 
+@pytest.mark.slow
 def test_history_import_as_a_library_call_is_the_commands_answer(tmp_path):
     from dbtier.core.workdir import workdir
     from dbtier.history.fleet import HistoryImport, import_files
@@ -113,9 +116,11 @@ def test_history_import_as_a_library_call_is_the_commands_answer(tmp_path):
         assert sorted(res.parts) == sorted(doc["series_files"]) and all(p.exists() for ps in res.parts.values()
                                                                         for p in ps)
     assert res.batches == doc["batches"] == 1 and res.skipped == ()
-    _section_matches(res.to_json(), doc)
+    # what the command adds: the batches, where the series went, its inputs' copies
+    _section_matches(res.to_json(), doc, frozenset({"batches", "series_files", "raw_note"}))
 
 
+@pytest.mark.slow
 def test_plan_equivalent_budget_and_value_as_library_calls_are_the_commands_answers(tmp_path):
     from dbtier.model.plan import calls
     from dbtier.model.plan.catalog import load_catalog
@@ -153,6 +158,7 @@ def test_plan_equivalent_budget_and_value_as_library_calls_are_the_commands_answ
     _section_matches(res_v.to_json(), doc)
 
 
+@pytest.mark.slow
 def test_simulate_mrc_as_a_library_call_is_the_commands_answer(tmp_path):
     from dbtier.sim.mrc.call import MrcRequest, SimulateMrc, run
     trace = DATA / "objects" / "cloudPhysicsIO.oracleGeneral.bin"
@@ -167,3 +173,56 @@ def test_simulate_mrc_as_a_library_call_is_the_commands_answer(tmp_path):
     assert started and seen and seen[-1] == 1.0          # started once the trace was read, then the replays
     _section_matches(res.to_json(), doc)
     assert [c["policy"] for c in res["mrc"]["curves"]] == ["lru", "s3fifo"]
+
+
+@pytest.mark.slow
+def test_history_consolidate_and_requirement_as_library_calls_are_the_commands_answers(tmp_path):
+    from dbtier.history.calls import (ConsolidateRequest, HistoryConsolidate, HistoryRequirement,
+                                      RequirementRequest, consolidate, requirement)
+    src = DATA / "history" / "real" / "diskstats-vm.txt"
+    for name in ("db1", "db2"):
+        r = call_main("history", "import", "--source", "diskstats", str(src), "--database", name, "--out", name,
+                      "--json", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    runs = (str(tmp_path / "db1"), str(tmp_path / "db2"))
+    r = call_main("history", "consolidate", *runs, "--out", "cons", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(tmp_path / "cons")
+    seen = []
+
+    def into(name):
+        def start(inputs):
+            seen.append(list(inputs))
+            (tmp_path / name).mkdir()
+            return tmp_path / name
+        return start
+
+    res = consolidate(ConsolidateRequest(runs=runs), into("lib-cons"))
+    assert isinstance(res, HistoryConsolidate) and res.kind == doc["result_kind"] == "history.consolidate"
+    assert seen == [list(runs)] and res.inputs == runs
+    _section_matches(res.to_json(), doc)
+    # the series it wrote where start() said: the command's own files, row for row
+    import duckdb
+    for f in doc["series_files"]:
+        q = "SELECT count(*), sum(hash(COLUMNS(*))) FROM read_parquet('{}')"
+        assert duckdb.sql(q.format(tmp_path / "lib-cons" / f)).fetchall() == \
+            duckdb.sql(q.format(tmp_path / "cons" / f)).fetchall(), f
+    # a requirement of one consolidation run, and of an import of two databases (their sum, consolidated
+    # where start() said: the section's source names that directory)
+    r = call_main("history", "import", "--source", "diskstats", str(src), "--database", "db2", "--into",
+                  runs[0], "--out", "both", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for run_dir, pct in (("cons", "99"), ("both", "95")):
+        out = f"req-{run_dir}"
+        r = call_main("history", "requirement", str(tmp_path / run_dir), "--percentile", pct, "--out", out, "--json",
+                      cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        doc = load_doc(tmp_path / out)
+        res_r = requirement(RequirementRequest(run=str(tmp_path / run_dir), percentile=pct), into("lib-" + out))
+        assert isinstance(res_r, HistoryRequirement) and res_r.kind == doc["result_kind"] == "history.requirement"
+        got = res_r.to_json()
+        if run_dir == "both":
+            assert "consolidated" in got and got["from"]["run_dir"] == str(tmp_path / ("lib-" + out))
+            got["from"]["run_dir"] = doc["from"]["run_dir"]      # each names its own run's sum.parquet
+        _section_matches(got, doc)
+        assert res_r["requirement"]["read_iops"] == doc["read_iops"]

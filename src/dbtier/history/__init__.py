@@ -16,10 +16,12 @@ split.py       the requirement per file type (WAL, redo, temp apart from the dat
 summary.py     a reader's table to the result document's sections; fleet.py the same in batches, the
                library call of `history import` (its typed, immutable HistoryImport)
 intervals.py   a history's per-interval rates for the cloud burst replay
+calls.py       `history consolidate` and `history requirement` as library calls (typed, immutable results)
 
-What each may import: dbtier.core (intervals.py also dbtier.results.store, fleet.py dbtier.results.result); sources/ each other and
-tables.py, limits.py, series.py (dma.py); summary.py and fleet.py take sources/ further (summary.py reads
-DMA's hourly statistics through sources/dma.py). Never model/, report/ or cli/.
+What each may import: dbtier.core (intervals.py also dbtier.results.store; fleet.py and calls.py
+dbtier.results, the results they return); sources/ each other and tables.py, limits.py, series.py
+(dma.py); summary.py and fleet.py take sources/ further (summary.py reads DMA's hourly statistics through
+sources/dma.py). Never model/, report/ or cli/.
 """
 
 from __future__ import annotations

@@ -10,9 +10,8 @@ reads. Full series go to Parquet files in the run directory; result.json has the
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-import duckdb
+from pathlib import Path
+from typing import Sequence
 
 from dbtier.cli.history import fetch as history_fetch
 
@@ -21,12 +20,12 @@ from dbtier.cli.history import render
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, usage, add_output_options, console, emit
 from dbtier.cli.markup import esc
-from dbtier.cli.history.imports import MAX_TOP, input_sizes, memory_option, progress_bar
+from dbtier.cli.history.imports import MAX_TOP, memory_option, progress_bar
 from dbtier.core.errors import DbtierError
 from dbtier.core.units import UnitError, parse_duration
 from dbtier.history import SOURCES
-from dbtier.history import combine, split, store, summary
-from dbtier.results.store import load_run
+from dbtier.history import store
+from dbtier.history.calls import ConsolidateRequest, RequirementRequest, consolidate, requirement
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -114,114 +113,50 @@ def _step_seconds(text: str | None) -> int | None:
 
 
 def run_consolidate(args: argparse.Namespace) -> int:
-    step = _step_seconds(args.step)
-    with store.memory_cap(args.memory):
-        return _consolidate(args, step)
+    req = ConsolidateRequest(runs=tuple(args.runs), step_s=_step_seconds(args.step), top=args.top,
+                             percentile=args.percentile, full_grid=args.full_grid)
+    runs: list[Run] = []
 
+    def start(inputs: Sequence[str]) -> Path:
+        runs.append(Run("history.consolidate", args, {"action": "consolidate", "runs": list(args.runs),
+                                                      "step": args.step, "top": args.top,
+                                                      "percentile": args.percentile}, inputs=list(inputs)))
+        return runs[0].dir.path
 
-def _consolidate(args: argparse.Namespace, step: int | None) -> int:
-    docs = [load_run(r) for r in args.runs]
     bar, _ = progress_bar(args, 2)
-    # the grid goes to Parquet files in the work directory, a batch of databases at a time: about the totals' size
-    grid_bytes = sum(input_sizes([str(p) for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))
-    with store.workdir(grid_bytes) as work, store.open_db(work) as con, bar:
+    with store.memory_cap(args.memory), bar:
         task = bar.add_task("consolidating", total=2)
-        try:
-            part = summary.consolidation(con, docs, step, args.top, args.percentile, work=work,
-                                         full_grid=args.full_grid)
-        except duckdb.Error as exc:   # a Parquet file damaged past its footer: name the runs' series
-            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise DbtierError(f"cannot read the series of {', '.join(d['_run_dir'] for d in docs)}: {why[:300]}",
-                              "re-run `dbtier history import` for the run whose totals.parquet is damaged") from None
-        bar.update(task, advance=1, description="writing Parquet")
-        run = Run("history.consolidate", args, {"action": "consolidate", "runs": list(args.runs), "step": args.step,
-                                    "top": args.top, "percentile": args.percentile},
-                  inputs=[d["_run_dir"] for d in docs])
-        run.doc.update(part)
-        run.save()
-        if part.get("kind") == "series":     # hour-of-day sums have no grid to write
-            drivers = None if args.full_grid else [d["database"] for d in run.doc["drivers"]]
-            run.doc["grid_databases"] = "all" if drivers is None else drivers
-            run.doc["series_files"] = store.write_consolidation_files(con, run.dir.path, drivers)
-        run.finish()
-
+        res = consolidate(req, start, lambda what: bar.update(task, completed=0 if what == "consolidating" else 1,
+                                                              description=what))
+    run = runs[0]
+    run.doc.update(res.to_json())
+    run.finish()
     emit(run.doc, args, lambda: render.consolidation(console(args), run.doc, run.dir.path))
     return 0
 
 
 def run_requirement(args: argparse.Namespace) -> int:
-    doc = load_run(args.run)
-    params = {"action": "requirement", "run": args.run, "percentile": args.percentile, "headroom": args.headroom,
-              "capacity_gb": args.capacity_gb, "database": args.database}
-    summed = needs_sum(doc, args.database)
-    if summed is None:
-        req, source = summary.requirement(doc, args.percentile, args.headroom, args.capacity_gb, args.database)
-        run = Run("history.requirement", args, params, inputs=[doc["_run_dir"]])
-    else:      # several databases, or a cluster's instances: their sum, consolidated into this run
-        run, req, source = requirement_of_sum(args, summed, params, args.percentile, args.headroom,
-                                              args.capacity_gb)
-    run.doc["notes"] = instance_notes(doc, args.database) + list(source.get("notes") or [])
-    run.doc["requirement"] = dict(req)
-    run.doc.update(req)
-    run.doc["from"] = source
-    run.doc["with_headroom"] = summary.with_headroom(req)
-    run.doc["absent"] = source["absent"]   # what the source did not measure: missing, not 0
-    if source["action"] == "import" and doc.get("kind") != "hourly":
-        parts = split.by_file_type(doc, source["of"], source["statistic"])
-        if parts:
-            run.doc["by_file_type"] = parts
+    req = RequirementRequest(run=args.run, percentile=args.percentile, headroom=args.headroom,
+                             capacity_gb=args.capacity_gb, database=args.database)
+    runs: list[Run] = []
+
+    def start(inputs: Sequence[str]) -> Path:
+        runs.append(Run("history.requirement", args, {"action": "requirement", "run": args.run,
+                                                      "percentile": args.percentile, "headroom": args.headroom,
+                                                      "capacity_gb": args.capacity_gb, "database": args.database},
+                        inputs=list(inputs)))
+        return runs[0].dir.path
+
+    res = requirement(req, start)
+    run = runs[0]
+    run.doc.update(res.to_json())
     run.finish()
 
     def show() -> None:
-        render.requirement(console(args), req, source, run.doc["with_headroom"], args.run, run.dir.path,
-                           run.doc.get("by_file_type"))
+        render.requirement(console(args), run.doc["requirement"], run.doc["from"], run.doc["with_headroom"],
+                           args.run, run.dir.path, run.doc.get("by_file_type"))
         for n in run.doc["notes"]:
             console(args).print(f"[yellow]note:[/yellow] {esc(n)}", highlight=False)
 
     emit(run.doc, args, show)
     return 0
-
-
-def needs_sum(doc: dict[str, Any], database: str | None) -> list[dict[str, Any]] | None:
-    """The documents to consolidate for a requirement of an import run: several databases (or a clustered
-    database's instances: NAME selects all of NAME/1, NAME/2, ...); None when it is one series."""
-    if (doc.get("params") or {}).get("action") != "import":
-        return None
-    dbs = doc.get("databases") or []
-    if database is not None and any(db.get("name") == database for db in dbs):
-        return None
-    picked = summary.only([doc], [database] if database else None)
-    return picked if sum(len(d["databases"]) for d in picked) > 1 else None
-
-
-def requirement_of_sum(args: argparse.Namespace, docs: list[dict[str, Any]], params: dict[str, Any],
-                       percentile: str, headroom: float, capacity_gb: float | None
-                       ) -> tuple[Run, dict[str, Any], dict[str, Any]]:
-    """The requirement of `docs`' databases together: consolidated (see history/combine.py) into the run this
-    makes, whose sum.parquet the requirement's days and a cloud plan's burst replay read."""
-    inputs = [d["_run_dir"] for d in docs]
-    grid_bytes = sum(input_sizes([str(p) for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))
-    with store.workdir(grid_bytes) as work, store.open_db(work) as con:
-        part = summary.consolidation(con, docs, None, 10, "max" if percentile == "max" else percentile, work=work)
-        run = Run("history.requirement", args, params, inputs=inputs)
-        run.doc["consolidated"] = {k: part.get(k) for k in ("kind", "method", "bound", "databases", "clusters",
-                                                            "grid", "peaks", "capacity_gb", "instances")}
-        if part.get("kind") == "series":
-            run.doc["series_files"] = store.write_consolidation_files(con, run.dir.path, [])
-    cdoc = {"command": "history", "params": {"action": "consolidate"}, "_run_dir": str(run.dir.path),
-            "source": docs[0].get("source"), **part}
-    req, source = summary.requirement(cdoc, percentile, headroom, capacity_gb)
-    req, source["notes"] = summary.sum_on_parts(req, docs, source["statistic"])
-    return run, req, source
-
-
-def instance_notes(doc: dict[str, Any], database: str | None) -> list[str]:
-    """A requirement of one instance of a clustered database sizes part of what its storage carries: said."""
-    one = next((d for d in doc.get("databases") or [] if database and d.get("name") == database), None)
-    if one is None:
-        return []
-    base = combine.cluster_of(str(one.get("name")), one.get("instances"))
-    if base == one.get("name"):
-        return []
-    return [f"{database} is one instance of the {one.get('instances')}-instance {base}: its instances share the "
-            f"storage, which carries their sum; `--database {base}` sizes that"]
