@@ -43,15 +43,15 @@ def epoch_s(text: Any) -> float | None:
 
 def target_of(doc: dict[str, Any]) -> str:
     """What the run measured or read: its directories, the trace, the history's files, the runs it read."""
-    paths = [t.get("path") or t.get("device") for t in F.dicts(F.get(doc, "machine", "targets"))]
-    paths = [p for p in paths if isinstance(p, str) and p]
+    named = [t.get("path") or t.get("device") for t in F.dicts(F.get(doc, "machine", "targets"))]
+    paths = [p for p in named if isinstance(p, str) and p]
     if paths:
         return ",".join(dict.fromkeys(paths))
     params = dict_at(doc, "params")
     for key in ("trace", "files", "runs", "run"):
         v = params.get(key)
-        names = v if isinstance(v, list) else [v]
-        names = [os.path.basename(os.path.normpath(n)) for n in names if isinstance(n, str) and n]
+        given = v if isinstance(v, list) else [v]
+        names = [os.path.basename(os.path.normpath(n)) for n in given if isinstance(n, str) and n]
         if names:
             return ",".join(names)
     return ""
@@ -103,7 +103,8 @@ def probe(b: Builder, run_id: str, doc: dict[str, Any]) -> None:
         for key, test, pct in PROBE_LATENCY:
             b.add("dbtier_probe_latency_seconds", _num(s.get(key), 1e-6), run_id=run_id, target=target, test=test,
                   percentile=pct)
-        honest = {"ok": 1, "suspect": 0}.get(s.get("fsync_honesty"))
+        verdicts: dict[str | None, int] = {"ok": 1, "suspect": 0}      # no verdict (None): no sample
+        honest = verdicts.get(s.get("fsync_honesty"))
         b.add("dbtier_probe_fsync_honest", honest, run_id=run_id, target=target)
         k = F.probe_knee(t)
         b.add("dbtier_probe_read_knee_outstanding", (k or {}).get("outstanding"), run_id=run_id, target=target)

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import series
+from dbtier.history import store
 from dbtier.history.series import finite_or_none, iso
 
 _METRICS = series.RATES
@@ -48,10 +49,11 @@ def shape_of_imports(databases: list[dict[str, Any]]) -> dict[str, Any] | None:
     """What consolidate needs to know of all the series together, from each database's
     `series_shape` (the import took it in its own pass), or None when a document lacks it (then
     _shape reads the series)."""
-    shapes = [db.get("series_shape") for db in databases]
-    if not databases or not all(isinstance(sh, dict) for sh in shapes):
+    given = [db.get("series_shape") for db in databases]
+    if not databases or not all(isinstance(sh, dict) for sh in given):
         return None
-    meds = [sh.get("median_interval_s") for sh in shapes if sh.get("median_interval_s") is not None]
+    shapes = cast(list[dict[str, Any]], given)      # every one a dict, just checked
+    meds = [v for sh in shapes if (v := sh.get("median_interval_s")) is not None]
     return {"databases": sorted(db["name"] for db in databases), "median_s": max(meds) if meds else None,
             "full": {m: all(m in (sh.get("complete") or []) for sh in shapes) for m in _METRICS},
             "derive": {"iops": all(sh.get("iops_is_sum") for sh in shapes),
@@ -121,7 +123,7 @@ def regrid(con: duckdb.DuckDBPyConnection, table: str, step: int, out: str = "gr
 
 def _drop_table(con: duckdb.DuckDBPyConnection, name: str) -> None:
     """`name` gone if it is a table (a view of that name is replaced by CREATE OR REPLACE VIEW)."""
-    if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]).fetchone()[0]:
+    if store.one_row(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]))[0]:
         con.execute(f"DROP TABLE {name}")
 
 
@@ -159,7 +161,7 @@ def _regrid_sorted(con: duckdb.DuckDBPyConnection, table: str, g: float, summed:
                last > b0 + 1 AS long
         FROM (SELECT *, lag(e) OVER w AS p_e, lead(b0) OVER w AS n_b0, {lags}
               FROM {t} WINDOW w AS (PARTITION BY database ORDER BY s))""")
-    clash, long = con.execute(f"SELECT bool_or(clash), bool_or(long) FROM {cells}").fetchone()
+    clash, long = store.one_row(con.execute(f"SELECT bool_or(clash), bool_or(long) FROM {cells}"))
     if clash:
         con.execute(f"DROP TABLE {cells}")
         return False
@@ -278,9 +280,10 @@ def _consolidate_dense(con: duckdb.DuckDBPyConnection, table: str, step: int, to
 
 
 def _peaks_of_sum(con: duckdb.DuckDBPyConnection, out_sum: str) -> tuple[tuple, tuple]:
-    """(bin, IOPS) and (bin, MB/s) of the summed series' highest cells (the earliest of equals)."""
-    pk = con.execute(f"SELECT bin, iops FROM {out_sum} ORDER BY iops DESC NULLS LAST, bin LIMIT 1").fetchone()
-    pm = con.execute(f"SELECT bin, mbps FROM {out_sum} ORDER BY mbps DESC NULLS LAST, bin LIMIT 1").fetchone()
+    """(bin, IOPS) and (bin, MB/s) of the summed series' highest cells (the earliest of equals). The sum has
+    cells: the histories overlap (checked before)."""
+    pk = store.one_row(con.execute(f"SELECT bin, iops FROM {out_sum} ORDER BY iops DESC NULLS LAST, bin LIMIT 1"))
+    pm = store.one_row(con.execute(f"SELECT bin, mbps FROM {out_sum} ORDER BY mbps DESC NULLS LAST, bin LIMIT 1"))
     return pk, pm
 
 

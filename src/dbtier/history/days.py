@@ -26,7 +26,7 @@ the planner weighs them against a drive's endurance and an HDD's workload rating
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 
@@ -79,13 +79,13 @@ def figures(con: duckdb.DuckDBPyConnection, table: str, tz: str, pnum: int) -> d
     q = "max(x)" if pnum >= 100 else f"quantile_cont(x, {pnum / 100})"
     for m in METRICS:
         # counted_d, seen_d: days' worth of data (each day's covered share of its own length: a whole 23 h day is 1)
-        got, n, dropped, counted_d, seen_d, seen_s = con.execute(f"""
+        got, n, dropped, counted_d, seen_d, seen_s = store.one_row(con.execute(f"""
             WITH k AS (SELECT {m}_cov >= {DAY_MIN_COVER} * day_s AS counted, {m}_cov AS cov, {m}_cov / day_s AS share,
                               {m}_bytes * {DAY_S} / nullif({m}_cov, 0) / {TB} AS x FROM _days)
             SELECT {q} FILTER (WHERE counted), count(*) FILTER (WHERE counted),
                    count(*) FILTER (WHERE NOT counted AND cov > 0),
                    coalesce(sum(share) FILTER (WHERE counted), 0), coalesce(sum(share), 0), coalesce(sum(cov), 0)
-            FROM k""").fetchone()
+            FROM k"""))
         item: dict[str, Any] = {"tb_per_day": None, "percentile": pnum, "days_counted": int(n),
                                 "partial_dropped": int(dropped), "reason": None}
         if seen_s <= 0:
@@ -122,7 +122,8 @@ def dma_mean_day(db: dict[str, Any]) -> dict[str, dict[str, Any]]:
         elif secs < DAY_S:
             item["reason"] = f"the dma snapshots cover {secs / 3600:.1f} h, less than a day"
         else:
-            item["tb_per_day"] = sum(v * MB * 3600.0 for v in means) / TB
+            # every hour's mean a finite number: none missing
+            item["tb_per_day"] = sum(cast(float, v) * MB * 3600.0 for v in means) / TB
         out[m] = item
     return out
 

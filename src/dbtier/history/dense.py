@@ -156,9 +156,9 @@ def bound(con: duckdb.DuckDBPyConnection, table: str, step: int, overlap_s: tupl
         if lo > hi:
             raise Fallback("no overlap")
         return lo, hi
-    lo, hi = con.execute(f"""SELECT max(CAST(floor(s / 1e6 / {g}) AS BIGINT)), min(CAST(ceil(e / 1e6 / {g}) AS BIGINT) - 1)
+    lo, hi = store.one_row(con.execute(f"""SELECT max(CAST(floor(s / 1e6 / {g}) AS BIGINT)), min(CAST(ceil(e / 1e6 / {g}) AS BIGINT) - 1)
                              FROM (SELECT min(epoch_us(start)) AS s, max(epoch_us("end")) AS e FROM {table}
-                                   GROUP BY database)""").fetchone()
+                                   GROUP BY database)"""))
     if lo is None or hi is None or lo > hi:
         raise Fallback("no overlap")
     return int(lo), int(hi)
@@ -270,6 +270,7 @@ def _fetched(con: duckdb.DuckDBPyConnection, queries: Sequence[str]) -> Iterator
     with ThreadPoolExecutor(1, thread_name_prefix="dbtier-grid") as pool:
         ahead = pool.submit(lambda q: cur.execute(q).to_arrow_table(), queries[0]) if queries else None
         for i in range(len(queries)):
+            assert ahead is not None        # submitted for query i, before the loop or in the pass before
             tbl = ahead.result()
             ahead = pool.submit(lambda q: cur.execute(q).to_arrow_table(), queries[i + 1]) \
                 if i + 1 < len(queries) else None

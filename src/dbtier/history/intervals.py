@@ -38,6 +38,7 @@ def _read(source: dict[str, Any], name: str, cols: list[str], sql: str) -> list[
         raise DbtierError(f"{run_dir}: {HOURLY_WHY}: it has no per-interval rates to read",
                           "import a time series (AWR, PostgreSQL, diskstats, iostat, sar), or give the rates on the "
                           "command line (plan size --read-iops ... --cloud aws)")
+    assert run_dir, "by_file_type and rates return before reading a source without a run_dir"
     with store.reading(run_dir) as con:
         store.check_parquet(con, run_dir, name, cols)
         return con.execute(sql.format(src=store.parquet(run_dir, name))).fetchall()

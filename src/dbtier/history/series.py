@@ -50,6 +50,7 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import limits
+from dbtier.history import store
 from dbtier.history.tables import COUNTERS, EXTRA_COUNTERS, MB
 
 PCTS = (50, 95, 99)
@@ -164,7 +165,7 @@ def intervals_from_counters(con: duckdb.DuckDBPyConnection, counters: str, out: 
                count(DISTINCT "end") FILTER (WHERE dup) AS duplicates,
                coalesce(bool_or({absurd}) FILTER (WHERE start < "end" AND NOT restart), false) AS absurd{shape}
         FROM {src} GROUP BY database""")
-    if con.execute(f"SELECT bool_or(absurd) FROM {out}_events").fetchone()[0]:
+    if store.one_row(con.execute(f"SELECT bool_or(absurd) FROM {out}_events"))[0]:
         _refuse_absurd(con, src, counters, ALL, absurd)
     if one_unit:
         con.execute(f"DROP TABLE IF EXISTS {out}_rows")
@@ -205,12 +206,13 @@ def _absurd_sql(present: Sequence[str]) -> str:
 
 def _refuse_absurd(con: duckdb.DuckDBPyConnection, src: str, counters: str, present: Sequence[str],
                    absurd: str) -> None:
-    """The first absurd interval, as one error naming the file, the unit, the times and the values."""
+    """The first absurd interval, as one error naming the file, the unit, the times and the values (the
+    caller found one)."""
     checks = [(c, kind, per) for c, kind, per in _RATE_CHECKS if c in present and (per is None or per in present)]
-    row = con.execute(f"""SELECT database, file_type, unit, start, "end", seconds,
+    row = store.one_row(con.execute(f"""SELECT database, file_type, unit, start, "end", seconds,
                                  {', '.join(_rate_sql(c, per) for c, _, per in checks)}
                           FROM {src} WHERE start < "end" AND NOT restart AND {absurd}
-                          ORDER BY "end", database LIMIT 1""").fetchone()
+                          ORDER BY "end", database LIMIT 1"""))
     db, ft, unit, start, end, secs, *rates = row
     c, kind, _ = next(ch for ch, v in zip(checks, rates) if v is not None and not (v <= _LIMIT[ch[1]]))
     got = con.execute(f"""SELECT sample_time, {c}, _file FROM {counters}
@@ -273,12 +275,12 @@ def totals(con: duckdb.DuckDBPyConnection, intervals: str, out: str, pick: str |
     else:
         con.execute(f"CREATE OR REPLACE TABLE _pick AS SELECT database, {_PICK.format(valid='')} "
                     f"FROM {intervals} GROUP BY database")
-    single, all_total, no_total, n, multi, same = con.execute("""
+    single, all_total, no_total, n, multi, same = store.one_row(con.execute("""
         SELECT coalesce(bool_and(CASE WHEN has_total THEN one_total ELSE n_part_rows > 0 AND one_part END), true),
                coalesce(bool_and(has_total), false), coalesce(bool_and(NOT has_total), false), coalesce(sum(n), 0),
                NOT coalesce(bool_and(one_type), true),
                coalesce(bool_and(one_type AND n = CASE WHEN has_total THEN n_total_rows ELSE n_part_rows END), true)
-        FROM _pick""").fetchone()
+        FROM _pick"""))
     info = {"intervals": int(n), "multi_file_type": bool(multi), "same_rows": bool(single and same)}
     cols = ('i.database, i.start, i."end", i.seconds, i.read_iops, i.write_iops, i.iops, i.read_mbps, i.write_mbps, '
             'i.mbps, i.read_lat_ms, i.write_lat_ms')

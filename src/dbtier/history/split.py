@@ -83,14 +83,14 @@ def parts_vs_totals(doc: dict[str, Any], database: str, key: str) -> dict[str, A
         store.check_parquet(con, run_dir, store.TOTALS_FILE, ["database", "start", "end", *METRICS])
         parts_src, totals_src = store.parquet(run_dir, store.INTERVALS_FILE), store.parquet(run_dir, store.TOTALS_FILE)
         where = f"""database = {db} AND role = 'part' AND "end" > start"""
-        (n_types,) = con.execute(f"SELECT count(DISTINCT file_type) FROM {parts_src} WHERE {where}").fetchone()
+        (n_types,) = store.one_row(con.execute(f"SELECT count(DISTINCT file_type) FROM {parts_src} WHERE {where}"))
         if n_types < 2:
             return None
-        n, *vals = con.execute(f"""
+        n, *vals = store.one_row(con.execute(f"""
             WITH p AS (SELECT start, "end", {sums} FROM {parts_src} WHERE {where} GROUP BY start, "end"),
                  t AS (SELECT start, "end", {", ".join(METRICS)} FROM {totals_src}
                        WHERE database = {db} AND "end" > start)
-            SELECT count(*), {aggs} FROM p JOIN t ON p."end" = t."end" AND p.start = t.start""").fetchone()
+            SELECT count(*), {aggs} FROM p JOIN t ON p."end" = t."end" AND p.start = t.start"""))
     metrics: dict[str, dict[str, Any]] = {}
     for i, m in enumerate(METRICS):
         parts, totals = (None if v is None else float(v) for v in (vals[i], vals[i + len(METRICS)]))

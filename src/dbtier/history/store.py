@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import duckdb
 
@@ -101,6 +101,16 @@ def connect(spill_dir: str | os.PathLike | None = None, database: str = ":memory
     con.execute("SET preserve_insertion_order = false")
     con.execute(f"SET threads = {max(1, os.cpu_count() or 1)}")
     return con
+
+
+def one_row(con: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
+    """The row of the query just run on `con` (`one_row(con.execute(sql))`), for a query that always returns
+    one: an aggregate without GROUP BY, or the first of a table known not to be empty. DuckDB's fetchone()
+    says None when there is no row; here that is a fault in the query, named as such."""
+    row = con.fetchone()
+    if row is None:
+        raise RuntimeError("a DuckDB query that always returns a row returned none")
+    return row
 
 
 def plan_batches(sizes: Sequence[int], budget: int) -> list[range]:

@@ -31,6 +31,7 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
+from dbtier.history import store
 from dbtier.history.sources import csvio
 from dbtier.history.sources import detect
 from dbtier.history.sources.csvio import Layout
@@ -94,6 +95,8 @@ def sniff_awr(path: str) -> Layout:
                 raise csvio.header_error(path, _header_line(path), "awr", got[2], got[1],
                                          detect.other_source(path, SOURCE))
     other = detect.other_source(path, SOURCE)
+    # A filetype Layout has filetype_name, which _kind calls filetype: the first kind returned or set best.
+    assert best is not None
     kind, (found, delim, missing) = best
     if found <= 0 and not other:
         raise DbtierError(f"{path}: line 1: not an AWR export: the header has none of the columns of "
@@ -175,7 +178,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         csvio.load(con, "awr_long_raw", lays, cols, numeric=["value"], required=["value"], times=TIME_COLS)
         con.execute(f"DELETE FROM awr_long_raw WHERE lower(trim(stat_name)) NOT IN "
                     f"({', '.join(sql_str(s) for s in list(STATS) + [REDO])})")
-        if con.execute("SELECT count(*) FROM awr_long_raw").fetchone()[0] == 0:
+        if store.one_row(con.execute("SELECT count(*) FROM awr_long_raw"))[0] == 0:
             raise DbtierError(f"{lays[0].path}: none of the statistics dbtier needs ("
                               + ", ".join(STATS) + ")", "export them with collectors/oracle_awr.sql")
         _check_dupes_long(con, "awr_long_raw", lays)
@@ -289,9 +292,9 @@ def _time_exprs(con: duckdb.DuckDBPyConnection, table: str, lays: list[Layout], 
     con.execute(f"""CREATE OR REPLACE TEMP TABLE {table}_keys AS
                     SELECT DISTINCT db_name, dbid, instance_number, snap_timezone, _file FROM {table}""")
     keys.append(f"{table}_keys")
-    tzs, inst = con.execute(f"""SELECT list(DISTINCT snap_timezone) FILTER (WHERE trim(snap_timezone) <> ''),
+    tzs, inst = store.one_row(con.execute(f"""SELECT list(DISTINCT snap_timezone) FILTER (WHERE trim(snap_timezone) <> ''),
                                        list(DISTINCT trim(instance_number)) FILTER (WHERE instance_number IS NOT NULL)
-                                FROM {table}_keys""").fetchone()
+                                FROM {table}_keys"""))
     units.update(inst or [])
     con.execute("CREATE OR REPLACE TEMP TABLE awr_tz (tzs VARCHAR)")
     if tzs:
@@ -300,7 +303,7 @@ def _time_exprs(con: duckdb.DuckDBPyConnection, table: str, lays: list[Layout], 
     # An offset beyond 18 hours is not a time zone (and would move the times by years).
     bad = con.execute("SELECT tzs FROM awr_tz WHERE off IS NULL OR abs(off) > 64800 LIMIT 1").fetchone()
     if bad:
-        f = con.execute(f"SELECT _file FROM {table} WHERE snap_timezone = ? LIMIT 1", [bad[0]]).fetchone()[0]
+        f = store.one_row(con.execute(f"SELECT _file FROM {table} WHERE snap_timezone = ? LIMIT 1", [bad[0]]))[0]
         lay = next((l for l in lays if l.path == f), lays[0])
         line = csvio.locate(lay, "snap_timezone", bad[0])
         raise DbtierError(f"{f}: line {line}: SNAP_TIMEZONE {bad[0]!r} is not an offset dbtier reads",

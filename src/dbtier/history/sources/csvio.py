@@ -25,6 +25,7 @@ import duckdb
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import duck_path, regular_file, sql_str
 from dbtier.history import limits
+from dbtier.history import store
 
 DELIMITERS = (",", ";", "|", "\t")
 _DELIM_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
@@ -425,7 +426,7 @@ def check_times(con: duckdb.DuckDBPyConnection, table: str, layouts: Sequence[La
 def times_after_insert(con: duckdb.DuckDBPyConnection, counters: str, checks: Sequence[tuple]) -> None:
     """Times are parsed once, while inserting; only when some came out NULL is each raw table
     checked again (`checks`: check_times arguments) to name the file and line."""
-    if con.execute(f"SELECT count(*) FROM {counters} WHERE sample_time IS NULL").fetchone()[0] == 0:
+    if store.one_row(con.execute(f"SELECT count(*) FROM {counters} WHERE sample_time IS NULL"))[0] == 0:
         return
     for args in checks:
         check_times(con, *args)

@@ -37,13 +37,14 @@ import tarfile
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence, overload
 
 import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import is_regular, regular_file
 from dbtier.history import limits
+from dbtier.history import store
 from dbtier.history.sources import detect
 from dbtier.history.series import finite_or_none, iso
 from dbtier.history.tables import MB, ReadOptions, ReadResult, instance_fields
@@ -255,7 +256,12 @@ def parse_extract(name: str, text: str, known: Sequence[str]) -> list[tuple[int,
     return rows
 
 
+@overload
+def _f(name: str, line: int, col: str, v: str | None, required: Literal[True] = ...) -> float: ...
+@overload
+def _f(name: str, line: int, col: str, v: str | None, required: bool) -> float | None: ...
 def _f(name: str, line: int, col: str, v: str | None, required: bool = True) -> float | None:
+    """The number in column `col`; a required one is never None (an empty one is an error)."""
     if v is None or v.strip() == "":
         if required:
             raise DbtierError(f"{name}: line {line}: column {col.upper()} is empty; a number is needed", "collect again")
@@ -331,7 +337,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
                 vals[label] = _f(name, line, col, r.get(col), required=col in ("perc50", "perc95", "perc100"))
             for label, x in vals.items():
                 if x is not None and not (x >= 0):
-                    col = "sum_value" if label == "avg" else dict(STATISTICS)[label]
+                    col = "sum_value" if label == "avg" else dict(STATISTICS[1:])[label]
                     raise DbtierError(f"{name}: line {line}: column {col.upper()}: {x:g} is negative; "
                                       f"{r['stat_name'].strip()} only grows", "collect again with the DMA collector")
             vals["_line"], vals["_name"] = line, name
@@ -446,7 +452,8 @@ def _spans(con: duckdb.DuckDBPyConnection, snaps: dict[Any, Any], summary: dict[
             v = sn.get(k)
             if not v:
                 continue
-            t = con.execute(f"SELECT {utc_sql('v', opts.tz)} FROM (SELECT CAST(? AS VARCHAR) AS v)", [v]).fetchone()[0]
+            t = store.one_row(con.execute(f"SELECT {utc_sql('v', opts.tz)} FROM (SELECT CAST(? AS VARCHAR) AS v)",
+                                          [v]))[0]
             if t is None:
                 continue
             cur = out.setdefault(db, [t, t])
@@ -466,7 +473,8 @@ def summarise(con: duckdb.DuckDBPyConnection, res: ReadResult) -> dict[str, Any]
                                    [db]).fetchall())
             peaks[m] = {"p50": finite_or_none(got.get("p50")), "p95": finite_or_none(got.get("p95")), "p99": None,
                         "max": finite_or_none(got.get("max"))}
-        n = con.execute("SELECT sum(snapshots) FROM hourly WHERE database = ? AND statistic = 'avg'", [db]).fetchone()[0]
+        n = store.one_row(con.execute("SELECT sum(snapshots) FROM hourly WHERE database = ? AND statistic = 'avg'",
+                                      [db]))[0]
         hours = []
         for h, cnt, secs in con.execute("SELECT hour, any_value(snapshots), any_value(interval_s) FROM hourly "
                                         "WHERE database = ? GROUP BY hour ORDER BY hour", [db]).fetchall():

@@ -49,6 +49,7 @@ from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.core.units import duration_text
 from dbtier.history import limits
+from dbtier.history import store
 from dbtier.history.sources import csvio
 from dbtier.history.sources import detect
 from dbtier.history.sources import iostat_json
@@ -207,9 +208,9 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, rows_file: str, devices: s
 
 
 def _dupes(con: duckdb.DuckDBPyConnection, table: str, paths: Sequence[str | Path]) -> int:
-    before = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    before = store.one_row(con.execute(f"SELECT count(*) FROM {table}"))[0]
     con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT DISTINCT * FROM {table}")
-    after = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    after = store.one_row(con.execute(f"SELECT count(*) FROM {table}"))[0]
     bad = con.execute(f'SELECT database, file_type, "end" FROM {table} GROUP BY database, file_type, "end" '
                       "HAVING count(*) > 1 LIMIT 1").fetchone()
     if bad:
@@ -288,7 +289,7 @@ class Reports:
             raise DbtierError(f"{path}: {where}: a report {'with' if timed else 'without'} a time after reports "
                               f"{'without' if timed else 'with'} one", "import each iostat run as it wrote it")
         self.timed = timed
-        if timed:
+        if stamp is not None:       # timed
             t = _report_time(stamp, self.opts.tz)
             if t is None:
                 raise DbtierError(f"{path}: {where}: report time {stamp!r} is not one dbtier reads",
@@ -333,6 +334,8 @@ class Reports:
         self.units.add(rk.removeprefix("r"))
         if self.n == 1:             # the first report: the average since boot, or (-y with -t) start unknown
             return
+        # begin() set both for every report after the first
+        assert self.cur_t is not None and self.prev_t is not None
         if self.cur_t <= self.prev_t:
             raise DbtierError(f"{path}: {where}: report time {self.cur_t.isoformat(sep=' ')} UTC is not after "
                               f"the previous one", "import the files in time order, each report once")
@@ -439,6 +442,7 @@ def _parse_json(path: str, w, opts: ReadOptions, notes: list[str]) -> list[Repor
         if not isinstance(disks, list):
             raise DbtierError(f"{path}: {where}: \"disk\" is not a list of devices", "pass iostat's JSON whole")
         saw_disk = True
+        assert cur is not None          # walk() yields each host before its reports
         cur.begin(where, stamp)
         for d in disks:
             name = d.get("disk_device") if isinstance(d, dict) else None
@@ -450,6 +454,7 @@ def _parse_json(path: str, w, opts: ReadOptions, notes: list[str]) -> list[Repor
     if not saw_disk:
         raise DbtierError(f"{path}: sysstat JSON without device figures (iostat -c, or no report)",
                           "run iostat -x -o JSON INTERVAL COUNT")
+    assert cur is not None          # a report with disks was read: its host came before it
     cur.finish()
     if end.truncated:
         notes.append(f"{path}: {end.truncated}")
@@ -631,6 +636,7 @@ def _parse_sar(path: str, w, opts: ReadOptions) -> tuple[set[str], int]:
             dev = rest[dev_i]
             rk = _pick(cols, "rkB/s", "rd_sec/s")
             wk = _pick(cols, "wkB/s", "wr_sec/s")
+            assert rk is not None and wk is not None        # the header was refused without them
             scale = {"rkB/s": KB, "wkB/s": KB, "rd_sec/s": 512.0, "wr_sec/s": 512.0}
             rb, wb = vals[rk] * scale[rk], vals[wk] * scale[wk]
             tps = vals["tps"]

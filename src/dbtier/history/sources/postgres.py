@@ -50,7 +50,7 @@ import datetime as dt
 import re
 import zoneinfo
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -58,6 +58,7 @@ import pyarrow as pa
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
 from dbtier.history import limits
+from dbtier.history import store
 from dbtier.history.sources import csvio
 from dbtier.history.sources import detect
 from dbtier.history.sources import psql
@@ -124,7 +125,7 @@ def _collector_view(path: str) -> tuple[str, Layout] | None:
     return None
 
 
-def _refuse(path: str) -> None:
+def _refuse(path: str) -> NoReturn:
     """Neither the collector's CSV nor psql output of a view: the columns it lacks, or another source."""
     best = None
     for cols in VIEWS.values():
@@ -188,7 +189,7 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
         table = f"pg_{view}_raw"
         req = REQUIRED_NUMERIC[view]
         csvio.load(con, table, lays, _raw_columns(view), numeric=NUMERIC[view], required=req)
-        if con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0:
+        if store.one_row(con.execute(f"SELECT count(*) FROM {table}"))[0] == 0:
             raise DbtierError(f"{lays[0].path}: no samples after the header", "run the collector at least twice")
         tables[view] = table
         cleanup.append(f"DROP TABLE {table}")
@@ -214,8 +215,8 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
 
     bs = "coalesce(block_size, 8192)"
     has_io = "io" in tables
-    has_io_wal = has_io and con.execute(f"SELECT count(*) FROM {tables['io']} WHERE lower(trim(object)) = 'wal'"
-                                        ).fetchone()[0] > 0
+    has_io_wal = has_io and store.one_row(con.execute(f"SELECT count(*) FROM {tables['io']} "
+                                                      "WHERE lower(trim(object)) = 'wal'"))[0] > 0
     ins = "INSERT INTO pg_counters SELECT"
     if has_io:
         ops = f"coalesce({n('op_bytes')}, 8192)"
@@ -447,11 +448,13 @@ def _load_printed(con: duckdb.DuckDBPyConnection, printed: Sequence[psql.Parsed]
                         counter[view] = counter.get(view, 0) + 1
                         seen = set()
                     seen.add(key)
+                    assert start is not None            # --interval: _start gave it
                     when = start + dt.timedelta(seconds=interval * (counter[view] - 1))
                 elif tcol:
                     when = _printed_time(vals[res.columns.index(tcol)] or "", order, opts.tz,
                                          f"{path}: line {line}", local)
                 else:
+                    assert title_t is not None          # neither --interval nor a time column: read above
                     when = title_t
                 snaps.setdefault(view, set()).add(when)
                 for c in _raw_columns(view):

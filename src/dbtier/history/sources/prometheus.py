@@ -45,6 +45,7 @@ import duckdb
 from dbtier.core.debris import temp_file
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
+from dbtier.history import store
 from dbtier.history.sources import csvio
 from dbtier.history.sources import detect
 from dbtier.history.sources import diskstats
@@ -189,6 +190,7 @@ def _one_series(path: str, s: promfiles.Series, w, opts: ReadOptions, f: _Found,
                           "import is all counters or all rates", "import the counters and the rate() results separately")
     if window:
         f.windows.add(window)
+    unit: str | None
     if unit_label.startswith("="):
         unit = unit_label[1:]
     else:
@@ -305,8 +307,8 @@ def _counters(con: duckdb.DuckDBPyConnection) -> bool:
         SELECT p.database, file_type, unit, role, make_timestamp(p.us), e.epoch, read_ios, read_bytes, write_ios,
                write_bytes, read_time_ms, write_time_ms, NULL, _file, redo_bytes
         FROM p LEFT JOIN e ON p.database = e.database AND p.us = e.us""")
-    multi = con.execute("""SELECT count(*) FROM (SELECT database, file_type FROM prom_counters
-                           GROUP BY ALL HAVING count(DISTINCT unit) > 1)""").fetchone()[0]
+    multi = store.one_row(con.execute("""SELECT count(*) FROM (SELECT database, file_type FROM prom_counters
+                                         GROUP BY ALL HAVING count(DISTINCT unit) > 1)"""))[0]
     return multi == 0
 
 

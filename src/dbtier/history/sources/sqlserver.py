@@ -23,6 +23,7 @@ import duckdb
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.files import sql_str
+from dbtier.history import store
 from dbtier.history.sources import csvio
 from dbtier.history.sources import detect
 from dbtier.history.sources.csvio import Layout
@@ -52,11 +53,11 @@ def read(con: duckdb.DuckDBPyConnection, paths: Sequence[str | Path], opts: Read
     csvio.load(con, "mss_raw", layouts, cols, numeric=list(COUNTERS) + list(STALLS) + ["size_on_disk_bytes"],
                required=COUNTERS)
     con.execute("DELETE FROM mss_raw WHERE regexp_matches(trim(sample_time), '^-+$')")   # sqlcmd's underline
-    if con.execute("SELECT count(*) FROM mss_raw").fetchone()[0] == 0:
+    if store.one_row(con.execute("SELECT count(*) FROM mss_raw"))[0] == 0:
         raise DbtierError(f"{layouts[0].path}: no samples after the header", "run the collector at least twice")
     t = utc_sql("sample_time", opts.tz)
     notes = []
-    has_type = con.execute("SELECT count(*) FROM mss_raw WHERE type_desc IS NOT NULL").fetchone()[0] > 0
+    has_type = store.one_row(con.execute("SELECT count(*) FROM mss_raw WHERE type_desc IS NOT NULL"))[0] > 0
     if not has_type:
         notes.append("SQL Server: no type_desc column; file_id 2 is taken as the log file, the others as data")
     ftype = ("CASE WHEN type_desc IS NOT NULL THEN (CASE WHEN upper(trim(type_desc)) = 'LOG' THEN 'log' ELSE 'data' "

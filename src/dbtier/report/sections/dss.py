@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from dbtier.core.units import human_bytes
 from dbtier.report.figures import core as F
@@ -152,7 +152,7 @@ def _dss_table(doc: dict[str, Any]) -> str:
     for q in qs:
         a = answers.get(q["query"], [])
         ok = "✗ wrong" if False in a else ("✓" if True in a else "—")
-        runs = q.get("runs_seconds") if isinstance(q.get("runs_seconds"), list) else []
+        runs = q["runs_seconds"] if isinstance(q.get("runs_seconds"), list) else []
         rows.append([f"Q{esc(q['query'])}", num(q.get("seconds"), 3), num(q.get("cold_seconds"), 3),
                      " · ".join(num(x, 3) for x in runs) or "—", esc(F.spread_text(F.query_spread(q), 3) or "—"),
                      num(q.get("rows")),
@@ -267,7 +267,8 @@ def dss_tiers_html(docs: list[dict[str, Any]]) -> str:
         cells = [b.get(q) or {} for b in by]
         spilled = any(isnum(c.get("temp_bytes")) and c["temp_bytes"] > 0 for c in cells)
         secs = [c.get("seconds") for c in cells]
-        ratio = secs[1] / secs[0] if len(runs) == 2 and all(isnum(x) and x > 0 for x in secs) else None
+        ratio = cast(float, secs[1]) / cast(float, secs[0]) \
+            if len(runs) == 2 and all(isnum(x) and x > 0 for x in secs) else None      # both numbers, checked
         rows.append([f"Q{q}" + (" <b>spilled</b>" if spilled else "")] + [num(x, 3) for x in secs]
                     + ([num(ratio, 2) + "×" if ratio else "—"] if len(runs) == 2 else [])
                     + [num(to_mb(c.get("temp_bytes")), 1) for c in cells])

@@ -12,7 +12,7 @@ import contextvars
 import datetime as _dt
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from dbtier.core.files import duck_path, sql_str
 from dbtier.report.svg import charts as svg
@@ -131,8 +131,9 @@ def _dow_hour(run_dir: str, table: str, where: str, params: Sequence[Any], metri
 def _heat(title: str, grid: list[list[float | None]] | None, unit: str, tz: str) -> str:
     if grid is None:
         return ""
-    peak = max(((i, j) for i in range(7) for j in range(24) if grid[i][j] is not None),
-               key=lambda ij: grid[ij[0]][ij[1]], default=None)
+    cells = [((i, j), v) for i in range(7) for j in range(24) if (v := grid[i][j]) is not None]
+    top = max(cells, key=lambda c: c[1], default=None)          # the first of the highest
+    peak = top[0] if top else None
     return _figure(heat_map(title, DAYS, [f"{h:02d}" for h in range(24)], grid, unit=unit,
                             marks=[peak] if peak else []),
                    f"mean per hour of day (columns) and day of week (rows), {tz}; the outlined cell is the highest")
@@ -290,7 +291,9 @@ def _requirement(doc: dict[str, Any]) -> str:
 
 def section(doc: dict[str, Any], i: int) -> str:
     """The report section of any history document (the history kinds' section face, dbtier.results.kinds)."""
-    return module_section(doc, i, "history", section_html(doc, doc.get("_run_dir")))
+    # results.store.load_run gives every document its _run_dir; one built without it draws as a partial
+    # document does (section_html's guard catches the TypeError of reading under None)
+    return module_section(doc, i, "history", section_html(doc, cast(str, doc.get("_run_dir"))))
 
 
 def section_html(doc: dict[str, Any], run_dir: str) -> str:

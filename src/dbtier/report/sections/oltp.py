@@ -197,10 +197,10 @@ def _oltp_summary(doc: dict[str, Any], points: list[dict[str, Any]], knee: Any, 
                      + (f", loaded in {num(secs, 1)} s" if isnum(secs) else "")))
     lead = ""
     if best and isinstance(knee, dict) and isnum(knee.get("clients")):
-        bn = (kp or {}).get("bottleneck")
+        limit = (kp or {}).get("bottleneck")
         lead = (f'<p class="lead">Knee at <b>{_clients_label(knee["clients"])}</b> ({num(knee.get("tps"))} TPS); '
                 f'best <b>{num(best["tps"])} TPS</b> at {_clients_label(best["clients"])}'
-                + (f"; the limit at the knee: <b>{esc(bn)}</b>" if bn else "") + ".</p>")
+                + (f"; the limit at the knee: <b>{esc(limit)}</b>" if limit else "") + ".</p>")
     return lead + kv_table(rows)
 
 
@@ -347,7 +347,7 @@ def _charts_oltp_time(p: dict[str, Any] | None, which: str) -> list[str]:
     interval = ""
     if len(samples) > 1:
         interval = f" every {num((samples[-1]['t_s'] - samples[0]['t_s']) / (len(samples) - 1), 1)} s"
-    raw = p.get("series") if isinstance(p.get("series"), list) else []
+    raw = p["series"] if isinstance(p.get("series"), list) else []
     cut = (" A final sample covering only a few milliseconds is left out." if len(raw) > len(samples) else "")
     out.append(figure_frame(cpu, f"Sampled from /proc/stat{interval} during the {esc(which)} point "
                                  f"({_clients_label(p.get('clients'))}); the bands are stacked.{cut}"))

@@ -87,7 +87,7 @@ def _chart_iops(points: list[dict[str, Any]], x_label: str = OUTSTANDING) -> str
         return None
     series, sparse = [], []
     for i, t in enumerate(_ordered(tests, RANDOM_TESTS)):
-        pts = [(p.get("outstanding"), p.get("iops")) for p in tests[t] if isnum(p.get("outstanding"))]
+        pts = [(p["outstanding"], p.get("iops")) for p in tests[t] if isnum(p.get("outstanding"))]
         dashed = len(pts) <= 2 and len(tests) > 3
         if dashed:
             sparse.append(t)
@@ -252,7 +252,7 @@ def _summary_table(target: dict[str, Any], cache: dict[str, Any] | None = None) 
     rows.append(f'<tr><td>fsync honesty</td><td class="num">{verdict_html(verdict)}</td><td></td><td></td><td></td></tr>')
     if reason:
         rows.append(f'<tr><td colspan="5" class="reason">{esc(reason)}</td></tr>')
-    if cached:
+    if cache and cached:            # (figures named only by a cache_suspect)
         rows.append(f'<tr><td colspan="5" class="reason">{esc(cache_note(cache))}</td></tr>')
     return ('<div class="wide"><table class="summary"><thead><tr><th>measure</th><th class="num">value (median)</th>'
             '<th>unit</th><th class="num">runs (min–max, n)</th><th class="num">spread (range / median)</th></tr></thead>'

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, TypeGuard
 
 from dbtier.report.base import esc
 from dbtier.report.svg.charts import (CHAR_W, GRID, INK, LEGEND_ROW, MUTED, Series, colour, coord, fmt_num,
@@ -59,7 +59,7 @@ class _Scale:
             return (self.p0 + self.p1) / 2
         return self.p0 + (t(v) - a) / (b - a) * (self.p1 - self.p0)
 
-    def ok(self, v: float | None) -> bool:
+    def ok(self, v: float | None) -> TypeGuard[float]:
         return v is not None and math.isfinite(v) and (not self.log or v > 0)
 
 
@@ -179,15 +179,16 @@ def timeline_chart(title: str, series: Sequence[Series], *, windows: Sequence[Wi
         col = s.colour or colour(i)
         parts.append(f'<g class="series"><title>{esc(s.name)}</title>')
         run: list[tuple[float, float]] = []
-        for x, y in list(s.points) + [(None, None)]:
-            if x is None or not ys.ok(y):
+        pts: list[tuple[float | None, float | None]] = list(s.points)
+        for px, py in pts + [(None, None)]:        # the gap at the end draws the last run
+            if px is None or not ys.ok(py):
                 if len(run) > 1:
                     parts.append(_polyline(run, col, s.dashed))
                 elif len(run) == 1:
                     parts.append(f'<circle cx="{coord(run[0][0])}" cy="{coord(run[0][1])}" r="2" fill="{col}"/>')
                 run = []
             else:
-                run.append((xs(x), ys(y)))
+                run.append((xs(px), ys(py)))
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)

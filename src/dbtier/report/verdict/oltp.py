@@ -463,8 +463,8 @@ def two_tiers(oltps: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 single = ", single runs" if "single runs" in str(pk["verdict"]) else ""
                 s = f" {top['name']} is {_x(pk['ratio'])} {c['name']} at the peaks ({peaks}{single})"
             by = {p["clients"]: p for p in c["points"]}
-            same = [(p["clients"], _ratio(p, by[p["clients"]])) for p in top["points"] if p["clients"] in by]
-            same = [(n, r) for n, r in same if r]
+            paired = [(p["clients"], _ratio(p, by[p["clients"]])) for p in top["points"] if p["clients"] in by]
+            same = [(n, r) for n, r in paired if r]
             if same and not (len(same) == 1 and same[0][0] == top["peak"]["clients"] == c["peak"]["clients"]):
                 s += "; " + _join([f"{_x(r['ratio'])}" + (" (within noise)" if r["verdict"] == "within noise" else
                                                             " (not judged)" if r["verdict"] == R.TOO_LITTLE else "")

@@ -52,7 +52,7 @@ def short_of(spread: dict[str, Any] | None, seconds: Any, min_s: float, unit: st
     if isnum(seconds) and seconds < 0.95 * min_s:   # fio and the timers round a nominal length down a little
         whys.append(f"in {fmt_auto(seconds)}{BRIEF} {fmt_auto(min_s)} s needed)")
     pct = spread.get("spread_pct") if spread else None
-    if n >= 2 and isnum(pct) and pct > MAX_SPREAD_PCT:
+    if spread and n >= 2 and isnum(pct) and pct > MAX_SPREAD_PCT:      # (n >= 2 only from a spread)
         whys.append(f"its {n}{WIDE}{fmt_auto(pct)}% ({fmt(spread['min'], digits)}–"
                     f"{fmt(spread['max'], digits)}" + (f" {unit}" if unit else "")
                     + f"; at most {fmt_auto(MAX_SPREAD_PCT)}% to judge)")
