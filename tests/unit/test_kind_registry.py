@@ -162,7 +162,7 @@ def test_a_kinds_library_call_returns_that_kinds_typed_result():
     with_call = [k for k in kinds.KINDS if k.call is not None]
     assert {k.name for k in with_call} == {"plan.size", "plan.equivalent", "plan.budget", "plan.value",
                                            "simulate.run", "simulate.mrc", "history.import",
-                                           "history.consolidate", "history.requirement"}
+                                           "history.consolidate", "history.requirement", "advise"}
     for k in with_call:
         fn = registry.resolve(k.call)
         ret = typing.get_type_hints(fn)["return"]

@@ -226,3 +226,30 @@ def test_history_consolidate_and_requirement_as_library_calls_are_the_commands_a
             got["from"]["run_dir"] = doc["from"]["run_dir"]      # each names its own run's sum.parquet
         _section_matches(got, doc)
         assert res_r["requirement"]["read_iops"] == doc["read_iops"]
+
+
+@pytest.mark.slow
+def test_advise_as_a_library_call_is_the_commands_answer(tmp_path):
+    from dbtier.advise import plan
+    from dbtier.advise.call import Advise, AdviseRequest, advise
+    from dbtier.results.store import load_run
+    rac = DATA / "history" / "awr" / "awr_sysstat_PRODRAC.csv"
+    r = call_main("history", "import", str(rac), "--out", "imp", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = call_main("advise", str(tmp_path / "imp"), "--cloud", "aws", "--capacity-gb", "500", "--out", "adv",
+                  "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(tmp_path / "adv")
+    catalog, prices, graded = plan.prepared_catalog(None, "production")
+    dirs = []
+    res = advise(AdviseRequest(clouds=("aws",), capacity_gb=500, catalog=catalog, prices=prices, grade=graded),
+                 [load_run(str(tmp_path / "imp"))],
+                 lambda inputs: dirs.append(tmp_path / "lib") or (tmp_path / "lib").mkdir() or tmp_path / "lib")
+    assert isinstance(res, Advise) and res.kind == doc["result_kind"] == "advise"
+    # two instances summed: their sum's series written where start() said, and the source names it
+    assert dirs == [tmp_path / "lib"] and (tmp_path / "lib" / "sum.parquet").exists()
+    got = res.to_json()
+    assert got["from"]["run_dir"] == str(tmp_path / "lib")
+    got["from"]["run_dir"] = doc["from"]["run_dir"]          # each names its own run's sum.parquet
+    _section_matches(got, doc)
+    assert res["advice"]["recommended"] == doc["advice"]["recommended"]

@@ -5,7 +5,6 @@ No I/O beyond reading the shipped catalogs (and, for the burst replay, the histo
 
 from __future__ import annotations
 
-import argparse
 from typing import Any, Sequence
 
 from dbtier.advise import options
@@ -157,10 +156,12 @@ def options_for(req: dict[str, Any], source: dict[str, Any], clouds: Sequence[st
     return opts, separated
 
 
-def assumptions(req: dict[str, Any], source: dict[str, Any], args: argparse.Namespace, hourly: bool,
-                docs: Sequence[dict[str, Any]], prices: dict[str, Any] | None = None,
-                grade: dict[str, Any] | None = None) -> list[str]:
-    years = args.service_years
+def assumptions(req: dict[str, Any], source: dict[str, Any], hourly: bool, prices: dict[str, Any] | None = None,
+                grade: dict[str, Any] | None = None, *, service_years: float, instance: str, roles: str | None,
+                data_reduction: float = 1.0, wide_parity_groups: bool = False) -> list[str]:
+    """What the advice assumes, a sentence each: the basis, the service life, what is priced, the grade and
+    quotes, the capacity's source, a cluster, a shared array's figures, the instance, the burst check, roles."""
+    years = service_years
     out = [f"sized for the {source.get('basis') or source.get('statistic')}, with {req.get('headroom', 0):.0%} "
            "headroom on top of every figure",
            f"every option is priced over {years:g} years of service: on-prem as the catalog's purchase price plus "
@@ -177,14 +178,14 @@ def assumptions(req: dict[str, Any], source: dict[str, Any], args: argparse.Name
         out.append(f"{inst} instances share the storage (a cluster): on-prem, only storage every node reaches; in "
                    "the cloud, only volumes that many instances can attach, where the database's vendor supports "
                    "its cluster")
-    out.append(f"a shared array's capacity assumes {getattr(args, 'data_reduction', 1.0):g}:1 data reduction "
+    out.append(f"a shared array's capacity assumes {data_reduction:g}:1 data reduction "
                "(--data-reduction); RAID 5 sets of at most 12 drives, RAID 6 of at most 16"
-               + (" unless wider (--wide-parity-groups)" if getattr(args, "wide_parity_groups", False) else ""))
-    if args.instance == "auto":
+               + (" unless wider (--wide-parity-groups)" if wide_parity_groups else ""))
+    if instance == "auto":
         out.append("cloud instance: the cheapest in dbtier's data whose volume caps carry the load sustained")
     if hourly:
         out.append(HOURLY_BURST)
-    if args.roles:
+    if roles:
         out.append("--roles: each role's design is checked for flash wear against the whole database's writes a "
                    "day (the history does not split the bytes by role): a bound on the wear")
     if source.get("bound"):

@@ -1,30 +1,27 @@
 """`dbtier advise SOURCE...`: from a database's own history to where it should live and what each option costs.
 
 Thin: the history is imported (each source's files into a `history import` run inside this run's
-directory, or import runs given as they are), summed into one requirement (history/combine.py, the same
-rules `history requirement` and `history consolidate` follow), sized on-prem (model/plan/sizing.py) and on each
-provider (model/cloud/sizing.py), and put side by side by dbtier.advise.
+directory, or import runs given as they are), then dbtier.advise.call sums it into one requirement (the same
+rules `history requirement` and `history consolidate` follow), sizes it on-prem (model/plan/sizing.py) and on
+each provider (model/cloud/sizing.py), and puts the options side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import math
 from pathlib import Path
 from typing import Any
 
-from dbtier.advise import answer, options
+from dbtier.advise import answer
+from dbtier.advise.call import PROVIDERS, AdviseRequest, advise
 from dbtier.cli.history import imports as history_import
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.plan.options import add_array_options, add_grade_option, add_prices_option
 from dbtier.core.errors import DbtierError
-from dbtier.history import SOURCES, combine, days, store, summary
+from dbtier.history import SOURCES
 from dbtier.results.store import is_run_dir, load_run
-
-PROVIDERS = ("aws", "azure", "gcp")
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("advise", help="from a database's history to where it should live and what it costs, "
@@ -156,50 +153,6 @@ def current_run(path: str) -> dict[str, Any]:
                           "on today") from None
 
 
-def series_count(docs: list[dict[str, Any]]) -> int:
-    return sum(len(d.get("databases") or []) for d in docs)
-
-
-def requirement_of(args: argparse.Namespace, docs: list[dict[str, Any]], run_dir: Path
-                   ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
-    """(requirement, where it came from, the consolidation's part or None): one series as it is, else the
-    sum (its series files written into `run_dir`, where a cloud plan's burst replay reads them)."""
-    if series_count(docs) == 1:
-        req, source = summary.requirement(docs[0], args.percentile, args.headroom, args.capacity_gb)
-        return req, source, None
-    grid_bytes = sum(history_import.input_sizes([str(p) for d in docs
-                                                 for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))
-    with store.workdir(grid_bytes) as work, store.open_db(work) as con:
-        part = summary.consolidation(con, docs, None, 10, args.percentile, work=work)
-        if part.get("kind") == "series":
-            store.write_consolidation_files(con, run_dir, [])
-    cdoc = {"command": "history", "params": {"action": "consolidate"}, "_run_dir": str(run_dir),
-            "source": docs[0].get("source"), **part}
-    req, source = summary.requirement(cdoc, args.percentile, args.headroom, args.capacity_gb)
-    req, source["notes"] = summary.sum_on_parts(req, docs, source["statistic"])
-    return req, source, part
-
-
-def database_rows(docs: list[dict[str, Any]], part: dict[str, Any] | None, key: str, pnum: int) -> list[dict[str, Any]]:
-    dbs = [db for d in docs for db in d.get("databases") or []]
-    clusters: dict[str, dict[str, Any]] = {}
-    if part is not None and part.get("kind") == "series":
-        clusters = {n: {m: (pk.get(m) or {}).get(key) for m in combine.METRICS}
-                    for n, pk in (part.get("clusters") or {}).items()}
-    elif part is not None:
-        clusters = {str(r["name"]): {m: ((r.get("peaks") or {}).get(m) or {}).get(key) for m in combine.METRICS}
-                    for r in part.get("databases") or [] if len(r.get("series") or []) > 1}
-    writes: dict[str, Any] = {}
-    if len(dbs) <= MAX_DAYS_PER_DATABASE:
-        for d in docs:
-            for db in d.get("databases") or []:
-                writes[str(db.get("name"))] = days.of_run(d, db, pnum)[0]["write"]["tb_per_day"]
-    return combine.database_rows(dbs, key, clusters, writes)
-
-
-MAX_DAYS_PER_DATABASE = 50     # above, each database's own TB a day is left out (one series read each)
-
-
 # -- the command ----------------------------------------------------------------------------------------
 
 def run_advise(args: argparse.Namespace) -> int:
@@ -230,31 +183,13 @@ def run_advise(args: argparse.Namespace) -> int:
                                               *([args.prices] if args.prices else [])])
     docs = given + import_into(args, run.dir.path, groups) + (fetch_into(args, run.dir.path) if args.prometheus
                                                               else [])
-    req, source, part = requirement_of(args, docs, run.dir.path)
-    key, pnum = summary.PERCENTILES[args.percentile]
-    rows = database_rows(docs, part, key, pnum)
-    hourly = any(d.get("kind") == "hourly" for d in docs)
-    engine = plan.engine_of({d.get("source") for d in docs})
-    opts, separated = plan.options_for(req, source, clouds, args.instance, args.service_years, hourly, engine,
-                                       args.roles, catalog, {"data_reduction": args.data_reduction,
-                                                             "wide_parity_groups": args.wide_parity_groups})
-    warnings = plan.warnings(docs) + list(source.get("notes") or [])
-    ranked, rec = options.rank(opts)
-    advice = {"requirement": {**req, "with_headroom": summary.with_headroom(req), "basis": source.get("basis"),
-                              "of": source.get("of")},
-              "databases": rows, "clustered": bool(req.get("clustered")),
-              "bound": source.get("bound") or (part or {}).get("bound"),
-              "options": ranked, "recommended": rec, "warnings": warnings,
-              "assumptions": plan.assumptions(req, source, args, hourly, docs, prices, graded), "roles": separated,
-              "grade": graded}
-    if current_doc is not None:
-        advice["current"] = plan.current_of(current_doc, args.current, req)
-    run.doc["advice"] = advice
-    run.doc["requirement"] = req
-    run.doc["from"] = source
-    run.doc["history_runs"] = [d["_run_dir"] for d in docs]
-    run.doc["engine"] = engine
-    run.doc["prices"] = prices
+    request = AdviseRequest(clouds=tuple(clouds), instance=args.instance, service_years=args.service_years,
+                            percentile=args.percentile, headroom=args.headroom, capacity_gb=args.capacity_gb,
+                            roles=args.roles, catalog=catalog, prices=prices, grade=graded,
+                            data_reduction=args.data_reduction, wide_parity_groups=args.wide_parity_groups,
+                            current=current_doc, current_path=args.current)
+    res = advise(request, docs, lambda _inputs: run.dir.path)
+    run.doc.update(res.to_json())
     run.finish()
     from dbtier.report.html import render_html
     (run.dir.path / "report.html").write_text(render_html([{**run.doc, "_run_dir": str(run.dir.path)}]),
@@ -287,7 +222,3 @@ def show(args: argparse.Namespace, doc: dict[str, Any], run_dir: Path) -> None:
     for t in fitted(out.width, title, cols, [[Text(x) for x in r] for r in answer.rows(doc["advice"])], boxed=False):
         out.print(t)
     out.print(f"[dim]Run: {escape(str(run_dir))} (result.json, report.html)[/dim]")
-
-
-def finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

@@ -27,7 +27,7 @@ from dbtier.results.store import load_run
 PERCENTILES = ("95", "99", "max")
 
 
-def _grid_bytes(docs: list[dict[str, Any]]) -> int:
+def _grid_bytes(docs: Sequence[dict[str, Any]]) -> int:
     """About the grid's size in Parquet: the runs' totals (a batch of databases at a time goes to the work
     directory)."""
     total = 0
@@ -108,26 +108,19 @@ class HistoryRequirement(Result):
 
 def requirement(req: RequirementRequest, start: Start) -> HistoryRequirement:
     doc = load_run(req.run)
-    summed = needs_sum(doc, req.database)
+    summed_docs = needs_sum(doc, req.database)
     section: dict[str, Any] = {}
-    if summed is None:
+    if summed_docs is None:
         figures, source = summary.requirement(doc, req.percentile, req.headroom, req.capacity_gb, req.database)
         inputs = (doc["_run_dir"],)
         start(inputs)
     else:      # several databases, or a cluster's instances: their sum, consolidated into the run's directory
-        inputs = tuple(d["_run_dir"] for d in summed)
-        with store.workdir(_grid_bytes(summed)) as work, store.open_db(work) as con:
-            part = summary.consolidation(con, summed, None, 10, "max" if req.percentile == "max" else req.percentile,
-                                         work=work)
-            out = start(inputs)
-            section["consolidated"] = {k: part.get(k) for k in ("kind", "method", "bound", "databases", "clusters",
-                                                                "grid", "peaks", "capacity_gb", "instances")}
-            if part.get("kind") == "series":
-                section["series_files"] = store.write_consolidation_files(con, out, [])
-        cdoc = {"command": "history", "params": {"action": "consolidate"}, "_run_dir": str(out),
-                "source": summed[0].get("source"), **part}
-        figures, source = summary.requirement(cdoc, req.percentile, req.headroom, req.capacity_gb)
-        figures, source["notes"] = summary.sum_on_parts(figures, summed, source["statistic"])
+        figures, source, part, series = summed(summed_docs, req.percentile, req.headroom, req.capacity_gb, start)
+        inputs = tuple(d["_run_dir"] for d in summed_docs)
+        section["consolidated"] = {k: part.get(k) for k in ("kind", "method", "bound", "databases", "clusters",
+                                                            "grid", "peaks", "capacity_gb", "instances")}
+        if series is not None:
+            section["series_files"] = series
     section["notes"] = instance_notes(doc, req.database) + list(source.get("notes") or [])
     section["requirement"] = dict(figures)
     section.update(figures)
@@ -139,6 +132,25 @@ def requirement(req: RequirementRequest, start: Start) -> HistoryRequirement:
         if parts:
             section["by_file_type"] = parts
     return HistoryRequirement(section=Frozen(section), inputs=inputs)
+
+
+def summed(docs: Sequence[dict[str, Any]], percentile: str, headroom: float, capacity_gb: float | None,
+           start: Start) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str] | None]:
+    """The requirement of `docs`' databases together (several databases, a cluster's instances): consolidated
+    (history/combine.py's rules) in a DuckDB of its own, its sum's series written where `start(inputs)` says
+    (the requirement's source names that directory: the days and a cloud plan's burst replay read them
+    there). (figures, source, the consolidation, the series files written or None: hour-of-day sums have
+    none)."""
+    docs = list(docs)
+    with store.workdir(_grid_bytes(docs)) as work, store.open_db(work) as con:
+        part = summary.consolidation(con, docs, None, 10, percentile, work=work)
+        out = start(tuple(d["_run_dir"] for d in docs))
+        series = store.write_consolidation_files(con, out, []) if part.get("kind") == "series" else None
+    cdoc = {"command": "history", "params": {"action": "consolidate"}, "_run_dir": str(out),
+            "source": docs[0].get("source"), **part}
+    figures, source = summary.requirement(cdoc, percentile, headroom, capacity_gb)
+    figures, source["notes"] = summary.sum_on_parts(figures, docs, source["statistic"])
+    return figures, source, part, series
 
 
 def needs_sum(doc: dict[str, Any], database: str | None) -> list[dict[str, Any]] | None:
