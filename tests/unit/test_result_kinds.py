@@ -187,7 +187,8 @@ def test_every_run_a_command_makes_names_a_kind_from_the_list():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Run":
                 calls.append((path.relative_to(SRC / "cli").as_posix(), node.args[0]))
-    assert len(calls) >= 30
+    # one Run at least for each kind but the runs verbs' (made in one place): the scan found them
+    assert len(calls) >= len(kinds.NAMES) - len(kinds.of_command("runs"))
     for where, arg in calls:
         if isinstance(arg, ast.Constant):
             assert arg.value in kinds.NAMES, (where, arg.value)
