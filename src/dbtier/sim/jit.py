@@ -15,7 +15,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-hot = numba.njit(nogil=True, cache=True, _nrt=False)
+hot = numba.njit(nogil=True, cache=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: numba-private
 
 
 @intrinsic

@@ -191,6 +191,7 @@ def resync(regions: int, region_size: int, failure: Failure, trace_end_s: float,
     if failure.return_at_s is None:
         return {"regions": regions, "bytes": nbytes, "seconds": None,
                 "unprotected_seconds": max(trace_end_s - failure.fail_at_s, 0.0)}
+    assert seconds is not None          # the side returns, so the copy was timed
     return {"regions": regions, "bytes": nbytes, "seconds": seconds,
             "unprotected_seconds": failure.return_at_s - failure.fail_at_s + seconds}
 

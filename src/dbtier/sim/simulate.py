@@ -34,6 +34,7 @@ replays in one pass.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import math
 import os
@@ -41,7 +42,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, cast
 
 import numpy as np
 
@@ -178,11 +179,13 @@ def check_params(p: Params, trace: Trace | None, devices: dict[str, DeviceModel]
     if p.failure is not None:
         if p.design != "preferred-read-mirror":
             raise DbtierError(f"--fail applies to --design preferred-read-mirror, not {p.design}", "drop --fail")
+        # a failure is replayed on a trace read whole: streaming and --volume all are not chosen with one
+        assert trace is not None
         if not trace.timed:
             raise DbtierError("--fail needs a timed trace; this one has no timestamps", "leave --fail out")
-        for what, t in (("--fail", p.failure.fail_at_s), ("--return", p.failure.return_at_s)):
-            if t is not None and t > end:
-                raise DbtierError(f"{what} at {t:g} s is after the trace ends ({end:g} s)",
+        for what, at in (("--fail", p.failure.fail_at_s), ("--return", p.failure.return_at_s)):
+            if at is not None and at > end:
+                raise DbtierError(f"{what} at {at:g} s is after the trace ends ({end:g} s)",
                                   "give a time within the trace, in seconds from its first request")
 
 
@@ -371,7 +374,8 @@ def _document(p: Params, devices: dict[str, DeviceModel], roles: Sequence[str], 
              *cf.notes, *dev.notes]
     timings = {k: v for k, v in (("resync", None if plan is None else plan.resync_timing_s),
                                  ("working_set", cf.working_set_s), ("replay", run.seconds)) if v is not None}
-    events = [*(plan.events if plan is not None else ()), *cf.events]
+    # dicts, all of them: MirrorPlan only types its events read-only (Mapping)
+    events = cast(list[dict[str, Any]], [*(plan.events if plan is not None else ()), *cf.events])
     details: dict[str, Any] = {
         "trace_info": tr.info(), "block_size": p.block_size, "params": p.to_dict(),
         "devices": {r: devices[r].to_dict() for r in roles}, "latency_model": LATENCY_MODEL,
@@ -414,6 +418,7 @@ def _chunks(stream: Iterable[Chunk], p: Params, devices: dict[str, DeviceModel],
     finer = None
 
     def finish(c: Chunk, times: np.ndarray, idx: np.ndarray, is_read: np.ndarray, bdone: Any, started: Any) -> None:
+        assert srv is not None          # made for the first chunk, before any chunk is finished
         subs, extra = _design_ios(p, cache, phases, c, idx, started)
         _take(srv.feed(subs, c.first_request, times, {"t": c.time_s, "read": is_read, **extra}, consume=True),
               lat, timeline)
@@ -583,8 +588,8 @@ class _CachePass:
             self.counted_s = time.perf_counter() - t0
         # no --cache-gb: the working set, the size at which every re-read hits (at least one block)
         self.defaulted = p.cache_gb is None
-        self.cap = max(1, self.ws.nids) if self.defaulted else cache_mod.capacity_blocks(p.cache_gb, p.block_size)
-        self.cache_gb = self.cap * p.block_size / 1e9 if self.defaulted else p.cache_gb
+        self.cap = max(1, self.ws.nids) if p.cache_gb is None else cache_mod.capacity_blocks(p.cache_gb, p.block_size)
+        self.cache_gb = self.cap * p.block_size / 1e9 if p.cache_gb is None else p.cache_gb
         if p.sweep_gb is not None:
             sizes = list(p.sweep_gb) or cache_mod.default_sweep_gb(self.ws.bytes, p.block_size)
             if self.cache_gb not in sizes and not (self.defaulted and sizes and
@@ -619,7 +624,7 @@ class _CachePass:
         byp = self.cutoff.feed(c.offset_bytes, c.length_bytes, c.volume) if self.cutoff else None
         rr = self.restarts.feed(c.time_s, prep.first_request)
         work: list[tuple[Any, Callable[[], Any]]] = [
-            (rp, lambda rp=rp: rp.feed_prepared(prep, byp, rr)) for rp in (self.main, *self.sweeps)]
+            (rp, functools.partial(rp.feed_prepared, prep, byp, rr)) for rp in (self.main, *self.sweeps)]
         if self.alt is not None:
             work.append((self.alt_mode, lambda: self._feed_alt(prep, byp, rr)))
         if not self.counted:

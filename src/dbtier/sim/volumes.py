@@ -82,8 +82,10 @@ def replay_volume(name: str, trace: Any, p: Any, devices: dict[str, latency.Devi
         trace = trace.load()            # a converted volume: read here, by the worker
     out = simulate(trace, p, devices)
     det = out.details
+    lat = out.latencies
+    assert lat is not None              # simulate() always keeps them
     return VolumeResult(name, out.contract, det.get("cache"), det.get("curve_detail"),
-                        out.latencies.hist["read"], out.latencies.hist["write"],
+                        lat.hist["read"], lat.hist["write"],
                         list(det.get("notes") or []), list(out.warnings))
 
 
@@ -121,9 +123,9 @@ def combine(results: Sequence[VolumeResult], design: str, policy: str | None,
 def _curve(results: Sequence[VolumeResult]) -> list[dict[str, Any]] | None:
     """The total hit-ratio curve where every volume swept the same sizes: at each size the summed hits over
     the summed reads (a volume's read blocks and read requests are the same at every size). None otherwise."""
-    curves = [r.curve for r in results]
-    caches = [r.cache for r in results]
-    if not results or any(c is None or len(c) < 2 for c in curves) or any(c is None for c in caches):
+    curves = [r.curve for r in results if r.curve is not None and len(r.curve) >= 2]
+    caches = [r.cache for r in results if r.cache is not None]
+    if not results or len(curves) < len(results) or len(caches) < len(results):
         return None
     sizes = [pt["cache_gb"] for pt in curves[0]]
     if any([pt["cache_gb"] for pt in c] != sizes for c in curves):
@@ -153,11 +155,10 @@ def details(results: Sequence[VolumeResult], src: Source, p: Any, devices: dict[
     rh = np.sum([r.read_hist for r in results], axis=0)
     wh = np.sum([r.write_hist for r in results], axis=0)
     caches = [r.cache for r in results if r.cache]
-    cache = None
+    cache: dict[str, Any] | None = None
     if caches:
         counters = [k for k, v in caches[0].items() if isinstance(v, int) and not isinstance(v, bool)
                     and k not in ("capacity_blocks", "capacity_bytes")]
-        cache: dict[str, Any]
         cache = {**{k: caches[0][k] for k in ("policy", "write_mode", "cache_gb", "capacity_blocks",
                                                "capacity_bytes", "seq_cutoff_bytes") if k in caches[0]},
                  **{k: sum(c.get(k) or 0 for c in caches) for k in dict.fromkeys([*counters, *_SUMMED])

@@ -116,7 +116,8 @@ def _delete(key, row, table, tshift):
     table[h] = EMPTY
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False)    # called, not inlined: once per many blocks
+# called, not inlined: once per many blocks
+@numba.njit(nogil=True, cache=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: numba-private
 def _sweep(table, rowkey, nxt, live, st):
     """Unmap every row whose block is neither cached nor a ghost, and chain those rows as the free list
     (lowest first). Called only once the free list is empty, so every row below the high-water mark is mapped

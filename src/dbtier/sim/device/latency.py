@@ -627,11 +627,12 @@ def serve(subs: SubIOs, devices: Sequence[DeviceModel], time_s: np.ndarray, time
     `bucket_s` on a timed trace, each device's busy time per bucket of start time). `consume`: empty `subs`
     once its pieces are joined (the memory goes back before the model runs)."""
     nreq = int(time_s.shape[0])
-    use_buckets = bool(timed and bucket_s and bucket_s > 0 and nreq)
+    width = float(bucket_s) if (timed and bucket_s and bucket_s > 0 and nreq) else 0.0     # 0.0: no buckets
+    use_buckets = width > 0
     # buckets tile [first, last arrival]; I/Os starting later (a backlog) count in the last one
-    nb = int(max(1, math.ceil((float(time_s[-1]) - float(time_s[0])) / bucket_s - 1e-9))) if use_buckets else 1
+    nb = int(max(1, math.ceil((float(time_s[-1]) - float(time_s[0])) / width - 1e-9))) if use_buckets else 1
     first = float(time_s[0]) if (timed and nreq) else 0.0
-    srv = Server(devices, timed, first, float(bucket_s) if use_buckets else 0.0, nb)
+    srv = Server(devices, timed, first, width, nb)
     lat = srv.feed(subs, 0, time_s, final=True, consume=consume)["latency_s"]
     span = max(srv.last_s - first, float(time_s[-1] - time_s[0]) if (timed and nreq) else 0.0)
     return Served(lat, srv.busy, span if srv.fed else 0.0, srv.busy_b, bucket_s if use_buckets else None)
@@ -679,7 +680,7 @@ def percentiles_and_cdf_us(lat_s: np.ndarray, overwrite: bool = False) -> tuple[
         return {k: None for k, _ in PERCENTILES}, []
     q = np.array([p / 100.0 for _, p in PERCENTILES])
     vals = quantiles.quantile(lat_s, np.concatenate([q, _CDF_P]), overwrite=overwrite) * 1e6
-    pct = {k: float(v) for (k, _), v in zip(PERCENTILES, vals)}
+    pct: dict[str, float | None] = {k: float(v) for (k, _), v in zip(PERCENTILES, vals)}
     return pct, [[float(v), float(p)] for v, p in zip(vals[q.size:], _CDF_P)]
 
 
@@ -714,7 +715,7 @@ def percentiles_from_histogram_us(counts: np.ndarray) -> dict[str, float | None]
         return {k: None for k, _ in PERCENTILES}
     cum = np.cumsum(counts)
     mids = np.sqrt(HIST_EDGES_US[:-1] * HIST_EDGES_US[1:])
-    out = {}
+    out: dict[str, float | None] = {}
     for k, q in PERCENTILES:
         rank = max(1, math.ceil(q / 100.0 * n))          # the rank-th smallest latency, 1-based
         out[k] = float(mids[int(np.searchsorted(cum, rank, side="left"))])

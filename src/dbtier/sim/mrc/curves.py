@@ -128,9 +128,12 @@ class Objects(Coded):
         return self.ids
 
     def chunks(self, with_next: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        nxt = self.next_access if with_next else None
+        if with_next:
+            assert nxt is not None      # only Belady asks, and curves() calls ensure_next() for it first
         for i in range(0, self.requests, self.chunk):
             j = i + self.chunk
-            yield self.code[i:j], self.size[i:j], self.next_access[i:j] if with_next else None
+            yield self.code[i:j], self.size[i:j], None if nxt is None else nxt[i:j]
 
     def ensure_next(self) -> None:
         if self.next_access is None:
@@ -255,9 +258,9 @@ def curves(policies: Sequence[str], objs: Coded, caches: Sequence[int], workers:
     try:
         futs = [pool.submit(lru_one_pass, objs, one_pass, None, stop) if c is None
                 else pool.submit(replay, p, objs, c, stop) for p, c in jobs]
-        for k, ((p, c), f) in enumerate(zip(jobs, futs)):
+        for k, ((p, _), f) in enumerate(zip(jobs, futs)):
             pts = f.result()
-            for pt in pts if c is None else [pts]:
+            for pt in pts if isinstance(pts, list) else [pts]:      # lru_one_pass's list, or replay's Point
                 done[(p, pt.cache_bytes)] = pt
             if progress:
                 progress(k + 1, len(jobs))

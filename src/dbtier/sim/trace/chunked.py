@@ -62,19 +62,24 @@ class TraceChunks:
                     held += len(ts)
                     if held >= requests:
                         arrs = [np.concatenate([x[k] for x in buf]) if len(buf) > 1 else buf[0][k] for k in range(5)]
+                        ts_a, op_a, off_a, len_a, vol_a = arrs
                         lo = 0
                         while held - lo >= requests:
-                            yield Chunk(*(a[lo:lo + requests] for a in arrs), first_request=done, timed=not untimed,
+                            hi = lo + requests
+                            yield Chunk(ts_a[lo:hi], op_a[lo:hi], off_a[lo:hi], len_a[lo:hi], vol_a[lo:hi],
+                                        first_request=done, timed=not untimed,
                                         read_fraction=min(1.0, tell(raw) / size) if size else None)
                             done += requests
                             lo += requests
                         held -= lo
                         buf = [tuple(a[lo:] for a in arrs)] if held else []
                 if held:
-                    arrs = [np.concatenate([x[k] for x in buf]) for k in range(5)]
-                    yield Chunk(*arrs, first_request=done, timed=not untimed, read_fraction=1.0)
+                    ts_a, op_a, off_a, len_a, vol_a = (np.concatenate([x[k] for x in buf]) for k in range(5))
+                    yield Chunk(ts_a, op_a, off_a, len_a, vol_a, first_request=done, timed=not untimed,
+                                read_fraction=1.0)
                     done += held
                 if done:
+                    assert t0 is not None       # set by the first batch, and requests came
                     hl = state.header_lines
                     e = np.zeros(0)
                     self.meta = Trace(str(p), fmt2, e, e.astype(np.uint8), e.astype(np.int64), e.astype(np.int64),

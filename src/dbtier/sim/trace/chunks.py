@@ -10,7 +10,7 @@ from __future__ import annotations
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Generator, Iterable, Iterator
 
 import numpy as np
 
@@ -31,9 +31,6 @@ class Chunk:
         return int(self.op.shape[0])
 
 
-_ARRAYS = ("time_s", "op", "offset_bytes", "length_bytes", "volume")
-
-
 def chunks_of(trace, requests: int) -> Iterator[Chunk]:
     """An in-memory trace as chunks of at most `requests` requests (views of its arrays, no copy)."""
     if requests <= 0:
@@ -49,13 +46,15 @@ def joined(a: Chunk, b: Chunk) -> Chunk:
     """Two consecutive chunks as one."""
     if a.first_request + len(a) != b.first_request:
         raise ValueError(f"chunks not consecutive: {a.first_request}+{len(a)} then {b.first_request}")
-    return Chunk(*(np.concatenate([getattr(a, k), getattr(b, k)]) for k in _ARRAYS), first_request=a.first_request,
-                 timed=a.timed, read_fraction=b.read_fraction)
+    return Chunk(np.concatenate([a.time_s, b.time_s]), np.concatenate([a.op, b.op]),
+                 np.concatenate([a.offset_bytes, b.offset_bytes]), np.concatenate([a.length_bytes, b.length_bytes]),
+                 np.concatenate([a.volume, b.volume]), first_request=a.first_request, timed=a.timed,
+                 read_fraction=b.read_fraction)
 
 
 def part(c: Chunk, lo: int, hi: int) -> Chunk:
-    return Chunk(*(getattr(c, k)[lo:hi] for k in _ARRAYS), first_request=c.first_request + lo, timed=c.timed,
-                 read_fraction=c.read_fraction)
+    return Chunk(c.time_s[lo:hi], c.op[lo:hi], c.offset_bytes[lo:hi], c.length_bytes[lo:hi], c.volume[lo:hi],
+                 first_request=c.first_request + lo, timed=c.timed, read_fraction=c.read_fraction)
 
 
 def whole_ticks(chunks: Iterable[Chunk]) -> Iterator[Chunk]:
@@ -77,7 +76,7 @@ def whole_ticks(chunks: Iterable[Chunk]) -> Iterator[Chunk]:
         yield held
 
 
-def prefetched(chunks: Iterable[Chunk], depth: int = 1) -> Iterator[Chunk]:
+def prefetched(chunks: Iterable[Chunk], depth: int = 1) -> Generator[Chunk, None, None]:
     """The chunks, read `depth` ahead in a thread (the reader parses while the replay works: pyarrow and the
     kernels release the GIL). The reader's exception is raised here, where its chunk would have come; a
     consumer that stops early stops the reader."""

@@ -87,10 +87,14 @@ def write_chunks(chunks: Iterable[Any], meta: Callable[[], Trace], out: Path,
         for w in writers.values():
             w.close()
     m = meta()
+    duration = None
+    if m.timed and n:
+        assert first_t is not None and last_t is not None      # set by every chunk with requests
+        duration = last_t - first_t
     files = [{"volume": m.volumes[i], "index": i, "requests": counts[i], "file": f"volume={i}/part-0.parquet"}
              for i in sorted(counts)]
     summary = {"requests": n, "reads": reads, "writes": n - reads, "bytes": nbytes,
-               "duration_s": (last_t - first_t) if (m.timed and n) else None}
+               "duration_s": duration}
     manifest = {"version": FORMAT_VERSION, "source": source, "format": m.format, "timed": m.timed,
                 "time_origin_s": m.time_origin, "lines": m.lines, "skipped": m.skipped,
                 "skipped_lines": [list(x) for x in m.skipped_lines], "ignored": dict(m.ignored),
@@ -163,6 +167,7 @@ def read(run_dir: Path, volume: str | None = None) -> Trace:
                 cols = {c: batch.column(c).to_numpy(zero_copy_only=False) for c in _COLUMNS}
                 m = len(cols["seq"])
                 if volume is None:
+                    assert seen is not None       # made for the whole trace
                     where = cols["seq"]           # back in the whole trace's order
                     if m and (where.min() < 0 or where.max() >= n or seen[where].any()):
                         raise DbtierError(f"{path}: request numbers that do not fit the manifest",
@@ -197,12 +202,13 @@ def _check_count(path: Path, got: int, f: dict[str, Any]) -> None:
                           "convert the trace again with `dbtier simulate convert TRACE`")
 
 
-def _trace(run_dir: Path, doc: dict[str, Any], names: tuple[str, ...], *arrays: np.ndarray) -> Trace:
+def _trace(run_dir: Path, doc: dict[str, Any], names: tuple[str, ...], t: np.ndarray, op: np.ndarray,
+           off: np.ndarray, ln: np.ndarray, vol: np.ndarray) -> Trace:
     notes = list(doc.get("notes") or [])
     changed = source_changed(doc)
     if changed:
         notes.append(changed)
-    return Trace(str(run_dir / CONVERTED), str(doc["format"]), *arrays, names, bool(doc["timed"]),
+    return Trace(str(run_dir / CONVERTED), str(doc["format"]), t, op, off, ln, vol, names, bool(doc["timed"]),
                  float(doc["time_origin_s"]), int(doc["lines"]), int(doc["skipped"]),
                  [tuple(x) for x in doc.get("skipped_lines") or []], dict(doc.get("ignored") or {}),
                  bool(doc.get("sorted")), notes)

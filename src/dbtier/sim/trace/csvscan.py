@@ -98,7 +98,7 @@ _ZERO, _SPACE, _OVER9 = _U(0x3030303030303030), _U(0x2020202020202020), _U(0x464
 _POW10 = np.array([10 ** k for k in range(9)], dtype=np.uint64)
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]  # _nrt: numba-private
 def _word(buf, p):     # pragma: no cover (compiled)
     """buf[p:p + 8] as a little-endian word: one unaligned load once LLVM merges the bytes, which unsigned
     indices let it do (a signed one is checked for wrapping around, byte by byte)."""
@@ -108,12 +108,12 @@ def _word(buf, p):     # pragma: no cover (compiled)
             | (_U(buf[q + _U(6)]) << _U(48)) | (_U(buf[q + _U(7)]) << _U(56)))
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]  # _nrt: numba-private
 def _at(buf, p):     # pragma: no cover (compiled)
     return buf[_U(p)]
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]  # _nrt: numba-private
 def _digits8(d):     # pragma: no cover (compiled)
     """The value of 8 decimal digits, one per byte, the first in the lowest byte."""
     d = (d * _U(10) + (d >> _U(8))) & _U(0x00FF00FF00FF00FF)
@@ -121,13 +121,13 @@ def _digits8(d):     # pragma: no cover (compiled)
     return (d * _U(10000) + (d >> _U(32))) & _U(0xFFFFFFFF)
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]  # _nrt: numba-private
 def _low(k):     # pragma: no cover (compiled)
     """The low k bytes of a word (all of it from 8 on)."""
     return ~_U(0) if k >= 8 else (_U(1) << _U(8 * k)) - _U(1)
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]  # _nrt: numba-private
 def _same(buf, a0, a1, b0, b1):     # pragma: no cover (compiled)
     """buf[a0:a1] == buf[b0:b1], a word at a time."""
     k = a1 - a0
@@ -142,7 +142,7 @@ def _same(buf, a0, a1, b0, b1):     # pragma: no cover (compiled)
     return True
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]  # _nrt: numba-private
 def _int(buf, pos):     # pragma: no cover (compiled)
     """(value, end) of the decimal digits at pos; end == pos when there are none or more than 18."""
     v = _U(0)
@@ -165,7 +165,7 @@ def _int(buf, pos):     # pragma: no cover (compiled)
         return np.int64(v), p
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]  # _nrt: numba-private
 def _text(buf, pos, dl):     # pragma: no cover (compiled)
     """Where the printable ASCII at pos stops: at the delimiter (dl: it in every byte), \\n, \\r or any
     other byte outside 0x20-0x7e."""
@@ -178,7 +178,7 @@ def _text(buf, pos, dl):     # pragma: no cover (compiled)
         pos += 8
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]  # _nrt: numba-private
 def _field(buf, pos, r, last, delim, dl, tok_word, tok_len, tok_val):     # pragma: no cover (compiled)
     """The field of role r at pos: (where the next field starts, its value: the integer, the op, or for
     text where it ends), or (FAIL, 0)."""
@@ -212,7 +212,7 @@ def _field(buf, pos, r, last, delim, dl, tok_word, tok_len, tok_val):     # prag
     return end + 1, v
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")
+@numba.njit(nogil=True, cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]  # _nrt: numba-private
 def _put(buf, s, row, f, tc, oc, fc, lc, v0, v1, nv, lim, out, keys, slots, pk, nkeys):  # pragma: no cover
     """Check and store the line parsed into f at `row`: (0 | ABSURD | FAIL, its volume key, keys so far)."""
     max_off, max_len, oscale, lscale, max_end = lim
@@ -277,7 +277,7 @@ def _put(buf, s, row, f, tc, oc, fc, lc, v0, v1, nv, lim, out, keys, slots, pk, 
     return 0, k, nkeys
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False)
+@numba.njit(nogil=True, cache=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: numba-private
 def _kernel(buf, s, mid, e, roles, cols, delim, tok_word, tok_len, tok_val, lim, out, b_row, keys, slots,
             fa, fb):     # pragma: no cover (compiled)
     """Parse buf[s:e] (whole lines, buf[e - 1] is \\n, 8 readable bytes follow) into the arrays `out`

@@ -208,6 +208,7 @@ def fio_line(state: FioState):
             raise Bad(f"unknown action '{action}'")
         if off is None:
             raise Bad(f"'{action}' without offset and length")
+        assert ln is not None           # set with off, by the same branch
         t = ts if ts is not None else state.wait_us
         return (t, READ if action == "read" else WRITE, _nonneg(_int(off, "offset"), "offset"),
                 _int(ln, "length"), name, None)
@@ -216,6 +217,8 @@ def fio_line(state: FioState):
 
 def csv_line(cols: Columns, index: dict[str, int]):
     ti, oi, fi, li, vi = (index.get(k) for k in ("time", "op", "offset", "length", "volume"))
+    # csv_index maps every key whose column is named, and a Columns always names op, offset and length
+    assert oi is not None and fi is not None and li is not None
     need = max(i for i in (ti, oi, fi, li, vi) if i is not None) + 1
     delim = cols.delimiter
 

@@ -375,8 +375,8 @@ def _read_lines(p: Path, fmt: str, cols: Columns | None, text: io.TextIOWrapper,
                or (fmt == "csv" and cols is not None and cols.time is None))
     return _finish(p, fmt, cols, t_raw, np.array(ops, dtype=np.uint8), np.array(offs, dtype=np.int64),
                    np.array(lens, dtype=np.int64), np.array(vols, dtype=np.int32), line_no.__getitem__,
-                   tuple(sorted(vol_index, key=vol_index.get)), ignored, zero_lines, nbad, bad, total_lines, notes,
-                   sort, untimed)
+                   tuple(sorted(vol_index, key=vol_index.__getitem__)), ignored, zero_lines, nbad, bad, total_lines,
+                   notes, sort, untimed)
 
 
 def _finish(p: Path, fmt: str, cols: Columns | None, t_raw: np.ndarray | None, op_a: np.ndarray, off_a: np.ndarray,
