@@ -151,7 +151,7 @@ def run_list(args: argparse.Namespace) -> int:
                 con.print(esc(f"from {origin}: " + ", ".join(mine)), soft_wrap=True)
         con.print()
         con.print(f"[dim]{len(devices)} devices; `dbtier catalog show ID` gives sources."
-                  + (f" Run: {esc(run.dir.path)}" if run.dir else "") + "[/dim]")
+                  + (f" Run: {esc(run.dir.path)}" if run.persist else "") + "[/dim]")
 
     emit(run.doc, args, render)
     return 0
@@ -185,7 +185,7 @@ def run_show(args: argparse.Namespace) -> int:
                 con.print(_server_line(catalog), soft_wrap=True)
         else:
             con.print("[dim]no controller/enclosure overhead: the device carries its own[/dim]")
-        if run.dir:
+        if run.persist:
             con.print(f"[dim]Run: {esc(run.dir.path)}[/dim]")
 
     emit(run.doc, args, render)

@@ -138,7 +138,8 @@ class Run:
         runs_dir = getattr(args, "runs_dir", None)
         force = bool(getattr(args, "force", False))
         self.persist = not read_only or out is not None or runs_dir is not None
-        self.dir: RunDir | None = None
+        self._kind = kind
+        self._dir: RunDir | None = None
         self.traceback_path: Path | None = None
         self.ended = False
         if self.persist:
@@ -152,18 +153,26 @@ class Run:
         self.doc = _named(doc, name) if name is not None else doc
         self.claim: Claim | None = None
         if self.persist:
-            self.dir = RunDir.create(command, out, runs_dir or "runs", force=force, inputs=inputs, name=name)
+            self._dir = RunDir.create(command, out, runs_dir or "runs", force=force, inputs=inputs, name=name)
             # who runs it: a reader told it `running` sees `abandoned` once this process is gone
-            owner.current_run = self.dir.path.name
+            owner.current_run = self._dir.path.name
             self.doc["owner"] = me().to_dict()
-            self.claim = Claim("run", {"run": str(self.dir.path.resolve())}, watch=False)
+            self.claim = Claim("run", {"run": str(self._dir.path.resolve())}, watch=False)
         if _FRAMES:
             _FRAMES[-1].append(self)
         self.save()
 
+    @property
+    def dir(self) -> RunDir:
+        """The run's directory. Every run that `persist`s has one, made in __init__; a read-only run given
+        neither --out nor --runs-dir has none, so a command that may run read-only asks `persist` first."""
+        if self._dir is None:
+            raise RuntimeError(f"{self._kind}: a read-only run without --out or --runs-dir has no directory")
+        return self._dir
+
     def save(self) -> None:
-        if self.dir is not None:
-            self.dir.write(self.doc)
+        if self._dir is not None:
+            self._dir.write(self.doc)
 
     def finish(self, status: str = "ok") -> None:
         finish(self.doc, status)
@@ -185,13 +194,13 @@ class Run:
         if exc is None or (isinstance(exc, SystemExit) and not exc.code):
             if doc["status"] == "running":
                 self.finish("failed" if failed else "ok")
-            if self.dir is not None:
-                self.dir.sweep_temp_files()
-                self.dir.release_reserve()
+            if self._dir is not None:
+                self._dir.sweep_temp_files()
+                self._dir.release_reserve()
             self._release()
             return
-        if self.dir is not None:
-            self.dir.release_reserve()      # the room kept for this final write (a full filesystem)
+        if self._dir is not None:
+            self._dir.release_reserve()      # the room kept for this final write (a full filesystem)
         with _signals_held():
             status, error = _classify(exc)
             if status is None:          # the output pipe closed: the run itself stands as it is
@@ -210,26 +219,26 @@ class Run:
                 self.save()
             except Exception:   # noqa: BLE001 - a full disk must not hide the error that ended the run
                 pass
-            if self.dir is not None:
-                self.dir.sweep_temp_files()
+            if self._dir is not None:
+                self._dir.sweep_temp_files()
             self._release()
 
     def _release(self) -> None:
-        if self.dir is not None and owner.current_run == self.dir.path.name:
+        if self._dir is not None and owner.current_run == self._dir.path.name:
             owner.current_run = None
         if self.claim is not None:
             self.claim.release()
 
     def _save_traceback(self, exc: BaseException, error: dict[str, Any]) -> None:
-        if self.dir is None:
+        if self._dir is None:
             return
         try:
-            path = self.dir.raw_path("traceback.txt")
+            path = self._dir.raw_path("traceback.txt")
             path.write_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
         except OSError:
             return
         self.traceback_path = path
-        error["traceback"] = str(path.relative_to(self.dir.path))
+        error["traceback"] = str(path.relative_to(self._dir.path))
         try:
             exc.dbtier_traceback = path  # type: ignore[attr-defined]  # main.py names it
         except AttributeError:

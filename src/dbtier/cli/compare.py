@@ -8,7 +8,7 @@ import argparse
 
 from rich.text import Text
 
-from dbtier.cli.fit import Col, fitted
+from dbtier.cli.fit import Cell, Col, fitted
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
                 Col("B − A", figure=True), Col("B / A", figure=True), Col("unit", min_width=7)]
         if spreads:  # repeated figures: A and B are medians; their runs' min–max and count
             cols += [Col("A runs", figure=True), Col("B runs", figure=True)]
-        cells = []
+        cells: list[list[Cell]] = []
         for r in rows:
             d = r["digits"] or 0
             label = (f"{r['group']}: " if r["group"] and r["group"] not in r["metric"] else "") + r["metric"]

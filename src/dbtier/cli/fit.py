@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence, TypeAlias
 
 from rich import box as rbox
 from rich.cells import cell_len
@@ -23,6 +23,9 @@ from rich.text import Text
 TEXT_MIN = 14
 WORD_MAX = 24
 
+# A cell: rich Text, or a string of rich markup.
+Cell: TypeAlias = Text | str
+
 
 @dataclass(frozen=True)
 class Col:
@@ -31,11 +34,11 @@ class Col:
     min_width: int = TEXT_MIN     # a text column's narrowest width
 
 
-def _plain(cell: Any) -> str:
+def _plain(cell: Cell) -> str:
     return cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain
 
 
-def _widest(cells: Sequence[Any]) -> int:
+def _widest(cells: Sequence[Cell]) -> int:
     return max((cell_len(line) for c in cells for line in _plain(c).split("\n")), default=0)
 
 
@@ -44,10 +47,11 @@ def _header(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width=max(width, 1), break_long_words=False)) or text
 
 
-def _widths(cols: Sequence[Col], rows: Sequence[Sequence[Any]]) -> tuple[list[int], list[int]]:
+def _widths(cols: Sequence[Col], rows: Sequence[Sequence[Cell]]) -> tuple[list[int], list[int]]:
     """Each column's narrowest width (a figure's widest cell; a text column's longest word up to its
     `min_width`) and its natural width (its widest cell or header line)."""
-    least, natural = [], []
+    least: list[int] = []
+    natural: list[int] = []
     for i, c in enumerate(cols):
         cells = [r[i] for r in rows if i < len(r)]
         words = max((cell_len(w) for w in c.header.split()), default=0)
@@ -82,7 +86,7 @@ def _extra(n: int, edge: bool) -> int:
     return 3 * n + 1 if edge else 3 * (n - 1)
 
 
-def fitted(width: int, title: str, cols: Sequence[Col], rows: Sequence[Sequence[Any]], key: int = 1,
+def fitted(width: int, title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]], key: int = 1,
            caption: str | None = None, boxed: bool = True) -> list[Table]:
     """The table of `cols` and `rows` as one or more rich tables no wider than `width` (see the module doc).
     Cells are Text or markup strings; titles are shown as given (escape them first)."""
@@ -94,11 +98,11 @@ def fitted(width: int, title: str, cols: Sequence[Col], rows: Sequence[Sequence[
         while rest and (len(g) == key or sum(need[i] for i in g + [rest[0]]) + _extra(len(g) + 1, boxed) <= width):
             g.append(rest.pop(0))
         groups.append(g)
-    out = []
+    out: list[Table] = []
     for n, g in enumerate(groups):
         t = Table(title="(continued)" if n else title, title_justify="left",
                   caption=caption if n == len(groups) - 1 else None, caption_justify="left",
-                  **({} if boxed else {"box": rbox.SIMPLE_HEAD, "pad_edge": False, "show_edge": False}))
+                  box=rbox.HEAVY_HEAD if boxed else rbox.SIMPLE_HEAD, pad_edge=boxed, show_edge=boxed)
         widths = _share([need[i] for i in g], [natural[i] for i in g], width - _extra(len(g), boxed))
         for i, w in zip(g, widths):
             c = cols[i]

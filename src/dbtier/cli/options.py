@@ -50,11 +50,13 @@ def check_range(v: float, text: str, lo: float | None = None, hi: float | None =
         raise argparse.ArgumentTypeError(f"must be {'above' if lo_open else 'at least'} {_fmt(lo)} and "
                                          f"{'below' if hi_open else 'at most'} {_fmt(hi)}{got}")
     if not low_ok:
+        assert lo is not None           # only a lower bound refuses from below
         if lo == 0 and lo_open:
             raise argparse.ArgumentTypeError(f"must be {noun}{got}")
         if lo == 0:
             raise argparse.ArgumentTypeError(f"must be 0 or more{got}")
         raise argparse.ArgumentTypeError(f"must be {'above' if lo_open else 'at least'} {_fmt(lo)}{got}")
+    assert hi is not None               # v met the lower bound: the upper one refused it
     raise argparse.ArgumentTypeError(f"must be {'below' if hi_open else 'at most'} {_fmt(hi)}{got}")
 
 
@@ -254,7 +256,7 @@ class Parser(argparse.ArgumentParser):
             self.error(f"argument {action.option_strings[0]}: '--' is not a value")
         return super()._get_values(action, arg_strings)
 
-    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         import sys
         # "argument --usd: must be ..." -> "--usd must be ...", "argument --usd: 'x' is ..." -> "--usd: 'x' is ..."
         message = re.sub(r"^argument ([^:]+): (must )?", lambda m: f"{m.group(1)} must " if m.group(2)

@@ -137,8 +137,8 @@ def line(rec: dict[str, Any]) -> str:
 
 def _run_backups(args: argparse.Namespace, cls, methods: list[str], doc: dict[str, Any], run: Run, out,
                  data: str, to: str, tier: slowtier.SlowTier | None) -> None:
-    src_dev = (devices_for([data]) or [None])[0]
-    dst_dev = (devices_for([to]) or [None])[0]
+    src_dev = next(iter(devices_for([data])), None)
+    dst_dev = next(iter(devices_for([to])), None)
     devices = [d for d in dict.fromkeys([src_dev, dst_dev]) if d]
     limit = {k: getattr(tier.emu, k) for k in ("read_bps", "write_bps", "read_iops", "write_iops")} if tier else None
 

@@ -172,6 +172,7 @@ def run_oltp(args: argparse.Namespace) -> int:
                     oltp.run_step(cls, spec, study, step, run, hooks, fallback)
                 finally:
                     if tier and step["placement"]:   # the parts the cluster really put there
+                        assert tier.mount is not None    # oltp.emulate() opened the tier before the first step
                         step["emulated_roles"] = sorted(r for r, d in step["placement"].items()
                                                         if str(d).startswith(tier.mount + "/"))
                 run.save()

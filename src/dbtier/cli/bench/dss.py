@@ -6,7 +6,7 @@ import argparse
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -23,7 +23,7 @@ from dbtier.measure.machine import devices_for
 from dbtier.measure.placed import where
 from dbtier.measure.probe import spare_bytes
 from dbtier.model.dss import dss_scan, dss_totals
-from dbtier.workloads.engine import ServerSpec, engine_class, names
+from dbtier.workloads.engine import Engine, ServerSpec, engine_class, names
 from dbtier.workloads.settings import pg_memory_bytes
 
 
@@ -34,6 +34,20 @@ MEMORY = argtypes.size_or(("none",), lo=64 * 1024 * 1024)
 # (a 100 MiB budget around memory_limit=60MB was OOM-killed in Q9, 120 MiB ran); the rest is page cache.
 DSS_BUDGET_MARGIN_BYTES = 128 * 2**20
 DSS_BUDGET_RULE = f"memory_limit + {DSS_BUDGET_MARGIN_BYTES // 2**20} MiB"
+
+
+class _DssPaths(Protocol):
+    """What a DSS engine (DuckDB, PostgreSQL) holds beyond the Engine calls: where open() put the data and
+    the queries' spills."""
+    db_path: Path | None
+    temp_path: Path | None
+
+
+def _opened_paths(engine: Engine) -> tuple[Path, Path]:
+    """The database and temp paths of a DSS engine, both set by its open()."""
+    p = cast(_DssPaths, engine)
+    assert p.db_path is not None and p.temp_path is not None
+    return p.db_path, p.temp_path
 
 
 def register_dss(bsub: argparse._SubParsersAction) -> None:
@@ -210,11 +224,12 @@ def run_dss(args: argparse.Namespace) -> int:
             task = progress.add_task(f"generating TPC-H SF {args.scale:g}", total=len(queries) * args.repeat)
             engine = cls(spec)
             engine.open()
-            doc["placement"] = {"data": str(engine.db_path), "temp": str(engine.temp_path)}
+            db_path, temp_path = _opened_paths(engine)
+            doc["placement"] = {"data": str(db_path), "temp": str(temp_path)}
             doc["placement_where"] = where(doc["placement"])   # each part's directory, disk, filesystem, mount
-            devices = devices_for([str(engine.db_path.parent), str(engine.temp_path)])
+            devices = devices_for([str(db_path.parent), str(temp_path)])
             doc["devices"] = devices
-            temp_dev = devices_for([str(engine.temp_path if engine.temp_path.exists() else engine.temp_path.parent)])
+            temp_dev = devices_for([str(temp_path if temp_path.exists() else temp_path.parent)])
             doc["temp_tier"] = {"device": temp_dev[0] if temp_dev else None}
             try:
                 doc["load"] = engine.load_tpch(args.scale)

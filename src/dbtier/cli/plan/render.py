@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
@@ -19,7 +19,9 @@ from rich.text import Text
 from dbtier.cli.markup import esc, lit
 from dbtier.core.units import life_cap_years, life_years_text, plain_number
 from dbtier.model.plan.array import Evaluation
-from dbtier.model.plan.planner import LABELS, BudgetOption, Equivalence, Requirement, Sizing, Value
+from dbtier.model.plan.planner import BudgetOption, Equivalence, Value
+from dbtier.model.plan.requirement import LABELS, Requirement
+from dbtier.model.plan.sizing import Sizing
 from dbtier.model.plan.plandoc import mix_rule
 from dbtier.model.plan.plandoc import number_text as _n
 from dbtier.model.plan.plandoc import usd_text as _usd
@@ -57,7 +59,7 @@ def plain_table(title: str, cols: Sequence[str], left: int = 1) -> Table:
     return t
 
 
-def _cell_width(cell: Any) -> int:
+def _cell_width(cell: RenderableType) -> int:
     """Columns a cell takes on its widest line (markup removed)."""
     text = cell if isinstance(cell, Text) else Text.from_markup(str(cell))
     return max((cell_len(line) for line in text.plain.split("\n")), default=0)
@@ -199,7 +201,8 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
     figs += ["IOPS r/w"] if "iops" in cats else []
     figs += ["MB/s r/w"] if "throughput" in cats else []
     figs += ["read µs"] if "latency" in cats else []
-    rows, fig_rows = [], []
+    rows: list[list[Text | str]] = []
+    fig_rows: list[list[str]] = []
     for i, c in enumerate(sz.candidates, 1):
         e = c.evaluation
         life = c.life or {}
@@ -212,7 +215,7 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
         fig += [_si(e.read_latency_us.value)] if "latency" in cats else []
         fig_rows.append(fig)
     title = f"cheapest of {sz.found:,} designs that meet it ({sz.considered:,} tried, redundancy {redundancy})"
-    t = _size_table(title, cols + figs, [r + f for r, f in zip(rows, fig_rows)])
+    t = _size_table(title, cols + figs, [[*r, *f] for r, f in zip(rows, fig_rows)])
     if figs and not table_fits(con, t):
         # a narrow terminal: the figures the requirement is about go to a second table, row for row
         con.print(_size_table(title, cols, rows))
@@ -236,7 +239,7 @@ def size(con: Console, req: Requirement, sz: Sizing, redundancy: str, pricing_te
               f"{req.headroom:.0%} or more). Run: {esc(run_dir)}[/dim]")
 
 
-def _size_table(title: str, cols: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+def _size_table(title: str, cols: Sequence[str], rows: Sequence[Sequence[Text | str]]) -> Table:
     t = plain_table(title, cols, left=3)
     for k, width in ((1, 16), (2, 8)):     # configuration and class fold; the figures never do
         t.columns[k].no_wrap = False
@@ -247,18 +250,18 @@ def _size_table(title: str, cols: Sequence[str], rows: Sequence[Sequence[str]]) 
     return t
 
 
-def _tco_text(tco: dict | None) -> str:
+def _tco_text(tco: dict[str, Any] | None) -> str:
     return "-" if not tco else _usd(tco["total_usd"]) + ("*" if tco.get("unchecked") else "")
 
 
-def _tco_note(con: Console, tco: dict | None) -> None:
+def _tco_note(con: Console, tco: dict[str, Any] | None) -> None:
     if tco:
         con.print(esc(f"TCO: {tco['service_years']:g} years of purchase, energy at ${tco['usd_per_kwh']:g}/kWh and "
                       f"cloud months; {tco['basis']}; * energy unpriced (watts missing)"), style="dim",
                   soft_wrap=False)
 
 
-def _life(life: dict, service_years: float | None) -> str:
+def _life(life: dict[str, Any], service_years: float | None) -> str:
     """The life column, in years: how long the limiting device lasts, '> 50' past ten service lives (at
     least 50 years: `life_cap_years`), ∞ with no wear, 'ok' within an HDD rating, '?' unchecked."""
     e = life.get("endurance")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import JustifyMethod
 from rich.table import Table
 
 from dbtier.cli.markup import esc, lit
@@ -11,8 +12,9 @@ from dbtier.report.figures.labels import SUMMARY_LABELS, cache_note
 
 # One line per point as the probe measures it: at most 79 columns (one space between columns), each figure
 # whole; latencies keep one decimal below 10,000 µs, whole microseconds above.
-_POINT_COLS = (("test", 14, "left"), ("jobs×qd", 7, "right"), ("IOPS", 9, "right"), ("MB/s", 8, "right"),
-               ("p50 µs", 8, "right"), ("p99 µs", 8, "right"), ("p99.9 µs", 8, "right"), ("fio cores", 9, "right"))
+_POINT_COLS: tuple[tuple[str, int, JustifyMethod], ...] = (
+    ("test", 14, "left"), ("jobs×qd", 7, "right"), ("IOPS", 9, "right"), ("MB/s", 8, "right"),
+    ("p50 µs", 8, "right"), ("p99 µs", 8, "right"), ("p99.9 µs", 8, "right"), ("fio cores", 9, "right"))
 
 
 def _num(x: float | None, digits: int = 0) -> str:
@@ -38,14 +40,16 @@ def probe_points_table(points: list[dict[str, Any]], header: bool = True) -> Tab
 
 def probe_summary_table(entry: dict[str, Any]) -> Table:
     s = entry["summary"]
-    cache = entry.get("cache_suspect") if isinstance(entry.get("cache_suspect"), dict) else {}
+    suspect = entry.get("cache_suspect")
+    cache: dict[str, Any] = suspect if isinstance(suspect, dict) else {}
     cached = set(cache.get("figures") or [])
     t = Table(title=esc(f"{entry['path']} ({entry.get('filesystem') or entry['kind']})"), title_justify="left")
     t.add_column("measure")
     t.add_column("value", justify="right")
     t.add_column("unit")
     t.add_column("runs (min–max)", justify="right")   # a headline figure is the median of its point's runs
-    spreads = entry.get("spread") if isinstance(entry.get("spread"), dict) else {}
+    spread = entry.get("spread")
+    spreads: dict[str, Any] = spread if isinstance(spread, dict) else {}
     for key, (label, unit, digits) in SUMMARY_LABELS.items():
         if s.get(key) is not None:
             sp = spreads.get(key) or {}
@@ -53,7 +57,7 @@ def probe_summary_table(entry: dict[str, Any]) -> Table:
             runs = f"{_num(sp['min'], digits)}–{_num(sp['max'], digits)}, n={n}" if n > 1 else f"n={n}" if n else ""
             value = _num(s[key], digits) + (" [red](cache)[/red]" if key in cached else "")
             t.add_row(label, value, unit, runs)
-    notes = []
+    notes: list[str] = []
     if s.get("fsync_honesty"):
         colour = "green" if s["fsync_honesty"] == "ok" else "red"
         t.add_row("fsync honesty", f"[{colour}]{esc(s['fsync_honesty'])}[/{colour}]", "")

@@ -12,6 +12,7 @@ import os
 import re
 from typing import Any
 
+from rich.console import JustifyMethod
 from rich.table import Table
 
 from dbtier.cli.common import console, emit
@@ -115,6 +116,7 @@ def run_check(args: argparse.Namespace) -> int:
     from dbtier.runsdb import check, extract
     con, done = catalogue(args)
     doc = _load(con, args.run, "RUN")
+    assert doc is not None      # _load raises for the RUN rather than read it as a query
     kind, action = extract.kind_of(doc)
     run_path = os.path.abspath(doc["_run_dir"])
     rows = extract.figure_rows(doc)
@@ -142,8 +144,10 @@ def run_check(args: argparse.Namespace) -> int:
                             f"{'s' if len(base_info['runs']) != 1 else ''}"), title_justify="left",
                   caption=f"a regression: worse by more than the threshold (the tolerance, {args.tolerance:g}%, or "
                           "the runs' combined spread, at least 5%, whichever is larger)", caption_justify="left")
-        for name, j in (("figure", "left"), ("baseline", "right"), ("run", "right"), ("change", "right"),
-                        ("threshold", "right"), ("verdict", "left")):
+        heads: tuple[tuple[str, JustifyMethod], ...] = (
+            ("figure", "left"), ("baseline", "right"), ("run", "right"), ("change", "right"), ("threshold", "right"),
+            ("verdict", "left"))
+        for name, j in heads:
             t.add_column(name, justify=j)
         multi = len({f["item"] for f in verdict["figures"]}) > 1
         for f in verdict["figures"]:
@@ -163,7 +167,7 @@ def run_check(args: argparse.Namespace) -> int:
         else:
             out.print(f"[bold red]regression[/bold red]: {esc(', '.join(verdict['regressions']))} (exit 1)",
                       highlight=False)
-        if run.dir is not None:
+        if run.persist:
             out.print(f"verdict: {esc(str(run.dir.result_path))}", highlight=False, soft_wrap=True)
     emit(out_doc, args, render)
     return verdict["exit_code"]

@@ -9,9 +9,12 @@ import math
 import os
 import textwrap
 import uuid
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Any, Sequence
 
 from dbtier.report.figures import core as F
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _MAX_CELL = 60
 
@@ -43,14 +46,14 @@ def cell(x: Any) -> str:
     return clean(x)
 
 
-def terminal_width(con: Any) -> int | None:
+def terminal_width(con: Console) -> int | None:
     """The width to fold a table to: the terminal's (or COLUMNS'); None when the output goes to a pipe or a
     file, where whole lines serve grep better."""
     return con.width if con.is_terminal or os.environ.get("COLUMNS") else None
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int] = frozenset(),
-          max_cell: int = _MAX_CELL, width: int | None = None, fold: set[int] = frozenset()) -> str:
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: AbstractSet[int] = frozenset(),
+          max_cell: int = _MAX_CELL, width: int | None = None, fold: AbstractSet[int] = frozenset()) -> str:
     """Columns padded to their widest cell (cut at `max_cell` with '…'); `right` columns right-aligned.
     Wider than `width` (None: never folded): the `fold` columns leave the table for an indented line under
     each row ("header value · header value"), uncut and wrapped to the width."""

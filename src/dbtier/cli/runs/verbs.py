@@ -80,7 +80,7 @@ def run_trend(args: argparse.Namespace) -> int:
     doc = run.doc
     doc.update(index=[r.as_dict() for r in done], trend={**{k: v for k, v in tr.items() if k != "points"},
                "points": [{k: R.jsonable(v) for k, v in p.items()} for p in tr["points"]]})
-    if run.dir is not None:
+    if run.persist:
         from dbtier.report.runs import page
         path = run.dir.path / "trend.html"
         write_text_atomic(path, page(args.figure, [], [tr], []))

@@ -53,6 +53,7 @@ def run_capture(args: argparse.Namespace) -> int:
 
 
 def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: dict[str, Any]) -> int:
+    assert facts.block_device is not None       # run_capture() went on only past cap.obstacle()
     duration = cap.capture_seconds(args.duration, bool(cmd))
     params = {"action": "capture", "target": args.target, "block_device": facts.block_device,
               "duration_s": duration, "command": cmd or None}

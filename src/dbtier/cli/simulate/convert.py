@@ -6,11 +6,15 @@ from __future__ import annotations
 import argparse
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dbtier.cli.simulate import render
 from dbtier.cli.common import Run, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.errors import DbtierError
+
+if TYPE_CHECKING:
+    from dbtier.sim.trace.traces import Trace
 
 
 def _room(run: Run, source_bytes: int) -> None:
@@ -45,7 +49,11 @@ def run_convert(args: argparse.Namespace) -> int:
                 m = columnar.write(trace, out, key)
             else:                       # one chunk in memory at a time, whatever the trace's size
                 chunks = read_chunks(path, args.format, args.columns, skip_bad=args.skip_bad)
-                m = columnar.write_chunks(chunks, lambda: chunks.meta, out, key)
+
+                def meta() -> Trace:
+                    assert chunks.meta is not None      # set once the chunks are exhausted, when write_chunks asks
+                    return chunks.meta
+                m = columnar.write_chunks(chunks, meta, out, key)
         except DbtierError:
             shutil.rmtree(out, ignore_errors=True)        # a bad line part-way: the copy so far is no copy
             raise
