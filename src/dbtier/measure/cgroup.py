@@ -258,6 +258,14 @@ class MemoryCgroup:
     def mechanism(self) -> str:
         return self.plan.mechanism if self.plan and self.created else "none"
 
+    @property
+    def made(self) -> Plan:
+        """The plan of the group open() made (`plan`, kept after close); a RuntimeError, a fault in the
+        caller, when open() made none."""
+        if self.plan is None:
+            raise RuntimeError("the memory cgroup was not made: open() failed or was not called")
+        return self.plan
+
     def open(self) -> "MemoryCgroup":
         proc_cgroup, mountinfo = self._texts
         try:
@@ -312,7 +320,7 @@ class MemoryCgroup:
 
     def _read_oom(self) -> None:
         try:
-            for line in Path(self.plan.oom_file).read_text().splitlines():
+            for line in Path(self.made.oom_file).read_text().splitlines():
                 k, _, v = line.partition(" ")
                 if k == "oom_kill":
                     self.oom_kills = int(v)

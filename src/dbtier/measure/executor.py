@@ -36,11 +36,12 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from dbtier.core.errors import DbtierError
 
 _PR_SET_PDEATHSIG = 1
+_prctl: Callable[..., int] | None
 try:
     import ctypes
     _prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -51,11 +52,15 @@ except (OSError, AttributeError):      # not Linux: no parent-death signal
 def _die_with(parent: int):
     """A preexec_fn: the child gets SIGTERM when dbtier dies (and exits now if it already has). SIGTERM,
     not SIGKILL: runuser passes it on to the program it runs as another user, and fio flushes its output."""
+    prctl = _prctl
+    if prctl is None:
+        return None
+
     def set_signal() -> None:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)     # type: ignore[misc]
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:      # dbtier died between fork and prctl
             os._exit(1)
-    return set_signal if _prctl is not None else None
+    return set_signal
 
 
 def _blocking_preexec(ignore_sigpipe: bool = False):
@@ -151,7 +156,7 @@ class Background:
         when it has exited or its pipes closed, TimeoutError past timeout_s."""
         import select
         proc = self._proc
-        if proc.stdin is None or proc.poll() is not None:
+        if proc.stdin is None or proc.stdout is None or proc.poll() is not None:
             raise OSError("the process has exited")
         proc.stdin.write(text)
         proc.stdin.flush()

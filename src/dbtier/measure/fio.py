@@ -142,8 +142,7 @@ def parse_jobs(jobs: list[dict[str, Any]]) -> dict[str, Any]:
     busiest = max(jobs, key=lambda j: j["read"]["total_ios"] + j["write"]["total_ios"])
     res: dict[str, Any] = {"error": max(j.get("error", 0) for j in jobs)}
     for d in ("read", "write"):
-        parts = [_dir(j[d]) for j in jobs]
-        parts = [p for p in parts if p]
+        parts = [p for p in (_dir(j[d]) for j in jobs) if p]
         if not parts:
             res[d] = None
             continue

@@ -501,7 +501,8 @@ def remove_dead_remote(hosts: list[Host]) -> list[str]:
     """The test files an earlier fleet probe made on these hosts and did not remove because its dbtier died
     (the registry names them): removed now, each host's at once. Returns what was removed."""
     done: list[str] = []
-    wanted = {(h.address, h.port): h for h in hosts}
+    # looked up by a registry entry's address and port: JSON values, of any type
+    wanted: dict[tuple[object, object], Host] = {(h.address, h.port): h for h in hosts}
     for path, doc in debris.entries():
         owner = Owner.from_dict(doc.get("owner"))
         what = dict_at(doc, "what")

@@ -180,7 +180,14 @@ class SlowTier:
     def place(self, placement: dict[str, str]) -> dict[str, str]:
         """{role: directory} with every directory that is the emulated one replaced by the tier's mount."""
         here = os.path.realpath(self.emu.dir)
-        return {r: self.mount if os.path.realpath(d) == here else d for r, d in placement.items()}
+        return {r: self._mounted_at if os.path.realpath(d) == here else d for r, d in placement.items()}
+
+    @property
+    def _mounted_at(self) -> str:
+        """`mount`, set by open(); a RuntimeError, a fault in the caller, before it."""
+        if self.mount is None:
+            raise RuntimeError("the emulated tier is not open: open() makes its mount")
+        return self.mount
 
     def open(self, size_bytes: int) -> "SlowTier":
         if os.geteuid() != 0:

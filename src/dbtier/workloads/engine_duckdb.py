@@ -77,6 +77,13 @@ class DuckDBEngine(Engine):
     def placement(self) -> dict[str, str]:
         return {"data": str(self.db_path), "temp": str(self.temp_path)}
 
+    @property
+    def _db_file(self) -> Path:
+        """`db_path`, set by open(); a RuntimeError, a fault in the caller, before it."""
+        if self.db_path is None:
+            raise RuntimeError("the DuckDB engine is not open")
+        return self.db_path
+
     def connect(self, limited: bool = True) -> None:
         """limited: apply --memory-limit (the query runs; the load uses DuckDB's default), in the budgeted
         worker when there is a memory budget and a cgroup can be made for it."""
@@ -107,7 +114,7 @@ class DuckDBEngine(Engine):
 
     def query_pid(self) -> int:
         """The process the queries run in (the budgeted worker, or this one): its /proc/PID/io."""
-        return self.worker.proc.pid if self.worker is not None else os.getpid()
+        return self.worker.pid if self.worker is not None else os.getpid()
 
     def close_conn(self) -> None:
         if self.worker is not None:
@@ -123,7 +130,7 @@ class DuckDBEngine(Engine):
             self.conn.execute("SET force_compression = 'uncompressed'")
         if self.generator == "tpchgen":
             # tpchgen-cli (Rust, all cores) writes Parquet beside the database; DuckDB loads it in parallel.
-            staging = self.db_path.parent / "staging"
+            staging = self._db_file.parent / "staging"
             generate(scale, staging, "parquet")
             for t in TPCH_TABLES:
                 run_sql(self.conn, f"CREATE TABLE {t} AS SELECT * FROM "
@@ -133,14 +140,16 @@ class DuckDBEngine(Engine):
             run_sql(self.conn, f"CALL dbgen(sf = {scale})")
         run_sql(self.conn, "CHECKPOINT")
         rows = {t: self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TPCH_TABLES}
-        return {"seconds": time.monotonic() - t0, "database_bytes": self.db_path.stat().st_size, "rows": rows,
+        return {"seconds": time.monotonic() - t0, "database_bytes": self._db_file.stat().st_size, "rows": rows,
                 "generator": "tpchgen-cli (Parquet), loaded by DuckDB" if self.generator == "tpchgen"
                 else "duckdb tpch extension dbgen"}
 
     def run_query(self, q: int) -> list[tuple]:
         if self.worker is not None:
             return self.worker.query(q)
-        return run_sql(self.conn, f"PRAGMA tpch({q})", fetch=True)
+        rows = run_sql(self.conn, f"PRAGMA tpch({q})", fetch=True)
+        assert rows is not None     # fetch=True: the rows, a list
+        return rows
 
     def backup_source(self, scale: float) -> dict[str, Any]:
         rec = self.load_tpch(scale)
@@ -151,7 +160,7 @@ class DuckDBEngine(Engine):
                dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
                ) -> list[dict[str, Any]]:
         from dbtier.workloads.backup import duckdb_backups
-        return duckdb_backups(self.db_path, to_dir, devices, src_dev, dst_dev, on_result, repeat)
+        return duckdb_backups(self._db_file, to_dir, devices, src_dev, dst_dev, on_result, repeat)
 
     def close(self) -> None:
         self.close_conn()
@@ -223,6 +232,13 @@ class QueryWorker:
         except BaseException:
             self.close()
             raise
+
+    @property
+    def pid(self) -> int:
+        """The worker's process id: it was started in __init__, so it has one."""
+        pid = self.proc.pid
+        assert pid is not None
+        return pid
 
     def _reply(self, what: str) -> Any:
         try:

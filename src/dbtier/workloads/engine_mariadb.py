@@ -293,6 +293,32 @@ class MariaDBEngine(Engine):
         self.db_dir: Path | None = None
         self.table_files: dict[str, str | None] = {}
 
+    # Set by open(): the managed server (without --dsn) or the user's (with it), sysbench's target and
+    # working directory. Each read as a RuntimeError, a fault in the caller, before it is set.
+    @property
+    def _server(self) -> Server:
+        if self.server is None:
+            raise RuntimeError("no managed MariaDB server: the engine is not open, or is on --dsn")
+        return self.server
+
+    @property
+    def _attached(self) -> Attached:
+        if self.attached is None:
+            raise RuntimeError("no --dsn MariaDB server: the engine is not open, or manages its own")
+        return self.attached
+
+    @property
+    def _target(self) -> MysqlTarget:
+        if self.target is None:
+            raise RuntimeError("the MariaDB engine is not open")
+        return self.target
+
+    @property
+    def _work(self) -> Path:
+        if self.work is None:
+            raise RuntimeError("the MariaDB engine is not open (or already closed)")
+        return self.work
+
     # ------------------------------------------------------------------ options
     @classmethod
     def check(cls) -> None:
@@ -405,7 +431,7 @@ class MariaDBEngine(Engine):
             out = {r: "server" for r in ROLES if r != "binlog"}
             if self.data_dir:   # DATA DIRECTORY: the tables' directory, read back after the load
                 dirs = {os.path.dirname(f) for f in self.table_files.values() if f}
-                out["data"] = dirs.pop() if len(dirs) == 1 else os.path.join(self.data_dir, self.attached.database)
+                out["data"] = dirs.pop() if len(dirs) == 1 else os.path.join(self.data_dir, self._attached.database)
             return out
         return self.server.placement()
 
@@ -437,6 +463,7 @@ class MariaDBEngine(Engine):
             if self.work is not None:
                 shutil.rmtree(self.work, ignore_errors=True)
                 self.work = None
+                assert self._work_claim is not None     # temp_dir() set both
                 self._work_claim.release()
 
     def query(self, sql: str) -> list[list[str]]:
@@ -444,7 +471,7 @@ class MariaDBEngine(Engine):
         try:
             if self.attached is not None:
                 return self.attached.query(sql, database=self.attached.database)
-            return self.server.query(f"USE `{DATABASE}`; {sql}")
+            return self._server.query(f"USE `{DATABASE}`; {sql}")
         except DbtierError:
             if self.server is not None and not self.server.alive():
                 raise DbtierError(f"MariaDB is no longer running; the server log ends:\n{self.server.log_tail(12)}",
@@ -455,8 +482,8 @@ class MariaDBEngine(Engine):
         if self.attached is not None:
             return ([self.attached.bin["mariadb"], *self.attached.client_args(),
                      f"--database={self.attached.database}"], dict(os.environ))
-        return ([self.server.bin["mariadb"], *self.server.client_args(), f"--database={DATABASE}"],
-                self.server.client_env())
+        server = self._server
+        return ([server.bin["mariadb"], *server.client_args(), f"--database={DATABASE}"], server.client_env())
 
     # ------------------------------------------------------------------ OLTP
     def load(self, workload: str, warehouses: int, scale: int, log: Callable[[str], None]) -> dict[str, Any]:
@@ -466,10 +493,11 @@ class MariaDBEngine(Engine):
                 from dbtier.workloads import mariadb_tpcc
                 argv, env = self.client_argv()
                 # the client's connection options (socket or host/port, user), without --database
-                rec = mariadb_tpcc.load(self.target, argv[1:-1], env, warehouses, self.work, log, table_options=options)
+                rec = mariadb_tpcc.load(self._target, argv[1:-1], env, warehouses, self._work, log,
+                                        table_options=options)
             else:
                 from dbtier.workloads import sysbench
-                rec = sysbench.prepare(self.target, workload, scale, self.work, binary=sysbench.find_sysbench(),
+                rec = sysbench.prepare(self._target, workload, scale, self._work, binary=sysbench.find_sysbench(),
                                        table_options=options)
                 tables = ", ".join(f"`sbtest{i}`" for i in range(1, rec["tables"] + 1))
                 self.query(f"ANALYZE TABLE {tables}")   # fresh statistics: information_schema's sizes come from them
@@ -481,14 +509,14 @@ class MariaDBEngine(Engine):
                 raise failure from exc
             raise
         if self.data_dir:
-            rec["data_directory"] = self._read_back_tables()
+            rec["data_directory"] = self._read_back_tables(self.data_dir)
         self.loaded = rec
         rows = self.query("SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.TABLES "
                           "WHERE table_schema = DATABASE()")
         rec["database_bytes"] = int(float(rows[0][0])) if rows and rows[0] else None
         return rec
 
-    def _read_back_tables(self) -> dict[str, Any]:
+    def _read_back_tables(self, data_dir: str) -> dict[str, Any]:
         """Where each of dbtier's tables' files really is (information_schema), all in DATA DIRECTORY's
         DIR/<database>/, else a DbtierError; with the device under it when the server is local."""
         from dbtier.measure.machine import devices_for
@@ -498,23 +526,25 @@ class MariaDBEngine(Engine):
             rows = self.query(TABLE_FILES_MYSQL)
         tables = [r[0] for r in self.query("SELECT TABLE_NAME FROM information_schema.TABLES "
                                            "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'")]
-        db = self.attached.database
-        self.table_files, outside = table_placement(tables, rows, self.data_dir, db)
+        attached = self._attached
+        db = attached.database
+        self.table_files, outside = table_placement(tables, rows, data_dir, db)
         if outside:
             where = "; ".join(f"{t}: {self.table_files[t] or 'no file of its own'}" for t in outside[:3])
-            raise DbtierError(f"the server did not put dbtier's tables in DATA DIRECTORY {self.data_dir} ({where})",
+            raise DbtierError(f"the server did not put dbtier's tables in DATA DIRECTORY {data_dir} ({where})",
                               "DATA DIRECTORY needs innodb_file_per_table=ON on your server; or leave --place out")
-        directory = os.path.join(self.data_dir, db)
-        local = self.dsn_is_local(self.spec.dsn) and os.path.isdir(directory)
+        directory = os.path.join(data_dir, db)
+        local = local_host(attached.dsn.host) and os.path.isdir(directory)   # as dsn_is_local(spec.dsn)
         devices = devices_for([directory]) if local else []
-        return {"requested": self.data_dir, "directory": directory, "tables": dict(sorted(self.table_files.items())),
+        return {"requested": data_dir, "directory": directory, "tables": dict(sorted(self.table_files.items())),
                 "local": local, "device": devices[0] if devices else None,
                 "source": "information_schema.INNODB_SYS_TABLESPACES (MariaDB) or INNODB_DATAFILES (MySQL 8)"}
 
     def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], object]) -> None:
-        self.server.cgroup_procs = procs
-        self.server.restart({"innodb_buffer_pool_size": str(buffer_bytes)} if buffer_bytes else None,
-                            before_start=before_start)
+        server = self._server
+        server.cgroup_procs = procs
+        server.restart({"innodb_buffer_pool_size": str(buffer_bytes)} if buffer_bytes else None,
+                       before_start=before_start)
 
     def status(self) -> dict[str, float]:
         rows = self.query(_sql("mariadb_status.sql"))
@@ -540,17 +570,18 @@ class MariaDBEngine(Engine):
             with Sampler(devices, interval_s=0.5, extra=waits.sample) as s:
                 box["s"] = s
                 yield s
-        log_tail = (lambda: self.server.log_tail(12)) if self.server else (lambda: "")
+        server = self.server
+        log_tail = (lambda: server.log_tail(12)) if server else (lambda: "")
         try:
             if workload == "tpcc":
                 from dbtier.workloads import mariadb_tpcc
-                driven = mariadb_tpcc.run_point(self.target, clients, duration_s, warmup_s, warehouses, rate, raw_dir,
+                driven = mariadb_tpcc.run_point(self._target, clients, duration_s, warmup_s, warehouses, rate, raw_dir,
                                                 tag, around=around, alive=self.alive, log_tail=log_tail,
                                                 query=self.query)
             else:
                 from dbtier.workloads import sysbench
                 n_tables, table_size = layout(self.loaded["scale"], self.loaded["tables"])
-                driven = sysbench.run_point(self.target, workload, clients, duration_s, warmup_s, rate, raw_dir, tag,
+                driven = sysbench.run_point(self._target, workload, clients, duration_s, warmup_s, rate, raw_dir, tag,
                                             tables=n_tables, table_size=table_size, binary=sysbench.find_sysbench(),
                                             around=around, alive=self.alive, log_tail=log_tail)
         finally:

@@ -71,6 +71,26 @@ class PostgresEngine(Engine):
         self.temp_path: Path | None = None
         self.scale: int | None = None    # the pgbench scale loaded (None for tpcc): each point checks it
 
+    # Set by open(): the database (either mode) and the managed cluster (without --dsn); by connect(): the
+    # DSS query connection. Each read as a RuntimeError, a fault in the caller, before it is set.
+    @property
+    def _db(self) -> Database:
+        if self.db is None:
+            raise RuntimeError("the PostgreSQL engine is not open")
+        return self.db
+
+    @property
+    def _cluster(self) -> Cluster:
+        if self.cluster is None:
+            raise RuntimeError("no managed PostgreSQL cluster: the engine is not open, or is on --dsn")
+        return self.cluster
+
+    @property
+    def _conn(self) -> psycopg.Connection:
+        if self.conn is None:
+            raise RuntimeError("no PostgreSQL query connection: connect() makes it")
+        return self.conn
+
     # ------------------------------------------------------------------ options
     @classmethod
     def check(cls) -> None:
@@ -162,8 +182,9 @@ class PostgresEngine(Engine):
         """--dsn: the user's server's own settings, read with SHOW (dbtier set none of them there)."""
         if self.cluster is not None or self.db is None:
             return None
+        from dbtier.workloads.pgbench import one_row
         with self.db.connect() as c:
-            return {n: c.execute(f"SHOW {n}").fetchone()[0] for n in self.SERVER_SETTINGS}
+            return {n: one_row(c.execute(f"SHOW {n}"))[0] for n in self.SERVER_SETTINGS}
 
     def alive(self) -> bool:
         return self.db.alive() if self.db is not None else False
@@ -183,67 +204,70 @@ class PostgresEngine(Engine):
     # ------------------------------------------------------------------ OLTP
     def load(self, workload: str, warehouses: int, scale: int, log: Callable[[str], None]) -> dict[str, Any]:
         from dbtier.workloads.pgbench import load
-        done = load(self.db, workload, warehouses, scale, log)
+        done = load(self._db, workload, warehouses, scale, log)
         self.scale = done["scale"]
         return done
 
     def bound_memory(self, procs: str, buffer_bytes: int | None, before_start: Callable[[], object]) -> None:
-        self.cluster.cgroup_procs = procs
-        self.cluster.restart({"shared_buffers": f"{buffer_bytes // 1024}kB"} if buffer_bytes else None,
-                             before_start=before_start)
+        cluster = self._cluster
+        cluster.cgroup_procs = procs
+        cluster.restart({"shared_buffers": f"{buffer_bytes // 1024}kB"} if buffer_bytes else None,
+                        before_start=before_start)
 
     def run_point(self, workload: str, clients: int, duration_s: float, warmup_s: float, warehouses: int,
                   rate: float | None, raw_dir: Path, devices: list[str], tag: str) -> dict[str, Any]:
         from dbtier.workloads.pgbench import run_point
-        return run_point(self.db, workload, clients, duration_s, warmup_s, warehouses, rate, raw_dir, devices, tag,
+        return run_point(self._db, workload, clients, duration_s, warmup_s, warehouses, rate, raw_dir, devices, tag,
                          scale=self.scale, throttles=self.spec.options.get("throttles"))
 
     # ------------------------------------------------------------------ DSS: TPC-H in the managed cluster
     def connect(self) -> None:
         self.close_conn()
-        self.conn = self.db.connect()
+        self.conn = self._db.connect()
         self.conn.execute(f"SET work_mem = '{self.spec.options.get('memory_limit') or '64MB'}'")
         self.conn.execute("SET max_parallel_workers_per_gather = 2")
 
     def load_tpch(self, scale: float) -> dict[str, Any]:
         from dbtier.workloads.dss import TPCH_TABLES, dbgen_csv, generate, queries_text
+        from dbtier.workloads.pgbench import one_row
         t0 = time.monotonic()
         generator = self.spec.options.get("generator") or "dbgen"
         self.texts = queries_text()
-        staging, claim = temp_dir("dbtier-tpch-", "TPC-H staging", self.cluster.default_dir)
+        staging, claim = temp_dir("dbtier-tpch-", "TPC-H staging", self._cluster.default_dir)
         try:
             if generator == "tpchgen":
                 generate(scale, staging, "csv")
             else:
                 dbgen_csv(scale, staging)
             self.connect()
-            self.conn.execute(resources.files("dbtier.workloads").joinpath("sql", "tpch_pg_schema.sql").read_text())
+            conn = self._conn
+            conn.execute(resources.files("dbtier.workloads").joinpath("sql", "tpch_pg_schema.sql").read_text())
             rows = {}
             for t in TPCH_TABLES:
-                with self.conn.cursor() as cur, cur.copy(f"COPY {t} FROM STDIN (FORMAT csv, HEADER true)") as cp, \
+                with conn.cursor() as cur, cur.copy(f"COPY {t} FROM STDIN (FORMAT csv, HEADER true)") as cp, \
                         open(staging / f"{t}.csv", "rb") as f:
                     while chunk := f.read(1 << 20):
                         cp.write(chunk)
-                rows[t] = self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                rows[t] = one_row(conn.execute(f"SELECT count(*) FROM {t}"))[0]
         finally:
             shutil.rmtree(staging, ignore_errors=True)
             claim.release()
         for t, key in (("region", "r_regionkey"), ("nation", "n_nationkey"), ("part", "p_partkey"),
                        ("supplier", "s_suppkey"), ("partsupp", "ps_partkey, ps_suppkey"),
                        ("customer", "c_custkey"), ("orders", "o_orderkey"), ("lineitem", "l_orderkey, l_linenumber")):
-            self.conn.execute(f"ALTER TABLE {t} ADD PRIMARY KEY ({key})")
+            conn.execute(f"ALTER TABLE {t} ADD PRIMARY KEY ({key})")
         # Foreign-key indexes, as PostgreSQL TPC-H kits add: without lineitem(l_partkey)
         # the correlated subqueries of Q17 and Q20 rescan lineitem per part.
         for name, cols in (("lineitem_part_supp", "lineitem (l_partkey, l_suppkey)"),
                            ("orders_cust", "orders (o_custkey)"), ("partsupp_supp", "partsupp (ps_suppkey)")):
-            self.conn.execute(f"CREATE INDEX {name} ON {cols}")
-        self.conn.execute("VACUUM ANALYZE")
-        size = self.conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+            conn.execute(f"CREATE INDEX {name} ON {cols}")
+        conn.execute("VACUUM ANALYZE")
+        size = one_row(conn.execute("SELECT pg_database_size(current_database())"))[0]
         return {"seconds": time.monotonic() - t0, "database_bytes": size, "rows": rows,
                 "generator": f"{generator} (CSV), COPY into PostgreSQL", "indexes": TPCH_PG_INDEXES}
 
     def run_query(self, q: int) -> list[tuple]:
-        return self.conn.execute(self.texts[q]).fetchall()
+        return self._conn.execute(self.texts[q]).fetchall()
 
     # ------------------------------------------------------------------ backup
     def backup_source(self, scale: float) -> dict[str, Any]:

@@ -123,6 +123,7 @@ def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, 
     except DbtierError as exc:
         kills = cg.oom_count() if cg is not None and not isinstance(exc, Interrupted) else 0
         if kills:   # the budget, not the storage, ended the run: say so
+            assert cg is not None       # the kills were counted in it
             raise DbtierError(f"{exc.message}\nthe kernel killed {kills} server process(es) at the "
                               f"{cg.limit_bytes / 2**20:,.0f} MiB memory budget (out of memory)",
                               "give the server more with --memory (or fewer --clients); finished points are kept"
@@ -140,7 +141,7 @@ def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, 
                 if step.get("memory") and cg.oom_kills is not None:
                     step["memory"]["oom_kills"] = cg.oom_kills
                 if cg.created:
-                    run.doc.setdefault("notes", []).append(f"the memory cgroup {cg.plan.dir} could not be removed: "
+                    run.doc.setdefault("notes", []).append(f"the memory cgroup {cg.made.dir} could not be removed: "
                                                            "a process is still inside it")
 
 
@@ -175,7 +176,7 @@ def memory_budget(eng: Engine, study: Study, step: dict[str, Any], cg: memcg.Mem
         note_once(doc, hooks, mem["reason"])
         return mem
     mem.update(budget_bytes=budget + base, mechanism=cg.mechanism, shared_buffers_bytes=sb, cache_bytes=cache,
-               cgroup=cg.plan.dir)
+               cgroup=cg.made.dir)
     if base:
         mem["server_base_bytes"] = base
     name = getattr(eng, "buffer_name", "the buffer pool")
@@ -190,7 +191,7 @@ def memory_budget(eng: Engine, study: Study, step: dict[str, Any], cg: memcg.Mem
     rule = f", default: {memcg.RULE}" if study.memory is None else ""
     hooks.say(f"memory: {(budget + base) / 2**20:,.0f} MiB budget ({cg.mechanism}{rule}), "
               f"{name} {sb / 2**20:,.0f} MiB, database {data_bytes / 2**20:,.0f} MiB")
-    eng.bound_memory(cg.plan.procs, sb if sb != requested else None,
+    eng.bound_memory(cg.made.procs, sb if sb != requested else None,
                      before_start=lambda: memcg.drop_cached(sorted(set(step["placement"].values()))))
     return mem
 

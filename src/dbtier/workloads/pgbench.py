@@ -46,6 +46,16 @@ def script_path(name: str) -> str:
     return str(resources.files("dbtier.workloads").joinpath("pgbench", f"{name}.sql"))
 
 
+def one_row(cur: psycopg.Cursor[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The row of the query just run on `cur` (`one_row(c.execute(sql))`), for a query that always returns
+    one: an aggregate without GROUP BY, or SHOW. fetchone() says None when there is no row; here that is a
+    fault in the query, named as such."""
+    row = cur.fetchone()
+    if row is None:
+        raise RuntimeError("a PostgreSQL query that always returns a row returned none")
+    return row
+
+
 def _dsn_error(dsn: str, exc: Exception) -> DbtierError:
     problem = dsn_problem(dsn) or redact((str(exc).strip().splitlines() or ["not a connection string"])[0])
     return DbtierError(f"--dsn {shown_dsn(dsn)!r}: not a valid connection string: {problem}", DSN_HINT)
@@ -64,14 +74,23 @@ class Database:
         db = dbname or self.name
         if self.cluster:
             return self.cluster.conninfo(db)
+        dsn = self._dsn
         try:
-            return psycopg.conninfo.make_conninfo(self.dsn, dbname=db)
+            return psycopg.conninfo.make_conninfo(dsn, dbname=db)
         except psycopg.Error as exc:    # ProgrammingError for a string libpq cannot parse
-            raise _dsn_error(self.dsn, exc) from exc
+            raise _dsn_error(dsn, exc) from exc
+
+    @property
+    def _dsn(self) -> str:
+        """`dsn`, for a Database without a cluster (it has one or the other); a RuntimeError, a fault in
+        the caller, when it has neither."""
+        if self.dsn is None:
+            raise RuntimeError("a Database needs a cluster or a DSN")
+        return self.dsn
 
     def admin_conninfo(self) -> str:
         """Where CREATE/DROP DATABASE run: the cluster's postgres db, or the DSN as the user gave it."""
-        return self.cluster.conninfo("postgres") if self.cluster else self.dsn
+        return self.cluster.conninfo("postgres") if self.cluster else self._dsn
 
     def connect(self, dbname: str | None = None, autocommit: bool = True, admin: bool = False) -> psycopg.Connection:
         try:
@@ -129,7 +148,7 @@ def load(db: Database, workload: str, warehouses: int, scale: int, log: Callable
             c.execute(_sql("tpcc_indexes.sql").replace("{ts}", f" USING INDEX TABLESPACE {its}" if its else "")
                       .replace("{its}", f" TABLESPACE {its}" if its else ""))
             c.execute("VACUUM (ANALYZE)")
-            size = c.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+            size = one_row(c.execute("SELECT pg_database_size(current_database())"))[0]
     else:
         argv = [f"{db.bindir}/pgbench", "-i", "-q", "-I", "dtGvp", "-s", str(scale)]
         if its:
@@ -139,7 +158,7 @@ def load(db: Database, workload: str, warehouses: int, scale: int, log: Callable
             raise DbtierError(f"pgbench -i failed: {redact(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else '')}",
                               "see the server log in the run directory")
         with db.connect() as c:
-            size = c.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+            size = one_row(c.execute("SELECT pg_database_size(current_database())"))[0]
     return {"workload": workload, "warehouses": warehouses if workload == "tpcc" else None,
             "scale": scale if workload != "tpcc" else None, "database_bytes": size,
             "load_seconds": time.monotonic() - t0, **extra}
@@ -224,9 +243,10 @@ FROM pg_stat_database d, pg_stat_wal w, pg_stat_bgwriter b WHERE d.datname = cur
 
 def counters(c: psycopg.Connection, workload: str) -> dict[str, float]:
     cur = c.execute(_COUNTERS_SQL)
-    row = dict(zip([d.name for d in cur.description], cur.fetchone()))
+    assert cur.description is not None      # a SELECT's result has columns
+    row = dict(zip([d.name for d in cur.description], one_row(cur)))
     if workload == "tpcc":
-        row["new_orders"] = c.execute("SELECT sum(d_next_o_id) FROM district").fetchone()[0]
+        row["new_orders"] = one_row(c.execute("SELECT sum(d_next_o_id) FROM district"))[0]
     return {k: float(v or 0) for k, v in row.items()}
 
 
