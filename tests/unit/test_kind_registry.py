@@ -161,7 +161,7 @@ def test_a_kinds_library_call_returns_that_kinds_typed_result():
     from dbtier.results.result import Result
     with_call = [k for k in kinds.KINDS if k.call is not None]
     assert {k.name for k in with_call} == {"plan.size", "plan.equivalent", "plan.budget", "plan.value",
-                                           "simulate.run", "simulate.mrc", "history.import",
+                                           "simulate.run", "simulate.mrc", "simulate.convert", "history.import",
                                            "history.consolidate", "history.requirement", "advise"}
     for k in with_call:
         fn = registry.resolve(k.call)

@@ -253,3 +253,23 @@ def test_advise_as_a_library_call_is_the_commands_answer(tmp_path):
     got["from"]["run_dir"] = doc["from"]["run_dir"]          # each names its own run's sum.parquet
     _section_matches(got, doc)
     assert res["advice"]["recommended"] == doc["advice"]["recommended"]
+
+
+@pytest.mark.slow
+def test_simulate_convert_as_a_library_call_is_the_commands_answer(tmp_path):
+    import duckdb
+    from dbtier.sim.convert import ConvertRequest, SimulateConvert, convert
+    trace = DATA / "traces" / "msr-hm1.csv"
+    r = call_main("simulate", "convert", str(trace), "--out", "run", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(tmp_path / "run")
+    (tmp_path / "lib").mkdir()
+    res = convert(ConvertRequest(trace=trace), tmp_path / "lib")
+    assert isinstance(res, SimulateConvert) and res.kind == doc["result_kind"] == "simulate.convert"
+    got = res.to_json()
+    assert got["convert"]["path"] == str(res.path) and res.path.parent == tmp_path / "lib"
+    got["convert"]["path"] = doc["convert"]["path"]        # each in its own directory
+    _section_matches(got, doc)
+    def rows(p):        # a file per volume, under volume=N/
+        return duckdb.sql(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM read_parquet('{p}/*/*.parquet')").fetchall()
+    assert rows(res.path) == rows(tmp_path / doc["convert"]["path"]) and rows(res.path)[0][0] > 0

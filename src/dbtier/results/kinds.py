@@ -153,7 +153,7 @@ KINDS: tuple[Kind, ...] = (
     _k("simulate.mrc", call="dbtier.sim.mrc.call:run",
        **_simulate("mrc:figures", _FIG + "mrc:TERMINAL", "simulate_mrc")),
     _k("simulate.capture", **_simulate()),
-    _k("simulate.convert", **_simulate()),
+    _k("simulate.convert", call="dbtier.sim.convert:convert", **_simulate()),
     _k("history.import", writers=("history import", "history fetch"), call="dbtier.history.fleet:import_files",
        **_history("import", "HistoryImport", _SER + "HISTORY_IMPORT")),
     _k("history.consolidate", call="dbtier.history.calls:consolidate",

@@ -9,10 +9,11 @@ mrc/     miss-ratio curves of object traces, libCacheSim's policies
 device/  device models from the catalog, probe runs or cloud volumes; the queueing model; latency tallies
 
 Here, beside them: request.py (what `simulate run` asks, its library call `run` -> SimulateRun, and whether
-its trace is streamed, read whole or replayed volume by volume; the CLI's entry), simulate.py (one
-simulation: a trace through a design into the result of the JSON contract), volumes.py (each volume of a trace on its own), routing.py (the read-cache
-design's device I/Os), mirror.py (the preferred-read mirror's failure and resync), mirror_plan.py (that model
-over a whole trace, and the mirror's device I/Os), sweep.py (what a replay's figures advise); and what every
-package may import: names.py (names and help texts, without numpy: the CLI loads it at start-up) and jit.py
-(how the kernels are compiled).
+its trace is streamed, read whole or replayed volume by volume; the CLI's entry), simulate.py (one simulation:
+a trace through a design into the result of the JSON contract), volumes.py (each volume of a trace on its
+own), routing.py (the read-cache design's device I/Os), mirror.py (the preferred-read mirror's failure and
+resync), mirror_plan.py (that model over a whole trace, and the mirror's device I/Os), sweep.py (what a
+replay's figures advise), convert.py (`simulate convert` as a library call: a trace's Parquet copy); and what
+every package may import: names.py (names and help texts, without numpy: the CLI loads it at start-up) and
+jit.py (how the kernels are compiled).
 """
