@@ -290,7 +290,7 @@ def _rewrite_without(path: Path, gone: set[str]) -> None:
     try:
         src = f"read_parquet({sql_str(str(path))})"
         inlist = ", ".join(sql_str(d) for d in sorted(gone))
-        left = con.execute(f"SELECT count(*) FROM {src} WHERE database NOT IN ({inlist})").fetchone()[0]
+        left = store.one_row(con.execute(f"SELECT count(*) FROM {src} WHERE database NOT IN ({inlist})"))[0]
         if left == 0:
             path.unlink()
             return

@@ -209,7 +209,7 @@ def own_sum_of_peaks(docs: Sequence[dict[str, Any]], percentile: str = "max") ->
         vals = {db.get("name"): ((db.get("total") or {}).get(m) or {}).get(key)
                 for d in docs for db in d.get("databases") or []}
         missing = sorted(str(n) for n, v in vals.items() if not (isinstance(v, (int, float)) and math.isfinite(v)))
-        out[m] = None if missing else float(sum(vals.values()))
+        out[m] = None if missing else float(sum(float(v) for v in vals.values() if v is not None))
         if missing:
             out[f"{m}_missing"] = missing[:10]
     return out
@@ -361,6 +361,9 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
     if doc.get("command") != "history" or action not in ("import", "consolidate"):
         raise DbtierError(f"{run_dir}: not a `dbtier history import` or `consolidate` run",
                           "pass a run directory written by one of them")
+    what: Any
+    kind: str | None
+    basis: str | None
     if action == "consolidate":
         peaks, cap, what = doc.get("peaks") or {}, doc.get("capacity_gb"), consolidated_what(doc)
         kind = "hourly" if doc.get("kind") in ("hourly", "mixed") else "consolidate"
@@ -391,7 +394,7 @@ def requirement(doc: dict[str, Any], percentile: str, headroom: float, capacity_
                               "hour of day)", "use --percentile 95 or --percentile max")
         # A rate the source does not carry stays missing (null): a 0 would read as "measured: none".
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-        out[m] = float(v) if ok else None
+        out[m] = float(v) if ok and v is not None else None
         if not ok:
             absent[m] = f"the {doc.get('source') or 'history'} data has no {m.replace('_', ' ')} {key}"
     if capacity_gb is not None:
