@@ -273,3 +273,17 @@ def test_simulate_convert_as_a_library_call_is_the_commands_answer(tmp_path):
     def rows(p):        # a file per volume, under volume=N/
         return duckdb.sql(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM read_parquet('{p}/*/*.parquet')").fetchall()
     assert rows(res.path) == rows(tmp_path / doc["convert"]["path"]) and rows(res.path)[0][0] > 0
+
+
+def test_the_readmes_python_example_runs_and_prints_the_commands_answer(tmp_path, capsys):
+    import re
+    from conftest import ROOT
+    text = (ROOT / "README.md").read_text()
+    [code] = re.findall(r"<!-- python-example -->\n```python\n(.*?)```", text, re.S)
+    exec(compile(code, "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    r = call_main("plan", "size", "--read-iops", "20000", "--write-iops", "5000", "--capacity-gb", "4000", "--top",
+                  "3", "--json", "--out", "run", cwd=tmp_path)
+    doc = load_doc(tmp_path / "run")
+    assert lines == [f"{c['description']}: ${c['tco']['total_usd']:,.0f} over 5 years, bound by {c['binding']}"
+                     for c in doc["candidates"]] and len(lines) == 3

@@ -13,7 +13,8 @@ fsync_honesty.py (does a device's flush wait for the data: a probe's commit timi
 lab's requirement, tiers and engines) over standing.py (where measured storage stands against the
 catalog), lab_steps.py (the lab's steps as typed requests, each writing its own command line).
 
-What each may import: dbtier.core; plan/ nothing else of dbtier; cloud/ plan/ (the requirement); the modules
-here each other and plan/ (lab.py and standing.py: the catalog). Never measure/, workloads/, history/,
-report/ or cli/ (the engines' output parsers are in workloads/parsers/). mypy checks all of it strictly.
+What each may import: dbtier.core; plan/ nothing else of dbtier but dbtier.results.result (the typed results
+of its library calls, plan/calls.py); cloud/ plan/ (the requirement); the modules here each other and plan/
+(lab.py and standing.py: the catalog). Never measure/, workloads/, history/, report/ or cli/ (the engines'
+output parsers are in workloads/parsers/). mypy checks all of it strictly.
 """
