@@ -284,6 +284,7 @@ def test_the_readmes_python_example_runs_and_prints_the_commands_answer(tmp_path
     lines = capsys.readouterr().out.splitlines()
     r = call_main("plan", "size", "--read-iops", "20000", "--write-iops", "5000", "--capacity-gb", "4000", "--top",
                   "3", "--json", "--out", "run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
     doc = load_doc(tmp_path / "run")
     assert lines == [f"{c['description']}: ${c['tco']['total_usd']:,.0f} over 5 years, bound by {c['binding']}"
                      for c in doc["candidates"]] and len(lines) == 3
