@@ -68,11 +68,30 @@ def test_quick_probe_measures_everything_and_cleans_up(tmp_path):
     assert r.stderr == ""  # --json keeps the terminal quiet
 
 
-def test_terminal_output_is_a_table(tmp_path):
+def test_terminal_output_is_a_table_and_the_library_call_measures_the_same_way(tmp_path):
     r = run_dbtier("probe", str(tmp_path), "--only", "commit", "--point-seconds", "0.3", "--out",
                    str(tmp_path / "run"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "commit" in r.stdout and "fsync honesty" in r.stdout and "result:" in r.stdout
+    # the same probe as a library call: no argv, its run directory where start() says, the same points
+    import contextlib
+    from dbtier.measure.probe import ProbeRequest, ProbeRun, check_targets, probe, with_profile
+    from dbtier.results.store import RunDir
+    doc = load_doc(tmp_path / "run")
+    (tmp_path / "lib").mkdir()
+    req = ProbeRequest(paths=(str(tmp_path),), profile=with_profile("quick", 0.3), tests=("commit",))
+    saved, shown = [], []
+    res = probe(req, check_targets(req), lambda: RunDir(tmp_path / "lib"),
+                lambda section, errors: saved.append(len(section["targets"])),
+                lambda path: contextlib.nullcontext(shown.append))
+    assert isinstance(res, ProbeRun) and res.kind == doc["result_kind"] == "probe" and res.failed == ()
+    [mine], [theirs] = res["targets"], doc["targets"]
+    assert mine["status"] == theirs["status"] == "ok" and set(mine) == set(theirs)
+    assert [(p["test"], p["outstanding"]) for p in mine["points"]] == \
+        [(p["test"], p["outstanding"]) for p in theirs["points"]] == [(p["test"], p["outstanding"]) for p in shown]
+    assert set(mine["summary"]) == set(theirs["summary"]) and mine["fsync_honesty"]["verdict"]
+    assert saved[0] == 0 and saved[-1] == 1 and len(saved) > len(shown)     # saved before and after every point
+    assert any((tmp_path / "lib").iterdir()) and leftovers(tmp_path) == []
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/eatmydata"), reason="eatmydata not installed")

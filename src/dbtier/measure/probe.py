@@ -13,7 +13,7 @@ import stat
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager, Mapping
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.stats import snia_steady_state, sweep_should_stop
@@ -53,7 +53,9 @@ from dbtier.results.probe import (
 from dbtier.core.debris import Claim, new_dir
 from dbtier.measure.reap import sweep_dir
 from dbtier.results.cache_suspect import cache_suspect
+from dbtier.results.result import Frozen, Result
 from dbtier.results.store import RunDir
+from dbtier.model.guards import probe_guards
 
 MEMORY_FILESYSTEMS = ("tmpfs", "ramfs", "devtmpfs", "hugetlbfs")
 WORKDIR_PREFIX = ".dbtier-probe-"
@@ -557,3 +559,103 @@ def with_profile(name: str, point_s: float | None) -> Profile:
     # Steady-state rounds scale with the points, so a short full run stays short.
     return replace(p, point_s=point_s, ramp_s=min(p.ramp_s, point_s / 2),
                    ss_round_s=min(p.ss_round_s, point_s))
+
+
+# ---------------------------------------------------------------- the library call
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeRequest:
+    """`dbtier probe`: the directories and blank raw devices to characterise, with `profile`'s tests (those
+    of `tests`), each random sweep stopped past `max_lat_ms` at p99; direct I/O unless `direct` is False;
+    `fill`: write as the filesystem fills, up to `fill_max` bytes, keeping `margin_pct` free; `size`: the test
+    file's bytes (None: the profile's); a device is written only with `destroy_data`."""
+    paths: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
+    profile: Profile
+    tests: tuple[str, ...] = TESTS
+    max_lat_ms: float = 50.0
+    direct: bool = True
+    fill: bool = False
+    fill_max: int | None = None
+    margin_pct: float = 10.0
+    size: int | None = None
+    destroy_data: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeRun(Result):
+    """`probe`'s answer: the document's section (`targets`, each with its points, summary, spread, knee and
+    how it ended; `guards`) and the targets that failed ({target, message, hint}: the document's errors)."""
+    kind: str = "probe"
+    failed: tuple[Mapping[str, Any], ...] = ()
+
+
+# what the caller shows of one target while it runs: a context per target (its progress), in which each
+# point measured is given as it comes
+PointShow = Callable[[dict[str, Any]], None]
+TargetShow = Callable[[str], ContextManager[PointShow]]
+
+
+def check_targets(req: ProbeRequest) -> list[Target]:
+    """Every target checked and its test files made, before anything is measured (a bad one: nothing is
+    left of the others)."""
+    targets: list[Target] = []
+    try:
+        for path in req.paths:
+            targets.append(check_directory(path, req.profile, req.margin_pct, req.size, not req.direct))
+        for dev in req.devices:
+            targets.append(check_device(dev, req.destroy_data, req.profile, req.size))
+    except BaseException:
+        for t in targets:
+            t.cleanup()
+        raise
+    return targets
+
+
+def probe(req: ProbeRequest, targets: list[Target], start: Callable[[], RunDir],
+          save: Callable[[dict[str, Any], list[dict[str, Any]]], None], show: TargetShow,
+          on_error: Callable[[DbtierError], None] = lambda _exc: None) -> ProbeRun:
+    """The request's tests on `targets` (check_targets'), one after the other; each target's files removed as
+    it ends, whatever happens. `start()` makes the run's directory (the raw fio outputs go there) once the
+    targets are checked; `save(section, errors)` after every point, with the section so far, so that what is
+    measured survives what comes after; a target that fails is recorded (`on_error` told) and the next one
+    runs; Ctrl-C marks the running target interrupted and stops."""
+    try:
+        run_dir = start()
+    except BaseException:
+        for t in targets:
+            t.cleanup()
+        raise
+    section: dict[str, Any] = {"targets": [], "guards": probe_guards({"params": {"direct_io": req.direct}})}
+    errors: list[dict[str, Any]] = []
+    save(section, errors)       # the caller's document holds these lists from here on: a target added shows there
+    try:
+        for i, t in enumerate(targets):
+            entry: dict[str, Any] = {"path": t.path, "kind": t.kind, "index": i, "status": "running",
+                                     "direct_io": req.direct, "file_bytes": t.file_bytes,
+                                     "filesystem": t.filesystem, "points": [], "summary": None,
+                                     "steady_state": None, "fill": None, "fsync_honesty": None}
+            section["targets"].append(entry)
+            try:
+                with show(t.path) as on_point:
+                    probe_target(t, entry, req.profile, run_dir, lambda: save(section, errors), on_point,
+                                 tests=req.tests, max_lat_ms=req.max_lat_ms, direct=req.direct, fill=req.fill,
+                                 fill_max=req.fill_max, margin_pct=req.margin_pct)
+                entry["status"] = "ok"
+            except DbtierError as exc:
+                entry["status"] = "failed"
+                errors.append({"target": t.path, "message": exc.message, "hint": exc.hint})
+                on_error(exc)
+            finally:
+                t.cleanup()
+                save(section, errors)
+    except BaseException as exc:
+        # the caller ends the run; the target that was running says how it ended
+        for t in targets:
+            t.cleanup()
+        for e in section["targets"]:
+            if e["status"] == "running":
+                e["status"] = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        raise
+    return ProbeRun(section=Frozen(section), failed=tuple(errors))

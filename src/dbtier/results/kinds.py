@@ -137,7 +137,7 @@ def _history(action: str, result: str, series: str | None) -> dict[str, Any]:
 
 
 KINDS: tuple[Kind, ...] = (
-    _k("probe", writers=("probe",), **_probe()),
+    _k("probe", writers=("probe",), call="dbtier.measure.probe:probe", **_probe()),
     _k("probe.fleet", "probe", ("probe", None), ("probe",), **_probe()),          # probe --hosts
     _k("bench.oltp", index=("oltp", None), **_bench("oltp", "OltpResult", _SER + "OLTP")),
     _k("bench.dss", index=("dss", None), **_bench("dss", "DssResult", None)),

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import contextlib
+import os
+from typing import Any, Callable, Iterator
+
+from rich.console import Console
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dbtier.model.guards import probe_guards
 from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.measure.probe import PROFILES, TESTS, check_device, check_directory, load_levels, probe_target, with_profile
+from dbtier.measure.probe import PROFILES, TESTS, ProbeRequest, check_targets, load_levels, probe, with_profile
+from dbtier.results.store import RunDir
 from dbtier.cli.probe.tables import probe_points_table, probe_summary_table
 
 
@@ -84,63 +88,40 @@ def run(args: argparse.Namespace) -> int:
     profile = with_profile(args.profile, args.point_seconds)
     executor.require("fio")
 
-    targets = []
-    try:
-        for path in args.paths:
-            targets.append(check_directory(path, profile, args.margin_pct, size, args.buffered))
-        for dev in args.device:
-            targets.append(check_device(dev, args.destroy_data, profile, size))
-    except BaseException:
-        for t in targets:
-            t.cleanup()
-        raise
-
+    req = ProbeRequest(paths=tuple(args.paths), devices=tuple(args.device), profile=profile, tests=tests,
+                       max_lat_ms=args.max_lat_ms, direct=not args.buffered, fill=args.fill, fill_max=fill_max,
+                       margin_pct=args.margin_pct, size=size, destroy_data=args.destroy_data)
+    targets = check_targets(req)
     params = {"paths": args.paths, "devices": args.device, "profile": profile.name, "tests": list(tests),
               "point_s": profile.point_s, "ramp_s": profile.ramp_s, "max_lat_ms": args.max_lat_ms,
               "margin_pct": args.margin_pct, "direct_io": not args.buffered, "fill": args.fill,
-              "load_levels": [list(x) for x in load_levels(profile.max_outstanding, __import__("os").cpu_count() or 1)],
+              "load_levels": [list(x) for x in load_levels(profile.max_outstanding, os.cpu_count() or 1)],
               "engine": "fio", "latency": "fio lat_ns: submission to completion, percentiles per fio",
               "commit_pattern": "8 KiB buffered write + fdatasync per write, psync engine, preallocated file"}
-    try:
-        run_ = Run("probe", args, params, paths=args.paths, devices=args.device)
-    except BaseException:
-        for t in targets:
-            t.cleanup()
-        raise
-    doc = run_.doc
-    doc["targets"] = []
-    doc["guards"] = probe_guards(doc)    # --buffered: the page cache is in the figures
+    runs: list[Run] = []
+
+    def start() -> RunDir:
+        runs.append(Run("probe", args, params, paths=args.paths, devices=args.device))
+        return runs[0].dir
+
+    def save(section: dict[str, Any], errors: list[dict[str, Any]]) -> None:
+        run_ = runs[0]
+        run_.doc.update(section)
+        run_.doc["errors"] = errors
+        run_.save()
+
     out = console(args)
-    status = "ok"
-    try:
-        for i, t in enumerate(targets):
-            entry: dict[str, Any] = {"path": t.path, "kind": t.kind, "index": i, "status": "running",
-                                     "direct_io": not args.buffered, "file_bytes": t.file_bytes,
-                                     "filesystem": t.filesystem, "points": [], "summary": None,
-                                     "steady_state": None, "fill": None, "fsync_honesty": None}
-            doc["targets"].append(entry)
-            try:
-                _probe_one(t, entry, profile, run_, out, args, tests, size, fill_max)
-                entry["status"] = "ok"
-            except DbtierError as exc:
-                entry["status"] = "failed"
-                doc["errors"].append({"target": t.path, "message": exc.message, "hint": exc.hint})
-                status = "failed"
-                out.print(f"[red]dbtier: error: {esc(exc.message)}[/red]")
-                if exc.hint:
-                    out.print(f"  next: {esc(exc.hint)}")
-            finally:
-                t.cleanup()
-                run_.save()
-    except BaseException as exc:
-        # The lifecycle (cli/common.py) ends the run; the target that was running says how it ended.
-        for t in targets:
-            t.cleanup()
-        for e in doc["targets"]:
-            if e["status"] == "running":
-                e["status"] = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-        raise
+
+    def on_error(exc: DbtierError) -> None:
+        out.print(f"[red]dbtier: error: {esc(exc.message)}[/red]")
+        if exc.hint:
+            out.print(f"  next: {esc(exc.hint)}")
+
+    res = probe(req, targets, start, save, lambda path: _progress(out, path, args.json), on_error)
+    run_ = runs[0]
+    status = "failed" if res.failed else "ok"
     run_.finish(status)
+    doc = run_.doc
 
     def render() -> None:
         for entry in doc["targets"]:
@@ -151,18 +132,19 @@ def run(args: argparse.Namespace) -> int:
     return 0 if status == "ok" else 1
 
 
-def _probe_one(t, entry, profile, run_, out, args, tests, size, fill_max) -> None:
+@contextlib.contextmanager
+def _progress(out: Console, path: str, quiet: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A target's progress on the terminal: a bar with its points, and each point's line as it comes."""
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed} points"),
-                  TimeElapsedColumn(), console=out, transient=True, disable=args.json) as progress:
-        task = progress.add_task(f"probe {esc(t.path)}", total=None)
+                  TimeElapsedColumn(), console=out, transient=True, disable=quiet) as progress:
+        task = progress.add_task(f"probe {esc(path)}", total=None)
         table_header = [False]
 
         def on_point(point: dict[str, Any]) -> None:
             progress.advance(task)
-            progress.update(task, description=esc(f"{t.path}: {point['test']} x{point['outstanding']}"))
-            if not args.json:
+            progress.update(task, description=esc(f"{path}: {point['test']} x{point['outstanding']}"))
+            if not quiet:
                 progress.console.print(probe_points_table([point], header=not table_header[0]))
                 table_header[0] = True
 
-        probe_target(t, entry, profile, run_.dir, run_.save, on_point, tests=tests, max_lat_ms=args.max_lat_ms,
-                     direct=not args.buffered, fill=args.fill, fill_max=fill_max, margin_pct=args.margin_pct)
+        yield on_point
