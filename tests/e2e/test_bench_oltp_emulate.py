@@ -58,17 +58,17 @@ def _gone(slow: Path, device: str | None) -> None:
 def test_tables_on_the_emulated_slow_tier_lose_most_of_the_tps(pg_dir):
     fast, slow = _tiers(pg_dir)
     # one warehouse (~120 MiB) against a 64 MiB budget: most reads reach the tier. Reads throttled to 150 I/Os
-    # per second, writes to 1500 so that loading each step's data takes seconds (six steps in under a minute;
-    # with writes at 150 too it took 2.4)
+    # per second, writes to 6000 so that loading each step's data takes seconds (six steps in about 40 s;
+    # with writes at 150 too it took 2.4 minutes)
     r = run_dbtier("bench", "oltp", "--workload", "tpcc", "--warehouses", "1", "--clients", "1", "--duration", "2",
                    "--warmup", "0", "--memory", "64MiB", "--placement-matrix", f"{fast},{slow}",
-                   "--emulate", f"{slow}=150riops,1500wiops", "--dir", str(fast), "--json", "--out", "run",
+                   "--emulate", f"{slow}=150riops,6000wiops", "--dir", str(fast), "--json", "--out", "run",
                    cwd=pg_dir, timeout=900)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     jsonschema.validate(doc, result_schema())
     emu = doc["emulated"]
-    assert emu["dir"] == str(slow) and (emu["read_iops"], emu["write_iops"]) == (150, 1500)
+    assert emu["dir"] == str(slow) and (emu["read_iops"], emu["write_iops"]) == (150, 6000)
     assert emu["label"] == "emulated"
     assert emu["device"].startswith("loop") and emu["mount"].startswith(f"{slow}/dbtier-slow-")
     assert any("is emulated" in n for n in doc["notes"])
@@ -94,7 +94,7 @@ def test_tables_on_the_emulated_slow_tier_lose_most_of_the_tps(pg_dir):
     # the verdict sets the two tiers against each other, the slow one named by its throttle (report/verdict/oltp.py)
     from dbtier.report.verdict.topics import verdict
     [t] = [x for x in verdict([doc])["tiers"] if "ratios" in x]
-    assert f"all-slow — {slow} (emulated: 150 read / 1,500 write IOPS) — " in t["text"]
+    assert f"all-slow — {slow} (emulated: 150 read / 6,000 write IOPS) — " in t["text"]
     assert t["ratios"][0]["peak_ratio"] == pytest.approx(tps["all-fast"] / tps["all-slow"])
     # each step ran once: the ratio is given, not judged (show's evidence rule: at least 2 runs a point)
     ratio = tps["all-fast"] / tps["all-slow"]
