@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Iterator
 from rich.console import Console
 
 from dbtier.core.debris import Claim
-from dbtier.core.errors import DbtierError
+from dbtier.core.errors import DbtierError, expect
 from dbtier.core.files import full_error, full_path, is_full
 from dbtier.core import owner
 from dbtier.core.owner import me
@@ -166,9 +166,7 @@ class Run:
     def dir(self) -> RunDir:
         """The run's directory. Every run that `persist`s has one, made in __init__; a read-only run given
         neither --out nor --runs-dir has none, so a command that may run read-only asks `persist` first."""
-        if self._dir is None:
-            raise RuntimeError(f"{self._kind}: a read-only run without --out or --runs-dir has no directory")
-        return self._dir
+        return expect(self._dir, f"{self._kind}: a read-only run without --out or --runs-dir has no directory")
 
     def save(self) -> None:
         if self._dir is not None:

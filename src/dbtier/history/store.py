@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import duckdb
 
-from dbtier.core.errors import DbtierError
+from dbtier.core.errors import DbtierError, expect
 from dbtier.core.files import duck_path, full_error, is_full, is_regular, regular_file, sql_str
 from dbtier.core.workdir import workdir  # noqa: F401 (the history commands call it store.workdir)
 
@@ -107,10 +107,7 @@ def one_row(con: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
     """The row of the query just run on `con` (`one_row(con.execute(sql))`), for a query that always returns
     one: an aggregate without GROUP BY, or the first of a table known not to be empty. DuckDB's fetchone()
     says None when there is no row; here that is a fault in the query, named as such."""
-    row = con.fetchone()
-    if row is None:
-        raise RuntimeError("a DuckDB query that always returns a row returned none")
-    return row
+    return expect(con.fetchone(), "a DuckDB query that always returns a row returned none")
 
 
 def plan_batches(sizes: Sequence[int], budget: int) -> list[range]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbtier.core.debris import Claim
+from dbtier.core.errors import expect
 
 MIB = 1024 * 1024
 FLOOR_BYTES = 128 * MIB       # the cache part's floor: shared_buffers of 32 MiB and some page cache
@@ -262,9 +263,7 @@ class MemoryCgroup:
     def made(self) -> Plan:
         """The plan of the group open() made (`plan`, kept after close); a RuntimeError, a fault in the
         caller, when open() made none."""
-        if self.plan is None:
-            raise RuntimeError("the memory cgroup was not made: open() failed or was not called")
-        return self.plan
+        return expect(self.plan, "the memory cgroup was not made: open() failed or was not called")
 
     def open(self) -> "MemoryCgroup":
         proc_cgroup, mountinfo = self._texts

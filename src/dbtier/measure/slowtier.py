@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbtier.core.debris import Claim, new_dir
-from dbtier.core.errors import DbtierError
+from dbtier.core.errors import DbtierError, expect
 from dbtier.measure import executor
 
 MIB = 1024 * 1024
@@ -185,9 +185,7 @@ class SlowTier:
     @property
     def _mounted_at(self) -> str:
         """`mount`, set by open(); a RuntimeError, a fault in the caller, before it."""
-        if self.mount is None:
-            raise RuntimeError("the emulated tier is not open: open() makes its mount")
-        return self.mount
+        return expect(self.mount, "the emulated tier is not open: open() makes its mount")
 
     def open(self, size_bytes: int) -> "SlowTier":
         if os.geteuid() != 0:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dbtier.core.debris import Claim, new_dir
-from dbtier.core.errors import DbtierError
+from dbtier.core.errors import DbtierError, expect
 from dbtier.core.files import duck_path, sql_str
 from dbtier.workloads.duck_sql import run_sql
 from dbtier.workloads.engine import Engine, ServerSpec
@@ -80,9 +80,7 @@ class DuckDBEngine(Engine):
     @property
     def _db_file(self) -> Path:
         """`db_path`, set by open(); a RuntimeError, a fault in the caller, before it."""
-        if self.db_path is None:
-            raise RuntimeError("the DuckDB engine is not open")
-        return self.db_path
+        return expect(self.db_path, "the DuckDB engine is not open")
 
     def connect(self, limited: bool = True) -> None:
         """limited: apply --memory-limit (the query runs; the load uses DuckDB's default), in the budgeted

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from dbtier.core.debris import Claim, temp_dir
-from dbtier.core.errors import DbtierError
+from dbtier.core.errors import DbtierError, expect
 from dbtier.measure import executor
 from dbtier.workloads.parsers.innodb import (bypasses_page_cache, counters_delta, innodb_bottleneck, innodb_figures, innodb_read_path,
                                  session_classes, status_values)
@@ -297,27 +297,19 @@ class MariaDBEngine(Engine):
     # working directory. Each read as a RuntimeError, a fault in the caller, before it is set.
     @property
     def _server(self) -> Server:
-        if self.server is None:
-            raise RuntimeError("no managed MariaDB server: the engine is not open, or is on --dsn")
-        return self.server
+        return expect(self.server, "no managed MariaDB server: the engine is not open, or is on --dsn")
 
     @property
     def _attached(self) -> Attached:
-        if self.attached is None:
-            raise RuntimeError("no --dsn MariaDB server: the engine is not open, or manages its own")
-        return self.attached
+        return expect(self.attached, "no --dsn MariaDB server: the engine is not open, or manages its own")
 
     @property
     def _target(self) -> MysqlTarget:
-        if self.target is None:
-            raise RuntimeError("the MariaDB engine is not open")
-        return self.target
+        return expect(self.target, "the MariaDB engine is not open")
 
     @property
     def _work(self) -> Path:
-        if self.work is None:
-            raise RuntimeError("the MariaDB engine is not open (or already closed)")
-        return self.work
+        return expect(self.work, "the MariaDB engine is not open (or already closed)")
 
     # ------------------------------------------------------------------ options
     @classmethod

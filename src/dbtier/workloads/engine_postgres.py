@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from dbtier.core.debris import temp_dir
+from dbtier.core.errors import expect
 from dbtier.workloads.parsers.oltp import WORKLOADS, pgbench_seconds
 from dbtier.model.placement import MATRIX
 from dbtier.workloads.backup import PG_METHODS
@@ -75,21 +76,15 @@ class PostgresEngine(Engine):
     # DSS query connection. Each read as a RuntimeError, a fault in the caller, before it is set.
     @property
     def _db(self) -> Database:
-        if self.db is None:
-            raise RuntimeError("the PostgreSQL engine is not open")
-        return self.db
+        return expect(self.db, "the PostgreSQL engine is not open")
 
     @property
     def _cluster(self) -> Cluster:
-        if self.cluster is None:
-            raise RuntimeError("no managed PostgreSQL cluster: the engine is not open, or is on --dsn")
-        return self.cluster
+        return expect(self.cluster, "no managed PostgreSQL cluster: the engine is not open, or is on --dsn")
 
     @property
     def _conn(self) -> psycopg.Connection:
-        if self.conn is None:
-            raise RuntimeError("no PostgreSQL query connection: connect() makes it")
-        return self.conn
+        return expect(self.conn, "no PostgreSQL query connection: connect() makes it")
 
     # ------------------------------------------------------------------ options
     @classmethod

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import psycopg
 
-from dbtier.core.errors import DbtierError
+from dbtier.core.errors import DbtierError, expect
 from dbtier.measure import executor
 from dbtier.measure.sampler import Sampler
 from dbtier.model.guards import read_path
@@ -50,10 +50,7 @@ def one_row(cur: psycopg.Cursor[tuple[Any, ...]]) -> tuple[Any, ...]:
     """The row of the query just run on `cur` (`one_row(c.execute(sql))`), for a query that always returns
     one: an aggregate without GROUP BY, or SHOW. fetchone() says None when there is no row; here that is a
     fault in the query, named as such."""
-    row = cur.fetchone()
-    if row is None:
-        raise RuntimeError("a PostgreSQL query that always returns a row returned none")
-    return row
+    return expect(cur.fetchone(), "a PostgreSQL query that always returns a row returned none")
 
 
 def _dsn_error(dsn: str, exc: Exception) -> DbtierError:
@@ -84,9 +81,7 @@ class Database:
     def _dsn(self) -> str:
         """`dsn`, for a Database without a cluster (it has one or the other); a RuntimeError, a fault in
         the caller, when it has neither."""
-        if self.dsn is None:
-            raise RuntimeError("a Database needs a cluster or a DSN")
-        return self.dsn
+        return expect(self.dsn, "a Database needs a cluster or a DSN")
 
     def admin_conninfo(self) -> str:
         """Where CREATE/DROP DATABASE run: the cluster's postgres db, or the DSN as the user gave it."""
