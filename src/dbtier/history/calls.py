@@ -30,14 +30,7 @@ PERCENTILES = ("95", "99", "max")
 def _grid_bytes(docs: Sequence[dict[str, Any]]) -> int:
     """About the grid's size in Parquet: the runs' totals (a batch of databases at a time goes to the work
     directory)."""
-    total = 0
-    for d in docs:
-        for p in store.series_files(d["_run_dir"], store.TOTALS_FILE):
-            try:
-                total += Path(p).stat().st_size
-            except OSError:
-                pass        # an unreadable one: its reader names it
-    return total
+    return sum(store.input_sizes([p for d in docs for p in store.series_files(d["_run_dir"], store.TOTALS_FILE)]))
 
 
 @dataclass(frozen=True, kw_only=True)

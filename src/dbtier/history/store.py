@@ -103,6 +103,18 @@ def connect(spill_dir: str | os.PathLike | None = None, database: str = ":memory
     return con
 
 
+def input_sizes(paths: Sequence[str | os.PathLike[str]]) -> list[int]:
+    """Each input's size (what a batch holds, what a working directory must have room for); an unreadable
+    one counts 0 (its reader names it)."""
+    out = []
+    for p in paths:
+        try:
+            out.append(os.stat(p).st_size)
+        except OSError:
+            out.append(0)
+    return out
+
+
 def one_row(con: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
     """The row of the query just run on `con` (`one_row(con.execute(sql))`), for a query that always returns
     one: an aggregate without GROUP BY, or the first of a table known not to be empty. DuckDB's fetchone()

@@ -41,17 +41,6 @@ def progress_bar(args: argparse.Namespace, total: int):
                     transient=True, disable=args.json or not con.is_terminal), total
 
 
-def input_sizes(paths: Sequence[str]) -> list[int]:
-    """Each input's size (what a batch holds); an unreadable one counts 0 (its reader names it)."""
-    out = []
-    for p in paths:
-        try:
-            out.append(os.stat(p).st_size)
-        except OSError:
-            out.append(0)
-    return out
-
-
 def read_options(p: argparse.ArgumentParser) -> None:
     """The options every import has (import and fetch)."""
     p.add_argument("--tz", type=argtypes.zone(), default="UTC", metavar="ZONE",
@@ -125,7 +114,7 @@ def _import_into_run(args: argparse.Namespace, source: str, files: list[str], pa
                        interval_s=getattr(args, "interval", None), start=getattr(args, "start", None))
     into = earlier_import(args.into, source, ptz) if getattr(args, "into", None) else None
     skip_bad = bool(getattr(args, "skip_bad_files", False))
-    sizes = input_sizes(files)
+    sizes = store.input_sizes(files)
     bar, _ = progress_bar(args, len(files))
     with store.workdir(sum(sizes)) as work, bar:
         task = bar.add_task(esc(f"{source}: reading {len(files):,} file(s)"), total=len(files))
