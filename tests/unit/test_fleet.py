@@ -61,6 +61,29 @@ def test_only_loopback_and_trusted_networks_go_without_a_warning():
         trust_networks(["10.0.0.0/33"])
 
 
+def test_the_request_from_the_options_refuses_what_a_fleet_cannot_take(monkeypatch):
+    from dbtier.measure import executor
+    from dbtier.measure.probe import PROFILES
+    monkeypatch.setattr(executor, "require", lambda *_a, **_k: None)       # no fio needed to check options
+    quick = PROFILES["quick"]
+
+    def checked(**kw):
+        return fleet.ProbeFleetRequest.checked(**{"hosts": "127.0.0.2,127.0.0.3:9000", "targets": ["/data"],
+                                                  "profile": quick, "tests": ("sequential",), **kw})
+    # each refusal with the command's wording, the options a fleet cannot take before the hosts' text
+    for kw, needle in (({"fill": True, "hosts": "a:0"}, "--fill with --hosts: filling needs each host's free space"),
+                       ({"devices": ["/dev/sdb"], "hosts": "a:0"}, "--device with --hosts: give the device as the"),
+                       ({"hosts": "a:0", "trust": ["x"]}, "--hosts: 'a:0': the port must be 1 to 65535"),
+                       ({"trust": ["x"], "targets": ["/a", "/b"]}, "--trust x: not a network"),
+                       ({"targets": ["/a", "/b"]}, "--hosts takes one target for every host")):
+        with pytest.raises(DbtierError, match=re.escape(needle)):
+            checked(**kw)
+    req = checked(targets=["127.0.0.3=/b", "127.0.0.2=/a"], trust=["10.0.0.0/8"], hosts_step=True)
+    assert [h.name for h in req.hosts] == ["127.0.0.2", "127.0.0.3:9000"] and req.trust == ("10.0.0.0/8",)
+    assert list(req.paths.items()) == [("127.0.0.3:9000", "/b"), ("127.0.0.2", "/a")]      # as given
+    assert req.hosts_step and req.direct and not req.hosts_remote and req.size is None
+
+
 def _reference_percentile(bins: dict[int, int], q: float) -> float:
     """A tiny reference: expand the bins into a sorted list and take the ceil(q N)-th value (1-based)."""
     values = sorted(v for v, c in bins.items() for _ in range(c))

@@ -13,8 +13,11 @@ is --size (or the profile's), fio makes it, a host without the space fails with 
 raw devices are refused. Test files are named `.dbtier-probe-<id>-...` inside the target and removed at the
 end (and on Ctrl-C) by an fio job with unlink=1 on each host still answering.
 
-`probe(FleetRequest, ...)` runs the plan on the members and, with --hosts-step, the scaling steps
-(measure/scaling.py judges them); the CLI makes the members, stores the document and shows the points.
+`run(ProbeFleetRequest, ...) -> ProbeFleet` is the library call: it warns of the hosts off trusted networks,
+refuses the hosts whose fio server does not answer, makes the members, builds the document's section and
+drives `probe(FleetRequest, ...)`, which runs the plan on the members and, with --hosts-step, the scaling steps
+(measure/scaling.py judges them); what dbtier made is removed in any case. The CLI stores the document and
+shows the points.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import socket
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager, Mapping, Sequence
 
 from dbtier.core import debris
 from dbtier.core.debris import Claim
@@ -37,8 +40,9 @@ from dbtier.measure import executor, fio
 from dbtier.measure.fio import FioJob
 from dbtier.measure import scaling as scale
 from dbtier.measure.probe import (COMMIT, COMMIT_NOSYNC, Profile, Prober, Target, check_device, check_directory,
-                                  honesty, probe_target)
+                                  honesty, load_levels, probe_target)
 from dbtier.results.probe import READ_4K, RANDOM, knees, spreads, summarize
+from dbtier.results.result import Frozen, Result
 from dbtier.results.store import RunDir
 from dbtier.core.parts import dict_at
 
@@ -126,6 +130,45 @@ def untrusted(host: Host, trusted: list[ipaddress.IPv4Network | ipaddress.IPv6Ne
         return None
     return (f"{host.name} ({', '.join(map(str, bad))}) is not on loopback or a network given with --trust: fio's "
             "client/server protocol has no authentication, and a fio server runs any job it is sent")
+
+
+def trust_networks(items: Sequence[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """--trust's networks (a host address given alone is a network of one)."""
+    nets = []
+    for item in items:
+        try:
+            nets.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise DbtierError(f"--trust {item}: not a network", "e.g. --trust 10.0.0.0/8") from None
+    return nets
+
+
+def target_paths(hosts: Sequence[Host], items: Sequence[str]) -> dict[str, str]:
+    """TARGET...: one path for every host, or host=path for each host."""
+    if not items:
+        raise DbtierError("--hosts needs the target on the hosts", "e.g. dbtier probe --hosts db1,db2 /var/lib/pgsql")
+    per = [i for i in items if "=" in i]
+    if not per:
+        if len(items) > 1:
+            raise DbtierError(f"--hosts takes one target for every host, or host=path each; got {len(items)} paths",
+                              "probe one path at a time, or name each host's: db1=/data db2=/srv/data")
+        return {h.name: items[0] for h in hosts}
+    if len(per) != len(items):
+        raise DbtierError("mixing a plain target with host=path ones", "give host=path for every host")
+    out: dict[str, str] = {}
+    names = {h.name for h in hosts} | {h.address for h in hosts}
+    for i in per:
+        name, _, path = i.partition("=")
+        if name not in names:
+            raise DbtierError(f"{i}: {name} is not one of --hosts", "use the names given to --hosts")
+        host = next(h for h in hosts if name in (h.name, h.address))
+        if host.name in out:
+            raise DbtierError(f"{i}: {host.name} has two targets", "one target per host")
+        out[host.name] = path
+    missing = [h.name for h in hosts if h.name not in out]
+    if missing:
+        raise DbtierError(f"no target for {', '.join(missing)}", "give host=path for every host")
+    return out
 
 
 PING_JOB = "[dbtier-ping]\nrw=read\nbs=4k\nsize=4k\nfilename=/dev/zero\nioengine=psync\n"   # makes no file
@@ -528,3 +571,147 @@ def remove_dead_remote(hosts: list[Host]) -> list[str]:
         except OSError:
             pass
     return done
+
+
+# ---------------------------------------------------------------- the library call
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeFleetRequest:
+    """`dbtier probe --hosts`: `profile`'s tests (those of `tests`) on every host of `hosts` at once, each
+    against its target in `paths` (host name -> path), each random sweep stopped past `max_lat_ms` at p99;
+    direct I/O unless `direct` is False; `margin_pct` and `size` as for the local probe; a raw device written
+    only with `destroy_data` (and only on a host of this machine); `hosts_step`: the 4 KiB random read at the
+    peak also on 1, 2, 4, ... N hosts; `hosts_remote`: none of the local checks, even on loopback; `trust`:
+    the networks (as given) whose hosts may be sent fio jobs without a warning."""
+    hosts: tuple[Host, ...]
+    paths: Mapping[str, str]
+    profile: Profile
+    tests: tuple[str, ...]
+    max_lat_ms: float = 50.0
+    margin_pct: float = 10.0
+    size: int | None = None
+    direct: bool = True
+    destroy_data: bool = False
+    hosts_step: bool = False
+    hosts_remote: bool = False
+    trust: tuple[str, ...] = ()
+
+    @classmethod
+    def checked(cls, *, hosts: str, targets: Sequence[str], trust: Sequence[str] = (), fill: bool = False,
+                devices: Sequence[str] = (), profile: Profile, tests: tuple[str, ...], max_lat_ms: float = 50.0,
+                margin_pct: float = 10.0, size: int | None = None, direct: bool = True, destroy_data: bool = False,
+                hosts_step: bool = False, hosts_remote: bool = False) -> ProbeFleetRequest:
+        """The request from the options' text: HOSTS (a comma list or a file of them, `parse_hosts`), the
+        TARGET items (`target_paths`) and --trust's networks; what the local probe takes and a fleet cannot
+        (`fill`, raw `devices` given apart from the targets) refused, and fio required, before any of it."""
+        if fill:
+            raise DbtierError("--fill with --hosts: filling needs each host's free space, which fio cannot report",
+                              "run `dbtier probe --fill` on the host itself")
+        if devices:
+            raise DbtierError("--device with --hosts: give the device as the target (e.g. db1=/dev/nvme1n1)",
+                              "with --destroy-data; only on a host of this machine, where it can be checked blank")
+        executor.require("fio")
+        parsed = parse_hosts(hosts)
+        trust_networks(trust)
+        paths = target_paths(parsed, targets)
+        return cls(hosts=tuple(parsed), paths=paths, profile=profile, tests=tests, max_lat_ms=max_lat_ms,
+                   margin_pct=margin_pct, size=size, direct=direct, destroy_data=destroy_data,
+                   hosts_step=hosts_step, hosts_remote=hosts_remote, trust=tuple(trust))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeFleet(Result):
+    """`run`'s answer: the document's section (`hosts`, each with its target entry; `aggregate`, the hosts'
+    points together; `targets`, the aggregate alone; `fleet`: the warnings, the files left behind and the
+    scaling steps), how the run ended (`status`: ok, or failed when the plan failed or a host was dropped)
+    and the document's errors ({message, hint}, with `host` for a host dropped). `warnings`: the hosts off
+    loopback and the trusted networks."""
+    kind: str = "probe.fleet"
+    status: str = "ok"
+    errors: tuple[Mapping[str, Any], ...] = ()
+
+
+# what the caller shows while the fleet runs: a context given the aggregate entry (its `hosts`, its `points`
+# so far), in which each aggregate point measured is given as it comes
+PointShow = Callable[[dict[str, Any]], None]
+FleetShow = Callable[[dict[str, Any]], ContextManager[PointShow]]
+
+
+def run(req: ProbeFleetRequest, start: Callable[[dict[str, Any], list[str]], RunDir],
+        save: Callable[[dict[str, Any], list[dict[str, Any]]], None], show: FleetShow,
+        warn: Callable[[str], None] = lambda _w: None, note: Callable[[str], None] = lambda _n: None,
+        on_error: Callable[[DbtierError], None] = lambda _exc: None) -> ProbeFleet:
+    """The request's plan on all its hosts at once. Before anything is made: `warn` told of each host off
+    loopback and the trusted networks, the hosts whose fio server does not answer refused, the test files a
+    dead dbtier left on these hosts removed (`note` told), each host's target checked where it can be and its
+    files made. `start(params, local_paths)` then makes the run's directory (the fio job files and outputs go
+    there; `local_paths`: the targets on this machine, for the machine's facts); `save(section, errors)` after
+    every point and at the end, with the section so far; a failure of the plan is recorded (`on_error` told)
+    and returned; Ctrl-C marks the aggregate interrupted and stops. What dbtier made on the hosts is removed
+    whatever happens; what could not be is named in the section."""
+    executor.require("fio")
+    nets = trust_networks(req.trust)
+    hosts = list(req.hosts)
+    warnings = [w for w in (untrusted(h, nets) for h in hosts) if w]
+    for w in warnings:
+        warn(w)
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="dbtier-fleet-") as scratch:
+        reachable(hosts, scratch)
+    swept = remove_dead_remote(hosts)       # what a dbtier that died left on these hosts
+    if swept:
+        note(f"removed the test files an earlier fleet probe left (its dbtier died): {', '.join(swept)}")
+    paths = dict(req.paths)
+    profile, direct = req.profile, req.direct
+    members = make_members(hosts, paths, profile, req.margin_pct, req.size, not direct, req.destroy_data,
+                           req.hosts_remote)
+    cpus = os.cpu_count() or 1
+    params = {"hosts": [h.name for h in hosts], "paths": paths, "profile": profile.name, "tests": list(req.tests),
+              "point_s": profile.point_s, "ramp_s": profile.ramp_s, "max_lat_ms": req.max_lat_ms,
+              "margin_pct": req.margin_pct, "direct_io": direct, "fill": False,
+              "hosts_step": req.hosts_step, "trust": list(req.trust), "hosts_remote": req.hosts_remote,
+              "load_levels": [list(x) for x in load_levels(profile.max_outstanding, cpus)],
+              "engine": "fio client/server", "latency": "fio lat_ns: submission to completion; the aggregate's "
+              "percentiles from the hosts' latency bins merged (json+)",
+              "commit_pattern": "8 KiB buffered write + fdatasync per write, psync engine, preallocated file"}
+    try:
+        run_dir = start(params, [m.target.path for m in members if m.local])
+    except BaseException:
+        cleanup(members, None)
+        raise
+    agg: dict[str, Any] = {"path": f"{len(members)} hosts at once", "kind": "fleet", "index": 0,
+                           "status": "running", "direct_io": direct,
+                           "file_bytes": members[0].target.file_bytes, "filesystem": None, "points": [],
+                           "summary": None, "steady_state": None, "fill": None, "fsync_honesty": None,
+                           "hosts": len(members), "complete": True}
+    for m in members:
+        m.entry["targets"].append({"path": m.target.path, "kind": m.target.kind, "index": 0, "status": "running",
+                                   "direct_io": direct, "file_bytes": m.target.file_bytes,
+                                   "filesystem": m.target.filesystem, "points": [], "summary": None,
+                                   "steady_state": None, "fill": None, "fsync_honesty": None})
+    fl: dict[str, Any] = {"warnings": warnings, "left_behind": [], "scaling": None}
+    # `targets`: what show, report and `plan value` read of a probe: the aggregate
+    section: dict[str, Any] = {"hosts": [m.entry for m in members], "aggregate": agg, "targets": [agg], "fleet": fl}
+    errors: list[dict[str, Any]] = []
+    status = "ok"
+    try:
+        with show(agg) as on_point:
+            freq = FleetRequest(profile, req.tests, req.max_lat_ms, direct, req.hosts_step, cpus)
+            fl["scaling"] = probe(freq, members, agg, run_dir, lambda: save(section, errors), on_point, errors)
+        agg["status"] = "ok" if agg["complete"] else "incomplete"
+        if not agg["complete"]:
+            status = "failed"
+    except DbtierError as exc:
+        agg["status"] = "failed"
+        errors.append({"message": exc.message, "hint": exc.hint})
+        status = "failed"
+        on_error(exc)
+    except BaseException as exc:
+        agg["status"] = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        raise
+    finally:
+        fl["left_behind"] = cleanup(members, run_dir)
+        save(section, errors)
+    return ProbeFleet(section=Frozen(section), status=status, errors=tuple(Frozen(e) for e in errors),
+                      warnings=tuple(warnings))
