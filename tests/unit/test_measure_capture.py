@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -107,6 +110,46 @@ def test_ctrl_c_during_the_command_stops_blktrace(tmp_path):
         signal.signal(signal.SIGALRM, old)
     assert (tmp_path / "raw" / "flushed").read_text() == "flushed\n"
     assert not (tmp_path / "trace.txt").exists()
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"run": "fio --name='x"}, "--run: cannot split 'fio --name='x': No closing quotation"),
+    ({"run": "fio --name='x", "duration_s": 0.0}, "--run: cannot split"),      # the command line first
+    ({"duration_s": 0.0}, "--duration must be positive, got 0"),
+    ({"duration_s": float("nan")}, "--duration must be positive, got nan"),
+])
+def test_the_request_refuses_what_the_options_cannot(kw, message):
+    with pytest.raises(DbtierError, match=re.escape(message)) as caught:
+        capture.CaptureRequest.checked(target="/dev/fake", **kw)
+    assert caught.value.hint in ("quote the command line once", "e.g. --duration 60")
+
+
+def test_the_library_call_traces_while_the_command_runs_and_returns_its_exit_code(tmp_path, monkeypatch):
+    from dbtier.results.store import RunDir
+    facts = _facts(tmp_path)
+    monkeypatch.setattr(capture, "facts", lambda target: (replace(facts, target=target), {}))
+    made: list[dict] = []
+    saved: list[tuple[dict, list]] = []
+    said: list[str] = []
+
+    def start(params):
+        made.append(params)
+        (tmp_path / "run").mkdir()
+        return RunDir(tmp_path / "run")
+    req = capture.CaptureRequest.checked(target="/dev/fake", run="sh -c 'exit 3'")
+    assert req.command == ("sh", "-c", "exit 3") and req.duration_s is None
+    res = capture.run(req, start, lambda s, e: saved.append((json.loads(json.dumps(s)), list(e))), said.append)
+    assert made == [{"action": "capture", "target": "/dev/fake", "block_device": "/dev/fake", "duration_s": None,
+                     "command": ["sh", "-c", "exit 3"]}]
+    assert said == ["tracing /dev/fake while running: sh -c exit 3"]
+    assert res.kind == "simulate.capture" and res.returncode == 3
+    assert saved == [(res.to_json(), [dict(e) for e in res.errors])]          # saved once, as returned
+    sec = res["capture"]
+    assert list(sec) == ["block_device", "trace_file", "command_returncode", "trace"]
+    assert sec["block_device"] == "/dev/fake" and sec["command_returncode"] == 3
+    assert sec["trace_file"] == str(tmp_path / "run" / cap.CAPTURE_TRACE)
+    assert sec["trace"]["requests"] == 1 and res.errors == ()                  # the fake blkparse's one read
+    assert (tmp_path / "run" / "raw" / "flushed").read_text() == "flushed\n"   # blktrace stopped after the command
 
 
 def test_facts_of_a_directory_and_of_what_cannot_be_traced(tmp_path):

@@ -1,19 +1,18 @@
-"""`dbtier simulate capture`: record a block I/O trace of a device with blktrace (sim/capture.py decides
-what the machine allows; measure/capture.py runs it)."""
+"""`dbtier simulate capture`: record a block I/O trace of a device with blktrace (sim/trace/capture.py decides
+what the machine allows; measure/capture.py's `run` takes it)."""
 
 from __future__ import annotations
 
 import argparse
-import shlex
+from pathlib import Path
 from typing import Any
 
 from dbtier.cli import options as argtypes
 from dbtier.cli.simulate import render
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.markup import esc
-from dbtier.core.errors import DbtierError
 from dbtier.measure import capture
-from dbtier.sim.trace import capture as cap
+from dbtier.results.store import RunDir
 
 
 def register_capture(ssub: Any) -> None:
@@ -37,44 +36,24 @@ def register_capture(ssub: Any) -> None:
 
 
 def run_capture(args: argparse.Namespace) -> int:
-    try:
-        cmd = shlex.split(args.run_cmd) if args.run_cmd else []
-    except ValueError as exc:
-        raise DbtierError(f"--run: cannot split '{args.run_cmd}': {exc}", "quote the command line once") from None
-    if args.duration is not None and not (args.duration > 0):
-        raise DbtierError(f"--duration must be positive, got {args.duration:g}", "e.g. --duration 60")
-    facts, info = capture.facts(args.target)
-    with capture.debugfs(facts, args.mount_debugfs) as facts:
-        problem = cap.obstacle(facts)
-        if problem is not None:
-            raise problem
-        assert facts.block_device and facts.blktrace and facts.blkparse
-        return _capture(args, facts, cmd, info)
+    req = capture.CaptureRequest.checked(target=args.target, duration_s=args.duration, run=args.run_cmd,
+                                         mount_debugfs=args.mount_debugfs)
+    runs: list[Run] = []
 
+    def start(params: dict[str, Any]) -> RunDir:
+        runs.append(Run("simulate.capture", args, params, devices=[params["block_device"]]))
+        return runs[0].dir
 
-def _capture(args: argparse.Namespace, facts: cap.Facts, cmd: list[str], info: dict[str, Any]) -> int:
-    assert facts.block_device is not None       # run_capture() went on only past cap.obstacle()
-    duration = cap.capture_seconds(args.duration, bool(cmd))
-    params = {"action": "capture", "target": args.target, "block_device": facts.block_device,
-              "duration_s": duration, "command": cmd or None}
-    run = Run("simulate.capture", args, params, devices=[facts.block_device])
-    raw = run.dir.path / "raw"
-    raw.mkdir(exist_ok=True)
-    trace_file = run.dir.path / cap.CAPTURE_TRACE
+    def save(section: dict[str, Any], errors: list[dict[str, Any]]) -> None:
+        run = runs[0]
+        run.doc["errors"] = errors
+        run.doc.update(section)
+        run.save()
+
     con = console(args)
-    workload = capture.record(facts, raw, trace_file, cmd, duration, args.duration,
-                              lambda text: con.print(esc(text), highlight=False))
-    from dbtier.sim.trace.traces import read_trace
-    try:
-        trace = read_trace(trace_file, "blkparse")
-        summary: dict[str, Any] | None = trace.summary()
-    except DbtierError as exc:          # an idle device: nothing to replay, but the capture itself worked
-        summary = None
-        run.doc["errors"].append({"message": exc.message, "hint": exc.hint})
-    run.doc["capture"] = {"block_device": facts.block_device, "trace_file": str(trace_file),
-                          "command_returncode": None if workload is None else workload.returncode,
-                          "trace": summary}
+    res = capture.run(req, start, save, lambda text: con.print(esc(text), highlight=False))
+    run = runs[0]
     run.finish()
-
-    emit(run.doc, args, lambda: render.capture(con, summary, trace_file, run.dir.path))
-    return 0 if workload is None or workload.returncode == 0 else 1
+    section = run.doc["capture"]
+    emit(run.doc, args, lambda: render.capture(con, section["trace"], Path(section["trace_file"]), run.dir.path))
+    return 0 if res.returncode is None or res.returncode == 0 else 1
