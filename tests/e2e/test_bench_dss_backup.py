@@ -24,11 +24,19 @@ def dss(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
 
 
 def test_duckdb_power_run_checks_every_answer(pg_dir):
+    """`bench dss --scale 0.01 --repeat 2 --temp TEMP` as a library call: the section it returns is the one
+    it saved last, after the load and each of the 44 queries."""
+    from dbtier.results.store import RunDir
+    from dbtier.workloads.dss import DssRequest, run
     temp = pg_dir / "temp"
     temp.mkdir()
-    r = dss(pg_dir, "--scale", "0.01", "--repeat", "2", "--temp", str(temp), "--json", "--out", "run")
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    (pg_dir / "run").mkdir()
+    saved: list[dict] = []
+    res = run(DssRequest(scale=0.01, repeat=2, data=str(pg_dir), temp=str(temp)), lambda params: RunDir(pg_dir / "run"),
+              lambda section: saved.append(json.loads(json.dumps(section))))
+    doc = res.to_json()
+    assert res.kind == "bench.dss" and res.params["queries"] == tuple(range(1, 23))
+    assert len(saved) == 1 + 44 + 1 and saved[-1] == doc and saved[0]["runs"] == []
     assert doc["bench"] == "dss" and doc["engine"] == "duckdb" and doc["scale"] == 0.01
     assert doc["answers_ok"] is True and doc["answers_checked"] is True
     assert [q["query"] for q in doc["queries"]] == list(range(1, 23))
