@@ -109,16 +109,29 @@ def test_pgbench_workloads(pg_dir, workload):
     assert f"scaling factor: {scale}\n" in (pg_dir / "run" / p["raw"]).read_text()
 
 
-def test_open_loop_rate_and_repeats(pg_dir):
-    r = bench(pg_dir, "--workload", "select-only", "--scale", "1", "--clients", "2", "--rate", "200",
-              "--repeat", "2", *SHORT, "--json", "--out", "run")
-    assert r.returncode == 0, r.stderr
-    p = json.loads(r.stdout)["points"][0]
+def test_open_loop_rate_and_repeats_as_a_library_call(pg_dir):
+    # bench oltp with no argv: the request, its run directory where start() says, the figures returned
+    from dbtier.results.store import RunDir
+    from dbtier.workloads.oltp import BenchOltp, Hooks, OltpRequest, bench as bench_call
+    (pg_dir / "lib").mkdir()
+    req = OltpRequest(workload="select-only", scale=1, clients=(2,), rate=200, repeat=2, duration_s=2,
+                      warmup_s=0, steps=(("single", {}),), dir=str(pg_dir))
+    saved, shown = [], []
+    res = bench_call(req, lambda params: RunDir(pg_dir / "lib"),
+                     lambda params, section: saved.append(len(section["points"])),
+                     Hooks(point=lambda p, first, step: shown.append((p["clients"], first, step))))
+    assert isinstance(res, BenchOltp) and res.kind == "bench.oltp"
+    assert res.params["rate"] == 200 and res.params["mode"] == "managed" and res["bench"] == "oltp"
+    [p] = res["points"]
     assert 150 < p["tps"] < 250  # the schedule, not the server, sets the rate
     assert p["rate"] == 200 and p["repeats"] == 2 and len(p["tps_runs"]) == 2
     # the true median of two runs is the mean of both, with the spread kept
     assert p["tps"] == pytest.approx(sum(p["tps_runs"]) / 2)
     assert p["tps_spread"]["n"] == 2 and p["tps_spread"]["min"] == min(p["tps_runs"])
+    assert shown == [(2, True, "single")] and saved[0] == 0 and saved[-1] == 1   # saved before and after
+    assert (pg_dir / "lib" / "raw" / "server-single.log").exists() and leftovers(pg_dir) == []
+    with pytest.raises(TypeError):          # the result cannot be changed
+        res.section["points"] = []
 
 
 def test_a_fractional_duration_divides_by_the_time_pgbench_ran(pg_dir):

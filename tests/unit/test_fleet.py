@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dbtier.cli.probe.fleet import target_paths, trust_networks
+from dbtier.measure.fleet import target_paths, trust_networks
 from dbtier.core.errors import DbtierError
 from dbtier.measure import fio, fleet
 

@@ -288,3 +288,30 @@ def test_the_readmes_python_example_runs_and_prints_the_commands_answer(tmp_path
     doc = load_doc(tmp_path / "run")
     assert lines == [f"{c['description']}: ${c['tco']['total_usd']:,.0f} over 5 years, bound by {c['binding']}"
                      for c in doc["candidates"]] and len(lines) == 3
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"duration_s": float("nan")}, "--duration must be positive, got nan"),
+    ({"warmup_s": -1.0}, "--warmup must be positive, got -1.0"),
+    ({"warehouses": 0}, "--warehouses must be positive, got 0"),
+    ({"repeat": 0}, "--repeat must be positive, got 0"),
+    ({"rate": 0.0}, "--rate must be positive, got 0.0"),
+    ({"clients": ()}, "--clients must be positive counts, got []"),
+    ({"steps": ()}, "a bench oltp request has no placement step"),
+])
+def test_a_bench_oltp_request_built_by_hand_is_checked_as_the_options_are(change, says):
+    from dbtier.core.errors import DbtierError
+    from dbtier.workloads.oltp import OltpRequest
+    base = {"steps": (("single", {}),), "dir": "/srv/db"}
+    with pytest.raises(DbtierError) as e:
+        OltpRequest(**{**base, **change})
+    assert e.value.message == says
+
+
+def test_a_bench_oltp_request_counts_its_directories_and_seconds_by_hand():
+    from dbtier.workloads.oltp import OltpRequest
+    req = OltpRequest(steps=(("all-slow", {"data": "/slow"}), ("all-fast", {"data": "/fast", "wal": "/fast"})),
+                      dir="/srv", clients=(1, 4), repeat=3, duration_s=10, warmup_s=2)
+    assert req.dirs() == ["/fast", "/slow", "/srv"]
+    assert req.total_s() == 2 * 2 * 3 * (10 + 2) == 144
+    assert OltpRequest(steps=(("single", {}),), dir="/srv", warmup_s=0).warmup_s == 0   # no warm-up is allowed

@@ -138,8 +138,9 @@ def _history(action: str, result: str, series: str | None) -> dict[str, Any]:
 
 KINDS: tuple[Kind, ...] = (
     _k("probe", writers=("probe",), call="dbtier.measure.probe:probe", **_probe()),
-    _k("probe.fleet", "probe", ("probe", None), ("probe",), **_probe()),          # probe --hosts
-    _k("bench.oltp", index=("oltp", None), **_bench("oltp", "OltpResult", _SER + "OLTP")),
+    _k("probe.fleet", "probe", ("probe", None), ("probe",), call="dbtier.measure.fleet:run", **_probe()),          # probe --hosts
+    _k("bench.oltp", index=("oltp", None), call="dbtier.workloads.oltp:bench",
+       **_bench("oltp", "OltpResult", _SER + "OLTP")),
     _k("bench.dss", index=("dss", None), **_bench("dss", "DssResult", None)),
     _k("bench.backup", index=("backup", None), **_bench("backup", "BackupResult", None)),
     _k("lab", result=("LabResult",), figures=_FIG + "lab:figures", terminal=_FIG + "lab:TERMINAL",
@@ -152,7 +153,7 @@ KINDS: tuple[Kind, ...] = (
     _k("simulate.run", "simulate", call="dbtier.sim.request:run", **_simulate()),
     _k("simulate.mrc", call="dbtier.sim.mrc.call:run",
        **_simulate("mrc:figures", _FIG + "mrc:TERMINAL", "simulate_mrc")),
-    _k("simulate.capture", **_simulate()),
+    _k("simulate.capture", call="dbtier.measure.capture:run", **_simulate()),
     _k("simulate.convert", call="dbtier.sim.convert:convert", **_simulate()),
     _k("history.import", writers=("history import", "history fetch"), call="dbtier.history.fleet:import_files",
        **_history("import", "HistoryImport", _SER + "HISTORY_IMPORT")),

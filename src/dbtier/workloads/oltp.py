@@ -3,16 +3,17 @@
 A step opens the engine's server with the step's placement, loads the workload, bounds the managed
 server's memory (a memory cgroup with the page cache inside, the server restarted in it with its
 files' cached pages dropped, so points start cold), sweeps the client counts and closes the
-server, copying its log into the run directory. The figures go into the run's document as they
-come (`run.doc`, `run.save()`); what the terminal shows goes through `Hooks`, a no-op under --json.
+server, copying its log into the run directory. `bench(OltpRequest, start, save, hooks) -> BenchOltp`
+runs every step of a request: the figures go into the run's section as they come (`save` after each
+point), and what the terminal shows goes through `Hooks`, a no-op by default (--json, a library user).
 """
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from dbtier.core.errors import DbtierError, Interrupted
 from dbtier.measure import cgroup as memcg
@@ -21,7 +22,12 @@ from dbtier.measure.machine import devices_for
 from dbtier.measure.placed import where
 from dbtier.measure.probe import spare_bytes
 from dbtier.model.guards import mark_oltp
-from dbtier.workloads.engine import Engine, ServerSpec, run_sweep
+from dbtier.results.result import Frozen, Result
+from dbtier.results.store import RunDir
+from dbtier.workloads.engine import Engine, ServerSpec, engine_class, run_sweep
+from dbtier.workloads.settings import EngineOptions
+from dbtier.workloads.parsers.oltp import KNEE_RULE, NOT_MEASURED_REMOTE
+from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
 
 # Loaded database per tpcc warehouse / pgbench scale unit, about (sizes a data set past free memory).
 WAREHOUSE_BYTES, SCALE_BYTES = 110e6, 16e6
@@ -75,7 +81,20 @@ def sync(doc: dict[str, Any], step: dict[str, Any], study: Study) -> None:
                    memory=step.get("memory"), placement_where=step.get("placement_where"))
 
 
-def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, Any], run, hooks: Hooks,
+@dataclass
+class Book:
+    """A run's document as `bench` keeps it: its params, its section (the keys beside the envelope), where
+    raw outputs go and how both are stored (the caller's `save(params, section)`)."""
+    params: dict[str, Any]
+    doc: dict[str, Any]
+    run_dir: RunDir
+    store: Callable[[dict[str, Any], dict[str, Any]], None]
+
+    def save(self) -> None:
+        self.store(self.params, self.doc)
+
+
+def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, Any], run: Book, hooks: Hooks,
              fallback: dict[str, str] | None) -> None:
     """Open, load, bound, sweep, close: one step, its figures saved in `run` as they come."""
     emu = run.doc.get("emulated")
@@ -90,7 +109,7 @@ def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, 
         if theirs is not None:
             # dbtier set nothing on the user's server: its durability is that of its own settings
             durable, why = cls.durability(theirs)
-            run.doc["params"]["settings"] = theirs
+            run.params["settings"] = theirs
             run.doc["durability"] = {"durable": durable, "reason": f"the server's own settings (--dsn): {why}"}
         hooks.status(f"{step['name']}: loading {study.workload}")
         step["load"] = eng.load(study.workload, study.warehouses, study.scale, lambda m: None)
@@ -107,7 +126,7 @@ def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, 
         sync(run.doc, step, study)
         run.save()
         devices = devices_for(list(step["placement"].values())) if eng.managed else []
-        raw = run.dir.raw_path("x").parent
+        raw = run.run_dir.raw_path("x").parent
 
         def on_point(point: dict[str, Any], knee_so_far: dict[str, Any] | None) -> None:
             step["points"].append(point)
@@ -133,7 +152,7 @@ def run_step(cls: type[Engine], spec: ServerSpec, study: Study, step: dict[str, 
         try:
             log = eng.server_log()
             if log is not None and log.exists():
-                shutil.copy(log, run.dir.raw_path(f"server-{step['name']}.log"))
+                shutil.copy(log, run.run_dir.raw_path(f"server-{step['name']}.log"))
             eng.close()
         finally:
             if cg is not None:   # after the server stopped: nothing of it is left inside
@@ -225,3 +244,149 @@ def emulate(study: Study, log_reserve_bytes: int, tier: slowtier.SlowTier, steps
     doc["emulated"] = tier.describe()
     note_once(doc, hooks, tier.describe()["note"])
     return [(n, tier.place(pl)) for n, pl in steps]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OltpRequest:
+    """`dbtier bench oltp`: `workload` at `warehouses` (tpcc) or `scale`, swept over `clients`, `repeat` runs
+    a point of `duration_s` after `warmup_s`, closed loop or at `rate` transactions/s, on `engine` (a name of
+    workloads/engine.py's OLTP registry) with its own settings `options`; each of `steps` (name, {role: dir})
+    a managed server placed so (unplaced parts in `dir`), or the user's server at `dsn`; `memory` the managed
+    server's budget (bytes, "none", or None: dbtier's default); `sized`: the size was not given, so a machine
+    without memory cgroups may set it past free memory; `emulation` a directory of the steps throttled.
+    The option types and cli/bench/oltp_checks.py check what needs argv; the numbers are checked here too,
+    for a request built by hand."""
+    engine: str = "postgres"
+    workload: str = "tpcc"
+    warehouses: int = 1
+    scale: int = 10
+    sized: bool = False
+    clients: tuple[int, ...] = (1, 2, 4, 8, 16)
+    repeat: int = 1
+    duration_s: float = 30.0
+    warmup_s: float = 5.0
+    rate: float | None = None
+    memory: int | str | None = None
+    options: EngineOptions | None = None     # the engine's own settings; None: each its default
+    steps: tuple[tuple[str, Mapping[str, str]], ...]
+    dir: str
+    dsn: str | None = None
+    port: int | None = None
+    os_user: str | None = None
+    placement_matrix: str | None = None      # "FAST,SLOW", absolute, as the result says it
+    emulation: slowtier.Emulation | None = None
+
+    def __post_init__(self) -> None:
+        for name, v in (("duration", self.duration_s), ("warmup", self.warmup_s), ("warehouses", self.warehouses),
+                        ("scale", self.scale), ("repeat", self.repeat)):
+            if not (v > 0 or (v == 0 and name == "warmup")):     # NaN fails it
+                raise DbtierError(f"--{name} must be positive, got {v}", f"pass a number above zero to --{name}")
+        if self.rate is not None and not (self.rate > 0):
+            raise DbtierError(f"--rate must be positive, got {self.rate}", "transactions per second, e.g. --rate 500")
+        if not self.clients or min(self.clients) < 1:
+            raise DbtierError(f"--clients must be positive counts, got {list(self.clients)}", "for example 1,2,4,8,16")
+        if not self.steps:
+            raise DbtierError("a bench oltp request has no placement step", "give one step, e.g. ('single', {})")
+
+    def dirs(self) -> list[str]:
+        """Every directory the run places something in, and `dir`."""
+        return sorted({d for _, pl in self.steps for d in pl.values()} | {self.dir})
+
+    def total_s(self) -> float:
+        """The seconds of the sweeps, warm-ups included (what a progress bar counts)."""
+        return len(self.steps) * len(self.clients) * self.repeat * (self.duration_s + self.warmup_s)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchOltp(Result):
+    """`bench oltp`'s answer: the document's section (`points`, `knee`, `placement`, `memory`, `guards`, and
+    `steps` for a placement matrix) and its `params`, with the server's own settings on --dsn."""
+    kind: str = "bench.oltp"
+    params: Frozen = field(default_factory=lambda: Frozen({}))
+
+
+def oltp_params(req: OltpRequest, cls: type[Engine], study: Study, settings: dict[str, Any]) -> dict[str, Any]:
+    """The run's params: what was asked and how it is measured."""
+    steps = req.steps
+    return {"workload": study.workload, "warehouses": study.warehouses, "scale": study.scale,
+            "clients": list(study.clients), "duration_s": req.duration_s, "warmup_s": req.warmup_s,
+            "repeat": req.repeat, "rate": req.rate, "mode": "dsn" if req.dsn else "managed",
+            "dsn": cls.shown_dsn(req.dsn) if req.dsn else None, "settings": settings, "memory": req.memory,
+            "placement_requested": dict(steps[0][1]) if len(steps) == 1 else None,
+            "placement_matrix": req.placement_matrix, "engine": cls.label,
+            **cls.method(req.duration_s, req.rate),    # latency: how it is measured; duration_note
+            "knee_rule": KNEE_RULE,
+            "not_measured": list(NOT_MEASURED_REMOTE) if req.dsn else []}
+
+
+def bench(req: OltpRequest, start: Callable[[dict[str, Any]], RunDir],
+          save: Callable[[dict[str, Any], dict[str, Any]], None], hooks: Hooks | None = None) -> BenchOltp:
+    """Every step of `req`, one after the other. `start(params)` makes the run's directory (raw outputs
+    and server logs go there) once the request is checked and sized; `save(params, section)` stores the
+    document's params and section after every point, so what is measured survives what comes after; the
+    emulated tier and every server are removed whatever happens."""
+    hooks = hooks or Hooks()
+    cls = engine_class(req.engine, "oltp")
+    opts = req.options if req.options is not None else cls.options_type("oltp")
+    clients = list(req.clients)
+    study = Study(req.workload, req.warehouses, req.scale, clients, req.repeat, req.duration_s, req.warmup_s,
+                  req.rate, req.memory, cls.buffer_request_bytes(opts), cls.buffer_text(opts),
+                  matrix=bool(req.placement_matrix), remote=bool(req.dsn))
+    steps = [(name, dict(pl)) for name, pl in req.steps]
+    fallback = None if req.dsn or req.memory == "none" else \
+        no_cgroup_fallback(study, steps[0][1].get("data") or req.dir, req.sized)
+    settings = cls.settings(opts, clients)
+    params = oltp_params(req, cls, study, settings)
+    run = Book(params, {}, start(params), save)
+    doc = run.doc
+    doc["bench"] = "oltp"
+    doc["engine"] = cls.name
+    durable, why = cls.durability(settings)
+    # a non-durable run is not comparable with a durable one (the verdict and report say so)
+    doc["durability"] = {"durable": durable, "reason": why}
+    doc["not_measured"] = params["not_measured"]
+    if params.get("duration_note"):
+        hooks.note(params["duration_note"])
+    # What a tpcc run is not, next to its figures (workloads/tpcc.py; docs/commands/bench-oltp.md).
+    doc["deviations"] = list(TPCC_DEVIATIONS) if req.workload == "tpcc" else None
+    doc.update({"points": [], "knee": None, "placement": None, "placement_where": None, "memory": None, "guards": [],
+                "emulated": None})
+    if req.placement_matrix:
+        doc["steps"] = []
+    run.save()
+    tier = slowtier.SlowTier(req.emulation) if req.emulation else None
+    try:
+        if tier:
+            steps = emulate(study, cls.log_reserve_bytes(opts), tier, steps, doc, hooks)
+        for name, placement in steps:
+            step: dict[str, Any] = {"name": name, "placement": None, "placement_where": None, "points": [],
+                                    "knee": None, "load": None, "memory": None}
+            if tier:
+                step["emulated_roles"] = sorted(r for r, d in placement.items() if d == tier.mount)
+            if req.placement_matrix:
+                doc["steps"].append(step)
+            else:  # one step: its figures are the document's, saved as they come
+                doc["points"] = step["points"]
+            spec = ServerSpec(Path(req.dir), placement, dsn=req.dsn, port=req.port, os_user=req.os_user,
+                              settings=settings)
+            try:
+                run_step(cls, spec, study, step, run, hooks, fallback)
+            finally:
+                if tier and step["placement"]:   # the parts the cluster really put there
+                    assert tier.mount is not None    # emulate() opened the tier before the first step
+                    step["emulated_roles"] = sorted(r for r, d in step["placement"].items()
+                                                    if str(d).startswith(tier.mount + "/"))
+            run.save()
+    finally:
+        if tier:
+            for left in tier.close():
+                doc.setdefault("notes", []).append(f"the emulated tier could not be removed whole: {left}")
+        run.save()
+    if req.placement_matrix:
+        # The top-level view is the all-fast step (the best case); every step is in steps[].
+        last = doc["steps"][-1]
+        doc["points"], doc["knee"], doc["placement"] = last["points"], last["knee"], last["placement"]
+        doc["placement_where"] = last.get("placement_where")
+        doc["memory"] = last.get("memory")
+        run.save()
+    return BenchOltp(section=Frozen(doc), params=Frozen(params))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -14,13 +13,11 @@ from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit, usage
 from dbtier.cli.settings_options import add_engine_options, engine_options
-from dbtier.measure import slowtier
 from dbtier.report.figures.core import busiest_device, spread_text
-from dbtier.workloads.parsers.oltp import KNEE_RULE, NOT_MEASURED_REMOTE
+from dbtier.results.store import RunDir
 from dbtier.workloads import oltp
-from dbtier.workloads.engine import ServerSpec, engine_class, names
+from dbtier.workloads.engine import engine_class, names
 from dbtier.workloads.oltp import MAX_PGBENCH_SCALE, MAX_WAREHOUSES
-from dbtier.workloads.tpcc import DEVIATIONS as TPCC_DEVIATIONS
 from dbtier.cli.bench.backup import register_backup
 from dbtier.cli.bench.dss import register_dss
 from dbtier.cli.bench.oltp_checks import MAX_CLIENTS, checked, workload
@@ -105,88 +102,41 @@ def run_oltp(args: argparse.Namespace) -> int:
     args.warehouses = DEFAULT_WAREHOUSES if args.warehouses is None else args.warehouses
     args.scale = DEFAULT_SCALE if args.scale is None else args.scale
     clients, steps, emulation = checked(args, cls)
-    args.dir = os.path.abspath(args.dir)
-    opts = engine_options(cls, "oltp", args)
-    study = oltp.Study(args.workload, args.warehouses, args.scale, clients, args.repeat, args.duration, args.warmup,
-                       args.rate, args.memory, cls.buffer_request_bytes(opts), cls.buffer_text(opts),
-                       matrix=bool(args.placement_matrix), remote=bool(args.dsn))
-    fallback = None if args.dsn or args.memory == "none" else \
-        oltp.no_cgroup_fallback(study, steps[0][1].get("data") or args.dir, sized)
-    settings = cls.settings(opts, clients)
-    params = {"workload": study.workload, "warehouses": study.warehouses, "scale": study.scale, "clients": clients,
-              "duration_s": args.duration, "warmup_s": args.warmup, "repeat": args.repeat, "rate": args.rate,
-              "mode": "dsn" if args.dsn else "managed", "dsn": cls.shown_dsn(args.dsn) if args.dsn else None,
-              "settings": settings, "memory": args.memory,
-              "placement_requested": steps[0][1] if len(steps) == 1 else None,
-              "placement_matrix": args.placement_matrix, "engine": cls.label,
-              **cls.method(args.duration, args.rate),    # latency: how it is measured; duration_note
-              "knee_rule": KNEE_RULE,
-              "not_measured": list(NOT_MEASURED_REMOTE) if args.dsn else []}
-    dirs = sorted({d for _, pl in steps for d in pl.values()} | {args.dir})
+    req = oltp.OltpRequest(engine=args.engine, workload=args.workload, warehouses=args.warehouses,
+                           scale=args.scale, sized=sized, clients=tuple(clients), repeat=args.repeat,
+                           duration_s=args.duration, warmup_s=args.warmup, rate=args.rate, memory=args.memory,
+                           options=engine_options(cls, "oltp", args), steps=tuple(steps),
+                           dir=os.path.abspath(args.dir), dsn=args.dsn, port=args.port, os_user=args.os_user,
+                           placement_matrix=args.placement_matrix, emulation=emulation)
+    dirs = req.dirs()
     # --dsn: a placed directory is this machine's (its device in the metadata) only when the server runs here
-    machine_dirs = [args.dir] if args.dsn and not cls.dsn_is_local(args.dsn) else dirs
-    run = Run("bench.oltp", args, params, paths=machine_dirs, inputs=dirs)
-    doc = run.doc
-    doc["bench"] = "oltp"
-    doc["engine"] = cls.name
-    durable, why = cls.durability(settings)
-    # a non-durable run is not comparable with a durable one (the verdict and report say so)
-    doc["durability"] = {"durable": durable, "reason": why}
-    doc["not_measured"] = params["not_measured"]
-    if params.get("duration_note") and not args.json:
-        console(args).print(f"note: {params['duration_note']}", highlight=False)
-    # What a tpcc run is not, next to its figures (workloads/tpcc.py; docs/commands/bench-oltp.md).
-    doc["deviations"] = list(TPCC_DEVIATIONS) if args.workload == "tpcc" else None
-    doc.update({"points": [], "knee": None, "placement": None, "placement_where": None, "memory": None, "guards": [],
-                "emulated": None})
-    if args.placement_matrix:
-        doc["steps"] = []
+    machine_dirs = [req.dir] if args.dsn and not cls.dsn_is_local(args.dsn) else dirs
+    runs: list[Run] = []
+
+    def start(params: dict[str, Any]) -> RunDir:
+        runs.append(Run("bench.oltp", args, params, paths=machine_dirs, inputs=dirs))
+        return runs[0].dir
+
+    def save(params: dict[str, Any], section: dict[str, Any]) -> None:
+        runs[0].doc["params"] = params
+        runs[0].doc.update(section)
+        runs[0].save()
+
     out = console(args)
-    total = len(steps) * len(clients) * args.repeat * (args.duration + args.warmup)
-    tier = slowtier.SlowTier(emulation) if emulation else None
-    try:
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=out, transient=True, disable=args.json) as progress:
-            task = progress.add_task("oltp", total=total)
-            hooks = oltp.Hooks() if args.json else oltp.Hooks(
-                note=lambda t: progress.console.print(f"note: {esc(t)}", highlight=False),
-                say=lambda t: progress.console.print(esc(t), highlight=False),
-                status=lambda t: progress.update(task, description=t),
-                advance=lambda s: progress.advance(task, s),
-                point=lambda p, first, name: progress.console.print(
-                    _points_table([p], header=first, step=name, width=progress.console.width)))
-            if tier:
-                steps = oltp.emulate(study, cls.log_reserve_bytes(opts), tier, steps, doc, hooks)
-            for name, placement in steps:
-                step: dict[str, Any] = {"name": name, "placement": None, "placement_where": None, "points": [], "knee": None,
-                        "load": None, "memory": None}
-                if tier:
-                    step["emulated_roles"] = sorted(r for r, d in placement.items() if d == tier.mount)
-                if args.placement_matrix:
-                    doc["steps"].append(step)
-                else:  # one step: its figures are the document's, saved as they come
-                    doc["points"] = step["points"]
-                spec = ServerSpec(Path(args.dir), placement, dsn=args.dsn, port=args.port, os_user=args.os_user,
-                                  settings=settings)
-                try:
-                    oltp.run_step(cls, spec, study, step, run, hooks, fallback)
-                finally:
-                    if tier and step["placement"]:   # the parts the cluster really put there
-                        assert tier.mount is not None    # oltp.emulate() opened the tier before the first step
-                        step["emulated_roles"] = sorted(r for r, d in step["placement"].items()
-                                                        if str(d).startswith(tier.mount + "/"))
-                run.save()
-    finally:
-        if tier:
-            for left in tier.close():
-                doc.setdefault("notes", []).append(f"the emulated tier could not be removed whole: {left}")
-    if args.placement_matrix:
-        # The top-level view is the all-fast step (the best case); every step is in steps[].
-        last = doc["steps"][-1]
-        doc["points"], doc["knee"], doc["placement"] = last["points"], last["knee"], last["placement"]
-        doc["placement_where"] = last.get("placement_where")
-        doc["memory"] = last.get("memory")
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=out, transient=True, disable=args.json) as progress:
+        task = progress.add_task("oltp", total=req.total_s())
+        hooks = oltp.Hooks() if args.json else oltp.Hooks(
+            note=lambda t: progress.console.print(f"note: {esc(t)}", highlight=False),
+            say=lambda t: progress.console.print(esc(t), highlight=False),
+            status=lambda t: progress.update(task, description=t),
+            advance=lambda s: progress.advance(task, s),
+            point=lambda p, first, name: progress.console.print(
+                _points_table([p], header=first, step=name, width=progress.console.width)))
+        oltp.bench(req, start, save, hooks)
+    run = runs[0]
     run.finish("ok")
+    doc = run.doc
     emit(doc, args, lambda: _render(doc, out, run))
     return 0
 

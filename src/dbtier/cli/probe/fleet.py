@@ -14,7 +14,6 @@ from dbtier.cli.common import Run, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.errors import DbtierError
 from dbtier.measure import fleet
-from dbtier.measure.fleet import target_paths as target_paths, trust_networks as trust_networks  # tests import them here
 from dbtier.measure.probe import Profile
 from dbtier.results.store import RunDir
 from dbtier.cli.probe.tables import probe_points_table, probe_summary_table
