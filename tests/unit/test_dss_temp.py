@@ -146,7 +146,14 @@ def _dss_args(**kw):
 
 
 def test_bench_dss_emulate_and_temp_refusals(tmp_path):
-    from dbtier.cli.bench.dss import _budget, _emulation, _temp_arg
+    from dbtier.cli.bench.dss import _temp_arg
+    from dbtier.workloads.dss import emulated_tier, memory_budget
+
+    def _emulation(a):
+        return emulated_tier(a.emulate, a.temp, a.data)
+
+    def _budget(a):
+        return memory_budget(a.engine, a.memory, a.memory_limit)
     bad = [(_dss_args(temp=str(tmp_path), emulate=f"{tmp_path}=fast"), "cannot read the rate 'fast'"),
            (_dss_args(temp=str(tmp_path), emulate=f"{tmp_path}=0iops"), "0 IOPS is outside"),
            (_dss_args(temp=str(tmp_path), emulate="150iops"), "expected DIR=RATE"),

@@ -38,6 +38,10 @@ def _runs_an_engine(text: str) -> bool:
 
 # (file, test) -> why it never starts an engine although it names a command that does.
 REFUSED_BEFORE_ANY_ENGINE = {
+    ("unit/test_bench_dss_call.py", "test_the_call_gives_the_section_the_command_stores"):
+        "a stand-in engine replaces DuckDB: nothing is started",
+    ("unit/test_bench_dss_call.py", "test_the_engine_is_closed_and_the_section_saved_when_a_query_fails"):
+        "a stand-in engine replaces DuckDB: nothing is started",
     ("e2e/test_hostile_options.py", "test_bench_with_a_bad_option_fails_before_any_engine"):
         "a bad option is refused by the parser",
     ("e2e/test_hostile_options.py", "test_malformed_dsn_is_refused_before_anything"):

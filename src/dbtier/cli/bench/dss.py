@@ -19,7 +19,6 @@ from dbtier.cli.markup import esc
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
-from dbtier.measure import slowtier
 from dbtier.results.store import RunDir
 from dbtier.workloads import dss
 from dbtier.workloads.dss import DSS_BUDGET_RULE, DssRequest, PowerShow
@@ -81,18 +80,6 @@ def _temp_arg(args: argparse.Namespace) -> None:
                           "`dbtier lab FAST SLOW --dss-memory-limit 80MB --skip probe,oltp,backup,plan` "
                           "(--emulate SLOW=150iops for a slow tier)")
     args.temp = temps[0] if temps else None
-
-
-def _budget(args: argparse.Namespace) -> int | None:
-    """The queries' memory budget in bytes (None: unbounded), from --memory and --memory-limit: the
-    request's check (workloads/dss.py memory_budget) on the parsed options."""
-    return dss.memory_budget(args.engine, args.memory, args.memory_limit)
-
-
-def _emulation(args: argparse.Namespace) -> slowtier.Emulation | None:
-    """The --emulate tier (not yet made), or None: the request's check (workloads/dss.py emulated_tier) on the
-    parsed options."""
-    return dss.emulated_tier(args.emulate, args.temp, args.data)
 
 
 def run_dss(args: argparse.Namespace) -> int:
