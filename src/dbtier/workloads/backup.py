@@ -12,10 +12,16 @@ window, so the page cache never makes a target look faster than it is.
 Each measured backup's program output (pg_basebackup's progress and messages, mariadb-backup's log,
 the EXPORT DATABASE statement and the files it wrote) is in its record's `raw_outputs` {file name:
 text}, for the caller to keep in the run's raw/ directory.
+
+`dbtier bench backup` as a library call: `BackupRequest` (every option, checked as it is made) and
+`run(req, start, save, ...) -> BenchBackup`, which builds the engine's source, backs it up by each
+method, keeps each backup's program output in the run's raw/ directory and hands the document's section
+to `save` after each step; the terminal is the caller's (callbacks).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -23,16 +29,23 @@ import resource
 import shutil
 import time
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
-from dbtier.core.errors import DbtierError
+from dbtier.core.errors import DbtierError, expect
 from dbtier.core.files import sql_str
 from dbtier.core.stats import representative, spread
-from dbtier.measure import executor
+from dbtier.measure import executor, slowtier
+from dbtier.measure.machine import devices_for
 from dbtier.measure.sampler import Sampler
-from dbtier.model.dss import backup_bottleneck, near_throttle
+from dbtier.model.dss import BACKUP_RULE, backup_bottleneck, estimate, near_throttle
+from dbtier.model.guards import backup_guards
+from dbtier.results.result import Frozen, Result
+from dbtier.results.store import RunDir
 from dbtier.workloads.dss import dir_bytes, drop_caches
+from dbtier.workloads.engine import Engine, ServerSpec, engine_class
+from dbtier.workloads.settings import EngineOptions
 
 PG_METHODS = {"plain": ["-Fp"], "tar": ["-Ft"], "tar-gzip": ["-Ft", "-z", "-Z", "1"]}
 
@@ -423,3 +436,163 @@ def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str]
                               "mariadb-backup stream" if method == "plain" else None)
         refs[method] = null_mbps
     return out
+
+
+# ------------------------------------------------------------------ the library call: dbtier bench backup
+
+# The source's size per unit of scale, to size an emulated tier: pgbench 16 MB a scale (with WAL and
+# indexes), sysbench's 4 tables of 100,000 rows a scale (with InnoDB's own files), TPC-H per SF (model.dss).
+_SOURCE_BYTES_PER_SCALE = {"postgres": 24e6, "mariadb": 128e6}
+
+METHOD = ("each backup timed end to end, its writes synced to the device before the clock stops; "
+          "OS page cache dropped first when root; null sink: pg_basebackup tar / mariadb-backup "
+          "xbstream to stdout discarded / file read to /dev/null")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BackupRequest:
+    """`dbtier bench backup`: `engine`'s source of `scale` (pgbench or sysbench scale, at least 1; TPC-H SF for
+    duckdb) built in `data`, backed up by `methods` (None: all of the engine's; an engine without a choice
+    takes none) to the directory `to` and to a null sink, each `repeat` times; `emulate` DIR=RATE: `to` or
+    `data` made an emulated tier throttled to RATE; `port`, `os_user`: the managed server's; `options`: the
+    engine's own settings (None: their defaults).
+
+    Checked as it is made, with the wording the command's options have: the methods, the scale, both
+    directories (made absolute: what the result says) and `emulate` (parsed into `emulation`)."""
+    engine: str = "postgres"
+    to: str
+    data: str
+    scale: float = 20
+    methods: tuple[str, ...] | None = None
+    repeat: int = 1
+    emulate: str | None = None
+    port: int | None = None
+    os_user: str | None = None
+    options: EngineOptions | None = None
+    emulation: slowtier.Emulation | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        cls = engine_class(self.engine, "backup")
+        if self.methods is not None and not cls.backup_methods:
+            raise DbtierError(f"--methods does not apply to {self.engine} (it runs {', '.join(cls.backup_fixed)})",
+                              "leave --methods out")
+        methods = tuple(self.methods) if self.methods is not None else cls.backup_methods
+        bad = [m for m in methods if m not in cls.backup_methods]
+        if cls.backup_methods and (bad or not methods):
+            raise DbtierError(f"--methods: unknown method {', '.join(bad) or '(none)'}",
+                              f"choose from {', '.join(cls.backup_methods)}")
+        if not (self.scale > 0):
+            raise DbtierError(f"--scale must be positive, got {self.scale}", "for example --scale 20")
+        if self.engine != "duckdb" and not (self.scale >= 1):
+            raise DbtierError(f"--scale {self.scale:g}: the {self.engine} source is pgbench/sysbench data, whose "
+                              "scale is at least 1", "for example --scale 20")
+        for flag, d in (("--to", self.to), ("--data", self.data)):
+            if not Path(d).is_dir():
+                raise DbtierError(f"{flag} {d}: no such directory", "create it, or pass an existing directory")
+        object.__setattr__(self, "methods", methods)
+        object.__setattr__(self, "to", os.path.abspath(self.to))        # what the result and report say
+        object.__setattr__(self, "data", os.path.abspath(self.data))
+        if self.options is None:
+            object.__setattr__(self, "options", cls.options_type("backup"))
+        object.__setattr__(self, "emulation", self._emulation())
+
+    def _emulation(self) -> slowtier.Emulation | None:
+        """`emulate` DIR=RATE, DIR one of `to` and `data` (checked before anything is built), or None."""
+        if not self.emulate:
+            return None
+        emu = slowtier.parse(self.emulate, allow_bps=True)
+        here = os.path.realpath(emu.dir)
+        if here not in (os.path.realpath(self.to), os.path.realpath(self.data)):
+            raise DbtierError(f"--emulate {self.emulate}: {emu.dir} is neither --to ({self.to}) nor --data "
+                              f"({self.data})",
+                              "emulate the backup target (--emulate TO_DIR=40MiBps) or the source's directory")
+        return emu
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchBackup(Result):
+    """`bench backup`'s answer: the document's section (`bench`, `engine`, `source`, `targets`: one record per
+    backup with its figures and limiting side, `emulated`, `guards`, and `notes` when there are any)."""
+    kind: str = "bench.backup"
+
+
+def run(req: BackupRequest, start: Callable[[dict[str, Any]], RunDir], save: Callable[[dict[str, Any]], None],
+        on_result: Callable[[dict[str, Any]], None] = lambda _rec: None,
+        on_note: Callable[[str], None] = lambda _note: None,
+        progress: Callable[[str], ContextManager[object]] = lambda _what: contextlib.nullcontext()
+        ) -> BenchBackup:
+    """The request's backups. `start(params)` makes the run's directory (each backup's program output goes to
+    its raw/) once the engine's tools are checked, before anything is built; `save(section)` after each step
+    with the section so far (and once more with it when the call fails, for the caller to end its run with);
+    `on_note(text)` for a note added to the section, `on_result(rec)` for each backup as it is kept, and
+    `progress(what)` a context around building the source and the backups. An emulated tier is removed
+    whatever happens; what of it could not be is in the section's notes."""
+    cls = engine_class(req.engine, "backup")
+    cls.check()
+    params = {"engine": req.engine, "to": req.to, "data": req.data, "scale": req.scale,
+              "methods": list(req.methods or ()) or list(cls.backup_fixed), "repeat": req.repeat,
+              "emulate": req.emulate, "method": METHOD, "limit_rule": BACKUP_RULE}
+    run_dir = start(params)
+    section: dict[str, Any] = {"bench": "backup", "engine": req.engine, "source": None, "targets": [],
+                               "emulated": None}
+    tier = slowtier.SlowTier(req.emulation) if req.emulation else None
+    left: list[str] = []
+    try:
+        try:
+            data, to = req.data, req.to
+            if tier:
+                per = _SOURCE_BYTES_PER_SCALE.get(req.engine) or estimate("duckdb", 1)["disk_gb"] * 1e9
+                tier.open_for(2 * req.scale * per)
+                section["emulated"] = tier.describe()
+                placed = tier.place({"source": req.data, "target": req.to})
+                data, to = placed["source"], placed["target"]
+                section["emulated"]["roles"] = [r for r, d in (("source", data), ("target", to)) if d == tier.mount]
+                section.setdefault("notes", []).append(section["emulated"]["note"])
+                on_note(section["emulated"]["note"])
+                save(section)
+            _backups(req, cls, section, run_dir, save, on_result, progress, data, to, tier)
+        finally:
+            if tier:
+                left = [f"the emulated tier could not be removed whole: {x}" for x in tier.close()]
+                if left:
+                    section.setdefault("notes", []).extend(left)
+    except BaseException:
+        with contextlib.suppress(Exception):    # a full disk must not hide what ended the call
+            save(section)
+        raise
+    if left:
+        save(section)
+    return BenchBackup(section=Frozen(section))
+
+
+def _backups(req: BackupRequest, cls: type[Engine], section: dict[str, Any], run_dir: RunDir,
+             save: Callable[[dict[str, Any]], None], on_result: Callable[[dict[str, Any]], None],
+             progress: Callable[[str], ContextManager[object]], data: str, to: str,
+             tier: slowtier.SlowTier | None) -> None:
+    """The engine's source built in `data` and backed up to `to` (each where an emulated tier put it)."""
+    src_dev = next(iter(devices_for([data])), None)
+    dst_dev = next(iter(devices_for([to])), None)
+    devices = [d for d in dict.fromkeys([src_dev, dst_dev]) if d]
+    limit = {k: getattr(tier.emu, k) for k in ("read_bps", "write_bps", "read_iops", "write_iops")} if tier else None
+
+    def kept(rec: dict[str, Any]) -> None:
+        raw = rec.pop("raw_outputs", None) or {}
+        for name, text in raw.items():
+            run_dir.raw_path(name).write_text(text)
+        rec["raw_files"] = [f"raw/{name}" for name in raw]
+        if tier:       # the limiting side against the throttle of the side that is emulated
+            judge(rec, src_dev, dst_dev, limit if data == tier.mount else None, limit if to == tier.mount else None)
+        section["targets"].append(rec)
+        section["guards"] = backup_guards(section["targets"])
+        save(section)
+        on_result(rec)
+    opts = expect(req.options, "BackupRequest.__post_init__ sets the engine's options")
+    engine = cls(ServerSpec(Path(data), {}, port=req.port, os_user=req.os_user, settings=cls.settings(opts, [1])))
+    try:
+        with progress(f"building the {req.engine} source"):
+            engine.open()
+            section["source"] = engine.backup_source(req.scale)
+            save(section)
+            engine.backup(Path(to), list(req.methods or ()), devices, src_dev, dst_dev, kept, req.repeat)
+    finally:
+        engine.close()
