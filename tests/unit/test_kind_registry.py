@@ -160,7 +160,7 @@ def test_a_kinds_library_call_returns_that_kinds_typed_result():
     import typing
     from dbtier.results.result import Result
     with_call = [k for k in kinds.KINDS if k.call is not None]
-    assert {k.name for k in with_call} == {"probe", "probe.fleet", "bench.oltp", "bench.dss", "simulate.capture", "plan.size", "plan.equivalent", "plan.budget", "plan.value",
+    assert {k.name for k in with_call} == {"probe", "probe.fleet", "bench.oltp", "bench.dss", "bench.backup", "simulate.capture", "plan.size", "plan.equivalent", "plan.budget", "plan.value",
                                            "simulate.run", "simulate.mrc", "simulate.convert", "history.import",
                                            "history.consolidate", "history.requirement", "advise"}
     for k in with_call:

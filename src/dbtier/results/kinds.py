@@ -142,7 +142,8 @@ KINDS: tuple[Kind, ...] = (
     _k("bench.oltp", index=("oltp", None), call="dbtier.workloads.oltp:bench",
        **_bench("oltp", "OltpResult", _SER + "OLTP")),
     _k("bench.dss", index=("dss", None), call="dbtier.workloads.dss:run", **_bench("dss", "DssResult", None)),
-    _k("bench.backup", index=("backup", None), **_bench("backup", "BackupResult", None)),
+    _k("bench.backup", index=("backup", None), call="dbtier.workloads.backup:run",
+       **_bench("backup", "BackupResult", None)),
     _k("lab", result=("LabResult",), figures=_FIG + "lab:figures", terminal=_FIG + "lab:TERMINAL",
        section=_SEC + "lab:lab_section", metrics=_MET + "lab", series=None,
        view=None),      # its steps are runs of their own, in their kinds' views
