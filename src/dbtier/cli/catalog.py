@@ -4,7 +4,7 @@ commented entry to add a device the catalog lacks."""
 from __future__ import annotations
 
 import argparse
-import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 from rich import box
@@ -14,8 +14,11 @@ from rich.text import Text
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.model.plan import catalog_template
-from dbtier.model.plan.catalog import DEVICE_CLASSES, KINDS, Catalog, Device, Overhead, load_catalog
-from dbtier.model.plan.prices import load_prices, price_basis
+from dbtier.model.plan.catalog import DEVICE_CLASSES, KINDS, Catalog, Device, Overhead
+from dbtier.model.plan.catalog_calls import (CatalogListRequest, CatalogRequest, CatalogShowRequest,
+                                             CatalogTemplateRequest, class_of, device_template, list_catalog,
+                                             show_device)
+from dbtier.model.plan.prices import price_basis
 
 
 def add_catalog_option(p: argparse.ArgumentParser) -> None:
@@ -33,15 +36,17 @@ def add_prices_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> N
                         "USD only; date YYYY-MM-DD or YYYY-MM; a quote older than a year is flagged")
 
 
+def catalog_request(args: argparse.Namespace) -> CatalogRequest:
+    """The catalog of --catalog, with the quote file of --prices (where the command has it)."""
+    return CatalogRequest(catalog_files=tuple(args.catalog), prices_file=getattr(args, "prices", None) or None)
+
+
 def load_priced(args: argparse.Namespace) -> tuple[Catalog, dict[str, Any] | None]:
     """The catalog of --catalog, with --prices applied when given: (catalog, the document's `prices` or None)."""
-    catalog = load_catalog(args.catalog)
-    if getattr(args, "prices", None):
-        return load_prices(args.prices, catalog)
-    return catalog, None
+    return catalog_request(args).load()
 
 
-def prices_lines(prices: dict[str, Any] | None) -> list[str]:
+def prices_lines(prices: Mapping[str, Any] | None) -> list[str]:
     """The terminal's lines for --prices: what was applied, and each stale quote (markup-free)."""
     if not prices:
         return []
@@ -50,7 +55,7 @@ def prices_lines(prices: dict[str, Any] | None) -> list[str]:
     return out + [f"stale price: {n}" for n in prices.get("notes") or []]
 
 
-def print_prices(con: Any, prices: dict[str, Any] | None) -> None:
+def print_prices(con: Any, prices: Mapping[str, Any] | None) -> None:
     for i, line in enumerate(prices_lines(prices)):
         con.print(esc(line), soft_wrap=True, style="dim" if i == 0 else "yellow")
 
@@ -98,11 +103,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 
-def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, Any]:
-    prices = {"prices": args.prices} if getattr(args, "prices", None) else {}
-    return {"action": action, "catalog_files": list(args.catalog), **prices, **extra}
-
-
 def _server_line(catalog: Catalog) -> str:
     """What the server already has, in one line (markup-safe)."""
     s = catalog.server
@@ -115,23 +115,12 @@ def _server_line(catalog: Catalog) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    catalog, prices = load_priced(args)  # before the run directory: a bad file leaves nothing behind
-    devices = catalog.of_kind(args.kind)
-    if args.device_class:
-        devices = [d for d in devices if class_of(d) == args.device_class]
-    if args.kind or args.device_class:  # only the overheads those devices need
-        overheads = list({o.id: o for d in devices for o in catalog.overheads_for(d)}.values())
-    else:
-        overheads = list(catalog.overheads.values())
-    extra = {"device_class": args.device_class} if args.device_class else {}
-    run = Run("catalog.list", args, _params(args, "list", kind=args.kind, **extra),
-              inputs=[*args.catalog, *([args.prices] if args.prices else [])], read_only=True)
-    run.doc["catalog"] = catalog.provenance()
-    if prices:
-        run.doc["prices"] = prices
-    run.doc["devices"] = [d.to_dict() for d in devices]
-    run.doc["overheads"] = [o.to_dict() for o in overheads]
-    run.doc["server"] = catalog.server.to_dict() if catalog.server is not None else None
+    req = CatalogListRequest(catalog_files=tuple(args.catalog), prices_file=args.prices or None, kind=args.kind,
+                             device_class=args.device_class or None)
+    res = list_catalog(req)  # before the run directory: a bad file leaves nothing behind
+    devices, overheads, catalog, prices = list(res.devices), list(res.overheads), res.catalog, res.prices
+    run = Run("catalog.list", args, req.list_params(), inputs=req.inputs, read_only=True)
+    run.doc.update(res.to_json())
     run.finish()
 
     def render() -> None:
@@ -158,18 +147,11 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    catalog, prices = load_priced(args)
-    device = catalog.device(args.id)
-    overheads = catalog.overheads_for(device)
-    basis = price_basis(device, prices)
-    run = Run("catalog.show", args, _params(args, "show", id=args.id),
-              inputs=[*args.catalog, *([args.prices] if args.prices else [])], read_only=True)
-    run.doc["catalog"] = catalog.provenance()
-    run.doc["device"] = device.to_dict()
-    run.doc["price"] = basis
-    if prices:
-        run.doc["prices"] = prices
-    run.doc["overheads"] = [o.to_dict() for o in overheads]
+    req = CatalogShowRequest(catalog_files=tuple(args.catalog), prices_file=args.prices or None, id=args.id)
+    res = show_device(req)
+    device, overheads, catalog, basis = res.device, list(res.overheads), res.catalog, res.price
+    run = Run("catalog.show", args, req.show_params(), inputs=req.inputs, read_only=True)
+    run.doc.update(res.to_json())
     run.finish()
 
     def render() -> None:
@@ -193,28 +175,20 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_template(args: argparse.Namespace) -> int:
-    text = catalog_template.template(args.device_class, dt.date.today().strftime("%Y-%m"))
-    run = Run("catalog.template", args, {"action": "template", "device_class": args.device_class}, read_only=True)
-    run.doc["template"] = text
-    run.doc["device_class"] = args.device_class
+    req = CatalogTemplateRequest(device_class=args.device_class)
+    res = device_template(req)
+    run = Run("catalog.template", args, req.params(), read_only=True)
+    run.doc.update(res.to_json())
     run.finish()
 
     def render() -> None:
         # the TOML as it is (no markup, no wrapping): `dbtier catalog template > mine.toml` is the file
         import sys
-        sys.stdout.write(text)
+        sys.stdout.write(res.text)
         sys.stdout.flush()
 
     emit(run.doc, args, render)
     return 0
-
-
-def class_of(d: Device) -> str:
-    """The class a device is listed under: its device_class; a cloud volume or shared array without one,
-    its kind; any other entry without one, "no class"."""
-    if d.device_class:
-        return d.device_class
-    return d.kind if d.kind in ("cloud-volume", "shared-array") else "no class"
 
 
 def _class_order(devices: list[Device]) -> list[str]:
@@ -306,7 +280,7 @@ def _life_rows(d: Device) -> list[tuple[str, str]]:
     return rows
 
 
-def _device_table(d: Device, basis: dict[str, Any] | None = None) -> Table:
+def _device_table(d: Device, basis: Mapping[str, Any] | None = None) -> Table:
     t = Table(title=esc(f"{d.id}: {d.name}"), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
