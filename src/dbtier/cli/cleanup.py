@@ -1,8 +1,9 @@
 """`dbtier cleanup [--dry-run]`: list or remove what dead dbtier processes left on this machine.
 
 Thin: the registry (dbtier.core.debris) says what each dbtier process made; `dbtier.measure.reap` undoes
-the entries whose process is gone. Nothing without a registry entry (and, for a directory, a marker naming
-the same owner) is touched, nor anything of a dbtier process still running.
+the entries whose process is gone (`cleanup`, the command's library call). Nothing without a registry entry
+(and, for a directory, a marker naming the same owner) is touched, nor anything of a dbtier process still
+running.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ import argparse
 
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.cli.markup import esc
-from dbtier.core.debris import registry_dir
-from dbtier.measure.reap import reap
+from dbtier.measure.reap import cleanup
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,26 +27,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = reap(dry_run=args.dry_run)
+    res = cleanup(dry_run=args.dry_run)
     r = Run("cleanup", args, {"dry_run": args.dry_run})
-    r.doc.update({"dry_run": args.dry_run, "registry": str(registry_dir()), **out})
+    r.doc.update(res.to_json())
     r.finish()
 
     def render() -> None:
         con = console(args)
-        if not out["removed"] and not out["damaged"]:
-            con.print(f"nothing left behind by a dead dbtier process ({out['live']} entries of running ones; "
-                      f"registry {esc(str(registry_dir()))})")
-        for e in out["removed"]:
+        if not res.removed and not res.damaged:
+            con.print(f"nothing left behind by a dead dbtier process ({res.live} entries of running ones; "
+                      f"registry {esc(res.registry)})")
+        for e in res.removed:
             con.print(f"[bold]{esc(str(e['kind']))}[/bold] of pid {e['owner']['pid']} (dead):", highlight=False)
             for line in e["removed"]:
                 con.print(f"  {esc(line)}", highlight=False)
             for line in e["left"]:
                 con.print(f"  [yellow]left: {esc(line)}[/yellow]", highlight=False)
-        for d in out["damaged"]:
+        for d in res.damaged:
             con.print(f"[yellow]damaged registry entry {'(kept)' if args.dry_run else 'removed'}: {esc(d)}[/yellow]")
-        if out["live"]:
-            con.print(f"[dim]{out['live']} entries belong to dbtier processes still running: left alone[/dim]")
+        if res.live:
+            con.print(f"[dim]{res.live} entries belong to dbtier processes still running: left alone[/dim]")
         con.print(f"[dim]Run: {esc(str(r.dir.path)) if r.dir else '-'}[/dim]")
     emit(r.doc, args, render)
     return 0

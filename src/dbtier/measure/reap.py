@@ -20,6 +20,9 @@ before the device it throttles, processes before their directories, a mount befo
 
 An entry is forgotten once everything it names is gone; what could not be undone is kept and said.
 An entry whose owner is alive, or of another host, is never touched.
+
+`cleanup(dry_run) -> Cleanup` is `dbtier cleanup` as a library call: `reap` over every entry, its answer
+typed and immutable (the section the command writes: dry_run, registry, removed, live, damaged).
 """
 
 from __future__ import annotations
@@ -29,13 +32,15 @@ import os
 import shutil
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
-from dbtier.core.debris import MARKER, dir_marker, entries
+from dbtier.core.debris import MARKER, dir_marker, entries, registry_dir
 from dbtier.core.owner import Owner, abandoned_note, alive, start_ticks
 from dbtier.measure import executor
 from dbtier.core.parts import dict_at
+from dbtier.results.result import Frozen, Result
 
 DIR_PREFIXES = ("dbtier-", ".dbtier-")
 
@@ -275,6 +280,44 @@ def reap(dry_run: bool = False, owner_pid: int | None = None) -> dict[str, Any]:
             except OSError:
                 pass
     return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cleanup(Result):
+    """`dbtier cleanup`'s answer: the section its document adds (dry_run; registry: the registry's
+    directory; removed: an entry per dead owner's registry entry, what was, or with dry_run would be,
+    removed and what is left; live: how many entries of running owners were left alone; damaged: registry
+    files that were not entries, removed unless dry_run)."""
+    kind: str = "cleanup"
+
+    @property
+    def dry_run(self) -> bool:
+        return bool(self.section["dry_run"])
+
+    @property
+    def registry(self) -> str:
+        return str(self.section["registry"])
+
+    @property
+    def removed(self) -> tuple[Mapping[str, Any], ...]:
+        out: tuple[Mapping[str, Any], ...] = self.section["removed"]
+        return out
+
+    @property
+    def live(self) -> int:
+        return int(self.section["live"])
+
+    @property
+    def damaged(self) -> tuple[str, ...]:
+        out: tuple[str, ...] = self.section["damaged"]
+        return out
+
+
+def cleanup(dry_run: bool = False) -> Cleanup:
+    """Undo what every dead dbtier process left on this machine (`reap`); with dry_run, say what would go
+    and change nothing."""
+    out = reap(dry_run=dry_run)
+    return Cleanup(section=Frozen({"dry_run": dry_run, "registry": str(registry_dir()), **out}))
 
 
 def _what(doc: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,88 @@
+"""`dbtier cleanup` as a library call (dbtier.measure.reap.cleanup): its section against the document the
+command stores for the same registry (the same keys, in the same order, with the same values), and what a
+cleanup that removes says. A dead owner is a process that has exited; nothing else is stopped."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import call_main
+from dbtier.core import debris
+from dbtier.core.owner import Owner, boot_id, me, start_ticks
+from dbtier.measure.reap import Cleanup, cleanup
+
+
+@pytest.fixture(autouse=True)
+def registry(tmp_path, monkeypatch):
+    monkeypatch.setenv(debris.STATE_ENV, str(tmp_path / "state"))
+    monkeypatch.setattr(debris, "on_claim", None)      # no watchdog for the test process
+    return tmp_path / "state"
+
+
+def dead_owner() -> Owner:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    ticks = start_ticks(p.pid)
+    p.wait()
+    return Owner(p.pid, boot_id(), ticks, me().host, "dead-run")
+
+
+def stored(tmp_path: Path, *args: str) -> dict[str, Any]:
+    r = call_main("cleanup", *args, "--json", "--out", "c", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc: dict[str, Any] = json.loads((tmp_path / "c" / "result.json").read_text())
+    assert json.loads(r.stdout) == doc
+    return doc
+
+
+def same_as_stored(res: Cleanup, doc: dict[str, Any]) -> None:
+    section = res.to_json()
+    assert list(section) == ["dry_run", "registry", "removed", "live", "damaged"]
+    assert [k for k in doc if k in section] == list(section)          # the command's key order
+    assert {k: doc[k] for k in section} == section
+    assert doc["result_kind"] == res.kind == "cleanup"
+
+
+def test_a_dry_run_is_the_commands_document(tmp_path, registry):
+    junk = tmp_path / "dbtier-probe-dead"
+    junk.mkdir()
+    dead = dead_owner()
+    debris.mark_dir(junk, "probe files", dead)
+    debris.Claim("probe files", {"dirs": [str(junk)]}, owner=dead)
+    (registry / "junk.json").write_text("{not json")
+    res = cleanup(dry_run=True)
+    assert res.dry_run and res.registry == str(registry) and res.live == 0
+    assert res.damaged == (str(registry / "junk.json"),)
+    [entry] = res.removed
+    assert entry["kind"] == "probe files" and entry["removed"] == (f"would remove {junk}",)
+    same_as_stored(res, stored(tmp_path, "--dry-run"))
+    assert junk.is_dir() and (registry / "junk.json").exists()       # a dry run changes nothing
+
+
+def test_a_cleanup_removes_and_says_so_then_has_nothing_left(tmp_path, registry):
+    junk = tmp_path / "dbtier-probe-dead"
+    junk.mkdir()
+    dead = dead_owner()
+    debris.mark_dir(junk, "probe files", dead)
+    debris.Claim("probe files", {"dirs": [str(junk)]}, owner=dead)
+    res = cleanup()
+    assert not res.dry_run and [e["removed"] for e in res.removed] == [(f"removed {junk}",)]
+    assert res.removed[0]["owner"]["pid"] == dead.pid and not junk.exists()
+    assert list(debris.entries()) == []                              # everything undone: the entry is forgotten
+    again = cleanup()
+    assert again.removed == () and again.damaged == () and again.live == 0
+    same_as_stored(again, stored(tmp_path))
+
+
+def test_a_result_cannot_be_changed():
+    res = cleanup(dry_run=True)
+    with pytest.raises(TypeError):
+        res.section["live"] = 1  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        res.kind = "other"  # type: ignore[misc]
+    assert res.to_json() == {"dry_run": True, "registry": res.registry, "removed": [], "live": 0, "damaged": []}
