@@ -315,3 +315,35 @@ def test_a_bench_oltp_request_counts_its_directories_and_seconds_by_hand():
     assert req.dirs() == ["/fast", "/slow", "/srv"]
     assert req.total_s() == 2 * 2 * 3 * (10 + 2) == 144
     assert OltpRequest(steps=(("single", {}),), dir="/srv", warmup_s=0).warmup_s == 0   # no warm-up is allowed
+
+
+@pytest.mark.slow
+def test_plan_size_cloud_as_a_library_call_is_the_commands_answer(tmp_path):
+    from dbtier.model.cloud.design import CloudPlanRequest, PlanCloud, cloud_plan
+    from dbtier.model.plan.requirement import Requirement
+    r = call_main("plan", "size", "--read-iops", "20000", "--write-iops", "5000", "--capacity-gb", "4000",
+                  "--cloud", "aws", "--instance", "auto", "--headroom", "0.3", "--top", "3", "--out", "run",
+                  "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = load_doc(tmp_path / "run")
+    need = Requirement(read_iops=20000, write_iops=5000, capacity_gb=4000, headroom=0.3)
+    res = cloud_plan(CloudPlanRequest(provider="aws", requirement=need, instance="auto", top=3))
+    assert isinstance(res, PlanCloud) and res.kind == "plan.size" == doc["result_kind"]
+    _section_matches(res.to_json(), doc)
+    # the typed designs beside the section: the cheapest a month first, the section's top 3 of them
+    months = [c.contract()["cloud"]["monthly_usd"]["total"] for c in res.found]
+    assert months == sorted(months) and len(res.found) == doc["designs_meeting"] >= 3
+    assert [c["cloud"]["monthly_usd"]["total"] for c in doc["candidates"]] == months[:3]
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"provider": "gcp", "instances_file": "types.json"}, "--instances-file reads `aws ec2 describe-instance-types`"),
+    ({"roles": "auto"}, "--roles sizes one volume set per role from the history's file types: it needs"),
+])
+def test_a_cloud_plan_request_refuses_what_the_command_refuses(change, says):
+    from dbtier.core.errors import DbtierError
+    from dbtier.model.cloud.design import CloudPlanRequest
+    from dbtier.model.plan.requirement import Requirement
+    with pytest.raises(DbtierError) as e:
+        CloudPlanRequest(**{"provider": "aws", "requirement": Requirement(read_iops=1000), **change})
+    assert e.value.message.startswith(says)

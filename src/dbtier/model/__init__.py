@@ -14,7 +14,8 @@ lab's requirement, tiers and engines) over standing.py (where measured storage s
 catalog), lab_steps.py (the lab's steps as typed requests, each writing its own command line).
 
 What each may import: dbtier.core; plan/ nothing else of dbtier but dbtier.results.result (the typed results
-of its library calls, plan/calls.py); cloud/ plan/ (the requirement); the modules here each other and plan/
-(lab.py and standing.py: the catalog). Never measure/, workloads/, history/, report/ or cli/ (the engines'
+of its library calls, plan/calls.py and plan/catalog_calls.py); cloud/ plan/ (the requirement) and
+dbtier.results.result (cloud_plan's); the modules here each other and plan/ (lab.py and standing.py: the
+catalog). Never measure/, workloads/, history/, report/ or cli/ (the engines'
 output parsers are in workloads/parsers/). mypy checks all of it strictly.
 """

@@ -57,17 +57,12 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
               params: dict[str, Any]) -> int:
     """`history`: the document's `history` (None without --from-history); `source`: the history run's `from`
     (which import or consolidation its figures came from); `params`: the run's params as
-    `dbtier.cli.plan.command` builds them for every plan action."""
-    from dbtier.model.cloud import volumes as cloud
-    from dbtier.model.cloud import sizing as cloud_plan
-    from dbtier.model.cloud.design import CloudRequest, designs
-    types, instances = cloud.load_volume_types(), cloud.load_instances()
-    notes: list[str] = []
-    if args.instances_file:
-        if args.cloud != "aws":
-            raise DbtierError("--instances-file reads `aws ec2 describe-instance-types` output: it goes with --cloud aws",
-                              "drop it, or use --cloud aws")
-        from dbtier.model.cloud.instances import parse_describe_instance_types
+    `dbtier.cli.plan.command` builds them for every plan action. The history's intervals and the instances
+    file are read here and handed to the call as data (dbtier.model.cloud.design.cloud_plan)."""
+    from dbtier.history import intervals
+    from dbtier.model.cloud.design import CloudPlanRequest, cloud_plan
+    text, as_of = None, None
+    if args.instances_file and args.cloud == "aws":     # another provider: the request refuses the file
         path = Path(args.instances_file)
         try:
             text = path.read_text(encoding="utf-8")
@@ -75,68 +70,19 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
             raise DbtierError(f"{path}: cannot be read ({exc.__class__.__name__})",
                               "give the file `aws ec2 describe-instance-types --output json > FILE` wrote") from None
         as_of = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date().isoformat()
-        loaded, notes = parse_describe_instance_types(text, str(path), as_of)
-        instances = {**instances, **loaded}
-    clustered = args.instances is not None and args.instances > 1 or bool(req.instances and req.instances > 1)
-    attach = (req.instances or args.instances or 2) if clustered else 1
-    cluster = None
-    if clustered:
-        types, cluster = cluster_check(args, source, attach, types)
-    if cluster:
-        notes.append(f"{attach} instances ({cluster['engine'] or 'engine not known'}): {cluster['statement']}")
-    if args.roles and not args.from_history:
-        raise DbtierError("--roles sizes one volume set per role from the history's file types: it needs "
-                          "--from-history", "e.g. --from-history REQ_RUN --roles, or size without --roles")
-    from dbtier.history import intervals
-    burst_checked, burst_note, unchecked, rates = None, None, None, None
-    if args.from_history and intervals.hourly(source):
-        # no time series to replay: size on the statistic and say the burst risk on each design with a bucket
-        burst_checked = False
-        basis = f"the highest hour-of-day {source.get('statistic') or 'statistic'}, with {req.headroom:.0%} headroom"
-        burst_note = (f"burst credits not checked: {intervals.HOURLY_WHY}; the designs are sized on {basis}, within "
-                      "each volume's baseline, but a burst longer than a bucket lasts would be throttled (said on "
-                      "each design that has one)")
-        unchecked = (intervals.HOURLY_WHY, basis)
-    elif args.from_history:       # replay the history's intervals through every credit bucket of each design
-        burst_checked, rates = True, intervals.rates(source)
-    got = designs(CloudRequest(
-        provider=args.cloud, requirement=req, instance=args.instance, service_years=args.service_years,
-        clustered=clustered, attach=attach, copies=2 if args.mirror_zones else 1, instance_store=args.instance_store,
-        roles=args.roles, file_types=intervals.by_file_type(source) if args.roles else (),
-        statistic=str(source.get("statistic")), rates=rates, allow_throttling=args.allow_throttling,
-        unchecked=unchecked), types, instances)
-    if rates is not None and not got.found:
-        raise DbtierError("every design meeting the requirement would be throttled by the history's demand: "
-                          + "; ".join(f"{m['type']}: {m['reason']}" for m in got.throttled),
-                          "choose a larger --instance or provisioned types, or --allow-throttling to list them")
-    found, missed = got.found, got.missed + got.throttled
+    hourly = bool(args.from_history) and intervals.hourly(source)
+    res = cloud_plan(CloudPlanRequest(
+        provider=args.cloud, requirement=req, instance=args.instance, instances=args.instances, engine=args.engine,
+        service_years=args.service_years, top=args.top, mirror_zones=args.mirror_zones,
+        instance_store=args.instance_store, roles=args.roles, allow_throttling=args.allow_throttling,
+        from_history=args.from_history, history=history, source=source, hourly=hourly,
+        hourly_why=intervals.HOURLY_WHY,
+        rates=intervals.rates(source) if args.from_history and not hourly else None,
+        file_types=intervals.by_file_type(source) if args.roles and args.from_history else (),
+        instances_file=args.instances_file, instances_json=text, instances_as_of=as_of))
     run = Run("plan.size", args, params,
               inputs=[p for p in (args.from_history, args.instances_file) if p])
-    cands = [c.contract() for c in found[:args.top]]
-    run.doc.update({"plan": "size", "requirement": req.to_dict(), "candidates": cands,
-                    "binding": cands[0]["cloud"]["binding"], "binding_detail": None,
-                    "designs_tried": len(found) + len(missed), "designs_meeting": len(found),
-                    "cloud_missed": missed, "limits_as_of": cloud_plan.limits_as_of(types, instances, args.cloud),
-                    "ranked_by": "cloud.monthly_usd.total", "history": history, "roles": got.separated,
-                    "cloud_notes": notes, "cluster": cluster, "burst_checked": burst_checked,
-                    "burst_note": burst_note})
+    run.doc.update(res.to_json())
     run.finish()
     emit(run.doc, args, lambda: render.cloud(console(args), req, run.doc, run.dir.path))
     return 0
-
-
-def cluster_check(args: argparse.Namespace, source: dict[str, Any], attach: int, types: dict[str, Any]
-                  ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the types the cluster may use, the engine's support for its `attach`-instance cluster on the provider's
-    shared volumes) (--engine, else the history's source); one clear error where its vendor does not support
-    it, naming the route."""
-    from dbtier.model.cloud.cluster import engine_of, for_cluster
-    engine = args.engine or engine_of(source.get("source"))
-    engine_from = "--engine" if args.engine else (f"the history's source ({source.get('source')})" if engine else None)
-    types, support = for_cluster(types, args.cloud, engine, attach)
-    if not support["offered"]:
-        raise DbtierError(f"a {attach}-instance {engine} cluster (engine from {engine_from}) on {args.cloud}'s shared "
-                          f"volumes: {support['statement']} [{support['cite']}; grade {support['grade']}, "
-                          f"dated {support['dated']}]",
-                          f"size it on-prem (plan size without --cloud) or price {support['route']} with its provider")
-    return types, {**support, "engine": engine, "engine_from": engine_from, "instances": attach}

@@ -7,7 +7,9 @@ cluster.py    whether a clustered database may use a provider's shared volumes (
 sizing.py     per volume type the cheapest stripe that meets the requirement, within an instance's caps
 roles.py      one volume set per role of the database (data, log, temp, archive) under one instance
 design.py     one provider's designs for a CloudRequest: the sizing, the roles, the history's burst replay
-              (plan size --cloud and advise call it; the history's rates come in as data)
+              (advise calls it; the history's rates come in as data), and `plan size --cloud` as a library
+              call: cloud_plan(CloudPlanRequest) -> PlanCloud
 
-Pure. They may import model/plan/ (the requirement) and dbtier.core; model/plan/ never imports them.
+Pure. They may import model/plan/ (the requirement), dbtier.core and dbtier.results.result (the typed
+result of cloud_plan); model/plan/ never imports them.
 """

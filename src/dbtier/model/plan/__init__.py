@@ -1,8 +1,8 @@
 """On-prem storage and the planner: what a configuration of catalog devices delivers and costs, and the
 cheapest that meets a requirement (`dbtier plan`, and advise's on-prem options).
 
-In import order, each importing only modules before it (and dbtier.core; calls.py also
-dbtier.results.result, the typed result it returns):
+In import order, each importing only modules before it (and dbtier.core; calls.py and catalog_calls.py
+also dbtier.results.result, the typed results they return):
 catalog.py          the device catalog: devices, overheads, the user's catalog files checked
 catalog_template.py a commented [[device]] entry (`dbtier catalog template`)
 array.py            a configuration's figures by layout and what limits each
@@ -17,5 +17,6 @@ service.py          the service life's terms applied to a design
 sizing.py           `plan size`: the ranked candidates
 planner.py          `plan equivalent`, `plan budget`, price/performance
 plandoc.py          the plan document
-calls.py            `plan size` as a library call: SizeRequest -> PlanSize, typed and immutable
+calls.py            `plan size`, `equivalent`, `budget`, `value` as library calls, typed and immutable results
+catalog_calls.py    `catalog list`, `show`, `template` as library calls
 """
