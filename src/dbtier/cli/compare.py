@@ -1,22 +1,22 @@
 """`dbtier compare RUN_A RUN_B`: the key figures of two runs of the same command, side by side,
 with their differences (B − A) and ratios (B / A), then the verdict on the two read together (on two
-tiers: each tier's TPS per client count and the ratios between them)."""
+tiers: each tier's TPS per client count and the ratios between them). dbtier.report.calls.compare reads and
+sets the runs against each other; the tables here are the terminal's."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rich.text import Text
 
 from dbtier.cli.fit import Cell, Col, fitted
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.common import Run, add_output_options, console, emit
-from dbtier.core.errors import DbtierError
+from dbtier.report.calls import compare
 from dbtier.report.figures import core as F
-from dbtier.report import summary as FC
 from dbtier.report.verdict import rules as R
-from dbtier.report.inputs import load_runs
-from dbtier.report.verdict.topics import verdict
+from dbtier.results.result import thaw
 from dbtier.cli.show import print_verdict
 
 
@@ -49,30 +49,21 @@ def _ratio(r: dict, judge: bool = True) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    a, b = load_runs([args.a, args.b])
-    ka, kb = F.kind(a), F.kind(b)
-    if a.get("command") != b.get("command") or ka != kb:
-        raise DbtierError(f"{args.a} is a {ka} run and {args.b} a {kb} run: compare takes two runs of the same "
-                          "command", f"compare two {ka} runs, or show both in one report: dbtier report "
-                                     f"{args.a} {args.b}")
-    rows = FC.compare_rows(a, b)
-    run_ = Run("compare", args, {"a": args.a, "b": args.b}, inputs=[a["_run_dir"], b["_run_dir"]], read_only=True)
+    runs: list[Run] = []
+
+    def start(params: dict[str, Any], inputs: list[str]) -> None:
+        runs.append(Run("compare", args, params, inputs=inputs, read_only=True))
+
+    res = compare(args.a, args.b, start)
+    run_ = runs[0]
     doc = run_.doc
-    clash = F.durability_clash([a, b])
-    if clash:                       # a durable and a non-durable run: no row is better or worse
-        for r in rows:
-            r["verdict"] = None
-    # the two runs read together: on two tiers, the two-tier answer (TPS per client count, the ratios)
-    v = verdict([a, b])
-    placed = FC.placement_comparison(a, b)   # where each part went in A and in B
-    unjudged: dict[str, list[str]] = {}      # too little evidence: the reason, and the figures it held back
-    for r in rows:
-        if r.get("verdict") == R.TOO_LITTLE:
-            unjudged.setdefault(str(r.get("reason")), []).append(str(r["metric"]))
-    doc.update(a=FC.run_info(a), b=FC.run_info(b), rows=rows, not_comparable=clash, placement=placed or None,
-               verdict={"sentences": v["sentences"], "caveats": [c["text"] for c in v["caveats"]]})
+    doc.update(res.to_json())
     run_.finish()
     out = console(args)
+    a, b = (thaw(d) for d in res.documents)
+    ka = F.kind(a)
+    rows, clash, placed = doc["rows"], doc["not_comparable"], doc["placement"]
+    v, unjudged = thaw(res.verdict), thaw(res.unjudged)
 
     def render() -> None:
         caption = ("B − A and B / A" + (": not judged, the runs are not comparable" if clash else

@@ -2,24 +2,18 @@
 
 The report only reads result documents (a lab's with its step runs); it writes its own run
 directory (`report.html` and/or `report.md` beside its `result.json`) and, with --output, a copy
-elsewhere.
+elsewhere. The work is dbtier.report.calls.report's; here argv becomes its request, and the run.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
 from dbtier.cli.common import Run, add_output_options, console, emit
-from dbtier.core.errors import DbtierError
-from dbtier.core.files import full_error, is_full
-from dbtier.results.store import RESULT_FILE
-
-REPORT_FILE = "report.html"
-MD_FILE = "report.md"
-FORMATS = {"html": (REPORT_FILE,), "md": (MD_FILE,), "both": (REPORT_FILE, MD_FILE)}
+from dbtier.report.calls import FORMATS, ReportRequest, report
+from dbtier.report.calls import write_text_atomic as write_text_atomic   # `dbtier runs trend` writes with it
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,107 +40,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        if is_full(exc):
-            raise full_error(path, len(text.encode()), "the report") from None
-        if isinstance(exc, OSError):
-            raise DbtierError(f"cannot write {path}: {exc.strerror or exc}",
-                              "choose another place with --output FILE") from exc
-        raise
-
-
-def _input_dirs(docs: list[dict[str, Any]]) -> list[str]:
-    """Every run directory the report reads: the inputs and a lab's step runs."""
-    dirs = []
-    for d in docs:
-        dirs.append(d["_run_dir"])
-        dirs += [c["doc"]["_run_dir"] for c in d.get("_children") or [] if c.get("doc")]
-    return dirs
-
-
-def _check_output(output: Path, fmt: str, docs: list[dict[str, Any]]) -> None:
-    """--output never overwrites a result.json, an input, or any file inside an input run directory."""
-    if str(output).strip() == "":
-        raise DbtierError("--output '': an empty file name", f"name a file, e.g. --output {REPORT_FILE}")
-    if output.is_dir():
-        raise DbtierError(f"--output {output} is a directory", f"name a file, e.g. --output {output / REPORT_FILE}")
-    if not output.parent.exists():
-        raise DbtierError(f"--output {output}: the directory {output.parent} does not exist",
-                          "create it first or choose another place")
-    targets = [output] if fmt != "both" else [output, output.with_suffix(".md")]
-    inputs = [os.path.realpath(d) for d in _input_dirs(docs)]
-    for t in targets:
-        real = os.path.realpath(t)
-        if t.name == RESULT_FILE:
-            raise DbtierError(f"--output {t}: a report is never written as {RESULT_FILE}",
-                              f"name the report file, e.g. --output {t.with_name(REPORT_FILE)}")
-        inside = next((d for d in inputs if real == d or real.startswith(d.rstrip(os.sep) + os.sep)), None)
-        if inside is not None:
-            raise DbtierError(f"--output {t}: inside the input run directory {inside}; the report never writes "
-                              "into a run it reads", "write it elsewhere, e.g. --output report.html")
-
-
 def run(args: argparse.Namespace) -> int:
-    # The renderers load here, not at start-up: every other command stays fast to start.
-    from dbtier.report.html import render_html
-    from dbtier.report.inputs import load_runs
-    from dbtier.report.markdown import render_markdown
     query = getattr(args, "runs_query", None)
-    if (query is None) == (not args.runs):
-        raise DbtierError("give run directories or --runs QUERY" + (", not both" if args.runs else ""),
-                          "e.g. dbtier report runs/RUN_DIR, or dbtier report --runs \"kind = 'probe'\"")
-    if args.trend and query is None:
-        raise DbtierError("--trend draws a trend of the runs --runs selects", "add --runs QUERY")
-    # Load everything first: a bad input fails before anything is written.
+    req = ReportRequest(runs=tuple(args.runs), runs_query=query, trend=args.trend,
+                        format=getattr(args, "format", "html") or "html",
+                        output=Path(args.output) if args.output is not None else None)
     sel = None
     if query is not None:
         from dbtier.cli.runs.report import select
         sel = select(args)
-        docs = sel.docs
-    else:
-        docs = load_runs(args.runs)
-    inputs = [os.path.abspath(d["_run_dir"]) for d in docs]
-    output = Path(args.output) if args.output is not None else None
-    fmt = getattr(args, "format", "html") or "html"
-    if output is not None:
-        _check_output(output, fmt, docs)
-    run_ = Run("report", args, {"runs": list(args.runs), "format": fmt, "runs_query": query, "trend": args.trend},
-               inputs=_input_dirs(docs) + (sel.paths if sel else []))
-    doc = run_.doc
-    doc["inputs"] = inputs + ([p for p in sel.paths if p not in inputs] if sel else [])
-    written: list[tuple[str, Path]] = []
-    for name in FORMATS[fmt]:
-        if sel is not None:
-            from dbtier.report.runs import markdown, page
-            text = page(sel.query, sel.rows, sel.trends, docs) if name == REPORT_FILE else markdown(
-                sel.query, sel.rows, sel.trends)
-        else:
-            text = render_html(docs) if name == REPORT_FILE else render_markdown(docs)
-        path = run_.dir.path / name
-        write_text_atomic(path, text)
-        kind = "html" if name == REPORT_FILE else "md"
-        doc[f"report_{kind}"] = str(path)
-        written.append(("report", path))
-        if output is not None:
-            copy = output if kind == "html" or fmt == "md" else output.with_suffix(".md")
-            write_text_atomic(copy, text)
-            doc[f"output_{kind}"] = str(copy)
-            written.append(("copy", copy))
-    run_.finish()
+    runs: list[Run] = []
 
+    def start(params: dict[str, Any], inputs: list[str]) -> Path:
+        runs.append(Run("report", args, params, inputs=inputs))
+        return runs[0].dir.path
+
+    res = report(req, start, sel, lambda section: runs[0].doc.update(section))
+    run_ = runs[0]
+    run_.finish()
+    doc = run_.doc
     out = console(args)
 
     def render() -> None:
-        for label, path in written:
+        for label, path in res.written:
             out.print(f"{label + ':':<8}{path}", markup=False, highlight=False, soft_wrap=True)
     emit(doc, args, render)
     return 0

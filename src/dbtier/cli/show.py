@@ -2,6 +2,7 @@
 
 The summary (figures, tables, how they were obtained; for a lab each step's too) comes from
 dbtier.report.figures.core, the verdict from dbtier.report.verdict.topics: the same the reports print.
+dbtier.report.calls.show reads the run and makes both; the tables here are the terminal's.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from dbtier.report.figures import core as F
 from dbtier.report import summary as FC
 from dbtier.report.figures import fleet as FF
 from dbtier.report.figures import placed as P
-from dbtier.report.inputs import load_runs
+from dbtier.report.calls import show
 from dbtier.results.kinds import kind_of
-from dbtier.report.verdict.topics import TOPIC_LABELS, TOPICS, verdict
+from dbtier.results.result import thaw
+from dbtier.report.verdict.topics import TOPIC_LABELS, TOPICS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -138,14 +140,18 @@ def print_verdict(out: Console, v: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    [shown] = load_runs([args.run])
-    v = verdict([shown])
-    run_ = Run("show", args, {"run": args.run}, inputs=[shown["_run_dir"]], read_only=True)
+    runs: list[Run] = []
+
+    def start(params: dict[str, Any], inputs: list[str]) -> None:
+        runs.append(Run("show", args, params, inputs=inputs, read_only=True))
+
+    res = show(args.run, start)
+    run_ = runs[0]
     doc = run_.doc
-    doc.update(FC.summary(shown))
-    doc["verdict"] = {"sentences": v["sentences"], "caveats": [c["text"] for c in v["caveats"]]}
+    doc.update(res.to_json())
     run_.finish()
     out = console(args)
+    shown, v = thaw(res.document), thaw(res.verdict)
 
     def render() -> None:
         print_verdict(out, v)
