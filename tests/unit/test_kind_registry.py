@@ -163,7 +163,8 @@ def test_a_kinds_library_call_returns_that_kinds_typed_result():
     assert {k.name for k in with_call} == {"probe", "probe.fleet", "bench.oltp", "bench.dss", "bench.backup", "simulate.capture", "plan.size", "plan.equivalent", "plan.budget", "plan.value",
                                            "simulate.run", "simulate.mrc", "simulate.convert", "history.import",
                                            "history.consolidate", "history.requirement", "advise",
-                                           "catalog.list", "catalog.show", "catalog.template", "cleanup"}
+                                           "catalog.list", "catalog.show", "catalog.template", "cleanup",
+                                           "report", "show", "compare"}
     for k in with_call:
         fn = registry.resolve(k.call)
         ret = typing.get_type_hints(fn)["return"]

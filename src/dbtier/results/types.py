@@ -347,7 +347,10 @@ class RunRef(TypedDict, total=False):
 
 class ReportResult(TypedDict, total=False):
     inputs: list[str]
-    report_html: str
+    report_html: str        # the files written in the run's directory (--format html, md or both)
+    report_md: str
+    output_html: str        # their copies (--output FILE)
+    output_md: str
 
 
 class Figure(TypedDict, total=False):
