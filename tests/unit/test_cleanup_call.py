@@ -5,8 +5,6 @@ cleanup that removes says. A dead owner is a process that has exited; nothing el
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +12,8 @@ import pytest
 
 from conftest import call_main
 from dbtier.core import debris
-from dbtier.core.owner import Owner, boot_id, me, start_ticks
 from dbtier.measure.reap import Cleanup, cleanup
+from test_debris import dead_owner
 
 
 @pytest.fixture(autouse=True)
@@ -23,13 +21,6 @@ def registry(tmp_path, monkeypatch):
     monkeypatch.setenv(debris.STATE_ENV, str(tmp_path / "state"))
     monkeypatch.setattr(debris, "on_claim", None)      # no watchdog for the test process
     return tmp_path / "state"
-
-
-def dead_owner() -> Owner:
-    p = subprocess.Popen([sys.executable, "-c", "pass"])
-    ticks = start_ticks(p.pid)
-    p.wait()
-    return Owner(p.pid, boot_id(), ticks, me().host, "dead-run")
 
 
 def stored(tmp_path: Path, *args: str) -> dict[str, Any]:

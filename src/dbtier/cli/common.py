@@ -283,6 +283,41 @@ def _signals_held() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+class Sink:
+    """Where a measuring library call's run goes: the call asks `start(params)` for its directory once what
+    can be refused has been (the Run is made then, its params the call's), and hands its section to `save`
+    after every point; `run` is that Run afterwards."""
+
+    def __init__(self, kind: str, args: argparse.Namespace, paths: list[str] | None = None,
+                 devices: list[str] | None = None, inputs: Iterable[str | os.PathLike] = ()):
+        self._kind, self._args, self._paths, self._devices = kind, args, paths, devices
+        self._inputs = list(inputs)
+        self._run: Run | None = None
+
+    @property
+    def run(self) -> Run:
+        return expect(self._run, f"{self._kind}: the library call never started its run")
+
+    def start(self, params: dict[str, Any], paths: list[str] | None = None) -> RunDir:
+        """The run made with `params` (on `paths` when the call knows them only then): its directory."""
+        self._run = Run(self._kind, self._args, params, paths=self._paths if paths is None else paths,
+                        devices=self._devices, inputs=self._inputs)
+        return self._run.dir
+
+    def save(self, section: dict[str, Any], errors: list[dict[str, Any]] | None = None) -> None:
+        """The section (and the errors, when the call keeps them) into the run's document, stored."""
+        run = self.run
+        run.doc.update(section)
+        if errors is not None:
+            run.doc["errors"] = errors
+        run.save()
+
+    def save_params(self, params: dict[str, Any], section: dict[str, Any]) -> None:
+        """As `save`, for a call whose params change as it runs (a server's own settings, read once open)."""
+        self.run.doc["params"] = params
+        self.save(section)
+
+
 class Frame(list):
     """The runs made under one lifecycle; `failed` is set when the command returned a non-zero exit."""
     failed = False

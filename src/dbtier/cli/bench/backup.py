@@ -13,10 +13,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from dbtier.cli import options as argtypes
 from dbtier.cli.bench.dss import MAX_TPCH_SCALE
 from dbtier.cli.markup import esc
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import Sink, add_output_options, console, emit
 from dbtier.cli.settings_options import engine_options
 from dbtier.cli.own_checkout import default_dir
-from dbtier.results.store import RunDir
 from dbtier.workloads import backup
 from dbtier.workloads.backup import BackupRequest
 from dbtier.workloads.engine import engine_class, names
@@ -56,16 +55,8 @@ def run_backup(args: argparse.Namespace) -> int:
     req = BackupRequest(engine=args.engine, to=args.to, data=data, scale=args.scale, methods=methods,
                         repeat=args.repeat, emulate=args.emulate, port=args.port, os_user=args.os_user,
                         options=engine_options(cls, "backup", args))
-    runs: list[Run] = []
 
-    def start(params: dict[str, Any]) -> RunDir:
-        runs.append(Run("bench.backup", args, params, paths=[req.data, req.to], inputs=[req.data, req.to]))
-        return runs[0].dir
-
-    def save(section: dict[str, Any]) -> None:
-        runs[0].doc.update(section)
-        runs[0].save()
-
+    sink = Sink("bench.backup", args, paths=[req.data, req.to], inputs=[req.data, req.to])
     out = console(args)
 
     def on_note(note: str) -> None:
@@ -76,9 +67,9 @@ def run_backup(args: argparse.Namespace) -> int:
         if not args.json:
             out.print(esc(line(rec)))
 
-    backup.run(req, start, save, on_result=on_result, on_note=on_note,
+    backup.run(req, sink.start, sink.save, on_result=on_result, on_note=on_note,
                progress=lambda what: _progress(out, what, args.json))
-    run = runs[0]
+    run = sink.run
     run.finish("ok")
     emit(run.doc, args, lambda: out.print(f"result: {esc(run.dir.result_path)}"))
     return 0

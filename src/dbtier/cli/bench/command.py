@@ -11,10 +11,9 @@ from rich.table import Table
 
 from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc, lit
-from dbtier.cli.common import Run, add_output_options, console, emit, usage
+from dbtier.cli.common import Sink, add_output_options, console, emit, usage
 from dbtier.cli.settings_options import add_engine_options, engine_options
 from dbtier.report.figures.core import busiest_device, spread_text
-from dbtier.results.store import RunDir
 from dbtier.workloads import oltp
 from dbtier.workloads.engine import engine_class, names
 from dbtier.workloads.oltp import MAX_PGBENCH_SCALE, MAX_WAREHOUSES
@@ -111,17 +110,7 @@ def run_oltp(args: argparse.Namespace) -> int:
     dirs = req.dirs()
     # --dsn: a placed directory is this machine's (its device in the metadata) only when the server runs here
     machine_dirs = [req.dir] if args.dsn and not cls.dsn_is_local(args.dsn) else dirs
-    runs: list[Run] = []
-
-    def start(params: dict[str, Any]) -> RunDir:
-        runs.append(Run("bench.oltp", args, params, paths=machine_dirs, inputs=dirs))
-        return runs[0].dir
-
-    def save(params: dict[str, Any], section: dict[str, Any]) -> None:
-        runs[0].doc["params"] = params
-        runs[0].doc.update(section)
-        runs[0].save()
-
+    sink = Sink("bench.oltp", args, paths=machine_dirs, inputs=dirs)
     out = console(args)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=out, transient=True, disable=args.json) as progress:
@@ -133,8 +122,8 @@ def run_oltp(args: argparse.Namespace) -> int:
             advance=lambda s: progress.advance(task, s),
             point=lambda p, first, name: progress.console.print(
                 _points_table([p], header=first, step=name, width=progress.console.width)))
-        oltp.bench(req, start, save, hooks)
-    run = runs[0]
+        oltp.bench(req, sink.start, sink.save_params, hooks)
+    run = sink.run
     run.finish("ok")
     doc = run.doc
     emit(doc, args, lambda: _render(doc, out, run))

@@ -16,10 +16,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from dbtier.cli import options as argtypes
 from dbtier.cli import settings_options as pgopt
 from dbtier.cli.markup import esc
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import Sink, add_output_options, console, emit
 from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
-from dbtier.results.store import RunDir
 from dbtier.workloads import dss
 from dbtier.workloads.dss import DSS_BUDGET_RULE, DssRequest, PowerShow
 from dbtier.workloads.engine import engine_class, names
@@ -92,25 +91,16 @@ def run_dss(args: argparse.Namespace) -> int:
                      compression=args.compression, repeat=args.repeat, queries=queries, generator=args.generator,
                      probe=args.probe, port=args.port, os_user=args.os_user,
                      options=pgopt.engine_options(cls, "dss", args), emulate=args.emulate)
-    runs: list[Run] = []
-
-    def start(params: dict[str, Any]) -> RunDir:
-        runs.append(Run("bench.dss", args, params, paths=[p for p in (req.data, req.temp) if p],
-                        inputs=[p for p in (args.probe, req.data, req.temp) if p]))
-        return runs[0].dir
-
-    def save(section: dict[str, Any]) -> None:
-        runs[0].doc.update(section)
-        runs[0].save()
-
+    sink = Sink("bench.dss", args, paths=[p for p in (req.data, req.temp) if p],
+                inputs=[p for p in (args.probe, req.data, req.temp) if p])
     out = console(args)
 
     def on_note(text: str) -> None:
         if not args.json:
             out.print(f"note: {esc(text)}", highlight=False)
 
-    dss.run(req, start, save, lambda total: _progress(out, req.scale, total, args.json), on_note)
-    run = runs[0]
+    dss.run(req, sink.start, sink.save, lambda total: _progress(out, req.scale, total, args.json), on_note)
+    run = sink.run
     run.finish("ok")
     doc = run.doc
 

@@ -13,12 +13,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dbtier.cli import options as argtypes
 from dbtier.cli.markup import esc
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import Sink, add_output_options, console, emit
 from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
 from dbtier.measure.probe import PROFILES, TESTS, ProbeRequest, check_targets, load_levels, probe, with_profile
-from dbtier.results.store import RunDir
 from dbtier.cli.probe.tables import probe_points_table, probe_summary_table
 
 
@@ -98,18 +97,7 @@ def run(args: argparse.Namespace) -> int:
               "load_levels": [list(x) for x in load_levels(profile.max_outstanding, os.cpu_count() or 1)],
               "engine": "fio", "latency": "fio lat_ns: submission to completion, percentiles per fio",
               "commit_pattern": "8 KiB buffered write + fdatasync per write, psync engine, preallocated file"}
-    runs: list[Run] = []
-
-    def start() -> RunDir:
-        runs.append(Run("probe", args, params, paths=args.paths, devices=args.device))
-        return runs[0].dir
-
-    def save(section: dict[str, Any], errors: list[dict[str, Any]]) -> None:
-        run_ = runs[0]
-        run_.doc.update(section)
-        run_.doc["errors"] = errors
-        run_.save()
-
+    sink = Sink("probe", args, paths=args.paths, devices=args.device)
     out = console(args)
 
     def on_error(exc: DbtierError) -> None:
@@ -117,8 +105,9 @@ def run(args: argparse.Namespace) -> int:
         if exc.hint:
             out.print(f"  next: {esc(exc.hint)}")
 
-    res = probe(req, targets, start, save, lambda path: _progress(out, path, args.json), on_error)
-    run_ = runs[0]
+    res = probe(req, targets, lambda: sink.start(params), sink.save, lambda path: _progress(out, path, args.json),
+                on_error)
+    run_ = sink.run
     status = "failed" if res.failed else "ok"
     run_.finish(status)
     doc = run_.doc

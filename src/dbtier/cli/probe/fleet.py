@@ -10,12 +10,11 @@ from typing import Any, Callable, Iterator
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dbtier.cli.common import Run, console, emit
+from dbtier.cli.common import Sink, console, emit
 from dbtier.cli.markup import esc
 from dbtier.core.errors import DbtierError
 from dbtier.measure import fleet
 from dbtier.measure.probe import Profile
-from dbtier.results.store import RunDir
 from dbtier.cli.probe.tables import probe_points_table, probe_summary_table
 
 
@@ -25,27 +24,16 @@ def run(args: argparse.Namespace, profile: Profile, tests: tuple[str, ...], size
         profile=profile, tests=tests, max_lat_ms=args.max_lat_ms, margin_pct=args.margin_pct, size=size,
         direct=not args.buffered, destroy_data=args.destroy_data, hosts_step=args.hosts_step,
         hosts_remote=args.hosts_remote)
-    runs: list[Run] = []
-
-    def start(params: dict[str, Any], paths: list[str]) -> RunDir:
-        runs.append(Run("probe.fleet", args, params, paths=paths))
-        return runs[0].dir
-
-    def save(section: dict[str, Any], errors: list[dict[str, Any]]) -> None:
-        run_ = runs[0]
-        run_.doc.update(section)
-        run_.doc["errors"] = errors
-        run_.save()
-
+    sink = Sink("probe.fleet", args)
     out = console(args)
 
     def on_error(exc: DbtierError) -> None:
         out.print(f"[red]dbtier: error: {esc(exc.message)}[/red]")
 
-    res = fleet.run(req, start, save, lambda agg: _progress(out, agg, args.json),
+    res = fleet.run(req, sink.start, sink.save, lambda agg: _progress(out, agg, args.json),
                     warn=lambda w: print(f"dbtier: warning: {w}", file=sys.stderr),
                     note=lambda n: print(f"dbtier: {n}", file=sys.stderr), on_error=on_error)
-    run_ = runs[0]
+    run_ = sink.run
     run_.finish(res.status)
     doc = run_.doc
 
