@@ -2,7 +2,8 @@
 (cli/runs/verbs.py, cli/runs/check.py).
 
 The runs are read in place and kept in a cached index per runs directory (dbtier.runsdb.index); the table
-and every query are DuckDB over it (dbtier.runsdb.views). Listing, sql and trend only read: like `show` and
+and every query are DuckDB over it (dbtier.runsdb.views), each verb a library call (dbtier.runsdb.calls) whose
+answer this package stores and prints. Listing, sql and trend only read: like `show` and
 `compare` they make a run directory only with --out; `runs check` always writes one (its verdict).
 """
 
@@ -14,9 +15,8 @@ import sys
 
 from dbtier.cli.runs import render as R
 from dbtier.cli.runs.render import terminal_width
-from dbtier.cli.common import console, emit
-from dbtier.cli.runs.common import add_filters, add_runs_options, catalogue, make_run, parse_since
-from dbtier.core.errors import DbtierError
+from dbtier.cli.common import Run, console, emit
+from dbtier.cli.runs.common import add_filters, add_runs_options, reading, runs_dirs, starter
 
 BASE = ("run_id", "name", "kind", "status", "started_at", "host", "device", "model", "continues", "summary")
 # shown only when a run listed has one
@@ -54,22 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     runs_check.register(verbs)
 
 
-def known_kinds() -> set[str]:
-    from dbtier.cli.main import SUBCOMMANDS
-    from dbtier.runsdb.views import VIEWS
-    return set(VIEWS) | set(SUBCOMMANDS)
-
-
-def _order(sort: str, cols: list[str], src: str) -> str:
-    words = sort.split()
-    desc = sort.startswith("-") or (len(words) == 2 and words[1].lower() == "desc")
-    col = sort[1:] if sort.startswith("-") else (words[0] if len(words) == 2 and words[1].lower() in (
-        "asc", "desc") else sort)
-    if col not in cols:
-        raise DbtierError(f"--sort {sort!r}: {src} has no column {col!r}", f"its columns: {', '.join(cols)}")
-    return f'"{col}" {"DESC" if desc else "ASC"} NULLS LAST, run_id'
-
-
 def _where(path: str, width: int) -> str:
     """A run made elsewhere as its path from here (or from ~ when shorter), its start cut when too long:
     the end names the run."""
@@ -82,38 +66,18 @@ def _where(path: str, width: int) -> str:
 
 def run_list(args: argparse.Namespace) -> int:
     from dbtier.runsdb import views as V
+    from dbtier.runsdb.calls import ListRequest, runs_list
     from dbtier.runsdb.extract import SUMMARY_KEYS
-    kind = args.kind
-    if kind is not None and kind not in known_kinds():
-        raise DbtierError(f"--kind {kind!r}: not a kind of run", "one of " + ", ".join(sorted(known_kinds())))
-    since = parse_since(args.since) if args.since else None
-    where = V.check_where(args.where) if args.where is not None else None
-    con, done = catalogue(args, registry=not args.runs_dirs or args.everywhere)
-    src = kind if kind in V.VIEWS else "runs"
-    cols = V.columns_of(src)
-    conds, params = [], []
-    if kind is None:
-        conds.append("kind IS DISTINCT FROM 'runs'")
-    elif src == "runs":
-        conds.append("kind = ?")
-        params.append(kind)
-    if where:
-        conds.append(where)
-    if since:
-        conds.append("started_at >= ?")
-        params.append(since)
-    sql = (f"SELECT * FROM {src}" + (" WHERE " + " AND ".join(conds) if conds else "")
-           + f" ORDER BY {_order(args.sort, cols, src)}")
-    names, rows = V.run_query(con, sql, "--where" if where else "runs", hint=f"the columns of {src}: "
-                              + ", ".join(cols), params=params)
-    run = make_run(args, "list", {"kind": kind, "where": args.where, "since": args.since, "sort": args.sort,
-                                  "everywhere": bool(args.everywhere)})
-    records = [dict(zip(names, r)) for r in rows]
+    req = ListRequest(runs_dirs=runs_dirs(args), kind=args.kind, where=args.where, since=args.since, sort=args.sort,
+                      everywhere=bool(args.everywhere))
+    made: list[Run] = []
+    res = runs_list(req, starter(args, made), reading(args))
+    run = made[0]
     doc = run.doc
-    doc.update(index=[r.as_dict() for r in done], view=src, query=sql, columns=names, count=len(records),
-               damaged=sum(1 for r in records if r["status"] == "damaged"),
-               rows=[{k: R.jsonable(v) for k, v in r.items()} for r in records])
+    doc.update(res.to_json())
     run.finish()
+    src, names, index = doc["view"], doc["columns"], doc["index"]
+    records = [dict(zip(names, r)) for r in res.records]
     out = console(args)
 
     def render() -> None:
@@ -142,14 +106,14 @@ def run_list(args: argparse.Namespace) -> int:
         fold = {i for i, c in enumerate(show) if c in FOLDED}
         sys.stdout.write(R.table(heads, body, right, max_cell=90 if src == "runs" else 60,
                                  width=terminal_width(out), fold=fold))
-        dirs = ", ".join(r.root for r in done if r.registry is None)
-        idx = "; ".join(f"index {r.read} read, {r.reused} reused" + ("" if r.written or not r.not_written else
-                        f" (not saved: {r.not_written})") for r in done if r.registry is None)
+        dirs = ", ".join(r["runs_dir"] for r in index if r["runs_dir"] is not None)
+        idx = "; ".join(f"index {r['read']} read, {r['reused']} reused" + ("" if r["written"] or not r["not_written"]
+                        else f" (not saved: {r['not_written']})") for r in index if r["runs_dir"] is not None)
         elsewhere = sum(1 for r in records if r.get("runs_dir") is None)
         out.print(f"{len(records)} run{'s' if len(records) != 1 else ''}"
                   + (f", {doc['damaged']} damaged" if doc["damaged"] else "") + f" in {dirs} ({idx})"
                   + (f"; {elsewhere} of them made elsewhere (listed by path, from the run registry "
-                     f"{next(r.registry for r in done if r.registry is not None)})" if elsewhere else ""),
+                     f"{next(r['registry'] for r in index if r['runs_dir'] is None)})" if elsewhere else ""),
                   markup=False, highlight=False)
     emit(doc, args, render)
     return 0

@@ -1,19 +1,17 @@
-"""What the `dbtier runs` verbs share: their options, the runs directories, --since, the catalogue (the
-refreshed indexes in a locked DuckDB connection) and the command's own Run."""
+"""What the `dbtier runs` verbs share: their options, the runs directories, the catalogue's progress on the
+terminal, and the command's own Run (made through the calls' `start`, dbtier.runsdb.calls)."""
 
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import os
+import contextlib
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterator
 
 from dbtier.cli.common import Run, add_name_option
-from dbtier.core.errors import DbtierError
-from dbtier.core.units import UnitError, parse_duration
-
-DEFAULT_RUNS_DIR = "runs"       # where every command writes its runs by default (results/store.RunDir)
+from dbtier.runsdb import calls
+from dbtier.runsdb.calls import DEFAULT_RUNS_DIR as DEFAULT_RUNS_DIR, parse_since as parse_since
 
 
 def add_runs_options(p: argparse.ArgumentParser, writes: bool = False) -> None:
@@ -35,43 +33,20 @@ def add_filters(p: argparse.ArgumentParser) -> None:
                    "2025-03-01T12:00, in UTC) or within a duration back from now (7d, 12h)")
 
 
+def runs_dirs(args: argparse.Namespace) -> tuple[str, ...]:
+    """The --runs-dir given (none: the calls read ./runs)."""
+    return tuple(getattr(args, "runs_dirs", None) or ())
+
+
 def roots(args: argparse.Namespace) -> list[str]:
-    return list(getattr(args, "runs_dirs", None) or [DEFAULT_RUNS_DIR])
-
-
-def parse_since(text: str) -> _dt.datetime:
-    """--since as naive UTC: a date or time (UTC unless it says otherwise), or a duration back from now."""
-    now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
-    try:
-        return now - _dt.timedelta(seconds=parse_duration(text))
-    except (UnitError, OverflowError):
-        pass
-    try:
-        t = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise DbtierError(f"--since {text!r}: not a date, time or duration",
-                          "e.g. --since 2025-03-01, --since 2025-03-01T12:00Z or --since 7d") from None
-    return t.astimezone(_dt.timezone.utc).replace(tzinfo=None) if t.tzinfo else t
+    return calls.roots(runs_dirs(args))
 
 
 def catalogue(args: argparse.Namespace, dirs: list[str] | None = None,
               registry: bool = False) -> tuple[Any, list[Any]]:
     """(a locked DuckDB connection over the runs, each runs directory's refresh) for the command's dirs;
     `registry`: the runs made elsewhere too (dbtier.core.runlog), their refresh last."""
-    from dbtier.runsdb import scan, views
-    progress = _progress(args)
-    try:
-        done = [scan.refresh(r, progress) for r in (dirs or roots(args))]
-        reg = None
-        if registry:
-            listed = {os.path.realpath(os.path.join(r.root, rid)) for r in done
-                      for rid in r.table.column("run_id").to_pylist()}
-            reg = scan.refresh_registered(listed, progress)
-    finally:
-        if progress is not None:
-            progress.close()
-    con = views.connect([(r.root, r.table) for r in done], reg.table if reg is not None else None)
-    return con, done + ([reg] if reg is not None else [])
+    return calls.catalogue(dirs or roots(args), registry, reading(args))
 
 
 class _Bar:
@@ -95,13 +70,32 @@ class _Bar:
             self.p.stop()
 
 
-def _progress(args: argparse.Namespace) -> _Bar | None:
-    return _Bar() if not getattr(args, "json", False) and sys.stderr.isatty() else None
+def reading(args: argparse.Namespace) -> calls.Reading:
+    """The calls' `reading`: a bar on a terminal's stderr (not with --json), gone once the indexes are read."""
+    @contextlib.contextmanager
+    def bar() -> Iterator[_Bar | None]:
+        progress = _Bar() if not getattr(args, "json", False) and sys.stderr.isatty() else None
+        try:
+            yield progress
+        finally:
+            if progress is not None:
+                progress.close()
+    return bar
 
 
-def make_run(args: argparse.Namespace, action: str, params: dict[str, Any], writes: bool = False,
+def make_run(args: argparse.Namespace, params: dict[str, Any], writes: bool = False,
              inputs: list[str] | None = None) -> Run:
+    """The verb's run of kind runs.ACTION (params' `action`): in memory unless --out, or in the first runs
+    directory when the verb `writes` (runs check)."""
+    action = params["action"]
     ns = argparse.Namespace(out=args.out, force=args.force, runs_dir=roots(args)[0] if writes else None,
                             name=getattr(args, "name", None))
-    return Run(f"runs.{action}", ns, {"action": action, "runs_dirs": roots(args), **params}, inputs=inputs or [],
-               read_only=not writes)
+    return Run(f"runs.{action}", ns, params, inputs=inputs or [], read_only=not writes)
+
+
+def starter(args: argparse.Namespace, made: list[Run], writes: bool = False) -> calls.Start:
+    """The calls' `start`: the verb's run (appended to `made`), its directory when it has one."""
+    def start(params: dict[str, Any], inputs: list[str]) -> Path | None:
+        made.append(make_run(args, params, writes, inputs))
+        return made[0].dir.path if made[0].persist else None
+    return start

@@ -1,5 +1,6 @@
 """Terminal tables of `dbtier runs`: plain fixed-width text (rich lays out 10,000 rows in seconds, this in
-milliseconds), names shown as written with control characters made visible; JSON-ready values."""
+milliseconds), names shown as written with control characters made visible. (The values as JSON:
+dbtier.runsdb.calls.jsonable.)"""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import decimal
 import math
 import os
 import textwrap
-import uuid
 from typing import TYPE_CHECKING, AbstractSet, Any, Sequence
 
 from dbtier.report.figures import core as F
@@ -82,29 +82,6 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Abstract
                 out += textwrap.wrap(extra, width=max(width or 0, 20), initial_indent="    ",
                                      subsequent_indent="    ", break_on_hyphens=False)
     return "\n".join(out) + "\n"
-
-
-def jsonable(x: Any) -> Any:
-    """A DuckDB value as JSON: times in UTC ISO form with Z, decimals as numbers."""
-    if isinstance(x, _dt.datetime):
-        return (x.astimezone(_dt.timezone.utc).replace(tzinfo=None) if x.tzinfo else x).isoformat() + "Z"
-    if isinstance(x, (_dt.date, _dt.time)):
-        return x.isoformat()
-    if isinstance(x, decimal.Decimal):
-        return float(x)
-    if isinstance(x, _dt.timedelta):
-        return x.total_seconds()
-    if isinstance(x, (bytes, bytearray)):
-        return x.hex()
-    if isinstance(x, uuid.UUID):
-        return str(x)
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    return x
 
 
 def spread_text(p: dict[str, Any], digits: int) -> str:

@@ -1,4 +1,5 @@
-"""`dbtier runs sql QUERY` (read-only SQL over the documented views) and `dbtier runs trend FIGURE`."""
+"""`dbtier runs sql QUERY` (read-only SQL over the documented views) and `dbtier runs trend FIGURE`: their
+calls are dbtier.runsdb.calls' runs_sql and runs_trend; here their answers are stored and printed."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import sys
 
 from dbtier.cli.runs import render as R
-from dbtier.cli.common import console, emit
+from dbtier.cli.common import Run, console, emit
 
 
 def _views_help() -> str:
@@ -47,16 +48,15 @@ def register(verbs: argparse._SubParsersAction) -> None:
 
 
 def run_sql(args: argparse.Namespace) -> int:
-    from dbtier.cli.runs.common import catalogue, make_run
-    from dbtier.runsdb import views as V
-    con, done = catalogue(args)
-    V.check_select(con, args.query)
-    names, rows = V.run_query(con, args.query, "runs sql")
-    run = make_run(args, "sql", {"query": args.query})
+    from dbtier.cli.runs.common import reading, runs_dirs, starter
+    from dbtier.runsdb.calls import SqlRequest, runs_sql
+    made: list[Run] = []
+    res = runs_sql(SqlRequest(query=args.query, runs_dirs=runs_dirs(args)), starter(args, made), reading(args))
+    run = made[0]
     doc = run.doc
-    doc.update(index=[r.as_dict() for r in done], columns=names, count=len(rows),
-               rows=[[R.jsonable(v) for v in r] for r in rows])
+    doc.update(res.to_json())
     run.finish()
+    names, rows = list(res.columns), res.records
     out = console(args)
 
     def render() -> None:
@@ -69,23 +69,16 @@ def run_sql(args: argparse.Namespace) -> int:
 
 
 def run_trend(args: argparse.Namespace) -> int:
-    from dbtier.cli.runs.common import catalogue, make_run, parse_since
-    from dbtier.cli.report import write_text_atomic
-    from dbtier.runsdb.trend import parse_figure, series
-    parse_figure(args.figure)                   # a bad name fails before the runs are read
-    since = parse_since(args.since) if args.since else None
-    con, done = catalogue(args)
-    tr = series(con, args.figure, args.by, args.where, since.isoformat() if since else None)
-    run = make_run(args, "trend", {"figure": args.figure, "by": args.by, "where": args.where, "since": args.since})
+    from dbtier.cli.runs.common import reading, runs_dirs, starter
+    from dbtier.runsdb.calls import TrendRequest, runs_trend
+    req = TrendRequest(figure=args.figure, by=args.by, where=args.where, since=args.since, runs_dirs=runs_dirs(args))
+    made: list[Run] = []
+    res = runs_trend(req, starter(args, made), reading(args))
+    run = made[0]
     doc = run.doc
-    doc.update(index=[r.as_dict() for r in done], trend={**{k: v for k, v in tr.items() if k != "points"},
-               "points": [{k: R.jsonable(v) for k, v in p.items()} for p in tr["points"]]})
-    if run.persist:
-        from dbtier.report.runs import page
-        path = run.dir.path / "trend.html"
-        write_text_atomic(path, page(args.figure, [], [tr], []))
-        doc["report_html"] = str(path)
+    doc.update(res.to_json())
     run.finish()
+    tr = res.trend
     out = console(args)
 
     def render() -> None:
