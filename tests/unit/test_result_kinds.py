@@ -180,18 +180,20 @@ def test_every_registered_command_writes_a_declared_kind():
 
 
 def test_every_run_a_command_makes_names_a_kind_from_the_list():
-    """Each `Run(KIND, ...)` in dbtier.cli names its kind: a literal from KINDS, or `runs.{action}` whose every
-    action is one."""
+    """Each `Run(KIND, ...)` and `Sink(KIND, ...)` (a Run made when a library call asks) in dbtier.cli names its
+    kind: a literal from KINDS, or `runs.{action}` whose every action is one."""
     calls = []
     for path in sorted((SRC / "cli").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Run":
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("Run", "Sink"):
                 calls.append((path.relative_to(SRC / "cli").as_posix(), node.args[0]))
     # one Run at least for each kind but the runs verbs' (made in one place): the scan found them
     assert len(calls) >= len(kinds.NAMES) - len(kinds.of_command("runs"))
     for where, arg in calls:
         if isinstance(arg, ast.Constant):
             assert arg.value in kinds.NAMES, (where, arg.value)
+        elif where == "common.py":      # Sink.start: the kind it was made with
+            assert ast.unparse(arg) == "self._kind", where
         else:           # runs_common.make_run: f"runs.{action}", action one of the runs verbs
             assert isinstance(arg, ast.JoinedStr) and where == "runs/common.py", where
             assert ast.unparse(arg) == "f'runs.{action}'"

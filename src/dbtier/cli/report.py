@@ -13,7 +13,6 @@ from typing import Any
 
 from dbtier.cli.common import Run, add_output_options, console, emit
 from dbtier.report.calls import FORMATS, ReportRequest, report
-from dbtier.report.calls import write_text_atomic as write_text_atomic   # `dbtier runs trend` writes with it
 
 
 def register(sub: argparse._SubParsersAction) -> None:

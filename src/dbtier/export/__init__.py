@@ -5,5 +5,7 @@
 - `metrics.py` (pure): a result document's headline figures as gauges, no timestamps;
 - `series.py`: a run's time series (probe points, OLTP per-second samples, history intervals, simulate
   timelines) as gauges with timestamps, each series' samples together and in time order;
-- `exposition.py`: the text (prometheus_client's own writers), the textfile written atomically, the push.
+- `exposition.py`: the text (prometheus_client's own writers), the textfile written atomically, the push;
+- `calls.py`: `export metrics` and `export series` as library calls returning typed results (the runs read
+  with dbtier.report.inputs, a lab's steps attached).
 """

@@ -582,6 +582,16 @@ class ProbeRequest:
     size: int | None = None
     destroy_data: bool = False
 
+    def params(self) -> dict[str, Any]:
+        """The run's params: what was asked and how it is measured."""
+        p = self.profile
+        return {"paths": list(self.paths), "devices": list(self.devices), "profile": p.name,
+                "tests": list(self.tests), "point_s": p.point_s, "ramp_s": p.ramp_s, "max_lat_ms": self.max_lat_ms,
+                "margin_pct": self.margin_pct, "direct_io": self.direct, "fill": self.fill,
+                "load_levels": [list(x) for x in load_levels(p.max_outstanding, os.cpu_count() or 1)],
+                "engine": "fio", "latency": "fio lat_ns: submission to completion, percentiles per fio",
+                "commit_pattern": "8 KiB buffered write + fdatasync per write, psync engine, preallocated file"}
+
 
 @dataclass(frozen=True, kw_only=True)
 class ProbeRun(Result):

@@ -170,13 +170,13 @@ KINDS: tuple[Kind, ...] = (
     _k("catalog.list", "catalog", ("catalog", None), call="dbtier.model.plan.catalog_calls:list_catalog", **_plain("CatalogResult")),
     _k("catalog.show", "catalog", ("catalog", None), call="dbtier.model.plan.catalog_calls:show_device", **_plain("CatalogResult")),
     _k("catalog.template", "catalog", ("catalog", None), call="dbtier.model.plan.catalog_calls:device_template", **_plain("CatalogResult")),
-    _k("export.metrics", "export", ("export", None), **_plain()),
-    _k("export.series", "export", ("export", None), **_plain()),
+    _k("export.metrics", "export", ("export", None), call="dbtier.export.calls:export_metrics", **_plain()),
+    _k("export.series", "export", ("export", None), call="dbtier.export.calls:export_series", **_plain()),
     _k("cleanup", call="dbtier.measure.reap:cleanup", **_plain("CleanupResult")),
-    _k("runs.list", "runs", writers=("runs",), **_plain()),
-    _k("runs.sql", "runs", **_plain()),
-    _k("runs.trend", "runs", **_plain()),
-    _k("runs.check", "runs", **_plain()),
+    _k("runs.list", "runs", writers=("runs",), call="dbtier.runsdb.calls:runs_list", **_plain()),
+    _k("runs.sql", "runs", call="dbtier.runsdb.calls:runs_sql", **_plain()),
+    _k("runs.trend", "runs", call="dbtier.runsdb.calls:runs_trend", **_plain()),
+    _k("runs.check", "runs", call="dbtier.runsdb.calls:runs_check", **_plain()),
 )
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 NAMES: tuple[str, ...] = tuple(BY_NAME)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from typing import Any, Callable, Iterator
 
 from rich.console import Console
@@ -17,7 +16,7 @@ from dbtier.cli.common import Sink, add_output_options, console, emit
 from dbtier.cli.own_checkout import default_dir
 from dbtier.core.errors import DbtierError
 from dbtier.measure import executor
-from dbtier.measure.probe import PROFILES, TESTS, ProbeRequest, check_targets, load_levels, probe, with_profile
+from dbtier.measure.probe import PROFILES, TESTS, ProbeRequest, check_targets, probe, with_profile
 from dbtier.cli.probe.tables import probe_points_table, probe_summary_table
 
 
@@ -91,12 +90,6 @@ def run(args: argparse.Namespace) -> int:
                        max_lat_ms=args.max_lat_ms, direct=not args.buffered, fill=args.fill, fill_max=fill_max,
                        margin_pct=args.margin_pct, size=size, destroy_data=args.destroy_data)
     targets = check_targets(req)
-    params = {"paths": args.paths, "devices": args.device, "profile": profile.name, "tests": list(tests),
-              "point_s": profile.point_s, "ramp_s": profile.ramp_s, "max_lat_ms": args.max_lat_ms,
-              "margin_pct": args.margin_pct, "direct_io": not args.buffered, "fill": args.fill,
-              "load_levels": [list(x) for x in load_levels(profile.max_outstanding, os.cpu_count() or 1)],
-              "engine": "fio", "latency": "fio lat_ns: submission to completion, percentiles per fio",
-              "commit_pattern": "8 KiB buffered write + fdatasync per write, psync engine, preallocated file"}
     sink = Sink("probe", args, paths=args.paths, devices=args.device)
     out = console(args)
 
@@ -105,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         if exc.hint:
             out.print(f"  next: {esc(exc.hint)}")
 
-    res = probe(req, targets, lambda: sink.start(params), sink.save, lambda path: _progress(out, path, args.json),
+    res = probe(req, targets, lambda: sink.start(req.params()), sink.save, lambda path: _progress(out, path, args.json),
                 on_error)
     run_ = sink.run
     status = "failed" if res.failed else "ok"
