@@ -15,11 +15,16 @@ against the JSON Schema made from those types.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from dataclasses import dataclass
 from typing import Any
 
 from dbtier.results import kinds
+
+
+# what a document holds that is already immutable: returned as it is, without the checks below (a runs
+# listing freezes and thaws about 250,000 of them; bench/runs_scale.py)
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 class Frozen(Mapping[str, Any]):
@@ -29,7 +34,7 @@ class Frozen(Mapping[str, Any]):
     _items: dict[str, Any]
 
     def __init__(self, items: Mapping[str, Any]):
-        object.__setattr__(self, "_items", {str(k): freeze(v) for k, v in items.items()})
+        object.__setattr__(self, "_items", {str(k): v if type(v) in _PLAIN else freeze(v) for k, v in items.items()})
 
     def __getitem__(self, key: str) -> Any:
         return self._items[key]
@@ -40,6 +45,12 @@ class Frozen(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def items(self) -> ItemsView[str, Any]:
+        return self._items.items()          # a view: it reads, it cannot change anything
+
+    def values(self) -> ValuesView[Any]:
+        return self._items.values()
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("a Frozen mapping cannot be changed")
 
@@ -49,21 +60,23 @@ class Frozen(Mapping[str, Any]):
 
 def freeze(value: Any) -> Any:
     """`value` with every dict made a Frozen mapping and every list or tuple a tuple, all the way down."""
-    if isinstance(value, Frozen):
+    if type(value) in _PLAIN or isinstance(value, Frozen):
         return value
     if isinstance(value, Mapping):
         return Frozen(value)
     if isinstance(value, (list, tuple)):
-        return tuple(freeze(v) for v in value)
+        return tuple(v if type(v) in _PLAIN else freeze(v) for v in value)
     return value
 
 
 def thaw(value: Any) -> Any:
     """The JSON form of a frozen value: mappings as new dicts, tuples as lists."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
+        return {k: v if type(v) in _PLAIN else thaw(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [thaw(v) for v in value]
+        return [v if type(v) in _PLAIN else thaw(v) for v in value]
     return value
 
 

@@ -53,12 +53,11 @@ def add_cloud_options(sp: argparse.ArgumentParser) -> None:
                          "--roles log=io2:200,data=gp3 (default: each role its cheapest type)")
 
 
-def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None, source: dict[str, Any],
-              params: dict[str, Any]) -> int:
+def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None, source: dict[str, Any]) -> int:
     """`history`: the document's `history` (None without --from-history); `source`: the history run's `from`
-    (which import or consolidation its figures came from); `params`: the run's params as
-    `dbtier.cli.plan.command` builds them for every plan action. The history's intervals and the instances
-    file are read here and handed to the call as data (dbtier.model.cloud.design.cloud_plan)."""
+    (which import or consolidation its figures came from). The history's intervals and the instances file
+    are read here and handed to the call as data (dbtier.model.cloud.design.cloud_plan)."""
+    from dbtier.cli.plan.command import cloud_params
     from dbtier.history import intervals
     from dbtier.model.cloud.design import CloudPlanRequest, cloud_plan
     text, as_of = None, None
@@ -71,7 +70,7 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
                               "give the file `aws ec2 describe-instance-types --output json > FILE` wrote") from None
         as_of = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date().isoformat()
     hourly = bool(args.from_history) and intervals.hourly(source)
-    res = cloud_plan(CloudPlanRequest(
+    creq = CloudPlanRequest(
         provider=args.cloud, requirement=req, instance=args.instance, instances=args.instances, engine=args.engine,
         service_years=args.service_years, top=args.top, mirror_zones=args.mirror_zones,
         instance_store=args.instance_store, roles=args.roles, allow_throttling=args.allow_throttling,
@@ -79,7 +78,10 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
         hourly_why=intervals.HOURLY_WHY,
         rates=intervals.rates(source) if args.from_history and not hourly else None,
         file_types=intervals.by_file_type(source) if args.roles and args.from_history else (),
-        instances_file=args.instances_file, instances_json=text, instances_as_of=as_of))
+        instances_file=args.instances_file, instances_json=text, instances_as_of=as_of)
+    res = cloud_plan(creq)
+    params = cloud_params(creq, args.cost, args.usd_per_kwh, args.catalog, args.prices, args.server_ports,
+                          args.devices_only)
     run = Run("plan.size", args, params,
               inputs=[p for p in (args.from_history, args.instances_file) if p])
     run.doc.update(res.to_json())

@@ -9,7 +9,7 @@ The document has `plan` (which action) and the action's contract keys at top lev
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from dbtier.cli import options as argtypes
 from dbtier.cli.plan import render
@@ -31,6 +31,9 @@ from dbtier.model.plan.power_loss import probe_flush
 from dbtier.model.guards import doc_guards
 from dbtier.model.plan.service import Terms
 from dbtier.results.store import load_run
+
+if TYPE_CHECKING:
+    from dbtier.model.cloud.design import CloudPlanRequest
 
 _LAYOUT_LIST = "; ".join(f"{k}: {v}" for k, v in LAYOUT_HELP.items())
 
@@ -189,6 +192,33 @@ def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, An
             "service_years": args.service_years, "usd_per_kwh": args.usd_per_kwh, **extra}
 
 
+def size_params(request: SizeRequest, catalog_files: Sequence[str] = (), prices: str | None = None,
+                server_ports: int | None = None, from_history: str | None = None) -> dict[str, Any]:
+    """`plan size`'s params, from its request and the files it read (`lab`'s plan step writes the same)."""
+    t = request.terms
+    return {"action": "size", "catalog_files": list(catalog_files), **({"prices": prices} if prices else {}),
+            "server_ports": server_ports, "devices_only": request.devices_only, "cost": t.cost,
+            "service_years": t.service_years, "usd_per_kwh": t.usd_per_kwh,
+            "requirement": request.requirement.to_dict(), "layouts": list(request.layouts),
+            "devices": list(request.devices) if request.devices else None, "redundancy": request.redundancy,
+            "hit_ratio": request.hit_ratio, "cache_fraction": request.cache_fraction,
+            "max_devices": request.max_devices, "top": request.top, "from_history": from_history,
+            "terms": t.to_dict(), "grade": request.grade}
+
+
+def cloud_params(request: CloudPlanRequest, cost: str = Terms.cost, usd_per_kwh: float = Terms.usd_per_kwh,
+                 catalog_files: Sequence[str] = (), prices: str | None = None, server_ports: int | None = None,
+                 devices_only: bool = False) -> dict[str, Any]:
+    """`plan size --cloud`'s params: the options every plan action records (their defaults the terms'), then
+    the cloud request's."""
+    return {"action": "size", "catalog_files": list(catalog_files), **({"prices": prices} if prices else {}),
+            "server_ports": server_ports, "devices_only": devices_only, "cost": cost,
+            "service_years": request.service_years, "usd_per_kwh": usd_per_kwh,
+            "requirement": request.requirement.to_dict(), "cloud": request.provider, "instance": request.instance,
+            "from_history": request.from_history, "roles": request.roles, "mirror_zones": request.mirror_zones,
+            "instance_store": request.instance_store, "instances_file": request.instances_file}
+
+
 def _store(run: Run, result: Result) -> dict[str, Any]:
     """The action's section into its run's document, the run finished: the document."""
     run.doc.update(result.to_json())
@@ -252,11 +282,7 @@ def run_size(args: argparse.Namespace) -> int:
                 raise DbtierError(f"{opt} goes with an on-prem plan: --cloud prices the providers' volumes at "
                                   "their list prices", f"drop {opt}, or drop --cloud to size owned devices")
         from dbtier.cli.plan.cloud import run_cloud
-        return run_cloud(args, req, history, (loaded or {}).get("from") or {}, _params(args, "size", requirement=req.to_dict(), cloud=args.cloud,
-                                                     instance=args.instance, from_history=args.from_history,
-                                                     roles=args.roles, mirror_zones=args.mirror_zones,
-                                                     instance_store=args.instance_store,
-                                                     instances_file=args.instances_file))
+        return run_cloud(args, req, history, (loaded or {}).get("from") or {})
     for opt in ("instance", "instances_file", "instance_store", "mirror_zones", "roles", "engine"):
         if getattr(args, opt):
             raise DbtierError(f"--{opt.replace('_', '-')} goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
@@ -273,11 +299,8 @@ def run_size(args: argparse.Namespace) -> int:
                                      data_reduction=args.data_reduction,
                                      wide_parity_groups=args.wide_parity_groups))
     res = size_plan(request)
-    run = Run("plan.size", args, _params(args, "size", requirement=req.to_dict(), layouts=list(request.layouts),
-                                    devices=devices, redundancy=args.redundancy, hit_ratio=args.hit_ratio,
-                                    cache_fraction=args.cache_fraction,
-                                    max_devices=args.max_devices, top=args.top, from_history=args.from_history,
-                                    terms=request.terms.to_dict(), grade=request.grade),
+    run = Run("plan.size", args, size_params(request, args.catalog, args.prices, args.server_ports,
+                                             args.from_history),
               inputs=_inputs(args, args.from_history, args.probe))
     doc = _store(run, res)
     emit(doc, args, lambda: render.size(console(args), req, res.sizing, args.redundancy, doc["pricing"]["text"],
