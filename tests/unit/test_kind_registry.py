@@ -160,7 +160,7 @@ def test_a_kinds_library_call_returns_that_kinds_typed_result():
     import typing
     from dbtier.results.result import Result
     with_call = [k for k in kinds.KINDS if k.call is not None]
-    # every kind but the lab's: its steps run as child processes, each its own kind's call (model/lab_steps.py)
+    # every kind but the lab's, which chains the others' calls (cli/lab_calls.py)
     assert {k.name for k in with_call} == set(kinds.NAMES) - {"lab"}
     for k in with_call:
         fn = registry.resolve(k.call)

@@ -1,6 +1,7 @@
 """The lab's step requests (dbtier.model.lab_steps): each request's argv against the command line written out
 by hand, every argv parsed by the real parser, and cli/lab.py's chain of requests recorded in the lab
-document (its children replaced: no step runs)."""
+document (its calls replaced: no step runs), and each step's library request equal to the one its recorded
+command line makes."""
 
 from __future__ import annotations
 
@@ -26,13 +27,14 @@ QUICK = {"oltp_warehouses": "5", "oltp_clients": "1,2,4,8", "oltp_duration": "8"
          "oltp_repeat": "2", "matrix_clients": "1,4", "matrix_duration": "5", "dss_scale": "0.1", "dss_repeat": "2",
          "backup_scale": "5", "backup_methods": "tar,tar-gzip", "backup_repeat": "2"}
 SMOKE_PROBE = ["--point-seconds", "0.2", "--size", "128M", "--max-lat-ms", "0.000001"]
+SMOKE = {"probe_point_s": "0.2", "probe_size": "128M", "probe_max_lat_ms": "0.000001"}
 EMU = EmulatedTier("/s", "150iops")
 
 
 def test_probe_step():
     assert probe_step(["/f", "/s"], "quick", QUICK).argv() == ["probe", "/f", "/s", "--profile", "quick"]
-    smoke = probe_step(["/f"], "smoke", {"probe_args": SMOKE_PROBE})
-    assert smoke.name == "probe" and smoke.argv() == ["probe", "/f", *SMOKE_PROBE]
+    smoke = probe_step(["/f"], "smoke", SMOKE)
+    assert smoke.name == "probe" and smoke.argv() == ["probe", "/f", "--profile", "quick", *SMOKE_PROBE]
 
 
 def test_oltp_step_names():
@@ -116,7 +118,7 @@ def test_report_step():
 def _every_step() -> list:
     """One request of each kind with every option it can carry, and the plain ones."""
     load = MeasuredLoad(12.0, 150.0, 0.3, 4.0, 10.0)
-    return [ProbeStep(("/f", "/s"), "quick"), ProbeStep(("/f",), "smoke", tuple(SMOKE_PROBE)),
+    return [ProbeStep(("/f", "/s"), "quick"), ProbeStep(("/f",), "quick", "0.2", "128M", "0.000001"),
             *(s for _, s in oltp_steps(["postgres", "mariadb"], ["/f", "/s"], "/f", "/s", QUICK, EMU)),
             *(s for _, s in oltp_steps(["postgres"], ["/s"], "/s", "/s", QUICK, EMU)),
             *dss_steps(["/f", "/s"], "/f", QUICK, 0.02, "/lab/probe", EMU, "80MB"), *dss_steps(["/f"], "/f", QUICK),
@@ -137,7 +139,7 @@ def test_every_steps_argv_parses_with_the_real_parser(step):
 
 def test_the_lab_records_each_step_as_its_request_writes_it(tmp_path, monkeypatch):
     """`lab FAST SLOW` (quick, both engines, --emulate SLOW, --dss-memory-limit, --cloud gcp) with the
-    children replaced: the probe ranks the second directory fast, the PostgreSQL run measured 12.4 read and
+    calls replaced: the probe ranks the second directory fast, the PostgreSQL run measured 12.4 read and
     150.6 write IOPS, 3 MB read and 40 MB written in 10 s (0.3 and 4.0 MB/s), a 2 GB database (10 GB, the
     floor). The document's steps[].argv are the hand-written command lines, and the report runs last."""
     import dbtier.cli.lab as lab_cli
@@ -153,10 +155,10 @@ def test_the_lab_records_each_step_as_its_request_writes_it(tmp_path, monkeypatc
                 {"read_iops": 12.4, "write_iops": 150.6, "read_bytes": 3e6, "write_bytes": 40e6}]}]}
     ran = []
 
-    def child(argv, out_dir):
-        ran.append((out_dir.name, argv))
+    def call(request, out_dir):
+        ran.append((out_dir.name, request.argv()))
         return 0, "", 0.0
-    monkeypatch.setattr(lab_cli, "_child", child)
+    monkeypatch.setattr(lab_cli, "_call", call)
     monkeypatch.setattr(lab_cli, "_load", lambda d: {"probe": probe, "oltp-postgres": oltp}.get(d.name, {}))
     monkeypatch.setattr(lab_cli.os, "geteuid", lambda: 0)     # --emulate asks for root; nothing is mounted here
     r = call_main("lab", A, B, "--engines", "postgres,mariadb", "--emulate", f"{A}=150iops", "--dss-memory-limit",
@@ -193,7 +195,7 @@ def test_skipped_steps_are_recorded_without_a_command_line(tmp_path, monkeypatch
     """--skip probe,dss and an OLTP run that left no document: no probe, no plan; every step named once."""
     import dbtier.cli.lab as lab_cli
     ran = []
-    monkeypatch.setattr(lab_cli, "_child", lambda argv, out_dir: ran.append(out_dir.name) or (0, "", 0.0))
+    monkeypatch.setattr(lab_cli, "_call", lambda request, out_dir: ran.append(out_dir.name) or (0, "", 0.0))
     monkeypatch.setattr(lab_cli, "_load", lambda d: None)
     r = call_main("lab", ".", "--skip", "probe,dss", "--json", "--out", "lab", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -203,3 +205,42 @@ def test_skipped_steps_are_recorded_without_a_command_line(tmp_path, monkeypatch
                      "plan-size": ("skipped", "no measured load: the OLTP step did not finish", True),
                      "plan-cloud": ("skipped", "no measured load to size for", True)}
     assert ran == ["oltp", "backup-1", "report"]
+
+
+def test_each_steps_library_request_is_the_one_its_command_line_makes(tmp_path):
+    """The lab calls each step's library call in its own process and records the step's argv: parsed by the
+    real parser and made into a request by the step's own command, that argv gives the very request the lab
+    called with (engines, directories and the TPC-H extension checked as the command checks them)."""
+    import dataclasses
+    import shutil
+    from dbtier.cli import lab_calls
+    from dbtier.cli.bench.backup import backup_request
+    from dbtier.cli.bench.command import oltp_request
+    from dbtier.cli.bench.dss import dss_request
+    from dbtier.cli.plan.command import size_request
+    from dbtier.cli.probe.command import probe_request
+    f, s, probe, lab = (tmp_path / n for n in ("f", "s", "probe", "lab"))
+    for d in (f, s, probe, lab):
+        d.mkdir()
+    shutil.copy(DATA / "probe" / "quick-ext4-virtio.json", probe / "result.json")
+    f, s, probe = str(f), str(s), str(probe)
+    emu = EmulatedTier(s, "150iops")
+    load = MeasuredLoad(12.4, 150.6, 0.34, 4.02, 10.0)
+    steps = [probe_step([f, s], "quick", QUICK), probe_step([f], "smoke", SMOKE),
+             *(st for _, st in oltp_steps(["postgres", "mariadb"], [f, s], f, s, QUICK, emu)),
+             *(st for _, st in oltp_steps(["postgres"], [s], s, s, QUICK, emu)),
+             *(st for _, st in oltp_steps(["postgres"], [f], f, f, QUICK)),
+             *dss_steps([f, s], f, QUICK, 0.02, probe, emu, "80MB"), *backup_steps([f, s], f, QUICK, emu),
+             PlanSizeStep(load, False, probe), PlanSizeStep(load), PlanCloudStep(load, "azure")]
+    made = {"probe": probe_request, "oltp": oltp_request, "dss": dss_request, "backup": backup_request,
+            "size": lambda a: size_request(a)[0]}
+    for step in steps:
+        argv = step.argv()
+        args = build_parser(argv).parse_args(argv)
+        theirs = made[argv[1] if argv[0] in ("bench", "plan") else argv[0]](args)
+        mine = lab_calls.request(step)
+        if hasattr(mine, "catalog"):        # a catalog is loaded afresh each time: the same devices, priced alike
+            assert mine.catalog.devices.keys() == theirs.catalog.devices.keys() and mine.terms.probe is not None \
+                or step.probe_dir is None
+            mine = dataclasses.replace(mine, catalog=theirs.catalog)
+        assert mine == theirs, argv

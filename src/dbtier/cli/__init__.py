@@ -2,7 +2,8 @@
 finds each subcommand's module (register() and run()); entry.py sets up the process first.
 
 A package per command family (probe/, bench/, plan/, history/, runs/, simulate/), a module per single
-command (show, compare, report, export, lab, advise, catalog, cleanup), and what they share: common.py
+command (show, compare, report, export, lab with lab_calls.py — its steps as their commands' library
+calls —, advise, catalog, cleanup), and what they share: common.py
 (options and the run's life), options.py (the option types), fit.py (tables that fit the terminal),
 markup.py (input names shown literally), own_checkout.py (the default output directory).
 

@@ -1,20 +1,17 @@
 """`dbtier lab [DIR ...]`: the whole study in one command.
 
-Each step is a dbtier command run as a child process into its own run
-directory under the lab's, on purpose: the step's managed database server, loop
-device and temp files, and their cleanup, belong to that process. So one failing
-or crashing step is reported while the others still run, Ctrl-C stops the
-running child (which removes what it made) and keeps every finished step, and
-the lab document records each step's `dbtier ARGV` so one step can be re-run
-alone. The steps are typed requests (model/lab_steps.py) built from the lab's
-options and the earlier steps' results; each request's argv() is its command line.
+The steps are typed requests (model/lab_steps.py) built from the lab's options and the earlier steps'
+results; each is its command's library call, made in this process into its own run directory under the
+lab's (cli/lab_calls.py). A step that fails is reported and the others still run; Ctrl-C stops the running
+step, which removes what it made in its own `finally`, and keeps every finished one. The lab document
+records each step's `dbtier ARGV`, the command line that makes the same request, so one step can be run
+again alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,9 +22,8 @@ from dbtier.cli import options as argtypes
 from dbtier.cli.bench.dss import MAX_TPCH_SCALE
 from dbtier.cli.markup import esc, lit
 from dbtier.cli.settings_options import pg_memory
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import Run, add_output_options, console, describe_bug, emit, lifecycle
 from dbtier.core.errors import DbtierError
-from dbtier.measure import executor
 from dbtier.model.lab import parse_engines, plan_engine, requirement_from_oltp, standing, tiers
 from dbtier.model.lab_steps import (EmulatedTier, LabStep, ReportStep, backup_steps, dss_steps, oltp_steps,
                                     plan_cloud_step, plan_size_step, probe_step)
@@ -36,7 +32,7 @@ from dbtier.workloads.engine import names as engine_names
 PROFILES: dict[str, dict[str, Any]] = {
     # smoke: seconds-long steps that check the wiring (the test suite uses it), not the storage; its random
     # sweeps stop at their first load level (a latency ceiling of 1 ns: every point passes it)
-    "smoke": {"probe_args": ["--point-seconds", "0.2", "--size", "128M", "--max-lat-ms", "0.000001"],
+    "smoke": {"probe_point_s": "0.2", "probe_size": "128M", "probe_max_lat_ms": "0.000001",
               "oltp_warehouses": "1",
               "oltp_clients": "1,2", "oltp_duration": "2", "oltp_warmup": "0", "oltp_repeat": "1",
               "matrix_clients": "1", "matrix_duration": "1", "dss_scale": "0.01", "dss_repeat": "1", "backup_scale": "1",
@@ -88,17 +84,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _child(argv: list[str], out_dir: Path) -> tuple[int, str, float]:
+def _call(request: LabStep, out_dir: Path) -> tuple[int, str, float]:
+    """The step's library call into `out_dir`: (0 or 1, what went wrong, seconds). Its run ends as a command's
+    does (cli/common.lifecycle): failed with the error, or with the traceback of a fault in dbtier; Ctrl-C
+    ends it interrupted and goes on up, stopping the lab."""
+    from dbtier.cli import lab_calls
+    from dbtier.core import owner
     t0 = time.monotonic()
-    done = executor.run([sys.executable, "-m", "dbtier", *argv, "--json", "--out", str(out_dir)],
-                        timeout_s=6 * 3600, grace_s=60)
-    err = next((ln[len("dbtier: error: "):] for ln in done.stderr.splitlines() if ln.startswith("dbtier: error: ")),
-               None)
-    if done.returncode != 0 and err is None:
-        tail = [ln for ln in done.stderr.strip().splitlines() if ln.strip()][-1:] or [f"exit {done.returncode}"]
-        err = tail[0]
-    (out_dir.parent / f"{out_dir.name}.stderr.txt").write_text(done.stderr)
-    return done.returncode, err or "", time.monotonic() - t0
+    lab_run = owner.current_run        # the lab's own: each step's run names itself while it runs
+    try:
+        with lifecycle():
+            err = lab_calls.call(request, out_dir) or ""
+    except DbtierError as exc:
+        err = exc.message
+    except Exception as exc:  # noqa: BLE001 - a fault in dbtier: the step's run keeps the traceback
+        err = f"{describe_bug(exc)} (a bug in dbtier; its traceback is in the step's run directory)"
+    finally:
+        owner.current_run = lab_run
+    return (1 if err else 0), err, time.monotonic() - t0
 
 
 def _load(run_dir: Path) -> dict[str, Any] | None:
@@ -162,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         doc["steps"].append(rec)
         run_.save()
         with out.status(f"[bold]{esc(name)}[/bold]: dbtier {esc(' '.join(argv))}"):
-            code, err, secs = _child(argv, lab / name)
+            code, err, secs = _call(request, lab / name)
         rec.update(status="ok" if code == 0 else "failed", run_dir=name, seconds=secs, error=err or None)
         run_.save()
         colour = "green" if code == 0 else "red"
@@ -226,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
         # The lab's own status and time are final before the report reads them (it shows them).
         run_.finish("failed" if any(s["status"] == "failed" for s in doc["steps"]) else "ok")
         report = ReportStep(str(lab))
-        code, err, secs = _child(report.argv(), lab / report.name)
+        code, err, secs = _call(report, lab / report.name)
         doc["report"] = {"status": "ok" if code == 0 else "failed", "run_dir": report.name,
                          "html": str(lab / report.name / "report.html") if code == 0 else None,
                          "error": err or None}

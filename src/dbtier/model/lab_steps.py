@@ -2,11 +2,9 @@
 the earlier steps' results (the probe's directory, the requirement the OLTP run measured), each with one
 method `argv()`, the only place that step's command line is written. Pure: no process, no file read.
 
-Each step runs as a child process, `python -m dbtier ARGV --json --out DIR` (cli/lab.py), on purpose:
-a step's managed database server, loop device and temp files, and their cleanup, belong to its own
-process, so Ctrl-C or a crash in one step stops that child, which removes what it made, and the lab goes
-on to the next step or stops cleanly with every finished step kept. The lab document records each step's
-`dbtier ARGV`, so one step can be re-run alone, as it ran in the lab.
+cli/lab_calls.py makes each step its command's library request, with the values its argv gives, and calls
+it in the lab's process; the lab document records each step's `dbtier ARGV`, the command line that makes
+the same request, so one step can be run again alone, as it ran in the lab.
 """
 
 from __future__ import annotations
@@ -31,15 +29,20 @@ class EmulatedTier:
 
 @dataclass(frozen=True)
 class ProbeStep:
-    """`probe DIR ...` over every directory: the lab profile's own probe options when it has some (smoke:
-    short points that check the wiring), else the probe profile of the same name."""
+    """`probe DIR ...` over every directory with the probe profile `profile`, and the lab profile's own
+    overrides where it has them (smoke: short points on a small file that check the wiring)."""
     name: ClassVar[str] = "probe"
     dirs: tuple[str, ...]
     profile: str
-    options: tuple[str, ...] | None = None
+    point_s: str | None = None
+    size: str | None = None
+    max_lat_ms: str | None = None
 
     def argv(self) -> list[str]:
-        return ["probe", *self.dirs, *(("--profile", self.profile) if self.options is None else self.options)]
+        return (["probe", *self.dirs, "--profile", self.profile]
+                + (["--point-seconds", self.point_s] if self.point_s is not None else [])
+                + (["--size", self.size] if self.size is not None else [])
+                + (["--max-lat-ms", self.max_lat_ms] if self.max_lat_ms is not None else []))
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,14 @@ class MeasuredLoad:
                 argv += [opt, format(v, fmt)]
         return argv
 
+    def figures(self) -> dict[str, float | None]:
+        """Each figure as its option gives it to `plan size`: rounded as written, None unless above 0."""
+        out: dict[str, float | None] = {}
+        for _, key, fmt in _RATES:
+            v = getattr(self, key)
+            out[key] = float(format(v, fmt)) if v is not None and float(format(v, fmt)) > 0 else None
+        return out
+
 
 @dataclass(frozen=True)
 class PlanSizeStep:
@@ -186,8 +197,10 @@ LabStep = Union[ProbeStep, OltpStep, DssStep, BackupStep, PlanSizeStep, PlanClou
 # -- the requests, from the lab's options (dirs absolute, the profile's settings) and earlier results -------
 
 def probe_step(dirs: Sequence[str], profile: str, settings: Mapping[str, Any]) -> ProbeStep:
-    opts = settings.get("probe_args")
-    return ProbeStep(tuple(dirs), profile, None if opts is None else tuple(opts))
+    """The probe profile of the lab profile's name where probe has one (quick, full), else quick with the lab
+    profile's probe settings."""
+    return ProbeStep(tuple(dirs), profile if profile in ("quick", "full") else "quick", settings.get("probe_point_s"),
+                     settings.get("probe_size"), settings.get("probe_max_lat_ms"))
 
 
 def oltp_step_name(engine: str, engines: Sequence[str]) -> str:

@@ -37,7 +37,7 @@ from dbtier.model.dss import ANSWER_SCALES, QUERIES, check_answer, dss_scan, dss
 from dbtier.model.dss import estimate as size_estimate
 from dbtier.results.result import Frozen, Result
 from dbtier.results.store import RunDir
-from dbtier.workloads.engine import Engine, ServerSpec, engine_class
+from dbtier.workloads.engine import Engine, ServerSpec, default_options, engine_class
 from dbtier.workloads.settings import EngineOptions, pg_memory_bytes
 
 TPCH_TABLES = ("region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem")
@@ -352,11 +352,6 @@ def probe_reference(probe_dir: str | None, doc: Mapping[str, Any] | None = None)
     return dict(doc)
 
 
-def default_options(cls: type[Engine]) -> EngineOptions:
-    """The engine's own `bench dss` options, each at its default (as the command has them when not given)."""
-    return cls.options_type("dss", **{o.dest: o.default_value() for o in cls.options("dss")})
-
-
 @dataclass(frozen=True, kw_only=True)
 class DssRequest:
     """`dbtier bench dss`: TPC-H at `scale` on `engine` (a name of workloads/engine.py's DSS registry), the
@@ -510,7 +505,7 @@ def run(req: DssRequest, start: Callable[[dict[str, Any]], RunDir], save: Callab
             placement = emulate(tier, placement, dict(req.estimate), section)
             on_note(section["emulated"]["note"])
         spec = ServerSpec(Path(placement["data"]), placement, port=req.port, os_user=req.os_user,
-                          settings=cls.settings(default_options(cls) if req.options is None else req.options, [1]),
+                          settings=cls.settings(default_options(cls, "dss") if req.options is None else req.options, [1]),
                           options={"memory_limit": req.memory_limit, "threads": req.threads,
                                    "compression": req.compression, "generator": req.generator,
                                    "memory_budget_bytes": budget})

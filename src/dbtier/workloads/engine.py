@@ -296,6 +296,12 @@ def engine_class(name: str, kind: str) -> type[Engine]:
     return getattr(importlib.import_module(module), cls)
 
 
+def default_options(cls: type[Engine], kind: str) -> EngineOptions:
+    """The engine's own options for `bench KIND`, each at its default (as the command has them when none is
+    given)."""
+    return cls.options_type(kind, **{o.dest: o.default_value() for o in cls.options(kind)})
+
+
 def run_sweep(engine: Engine, workload: str, clients: list[int], repeat: int, duration_s: float, warmup_s: float,
               warehouses: int, rate: float | None, raw_dir: Path, devices: list[str], step: str,
               on_clients: Callable[[int], None], on_run: Callable[[], None],

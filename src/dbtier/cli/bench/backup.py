@@ -48,13 +48,19 @@ def register_backup(bsub: argparse._SubParsersAction) -> None:
     b.set_defaults(func=run_backup)
 
 
-def run_backup(args: argparse.Namespace) -> int:
+def backup_request(args: argparse.Namespace) -> BackupRequest:
+    """The request of `bench backup`'s options, checked before anything starts."""
     cls = engine_class(args.engine, "backup")
     data = default_dir(args.data, "--data", "--data /mnt/nvme/dbtier")
     methods = None if args.methods is None else tuple(m.strip() for m in args.methods.split(",") if m.strip())
     req = BackupRequest(engine=args.engine, to=args.to, data=data, scale=args.scale, methods=methods,
                         repeat=args.repeat, emulate=args.emulate, port=args.port, os_user=args.os_user,
                         options=engine_options(cls, "backup", args))
+    return req
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    req = backup_request(args)
 
     sink = Sink("bench.backup", args, paths=[req.data, req.to], inputs=[req.data, req.to])
     out = console(args)

@@ -90,7 +90,8 @@ def oltp_workloads() -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for n in names("oltp") for w in engine_class(n, "oltp").workloads))
 
 
-def run_oltp(args: argparse.Namespace) -> int:
+def oltp_request(args: argparse.Namespace) -> oltp.OltpRequest:
+    """The request of `bench oltp`'s options, checked before anything starts."""
     cls = engine_class(args.engine, "oltp")
     placed = {part.partition("=")[0].strip() for part in (args.place or "").split(",")}
     if args.dsn or args.placement_matrix or "data" in placed:   # nothing lands in --dir but its metadata
@@ -107,6 +108,12 @@ def run_oltp(args: argparse.Namespace) -> int:
                            options=engine_options(cls, "oltp", args), steps=tuple(steps),
                            dir=os.path.abspath(args.dir), dsn=args.dsn, port=args.port, os_user=args.os_user,
                            placement_matrix=args.placement_matrix, emulation=emulation)
+    return req
+
+
+def run_oltp(args: argparse.Namespace) -> int:
+    req = oltp_request(args)
+    cls = engine_class(req.engine, "oltp")
     dirs = req.dirs()
     # --dsn: a placed directory is this machine's (its device in the metadata) only when the server runs here
     machine_dirs = [req.dir] if args.dsn and not cls.dsn_is_local(args.dsn) else dirs

@@ -81,16 +81,21 @@ def _temp_arg(args: argparse.Namespace) -> None:
     args.temp = temps[0] if temps else None
 
 
-def run_dss(args: argparse.Namespace) -> int:
+def dss_request(args: argparse.Namespace) -> DssRequest:
+    """The request of `bench dss`'s options, checked before anything starts."""
     args.data = default_dir(args.data, "--data", "--data /mnt/nvme/dbtier")
     queries = dss.parse_queries(args.queries)
     _temp_arg(args)
     cls = engine_class(args.engine, "dss")
-    req = DssRequest(engine=args.engine, scale=args.scale, data=args.data, temp=args.temp,
-                     memory_limit=args.memory_limit, memory=args.memory, threads=args.threads,
-                     compression=args.compression, repeat=args.repeat, queries=queries, generator=args.generator,
-                     probe=args.probe, port=args.port, os_user=args.os_user,
-                     options=pgopt.engine_options(cls, "dss", args), emulate=args.emulate)
+    return DssRequest(engine=args.engine, scale=args.scale, data=args.data, temp=args.temp,
+                      memory_limit=args.memory_limit, memory=args.memory, threads=args.threads,
+                      compression=args.compression, repeat=args.repeat, queries=queries, generator=args.generator,
+                      probe=args.probe, port=args.port, os_user=args.os_user,
+                      options=pgopt.engine_options(cls, "dss", args), emulate=args.emulate)
+
+
+def run_dss(args: argparse.Namespace) -> int:
+    req = dss_request(args)
     sink = Sink("bench.dss", args, paths=[p for p in (req.data, req.temp) if p],
                 inputs=[p for p in (args.probe, req.data, req.temp) if p])
     out = console(args)

@@ -13,12 +13,14 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from dbtier.cli.plan import cloud_render as render
 from dbtier.cli.common import Run, console, emit
 from dbtier.core.errors import DbtierError
 from dbtier.model.cloud.cluster import ENGINES
+from dbtier.model.cloud.design import CloudPlanRequest
+from dbtier.model.plan.service import Terms
 
 
 def add_cloud_options(sp: argparse.ArgumentParser) -> None:
@@ -53,13 +55,12 @@ def add_cloud_options(sp: argparse.ArgumentParser) -> None:
                          "--roles log=io2:200,data=gp3 (default: each role its cheapest type)")
 
 
-def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None, source: dict[str, Any]) -> int:
-    """`history`: the document's `history` (None without --from-history); `source`: the history run's `from`
-    (which import or consolidation its figures came from). The history's intervals and the instances file
-    are read here and handed to the call as data (dbtier.model.cloud.design.cloud_plan)."""
-    from dbtier.cli.plan.command import cloud_params
+def cloud_request(args: argparse.Namespace, req: Any, history: dict[str, Any] | None, source: dict[str, Any]
+                  ) -> CloudPlanRequest:
+    """`req`: the requirement; `history`: the document's `history` (None without --from-history); `source`:
+    the history run's `from` (which import or consolidation its figures came from). The history's intervals
+    and the instances file are read here and handed to the call as data."""
     from dbtier.history import intervals
-    from dbtier.model.cloud.design import CloudPlanRequest, cloud_plan
     text, as_of = None, None
     if args.instances_file and args.cloud == "aws":     # another provider: the request refuses the file
         path = Path(args.instances_file)
@@ -70,15 +71,33 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
                               "give the file `aws ec2 describe-instance-types --output json > FILE` wrote") from None
         as_of = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date().isoformat()
     hourly = bool(args.from_history) and intervals.hourly(source)
-    creq = CloudPlanRequest(
+    return CloudPlanRequest(
         provider=args.cloud, requirement=req, instance=args.instance, instances=args.instances, engine=args.engine,
         service_years=args.service_years, top=args.top, mirror_zones=args.mirror_zones,
         instance_store=args.instance_store, roles=args.roles, allow_throttling=args.allow_throttling,
         from_history=args.from_history, history=history, source=source, hourly=hourly,
-        hourly_why=intervals.HOURLY_WHY,
+        hourly_why=intervals.HOURLY_WHY if hourly else "",
         rates=intervals.rates(source) if args.from_history and not hourly else None,
         file_types=intervals.by_file_type(source) if args.roles and args.from_history else (),
         instances_file=args.instances_file, instances_json=text, instances_as_of=as_of)
+
+
+def cloud_params(request: CloudPlanRequest, cost: str = Terms.cost, usd_per_kwh: float = Terms.usd_per_kwh,
+                 catalog_files: Sequence[str] = (), prices: str | None = None, server_ports: int | None = None,
+                 devices_only: bool = False) -> dict[str, Any]:
+    """`plan size --cloud`'s params: the options every plan action records (their defaults the terms'), then
+    the cloud request's."""
+    return {"action": "size", "catalog_files": list(catalog_files), **({"prices": prices} if prices else {}),
+            "server_ports": server_ports, "devices_only": devices_only, "cost": cost,
+            "service_years": request.service_years, "usd_per_kwh": usd_per_kwh,
+            "requirement": request.requirement.to_dict(), "cloud": request.provider, "instance": request.instance,
+            "from_history": request.from_history, "roles": request.roles, "mirror_zones": request.mirror_zones,
+            "instance_store": request.instance_store, "instances_file": request.instances_file}
+
+
+def run_cloud(args: argparse.Namespace, creq: CloudPlanRequest) -> int:
+    """The cloud plan of the request (dbtier.model.cloud.design.cloud_plan), stored and printed."""
+    from dbtier.model.cloud.design import cloud_plan
     res = cloud_plan(creq)
     params = cloud_params(creq, args.cost, args.usd_per_kwh, args.catalog, args.prices, args.server_ports,
                           args.devices_only)
@@ -86,5 +105,5 @@ def run_cloud(args: argparse.Namespace, req: Any, history: dict[str, Any] | None
               inputs=[p for p in (args.from_history, args.instances_file) if p])
     run.doc.update(res.to_json())
     run.finish()
-    emit(run.doc, args, lambda: render.cloud(console(args), req, run.doc, run.dir.path))
+    emit(run.doc, args, lambda: render.cloud(console(args), creq.requirement, run.doc, run.dir.path))
     return 0

@@ -206,19 +206,6 @@ def size_params(request: SizeRequest, catalog_files: Sequence[str] = (), prices:
             "terms": t.to_dict(), "grade": request.grade}
 
 
-def cloud_params(request: CloudPlanRequest, cost: str = Terms.cost, usd_per_kwh: float = Terms.usd_per_kwh,
-                 catalog_files: Sequence[str] = (), prices: str | None = None, server_ports: int | None = None,
-                 devices_only: bool = False) -> dict[str, Any]:
-    """`plan size --cloud`'s params: the options every plan action records (their defaults the terms'), then
-    the cloud request's."""
-    return {"action": "size", "catalog_files": list(catalog_files), **({"prices": prices} if prices else {}),
-            "server_ports": server_ports, "devices_only": devices_only, "cost": cost,
-            "service_years": request.service_years, "usd_per_kwh": usd_per_kwh,
-            "requirement": request.requirement.to_dict(), "cloud": request.provider, "instance": request.instance,
-            "from_history": request.from_history, "roles": request.roles, "mirror_zones": request.mirror_zones,
-            "instance_store": request.instance_store, "instances_file": request.instances_file}
-
-
 def _store(run: Run, result: Result) -> dict[str, Any]:
     """The action's section into its run's document, the run finished: the document."""
     run.doc.update(result.to_json())
@@ -273,7 +260,9 @@ def _requirement(args: argparse.Namespace, history: dict[str, Any] | None
                                             args.headroom, history, args.from_history, daily)
 
 
-def run_size(args: argparse.Namespace) -> int:
+def size_request(args: argparse.Namespace) -> tuple[SizeRequest | CloudPlanRequest, dict[str, Any] | None]:
+    """`plan size`'s request (with --cloud, the cloud plan's), checked, and the quote file's document (None
+    without --prices)."""
     loaded = load_run(args.from_history) if args.from_history else None     # read once
     req, history = _requirement(args, loaded)
     if args.cloud:
@@ -281,15 +270,15 @@ def run_size(args: argparse.Namespace) -> int:
             if given:
                 raise DbtierError(f"{opt} goes with an on-prem plan: --cloud prices the providers' volumes at "
                                   "their list prices", f"drop {opt}, or drop --cloud to size owned devices")
-        from dbtier.cli.plan.cloud import run_cloud
-        return run_cloud(args, req, history, (loaded or {}).get("from") or {})
+        from dbtier.cli.plan.cloud import cloud_request
+        return cloud_request(args, req, history, (loaded or {}).get("from") or {}), None
     for opt in ("instance", "instances_file", "instance_store", "mirror_zones", "roles", "engine"):
         if getattr(args, opt):
             raise DbtierError(f"--{opt.replace('_', '-')} goes with --cloud", "e.g. --cloud aws --instance r6i.4xlarge")
     catalog, prices = load_priced(args)
     probe = probe_flush(load_run(args.probe), args.probe) if args.probe else None
     devices = _list(args.devices) or None
-    request = SizeRequest(requirement=req, devices=tuple(devices) if devices else None,
+    return SizeRequest(requirement=req, devices=tuple(devices) if devices else None,
                           layouts=tuple(_list(args.layouts) or LAYOUTS), redundancy=args.redundancy,
                           hit_ratio=args.hit_ratio, cache_fraction=args.cache_fraction, max_devices=args.max_devices,
                           top=args.top, grade=args.grade or "production", history=history,
@@ -297,7 +286,15 @@ def run_size(args: argparse.Namespace) -> int:
                                      durable_writes=args.durable_writes,
                                      write_burst_seconds=args.write_burst_seconds, probe=probe,
                                      data_reduction=args.data_reduction,
-                                     wide_parity_groups=args.wide_parity_groups))
+                                     wide_parity_groups=args.wide_parity_groups)), prices
+
+
+def run_size(args: argparse.Namespace) -> int:
+    request, prices = size_request(args)
+    if not isinstance(request, SizeRequest):
+        from dbtier.cli.plan.cloud import run_cloud
+        return run_cloud(args, request)
+    req = request.requirement
     res = size_plan(request)
     run = Run("plan.size", args, size_params(request, args.catalog, args.prices, args.server_ports,
                                              args.from_history),

@@ -71,6 +71,20 @@ def _tests(text: str) -> tuple[str, ...]:
     return chosen
 
 
+def probe_request(args: argparse.Namespace) -> ProbeRequest:
+    """The request of `probe PATH... | --device DEV...` (fio must be installed)."""
+    if not args.paths and not args.device:
+        default_dir(None, "PATH", "dbtier probe /mnt/nvme")   # inside dbtier's own checkout: say what to pass
+        raise DbtierError("nothing to probe", "pass one or more directories, e.g. `dbtier probe /var/lib/postgresql`")
+    tests = _tests(args.only)
+    profile = with_profile(args.profile, args.point_seconds)
+    executor.require("fio")
+    # every figure's range is checked once, by its option's type
+    return ProbeRequest(paths=tuple(args.paths), devices=tuple(args.device), profile=profile, tests=tests,
+                        max_lat_ms=args.max_lat_ms, direct=not args.buffered, fill=args.fill, fill_max=args.fill_max,
+                        margin_pct=args.margin_pct, size=args.size, destroy_data=args.destroy_data)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.hosts is None and (args.trust or args.hosts_step or args.hosts_remote):
         raise DbtierError("--trust, --hosts-step and --hosts-remote go with --hosts",
@@ -78,17 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if args.hosts is not None:
         from dbtier.cli.probe import fleet as probe_fleet
         return probe_fleet.run(args, with_profile(args.profile, args.point_seconds), _tests(args.only), args.size)
-    if not args.paths and not args.device:
-        default_dir(None, "PATH", "dbtier probe /mnt/nvme")   # inside dbtier's own checkout: say what to pass
-        raise DbtierError("nothing to probe", "pass one or more directories, e.g. `dbtier probe /var/lib/postgresql`")
-    tests = _tests(args.only)
-    size, fill_max = args.size, args.fill_max   # every figure's range is checked once, by its option's type
-    profile = with_profile(args.profile, args.point_seconds)
-    executor.require("fio")
-
-    req = ProbeRequest(paths=tuple(args.paths), devices=tuple(args.device), profile=profile, tests=tests,
-                       max_lat_ms=args.max_lat_ms, direct=not args.buffered, fill=args.fill, fill_max=fill_max,
-                       margin_pct=args.margin_pct, size=size, destroy_data=args.destroy_data)
+    req = probe_request(args)
     targets = check_targets(req)
     sink = Sink("probe", args, paths=args.paths, devices=args.device)
     out = console(args)
