@@ -7,11 +7,12 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from dbtier.cli.common import Run, add_name_option
-from dbtier.runsdb import calls
-from dbtier.runsdb.calls import DEFAULT_RUNS_DIR as DEFAULT_RUNS_DIR, parse_since as parse_since
+
+if TYPE_CHECKING:       # dbtier.runsdb (DuckDB, pyarrow) loads when a verb runs, not when the parser is built
+    from dbtier.runsdb import calls
 
 
 def add_runs_options(p: argparse.ArgumentParser, writes: bool = False) -> None:
@@ -39,6 +40,7 @@ def runs_dirs(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def roots(args: argparse.Namespace) -> list[str]:
+    from dbtier.runsdb import calls
     return calls.roots(runs_dirs(args))
 
 
@@ -46,6 +48,7 @@ def catalogue(args: argparse.Namespace, dirs: list[str] | None = None,
               registry: bool = False) -> tuple[Any, list[Any]]:
     """(a locked DuckDB connection over the runs, each runs directory's refresh) for the command's dirs;
     `registry`: the runs made elsewhere too (dbtier.core.runlog), their refresh last."""
+    from dbtier.runsdb import calls
     return calls.catalogue(dirs or roots(args), registry, reading(args))
 
 

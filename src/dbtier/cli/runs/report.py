@@ -30,7 +30,8 @@ def _by(points: list[dict[str, Any]]) -> str | None:
 
 
 def select(args: argparse.Namespace) -> Selection:
-    from dbtier.cli.runs.common import DEFAULT_RUNS_DIR, catalogue
+    from dbtier.cli.runs.common import catalogue
+    from dbtier.runsdb.calls import DEFAULT_RUNS_DIR
     from dbtier.report.inputs import load_runs
     from dbtier.report.runs import SECTIONS_MAX
     from dbtier.runsdb import trend, views as V
