@@ -103,6 +103,26 @@ def assert_clean_error(r: subprocess.CompletedProcess, *needles: str) -> str:
     return r.stderr
 
 
+def refused_with(needle: str, call):
+    """The DbtierError `call()` raises: its one message holds `needle`, and it names the next step."""
+    from dbtier.core.errors import DbtierError
+    with pytest.raises(DbtierError) as e:
+        call()
+    assert needle in e.value.message, e.value.message
+    assert e.value.hint
+    return e.value
+
+
+def stored_doc(tmp_path: Path, *args: str) -> dict:
+    """The document a command stores (--out run), checked to be the one it prints with --json."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    r = call_main(*args, "--json", "--out", "run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert json.loads(r.stdout) == doc
+    return doc
+
+
 def load_doc(run_dir: Path) -> dict:
     return json.loads((run_dir / "result.json").read_text())
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import assert_clean_error, call_main
+from conftest import assert_clean_error, call_main, refused_with
 from dbtier.core.errors import DbtierError
 from dbtier.results.store import RunDir
 from dbtier.workloads import dss
@@ -19,11 +19,7 @@ from dbtier.workloads.engine import Engine, engine_class
 
 
 def _refused(needle: str, **kw: Any) -> DbtierError:
-    with pytest.raises(DbtierError) as e:
-        DssRequest(**kw)
-    assert needle in e.value.message, e.value.message
-    assert e.value.hint
-    return e.value
+    return refused_with(needle, lambda: DssRequest(**kw))
 
 
 def test_each_refusal_in_the_commands_words(tmp_path, monkeypatch):

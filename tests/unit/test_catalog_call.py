@@ -4,14 +4,11 @@ the same input (the same keys, in the same order, with the same values)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from conftest import DATA, assert_clean_error, call_main
-from dbtier.core.errors import DbtierError
+from conftest import DATA, assert_clean_error, call_main, refused_with, stored_doc
 from dbtier.model.plan import catalog_template
 from dbtier.model.plan.catalog_calls import (CatalogList, CatalogListRequest, CatalogShow, CatalogShowRequest,
                                              CatalogTemplate, CatalogTemplateRequest, device_template,
@@ -24,14 +21,7 @@ QUOTES = str(DATA / "prices" / "quotes.csv")
 STALE = str(DATA / "prices" / "stale.csv")
 
 
-def stored(tmp_path: Path, *args: str) -> dict[str, Any]:
-    """The document the command stores (--out), checked to be the one it prints with --json."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    r = call_main(*args, "--json", "--out", "run", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    doc: dict[str, Any] = json.loads((tmp_path / "run" / "result.json").read_text())
-    assert json.loads(r.stdout) == doc
-    return doc
+stored = stored_doc
 
 
 def same_as_stored(res: Result, doc: dict[str, Any]) -> None:
@@ -41,11 +31,7 @@ def same_as_stored(res: Result, doc: dict[str, Any]) -> None:
     assert doc["result_kind"] == res.kind
 
 
-def _refused(needle: str, call: Callable[[], Any]) -> DbtierError:
-    with pytest.raises(DbtierError) as e:
-        call()
-    assert needle in e.value.message, e.value.message
-    return e.value
+_refused = refused_with
 
 
 def test_each_refusal_in_the_commands_words(tmp_path):

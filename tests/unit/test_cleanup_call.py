@@ -4,13 +4,12 @@ cleanup that removes says. A dead owner is a process that has exited; nothing el
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import call_main
+from conftest import stored_doc
 from dbtier.core import debris
 from dbtier.measure.reap import Cleanup, cleanup
 from test_debris import dead_owner
@@ -24,11 +23,7 @@ def registry(tmp_path, monkeypatch):
 
 
 def stored(tmp_path: Path, *args: str) -> dict[str, Any]:
-    r = call_main("cleanup", *args, "--json", "--out", "c", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    doc: dict[str, Any] = json.loads((tmp_path / "c" / "result.json").read_text())
-    assert json.loads(r.stdout) == doc
-    return doc
+    return stored_doc(tmp_path, "cleanup", *args)
 
 
 def same_as_stored(res: Cleanup, doc: dict[str, Any]) -> None:

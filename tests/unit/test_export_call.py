@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import call_main, load_doc
-from dbtier.core.errors import DbtierError
+from conftest import call_main, load_doc, refused_with
 from dbtier.export.calls import (ExportMetrics, ExportSeries, MetricsRequest, SeriesRequest, export_metrics,
                                  export_series)
 from samples import DSS_SPILL, PROBE, TPCC, make_lab, run_dir
@@ -114,12 +113,7 @@ def test_metrics_into_a_textfile_and_a_pushgateway(runs, tmp_path):
     assert (tf / "dbtier.prom").read_bytes() == res.text
 
 
-def _refused(needle: str, call: Any) -> DbtierError:
-    with pytest.raises(DbtierError) as e:
-        call()
-    assert needle in e.value.message, e.value.message
-    assert e.value.hint
-    return e.value
+_refused = refused_with
 
 
 def test_metrics_refusals_in_the_commands_words_and_order(runs, tmp_path):

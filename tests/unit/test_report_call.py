@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import call_main, load_doc
+from conftest import call_main, load_doc, refused_with
 from dbtier.core.errors import DbtierError
 from dbtier.report.calls import Compare, Report, ReportRequest, Show, compare, report, show
 from dbtier.results.result import Frozen
@@ -18,11 +18,7 @@ from samples import PROBE, TPCC, make_lab, run_dir
 
 
 def _refused(needle: str, **kw: Any) -> DbtierError:
-    with pytest.raises(DbtierError) as e:
-        ReportRequest(**kw)
-    assert needle in e.value.message, e.value.message
-    assert e.value.hint
-    return e.value
+    return refused_with(needle, lambda: ReportRequest(**kw))
 
 
 def _output_refused(needle: str, docs: list[dict[str, Any]], output: Path, fmt: str = "html") -> None:

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import call_main, load_doc
-from dbtier.core.errors import DbtierError
+from conftest import call_main, load_doc, refused_with
 from dbtier.runsdb.calls import (CheckRequest, ListRequest, RunsCheck, RunsList, RunsSql, RunsTrend, SqlRequest,
                                  TrendRequest, runs_check, runs_list, runs_sql, runs_trend)
 from runs_corpus import PROBE_REPEATS, make_corpus, put, vary
@@ -148,11 +147,7 @@ def test_check_is_the_commands_verdict(nightly, tmp_path):
     assert res.exit_code == 0 and res.passed and len(res["baseline"]["runs"]) == 3
 
 
-def _refused(needle: str, call: Any) -> None:
-    with pytest.raises(DbtierError) as e:
-        call()
-    assert needle in e.value.message, e.value.message
-    assert e.value.hint
+_refused = refused_with
 
 
 def test_refusals_in_the_commands_words(corpus, tmp_path):

@@ -304,6 +304,12 @@ class Sink:
                         devices=self._devices, inputs=self._inputs)
         return self._run.dir
 
+    def start_reading(self, params: dict[str, Any], inputs: list[str]) -> Path:
+        """For a call that names what it read only once it has read it (report, export): the run made with
+        those `inputs` (never removed by --force), its directory's path."""
+        self._inputs = list(inputs)
+        return self.start(params).path
+
     def save(self, section: dict[str, Any], errors: list[dict[str, Any]] | None = None) -> None:
         """The section (and the errors, when the call keeps them) into the run's document, stored."""
         run = self.run

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any
 
-from dbtier.cli.common import Run, add_output_options, emit, usage
+from dbtier.cli.common import Sink, add_output_options, emit, usage
 from dbtier.export import exposition
-from dbtier.export.calls import MetricsRequest, Save, SeriesRequest, export_metrics, export_series
+from dbtier.export.calls import MetricsRequest, SeriesRequest, export_metrics, export_series
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,24 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # -- export metrics -------------------------------------------------------------------------------------------
 
-def _save(runs: list[Run]) -> Save:
-    """The calls' `save`: the section so far into the run's document, stored."""
-    def save(section: dict[str, Any]) -> None:
-        runs[0].doc.update(section)
-        runs[0].save()
-    return save
-
-
 def run_metrics(args: argparse.Namespace) -> int:
     req = MetricsRequest(runs=tuple(args.runs), format=args.format, textfile=args.textfile, push=args.push,
                          group=tuple(args.group))
-    runs: list[Run] = []
-
-    def start(params: dict[str, Any], inputs: list[str]) -> Path | None:
-        runs.append(Run("export.metrics", args, params, inputs=inputs))
-        return runs[0].dir.path
-    res = export_metrics(req, start, _save(runs))
-    run = runs[0]
+    sink = Sink("export.metrics", args)
+    res = export_metrics(req, sink.start_reading, sink.save)
+    run = sink.run
     doc = run.doc
     doc.update(res.to_json())
     run.finish()
@@ -100,13 +86,9 @@ def run_metrics(args: argparse.Namespace) -> int:
 
 def run_series(args: argparse.Namespace) -> int:
     req = SeriesRequest(runs=tuple(args.runs), output=args.output)
-    runs: list[Run] = []
-
-    def start(params: dict[str, Any], inputs: list[str]) -> Path | None:
-        runs.append(Run("export.series", args, params, inputs=inputs))
-        return runs[0].dir.path
-    res = export_series(req, start, _save(runs))
-    run = runs[0]
+    sink = Sink("export.series", args)
+    res = export_series(req, sink.start_reading, sink.save)
+    run = sink.run
     doc = run.doc
     doc.update(res.to_json())
     run.finish()

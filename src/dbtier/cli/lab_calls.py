@@ -167,11 +167,6 @@ def _plan(step: PlanSizeStep | PlanCloudStep, req: Any, args: argparse.Namespace
 
 def _report(req: Any, args: argparse.Namespace) -> None:
     from dbtier.report.calls import report
-    runs: list[Run] = []
-
-    def start(params: dict[str, Any], inputs: list[str]) -> Path:
-        runs.append(Run("report", args, params, inputs=inputs))
-        return runs[0].dir.path
-
-    report(req, start, None, lambda section: runs[0].doc.update(section))
-    runs[0].finish()
+    sink = Sink("report", args)
+    report(req, sink.start_reading, None, lambda section: sink.run.doc.update(section))
+    sink.run.finish()

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from dbtier.cli.common import Run, add_output_options, console, emit
+from dbtier.cli.common import Sink, add_output_options, console, emit
 from dbtier.report.calls import FORMATS, ReportRequest, report
 
 
@@ -48,14 +47,9 @@ def run(args: argparse.Namespace) -> int:
     if query is not None:
         from dbtier.cli.runs.report import select
         sel = select(args)
-    runs: list[Run] = []
-
-    def start(params: dict[str, Any], inputs: list[str]) -> Path:
-        runs.append(Run("report", args, params, inputs=inputs))
-        return runs[0].dir.path
-
-    res = report(req, start, sel, lambda section: runs[0].doc.update(section))
-    run_ = runs[0]
+    sink = Sink("report", args)
+    res = report(req, sink.start_reading, sel, lambda section: sink.run.doc.update(section))
+    run_ = sink.run
     run_.finish()
     doc = run_.doc
     out = console(args)
