@@ -39,7 +39,8 @@ from dbtier.core.units import MIB
 from dbtier.measure import executor, fio
 from dbtier.measure.fio import FioJob
 from dbtier.measure import scaling as scale
-from dbtier.measure.probe import (COMMIT, COMMIT_NOSYNC, Profile, Prober, Target, check_device, check_directory,
+from dbtier.results.probe import COMMIT, COMMIT_NOSYNC
+from dbtier.measure.probe import (Profile, Prober, Target, check_device, check_directory,
                                   honesty, load_levels, probe_target)
 from dbtier.results.probe import READ_4K, RANDOM, knees, spreads, summarize
 from dbtier.results.result import Frozen, Result
@@ -230,7 +231,8 @@ class Member:
 
     @property
     def tentry(self) -> dict[str, Any]:
-        return self.entry["targets"][0]
+        first: dict[str, Any] = self.entry["targets"][0]
+        return first
 
 
 def remote_target(path: str, profile: Profile, size: int | None, run_id: str) -> Target:
@@ -280,7 +282,7 @@ def make_members(hosts: list[Host], paths: dict[str, str], profile: Profile, mar
     return members
 
 
-def parse_client(text: str, hosts: list[Host], source: str) -> tuple[dict[str, dict[str, Any]], dict[str, list]]:
+def parse_client(text: str, hosts: list[Host], source: str) -> tuple[dict[str, dict[str, Any]], dict[str, list[Any]]]:
     """fio's client-mode json+ output -> (parsed result per host name, raw job entries per host name); a host
     with no entry is missing from both."""
     data = fio.decode(text, source)
@@ -290,7 +292,7 @@ def parse_client(text: str, hosts: list[Host], source: str) -> tuple[dict[str, d
             continue
         by_addr.setdefault((str(j.get("hostname")), int(j.get("port") or 0)), []).append(j)
     out: dict[str, dict[str, Any]] = {}
-    raw: dict[str, list] = {}
+    raw: dict[str, list[Any]] = {}
     for h in hosts:
         jobs = by_addr.get((h.address, h.port))
         if jobs is None:       # a name fio resolved: match by name alone when it is the only such entry
@@ -302,7 +304,7 @@ def parse_client(text: str, hosts: list[Host], source: str) -> tuple[dict[str, d
     return out, raw
 
 
-def aggregate(parts: dict[str, dict[str, Any]], raw: dict[str, list]) -> dict[str, Any]:
+def aggregate(parts: dict[str, dict[str, Any]], raw: dict[str, list[Any]]) -> dict[str, Any]:
     """The hosts' results at one point together: counts and rates summed, latency from the merged bins."""
     res: dict[str, Any] = {"error": max((r["error"] for r in parts.values()), default=0)}
     for d in ("read", "write"):

@@ -298,7 +298,7 @@ class Prober:
         self.max_lat_us = max_lat_ms * 1000.0
         self.direct, self.cpus = direct, cpus
         self.n = 0
-        self.recipes: dict[tuple, tuple] = {}   # point_config -> how it was measured (repeat_headlines)
+        self.recipes: dict[tuple[Any, ...], tuple[Any, ...]] = {}   # point_config -> how it was measured (repeat_headlines)
 
     def measure(self, job: FioJob, test: str, group: str, read_pct: int, **extra: Any) -> dict[str, Any]:
         """Every fio run goes through here; what ran is kept, so a headline point can be measured again."""

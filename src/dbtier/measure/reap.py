@@ -324,7 +324,7 @@ def _what(doc: dict[str, Any]) -> dict[str, Any]:
     return dict_at(doc, "what")
 
 
-def sweep_dir(parent: str | os.PathLike) -> list[str]:
+def sweep_dir(parent: str | os.PathLike[str]) -> list[str]:
     """Remove the dbtier- directories right under `parent` whose marker names a dead owner (debris whose
     registry entry was lost: another user's registry, a deleted state directory). Returns what went."""
     out: list[str] = []

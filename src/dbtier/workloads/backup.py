@@ -31,7 +31,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ContextManager
+from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 from dbtier.core.errors import DbtierError, expect
 from dbtier.core.files import sql_str
@@ -41,6 +41,10 @@ from dbtier.measure.machine import devices_for
 from dbtier.measure.sampler import Sampler
 from dbtier.model.dss import BACKUP_RULE, backup_bottleneck, estimate, near_throttle
 from dbtier.model.guards import backup_guards
+
+if TYPE_CHECKING:
+    from dbtier.workloads.mariadb import Server
+    from dbtier.workloads.postgres import Cluster
 from dbtier.results.result import Frozen, Result
 from dbtier.results.store import RunDir
 from dbtier.workloads.dss import dir_bytes, drop_caches
@@ -153,7 +157,8 @@ def judge(rec: dict[str, Any], src_dev: str | None, dst_dev: str | None,
           src_limit: dict[str, Any] | None = None, dst_limit: dict[str, Any] | None = None) -> None:
     """Set rec's `bottleneck` and `bottleneck_evidence` (model.dss.backup_bottleneck) from its figures, its
     `null_mbps` (the null sink's, same method) and, for a source or target on an emulated tier, its throttle."""
-    busy = lambda d: rec["devices"].get(d, {}).get("busy_pct", 0.0) if d else 0.0  # noqa: E731
+    def busy(d: str | None) -> Any:
+        return rec["devices"].get(d, {}).get("busy_pct", 0.0) if d else 0.0
     to_dir = rec["target"] == "dir"
     median = (rec.get("mbps_spread") or {}).get("median")
     dst_t = _tier_rate(rec, dst_dev, dst_limit, True) if to_dir else None
@@ -199,7 +204,7 @@ def _keep(rec: dict[str, Any], label: dict[str, Any], src_dev: str | None, dst_d
     return null_mbps
 
 
-def pg_backups(cluster, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
+def pg_backups(cluster: Cluster, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
                dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
                ) -> list[dict[str, Any]]:
     base = [f"{cluster.bindir}/pg_basebackup", "-h", str(cluster.dirs["socket"]), "-p", str(cluster.port),
@@ -366,7 +371,7 @@ def mariadb_source_bytes(read: dict[str, Any]) -> int:
     """The bytes mariadb-backup read: the sizes of the files it copied whole (as they are now, just after
     the backup) plus what its log counts (mariadb_backup_read)."""
     base = Path(read["datadir"])
-    total = read["counted_bytes"]
+    total = int(read["counted_bytes"])
     for name in read["files"]:
         try:
             total += (base / name).stat().st_size
@@ -375,7 +380,7 @@ def mariadb_source_bytes(read: dict[str, Any]) -> int:
     return total
 
 
-def mariadb_backups(server, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
+def mariadb_backups(server: Server, to_dir: Path, methods: list[str], devices: list[str], src_dev: str | None,
                     dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
                     ) -> list[dict[str, Any]]:
     """mariadb-backup of a managed MariaDB server (workloads/mariadb.Server: it reads the server's files,

@@ -212,7 +212,7 @@ def written_between(a: tuple[int, int] | None, b: tuple[int, int] | None) -> int
     return max(0, (b[0] - a[0]) - (b[1] - a[1]))
 
 
-def power_run(engine, run_no: int, cold: bool, devices: list[str], expected: dict[int, str] | None,
+def power_run(engine: Any, run_no: int, cold: bool, devices: list[str], expected: dict[int, str] | None,
               on_query: Callable[[dict[str, Any]], None], queries: tuple[int, ...] = QUERIES,
               temp_device: str | None = None) -> list[dict[str, Any]]:
     """One single-stream run of the 22 queries; each timed, sampled and checked. temp_bytes is the peak
@@ -255,17 +255,18 @@ def power_run(engine, run_no: int, cold: bool, devices: list[str], expected: dic
     return out
 
 
-def emulate(tier, placement: dict[str, str], est: dict[str, float], doc: dict[str, Any]) -> dict[str, str]:
+def emulate(tier: slowtier.SlowTier, placement: dict[str, str], est: Mapping[str, float],
+            doc: dict[str, Any]) -> dict[str, str]:
     """Make the emulated tier (measure/slowtier.py, as bench oltp --emulate) and put every role placed in
     its directory on it instead; doc["emulated"] and doc["emulated_roles"] say so."""
     tier.open_for(3 * est["disk_gb"] * 1e9)      # the database and its spill, three times over
     doc["emulated"] = tier.describe()
-    out = tier.place(placement)
+    out: dict[str, str] = tier.place(placement)
     doc["emulated_roles"] = sorted(r for r, d in out.items() if d == tier.mount)
     return out
 
 
-def memory_record(engine, budget_bytes: int | None) -> dict[str, Any]:
+def memory_record(engine: Engine, budget_bytes: int | None) -> dict[str, Any]:
     """How the queries' memory was bounded: {budget_bytes, mechanism (cgroup1, cgroup2, none), reason,
     oom_kills}; an engine without a budgeted worker (PostgreSQL) runs unbounded here."""
     mem = dict(getattr(engine, "memory", None) or {})

@@ -272,4 +272,4 @@ class PostgresEngine(Engine):
                dst_dev: str | None, on_result: Callable[[dict[str, Any]], None], repeat: int = 1
                ) -> list[dict[str, Any]]:
         from dbtier.workloads.backup import pg_backups
-        return pg_backups(self.cluster, to_dir, methods, devices, src_dev, dst_dev, on_result, repeat)
+        return pg_backups(self._cluster, to_dir, methods, devices, src_dev, dst_dev, on_result, repeat)
