@@ -139,6 +139,14 @@ def test_storage_bound():
     assert kind == "storage" and why.startswith("storage: most backend time is storage (60%)")
 
 
+def test_a_cpu_just_under_the_saturation_line_is_said_to_a_tenth():
+    # 89.58% is under the 90% that makes a point CPU-bound: storage, and the evidence does not say 90%
+    kind, why = bottleneck(ev(cpu_busy_pct=89.58))
+    assert kind == "storage" and "CPU 89.6% busy" in why
+    kind, why = bottleneck(ev(cpu_busy_pct=90.0))
+    assert kind == "cpu" and "(90% busy)" in why
+
+
 def test_pegged_cpu_wins_over_a_busy_looking_device():
     kind, _ = bottleneck(ev(cpu_busy_pct=97, device_busy_pct=100))
     assert kind == "cpu"

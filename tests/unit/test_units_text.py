@@ -67,3 +67,14 @@ def test_life_years_text():
     assert life_years_text(10.94, 5) == "10.9"
     assert life_years_text(80.0, 10) == "80.0"          # inside ten 10-year lives
     assert life_years_text(120.0, 10) == "> 100"
+@pytest.mark.parametrize("x, line, text", [
+    (89.58, 90.0, "89.6"),      # would round up to the line it is under: a tenth
+    (89.4, 90.0, "89"),         # rounds under the line: whole
+    (90.0, 90.0, "90"),         # at the line: whole
+    (97.2, 90.0, "97"),
+    (39.06, 90.0, "39"),
+    (69.96, 70.0, "69.9"),      # a tenth would round it onto the line too: cut, not rounded
+])
+def test_a_percentage_just_under_a_rules_line_is_not_rounded_onto_it(x, line, text):
+    from dbtier.core.units import pct_below
+    assert pct_below(x, line) == text

@@ -131,6 +131,16 @@ def human_pct(x: float | None, missing: str = "-") -> str:
     return missing if x is None else f"{x * 100:.1f}%"
 
 
+def pct_below(x: float, line: float) -> str:
+    """A percentage (0..100) as a whole number, or to a tenth where rounding would lift it to `line` when it is
+    under it: 89.6 against a 90% line reads 89.6, not the 90 that a rule at 90% would have judged otherwise."""
+    whole = f"{x:.0f}"
+    if not x < line <= float(whole):
+        return whole
+    tenth = f"{x:.1f}"
+    return tenth if float(tenth) < line else f"{math.floor(x * 10) / 10:.1f}"     # 89.96: 89.9, never 90.0
+
+
 # Figures for people: a unit that fits the magnitude, never an exponent ('3.61e+03'), integers as integers.
 
 def plain_number(x: float, sig: int = 3) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 
 from dbtier.core.errors import DbtierError
 from dbtier.core.stats import median, percentile, representative, spread
+from dbtier.core.units import pct_below
 
 WORKLOADS = ("tpcc", "tpcb", "select-only", "readmix")
 
@@ -290,6 +291,7 @@ THROTTLE_AT = 0.90
 # The CPU is near busy at this share of what the point's backends can use: min(clients, cores) of the cores
 # (1 client on 2 cores: 50% of the machine is all it can use, so 35% busy is near busy).
 CPU_NEAR_BUSY = 0.70
+CPU_SATURATED = 90.0    # % of all cores, user + system: a point at it is CPU-bound, whatever the backends wait on
 
 
 @dataclass(frozen=True)
@@ -371,7 +373,7 @@ def bottleneck(ev: Evidence) -> tuple[str, str]:
     if ev.remote:
         parts.append("the server's CPU and devices were not measured (--dsn: this machine only runs pgbench)")
     else:
-        parts.append(f"CPU {ev.cpu_busy_pct:.0f}% busy, iowait {ev.iowait_pct:.0f}%")
+        parts.append(f"CPU {pct_below(ev.cpu_busy_pct, CPU_SATURATED)}% busy, iowait {ev.iowait_pct:.0f}%")
     parts.append(f"backends: {backends}" if backends else "backends: no wait samples")
     if not ev.remote:
         parts.append(f"device await {ev.device_await_ms:.2f} ms, queue {ev.device_queue:.1f}, "
@@ -388,7 +390,7 @@ def bottleneck(ev: Evidence) -> tuple[str, str]:
                               f"{d.removesuffix('s')} IOPS throttle ({t.device})" for t, d, got, lim in at)
         return "storage", (f"storage: {limits}; a throttle delays I/O before the device sees it, so the device's "
                            "busy % and await do not show it; " + said)
-    if not ev.remote and ev.cpu_busy_pct >= 90:
+    if not ev.remote and ev.cpu_busy_pct >= CPU_SATURATED:
         return "cpu", f"cpu: the CPU is saturated ({ev.cpu_busy_pct:.0f}% busy); " + said
     if ev.wait_error:
         return "unknown", f"unknown: the wait-event sampling query failed ({ev.wait_error}); " + said
