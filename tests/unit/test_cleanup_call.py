@@ -34,12 +34,18 @@ def same_as_stored(res: Cleanup, doc: dict[str, Any]) -> None:
     assert doc["result_kind"] == res.kind == "cleanup"
 
 
-def test_a_dry_run_is_the_commands_document(tmp_path, registry):
+def left_by_a_dead_probe(tmp_path: Path) -> tuple[Path, Any]:
+    """A probe's directory, marked and registered by a process that has exited: (the directory, its owner)."""
     junk = tmp_path / "dbtier-probe-dead"
     junk.mkdir()
     dead = dead_owner()
     debris.mark_dir(junk, "probe files", dead)
     debris.Claim("probe files", {"dirs": [str(junk)]}, owner=dead)
+    return junk, dead
+
+
+def test_a_dry_run_is_the_commands_document(tmp_path, registry):
+    junk, dead = left_by_a_dead_probe(tmp_path)
     (registry / "junk.json").write_text("{not json")
     res = cleanup(dry_run=True)
     assert res.dry_run and res.registry == str(registry) and res.live == 0
@@ -51,11 +57,7 @@ def test_a_dry_run_is_the_commands_document(tmp_path, registry):
 
 
 def test_a_cleanup_removes_and_says_so_then_has_nothing_left(tmp_path, registry):
-    junk = tmp_path / "dbtier-probe-dead"
-    junk.mkdir()
-    dead = dead_owner()
-    debris.mark_dir(junk, "probe files", dead)
-    debris.Claim("probe files", {"dirs": [str(junk)]}, owner=dead)
+    junk, dead = left_by_a_dead_probe(tmp_path)
     res = cleanup()
     assert not res.dry_run and [e["removed"] for e in res.removed] == [(f"removed {junk}",)]
     assert res.removed[0]["owner"]["pid"] == dead.pid and not junk.exists()

@@ -55,11 +55,16 @@ class _Start:
         self.saved.append(list(section))
 
 
+def _cli(tmp_path: Path, *argv: str) -> tuple[Any, dict[str, Any]]:
+    """`dbtier export ARGV --out cli`: what it printed and the document it stored."""
+    r = call_main("export", *argv, "--out", "cli", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return r, load_doc(tmp_path / "cli")
+
+
 def test_metrics_is_the_commands_document_and_text(runs, tmp_path):
     paths = [str(runs["probe"]), str(runs["lab"])]
-    r = call_main("export", "metrics", *paths, "--format", "openmetrics", "--out", "cli", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    doc = load_doc(tmp_path / "cli")
+    r, doc = _cli(tmp_path, "metrics", *paths, "--format", "openmetrics")
     start = _Start(tmp_path / "lib")
     res = export_metrics(MetricsRequest(runs=tuple(paths), format="openmetrics"), start, start.save)
     assert isinstance(res, ExportMetrics) and res.kind == "export.metrics" == doc["result_kind"]
@@ -95,9 +100,7 @@ def test_metrics_into_a_textfile_and_a_pushgateway(runs, tmp_path):
         tf.mkdir()
         p = str(runs["oltp"])
         argv = ["--textfile", str(tf), "--push", url, "--group", "scenario=t"]
-        r = call_main("export", "metrics", p, *argv, "--out", "cli", cwd=tmp_path)
-        assert r.returncode == 0, r.stderr
-        doc = load_doc(tmp_path / "cli")
+        r, doc = _cli(tmp_path, "metrics", p, *argv)
         start = _Start(tmp_path / "lib")
         req = MetricsRequest(runs=(p,), textfile=str(tf), push=url, group=("scenario=t",))
         assert req.push_url == url.rstrip("/") and req.textfile_dir == tf
@@ -142,9 +145,7 @@ def test_metrics_refusals_in_the_commands_words_and_order(runs, tmp_path):
 
 def test_series_is_the_commands_document_and_text(runs, tmp_path):
     paths = [str(runs["probe"]), str(runs["oltp"])]
-    r = call_main("export", "series", *paths, "--output", "cli.om", "--out", "cli", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    doc = load_doc(tmp_path / "cli")
+    r, doc = _cli(tmp_path, "series", *paths, "--output", "cli.om")
     start = _Start(tmp_path / "lib")
     req = SeriesRequest(runs=tuple(paths), output="cli.om")
     with pytest.MonkeyPatch.context() as m:
