@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from dbtier.cli.plan import cloud_render as render
 from dbtier.cli.common import Run, console, emit
+from dbtier.cli.plan.options import plan_params
 from dbtier.core.errors import DbtierError
 from dbtier.model.cloud.cluster import ENGINES
 from dbtier.model.cloud.design import CloudPlanRequest
@@ -87,12 +88,11 @@ def cloud_params(request: CloudPlanRequest, cost: str = Terms.cost, usd_per_kwh:
                  devices_only: bool = False) -> dict[str, Any]:
     """`plan size --cloud`'s params: the options every plan action records (their defaults the terms'), then
     the cloud request's."""
-    return {"action": "size", "catalog_files": list(catalog_files), **({"prices": prices} if prices else {}),
-            "server_ports": server_ports, "devices_only": devices_only, "cost": cost,
-            "service_years": request.service_years, "usd_per_kwh": usd_per_kwh,
-            "requirement": request.requirement.to_dict(), "cloud": request.provider, "instance": request.instance,
-            "from_history": request.from_history, "roles": request.roles, "mirror_zones": request.mirror_zones,
-            "instance_store": request.instance_store, "instances_file": request.instances_file}
+    return plan_params("size", catalog_files, prices, server_ports, devices_only, cost, request.service_years,
+                       usd_per_kwh, requirement=request.requirement.to_dict(), cloud=request.provider,
+                       instance=request.instance, from_history=request.from_history, roles=request.roles,
+                       mirror_zones=request.mirror_zones, instance_store=request.instance_store,
+                       instances_file=request.instances_file)
 
 
 def run_cloud(args: argparse.Namespace, creq: CloudPlanRequest) -> int:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from dbtier.cli import options as argtypes
 from dbtier.cli.plan import render
 from dbtier.cli.plan.cloud import add_cloud_options
-from dbtier.cli.plan.options import add_array_options, add_cost_options, add_grade_option, add_pricing_options
+from dbtier.cli.plan.options import (add_array_options, add_cost_options, add_grade_option, add_pricing_options,
+                                    plan_params)
 from dbtier.cli.catalog import add_catalog_option, load_priced
 from dbtier.cli.common import usage, Run, add_output_options, console, emit
 from dbtier.core.errors import DbtierError
@@ -186,24 +187,20 @@ def _server_ports(args: argparse.Namespace) -> int | None:
 
 
 def _params(args: argparse.Namespace, action: str, **extra: Any) -> dict[str, Any]:
-    return {"action": action, "catalog_files": list(args.catalog),
-            **({"prices": args.prices} if args.prices else {}), "server_ports": args.server_ports,
-            "devices_only": args.devices_only, **({"cost": args.cost} if hasattr(args, "cost") else {}),
-            "service_years": args.service_years, "usd_per_kwh": args.usd_per_kwh, **extra}
+    return plan_params(action, args.catalog, args.prices, args.server_ports, args.devices_only,
+                       getattr(args, "cost", None), args.service_years, args.usd_per_kwh, **extra)
 
 
 def size_params(request: SizeRequest, catalog_files: Sequence[str] = (), prices: str | None = None,
                 server_ports: int | None = None, from_history: str | None = None) -> dict[str, Any]:
     """`plan size`'s params, from its request and the files it read (`lab`'s plan step writes the same)."""
     t = request.terms
-    return {"action": "size", "catalog_files": list(catalog_files), **({"prices": prices} if prices else {}),
-            "server_ports": server_ports, "devices_only": request.devices_only, "cost": t.cost,
-            "service_years": t.service_years, "usd_per_kwh": t.usd_per_kwh,
-            "requirement": request.requirement.to_dict(), "layouts": list(request.layouts),
-            "devices": list(request.devices) if request.devices else None, "redundancy": request.redundancy,
-            "hit_ratio": request.hit_ratio, "cache_fraction": request.cache_fraction,
-            "max_devices": request.max_devices, "top": request.top, "from_history": from_history,
-            "terms": t.to_dict(), "grade": request.grade}
+    return plan_params("size", catalog_files, prices, server_ports, request.devices_only, t.cost, t.service_years,
+                       t.usd_per_kwh, requirement=request.requirement.to_dict(), layouts=list(request.layouts),
+                       devices=list(request.devices) if request.devices else None, redundancy=request.redundancy,
+                       hit_ratio=request.hit_ratio, cache_fraction=request.cache_fraction,
+                       max_devices=request.max_devices, top=request.top, from_history=from_history,
+                       terms=t.to_dict(), grade=request.grade)
 
 
 def _store(run: Run, result: Result) -> dict[str, Any]:

@@ -4,6 +4,7 @@ life (years, electricity, what ranks the designs)."""
 from __future__ import annotations
 
 import argparse
+from typing import Any, Sequence
 
 from dbtier.cli import options as argtypes
 from dbtier.model.plan.endurance import DEFAULT_SERVICE_YEARS
@@ -67,3 +68,14 @@ def add_array_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--wide-parity-groups", action="store_true",
                    help="also size RAID 5 sets wider than 12 drives and RAID 6 wider than 16 (RAID-Z, "
                         "declustered RAID, or a vendor who supports them): by default a wider set is not offered")
+
+
+def plan_params(action: str, catalog_files: Sequence[str], prices: str | None, server_ports: int | None,
+                devices_only: bool, cost: str | None, service_years: float, usd_per_kwh: float,
+                **extra: Any) -> dict[str, Any]:
+    """A plan run's params: the options every action records, in this order (`prices` only when given,
+    `cost` only for the actions that take it: None), then the action's own."""
+    return {"action": action, "catalog_files": list(catalog_files), **({"prices": prices} if prices else {}),
+            "server_ports": server_ports, "devices_only": devices_only,
+            **({"cost": cost} if cost is not None else {}), "service_years": service_years,
+            "usd_per_kwh": usd_per_kwh, **extra}
