@@ -17,7 +17,6 @@ from typing import Any
 
 from dbtier.cli import options as argtypes
 from dbtier.cli.common import Run, Sink
-from dbtier.core.errors import DbtierError
 from dbtier.model.lab_steps import BackupStep, DssStep, LabStep, OltpStep, PlanCloudStep, PlanSizeStep, ProbeStep
 
 Request = Any       # one of the requests below: the call that takes it is chosen by its type
@@ -106,6 +105,7 @@ def _probe(step: ProbeStep) -> Any:
 def _oltp(step: OltpStep) -> Any:
     """bench oltp's request for the step: a client sweep on the one directory (its data on the emulated tier
     when that is it), or the placement matrix fast,slow; checked as cli/bench/oltp_checks.py checks it."""
+    from dbtier.cli.bench.oltp_checks import ready
     from dbtier.measure import slowtier
     from dbtier.model.placement import matrix_steps
     from dbtier.workloads.engine import default_options, engine_class
@@ -119,11 +119,7 @@ def _oltp(step: OltpStep) -> Any:
     else:
         steps = [("single", {"data": os.path.abspath(step.emulate.dir)} if step.emulate else {})]
         matrix = None
-    cls.check()
-    for _, placement in steps:
-        for role, d in placement.items():
-            if not Path(d).is_dir():
-                raise DbtierError(f"--place {role}={d}: no such directory", "create it, or pass an existing directory")
+    ready(cls, steps)
     return OltpRequest(engine=step.engine, workload="tpcc",
                        warehouses=argtypes.positive_int(MAX_WAREHOUSES)(step.warehouses),
                        clients=tuple(sorted(set(argtypes.int_list(1)(step.clients)))),

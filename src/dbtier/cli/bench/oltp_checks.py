@@ -92,9 +92,14 @@ def checked(args: argparse.Namespace, cls: type[Engine]) -> tuple[list[int], lis
                              for _, pl in steps for d in pl.values()):
         raise DbtierError(f"--emulate {args.emulate}: {emulation.dir} is not one of the placement's directories",
                           "name --dir, the slow directory of --placement-matrix FAST,SLOW, or one of --place")
+    ready(cls, [] if args.dsn else steps)   # --dsn: the server resolves the directories on its host
+    return clients, steps, emulation
+
+
+def ready(cls: type[Engine], steps: list[tuple[str, dict[str, str]]]) -> None:
+    """The engine installed and every directory of the placement steps there (the lab's steps too)."""
     cls.check()
-    for _, placement in ([] if args.dsn else steps):   # --dsn: the server resolves them on its host
+    for _, placement in steps:
         for role, d in placement.items():
             if not Path(d).is_dir():
                 raise DbtierError(f"--place {role}={d}: no such directory", "create it, or pass an existing directory")
-    return clients, steps, emulation
